@@ -1,0 +1,55 @@
+// Estimators of resemblance and containment from sketches, and exact values from shingle sets.
+//
+// Definitions (paper 001): for shingle sets S(A), S(B),
+//   resemblance r(A, B) = |S(A) n S(B)| / |S(A) u S(B)|,
+//   containment c(A, B) = |S(A) n S(B)| / |S(A)|   (of A in B).
+// All functions are pure. A page without shingles resembles and is contained in nothing: every
+// estimate involving one is 0.
+#ifndef SHINGLED_DEDUP_ESTIMATE_H_
+#define SHINGLED_DEDUP_ESTIMATE_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dedup/sketch.h"
+
+namespace shingled::dedup {
+
+// The share of the t min-wise values on which two sketches agree: an unbiased estimate of r with
+// standard error sqrt(r(1-r)/t). REQUIRES: both sketches come from the same SketchParams.
+double ResemblanceFromMinhashes(const Sketch& a, const Sketch& b);
+
+// Paper 001's unbiased estimate from MIN_s samples: |MIN_s(F(A) u F(B)) n F(A) n F(B)| /
+// |MIN_s(F(A) u F(B))|, with s the smaller of the two sample sizes.
+double ResemblanceFromMinSample(std::span<const uint64_t> a, std::span<const uint64_t> b);
+
+// Resemblance and containment from MOD samples, both taken at the larger of the two moduli
+// (a sample at 2^i contains the one at 2^(i+1), so the smaller modulus's sample is filtered).
+double ResemblanceFromModSample(const ModSample& a, const ModSample& b);
+double ContainmentFromModSample(const ModSample& a_in, const ModSample& b);
+
+// Features on which two sketches agree, group by group. Zero if either is empty.
+int FeaturesInCommon(const Sketch& a, const Sketch& b);
+// FeaturesInCommon(a, b) >= r.
+bool Fungible(const Sketch& a, const Sketch& b, int r);
+
+// Super shingles the two sketches share.
+int SuperShinglesInCommon(const Sketch& a, const Sketch& b);
+
+// P(p) = sum_{i=r..k} C(k,i) p^(s i) (1 - p^s)^(k-i): the probability that two pages of
+// resemblance p are fungible (paper 004). REQUIRES: 0 <= p <= 1, 1 <= r <= k.
+double FungibleProbability(double p, int k, int s, int r);
+
+// Exact values over shingle sets given as sorted vectors without duplicates.
+double ExactResemblance(std::span<const uint64_t> a, std::span<const uint64_t> b);
+double ExactContainment(std::span<const uint64_t> a_in, std::span<const uint64_t> b);
+
+// The shingle set of a sequence of shingle fingerprints (in document order, repetitions
+// included), as a sorted vector without duplicates. Option B uses the fingerprints themselves;
+// option A (`labelled`) labels each with its occurrence number, so that (x, 1) and (x, 2) differ.
+std::vector<uint64_t> ShingleSet(std::span<const uint64_t> sequence, bool labelled);
+
+}  // namespace shingled::dedup
+
+#endif  // SHINGLED_DEDUP_ESTIMATE_H_

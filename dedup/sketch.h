@@ -1,0 +1,177 @@
+// Sketches: what shingled remembers of a page, computed in one streaming pass.
+//
+// From the page's canonical tokens (dedup/tokenizer.h) a Sketcher computes, without holding the
+// page or its shingle set:
+//   - shingles: each run of w consecutive tokens, fingerprinted with a 64-bit Rabin fingerprint
+//     as a sliding window over fixed-width (64-bit) token fingerprints (paper 002, section 4.3);
+//     option B semantics: the page is the *set* of its shingles;
+//   - minhashes: t = k*s min-wise values, one per permutation (papers 002 and 004), found with
+//     Broder, Burrows and Manasse's left-to-right-minima trick (see dedup/internal/minhash.h);
+//   - features: the t values in k groups of s, each group fingerprinted; two pages are fungible
+//     when at least r features agree (paper 004);
+//   - min_sample: MIN_s, the s smallest values of one permutation pi of the shingle set (paper 001);
+//   - supershingles: fingerprints of the windows of consecutive values in the sorted smallest
+//     values of min_sample (paper 001, "Super shingles");
+//   - sample: MOD_{2^i}(pi(S)) with i the smallest for which at most mod_sample_max values remain
+//     (paper 001: 50 to 100 values whatever the page's length);
+//   - three 128-bit exact fingerprints: of the raw bytes (identical), of the canonical token stream
+//     (lexically equivalent), and of the selected sample (shingle equivalent).
+//
+// A page with fewer than w tokens, but at least one, has a single shingle made of all its tokens,
+// so short pages still compare; a page with no tokens has no shingles and an empty sketch, and
+// resembles nothing (not even another empty page: its raw-bytes fingerprint still finds copies).
+//
+// Every parameter in SketchParams is baked into stored sketches: the store records them and refuses
+// to open with others. Sketches are bit-identical on every machine and every SIMD path.
+#ifndef SHINGLED_DEDUP_SKETCH_H_
+#define SHINGLED_DEDUP_SKETCH_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/tokenizer.h"
+
+namespace shingled::dedup {
+
+// The sketch parameters. All of them are baked into stored data.
+struct SketchParams {
+  // w: tokens per shingle. Longer shingles make small edits cost more resemblance; shorter ones let
+  // unrelated pages share common phrases. Paper 004 recommends 3 to 10. Range 1..32.
+  int shingle_size = 8;
+  // k: feature groups. t = k * s min-wise values are kept. Range 1..32, k * s <= 256.
+  int feature_groups = 6;
+  // s: min-wise values per feature. Range 1..64.
+  int group_size = 14;
+  // r: features two pages must share to be fungible. 6 x 14 with r = 2 accepts pages of
+  // resemblance 0.95 with probability 0.88 and of 0.8 with 0.03 (paper 004); the 8 x 25, r = 1
+  // variant is sharper. Range 1..k. Not baked into sketches, but recorded with them.
+  int fungible_threshold = 2;
+  // Seed from which the Rabin polynomial and every permutation are derived.
+  uint64_t seed = 0x5348494e474c4544ull;  // "SHINGLED"
+  // MIN_s: how many smallest values of pi(S) are kept. Range 1..1024.
+  int min_sample_size = 64;
+  // Super shingles fingerprint each window of `supershingle_window` consecutive values among the
+  // `supershingle_span` smallest of pi(S). Two pages of resemblance 0.5 share one with probability
+  // about 0.9, of resemblance 0.2 with about 0.15 (tests/dedup/sketch_test.cc measures this).
+  // Range: 1 <= window <= span <= min_sample_size.
+  int supershingle_span = 24;
+  int supershingle_window = 3;
+  // The MOD sample keeps the values of pi(S) that are 0 mod 2^i, for the smallest i that leaves at
+  // most this many. Range 8..4096.
+  int mod_sample_max = 100;
+
+  int num_minhashes() const { return feature_groups * group_size; }
+
+  // InvalidArgument naming the first field out of range.
+  Status Validate() const;
+};
+
+// A 128-bit fingerprint, for the exact levels, where collisions across billions of pages matter.
+struct Fingerprint128 {
+  uint64_t high = 0;
+  uint64_t low = 0;
+  friend bool operator==(const Fingerprint128&, const Fingerprint128&) = default;
+  std::string ToHex() const;  // 32 lower-case hex digits, high first
+};
+
+// MOD_{2^log2_modulus}(pi(S)), sorted ascending, without duplicates.
+struct ModSample {
+  uint32_t log2_modulus = 0;
+  std::vector<uint64_t> values;
+  friend bool operator==(const ModSample&, const ModSample&) = default;
+};
+
+struct Sketch {
+  uint64_t bytes = 0;     // raw bytes given to AddRawBytes
+  uint64_t tokens = 0;    // canonical tokens
+  uint64_t shingles = 0;  // shingle positions: max(tokens - w + 1, 0), or 1 for short pages
+  std::vector<uint64_t> minhashes;      // t values, in permutation order; empty without shingles
+  std::vector<uint64_t> features;       // k values, in group order; empty without shingles
+  std::vector<uint64_t> min_sample;     // MIN_s, sorted ascending
+  std::vector<uint64_t> supershingles;  // sorted ascending, without duplicates
+  ModSample sample;
+  Fingerprint128 identical;  // raw bytes
+  Fingerprint128 lexical;    // canonical token stream
+  Fingerprint128 shingle;    // the selected sample (minhashes and MOD sample)
+
+  bool empty() const { return minhashes.empty(); }
+  friend bool operator==(const Sketch&, const Sketch&) = default;
+};
+
+// Which vector code computes the minhashes. Every level gives bit-identical sketches.
+enum class SimdLevel { kAuto, kScalar, kAvx2, kAvx512 };
+std::string_view SimdLevelName(SimdLevel level);
+
+class SketchContextImpl;
+
+// The immutable tables derived from SketchParams: the Rabin polynomial and its tables, and the
+// permutations. Build one per process and share it: a SketchContext is safe for concurrent use.
+class SketchContext {
+ public:
+  // InvalidArgument if the params do not validate; InvalidArgument if `simd` names a level this
+  // CPU lacks. kAuto picks the best level the CPU has.
+  static StatusOr<std::shared_ptr<const SketchContext>> Create(const SketchParams& params,
+                                                               SimdLevel simd = SimdLevel::kAuto);
+  ~SketchContext();
+  SketchContext(const SketchContext&) = delete;
+  SketchContext& operator=(const SketchContext&) = delete;
+
+  const SketchParams& params() const;
+  uint64_t rabin_polynomial() const;  // low 64 coefficients; x^64 is implicit
+  SimdLevel simd_level() const;       // the level in use, never kAuto
+  const SketchContextImpl& impl() const { return *impl_; }
+
+ private:
+  explicit SketchContext(std::unique_ptr<SketchContextImpl> impl);
+  std::unique_ptr<SketchContextImpl> impl_;
+};
+
+// Observes every shingle fingerprint in document order, repetitions included; for exact
+// computations (`compare`) that need the whole shingle set.
+class ShingleObserver {
+ public:
+  virtual ~ShingleObserver() = default;
+  virtual void OnShingle(uint64_t fingerprint) = 0;
+};
+
+class SketcherState;
+
+// Builds one page's sketch from its raw bytes and its tokens, in one pass and in memory that does
+// not grow with the page. Reusable: Finish() resets it. Not safe for concurrent use; use one per
+// page in flight. The SketchContext must outlive it.
+class Sketcher final : public TokenSink {
+ public:
+  explicit Sketcher(const SketchContext& context);
+  ~Sketcher() override;
+  Sketcher(const Sketcher&) = delete;
+  Sketcher& operator=(const Sketcher&) = delete;
+
+  // Adds to the raw-bytes fingerprint. Call with every byte of the page as received.
+  void AddRawBytes(std::string_view bytes);
+
+  // Adds the next canonical token.
+  void OnToken(std::string_view token) override;
+
+  // Completes the sketch and resets the Sketcher for the next page.
+  Sketch Finish();
+
+  // Every shingle fingerprint also goes to `observer` (nullptr: none) until Finish().
+  void set_shingle_observer(ShingleObserver* observer);
+
+ private:
+  std::unique_ptr<SketcherState> state_;
+};
+
+// Sketches a whole page held in memory: canonicalization (dedup/canonicalize.h) and sketch.
+// `content_type` is the HTTP Content-Type header value, or empty.
+Sketch SketchPage(const SketchContext& context, std::string_view bytes,
+                  std::string_view content_type);
+
+}  // namespace shingled::dedup
+
+#endif  // SHINGLED_DEDUP_SKETCH_H_

@@ -1,0 +1,80 @@
+// Tokenizer: canonical UTF-8 text in, canonical tokens out, streaming.
+//
+// A token is a maximal run of Unicode letters (L*), numbers (N*) and combining marks (M*) that
+// continue a run, case-folded with utf8proc (full case folding, per code point, no normalization).
+// Marks continue a token because scripts such as Devanagari write vowel signs as Mc/Mn marks:
+// splitting there would shatter every word. Ideographs, Hiragana and Katakana are each a token of
+// their own: those scripts put no spaces between words, and one run would make a whole sentence
+// one token. Everything else (punctuation, symbols, spaces, controls, U+FFFD) separates tokens.
+// Invalid UTF-8 is decoded as U+FFFD per maximal invalid subsequence, so it separates tokens.
+//
+// A token longer than kMaxTokenBytes is cut into pieces of at most that many bytes at code point
+// boundaries; this bounds memory per page and makes a 10 MB base64 blob cost no more than text.
+//
+// The token stream depends only on the bytes fed, never on how they were split into Feed calls.
+//
+// A Tokenizer is not safe for concurrent use; use one per page in flight.
+#ifndef SHINGLED_DEDUP_TOKENIZER_H_
+#define SHINGLED_DEDUP_TOKENIZER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shingled::dedup {
+
+// Receives tokens in document order. The view is valid only during the call.
+class TokenSink {
+ public:
+  virtual ~TokenSink() = default;
+  virtual void OnToken(std::string_view token) = 0;
+};
+
+inline constexpr size_t kMaxTokenBytes = 256;
+
+class Tokenizer {
+ public:
+  // `sink` must outlive the Tokenizer.
+  explicit Tokenizer(TokenSink* sink) : sink_(sink) {}
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // Consumes UTF-8 text. A chunk may end inside a code point or a token.
+  void Feed(std::string_view utf8);
+
+  // Ends the current token, if any: a word boundary that the text itself does not show, such as
+  // the edge of a block element. Also drops an incomplete UTF-8 sequence held from the last Feed
+  // (it decodes as U+FFFD, a separator anyway).
+  void Break();
+
+  // Ends the stream: like Break(). The tokenizer may then be reused for another document.
+  void Finish() { Break(); }
+
+  // Tokens emitted since construction.
+  uint64_t token_count() const { return token_count_; }
+
+ private:
+  void Emit();
+  void AppendCodePoint(char32_t cp);
+  void HandleCodePoint(char32_t cp);
+  size_t FeedPending(std::string_view utf8);
+
+  TokenSink* const sink_;
+  std::string token_;       // the token being built, case-folded UTF-8
+  char pending_[4] = {};    // an incomplete UTF-8 sequence carried to the next Feed
+  size_t pending_len_ = 0;
+  uint64_t token_count_ = 0;
+};
+
+// Collects tokens into a vector; for tests and small tools.
+class TokenCollector final : public TokenSink {
+ public:
+  void OnToken(std::string_view token) override { tokens.emplace_back(token); }
+  std::vector<std::string> tokens;
+};
+
+}  // namespace shingled::dedup
+
+#endif  // SHINGLED_DEDUP_TOKENIZER_H_

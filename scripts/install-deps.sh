@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shingled needs to build, test and benchmark.
+# Idempotent: packages already present are left alone. Runs as root (or with sudo).
+#
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --corpus   also the HTML documentation used by the benchmark corpus
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  clang clang-tidy libclang-rt-14-dev
+  # libraries
+  libboost-dev libboost-system-dev
+  libcurl4-openssl-dev libgumbo-dev liblmdb-dev lmdb-utils
+  prometheus-cpp-dev libutf8proc-dev libxxhash-dev nlohmann-json3-dev
+  libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+)
+corpus_packages=(postgresql-doc-15 python3-doc)
+
+want=("${packages[@]}")
+if [[ "${1:-}" == "--corpus" ]]; then
+  want+=("${corpus_packages[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
