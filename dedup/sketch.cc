@@ -1,6 +1,8 @@
 #include "dedup/sketch.h"
 
-#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack and as a member
+// Inlined: a token is a few bytes, and a call through the shared library costs more than
+// hashing it. XXH_INLINE_ALL also exposes XXH3_state_t for use as a member.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
