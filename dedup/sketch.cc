@@ -247,7 +247,7 @@ class SketcherState {
 
   // The fingerprint of the selected sample: the minhashes and the MOD sample with its modulus.
   Fingerprint128 ShingleFingerprint(const Sketch& sketch) const {
-    XXH3_state_t state;
+    XXH3_state_t state{};
     XXH3_128bits_reset_withSeed(&state, ctx_.exact_seed);
     const uint64_t header[2] = {sketch.minhashes.size(), sketch.sample.log2_modulus};
     XXH3_128bits_update(&state, header, sizeof(header));
