@@ -18,11 +18,12 @@ void Kernel(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashSt
     const uint8_t* rows = tables.lead_rows.data();
     #pragma GCC unroll 8
     for (int v = 0; v < kVectors; ++v) {
-      lead[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + kStride * (y & 15) + 32 * v));
+      lead[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + kStride * (y & (kChunkValues - 1)) + 32 * v));
     }
 #pragma GCC unroll 16
-    for (int nibble = 1; nibble < 16; ++nibble) {
-      const uint8_t* row = rows + kStride * (16 * nibble + ((y >> (4 * nibble)) & 15));
+    for (int chunk = 1; chunk < kChunks; ++chunk) {
+      const uint8_t* row =
+          rows + kStride * (kChunkValues * chunk + ((y >> (kChunkBits * chunk)) & (kChunkValues - 1)));
       #pragma GCC unroll 8
       for (int v = 0; v < kVectors; ++v) {
         lead[v] = _mm256_xor_si256(
