@@ -271,11 +271,11 @@ class SketcherState {
   const SketchContextImpl& ctx_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
-  char lexical_buffer_[kLexicalBuffer];  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
+  char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
   size_t lexical_len_ = 0;
   RabinWindow window_;
   internal::MinhashState minhash_;
-  uint64_t batch_[kBatch];
+  uint64_t batch_[kBatch] = {};
   size_t batch_size_ = 0;
   std::vector<uint64_t> min_heap_;
   internal::SmallU64Set min_set_;  // the values in min_heap_

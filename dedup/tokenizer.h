@@ -64,7 +64,7 @@ class Tokenizer {
   TokenSink* const sink_;
   // The token being built, case-folded UTF-8. A fixed array: appending a byte is a store, with
   // no capacity check or zero fill as std::string would do.
-  char token_[kMaxTokenBytes];
+  char token_[kMaxTokenBytes] = {};
   size_t token_len_ = 0;
   char pending_[4] = {};    // an incomplete UTF-8 sequence carried to the next Feed
   size_t pending_len_ = 0;
