@@ -1,0 +1,47 @@
+// The AVX2 minhash kernel. This file alone is compiled with -mavx2; it runs only when
+// CpuSupports(SimdLevel::kAvx2) (dedup/minhash.cc).
+#include <immintrin.h>
+
+#include "dedup/internal/minhash.h"
+
+namespace shingled::dedup::internal {
+
+void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
+  constexpr int kMaxVectors = kMaxMinhashes / 32;
+  const int vectors = tables.stride / 32;
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t y = ys[k];
+    __m256i lead[kMaxVectors];
+    const uint8_t* row0 = tables.Row(0, y);
+    for (int v = 0; v < vectors; ++v) {
+      lead[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row0 + 32 * v));
+    }
+    for (int nibble = 1; nibble < 16; ++nibble) {
+      const uint8_t* row = tables.Row(nibble, y);
+      for (int v = 0; v < vectors; ++v) {
+        lead[v] = _mm256_xor_si256(
+            lead[v], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * v)));
+      }
+    }
+    for (int v = 0; v < vectors; ++v) {
+      const __m256i current =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(state->lead + 32 * v));
+      // lead <= current, unsigned: min(lead, current) == lead.
+      const __m256i le = _mm256_cmpeq_epi8(_mm256_min_epu8(lead[v], current), lead[v]);
+      // Bytes past t are padding and never a candidate.
+      const int valid = tables.t - 32 * v;
+      uint32_t mask = static_cast<uint32_t>(_mm256_movemask_epi8(le));
+      if (valid < 32) mask &= valid <= 0 ? 0u : (1u << valid) - 1;
+      if (mask == 0) continue;
+      alignas(32) uint8_t bytes[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), lead[v]);
+      while (mask != 0) {
+        const int bit = __builtin_ctz(mask);
+        mask &= mask - 1;
+        MaybeReplace(tables, 32 * v + bit, bytes[bit], y, state);
+      }
+    }
+  }
+}
+
+}  // namespace shingled::dedup::internal
