@@ -3,6 +3,7 @@
 #include "store/store.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -210,6 +211,22 @@ Status StoreImpl::GrowMap() {
   }
   uint64_t next = std::min<uint64_t>(current * 2, options_.max_map_size);
   return LmdbStatus(mdb_env_set_mapsize(env_, next), "grow map to " + std::to_string(next));
+}
+
+Status StoreImpl::CommitFailure(int rc) const {
+  Status lmdb = LmdbStatus(rc, "commit");
+  if (rc != EIO && rc != ENOSPC && rc != EDQUOT) return lmdb;
+  struct statvfs fs;
+  if (statvfs(dir_.c_str(), &fs) != 0) return lmdb;
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  // A commit writes at most a few map pages per page applied plus the meta page; with less than
+  // 8 MiB free, a short write is the file system filling up rather than a failing device.
+  constexpr uint64_t kNearlyFull = uint64_t{8} << 20;
+  if (rc != EIO || free_bytes < kNearlyFull) {
+    return ResourceExhaustedError("commit failed, disk full: " + std::to_string(free_bytes) +
+                                  " bytes free under " + dir_ + " (" + lmdb.message() + ")");
+  }
+  return lmdb;
 }
 
 StatusOr<ReadTxn> StoreImpl::BeginRead() const {

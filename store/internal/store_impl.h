@@ -86,6 +86,9 @@ class StoreImpl {
 
  private:
   Status GrowMap();
+  // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
+  // EIO or ENOSPC, a nearly full file system under the store is reported as ResourceExhausted.
+  Status CommitFailure(int rc) const;
   Status AdoptNewMapSize() const;
 
   mutable std::mutex health_mu_;
@@ -127,7 +130,7 @@ Status StoreImpl::RunWrite(Body&& body) {
         if (rc == MDB_MAP_FULL) {
           map_full = 1;
         } else if (rc != 0) {
-          Status failed = LmdbStatus(rc, "commit");
+          Status failed = CommitFailure(rc);
           {
             std::lock_guard<std::mutex> hl(health_mu_);
             health_ = failed;
