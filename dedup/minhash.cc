@@ -54,17 +54,24 @@ void MinhashState::Reset() {
 
 void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
                    MinhashState* state) {
-  alignas(64) uint8_t lead[kMaxMinhashes];
-  const int stride = tables.stride;
+  // Portable code: the rows are XORed as 64-bit words (stride is a multiple of 64 bytes).
+  const int words = tables.stride / 8;
+  uint64_t lead[kMaxMinhashes / 8];
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
-    std::memcpy(lead, tables.Row(0, y), stride);
+    std::memcpy(lead, tables.Row(0, y), static_cast<size_t>(tables.stride));
     for (int nibble = 1; nibble < 16; ++nibble) {
       const uint8_t* row = tables.Row(nibble, y);
-      for (int i = 0; i < stride; ++i) lead[i] ^= row[i];
+      for (int w = 0; w < words; ++w) {
+        uint64_t r;
+        std::memcpy(&r, row + 8 * w, 8);
+        lead[w] ^= r;
+      }
     }
+    uint8_t bytes[kMaxMinhashes];
+    std::memcpy(bytes, lead, static_cast<size_t>(tables.stride));
     for (int i = 0; i < tables.t; ++i) {
-      if (lead[i] <= state->lead[i]) MaybeReplace(tables, i, lead[i], y, state);
+      if (bytes[i] <= state->lead[i]) MaybeReplace(tables, i, bytes[i], y, state);
     }
   }
 }

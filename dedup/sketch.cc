@@ -1,6 +1,8 @@
 #include "dedup/sketch.h"
 
-#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack and as a member
+// Inlined: a token is a few bytes, and a call through the shared library costs more than
+// hashing it. XXH_INLINE_ALL also exposes XXH3_state_t for use as a member.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -245,7 +247,7 @@ class SketcherState {
 
   // The fingerprint of the selected sample: the minhashes and the MOD sample with its modulus.
   Fingerprint128 ShingleFingerprint(const Sketch& sketch) const {
-    XXH3_state_t state;
+    XXH3_state_t state{};
     XXH3_128bits_reset_withSeed(&state, ctx_.exact_seed);
     const uint64_t header[2] = {sketch.minhashes.size(), sketch.sample.log2_modulus};
     XXH3_128bits_update(&state, header, sizeof(header));
