@@ -1,0 +1,145 @@
+#include "dedup/estimate.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <unordered_map>
+
+namespace shingled::dedup {
+namespace {
+
+// |a n b| for sorted vectors without duplicates.
+size_t IntersectionSize(std::span<const uint64_t> a, std::span<const uint64_t> b) {
+  size_t i = 0, j = 0, n = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      ++n;
+      ++i;
+      ++j;
+    }
+  }
+  return n;
+}
+
+// The values of a MOD sample that are 0 mod 2^log2_modulus.
+std::vector<uint64_t> AtModulus(const ModSample& s, uint32_t log2_modulus) {
+  if (log2_modulus >= 64) return {};
+  const uint64_t mask = (uint64_t{1} << log2_modulus) - 1;
+  std::vector<uint64_t> out;
+  out.reserve(s.values.size());
+  for (uint64_t v : s.values) {
+    if ((v & mask) == 0) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+double ResemblanceFromMinhashes(const Sketch& a, const Sketch& b) {
+  if (a.empty() || b.empty()) return 0.0;
+  assert(a.minhashes.size() == b.minhashes.size());
+  const size_t t = std::min(a.minhashes.size(), b.minhashes.size());
+  size_t equal = 0;
+  for (size_t i = 0; i < t; ++i) equal += a.minhashes[i] == b.minhashes[i];
+  return static_cast<double>(equal) / static_cast<double>(t);
+}
+
+double ResemblanceFromMinSample(std::span<const uint64_t> a, std::span<const uint64_t> b) {
+  if (a.empty() || b.empty()) return 0.0;
+  // MIN_s(F(A) u F(B)) by merging, counting members that are in both samples. Each sample holds
+  // its page's smallest values, so the first s of the union are exact whenever s is the smaller
+  // sample size (a page with fewer shingles than s gives all of them).
+  const size_t s = std::min(a.size(), b.size());
+  size_t i = 0, j = 0, taken = 0, common = 0;
+  while (taken < s && (i < a.size() || j < b.size())) {
+    if (j == b.size() || (i < a.size() && a[i] < b[j])) {
+      ++i;
+    } else if (i == a.size() || b[j] < a[i]) {
+      ++j;
+    } else {
+      ++common;
+      ++i;
+      ++j;
+    }
+    ++taken;
+  }
+  return static_cast<double>(common) / static_cast<double>(taken);
+}
+
+double ResemblanceFromModSample(const ModSample& a, const ModSample& b) {
+  const uint32_t m = std::max(a.log2_modulus, b.log2_modulus);
+  const std::vector<uint64_t> va = AtModulus(a, m), vb = AtModulus(b, m);
+  if (va.empty() || vb.empty()) return 0.0;
+  const size_t common = IntersectionSize(va, vb);
+  return static_cast<double>(common) / static_cast<double>(va.size() + vb.size() - common);
+}
+
+double ContainmentFromModSample(const ModSample& a_in, const ModSample& b) {
+  const uint32_t m = std::max(a_in.log2_modulus, b.log2_modulus);
+  const std::vector<uint64_t> va = AtModulus(a_in, m), vb = AtModulus(b, m);
+  if (va.empty() || vb.empty()) return 0.0;
+  return static_cast<double>(IntersectionSize(va, vb)) / static_cast<double>(va.size());
+}
+
+int FeaturesInCommon(const Sketch& a, const Sketch& b) {
+  if (a.empty() || b.empty()) return 0;
+  const size_t k = std::min(a.features.size(), b.features.size());
+  int n = 0;
+  for (size_t i = 0; i < k; ++i) n += a.features[i] == b.features[i];
+  return n;
+}
+
+bool Fungible(const Sketch& a, const Sketch& b, int r) { return FeaturesInCommon(a, b) >= r; }
+
+int SuperShinglesInCommon(const Sketch& a, const Sketch& b) {
+  return static_cast<int>(IntersectionSize(a.supershingles, b.supershingles));
+}
+
+double FungibleProbability(double p, int k, int s, int r) {
+  assert(p >= 0.0 && p <= 1.0 && r >= 1 && r <= k);
+  const double q = std::pow(p, s);  // a feature (s values) agrees
+  double total = 0.0;
+  for (int i = r; i <= k; ++i) {
+    // C(k, i) q^i (1 - q)^(k - i), with the binomial coefficient from lgamma for any k.
+    const double log_binomial = std::lgamma(k + 1.0) - std::lgamma(i + 1.0) - std::lgamma(k - i + 1.0);
+    total += std::exp(log_binomial) * std::pow(q, i) * std::pow(1.0 - q, k - i);
+  }
+  return total;
+}
+
+double ExactResemblance(std::span<const uint64_t> a, std::span<const uint64_t> b) {
+  if (a.empty() && b.empty()) return 0.0;
+  const size_t common = IntersectionSize(a, b);
+  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+double ExactContainment(std::span<const uint64_t> a_in, std::span<const uint64_t> b) {
+  if (a_in.empty()) return 0.0;
+  return static_cast<double>(IntersectionSize(a_in, b)) / static_cast<double>(a_in.size());
+}
+
+std::vector<uint64_t> ShingleSet(std::span<const uint64_t> sequence, bool labelled) {
+  std::vector<uint64_t> out;
+  out.reserve(sequence.size());
+  if (labelled) {
+    // Option A: (x, occurrence) is one element; fingerprinted to 64 bits like the shingles.
+    std::unordered_map<uint64_t, uint64_t> seen;
+    for (uint64_t x : sequence) {
+      const uint64_t label[2] = {x, ++seen[x]};
+      out.push_back(XXH3_64bits(label, sizeof(label)));
+    }
+  } else {
+    out.assign(sequence.begin(), sequence.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace shingled::dedup

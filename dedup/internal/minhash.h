@@ -1,0 +1,108 @@
+// Min-wise hashing with Broder, Burrows and Manasse's left-to-right-minima trick (paper 004,
+// "One trick based on left-to-right minima").
+//
+// Each shingle fingerprint x is first mixed by a bijection, y = fmix64(x ^ seed), which breaks the
+// GF(2)-linearity of Rabin fingerprints (the fingerprints of the windows ab, cd, ad, cb XOR to
+// zero; a linear permutation would keep that dependency). Permutation i then orders shingles by
+// the injection h_i(y) = (lead_i(y), tail_i(y)), compared lexicographically:
+//   - lead_i(y) is one byte, a random GF(2)-linear function of y; the leads of all t
+//     permutations are computed together: 8 table rows (one per byte of y, 256 KB of tables
+//     for t = 84, resident in L2) XORed as vectors;
+//   - tail_i(y) = a_i * y + b_i mod 2^64 with a_i odd, a bijection, computed only when the lead
+//     does not exceed the permutation's current minimum lead.
+// After the first few hundred shingles every minimum lead is 0, so a tail is computed for about
+// t/256 permutations per shingle instead of t. The value kept for permutation i is the tail of
+// its minimum, which identifies the shingle because tail_i is a bijection of y and y of x.
+//
+// The min-wise quality of this family is not proven (Broder: "no theory, but it works"); it is
+// measured instead: tests/dedup/sketch_test.cc checks that the fungibility filter follows
+// paper 004's acceptance polynomial and that the resemblance estimate is unbiased.
+//
+// Every kernel computes the same leads and takes the same decisions: the scalar, AVX2 and
+// AVX-512 kernels give bit-identical results, which a test asserts.
+#ifndef SHINGLED_DEDUP_INTERNAL_MINHASH_H_
+#define SHINGLED_DEDUP_INTERNAL_MINHASH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dedup/sketch.h"
+
+namespace shingled::dedup::internal {
+
+inline constexpr int kMaxMinhashes = 256;
+// y is split into kChunks chunks of kChunkBits bits; each chunk selects one table row.
+inline constexpr int kChunkBits = 8;
+inline constexpr int kChunks = 64 / kChunkBits;
+inline constexpr int kChunkValues = 1 << kChunkBits;
+
+// The murmur3 64-bit finalizer: a bijection of 64-bit words with full avalanche.
+inline uint64_t Fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
+
+// The permutations, derived from a seed. Immutable after construction.
+struct MinhashTables {
+  MinhashTables(int num_permutations, uint64_t seed);
+
+  int t;           // permutations
+  int stride;      // t rounded up to 64: the width of a lead row, in bytes
+  uint64_t mix_seed;
+  // lead_rows[(chunk * kChunkValues + value) * stride + i]: the contribution of chunk `chunk` of
+  // y (kChunkBits bits), holding `value`, to lead_i(y). Bytes i >= t are zero.
+  std::vector<uint8_t> lead_rows;
+  std::vector<uint64_t> tail_mul;  // a_i, odd
+  std::vector<uint64_t> tail_add;  // b_i
+
+  const uint8_t* Row(int chunk, uint64_t y) const {
+    return lead_rows.data() +
+           static_cast<size_t>(chunk * kChunkValues +
+                               static_cast<int>((y >> (kChunkBits * chunk)) & (kChunkValues - 1))) *
+               stride;
+  }
+  uint64_t Tail(int i, uint64_t y) const { return tail_mul[i] * y + tail_add[i]; }
+};
+
+// The running minima of one page: for permutation i, the lead and tail of its minimum so far.
+// Starts at (0xFF, UINT64_MAX), the largest value of the order: the first shingle replaces it
+// unless it is that very value, in which case the recorded tail is right anyway.
+struct MinhashState {
+  alignas(64) uint8_t lead[kMaxMinhashes];
+  alignas(64) uint64_t tail[kMaxMinhashes];
+  void Reset();
+};
+
+// Folds mixed shingle values ys[0..n) into `state`.
+using MinhashKernel = void (*)(const MinhashTables& tables, const uint64_t* ys, size_t n,
+                               MinhashState* state);
+
+void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
+void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
+void MinhashAvx512(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
+
+// Whether this CPU runs a level's kernel.
+bool CpuSupports(SimdLevel level);
+// The kernel for a level (kAuto: the best one this CPU supports). REQUIRES: CpuSupports(level).
+MinhashKernel KernelFor(SimdLevel level);
+SimdLevel BestSimdLevel();
+
+// Compares lead and tail against the state's minimum for permutation i, and replaces it when
+// (lead, tail) is smaller. Shared by all kernels, so that they decide alike.
+inline void MaybeReplace(const MinhashTables& tables, int i, uint8_t lead, uint64_t y,
+                         MinhashState* state) {
+  const uint64_t tail = tables.Tail(i, y);
+  if (lead < state->lead[i] || tail < state->tail[i]) {
+    state->lead[i] = lead;
+    state->tail[i] = tail;
+  }
+}
+
+}  // namespace shingled::dedup::internal
+
+#endif  // SHINGLED_DEDUP_INTERNAL_MINHASH_H_

@@ -1,0 +1,33 @@
+// The tables behind a SketchContext. Private to dedup/.
+#ifndef SHINGLED_DEDUP_INTERNAL_SKETCH_CONTEXT_H_
+#define SHINGLED_DEDUP_INTERNAL_SKETCH_CONTEXT_H_
+
+#include <cstdint>
+
+#include "dedup/internal/minhash.h"
+#include "dedup/rabin.h"
+#include "dedup/sketch.h"
+
+namespace shingled::dedup {
+
+class SketchContextImpl {
+ public:
+  SketchContextImpl(const SketchParams& params, SimdLevel simd);
+
+  const SketchParams params;
+  const uint64_t polynomial;
+  const RabinFingerprinter rabin;
+  const RabinWindowTables window_tables;
+  const internal::MinhashTables minhash;
+  const SimdLevel simd;
+  const internal::MinhashKernel kernel;
+  // Seeds of the XXH3 hashes: token fingerprints, features, super shingles, exact fingerprints.
+  const uint64_t token_seed;
+  const uint64_t feature_seed;
+  const uint64_t supershingle_seed;
+  const uint64_t exact_seed;
+};
+
+}  // namespace shingled::dedup
+
+#endif  // SHINGLED_DEDUP_INTERNAL_SKETCH_CONTEXT_H_

@@ -1,0 +1,107 @@
+#include "dedup/internal/minhash.h"
+
+#include <cstring>
+
+namespace shingled::dedup::internal {
+namespace {
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
+    : t(num_permutations), stride((num_permutations + 63) / 64 * 64) {
+  uint64_t rng = seed ^ 0x6D696E6861736821ull;  // "minhash!": a stream apart from the Rabin one
+  mix_seed = SplitMix64(&rng);
+  // lead_i is linear in the 64 bits of y: bit b of y contributes the random byte basis[b][i].
+  std::vector<uint8_t> basis(static_cast<size_t>(64) * stride, 0);
+  for (int b = 0; b < 64; ++b) {
+    for (int i = 0; i < t; i += 8) {
+      const uint64_t r = SplitMix64(&rng);
+      for (int k = 0; k < 8 && i + k < t; ++k) {
+        basis[static_cast<size_t>(b) * stride + i + k] = static_cast<uint8_t>(r >> (8 * k));
+      }
+    }
+  }
+  lead_rows.assign(static_cast<size_t>(kChunks * kChunkValues) * stride, 0);
+  for (int chunk = 0; chunk < kChunks; ++chunk) {
+    for (int value = 0; value < kChunkValues; ++value) {
+      uint8_t* row = lead_rows.data() + static_cast<size_t>(chunk * kChunkValues + value) * stride;
+      for (int bit = 0; bit < kChunkBits; ++bit) {
+        if (((value >> bit) & 1) == 0) continue;
+        const uint8_t* src = basis.data() + static_cast<size_t>(kChunkBits * chunk + bit) * stride;
+        for (int i = 0; i < stride; ++i) row[i] ^= src[i];
+      }
+    }
+  }
+  tail_mul.resize(t);
+  tail_add.resize(t);
+  for (int i = 0; i < t; ++i) {
+    tail_mul[i] = SplitMix64(&rng) | 1;
+    tail_add[i] = SplitMix64(&rng);
+  }
+}
+
+void MinhashState::Reset() {
+  std::memset(lead, 0xFF, sizeof(lead));
+  std::memset(tail, 0xFF, sizeof(tail));
+}
+
+void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
+                   MinhashState* state) {
+  // Portable code: the rows are XORed as 64-bit words (stride is a multiple of 64 bytes).
+  const int words = tables.stride / 8;
+  uint64_t lead[kMaxMinhashes / 8];
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t y = ys[k];
+    std::memcpy(lead, tables.Row(0, y), static_cast<size_t>(tables.stride));
+    for (int chunk = 1; chunk < kChunks; ++chunk) {
+      const uint8_t* row = tables.Row(chunk, y);
+      for (int w = 0; w < words; ++w) {
+        uint64_t r;
+        std::memcpy(&r, row + 8 * w, 8);
+        lead[w] ^= r;
+      }
+    }
+    uint8_t bytes[kMaxMinhashes];
+    std::memcpy(bytes, lead, static_cast<size_t>(tables.stride));
+    for (int i = 0; i < tables.t; ++i) {
+      if (bytes[i] <= state->lead[i]) MaybeReplace(tables, i, bytes[i], y, state);
+    }
+  }
+}
+
+bool CpuSupports(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kAuto:
+    case SimdLevel::kScalar:
+      return true;
+    case SimdLevel::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case SimdLevel::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  }
+  return false;
+}
+
+SimdLevel BestSimdLevel() {
+  if (CpuSupports(SimdLevel::kAvx512)) return SimdLevel::kAvx512;
+  if (CpuSupports(SimdLevel::kAvx2)) return SimdLevel::kAvx2;
+  return SimdLevel::kScalar;
+}
+
+MinhashKernel KernelFor(SimdLevel level) {
+  if (level == SimdLevel::kAuto) level = BestSimdLevel();
+  switch (level) {
+    case SimdLevel::kAvx512: return &MinhashAvx512;
+    case SimdLevel::kAvx2: return &MinhashAvx2;
+    default: return &MinhashScalar;
+  }
+}
+
+}  // namespace shingled::dedup::internal
