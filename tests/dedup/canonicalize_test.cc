@@ -308,6 +308,26 @@ TEST(CanonicalizeHostileTest, UnterminatedScriptAndRawText) {
   EXPECT_EQ(Html("a <textarea>" + Repeat("<div>", 100000)), want);
 }
 
+TEST(CanonicalizeHostileTest, DeepNoscriptAndForeignContent) {
+  // Gumbo parses <noscript> content as markup, and <style>/<title> inside <svg> too: these
+  // nest as deep as any <div> (they once escaped the nesting limit).
+  EXPECT_EQ(Html("a " + Repeat("<noscript><div>", 100000) + "end"), (Tokens{"a"}));
+  EXPECT_EQ(Html("a " + Repeat("<svg><style>", 100000) + "end"), (Tokens{"a"}));
+  EXPECT_EQ(Html("a " + Repeat("<svg><title>", 100000) + "end"), (Tokens{"a", "end"}));
+}
+
+TEST(CanonicalizeHostileTest, DroppedElementPastTheLimitStaysHidden) {
+  const std::string open = Repeat("<div>", 1000);
+  const std::string close = Repeat("</div>", 1000);
+  // As at the top: the dropped element vanishes without a word break.
+  EXPECT_EQ(Html("x<template>hidden</template>y"), (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<template>hid<template>den</template>den</template>y" + close),
+            (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<noscript><p>hidden</noscript>y" + close), (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<template>never closed" + close), (Tokens{"x"}));
+  EXPECT_EQ(Html(open + "x<svg><script>hidden</script></svg>y" + close), (Tokens{"x", "y"}));
+}
+
 TEST(CanonicalizeHostileTest, NulAndControlBytes) {
   PageResult r = Canonicalize("<p>a\0b\x01" "c</p>"s, "text/html");
   EXPECT_EQ(r.tokens, (Tokens{"ab", "c"}));  // NUL in text is dropped by the HTML parser
