@@ -151,11 +151,26 @@ constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<
 
 bool IsVoid(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_AREA: case GUMBO_TAG_BASE: case GUMBO_TAG_BASEFONT: case GUMBO_TAG_BGSOUND:
-    case GUMBO_TAG_BR: case GUMBO_TAG_COL: case GUMBO_TAG_EMBED: case GUMBO_TAG_FRAME:
-    case GUMBO_TAG_HR: case GUMBO_TAG_IMAGE: case GUMBO_TAG_IMG: case GUMBO_TAG_INPUT:
-    case GUMBO_TAG_KEYGEN: case GUMBO_TAG_LINK: case GUMBO_TAG_META: case GUMBO_TAG_PARAM:
-    case GUMBO_TAG_SOURCE: case GUMBO_TAG_TRACK: case GUMBO_TAG_WBR: case GUMBO_TAG_MENUITEM:
+    case GUMBO_TAG_AREA:
+    case GUMBO_TAG_BASE:
+    case GUMBO_TAG_BASEFONT:
+    case GUMBO_TAG_BGSOUND:
+    case GUMBO_TAG_BR:
+    case GUMBO_TAG_COL:
+    case GUMBO_TAG_EMBED:
+    case GUMBO_TAG_FRAME:
+    case GUMBO_TAG_HR:
+    case GUMBO_TAG_IMAGE:
+    case GUMBO_TAG_IMG:
+    case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_KEYGEN:
+    case GUMBO_TAG_LINK:
+    case GUMBO_TAG_META:
+    case GUMBO_TAG_PARAM:
+    case GUMBO_TAG_SOURCE:
+    case GUMBO_TAG_TRACK:
+    case GUMBO_TAG_WBR:
+    case GUMBO_TAG_MENUITEM:
       return true;
     default:
       return false;
@@ -167,8 +182,13 @@ bool IsVoid(GumboTag tag) {
 // is markup (measured: 100k "<noscript><div>" nest 200k deep).
 bool IsRawText(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_XMP: case GUMBO_TAG_IFRAME:
-    case GUMBO_TAG_NOEMBED: case GUMBO_TAG_NOFRAMES: case GUMBO_TAG_TEXTAREA:
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_XMP:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_NOEMBED:
+    case GUMBO_TAG_NOFRAMES:
+    case GUMBO_TAG_TEXTAREA:
     case GUMBO_TAG_TITLE:
       return true;
     default:
@@ -179,10 +199,20 @@ bool IsRawText(GumboTag tag) {
 // The HTML standard's formatting elements (the "list of active formatting elements").
 bool IsFormatting(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_A: case GUMBO_TAG_B: case GUMBO_TAG_BIG: case GUMBO_TAG_CODE:
-    case GUMBO_TAG_EM: case GUMBO_TAG_FONT: case GUMBO_TAG_I: case GUMBO_TAG_NOBR:
-    case GUMBO_TAG_S: case GUMBO_TAG_SMALL: case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG:
-    case GUMBO_TAG_TT: case GUMBO_TAG_U:
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_B:
+    case GUMBO_TAG_BIG:
+    case GUMBO_TAG_CODE:
+    case GUMBO_TAG_EM:
+    case GUMBO_TAG_FONT:
+    case GUMBO_TAG_I:
+    case GUMBO_TAG_NOBR:
+    case GUMBO_TAG_S:
+    case GUMBO_TAG_SMALL:
+    case GUMBO_TAG_STRIKE:
+    case GUMBO_TAG_STRONG:
+    case GUMBO_TAG_TT:
+    case GUMBO_TAG_U:
       return true;
     default:
       return false;
@@ -196,8 +226,14 @@ bool IsFormatting(GumboTag tag) {
 // them errs high, the safe side.
 bool ReopenCloses(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_P: case GUMBO_TAG_LI: case GUMBO_TAG_DD: case GUMBO_TAG_DT:
-    case GUMBO_TAG_A: case GUMBO_TAG_NOBR: case GUMBO_TAG_TD: case GUMBO_TAG_TH:
+    case GUMBO_TAG_P:
+    case GUMBO_TAG_LI:
+    case GUMBO_TAG_DD:
+    case GUMBO_TAG_DT:
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_NOBR:
+    case GUMBO_TAG_TD:
+    case GUMBO_TAG_TH:
     case GUMBO_TAG_TR:
       return true;
     default:
@@ -268,7 +304,7 @@ class NestingLimiter {
     return std::string_view::npos;
   }
 
-  GumboTag TagOf(const std::string& name) const {
+  static GumboTag TagOf(const std::string& name) {
     return gumbo_tagn_enum(name.data(), static_cast<unsigned>(name.size()));
   }
 
@@ -477,7 +513,7 @@ CanonicalizeInfo CanonicalizePage(std::string_view bytes, std::string_view conte
     CanonicalizeHtmlGumbo(utf8, &tokenizer);
   } else {
     // Plain text streams through a bounded buffer: no copy of the whole page.
-    constexpr size_t kChunk = 64 * 1024;
+    constexpr size_t kChunk = size_t{64} << 10;
     std::string utf8;
     for (size_t pos = 0; pos < body.size(); pos += kChunk) {
       utf8.clear();

@@ -68,9 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // the size, so each input checks one cut).
   if (input.size() <= 4096) {
     const std::string whole = Convert(info.charset, input, input.size());
-    const std::string split = Convert(info.charset, input, input.size() / 3 + 1 > input.size()
-                                                              ? input.size()
-                                                              : input.size() / 3 + 1);
+    const std::string split =
+        Convert(info.charset, input,
+                input.size() / 3 + 1 > input.size() ? input.size() : input.size() / 3 + 1);
     if (whole != split) abort();
   }
   return 0;
