@@ -70,6 +70,8 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       minhash(p.num_minhashes(), p.seed),
       simd(ResolveSimdLevel(level)),
       kernel(internal::KernelFor(simd)),
+      use_clmul(simd != SimdLevel::kScalar && internal::CpuHasClmul()),
+      clmul(internal::MakeRabinClmulConstants(polynomial, p.shingle_size)),
       token_seed(DeriveSeed(p.seed, 1)),
       feature_seed(DeriveSeed(p.seed, 2)),
       supershingle_seed(DeriveSeed(p.seed, 3)),
@@ -134,7 +136,13 @@ class SketcherState {
     lexical_buffer_[lexical_len_++] = ' ';
     ++tokens_;
     const uint64_t token_fp = XXH3_64bits_withSeed(token.data(), token.size(), ctx_.token_seed);
-    const uint64_t fp = window_.Push(token_fp);
+    const uint64_t fp =
+        ctx_.use_clmul ? window_.PushWith(token_fp,
+                                          [this](uint64_t f, uint64_t old, uint64_t word) {
+                                            return internal::RabinSlideClmul(ctx_.clmul, f, old,
+                                                                             word);
+                                          })
+                       : window_.Push(token_fp);
     if (window_.size() == ctx_.params.shingle_size) AddShingle(fp);
   }
 
