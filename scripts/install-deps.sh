@@ -17,6 +17,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  wget  # the WARC interop test crawls a loopback site with GNU wget
 )
 corpus_packages=(postgresql-doc-15 python3-doc)
 

@@ -1,0 +1,303 @@
+#include "crawler/url.h"
+
+#include <charconv>
+#include <optional>
+
+namespace shingled::crawler {
+namespace {
+
+// The five parts of RFC 3986 Appendix B; "defined" flags tell an empty part from an absent one.
+struct UriRef {
+  std::string scheme, authority, path, query, fragment;
+  bool has_scheme = false, has_authority = false, has_query = false, has_fragment = false;
+};
+
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsUnreserved(unsigned char c) {
+  return IsAlpha(static_cast<char>(c)) || IsDigit(static_cast<char>(c)) || c == '-' || c == '.' ||
+         c == '_' || c == '~';
+}
+
+// Splits a URI reference the way the regular expression of Appendix B does.
+UriRef Split(std::string_view s) {
+  UriRef r;
+  // scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) followed by ':' before any of "/?#".
+  size_t colon = s.find_first_of(":/?#");
+  if (colon != std::string_view::npos && s[colon] == ':' && colon > 0 && IsAlpha(s[0])) {
+    bool ok = true;
+    for (size_t i = 1; i < colon; ++i) {
+      const char c = s[i];
+      if (!IsAlpha(c) && !IsDigit(c) && c != '+' && c != '-' && c != '.') ok = false;
+    }
+    if (ok) {
+      r.has_scheme = true;
+      r.scheme = s.substr(0, colon);
+      s.remove_prefix(colon + 1);
+    }
+  }
+  if (s.starts_with("//")) {
+    s.remove_prefix(2);
+    const size_t end = s.find_first_of("/?#");
+    r.has_authority = true;
+    r.authority = s.substr(0, end);
+    s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  }
+  const size_t hash = s.find('#');
+  if (hash != std::string_view::npos) {
+    r.has_fragment = true;
+    r.fragment = s.substr(hash + 1);
+    s = s.substr(0, hash);
+  }
+  const size_t question = s.find('?');
+  if (question != std::string_view::npos) {
+    r.has_query = true;
+    r.query = s.substr(question + 1);
+    s = s.substr(0, question);
+  }
+  r.path = s;
+  return r;
+}
+
+std::string Recompose(const UriRef& r) {
+  std::string out;
+  if (r.has_scheme) out += r.scheme + ":";
+  if (r.has_authority) out += "//" + r.authority;
+  out += r.path;
+  if (r.has_query) out += "?" + r.query;
+  if (r.has_fragment) out += "#" + r.fragment;
+  return out;
+}
+
+// Section 5.2.3.
+std::string Merge(const UriRef& base, const std::string& ref_path) {
+  if (base.has_authority && base.path.empty()) return "/" + ref_path;
+  const size_t slash = base.path.rfind('/');
+  if (slash == std::string::npos) return ref_path;
+  return base.path.substr(0, slash + 1) + ref_path;
+}
+
+UriRef Resolve(const UriRef& base, const UriRef& ref) {
+  UriRef t;
+  if (ref.has_scheme) {
+    t = ref;
+    t.path = RemoveDotSegments(ref.path);
+  } else {
+    if (ref.has_authority) {
+      t.has_authority = true;
+      t.authority = ref.authority;
+      t.path = RemoveDotSegments(ref.path);
+      t.has_query = ref.has_query;
+      t.query = ref.query;
+    } else {
+      if (ref.path.empty()) {
+        t.path = base.path;
+        t.has_query = ref.has_query || base.has_query;
+        t.query = ref.has_query ? ref.query : base.query;
+      } else {
+        t.path = ref.path.starts_with('/') ? RemoveDotSegments(ref.path)
+                                           : RemoveDotSegments(Merge(base, ref.path));
+        t.has_query = ref.has_query;
+        t.query = ref.query;
+      }
+      t.has_authority = base.has_authority;
+      t.authority = base.authority;
+    }
+    t.has_scheme = base.has_scheme;
+    t.scheme = base.scheme;
+  }
+  t.has_fragment = ref.has_fragment;
+  t.fragment = ref.fragment;
+  return t;
+}
+
+// Trims C0 controls and spaces at both ends and drops tabs and newlines inside (WHATWG URL).
+std::string CleanInput(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= 0x20) s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= 0x20) s.remove_suffix(1);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c != '\t' && c != '\n' && c != '\r') out += c;
+  }
+  return out;
+}
+
+// Normalizes percent-encoding in a path or query (section 6.2.2.2). A '%' not followed by two hex
+// digits is taken literally and therefore encoded as "%25".
+std::string NormalizePercent(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      const auto decoded = static_cast<unsigned char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      if (IsUnreserved(decoded)) {
+        out += static_cast<char>(decoded);
+      } else {
+        out += '%';
+        out += kHex[decoded >> 4];
+        out += kHex[decoded & 15];
+      }
+      i += 2;
+    } else if (c <= 0x20 || c >= 0x7f || c == '%' || c == '"' || c == '<' || c == '>' ||
+               c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}') {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+bool ValidHostChar(unsigned char c) {
+  // reg-name characters (unreserved, sub-delims, pct-encoded) plus non-ASCII bytes, which an IDN
+  // host given in Unicode carries; libcurl converts those with libidn2 when it connects.
+  if (c >= 0x80) return true;
+  if (IsUnreserved(c) || c == '%') return true;
+  static constexpr std::string_view kSubDelims = "!$&'()*+,;=";
+  return kSubDelims.find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
+  auto invalid = [&](std::string_view why) {
+    return InvalidArgumentError("bad URL \"" + std::string(original.substr(0, 200)) +
+                                "\": " + std::string(why));
+  };
+  if (!r.has_scheme) return invalid("not absolute");
+  Url url;
+  for (char c : r.scheme) url.scheme += ToLower(c);
+  if (url.scheme != "http" && url.scheme != "https") return invalid("scheme is not http or https");
+  if (!r.has_authority) return invalid("no host");
+  std::string_view authority = r.authority;
+  const size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) {
+    url.userinfo = NormalizePercent(authority.substr(0, at));
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view host = authority, port;
+  if (authority.starts_with('[')) {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) return invalid("unclosed IPv6 literal");
+    host = authority.substr(0, close + 1);
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') return invalid("junk after IPv6 literal");
+      port = rest.substr(1);
+    }
+    for (char c : host.substr(1, host.size() - 2)) {
+      if (HexValue(c) < 0 && c != ':' && c != '.') return invalid("bad IPv6 literal");
+    }
+  } else {
+    const size_t colon = authority.rfind(':');
+    if (colon != std::string_view::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+    }
+    for (char c : host) {
+      if (!ValidHostChar(static_cast<unsigned char>(c))) return invalid("bad character in host");
+    }
+  }
+  if (host.empty()) return invalid("empty host");
+  for (char c : host) url.host += ToLower(c);
+  if (!port.empty()) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value < 1 || value > 65535) {
+      return invalid("bad port");
+    }
+    const int default_port = url.scheme == "http" ? 80 : 443;
+    url.port = value == default_port ? 0 : value;
+  }
+  url.path = NormalizePercent(RemoveDotSegments(r.path));
+  if (url.path.empty()) url.path = "/";
+  url.has_query = r.has_query;
+  if (r.has_query) url.query = NormalizePercent(r.query);
+  return url;
+}
+
+}  // namespace
+
+std::string Url::Spec() const {
+  std::string out = scheme + "://";
+  if (!userinfo.empty()) out += userinfo + "@";
+  out += host;
+  if (port != 0) out += ":" + std::to_string(port);
+  out += path;
+  if (has_query) out += "?" + query;
+  return out;
+}
+
+std::string Url::HostPort() const { return port == 0 ? host : host + ":" + std::to_string(port); }
+
+int Url::EffectivePort() const {
+  if (port != 0) return port;
+  return scheme == "https" ? 443 : 80;
+}
+
+std::string Url::PathAndQuery() const { return has_query ? path + "?" + query : path; }
+
+std::string RemoveDotSegments(std::string_view in) {
+  std::string out;
+  while (!in.empty()) {
+    if (in.starts_with("../")) {
+      in.remove_prefix(3);
+    } else if (in.starts_with("./")) {
+      in.remove_prefix(2);
+    } else if (in.starts_with("/./")) {
+      in.remove_prefix(2);
+    } else if (in == "/.") {
+      in = "/";
+    } else if (in.starts_with("/../") || in == "/..") {
+      in = in.size() == 3 ? std::string_view("/") : in.substr(3);
+      const size_t slash = out.rfind('/');
+      out.resize(slash == std::string::npos ? 0 : slash);
+    } else if (in == "." || in == "..") {
+      in = {};
+    } else {
+      const size_t next = in.find('/', 1);
+      const size_t len = next == std::string_view::npos ? in.size() : next;
+      out.append(in.substr(0, len));
+      in.remove_prefix(len);
+    }
+  }
+  return out;
+}
+
+std::string ResolveReference(std::string_view base, std::string_view reference) {
+  return Recompose(Resolve(Split(base), Split(reference)));
+}
+
+StatusOr<Url> ParseUrl(std::string_view text) {
+  const std::string clean = CleanInput(text);
+  return FromParts(Split(clean), text);
+}
+
+StatusOr<std::string> NormalizeUrl(std::string_view text) {
+  StatusOr<Url> url = ParseUrl(text);
+  if (!url.ok()) return url.status();
+  return url->Spec();
+}
+
+StatusOr<std::string> ResolveUrl(std::string_view base, std::string_view reference) {
+  StatusOr<Url> base_url = ParseUrl(base);
+  if (!base_url.ok()) return base_url.status();
+  const std::string clean = CleanInput(reference);
+  StatusOr<Url> url = FromParts(Resolve(Split(base_url->Spec()), Split(clean)), reference);
+  if (!url.ok()) return url.status();
+  return url->Spec();
+}
+
+}  // namespace shingled::crawler

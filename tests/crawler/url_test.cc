@@ -1,0 +1,130 @@
+#include "crawler/url.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shingled::crawler {
+namespace {
+
+// RFC 3986 section 5.4: every example, normal and abnormal, against its base.
+TEST(ResolveReferenceTest, Rfc3986Section54Examples) {
+  constexpr std::string_view kBase = "http://a/b/c/d;p?q";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // 5.4.1 normal examples
+      {"g:h", "g:h"},
+      {"g", "http://a/b/c/g"},
+      {"./g", "http://a/b/c/g"},
+      {"g/", "http://a/b/c/g/"},
+      {"/g", "http://a/g"},
+      {"//g", "http://g"},
+      {"?y", "http://a/b/c/d;p?y"},
+      {"g?y", "http://a/b/c/g?y"},
+      {"#s", "http://a/b/c/d;p?q#s"},
+      {"g#s", "http://a/b/c/g#s"},
+      {"g?y#s", "http://a/b/c/g?y#s"},
+      {";x", "http://a/b/c/;x"},
+      {"g;x", "http://a/b/c/g;x"},
+      {"g;x?y#s", "http://a/b/c/g;x?y#s"},
+      {"", "http://a/b/c/d;p?q"},
+      {".", "http://a/b/c/"},
+      {"./", "http://a/b/c/"},
+      {"..", "http://a/b/"},
+      {"../", "http://a/b/"},
+      {"../g", "http://a/b/g"},
+      {"../..", "http://a/"},
+      {"../../", "http://a/"},
+      {"../../g", "http://a/g"},
+      // 5.4.2 abnormal examples
+      {"../../../g", "http://a/g"},
+      {"../../../../g", "http://a/g"},
+      {"/./g", "http://a/g"},
+      {"/../g", "http://a/g"},
+      {"g.", "http://a/b/c/g."},
+      {".g", "http://a/b/c/.g"},
+      {"g..", "http://a/b/c/g.."},
+      {"..g", "http://a/b/c/..g"},
+      {"./../g", "http://a/b/g"},
+      {"./g/.", "http://a/b/c/g/"},
+      {"g/./h", "http://a/b/c/g/h"},
+      {"g/../h", "http://a/b/c/h"},
+      {"g;x=1/./y", "http://a/b/c/g;x=1/y"},
+      {"g;x=1/../y", "http://a/b/c/y"},
+      {"g?y/./x", "http://a/b/c/g?y/./x"},
+      {"g?y/../x", "http://a/b/c/g?y/../x"},
+      {"g#s/./x", "http://a/b/c/g#s/./x"},
+      {"g#s/../x", "http://a/b/c/g#s/../x"},
+      {"http:g", "http:g"},  // strict parsers
+  };
+  for (const auto& [ref, want] : cases) {
+    EXPECT_EQ(ResolveReference(kBase, ref), want) << "reference \"" << ref << "\"";
+  }
+}
+
+TEST(RemoveDotSegmentsTest, Rfc3986Section524Examples) {
+  EXPECT_EQ(RemoveDotSegments("/a/b/c/./../../g"), "/a/g");
+  EXPECT_EQ(RemoveDotSegments("mid/content=5/../6"), "mid/6");
+  EXPECT_EQ(RemoveDotSegments("/.."), "/");
+  EXPECT_EQ(RemoveDotSegments(""), "");
+}
+
+TEST(NormalizeUrlTest, Normalizes) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"HTTP://Example.COM:80/a/%7euser/../b/%2f%41?Q=%7e#frag", "http://example.com/a/b/%2FA?Q=~"},
+      {"https://example.com:443", "https://example.com/"},
+      {"https://example.com:8443/", "https://example.com:8443/"},
+      {"http://example.com:/x", "http://example.com/x"},
+      {"http://example.com/a b/é", "http://example.com/a%20b/%C3%A9"},
+      {"  http://example.com/\n\tx  ", "http://example.com/x"},
+      {"http://example.com/100%", "http://example.com/100%25"},
+      {"http://example.com/?", "http://example.com/?"},
+      {"http://[::1]:8080/x", "http://[::1]:8080/x"},
+      {"http://User@Example.com/", "http://User@example.com/"},
+      {"http://bücher.example/", "http://bücher.example/"},  // IDN stays as given
+  };
+  for (const auto& [in, want] : cases) {
+    StatusOr<std::string> got = NormalizeUrl(in);
+    ASSERT_TRUE(got.ok()) << in << ": " << got.status().ToString();
+    EXPECT_EQ(*got, want) << in;
+  }
+}
+
+TEST(NormalizeUrlTest, RefusesWhatIsNotHttp) {
+  for (const char* bad : {"ftp://example.com/", "mailto:a@b.c", "javascript:alert(1)", "/relative",
+                          "http://", "http:///x", "http://a:99999/", "http://a:x/", "http://[::1/",
+                          "http://a b/", "file:///etc/passwd", "", "data:text/html,hi"}) {
+    StatusOr<std::string> got = NormalizeUrl(bad);
+    EXPECT_FALSE(got.ok()) << bad << " -> " << (got.ok() ? *got : "");
+    if (!got.ok()) {
+      EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+}
+
+TEST(ParseUrlTest, Parts) {
+  StatusOr<Url> url = ParseUrl("https://Host.example:8443/p/q?x=1#f");
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(url->scheme, "https");
+  EXPECT_EQ(url->host, "host.example");
+  EXPECT_EQ(url->port, 8443);
+  EXPECT_EQ(url->HostPort(), "host.example:8443");
+  EXPECT_EQ(url->PathAndQuery(), "/p/q?x=1");
+  EXPECT_EQ(ParseUrl("http://h/")->EffectivePort(), 80);
+  EXPECT_EQ(ParseUrl("https://h/")->EffectivePort(), 443);
+}
+
+TEST(ResolveUrlTest, ResolvesAndNormalizes) {
+  EXPECT_EQ(*ResolveUrl("http://h/a/b.html", "../c/./d.html#top"), "http://h/c/d.html");
+  EXPECT_EQ(*ResolveUrl("http://h/a/b.html", "//OTHER.example:80/x"), "http://other.example/x");
+  EXPECT_EQ(*ResolveUrl("http://h/a/b.html", "?q=1"), "http://h/a/b.html?q=1");
+  EXPECT_EQ(*ResolveUrl("http://h/a/b.html", "#only-fragment"), "http://h/a/b.html");
+  EXPECT_EQ(*ResolveUrl("http://h/a/", " c d.html "), "http://h/a/c%20d.html");
+  EXPECT_FALSE(ResolveUrl("http://h/", "mailto:x@y.z").ok());
+  EXPECT_FALSE(ResolveUrl("http://h/", "javascript:void(0)").ok());
+  EXPECT_FALSE(ResolveUrl("not a url", "x").ok());
+}
+
+}  // namespace
+}  // namespace shingled::crawler
