@@ -230,6 +230,8 @@ StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
 
 }  // namespace
 
+std::string NormalizePercentEncoding(std::string_view text) { return NormalizePercent(text); }
+
 std::string Url::Spec() const {
   std::string out = scheme + "://";
   if (!userinfo.empty()) out += userinfo + "@";

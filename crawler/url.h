@@ -67,6 +67,11 @@ StatusOr<std::string> ResolveUrl(std::string_view base, std::string_view referen
 // examples (section 5.4); the crawler uses ResolveUrl.
 std::string ResolveReference(std::string_view base, std::string_view reference);
 
+// Normalizes percent-encoding (RFC 3986 section 6.2.2.2): escapes of unreserved characters
+// decoded, other escapes upper-cased, bytes that may not appear in a URL encoded, and a '%' not
+// followed by two hex digits encoded as "%25". robots.txt matching uses it too.
+std::string NormalizePercentEncoding(std::string_view text);
+
 // RFC 3986 section 5.2.4.
 std::string RemoveDotSegments(std::string_view path);
 
