@@ -50,6 +50,7 @@ struct CurlFetcher::Transfer {
     HeaderList headers;
   };
   std::vector<Head> heads;
+  bool any_content_type = false;
   bool body_checked = false;
   bool keep_body = false;
   bool too_large = false;
@@ -164,7 +165,8 @@ size_t OnBody(char* data, size_t size, size_t count, void* userdata) {
     const char* content_type = nullptr;
     curl_easy_getinfo(transfer->easy, CURLINFO_CONTENT_TYPE, &content_type);
     transfer->keep_body = status >= 200 && status < 300;
-    if (transfer->keep_body && !ContentTypeAccepted(*transfer->options, content_type)) {
+    if (transfer->keep_body && !transfer->any_content_type &&
+        !ContentTypeAccepted(*transfer->options, content_type)) {
       transfer->refused_type = true;
       return 0;  // aborts the transfer: we do not want this body at all
     }
@@ -288,6 +290,7 @@ void CurlFetcher::Start(FetchRequest request) {
   transfer->result.id = request.id;
   transfer->result.url = request.url;
   transfer->result.final_url = request.url;
+  transfer->any_content_type = request.any_content_type;
   // Refuse anything but http(s) before libcurl sees it (libcurl knows many more schemes).
   if (!ParseUrl(request.url).ok()) {
     transfer->result.status = InvalidArgumentError("not an http(s) URL: " + request.url);

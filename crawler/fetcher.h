@@ -45,6 +45,8 @@ struct RedirectHop {
 struct FetchRequest {
   uint64_t id = 0;  // the caller's; echoed in the result
   std::string url;  // absolute http(s) URL
+  // Skips the content-type filter: robots.txt is read whatever type the server labels it with.
+  bool any_content_type = false;
 };
 
 struct FetchResult {
