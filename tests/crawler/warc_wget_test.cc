@@ -11,6 +11,9 @@
 #include <map>
 #include <string>
 
+#include "crawler/clock.h"
+#include "crawler/crawler.h"
+#include "crawler/curl_fetcher.h"
 #include "crawler/warc.h"
 #include "tests/crawler/test_server.h"
 
@@ -87,6 +90,51 @@ TEST_F(WgetInteropTest, ReadsTheWarcWgetWrote) {
   }
   ASSERT_NE(found.find(server.Url("/robots.txt")), found.end());
   EXPECT_EQ(found[server.Url("/robots.txt")].http_status, 404);
+
+  // The same site crawled by our crawler, archived with our writer and read back, gives the
+  // same documents under the same URLs.
+  CurlFetcherOptions fetcher_options;
+  fetcher_options.allow_private_addresses = true;  // the site is on loopback
+  auto fetcher = CurlFetcher::Create(fetcher_options);
+  ASSERT_TRUE(fetcher.ok());
+  FakeClock clock;
+  CrawlerOptions options;
+  options.seeds = {server.Url("/")};
+  options.max_depth = 2;
+  Crawler crawler(options, fetcher->get(), &clock);
+  const std::string ours = (dir_ / "ours.warc.gz").string();
+  StatusOr<std::unique_ptr<ByteSink>> sink = OpenFileSink(ours);
+  ASSERT_TRUE(sink.ok());
+  WarcWriter writer(std::move(*sink), /*gzip=*/true);
+  ASSERT_TRUE(crawler
+                  .Run({},
+                       [&](CrawledPage page) {
+                         if (page.outcome == PageOutcome::kPage) {
+                           const int64_t date = std::chrono::duration_cast<std::chrono::seconds>(
+                                                    page.fetched_at.time_since_epoch())
+                                                    .count();
+                           EXPECT_TRUE(writer
+                                           .WriteResponse(page.final_url, date, page.http_status,
+                                                          page.headers, page.body)
+                                           .ok());
+                         }
+                         return Backpressure::kContinue;
+                       })
+                  .ok());
+  ASSERT_TRUE(writer.Close().ok());
+  StatusOr<std::unique_ptr<ByteSource>> our_source = OpenFileSource(ours);
+  ASSERT_TRUE(our_source.ok());
+  WarcReader our_reader(std::move(*our_source));
+  std::map<std::string, std::string> our_pages, wget_pages;
+  while (our_reader.Next(&record)) {
+    StatusOr<std::optional<WarcPage>> page = InterpretRecord(record);
+    ASSERT_TRUE(page.ok() && page->has_value());
+    our_pages[(*page)->url] = (*page)->body;
+  }
+  for (const auto& [url, page] : found) {
+    if (page.http_status == 200) wget_pages[url] = page.body;
+  }
+  EXPECT_EQ(our_pages, wget_pages);
 }
 
 }  // namespace
