@@ -179,14 +179,14 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
   auto start_fetch = [&](HostState& host, HostState::Entry entry, bool robots) {
     const uint64_t id = sweep.next_id++;
     const Steady::time_point now = clock_->Now();
-    Sweep::InFlight flight{&host, entry, robots, clock_->WallNow()};
-    sweep.in_flight.emplace(id, std::move(flight));
+    FetchRequest request{id, robots ? host.origin + "/robots.txt" : entry.url};
+    request.any_content_type = robots;
+    sweep.in_flight.emplace(id,
+                            Sweep::InFlight{&host, std::move(entry), robots, clock_->WallNow()});
     ++host.in_flight;
     // Reserve the host's delay from the start too, for hosts with several fetches in flight;
     // the slow-down extra is added when the fetch ends, after the callback has answered.
     host.next_allowed = std::max(host.next_allowed, now + host.delay);
-    FetchRequest request{id, robots ? host.origin + "/robots.txt" : entry.url};
-    request.any_content_type = robots;
     fetcher_->Start(std::move(request));
   };
 
@@ -231,7 +231,8 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
           continue;
         }
         if (sweep.pages_started >= options_.max_pages) {
-          update([&](CrawlProgress& p) { p.over_budget += 1 + host.queue.size(); });
+          const uint64_t left = 1 + host.queue.size();
+          update([left](CrawlProgress& p) { p.over_budget += left; });
           sweep.queued -= host.queue.size();
           host.queue.clear();
           break;

@@ -256,10 +256,8 @@ std::string RemoveDotSegments(std::string_view in) {
   while (!in.empty()) {
     if (in.starts_with("../")) {
       in.remove_prefix(3);
-    } else if (in.starts_with("./")) {
-      in.remove_prefix(2);
-    } else if (in.starts_with("/./")) {
-      in.remove_prefix(2);
+    } else if (in.starts_with("./") || in.starts_with("/./")) {
+      in.remove_prefix(2);  // step 2A "./", and 2B "/./" -> "/"
     } else if (in == "/.") {
       in = "/";
     } else if (in.starts_with("/../") || in == "/..") {

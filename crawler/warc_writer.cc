@@ -115,7 +115,7 @@ Status WarcWriter::WriteRecord(std::string_view type, int64_t date_unix, const H
   std::string record = "WARC/1.1\r\nWARC-Type: " + std::string(type) + "\r\n";
   record += "WARC-Record-ID: " + NewRecordId() + "\r\n";
   record += "WARC-Date: " + FormatWarcDate(date_unix) + "\r\n";
-  for (const auto& [name, value] : fields) record += name + ": " + value + "\r\n";
+  for (const auto& [name, value] : fields) record.append(name).append(": ").append(value) += "\r\n";
   record += "Content-Length: " + std::to_string(block.size()) + "\r\n\r\n";
   record.append(block);
   record += "\r\n\r\n";
@@ -132,7 +132,7 @@ Status WarcWriter::WriteResponse(std::string_view url, int64_t date_unix, int ht
     if (lower == "content-encoding" || lower == "transfer-encoding" || lower == "content-length") {
       continue;
     }
-    block += name + ": " + value + "\r\n";
+    block.append(name).append(": ").append(value) += "\r\n";
   }
   block += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
   block.append(body);
@@ -144,7 +144,9 @@ Status WarcWriter::WriteResponse(std::string_view url, int64_t date_unix, int ht
 
 Status WarcWriter::WriteWarcinfo(int64_t date_unix, const HeaderList& info_fields) {
   std::string block;
-  for (const auto& [name, value] : info_fields) block += name + ": " + value + "\r\n";
+  for (const auto& [name, value] : info_fields) {
+    block.append(name).append(": ").append(value) += "\r\n";
+  }
   return WriteRecord("warcinfo", date_unix, {{"Content-Type", "application/warc-fields"}}, block);
 }
 
