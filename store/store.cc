@@ -26,6 +26,8 @@ using internal::GetBE32;
 using internal::GetBE64;
 using internal::SweepKey;
 using internal::Key64;
+using internal::Posting;
+using internal::PostingKey;
 using internal::SweepRecord;
 using internal::TxnOps;
 using internal::Val;
@@ -130,35 +132,89 @@ StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder)
   return ReadDocument(ops, rec->rep);
 }
 
+int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
+                      size_t* count, bool* more) {
+  *count = 0;
+  *more = false;
+  PostingKey key(value);
+  Posting first(value, 0);
+  MDB_val k = Val(key.view()), v = Val(first.view());
+  // The value's entries are contiguous in its bucket: from the first entry >= (value, 0) while
+  // the 6-byte value prefix matches.
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_BOTH_RANGE);
+  while (rc == 0) {
+    if (v.mv_size != kPostingSize || std::memcmp(v.mv_data, first.value_prefix().data(), 6) != 0) return 0;
+    if (*count == max) {
+      *more = true;
+      return 0;
+    }
+    out->push_back(PostingDoc(View(v)));
+    ++*count;
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT_DUP);
+  }
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated) {
+                      std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples) {
   const Dbis& d = ops.dbis();
   // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
   // shingle or sample value; the strongest max_candidates are examined.
   std::unordered_map<DocId, uint32_t> score;
-  std::vector<uint64_t> postings;
+  score.reserve(64);
+  std::vector<DocId> postings;
+  postings.reserve(64);
   size_t count = 0;
+  bool more = false;
   const size_t cap = 4 * options.common_value_limit;
-  auto scan = [&](MDB_dbi dbi, const std::vector<uint64_t>& keys, uint32_t weight, bool stop_list) -> Status {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, "postings cursor");
-    for (uint64_t key : keys) {
-      postings.clear();
-      Key64 k(key);
-      // Reading a value over the limit would be wasted work; read one more than the limit to
-      // learn that it is over.
-      size_t max = stop_list ? options.common_value_limit + 1 : cap;
-      if (int rc = internal::ReadPostings(c.get(), k.view(), max, &postings, &count); rc != 0) {
-        return ops.Fail(rc, "postings");
-      }
-      if (stop_list && count > options.common_value_limit) continue;
-      for (DocId doc : postings) score[doc] += weight;
+  auto scan = [&](MDB_cursor* c, uint64_t value, size_t max, uint32_t weight) -> Status {
+    postings.clear();
+    if (int rc = ReadValuePostings(c, value, max, &postings, &count, &more); rc != 0) {
+      return ops.Fail(rc, "postings");
     }
+    for (DocId doc : postings) score[doc] += weight;
     return OkStatus();
   };
-  SHINGLED_RETURN_IF_ERROR(scan(d.features, sketch.features, 4, false));
-  SHINGLED_RETURN_IF_ERROR(scan(d.supershingles, sketch.supershingles, 1, false));
-  SHINGLED_RETURN_IF_ERROR(scan(d.samples, sketch.sample.values, 1, true));
+  Cursor fc, sc;
+  if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
+  for (uint64_t f : sketch.features) SHINGLED_RETURN_IF_ERROR(scan(fc.get(), f, cap, 4));
+  if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
+  for (uint64_t s : sketch.supershingles) SHINGLED_RETURN_IF_ERROR(scan(sc.get(), s, cap, 1));
+
+  Cursor mc, cc;
+  if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
+  if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
+  for (uint64_t value : sketch.sample.values) {
+    if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+    SampleValueState st;
+    st.value = value;
+    // The stop list first: a listed value over the limit is not read at all.
+    Key64 key(value);
+    MDB_val k = Val(key.view()), v;
+    int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
+    if (rc == 0) {
+      if (v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
+      st.listed = true;
+      st.listed_count = GetLE64(static_cast<const char*>(v.mv_data));
+    } else if (rc != MDB_NOTFOUND) {
+      return ops.Fail(rc, "common_values");
+    }
+    if (!st.listed || st.listed_count <= options.common_value_limit) {
+      // Reading a value over the limit would be wasted work; read one more than the limit to
+      // learn that it is over.
+      postings.clear();
+      if (rc = ReadValuePostings(mc.get(), value, options.common_value_limit, &postings, &count, &more); rc != 0) {
+        return ops.Fail(rc, "samples");
+      }
+      st.read = true;
+      st.over = more;
+      st.postings = count;
+      if (!more) {
+        for (DocId doc : postings) score[doc] += 1;
+      }
+    }
+    if (samples != nullptr) samples->push_back(st);
+  }
   std::vector<std::pair<uint32_t, DocId>> ranked;
   ranked.reserve(score.size());
   for (auto [doc, points] : score) ranked.emplace_back(points, doc);
@@ -355,6 +411,8 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
     ++next_url_;
+    if (int rc = samples_cursor_owner_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
+    samples_cursor_ = samples_cursor_owner_.get();
     return OkStatus();
   }
 
@@ -452,9 +510,37 @@ class BatchWriter {
   }
 
   Status IndexPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
-    Key64 posting(doc);
     for (uint64_t value : values) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, Key64(value).view(), posting.view(), MDB_NODUPDATA, what));
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
+    }
+    return OkStatus();
+  }
+
+  // Files the page's indexed sample values and keeps `common_values` equal to their posting
+  // counts (FORMAT.md, invariant 5), from what candidate search read before.
+  Status IndexSample(const std::vector<SampleValueState>& states, DocId doc) {
+    const uint64_t limit = store_.options_.common_value_limit;
+    for (const SampleValueState& st : states) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.samples, PostingKey(st.value).view(), Posting(st.value, doc).view(),
+                                        MDB_NODUPDATA, "samples"));
+      uint64_t after = 0;
+      if (st.listed) {
+        // The listed count equals the postings before this page (invariant 5).
+        after = st.listed_count + 1;
+      } else if (st.read && !st.over) {
+        after = st.postings + 1;
+        if (after <= limit) continue;
+      } else {
+        // Over the limit but not listed: the store was written under a higher limit. Count.
+        std::vector<DocId> all;
+        size_t n = 0;
+        bool more = false;
+        if (int rc = ReadValuePostings(samples_cursor_, st.value, SIZE_MAX, &all, &n, &more); rc != 0) {
+          return ops_.Fail(rc, "samples");
+        }
+        after = n;
+      }
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, Key64(st.value).view(), Le64(after), 0, "common_values"));
     }
     return OkStatus();
   }
@@ -469,6 +555,11 @@ class BatchWriter {
   DocId next_doc_ = 1;
   UrlId next_url_ = 1;
   std::map<SweepId, SweepRecord> sweeps_;
+  // Reused from page to page: no allocation per page once warm.
+  std::vector<DocId> candidates_;
+  std::vector<SampleValueState> sample_states_;
+  MDB_cursor* samples_cursor_ = nullptr;  // owned by samples_cursor_owner_
+  Cursor samples_cursor_owner_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -600,6 +691,9 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       equivalent = *sh;
       relation = Relation::kShingle;
     }
+    if (next_doc_ > kMaxDocId) {
+      return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
+    }
     doc = next_doc_++;
     ++documents_;
     DocumentRecord rec;
@@ -641,33 +735,15 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
       // Candidates before the page's own postings, so that it does not find itself.
-      std::vector<DocId> candidates;
-      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates, &result->candidates_truncated));
+      candidates_.clear();
+      sample_states_.clear();
+      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates_, &result->candidates_truncated,
+                                              &sample_states_));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
       SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.features, sketch.features, doc, "features"));
       SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
-      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.samples, sketch.sample.values, doc, "samples"));
-      // The stop list: values now in more postings than the limit.
-      Cursor c;
-      if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
-      for (uint64_t value : sketch.sample.values) {
-        Key64 key(value);
-        MDB_val k = Val(key.view()), v;
-        int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-        if (rc != 0) return ops_.Fail(rc, "samples");
-        size_t n = 0;
-        if (rc = mdb_cursor_count(c.get(), &n); rc != 0) return ops_.Fail(rc, "samples count");
-        bool listed = n > store_.options_.common_value_limit;
-        if (!listed) {
-          // A value may be listed under an earlier, lower limit: keep its count exact.
-          std::string_view old;
-          Status s = ops_.Get(d_.common_values, key.view(), &old, "common_values");
-          if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-          listed = s.ok();
-        }
-        if (listed) SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, key.view(), Le64(n), 0, "common_values"));
-      }
-      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates, result));
+      SHINGLED_RETURN_IF_ERROR(IndexSample(sample_states_, doc));
+      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
     }
   }
 

@@ -204,7 +204,14 @@ struct DatabaseStats {
 struct StoreStats {
   uint64_t documents = 0, urls = 0, versions = 0, clusters = 0;
   uint64_t map_size = 0;
-  uint64_t file_bytes = 0;  // pages in use times the page size
+  uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
+  // Pages on LMDB's free list (reused by later writes) times the page size.
+  uint64_t free_bytes = 0;
+  // The rest: file_bytes minus free_bytes minus every database's main tree. Mostly the nested
+  // trees of posting lists too long to stay on their key's leaf page, which mdb_stat does not
+  // count in their database (FORMAT.md, "Disk per document"), plus LMDB's meta pages, catalog
+  // and free-list tree.
+  uint64_t other_bytes = 0;
   std::vector<DatabaseStats> databases;
 };
 
