@@ -21,7 +21,9 @@
 namespace shingled::store {
 
 using internal::Cursor;
+using internal::DecodeDocumentInto;
 using internal::DocumentRecord;
+using internal::SketchInto;
 using internal::GetBE32;
 using internal::GetBE64;
 using internal::SweepKey;
@@ -445,10 +447,16 @@ class BatchWriter {
   }
 
   // Appends a version to the URL and counts it in its sweep.
-  Status AddVersion(UrlId url, uint32_t seq, const VersionRecord& v, SweepRecord* sweep) {
-    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), 0, "versions"));
+  // `new_url`: the URL was added by this page, so its key sorts after every other version;
+  // `new_doc`: likewise for the document in `doc_urls`. Both append to the last leaf page (full
+  // pages instead of half-full ones after a split, no search from the root).
+  Status AddVersion(UrlId url, uint32_t seq, const VersionRecord& v, SweepRecord* sweep, bool new_url = false,
+                    bool new_doc = false) {
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), new_url ? MDB_APPEND : 0, "versions"));
     if (v.doc != 0) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(), MDB_NODUPDATA, "doc_urls"));
+      // MDB_APPEND without MDB_NODUPDATA: an out-of-order key would be an error, not ignored.
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(),
+                                        new_doc ? MDB_APPEND : MDB_NODUPDATA, "doc_urls"));
     }
     sweep->Count(v.verdict);
     ++versions_;
@@ -480,9 +488,11 @@ class BatchWriter {
     return OkStatus();
   }
 
-  StatusOr<UrlId> FindOrAddUrl(std::string_view url) {
+  StatusOr<UrlId> FindOrAddUrl(std::string_view url, bool* added) {
+    *added = false;
     StatusOr<UrlId> id = LookupUrl(ops_, url);
     if (id.ok() || id.status().code() != StatusCode::kNotFound) return id;
+    *added = true;
     UrlId fresh = next_url_++;
     Key64 key(fresh);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.urls, UrlKey(url), key.view(), MDB_NOOVERWRITE, "urls"));
@@ -558,6 +568,8 @@ class BatchWriter {
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;
+  DocumentRecord scratch_record_;
+  dedup::Sketch scratch_sketch_;
   MDB_cursor* samples_cursor_ = nullptr;  // owned by samples_cursor_owner_
   Cursor samples_cursor_owner_;
 };
@@ -603,12 +615,15 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     return OkStatus();
   }
 
-  StatusOr<UrlId> url = FindOrAddUrl(page.url);
+  bool new_url = false;
+  StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
   if (!url.ok()) return url.status();
   result->url = *url;
   uint32_t last_seq = 0;
   std::optional<VersionRecord> last;
-  if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
+  if (new_url) {
+    // A URL added just now has no version: nothing to look up.
+  } else if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
     last = std::move(lv).value();
   } else if (lv.status().code() != StatusCode::kNotFound) {
     return lv.status();
@@ -659,10 +674,11 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     version.doc = 0;
     version.verdict = Verdict::kGone;
     result->verdict = Verdict::kGone;
-    return AddVersion(*url, last_seq + 1, version, sweep);
+    return AddVersion(*url, last_seq + 1, version, sweep, new_url);
   }
 
   DocId doc = 0;
+  bool new_doc = false;
   if (*identical != 0) {
     // Identical bytes: the same document, seen again.
     doc = *identical;
@@ -695,6 +711,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
     }
     doc = next_doc_++;
+    new_doc = true;
     ++documents_;
     DocumentRecord rec;
     rec.bytes = sketch.bytes;
@@ -769,7 +786,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   });
   version.doc = doc;
   version.verdict = result->verdict;
-  return AddVersion(*url, last_seq + 1, version, sweep);
+  return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
 }
 
 Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
@@ -778,10 +795,12 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   const int r = store_.params_.fungible_threshold;
   bool joined = false;
   for (DocId cand : candidates) {
-    StatusOr<DocumentRecord> rec = ReadDocument(ops_, cand);
-    if (!rec.ok()) return rec.status();
-    if (!rec->has_sketch()) continue;  // postings only name representatives; be safe
-    dedup::Sketch other = SketchOf(*rec);
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
+    SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &scratch_record_));
+    if (!scratch_record_.has_sketch()) continue;  // postings only name representatives; be safe
+    SketchInto(scratch_record_, &scratch_sketch_);
+    const dedup::Sketch& other = scratch_sketch_;
     Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
             dedup::ContainmentFromModSample(sketch.sample, other.sample),
             dedup::ContainmentFromModSample(other.sample, sketch.sample), dedup::FeaturesInCommon(sketch, other)};

@@ -161,8 +161,13 @@ struct DocumentRecord {
 std::string EncodeDocument(const DocumentRecord& doc);
 // DataLoss naming the field when the bytes do not decode.
 StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes);
+// The same into `*out`, reusing its vectors' memory (no allocation once they are large enough);
+// on error `*out` holds a partial record.
+Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out);
 // Copies the stored parts of a record into a Sketch (min_sample stays empty).
 dedup::Sketch SketchOf(const DocumentRecord& doc);
+// The same into `*out`, reusing its memory.
+void SketchInto(const DocumentRecord& doc, dedup::Sketch* out);
 
 struct VersionRecord {
   SweepId sweep = 0;

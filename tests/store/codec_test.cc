@@ -242,7 +242,9 @@ TEST(CodecTest, IndexedSampleValuesAreZeroModFourTimesTheModulus) {
   for (int i = 0; i < 10000; ++i) {
     uint64_t v = rng() << (rng() % 16);
     uint32_t m = rng() % 20;
-    if (IndexedSampleValue(v, m + 1)) EXPECT_TRUE(IndexedSampleValue(v, m));
+    if (IndexedSampleValue(v, m + 1)) {
+      EXPECT_TRUE(IndexedSampleValue(v, m));
+    }
   }
 }
 
