@@ -84,12 +84,16 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   std::vector<DocId> candidates;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
+  // One record and one sketch, reused for every candidate.
+  DocumentRecord rec;
+  dedup::Sketch other;
   for (DocId cand : candidates) {
     if (cand == exclude) continue;
-    StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, cand);
-    if (!rec.ok()) return rec.status();
-    if (!rec->has_sketch()) continue;
-    dedup::Sketch other = internal::SketchOf(*rec);
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(bytes, &rec));
+    if (!rec.has_sketch()) continue;
+    internal::SketchInto(rec, &other);
     SimilarDoc s;
     s.doc = cand;
     s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);

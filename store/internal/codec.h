@@ -16,7 +16,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 2;
+inline constexpr uint64_t kFormatVersion = 3;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -66,10 +66,13 @@ class Key64 {
 };
 // --- posting lists (FORMAT.md, "Posting lists") ---
 //
-// `features`, `supershingles` and `samples` file a hash value v under its bucket, the top 16
-// bits of v (2 bytes BE), as a 12-byte DUPFIXED entry: the low 48 bits of v (6 bytes BE), then
+// `features`, `supershingles` and `samples` file a hash value v under its bucket, the top 20
+// bits of v (3 bytes BE), as a 12-byte DUPFIXED entry: the low 44 bits of v (6 bytes BE), then
 // the document id (6 bytes BE). Entries of one bucket sort by (value, document).
-inline constexpr size_t kPostingKeySize = 2;
+inline constexpr int kBucketBits = 20;
+inline constexpr int kLowBits = 64 - kBucketBits;
+inline constexpr uint64_t kLowMask = (uint64_t{1} << kLowBits) - 1;
+inline constexpr size_t kPostingKeySize = 3;
 inline constexpr size_t kPostingSize = 12;
 // Document ids must fit the 6 bytes of a posting.
 inline constexpr DocId kMaxDocId = (uint64_t{1} << 48) - 1;
@@ -77,8 +80,10 @@ inline constexpr DocId kMaxDocId = (uint64_t{1} << 48) - 1;
 class PostingKey {
  public:
   explicit PostingKey(uint64_t value) {
-    bytes_[0] = static_cast<char>(value >> 56);
-    bytes_[1] = static_cast<char>((value >> 48) & 0xff);
+    const uint64_t bucket = value >> kLowBits;
+    bytes_[0] = static_cast<char>(bucket >> 16);
+    bytes_[1] = static_cast<char>((bucket >> 8) & 0xff);
+    bytes_[2] = static_cast<char>(bucket & 0xff);
   }
   std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
 
@@ -90,13 +95,14 @@ class Posting {
  public:
   // REQUIRES: doc <= kMaxDocId.
   Posting(uint64_t value, DocId doc) {
+    const uint64_t low = value & kLowMask;
     for (int i = 0; i < 6; ++i) {
-      bytes_[5 - i] = static_cast<char>((value >> (8 * i)) & 0xff);
+      bytes_[5 - i] = static_cast<char>((low >> (8 * i)) & 0xff);
       bytes_[11 - i] = static_cast<char>((doc >> (8 * i)) & 0xff);
     }
   }
   std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
-  // The first 6 bytes: the value's low 48 bits, the prefix shared by the value's entries.
+  // The first 6 bytes: the value's low bits, the prefix shared by the value's entries.
   std::string_view value_prefix() const { return {bytes_.data(), 6}; }
 
  private:
@@ -111,8 +117,9 @@ inline uint64_t GetBE48(const char* in) {
 // The value and the document of an entry under `key`. REQUIRES: sizes kPostingKeySize and
 // kPostingSize.
 inline uint64_t PostingValue(std::string_view key, std::string_view entry) {
-  uint64_t high = (uint64_t{static_cast<uint8_t>(key[0])} << 8) | static_cast<uint8_t>(key[1]);
-  return (high << 48) | GetBE48(entry.data());
+  uint64_t bucket = (uint64_t{static_cast<uint8_t>(key[0])} << 16) |
+                    (uint64_t{static_cast<uint8_t>(key[1])} << 8) | static_cast<uint8_t>(key[2]);
+  return (bucket << kLowBits) | GetBE48(entry.data());
 }
 inline DocId PostingDoc(std::string_view entry) { return GetBE48(entry.data() + 6); }
 

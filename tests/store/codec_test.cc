@@ -204,10 +204,12 @@ TEST(CodecTest, SweepExactBytes) {
 }
 
 TEST(CodecTest, PostingExactBytes) {
-  // Bucket: the value's top 16 bits; entry: its low 48 bits, then the document id, both BE.
-  EXPECT_EQ(Hex(PostingKey(0x0102030405060708ull).view()), "0102");
+  // Bucket: the value's top 20 bits (3 bytes BE); entry: its low 44 bits (6 bytes BE), then the
+  // document id (6 bytes BE).
+  EXPECT_EQ(Hex(PostingKey(0x0102030405060708ull).view()), "001020");
+  EXPECT_EQ(Hex(PostingKey(0xffffffffffffffffull).view()), "0fffff");
   EXPECT_EQ(Hex(Posting(0x0102030405060708ull, 0x0a0b0c0d0e0full).view()), "030405060708" "0a0b0c0d0e0f");
-  EXPECT_EQ(Hex(Posting(0x0102030405060708ull, 5).view()), "030405060708" "000000000005");
+  EXPECT_EQ(Hex(Posting(0xffffffffffffffffull, 5).view()), "0fffffffffff" "000000000005");
   EXPECT_EQ(Hex(Posting(0x0102030405060708ull, 5).value_prefix()), "030405060708");
   EXPECT_EQ(kMaxDocId, 0xffffffffffffull);
 }
@@ -220,8 +222,10 @@ TEST(CodecTest, PostingRoundTripsAndSortsByValueThenDocument) {
     Posting p(value, doc);
     EXPECT_EQ(PostingValue(PostingKey(value).view(), p.view()), value);
     EXPECT_EQ(PostingDoc(p.view()), doc);
-    // Within a bucket (same top 16 bits), memcmp order is (value, document) order.
-    uint64_t same_bucket = (value & 0xffff000000000000ull) | (other & 0xffffffffffffull);
+    // Buckets sort like the values' top bits; within a bucket, memcmp order is (value,
+    // document) order.
+    EXPECT_EQ((value >> 44) < (other >> 44), PostingKey(value).view() < PostingKey(other).view());
+    uint64_t same_bucket = (value & ~kLowMask) | (other & kLowMask);
     auto a = std::pair(value, doc), b = std::pair(same_bucket, doc2);
     EXPECT_EQ(a < b, p.view() < Posting(same_bucket, doc2).view()) << value << " " << same_bucket;
   }
