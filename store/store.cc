@@ -162,8 +162,10 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   const Dbis& d = ops.dbis();
   // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
   // shingle or sample value; the strongest max_candidates are examined.
-  std::unordered_map<DocId, uint32_t> score;
-  score.reserve(64);
+  // (document, points) per posting read, summed after a sort: a page reads a few dozen postings,
+  // for which a sorted vector beats a hash map.
+  std::vector<std::pair<DocId, uint32_t>> hits;
+  hits.reserve(128);
   std::vector<DocId> postings;
   postings.reserve(64);
   size_t count = 0;
@@ -174,7 +176,7 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
     if (int rc = ReadValuePostings(c, value, max, &postings, &count, &more); rc != 0) {
       return ops.Fail(rc, "postings");
     }
-    for (DocId doc : postings) score[doc] += weight;
+    for (DocId doc : postings) hits.emplace_back(doc, weight);
     return OkStatus();
   };
   Cursor fc, sc;
@@ -212,14 +214,19 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
       st.over = more;
       st.postings = count;
       if (!more) {
-        for (DocId doc : postings) score[doc] += 1;
+        for (DocId doc : postings) hits.emplace_back(doc, 1);
       }
     }
     if (samples != nullptr) samples->push_back(st);
   }
+  std::sort(hits.begin(), hits.end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
-  ranked.reserve(score.size());
-  for (auto [doc, points] : score) ranked.emplace_back(points, doc);
+  for (size_t i = 0; i < hits.size();) {
+    DocId doc = hits[i].first;
+    uint32_t points = 0;
+    for (; i < hits.size() && hits[i].first == doc; ++i) points += hits[i].second;
+    ranked.emplace_back(points, doc);
+  }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
