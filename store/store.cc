@@ -204,8 +204,8 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
       return ops.Fail(rc, "common_values");
     }
     if (!st.listed || st.listed_count <= options.common_value_limit) {
-      // Reading a value over the limit would be wasted work; read one more than the limit to
-      // learn that it is over.
+      // Reading past the limit would be wasted work: ReadValuePostings stops there and says
+      // whether more follow.
       postings.clear();
       if (rc = ReadValuePostings(mc.get(), value, options.common_value_limit, &postings, &count, &more); rc != 0) {
         return ops.Fail(rc, "samples");
@@ -420,8 +420,7 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
     ++next_url_;
-    if (int rc = samples_cursor_owner_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
-    samples_cursor_ = samples_cursor_owner_.get();
+    if (int rc = samples_cursor_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
     return OkStatus();
   }
 
@@ -552,7 +551,7 @@ class BatchWriter {
         std::vector<DocId> all;
         size_t n = 0;
         bool more = false;
-        if (int rc = ReadValuePostings(samples_cursor_, st.value, SIZE_MAX, &all, &n, &more); rc != 0) {
+        if (int rc = ReadValuePostings(samples_cursor_.get(), st.value, SIZE_MAX, &all, &n, &more); rc != 0) {
           return ops_.Fail(rc, "samples");
         }
         after = n;
@@ -577,8 +576,7 @@ class BatchWriter {
   std::vector<SampleValueState> sample_states_;
   DocumentRecord scratch_record_;
   dedup::Sketch scratch_sketch_;
-  MDB_cursor* samples_cursor_ = nullptr;  // owned by samples_cursor_owner_
-  Cursor samples_cursor_owner_;
+  Cursor samples_cursor_;  // for recounting a value's postings (rare)
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
