@@ -353,6 +353,55 @@ TEST_F(StoreTest, CommonValuesAreStopListed) {
   ExpectConsistent(*store);
 }
 
+// The stop list keeps exact counts when the limit changes from one run to the next: a value
+// over a lowered limit but never listed is counted in full; a value listed under a lower limit
+// keeps its count up to date under a higher one.
+TEST_F(StoreTest, CommonValueCountsStayExactWhenTheLimitChanges) {
+  auto page = [&](int i, SweepId s) {
+    std::vector<uint64_t> sh = Range(0, 20);
+    auto own = Range(1000 * (i + 1), 20);
+    sh.insert(sh.end(), own.begin(), own.end());
+    return Page("http://p" + std::to_string(i) + "/", s, 1, sh);
+  };
+  auto common_entries = [](const Store& store) {
+    uint64_t n = 0;
+    StatusOr<StoreStats> st = store.Stats();
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return n;
+    for (const DatabaseStats& d : st->databases) {
+      if (d.name == "common_values") n = d.entries;
+    }
+    return n;
+  };
+  SweepId s = 0;
+  {
+    auto store = OpenStore();  // limit 1000: nothing is common
+    s = store->OpenSweep("s", 1)->id;
+    std::vector<PageInput> batch;
+    for (int i = 0; i < 10; ++i) batch.push_back(page(i, s));
+    ASSERT_TRUE(store->Apply(batch).ok());
+    EXPECT_EQ(common_entries(*store), 0u);
+  }
+  uint64_t listed = 0;
+  {
+    StoreOptions o;
+    o.common_value_limit = 5;  // ten postings each, never listed: counted when next touched
+    auto store = OpenStore(o);
+    ApplyOne(*store, page(10, s));
+    listed = common_entries(*store);
+    EXPECT_GT(listed, 0u);
+    ExpectConsistent(*store);
+  }
+  {
+    StoreOptions o;
+    o.common_value_limit = 100;  // listed under the lower limit: counts go on
+    auto store = OpenStore(o);
+    ApplyOne(*store, page(11, s));
+    EXPECT_EQ(common_entries(*store), listed);
+    ExpectConsistent(*store);
+  }
+}
+
 TEST_F(StoreTest, MapGrowsWhenFull) {
   StoreOptions o;
   o.initial_map_size = 256 << 10;  // 256 KiB: full after a few dozen pages
