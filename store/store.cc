@@ -188,36 +188,64 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
   if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
+  // A value is used when it has at most common_value_limit postings. The writer (`samples`
+  // given) needs every value's stop-list entry to keep the counts exact, so it reads it first,
+  // and skips reading the postings of a listed value over the limit. A query reads at most
+  // kQuickRead postings first and looks at the stop list only for a value with more: most values
+  // have a few postings, and the stop list is then one lookup saved per value.
+  constexpr size_t kQuickRead = 64;
+  const uint64_t limit = options.common_value_limit;
   for (uint64_t value : sketch.sample.values) {
     if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
     SampleValueState st;
     st.value = value;
-    // The stop list first: a listed value over the limit is not read at all.
-    Key64 key(value);
-    MDB_val k = Val(key.view()), v;
-    int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
-    if (rc == 0) {
-      if (v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
-      st.listed = true;
-      st.listed_count = GetLE64(static_cast<const char*>(v.mv_data));
-    } else if (rc != MDB_NOTFOUND) {
-      return ops.Fail(rc, "common_values");
-    }
-    if (!st.listed || st.listed_count <= options.common_value_limit) {
-      // Reading past the limit would be wasted work: ReadValuePostings stops there and says
-      // whether more follow.
+    auto read_stop_list = [&]() -> Status {
+      Key64 key(value);
+      MDB_val k = Val(key.view()), v;
+      int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
+      if (rc == 0) {
+        if (v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
+        st.listed = true;
+        st.listed_count = GetLE64(static_cast<const char*>(v.mv_data));
+      } else if (rc != MDB_NOTFOUND) {
+        return ops.Fail(rc, "common_values");
+      }
+      return OkStatus();
+    };
+    auto read_postings = [&](size_t max) -> Status {
       postings.clear();
-      if (rc = ReadValuePostings(mc.get(), value, options.common_value_limit, &postings, &count, &more); rc != 0) {
+      if (int rc = ReadValuePostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
         return ops.Fail(rc, "samples");
       }
-      st.read = true;
-      st.over = more;
-      st.postings = count;
-      if (!more) {
-        for (DocId doc : postings) hits.emplace_back(doc, 1);
+      return OkStatus();
+    };
+    bool use = false;
+    if (samples != nullptr) {
+      SHINGLED_RETURN_IF_ERROR(read_stop_list());
+      // A listed value over the limit is not read at all; otherwise read up to the limit
+      // (ReadValuePostings stops there and says whether more follow).
+      if (!st.listed || st.listed_count <= limit) {
+        SHINGLED_RETURN_IF_ERROR(read_postings(limit));
+        st.read = true;
+        st.over = more;
+        st.postings = count;
+        use = !more;
+      }
+      samples->push_back(st);
+    } else {
+      SHINGLED_RETURN_IF_ERROR(read_postings(std::min<uint64_t>(limit, kQuickRead)));
+      use = !more;
+      if (more && limit > kQuickRead) {
+        SHINGLED_RETURN_IF_ERROR(read_stop_list());
+        if (!st.listed || st.listed_count <= limit) {
+          SHINGLED_RETURN_IF_ERROR(read_postings(limit));
+          use = !more;
+        }
       }
     }
-    if (samples != nullptr) samples->push_back(st);
+    if (use) {
+      for (DocId doc : postings) hits.emplace_back(doc, 1);
+    }
   }
   std::sort(hits.begin(), hits.end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
@@ -230,9 +258,9 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
-  size_t limit = options.max_candidates;
-  *truncated = ranked.size() > limit;
-  if (ranked.size() > limit) ranked.resize(limit);
+  const size_t max_candidates = options.max_candidates;
+  *truncated = ranked.size() > max_candidates;
+  if (ranked.size() > max_candidates) ranked.resize(max_candidates);
   for (auto& [points, doc] : ranked) out->push_back(doc);
   return OkStatus();
 }

@@ -402,6 +402,52 @@ TEST_F(StoreTest, CommonValueCountsStayExactWhenTheLimitChanges) {
   }
 }
 
+// Queries skip sample values with more postings than the limit, whether they are read in full
+// or found on the stop list (queries consult it only for values with over 64 postings).
+TEST_F(StoreTest, QueriesSkipCommonValuesAboveTheLimit) {
+  auto shingles = [](int i) {
+    std::vector<uint64_t> sh = Range(0, 20);  // boilerplate shared by every page
+    auto own = Range(1000 * (i + 1), 20);
+    sh.insert(sh.end(), own.begin(), own.end());
+    return sh;
+  };
+  SweepId s = 0;
+  {
+    StoreOptions o;
+    o.common_value_limit = 65;
+    auto store = OpenStore(o);
+    s = store->OpenSweep("s", 1)->id;
+    std::vector<PageInput> batch;
+    for (int i = 0; i < 70; ++i) batch.push_back(Page("http://p" + std::to_string(i) + "/", s, 1, shingles(i)));
+    ASSERT_TRUE(store->Apply(batch).ok());
+    ExpectConsistent(*store);
+  }
+  // A new page with the same boilerplate resembles each stored page at 20/60.
+  dedup::Sketch query = SyntheticSketch(params_, shingles(1000));
+  QueryOptions q;
+  q.threshold = 0.1;
+  q.limit = 1000;
+  size_t above = 0, below = 0;
+  for (uint64_t limit : {uint64_t{65}, uint64_t{100}, uint64_t{40}}) {
+    StoreOptions o;
+    o.common_value_limit = limit;
+    auto store = OpenStore(o);
+    StatusOr<std::vector<SimilarDoc>> r = store->SimilarToSketch(query, q);
+    ASSERT_TRUE(r.ok());
+    if (limit == 100) {
+      // 70 postings are within the limit: the boilerplate finds every page.
+      EXPECT_EQ(r->size(), 70u);
+      below = r->size();
+    } else {
+      // Over the limit (listed at 65; never listed at 40): only super shingles and features
+      // can find pages, which share no window of the page's own values.
+      if (limit == 65) above = r->size();
+      EXPECT_EQ(r->size(), above) << "limit " << limit;
+    }
+  }
+  EXPECT_LT(above, below);
+}
+
 TEST_F(StoreTest, MapGrowsWhenFull) {
   StoreOptions o;
   o.initial_map_size = 256 << 10;  // 256 KiB: full after a few dozen pages
