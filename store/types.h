@@ -41,8 +41,9 @@ struct StoreOptions {
   // (the estimate's standard error at t = 84 is about 0.055 at 0.5). Range (0, 1].
   double similar_threshold = 0.5;
   // A MOD sample value found in more than this many documents is machine-made boilerplate and is
-  // not used for candidate search (it is still stored, so the limit can change). Larger limits
-  // find more candidates through common text but cost more lookups per page. Range >= 1.
+  // not used for candidate search (it is still stored, so the limit can change). Only the indexed
+  // quarter of each sample is counted (FORMAT.md, "Posting lists"). Larger limits find more
+  // candidates through common text but cost more lookups per page. Range >= 1.
   uint64_t common_value_limit = 1000;
   // Relations that merge clusters (ClusterRelation bits). Exact and fungible by default;
   // adding kClusterSimilar makes paper 001's looser 50% clusters, which chain more.
