@@ -5,9 +5,9 @@
 //                       syscalls: LMDB writes each dirty page once per commit) and dirty pages
 //                       per commit;
 //   BM_Lookup/N         SimilarToSketch latency percentiles (p50, p99; wall clock and thread CPU
-//                       time) over 2,000 queries, half
-//                       of them stored pages, half new near-copies of stored families, cold
-//                       (just opened) and warm (after 20,000 other queries);
+//                       time) over 2,000 queries, half of them stored pages, half new
+//                       near-copies of stored families, cold (just opened) and warm (after
+//                       20,000 other queries);
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
