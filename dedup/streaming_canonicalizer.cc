@@ -1,0 +1,1522 @@
+// The streaming canonicalizer: a hand-written state machine after the HTML standard's tokenizer
+// (13.2.5), with state names from the standard so that each can be checked against it.
+//
+// Speed comes from scanning text, comments, attribute values and raw text with SSE2 (or a byte
+// table) for the few bytes that matter, and from handing whole text runs to the Tokenizer; no
+// state allocates, and no call per byte is virtual.
+#include "dedup/streaming_canonicalizer.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstring>
+#include <iterator>
+#include <utility>
+
+#include "dedup/internal/html_elements.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace shingled::dedup {
+
+std::string_view CanonicalizerKindName(CanonicalizerKind kind) {
+  switch (kind) {
+    case CanonicalizerKind::kStreaming:
+      return "streaming";
+    case CanonicalizerKind::kGumbo:
+      return "gumbo";
+  }
+  return "unknown";
+}
+
+StatusOr<CanonicalizerKind> ParseCanonicalizerKind(std::string_view name) {
+  if (name == "streaming") return CanonicalizerKind::kStreaming;
+  if (name == "gumbo") return CanonicalizerKind::kGumbo;
+  return Status(
+      StatusCode::kInvalidArgument,
+      "canonicalizer must be \"streaming\" or \"gumbo\", not \"" + std::string(name) + "\"");
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Character references.
+
+struct NamedReference {
+  std::string_view name;  // without '&', with ';' when the standard's name has one
+  char32_t first;
+  char32_t second;  // 0 when the reference is one code point
+};
+
+constexpr NamedReference kNamedReferences[] = {
+#include "dedup/internal/html_entities.inc"
+};
+
+// The longest name has 31 letters and digits before its ';' ("CounterClockwiseContourIntegral").
+constexpr size_t kMaxReferenceName = 31;
+
+const NamedReference* FindNamedReference(std::string_view name) {
+  const auto* it = std::lower_bound(
+      std::begin(kNamedReferences), std::end(kNamedReferences), name,
+      [](const NamedReference& ref, std::string_view key) { return ref.name < key; });
+  if (it != std::end(kNamedReferences) && it->name == name) return it;
+  return nullptr;
+}
+
+// Numeric references to C1 controls mean what windows-1252 puts there (HTML standard, numeric
+// character reference end state); 0 means "keep the code point".
+constexpr char32_t kC1Replacements[32] = {
+    0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+    0x2039, 0x0152, 0,      0x017D, 0,      0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+    0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
+
+char32_t FixNumericReference(uint32_t value) {
+  if (value == 0 || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) return 0xFFFD;
+  if (value >= 0x80 && value <= 0x9F && kC1Replacements[value - 0x80] != 0) {
+    return kC1Replacements[value - 0x80];
+  }
+  return value;
+}
+
+size_t EncodeUtf8(char32_t cp, char* out) {
+  if (cp < 0x80) {
+    out[0] = static_cast<char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = static_cast<char>(0xC0 | (cp >> 6));
+    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | (cp >> 12));
+    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | (cp >> 18));
+  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+constexpr std::string_view kReplacementUtf8 = "\xEF\xBF\xBD";
+
+// ---------------------------------------------------------------------------------------------
+// Byte classes and scanning.
+
+constexpr bool IsAsciiAlpha(unsigned char c) {
+  return static_cast<unsigned>((c | 0x20) - 'a') < 26u;
+}
+constexpr bool IsAsciiDigit(unsigned char c) { return static_cast<unsigned>(c - '0') < 10u; }
+constexpr bool IsAsciiAlnum(unsigned char c) { return IsAsciiAlpha(c) || IsAsciiDigit(c); }
+constexpr bool IsHexDigit(unsigned char c) {
+  return IsAsciiDigit(c) || static_cast<unsigned>((c | 0x20) - 'a') < 6u;
+}
+constexpr char ToLowerAscii(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c;
+}
+// The HTML standard's ASCII whitespace minus CR, which the input stream preprocessing turns
+// into LF before the tokenizer sees it.
+constexpr bool IsHtmlSpace(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+// Returns the first byte in [p, end) equal to one of `chars` (up to three; repeat one to use
+// fewer), or `end`.
+template <char A, char B, char C>
+const char* FindAny(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i a = _mm_set1_epi8(A);
+  const __m128i b = _mm_set1_epi8(B);
+  const __m128i c = _mm_set1_epi8(C);
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, a), _mm_cmpeq_epi8(v, b)),
+                                     _mm_cmpeq_epi8(v, c));
+    const int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != A && *p != B && *p != C) ++p;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elements. Only a few have behaviour of their own; the rest matter only for word breaks.
+
+enum class Tag : uint8_t {
+  kOther,
+  kScript,
+  kStyle,
+  kXmp,
+  kIframe,
+  kNoembed,
+  kNoframes,
+  kNoscript,
+  kTitle,
+  kTextarea,
+  kPlaintext,
+  kTemplate,
+  kSvg,
+  kMath,
+  kHtml,
+  kHead,
+  kBody,
+  kBr,
+};
+
+enum TagFlag : uint8_t {
+  kPhrasing = 1,        // dedup/internal/html_elements.h
+  kBreakout = 2,        // leaves SVG/MathML content (HTML standard, 13.2.6.5)
+  kHeadOk = 4,          // a start tag that keeps the "in head" insertion mode
+  kHeadNoscriptOk = 8,  // a start tag allowed in "in head noscript"
+};
+
+struct TagInfo {
+  Tag tag = Tag::kOther;
+  uint8_t flags = 0;
+};
+
+struct TagSpec {
+  std::string_view name;
+  Tag tag;
+  uint8_t flags;
+};
+
+// Elements with behaviour or flags other than phrasing; phrasing comes from html_elements.h.
+constexpr TagSpec kTagSpecs[] = {
+    {"b", Tag::kOther, kBreakout},
+    {"base", Tag::kOther, kHeadOk},
+    {"basefont", Tag::kOther, kHeadOk | kHeadNoscriptOk},
+    {"bgsound", Tag::kOther, kHeadOk | kHeadNoscriptOk},
+    {"big", Tag::kOther, kBreakout},
+    {"blockquote", Tag::kOther, kBreakout},
+    {"body", Tag::kBody, kBreakout},
+    {"br", Tag::kBr, kBreakout},
+    {"center", Tag::kOther, kBreakout},
+    {"code", Tag::kOther, kBreakout},
+    {"dd", Tag::kOther, kBreakout},
+    {"div", Tag::kOther, kBreakout},
+    {"dl", Tag::kOther, kBreakout},
+    {"dt", Tag::kOther, kBreakout},
+    {"em", Tag::kOther, kBreakout},
+    {"embed", Tag::kOther, kBreakout},
+    {"h1", Tag::kOther, kBreakout},
+    {"h2", Tag::kOther, kBreakout},
+    {"h3", Tag::kOther, kBreakout},
+    {"h4", Tag::kOther, kBreakout},
+    {"h5", Tag::kOther, kBreakout},
+    {"h6", Tag::kOther, kBreakout},
+    {"head", Tag::kHead, kBreakout | kHeadOk},
+    {"hr", Tag::kOther, kBreakout},
+    {"html", Tag::kHtml, kHeadOk},
+    {"i", Tag::kOther, kBreakout},
+    {"iframe", Tag::kIframe, 0},
+    {"img", Tag::kOther, kBreakout},
+    {"li", Tag::kOther, kBreakout},
+    {"link", Tag::kOther, kHeadOk | kHeadNoscriptOk},
+    {"listing", Tag::kOther, kBreakout},
+    {"math", Tag::kMath, 0},
+    {"menu", Tag::kOther, kBreakout},
+    {"meta", Tag::kOther, kBreakout | kHeadOk | kHeadNoscriptOk},
+    {"nobr", Tag::kOther, kBreakout},
+    {"noembed", Tag::kNoembed, 0},
+    {"noframes", Tag::kNoframes, kHeadOk | kHeadNoscriptOk},
+    {"noscript", Tag::kNoscript, kHeadOk},
+    {"ol", Tag::kOther, kBreakout},
+    {"p", Tag::kOther, kBreakout},
+    {"plaintext", Tag::kPlaintext, 0},
+    {"pre", Tag::kOther, kBreakout},
+    {"ruby", Tag::kOther, kBreakout},
+    {"s", Tag::kOther, kBreakout},
+    {"script", Tag::kScript, kHeadOk},
+    {"small", Tag::kOther, kBreakout},
+    {"span", Tag::kOther, kBreakout},
+    {"strike", Tag::kOther, kBreakout},
+    {"strong", Tag::kOther, kBreakout},
+    {"style", Tag::kStyle, kHeadOk | kHeadNoscriptOk},
+    {"sub", Tag::kOther, kBreakout},
+    {"sup", Tag::kOther, kBreakout},
+    {"svg", Tag::kSvg, 0},
+    {"table", Tag::kOther, kBreakout},
+    {"template", Tag::kTemplate, kHeadOk},
+    {"textarea", Tag::kTextarea, 0},
+    {"title", Tag::kTitle, kHeadOk},
+    {"tt", Tag::kOther, kBreakout},
+    {"u", Tag::kOther, kBreakout},
+    {"ul", Tag::kOther, kBreakout},
+    {"var", Tag::kOther, kBreakout},
+    {"xmp", Tag::kXmp, 0},
+};
+
+// Tag names longer than this are no element we know; only whether they are too long is kept.
+constexpr size_t kMaxTagName = 15;
+
+// An open-addressing hash table from tag name to TagInfo, built once: a tag costs one hash of
+// at most kMaxTagName bytes and usually one comparison, where binary search over ~100 names
+// would cost seven.
+class TagTable {
+ public:
+  TagTable() {
+    for (const TagSpec& spec : kTagSpecs) Insert(spec.name, spec.tag, spec.flags);
+    for (std::string_view name : internal::kPhrasingElements) Insert(name, Tag::kOther, kPhrasing);
+  }
+
+  TagInfo Lookup(std::string_view name) const {
+    for (size_t i = Hash(name) & kMask;; i = (i + 1) & kMask) {
+      const Slot& slot = slots_[i];
+      if (slot.length == 0) return {};
+      if (slot.length == name.size() && std::memcmp(slot.name, name.data(), name.size()) == 0) {
+        return slot.info;
+      }
+    }
+  }
+
+ private:
+  static constexpr size_t kSize = 512;  // a power of two, well above 2x the ~110 names
+  static constexpr size_t kMask = kSize - 1;
+
+  struct Slot {
+    char name[kMaxTagName] = {};
+    uint8_t length = 0;
+    TagInfo info;
+  };
+
+  static size_t Hash(std::string_view name) {
+    uint32_t h = 2166136261u;
+    for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    return h ^ (h >> 15);
+  }
+
+  void Insert(std::string_view name, Tag tag, uint8_t flags) {
+    for (size_t i = Hash(name) & kMask;; i = (i + 1) & kMask) {
+      Slot& slot = slots_[i];
+      if (slot.length == 0) {
+        std::memcpy(slot.name, name.data(), name.size());
+        slot.length = static_cast<uint8_t>(name.size());
+        slot.info = {tag, flags};
+        return;
+      }
+      if (std::string_view(slot.name, slot.length) == name) {
+        if (tag != Tag::kOther) slot.info.tag = tag;
+        slot.info.flags |= flags;
+        return;
+      }
+    }
+  }
+
+  std::array<Slot, kSize> slots_;
+};
+
+const TagTable& Tags() {
+  static const TagTable* const table = new TagTable();  // never destroyed: used at exit too
+  return *table;
+}
+
+// Tracks whether the text sent so far ends inside a UTF-8 sequence. Such a tail is invalid
+// whatever follows markup (a converter would have made it U+FFFD, a separator), so when markup
+// interrupts the text the Tokenizer must not join it with bytes that come after the markup.
+class Utf8Tail {
+ public:
+  void Update(std::string_view s) {
+    size_t start = s.size() > 4 ? s.size() - 4 : 0;
+    if (start > 0) need_ = 0;  // a sequence is at most 4 bytes: older bytes cannot matter
+    for (size_t i = start; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if ((c & 0xC0) == 0x80) {
+        if (need_ > 0) --need_;
+      } else if (c >= 0xC2 && c <= 0xDF) {
+        need_ = 1;
+      } else if (c >= 0xE0 && c <= 0xEF) {
+        need_ = 2;
+      } else if (c >= 0xF0 && c <= 0xF4) {
+        need_ = 3;
+      } else {
+        need_ = 0;
+      }
+    }
+  }
+  bool incomplete() const { return need_ != 0; }
+  void Reset() { need_ = 0; }
+
+ private:
+  int need_ = 0;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+class HtmlTextExtractor::Impl {
+ public:
+  explicit Impl(Tokenizer* tokenizer) : tokenizer_(tokenizer) {}
+
+  void Feed(std::string_view in);
+  void Finish();
+  size_t Buffered() const { return name_len_ + ref_len_ + decl_len_ + temp_len_; }
+
+ private:
+  // States of the HTML standard's tokenizer (13.2.5), less those that only matter for
+  // attribute values and doctype fields, which are skipped.
+  enum class State : uint8_t {
+    kData,
+    kRcdata,
+    kRawtext,
+    kScriptData,
+    kPlaintext,
+    kTagOpen,
+    kEndTagOpen,
+    kTagName,
+    kRawLessThan,    // RCDATA/RAWTEXT less-than sign; raw_return_ says which
+    kRawEndTagOpen,  // also script data (escaped) end tag open
+    kRawEndTagName,  // also script data (escaped) end tag name
+    kScriptLessThan,
+    kScriptEscapeStart,
+    kScriptEscapeStartDash,
+    kScriptEscaped,
+    kScriptEscapedDash,
+    kScriptEscapedDashDash,
+    kScriptEscapedLessThan,
+    kScriptDoubleEscapeStart,
+    kScriptDoubleEscaped,
+    kScriptDoubleEscapedDash,
+    kScriptDoubleEscapedDashDash,
+    kScriptDoubleEscapedLessThan,
+    kScriptDoubleEscapeEnd,
+    kBeforeAttrName,
+    kAttrName,
+    kAfterAttrName,
+    kBeforeAttrValue,
+    kAttrValueDoubleQuoted,
+    kAttrValueSingleQuoted,
+    kAttrValueUnquoted,
+    kAfterAttrValueQuoted,
+    kSelfClosingStartTag,
+    kBogusComment,
+    kMarkupDeclarationOpen,
+    kCommentStart,
+    kCommentStartDash,
+    kComment,
+    kCommentEndDash,
+    kCommentEnd,
+    kCommentEndBang,
+    kDoctype,  // all doctype states: a doctype always ends at the first '>'
+    kCdataSection,
+    kCdataSectionBracket,
+    kCdataSectionEnd,
+    kCharacterReference,
+    kNamedCharacterReference,
+    kNumericCharacterReference,
+    kHexadecimalReferenceStart,
+    kDecimalCharacterReference,
+    kHexadecimalCharacterReference,
+  };
+
+  bool Visible() const { return (template_depth_ | noscript_depth_ | foreign_drop_depth_) == 0; }
+
+  // Sends text to the Tokenizer.
+  void Text(std::string_view s) {
+    tokenizer_->Feed(s);
+    tail_.Update(s);
+  }
+  // Markup (or a dropped NUL) interrupts the text: see Utf8Tail.
+  void EndTextRun() {
+    if (tail_.incomplete()) {
+      tokenizer_->Break();
+      tail_.Reset();
+    }
+  }
+  void Break() {
+    tokenizer_->Break();
+    tail_.Reset();
+  }
+  // Text in the data state: visible unless inside a dropped element; non-whitespace text ends
+  // the document's head (the tree builder then opens <body>).
+  void DataText(std::string_view s) {
+    if (in_head_) MaybeLeaveHead(s);
+    if (Visible()) Text(s);
+  }
+  void MaybeLeaveHead(std::string_view s) {
+    for (char c : s) {
+      if (!IsHtmlSpace(static_cast<unsigned char>(c))) {
+        in_head_ = false;
+        head_noscript_ = false;
+        return;
+      }
+    }
+  }
+  // Text of an RCDATA, RAWTEXT or PLAINTEXT element: kept for title, textarea, xmp, plaintext.
+  void RawText(std::string_view s) {
+    if (raw_kept_) Text(s);
+  }
+  // Text that a character reference produced, or gave back when it matched nothing.
+  void ReferenceText(std::string_view s) {
+    if (ref_return_ == State::kData) {
+      DataText(s);
+    } else {
+      RawText(s);
+    }
+  }
+  void ReferenceCodePoint(char32_t cp) {
+    char buf[4];
+    ReferenceText(std::string_view(buf, EncodeUtf8(cp, buf)));
+  }
+
+  void StartTag(State next) {
+    state_ = next;
+    is_end_tag_ = false;
+    self_closing_ = false;
+    name_len_ = 0;
+    name_too_long_ = false;
+  }
+  void AppendName(char c) {
+    if (name_len_ < kMaxTagName) {
+      name_[name_len_++] = ToLowerAscii(c);
+    } else {
+      name_too_long_ = true;
+    }
+  }
+  std::string_view Name() const { return std::string_view(name_, name_len_); }
+
+  // The tag is complete: the tree-builder part.
+  void EmitTag();
+  void OnStartTag(TagInfo info);
+  void OnEndTag(TagInfo info);
+  void EnterRaw(State state, std::string_view end_tag, bool kept) {
+    state_ = state;
+    raw_end_tag_ = end_tag;
+    raw_kept_ = kept;
+  }
+
+  // Named reference held in ref_: resolves the longest match and sends the text.
+  void ResolveNamedReference(bool semicolon);
+  void ResolveNumericReference();
+
+  // Appropriate end tag check for RCDATA, RAWTEXT and script data.
+  bool AppropriateEndTag() const { return !name_too_long_ && Name() == raw_end_tag_; }
+  // A "</name" in raw text that is not the end tag: give it back as text.
+  void GiveBackEndTag() {
+    RawText("</");
+    RawText(Name());
+    state_ = raw_return_;
+  }
+
+  const char* Step(const char* p, const char* end);
+
+  Tokenizer* tokenizer_;  // not const, so that Finish() can reset by assignment
+  Utf8Tail tail_;
+
+  State state_ = State::kData;
+  // The current tag.
+  char name_[kMaxTagName] = {};
+  size_t name_len_ = 0;
+  bool name_too_long_ = false;
+  bool is_end_tag_ = false;
+  bool self_closing_ = false;
+  // Raw text: the element's name, where to go back after a false "</", whether text is kept.
+  std::string_view raw_end_tag_;
+  State raw_return_ = State::kData;
+  bool raw_kept_ = false;
+  // Script data double-escape: the bytes after "<" or "</", to recognise "script".
+  char temp_[7] = {};
+  size_t temp_len_ = 0;
+  bool temp_too_long_ = false;
+  // Markup declaration lookahead: "--", "DOCTYPE" or "[CDATA[".
+  char decl_[7] = {};
+  size_t decl_len_ = 0;
+  // Character references.
+  State ref_return_ = State::kData;
+  char ref_[kMaxReferenceName + 1] = {};
+  size_t ref_len_ = 0;
+  uint32_t ref_value_ = 0;
+  // The tree builder, reduced to what changes visible text. Depths saturate rather than wrap.
+  uint32_t template_depth_ = 0;
+  uint32_t noscript_depth_ = 0;      // <noscript> in body
+  uint32_t foreign_depth_ = 0;       // open <svg> and <math>
+  uint32_t foreign_drop_depth_ = 0;  // <script>/<style> inside SVG/MathML
+  bool in_head_ = true;              // "before html", "before head" or "in head"
+  bool head_noscript_ = false;       // "in head noscript"
+};
+
+namespace {
+constexpr uint32_t kMaxDepth = 1u << 30;
+void Increment(uint32_t* depth) {
+  if (*depth < kMaxDepth) ++*depth;
+}
+void Decrement(uint32_t* depth) {
+  if (*depth > 0) --*depth;
+}
+}  // namespace
+
+void HtmlTextExtractor::Impl::Feed(std::string_view in) {
+  const char* p = in.data();
+  const char* const end = p + in.size();
+  while (p < end) p = Step(p, end);
+}
+
+// Consumes at least one byte of [p, end) in the current state and returns where it stopped.
+// "Reconsume" in the standard is a state change that returns `p` unchanged.
+const char* HtmlTextExtractor::Impl::Step(const char* p, const char* end) {
+  switch (state_) {
+    case State::kData: {
+      const char* q = FindAny<'<', '&', '\0'>(p, end);
+      if (q > p) DataText(std::string_view(p, q - p));
+      if (q == end) return end;
+      if (*q == '<') {
+        EndTextRun();
+        state_ = State::kTagOpen;
+      } else if (*q == '&') {
+        ref_return_ = State::kData;
+        state_ = State::kCharacterReference;
+      } else if (foreign_depth_ > 0) {
+        DataText(kReplacementUtf8);  // the tree builder's rule for NUL in foreign content
+      } else {
+        EndTextRun();  // "in body" ignores NUL: the text on both sides joins
+      }
+      return q + 1;
+    }
+
+    case State::kRcdata: {
+      const char* q = FindAny<'<', '&', '\0'>(p, end);
+      if (q > p) RawText(std::string_view(p, q - p));
+      if (q == end) return end;
+      if (*q == '<') {
+        raw_return_ = State::kRcdata;
+        state_ = State::kRawLessThan;
+      } else if (*q == '&') {
+        ref_return_ = State::kRcdata;
+        state_ = State::kCharacterReference;
+      } else {
+        RawText(kReplacementUtf8);
+      }
+      return q + 1;
+    }
+
+    case State::kRawtext: {
+      const char* q = FindAny<'<', '\0', '\0'>(p, end);
+      if (q > p) RawText(std::string_view(p, q - p));
+      if (q == end) return end;
+      if (*q == '<') {
+        raw_return_ = State::kRawtext;
+        state_ = State::kRawLessThan;
+      } else {
+        RawText(kReplacementUtf8);
+      }
+      return q + 1;
+    }
+
+    case State::kPlaintext: {
+      const char* q = FindAny<'\0', '\0', '\0'>(p, end);
+      if (q > p) RawText(std::string_view(p, q - p));
+      if (q == end) return end;
+      RawText(kReplacementUtf8);
+      return q + 1;
+    }
+
+    case State::kTagOpen: {
+      const char c = *p;
+      if (c == '!') {
+        state_ = State::kMarkupDeclarationOpen;
+        decl_len_ = 0;
+        return p + 1;
+      }
+      if (c == '/') {
+        state_ = State::kEndTagOpen;
+        return p + 1;
+      }
+      if (IsAsciiAlpha(c)) {
+        StartTag(State::kTagName);
+        return p;
+      }
+      if (c == '?') {
+        state_ = State::kBogusComment;
+        return p;
+      }
+      state_ = State::kData;  // "invalid-first-character-of-tag-name": '<' is text
+      DataText("<");
+      return p;
+    }
+
+    case State::kEndTagOpen: {
+      const char c = *p;
+      if (IsAsciiAlpha(c)) {
+        StartTag(State::kTagName);
+        is_end_tag_ = true;
+        return p;
+      }
+      if (c == '>') {  // "</>" is nothing at all
+        state_ = State::kData;
+        return p + 1;
+      }
+      state_ = State::kBogusComment;
+      return p;
+    }
+
+    case State::kTagName: {
+      for (; p < end; ++p) {
+        const char c = *p;
+        if (IsHtmlSpace(c)) {
+          state_ = State::kBeforeAttrName;
+          return p + 1;
+        }
+        if (c == '/') {
+          state_ = State::kSelfClosingStartTag;
+          return p + 1;
+        }
+        if (c == '>') {
+          EmitTag();
+          return p + 1;
+        }
+        AppendName(c);  // NUL would be U+FFFD: either way no name we know
+      }
+      return end;
+    }
+
+    // Attributes: skipped, but their quoting decides where the tag ends.
+    case State::kBeforeAttrName: {
+      const char c = *p;
+      if (IsHtmlSpace(c)) return p + 1;
+      if (c == '/') {
+        state_ = State::kSelfClosingStartTag;
+        return p + 1;
+      }
+      if (c == '>') {
+        EmitTag();
+        return p + 1;
+      }
+      state_ = State::kAttrName;  // '=' here starts a name too
+      return p + 1;
+    }
+
+    case State::kAttrName: {
+      for (; p < end; ++p) {
+        const char c = *p;
+        if (IsHtmlSpace(c)) {
+          state_ = State::kAfterAttrName;
+          return p + 1;
+        }
+        if (c == '/') {
+          state_ = State::kSelfClosingStartTag;
+          return p + 1;
+        }
+        if (c == '=') {
+          state_ = State::kBeforeAttrValue;
+          return p + 1;
+        }
+        if (c == '>') {
+          EmitTag();
+          return p + 1;
+        }
+      }
+      return end;
+    }
+
+    case State::kAfterAttrName: {
+      const char c = *p;
+      if (IsHtmlSpace(c)) return p + 1;
+      if (c == '/') {
+        state_ = State::kSelfClosingStartTag;
+        return p + 1;
+      }
+      if (c == '=') {
+        state_ = State::kBeforeAttrValue;
+        return p + 1;
+      }
+      if (c == '>') {
+        EmitTag();
+        return p + 1;
+      }
+      state_ = State::kAttrName;
+      return p + 1;
+    }
+
+    case State::kBeforeAttrValue: {
+      const char c = *p;
+      if (IsHtmlSpace(c)) return p + 1;
+      if (c == '"') {
+        state_ = State::kAttrValueDoubleQuoted;
+        return p + 1;
+      }
+      if (c == '\'') {
+        state_ = State::kAttrValueSingleQuoted;
+        return p + 1;
+      }
+      if (c == '>') {
+        EmitTag();
+        return p + 1;
+      }
+      state_ = State::kAttrValueUnquoted;
+      return p;
+    }
+
+    case State::kAttrValueDoubleQuoted:
+    case State::kAttrValueSingleQuoted: {
+      const char quote = state_ == State::kAttrValueDoubleQuoted ? '"' : '\'';
+      const void* q = std::memchr(p, quote, end - p);
+      if (q == nullptr) return end;
+      state_ = State::kAfterAttrValueQuoted;
+      return static_cast<const char*>(q) + 1;
+    }
+
+    case State::kAttrValueUnquoted: {
+      for (; p < end; ++p) {
+        const char c = *p;
+        if (IsHtmlSpace(c)) {
+          state_ = State::kBeforeAttrName;
+          return p + 1;
+        }
+        if (c == '>') {
+          EmitTag();
+          return p + 1;
+        }
+      }
+      return end;
+    }
+
+    case State::kAfterAttrValueQuoted: {
+      const char c = *p;
+      if (IsHtmlSpace(c)) {
+        state_ = State::kBeforeAttrName;
+        return p + 1;
+      }
+      if (c == '/') {
+        state_ = State::kSelfClosingStartTag;
+        return p + 1;
+      }
+      if (c == '>') {
+        EmitTag();
+        return p + 1;
+      }
+      state_ = State::kBeforeAttrName;
+      return p;
+    }
+
+    case State::kSelfClosingStartTag: {
+      if (*p == '>') {
+        self_closing_ = true;
+        EmitTag();
+        return p + 1;
+      }
+      state_ = State::kBeforeAttrName;
+      return p;
+    }
+
+    case State::kBogusComment:
+    case State::kDoctype: {
+      const void* q = std::memchr(p, '>', end - p);
+      if (q == nullptr) return end;
+      state_ = State::kData;
+      return static_cast<const char*>(q) + 1;
+    }
+
+    case State::kMarkupDeclarationOpen: {
+      // Bytes arrive one at a time, so that a chunk boundary inside "DOCTYPE" changes nothing.
+      // The lookahead holds only bytes that still match, and none of those is '>', so on a
+      // mismatch only the newest byte can end the bogus comment.
+      const char c = *p;
+      decl_[decl_len_++] = c;
+      const std::string_view got(decl_, decl_len_);
+      constexpr std::string_view kComment = "--";
+      constexpr std::string_view kDoctype = "doctype";
+      constexpr std::string_view kCdata = "[CDATA[";
+      bool doctype_prefix = true;
+      for (size_t i = 0; i < decl_len_ && doctype_prefix; ++i) {
+        doctype_prefix = i < kDoctype.size() && ToLowerAscii(got[i]) == kDoctype[i];
+      }
+      const bool comment_prefix = kComment.starts_with(got);
+      const bool cdata_prefix = kCdata.starts_with(got);
+      if (comment_prefix && got.size() == kComment.size()) {
+        state_ = State::kCommentStart;
+      } else if (doctype_prefix && got.size() == kDoctype.size()) {
+        state_ = State::kDoctype;
+      } else if (cdata_prefix && got.size() == kCdata.size()) {
+        // CDATA sections exist only in foreign content; elsewhere "[CDATA[" opens a bogus
+        // comment.
+        state_ = foreign_depth_ > 0 ? State::kCdataSection : State::kBogusComment;
+      } else if (!comment_prefix && !doctype_prefix && !cdata_prefix) {
+        state_ = c == '>' ? State::kData : State::kBogusComment;
+      } else {
+        return p + 1;
+      }
+      decl_len_ = 0;
+      return p + 1;
+    }
+
+    case State::kCommentStart:
+      if (*p == '-') {
+        state_ = State::kCommentStartDash;
+        return p + 1;
+      }
+      if (*p == '>') {  // "<!-->"
+        state_ = State::kData;
+        return p + 1;
+      }
+      state_ = State::kComment;
+      return p;
+
+    case State::kCommentStartDash:
+      if (*p == '-') {
+        state_ = State::kCommentEnd;
+        return p + 1;
+      }
+      if (*p == '>') {  // "<!--->"
+        state_ = State::kData;
+        return p + 1;
+      }
+      state_ = State::kComment;
+      return p;
+
+    case State::kComment: {
+      // The "comment less-than sign" states only report nested "<!--"; they never end a
+      // comment, so only '-' matters.
+      const void* q = std::memchr(p, '-', end - p);
+      if (q == nullptr) return end;
+      state_ = State::kCommentEndDash;
+      return static_cast<const char*>(q) + 1;
+    }
+
+    case State::kCommentEndDash:
+      state_ = *p == '-' ? State::kCommentEnd : State::kComment;
+      return *p == '-' ? p + 1 : p;
+
+    case State::kCommentEnd:
+      if (*p == '>') {
+        state_ = State::kData;
+      } else if (*p == '!') {
+        state_ = State::kCommentEndBang;
+      } else if (*p != '-') {
+        state_ = State::kComment;
+        return p;
+      }
+      return p + 1;
+
+    case State::kCommentEndBang:
+      if (*p == '-') {
+        state_ = State::kCommentEndDash;
+      } else if (*p == '>') {  // "--!>"
+        state_ = State::kData;
+      } else {
+        state_ = State::kComment;
+        return p;
+      }
+      return p + 1;
+
+    case State::kCdataSection: {
+      const char* q = FindAny<']', ']', ']'>(p, end);
+      if (q > p) DataText(std::string_view(p, q - p));
+      if (q == end) return end;
+      state_ = State::kCdataSectionBracket;
+      return q + 1;
+    }
+
+    case State::kCdataSectionBracket:
+      if (*p == ']') {
+        state_ = State::kCdataSectionEnd;
+        return p + 1;
+      }
+      DataText("]");
+      state_ = State::kCdataSection;
+      return p;
+
+    case State::kCdataSectionEnd:
+      if (*p == ']') {
+        DataText("]");
+        return p + 1;
+      }
+      if (*p == '>') {
+        state_ = State::kData;
+        return p + 1;
+      }
+      DataText("]]");
+      state_ = State::kCdataSection;
+      return p;
+
+    // RCDATA and RAWTEXT end tags: only "</name" for the element that opened the raw text.
+    case State::kRawLessThan:
+      if (*p == '/') {
+        state_ = State::kRawEndTagOpen;
+        return p + 1;
+      }
+      RawText("<");
+      state_ = raw_return_;
+      return p;
+
+    case State::kRawEndTagOpen:
+      if (IsAsciiAlpha(*p)) {
+        StartTag(State::kRawEndTagName);
+        is_end_tag_ = true;
+        return p;
+      }
+      RawText("</");
+      state_ = raw_return_;
+      return p;
+
+    case State::kRawEndTagName: {
+      for (; p < end; ++p) {
+        const char c = *p;
+        if (IsHtmlSpace(c) || c == '/' || c == '>') {
+          if (!AppropriateEndTag()) {
+            GiveBackEndTag();
+            return p;
+          }
+          if (c == '>') {
+            EmitTag();
+          } else {
+            state_ = c == '/' ? State::kSelfClosingStartTag : State::kBeforeAttrName;
+          }
+          return p + 1;
+        }
+        if (!IsAsciiAlpha(c) || name_len_ >= raw_end_tag_.size()) {
+          // Cannot be the end tag any more: give the bytes back to the raw text.
+          GiveBackEndTag();
+          return p;
+        }
+        AppendName(c);
+      }
+      return end;
+    }
+
+    // Script data and its escape states: the text is dropped; they exist to find the right
+    // "</script>".
+    case State::kScriptData: {
+      const void* q = std::memchr(p, '<', end - p);
+      if (q == nullptr) return end;
+      state_ = State::kScriptLessThan;
+      return static_cast<const char*>(q) + 1;
+    }
+
+    case State::kScriptLessThan:
+      if (*p == '/') {
+        raw_return_ = State::kScriptData;
+        state_ = State::kRawEndTagOpen;
+        return p + 1;
+      }
+      if (*p == '!') {
+        state_ = State::kScriptEscapeStart;
+        return p + 1;
+      }
+      state_ = State::kScriptData;
+      return p;
+
+    case State::kScriptEscapeStart:
+      if (*p == '-') {
+        state_ = State::kScriptEscapeStartDash;
+        return p + 1;
+      }
+      state_ = State::kScriptData;
+      return p;
+
+    case State::kScriptEscapeStartDash:
+      if (*p == '-') {
+        state_ = State::kScriptEscapedDashDash;
+        return p + 1;
+      }
+      state_ = State::kScriptData;
+      return p;
+
+    case State::kScriptEscaped: {
+      const char* q = FindAny<'-', '<', '<'>(p, end);
+      if (q == end) return end;
+      state_ = *q == '-' ? State::kScriptEscapedDash : State::kScriptEscapedLessThan;
+      return q + 1;
+    }
+
+    case State::kScriptEscapedDash:
+    case State::kScriptEscapedDashDash:
+      if (*p == '-') {
+        state_ = State::kScriptEscapedDashDash;
+      } else if (*p == '<') {
+        state_ = State::kScriptEscapedLessThan;
+      } else if (*p == '>' && state_ == State::kScriptEscapedDashDash) {
+        state_ = State::kScriptData;
+      } else {
+        state_ = State::kScriptEscaped;
+      }
+      return p + 1;
+
+    case State::kScriptEscapedLessThan:
+      if (*p == '/') {
+        raw_return_ = State::kScriptEscaped;
+        state_ = State::kRawEndTagOpen;
+        return p + 1;
+      }
+      if (IsAsciiAlpha(*p)) {
+        temp_len_ = 0;
+        temp_too_long_ = false;
+        state_ = State::kScriptDoubleEscapeStart;
+        return p;
+      }
+      state_ = State::kScriptEscaped;
+      return p;
+
+    case State::kScriptDoubleEscapeStart:
+    case State::kScriptDoubleEscapeEnd: {
+      const bool start = state_ == State::kScriptDoubleEscapeStart;
+      const State matched = start ? State::kScriptDoubleEscaped : State::kScriptEscaped;
+      const State unmatched = start ? State::kScriptEscaped : State::kScriptDoubleEscaped;
+      const char c = *p;
+      if (IsHtmlSpace(c) || c == '/' || c == '>') {
+        const bool is_script = !temp_too_long_ && std::string_view(temp_, temp_len_) == "script";
+        state_ = is_script ? matched : unmatched;
+        return p + 1;
+      }
+      if (IsAsciiAlpha(c)) {
+        if (temp_len_ < sizeof(temp_)) {
+          temp_[temp_len_++] = ToLowerAscii(c);
+        } else {
+          temp_too_long_ = true;
+        }
+        return p + 1;
+      }
+      state_ = unmatched;
+      return p;
+    }
+
+    case State::kScriptDoubleEscaped: {
+      const char* q = FindAny<'-', '<', '<'>(p, end);
+      if (q == end) return end;
+      state_ = *q == '-' ? State::kScriptDoubleEscapedDash : State::kScriptDoubleEscapedLessThan;
+      return q + 1;
+    }
+
+    case State::kScriptDoubleEscapedDash:
+    case State::kScriptDoubleEscapedDashDash:
+      if (*p == '-') {
+        state_ = State::kScriptDoubleEscapedDashDash;
+      } else if (*p == '<') {
+        state_ = State::kScriptDoubleEscapedLessThan;
+      } else if (*p == '>' && state_ == State::kScriptDoubleEscapedDashDash) {
+        state_ = State::kScriptData;
+      } else {
+        state_ = State::kScriptDoubleEscaped;
+      }
+      return p + 1;
+
+    case State::kScriptDoubleEscapedLessThan:
+      if (*p == '/') {
+        temp_len_ = 0;
+        temp_too_long_ = false;
+        state_ = State::kScriptDoubleEscapeEnd;
+        return p + 1;
+      }
+      state_ = State::kScriptDoubleEscaped;
+      return p;
+
+    // Character references (13.2.5.72-80).
+    case State::kCharacterReference: {
+      const char c = *p;
+      if (IsAsciiAlnum(c)) {
+        ref_len_ = 0;
+        state_ = State::kNamedCharacterReference;
+        return p;
+      }
+      if (c == '#') {
+        ref_[0] = '#';
+        ref_len_ = 1;
+        state_ = State::kNumericCharacterReference;
+        return p + 1;
+      }
+      ReferenceText("&");
+      state_ = ref_return_;
+      return p;
+    }
+
+    case State::kNamedCharacterReference: {
+      for (; p < end; ++p) {
+        const char c = *p;
+        if (c == ';') {
+          ResolveNamedReference(/*semicolon=*/true);
+          return p + 1;
+        }
+        if (!IsAsciiAlnum(c) || ref_len_ == kMaxReferenceName) {
+          // No name is longer, so the match is decided; the rest is text in the return state.
+          ResolveNamedReference(/*semicolon=*/false);
+          return p;
+        }
+        ref_[ref_len_++] = c;
+      }
+      return end;
+    }
+
+    case State::kNumericCharacterReference:
+      ref_value_ = 0;
+      if (*p == 'x' || *p == 'X') {
+        ref_[ref_len_++] = *p;
+        state_ = State::kHexadecimalReferenceStart;
+        return p + 1;
+      }
+      if (IsAsciiDigit(*p)) {
+        state_ = State::kDecimalCharacterReference;
+        return p;
+      }
+      ReferenceText("&#");  // "absence-of-digits-in-numeric-character-reference"
+      state_ = ref_return_;
+      return p;
+
+    case State::kHexadecimalReferenceStart:
+      if (IsHexDigit(*p)) {
+        state_ = State::kHexadecimalCharacterReference;
+        return p;
+      }
+      ReferenceText("&");
+      ReferenceText(std::string_view(ref_, ref_len_));
+      state_ = ref_return_;
+      return p;
+
+    case State::kDecimalCharacterReference:
+    case State::kHexadecimalCharacterReference: {
+      const bool hex = state_ == State::kHexadecimalCharacterReference;
+      for (; p < end; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        uint32_t digit;
+        if (IsAsciiDigit(c)) {
+          digit = c - '0';
+        } else if (hex && IsHexDigit(c)) {
+          digit = (c | 0x20) - 'a' + 10;
+        } else {
+          ResolveNumericReference();
+          return c == ';' ? p + 1 : p;
+        }
+        // Saturate above the largest code point: the value only needs to be "too large".
+        ref_value_ = std::min<uint32_t>(ref_value_ * (hex ? 16 : 10) + digit, 0x110000);
+      }
+      return end;
+    }
+  }
+  return end;  // unreachable: every state is handled above
+}
+
+void HtmlTextExtractor::Impl::ResolveNamedReference(bool semicolon) {
+  const std::string_view name(ref_, ref_len_);
+  state_ = ref_return_;
+  ref_len_ = 0;
+  const NamedReference* match = nullptr;
+  size_t matched = 0;  // bytes of `name` the match used
+  if (semicolon) {
+    char with_semicolon[kMaxReferenceName + 1];
+    std::memcpy(with_semicolon, name.data(), name.size());
+    with_semicolon[name.size()] = ';';
+    match = FindNamedReference(std::string_view(with_semicolon, name.size() + 1));
+    matched = name.size();
+  }
+  if (match == nullptr) {
+    // The legacy names without ';' (106 of them, "amp", "copy", "eacute", ...) match as a
+    // prefix: "&notit;" is "¬it;". Try the longest prefix first.
+    for (size_t len = std::min<size_t>(name.size(), 6); len > 0 && match == nullptr; --len) {
+      match = FindNamedReference(name.substr(0, len));
+      matched = len;
+    }
+  }
+  if (match == nullptr) {
+    ReferenceText("&");
+    ReferenceText(name);
+    if (semicolon) ReferenceText(";");
+    return;
+  }
+  ReferenceCodePoint(match->first);
+  if (match->second != 0) ReferenceCodePoint(match->second);
+  if (matched < name.size()) ReferenceText(name.substr(matched));
+  if (semicolon && !match->name.ends_with(';')) ReferenceText(";");
+}
+
+void HtmlTextExtractor::Impl::ResolveNumericReference() {
+  state_ = ref_return_;
+  ref_len_ = 0;
+  ReferenceCodePoint(FixNumericReference(ref_value_));
+}
+
+void HtmlTextExtractor::Impl::EmitTag() {
+  state_ = State::kData;
+  const TagInfo info = name_too_long_ ? TagInfo{} : Tags().Lookup(Name());
+  if (is_end_tag_) {
+    OnEndTag(info);
+  } else {
+    OnStartTag(info);
+  }
+  name_len_ = 0;
+}
+
+void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
+  const bool phrasing = (info.flags & kPhrasing) != 0;
+  if (foreign_depth_ > 0) {
+    if ((info.flags & kBreakout) == 0) {
+      // An SVG or MathML element: no raw text, no RCDATA. Script and style keep their Gumbo
+      // tags there, so the reference drops their text; so do we.
+      if (!phrasing && Visible()) Break();
+      if (self_closing_) return;
+      if (info.tag == Tag::kSvg || info.tag == Tag::kMath) {
+        Increment(&foreign_depth_);
+      } else if (info.tag == Tag::kScript || info.tag == Tag::kStyle) {
+        Increment(&foreign_drop_depth_);
+      }
+      return;
+    }
+    // A breakout tag closes every open SVG/MathML element and is handled as HTML.
+    foreign_depth_ = 0;
+    foreign_drop_depth_ = 0;
+  }
+
+  if (head_noscript_ && (info.flags & kHeadNoscriptOk) == 0) {
+    head_noscript_ = false;  // "in head noscript", anything else: pop <noscript>, reprocess
+  }
+  if (in_head_ && (info.flags & kHeadOk) == 0) in_head_ = false;
+  if (!phrasing && Visible()) Break();
+
+  switch (info.tag) {
+    case Tag::kScript:
+      EnterRaw(State::kScriptData, "script", false);
+      break;
+    case Tag::kStyle:
+      EnterRaw(State::kRawtext, "style", false);
+      break;
+    case Tag::kIframe:
+      EnterRaw(State::kRawtext, "iframe", false);
+      break;
+    case Tag::kNoembed:
+      EnterRaw(State::kRawtext, "noembed", false);
+      break;
+    case Tag::kNoframes:
+      EnterRaw(State::kRawtext, "noframes", false);
+      break;
+    case Tag::kXmp:
+      EnterRaw(State::kRawtext, "xmp", Visible());
+      break;
+    case Tag::kTitle:
+      EnterRaw(State::kRcdata, "title", Visible());
+      break;
+    case Tag::kTextarea:
+      EnterRaw(State::kRcdata, "textarea", Visible());
+      break;
+    case Tag::kPlaintext:
+      EnterRaw(State::kPlaintext, "", Visible());
+      break;
+    case Tag::kNoscript:
+      // Scripting is disabled, as in Gumbo: the content is markup. In the head only
+      // link/meta/style/... may follow, and text ends the head and shows.
+      if (in_head_) {
+        head_noscript_ = true;
+      } else {
+        Increment(&noscript_depth_);
+      }
+      break;
+    case Tag::kTemplate:
+      Increment(&template_depth_);
+      break;
+    case Tag::kSvg:
+    case Tag::kMath:
+      if (!self_closing_) Increment(&foreign_depth_);
+      break;
+    default:
+      break;
+  }
+}
+
+void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
+  const bool phrasing = (info.flags & kPhrasing) != 0;
+  if (foreign_depth_ > 0) {
+    if (!phrasing && Visible()) Break();
+    if (info.tag == Tag::kSvg || info.tag == Tag::kMath) {
+      Decrement(&foreign_depth_);
+      if (foreign_depth_ == 0) foreign_drop_depth_ = 0;
+    } else if (info.tag == Tag::kScript || info.tag == Tag::kStyle) {
+      Decrement(&foreign_drop_depth_);
+    }
+    return;
+  }
+  if (head_noscript_) {
+    // "in head noscript": </noscript> closes it, </br> pops it and ends the head, every other
+    // end tag is ignored (no word break either: the tree has no edge there).
+    head_noscript_ = false;
+    if (info.tag == Tag::kNoscript) return;
+    if (info.tag != Tag::kBr) {
+      head_noscript_ = true;
+      return;
+    }
+    in_head_ = false;
+  }
+  if (in_head_ && (info.tag == Tag::kHead || info.tag == Tag::kBody || info.tag == Tag::kHtml ||
+                   info.tag == Tag::kBr)) {
+    in_head_ = false;
+  }
+  if (!phrasing && Visible()) Break();
+  if (info.tag == Tag::kTemplate) {
+    Decrement(&template_depth_);
+  } else if (info.tag == Tag::kNoscript) {
+    Decrement(&noscript_depth_);
+  }
+}
+
+void HtmlTextExtractor::Impl::Finish() {
+  // End of file in each state (13.2.5): what the standard emits as text, we send; an
+  // unfinished tag, comment or doctype is dropped.
+  switch (state_) {
+    case State::kTagOpen:
+      DataText("<");
+      break;
+    case State::kEndTagOpen:
+      DataText("</");
+      break;
+    case State::kRawLessThan:
+      RawText("<");
+      break;
+    case State::kRawEndTagOpen:
+      RawText("</");
+      break;
+    case State::kRawEndTagName:
+      GiveBackEndTag();
+      break;
+    case State::kCdataSectionBracket:
+      DataText("]");
+      break;
+    case State::kCdataSectionEnd:
+      DataText("]]");
+      break;
+    case State::kCharacterReference:
+      ReferenceText("&");
+      break;
+    case State::kNamedCharacterReference:
+      ResolveNamedReference(/*semicolon=*/false);
+      break;
+    case State::kNumericCharacterReference:
+      ReferenceText("&#");
+      break;
+    case State::kHexadecimalReferenceStart:
+      ReferenceText("&");
+      ReferenceText(std::string_view(ref_, ref_len_));
+      break;
+    case State::kDecimalCharacterReference:
+    case State::kHexadecimalCharacterReference:
+      ResolveNumericReference();
+      break;
+    default:
+      break;
+  }
+  EndTextRun();
+  *this = Impl(tokenizer_);  // ready for the next document
+}
+
+// ---------------------------------------------------------------------------------------------
+
+HtmlTextExtractor::HtmlTextExtractor(Tokenizer* tokenizer)
+    : impl_(std::make_unique<Impl>(tokenizer)) {}
+HtmlTextExtractor::~HtmlTextExtractor() = default;
+void HtmlTextExtractor::Feed(std::string_view utf8_html) { impl_->Feed(utf8_html); }
+void HtmlTextExtractor::Finish() { impl_->Finish(); }
+size_t HtmlTextExtractor::BufferedBytesForTesting() const { return impl_->Buffered(); }
+
+void CanonicalizeHtmlStreaming(std::string_view utf8_html, Tokenizer* tokenizer) {
+  HtmlTextExtractor extractor(tokenizer);
+  extractor.Feed(utf8_html);
+  extractor.Finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+StreamingCanonicalizer::StreamingCanonicalizer(std::string_view content_type, TokenSink* sink)
+    : content_type_(content_type), tokenizer_(sink), html_(&tokenizer_) {}
+
+StreamingCanonicalizer::~StreamingCanonicalizer() = default;
+
+void StreamingCanonicalizer::Feed(std::string_view bytes) {
+  assert(!finished_);
+  if (!decided_) {
+    const size_t take = std::min(kSniffBytes - head_.size(), bytes.size());
+    head_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+    if (head_.size() < kSniffBytes) return;
+    Decide();
+  }
+  Process(bytes);
+}
+
+void StreamingCanonicalizer::Decide() {
+  decided_ = true;
+  const ContentType type = ParseContentType(content_type_);
+  info_.kind = DetectContentKind(type.mime, head_);
+  if (info_.kind != ContentKind::kBinary) {
+    const CharsetDecision decision =
+        DetectCharset(type.charset, head_, info_.kind == ContentKind::kHtml);
+    info_.charset = decision.charset;
+    info_.charset_source = decision.source;
+    bom_to_skip_ = decision.bom_length;
+    // UTF-8 needs no conversion: the Tokenizer reads invalid UTF-8 as separators, exactly as it
+    // reads the U+FFFD a converter would put there, and markup never joins the two sides of an
+    // invalid sequence (see Utf8Tail). Skipping the copy is a large part of the speed.
+    if (decision.charset != "UTF-8") {
+      StatusOr<std::unique_ptr<Utf8Converter>> converter = Utf8Converter::Create(decision.charset);
+      // DetectCharset only returns names Create accepts; should that ever break, reading the
+      // bytes as UTF-8 still yields tokens rather than none.
+      if (converter.ok()) converter_ = std::move(converter).value();
+    }
+  }
+  std::string head = std::move(head_);
+  head_ = std::string();  // release the sniffing buffer: it is not needed any more
+  Process(head);
+}
+
+void StreamingCanonicalizer::Process(std::string_view bytes) {
+  if (info_.kind == ContentKind::kBinary) return;
+  if (bom_to_skip_ > 0) {
+    const size_t skip = std::min(bom_to_skip_, bytes.size());
+    bytes.remove_prefix(skip);
+    bom_to_skip_ -= skip;
+  }
+  const bool html = info_.kind == ContentKind::kHtml;
+  if (converter_ == nullptr) {
+    if (html) {
+      html_.Feed(bytes);
+    } else {
+      tokenizer_.Feed(bytes);
+    }
+    return;
+  }
+  while (!bytes.empty()) {
+    const std::string_view slice = bytes.substr(0, kConvertSliceBytes);
+    bytes.remove_prefix(slice.size());
+    utf8_.clear();
+    converter_->Convert(slice, &utf8_);
+    if (html) {
+      html_.Feed(utf8_);
+    } else {
+      tokenizer_.Feed(utf8_);
+    }
+  }
+}
+
+CanonicalizeInfo StreamingCanonicalizer::Finish() {
+  assert(!finished_);
+  if (!decided_) Decide();
+  finished_ = true;
+  if (converter_ != nullptr) {
+    utf8_.clear();
+    converter_->Finish(&utf8_);
+    if (info_.kind == ContentKind::kHtml) {
+      html_.Feed(utf8_);
+    } else {
+      tokenizer_.Feed(utf8_);
+    }
+  }
+  if (info_.kind == ContentKind::kHtml) html_.Finish();
+  tokenizer_.Finish();
+  info_.tokens = tokenizer_.token_count();
+  return info_;
+}
+
+size_t StreamingCanonicalizer::BufferedBytesForTesting() const {
+  return head_.size() + html_.BufferedBytesForTesting();
+}
+
+CanonicalizeInfo CanonicalizePageWith(CanonicalizerKind kind, std::string_view bytes,
+                                      std::string_view content_type, TokenSink* sink) {
+  if (kind == CanonicalizerKind::kGumbo) return CanonicalizePage(bytes, content_type, sink);
+  StreamingCanonicalizer canonicalizer(content_type, sink);
+  canonicalizer.Feed(bytes);
+  return canonicalizer.Finish();
+}
+
+}  // namespace shingled::dedup
