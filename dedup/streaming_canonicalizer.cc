@@ -175,6 +175,8 @@ enum TagFlag : uint8_t {
   kBreakout = 2,        // leaves SVG/MathML content (HTML standard, 13.2.6.5)
   kHeadOk = 4,          // a start tag that keeps the "in head" insertion mode
   kHeadNoscriptOk = 8,  // a start tag allowed in "in head noscript"
+  kVoid = 16,           // never has content: no end edge to wait for
+  kCloser = 32,         // phrasing, but its end tag closes the elements opened inside it
 };
 
 struct TagInfo {
@@ -190,22 +192,26 @@ struct TagSpec {
 
 // Elements with behaviour or flags other than phrasing; phrasing comes from html_elements.h.
 constexpr TagSpec kTagSpecs[] = {
+    {"area", Tag::kOther, kVoid},
     {"b", Tag::kOther, kBreakout},
-    {"base", Tag::kOther, kHeadOk},
-    {"basefont", Tag::kOther, kHeadOk | kHeadNoscriptOk},
-    {"bgsound", Tag::kOther, kHeadOk | kHeadNoscriptOk},
+    {"base", Tag::kOther, kHeadOk | kVoid},
+    {"basefont", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
+    {"bgsound", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
     {"big", Tag::kOther, kBreakout},
     {"blockquote", Tag::kOther, kBreakout},
     {"body", Tag::kBody, kBreakout},
-    {"br", Tag::kBr, kBreakout},
+    {"br", Tag::kBr, kBreakout | kVoid},
+    {"button", Tag::kOther, kCloser},
     {"center", Tag::kOther, kBreakout},
     {"code", Tag::kOther, kBreakout},
+    {"col", Tag::kOther, kVoid},
     {"dd", Tag::kOther, kBreakout},
     {"div", Tag::kOther, kBreakout},
     {"dl", Tag::kOther, kBreakout},
     {"dt", Tag::kOther, kBreakout},
     {"em", Tag::kOther, kBreakout},
-    {"embed", Tag::kOther, kBreakout},
+    {"embed", Tag::kOther, kBreakout | kVoid},
+    {"frame", Tag::kOther, kVoid},
     {"h1", Tag::kOther, kBreakout},
     {"h2", Tag::kOther, kBreakout},
     {"h3", Tag::kOther, kBreakout},
@@ -213,29 +219,36 @@ constexpr TagSpec kTagSpecs[] = {
     {"h5", Tag::kOther, kBreakout},
     {"h6", Tag::kOther, kBreakout},
     {"head", Tag::kHead, kBreakout | kHeadOk},
-    {"hr", Tag::kOther, kBreakout},
+    {"hr", Tag::kOther, kBreakout | kVoid},
     {"html", Tag::kHtml, kHeadOk},
     {"i", Tag::kOther, kBreakout},
     {"iframe", Tag::kIframe, 0},
-    {"img", Tag::kOther, kBreakout},
+    {"image", Tag::kOther, kVoid},
+    {"img", Tag::kOther, kBreakout | kVoid},
+    {"input", Tag::kOther, kVoid},
+    {"keygen", Tag::kOther, kVoid},
     {"li", Tag::kOther, kBreakout},
-    {"link", Tag::kOther, kHeadOk | kHeadNoscriptOk},
+    {"link", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
     {"listing", Tag::kOther, kBreakout},
     {"math", Tag::kMath, 0},
     {"menu", Tag::kOther, kBreakout},
-    {"meta", Tag::kOther, kBreakout | kHeadOk | kHeadNoscriptOk},
+    {"meta", Tag::kOther, kBreakout | kHeadOk | kHeadNoscriptOk | kVoid},
     {"nobr", Tag::kOther, kBreakout},
     {"noembed", Tag::kNoembed, 0},
     {"noframes", Tag::kNoframes, kHeadOk | kHeadNoscriptOk},
     {"noscript", Tag::kNoscript, kHeadOk},
+    {"object", Tag::kOther, kCloser},
     {"ol", Tag::kOther, kBreakout},
     {"p", Tag::kOther, kBreakout},
+    {"param", Tag::kOther, kVoid},
     {"plaintext", Tag::kPlaintext, 0},
     {"pre", Tag::kOther, kBreakout},
-    {"ruby", Tag::kOther, kBreakout},
+    {"ruby", Tag::kOther, kBreakout | kCloser},
     {"s", Tag::kOther, kBreakout},
     {"script", Tag::kScript, kHeadOk},
+    {"select", Tag::kOther, kCloser},
     {"small", Tag::kOther, kBreakout},
+    {"source", Tag::kOther, kVoid},
     {"span", Tag::kOther, kBreakout},
     {"strike", Tag::kOther, kBreakout},
     {"strong", Tag::kOther, kBreakout},
@@ -247,10 +260,12 @@ constexpr TagSpec kTagSpecs[] = {
     {"template", Tag::kTemplate, kHeadOk},
     {"textarea", Tag::kTextarea, 0},
     {"title", Tag::kTitle, kHeadOk},
+    {"track", Tag::kOther, kVoid},
     {"tt", Tag::kOther, kBreakout},
     {"u", Tag::kOther, kBreakout},
     {"ul", Tag::kOther, kBreakout},
     {"var", Tag::kOther, kBreakout},
+    {"wbr", Tag::kOther, kVoid},
     {"xmp", Tag::kXmp, 0},
 };
 
@@ -539,8 +554,10 @@ class HtmlTextExtractor::Impl {
   uint32_t noscript_depth_ = 0;      // <noscript> in body
   uint32_t foreign_depth_ = 0;       // open <svg> and <math>
   uint32_t foreign_drop_depth_ = 0;  // <script>/<style> inside SVG/MathML
-  bool in_head_ = true;              // "before html", "before head" or "in head"
-  bool head_noscript_ = false;       // "in head noscript"
+  // Word-separating elements opened and not yet closed since the last kCloser start tag.
+  uint32_t blocks_in_closer_ = 0;
+  bool in_head_ = true;         // "before html", "before head" or "in head"
+  bool head_noscript_ = false;  // "in head noscript"
 };
 
 namespace {
@@ -1266,6 +1283,11 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
   }
   if (in_head_ && (info.flags & kHeadOk) == 0) in_head_ = false;
   if (!phrasing && Visible()) Break();
+  if ((info.flags & kCloser) != 0) {
+    blocks_in_closer_ = 0;
+  } else if (!phrasing && (info.flags & kVoid) == 0) {
+    Increment(&blocks_in_closer_);
+  }
 
   switch (info.tag) {
     case Tag::kScript:
@@ -1343,7 +1365,15 @@ void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
                    info.tag == Tag::kBr)) {
     in_head_ = false;
   }
-  if (!phrasing && Visible()) Break();
+  if (!phrasing) {
+    if (Visible()) Break();
+    Decrement(&blocks_in_closer_);
+  } else if ((info.flags & kCloser) != 0) {
+    // "</select>" closes an open <option>, "</button>" a <div> inside it: the tree has the
+    // end edge of a word-separating element here, though the source shows no end tag.
+    if (blocks_in_closer_ > 0 && Visible()) Break();
+    blocks_in_closer_ = 0;
+  }
   if (info.tag == Tag::kTemplate) {
     Decrement(&template_depth_);
   } else if (info.tag == Tag::kNoscript) {
