@@ -270,11 +270,36 @@ constexpr TagSpec kTagSpecs[] = {
 };
 
 // Tag names longer than this are no element we know; only whether they are too long is kept.
-constexpr size_t kMaxTagName = 15;
+constexpr size_t kMaxTagName = 16;
 
-// An open-addressing hash table from tag name to TagInfo, built once: a tag costs one hash of
-// at most kMaxTagName bytes and usually one comparison, where binary search over ~100 names
-// would cost seven.
+// A tag name zero-padded to two words, so that a lookup compares two integers. NUL cannot occur
+// in a stored name (AppendName replaces it, as the standard replaces it with U+FFFD), so the
+// padding is unambiguous.
+struct TagKey {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  friend bool operator==(const TagKey&, const TagKey&) = default;
+};
+
+TagKey KeyOf(std::string_view name) {
+  char padded[kMaxTagName] = {};
+  std::memcpy(padded, name.data(), std::min(name.size(), kMaxTagName));
+  TagKey key;
+  std::memcpy(&key.lo, padded, 8);
+  std::memcpy(&key.hi, padded + 8, 8);
+  return key;
+}
+
+// The name's bytes back from a key: `out` receives kMaxTagName bytes.
+std::string_view NameOf(const TagKey& key, size_t length, char (&out)[kMaxTagName]) {
+  std::memcpy(out, &key.lo, 8);
+  std::memcpy(out + 8, &key.hi, 8);
+  return std::string_view(out, length);
+}
+
+// An open-addressing hash table from tag name to TagInfo, built once: a tag costs two
+// multiplications and usually one comparison, where binary search over ~110 names would cost
+// seven string comparisons.
 class TagTable {
  public:
   TagTable() {
@@ -282,42 +307,38 @@ class TagTable {
     for (std::string_view name : internal::kPhrasingElements) Insert(name, Tag::kOther, kPhrasing);
   }
 
-  TagInfo Lookup(std::string_view name) const {
-    for (size_t i = Hash(name) & kMask;; i = (i + 1) & kMask) {
+  TagInfo Lookup(TagKey key) const {
+    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
       const Slot& slot = slots_[i];
-      if (slot.length == 0) return {};
-      if (slot.length == name.size() && std::memcmp(slot.name, name.data(), name.size()) == 0) {
-        return slot.info;
-      }
+      if (slot.key == key) return slot.info;
+      if (slot.key.lo == 0) return {};
     }
   }
 
  private:
-  static constexpr size_t kSize = 512;  // a power of two, well above 2x the ~110 names
-  static constexpr size_t kMask = kSize - 1;
+  static constexpr int kBits = 9;  // 512 slots, well above twice the ~110 names
+  static constexpr size_t kMask = (size_t{1} << kBits) - 1;
 
   struct Slot {
-    char name[kMaxTagName] = {};
-    uint8_t length = 0;
+    TagKey key;  // all zero: empty
     TagInfo info;
   };
 
-  static size_t Hash(std::string_view name) {
-    uint32_t h = 2166136261u;
-    for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
-    return h ^ (h >> 15);
+  static size_t Hash(TagKey key) {
+    return static_cast<size_t>((key.lo * 0x9E3779B97F4A7C15ull ^ key.hi * 0xC2B2AE3D27D4EB4Full) >>
+                               (64 - kBits));
   }
 
   void Insert(std::string_view name, Tag tag, uint8_t flags) {
-    for (size_t i = Hash(name) & kMask;; i = (i + 1) & kMask) {
+    const TagKey key = KeyOf(name);
+    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
       Slot& slot = slots_[i];
-      if (slot.length == 0) {
-        std::memcpy(slot.name, name.data(), name.size());
-        slot.length = static_cast<uint8_t>(name.size());
+      if (slot.key.lo == 0) {
+        slot.key = key;
         slot.info = {tag, flags};
         return;
       }
-      if (std::string_view(slot.name, slot.length) == name) {
+      if (slot.key == key) {
         if (tag != Tag::kOther) slot.info.tag = tag;
         slot.info.flags |= flags;
         return;
@@ -325,7 +346,7 @@ class TagTable {
     }
   }
 
-  std::array<Slot, kSize> slots_;
+  std::array<Slot, kMask + 1> slots_;
 };
 
 const TagTable& Tags() {
@@ -486,17 +507,25 @@ class HtmlTextExtractor::Impl {
     state_ = next;
     is_end_tag_ = false;
     self_closing_ = false;
+    name_ = TagKey();
     name_len_ = 0;
     name_too_long_ = false;
   }
   void AppendName(char c) {
     if (name_len_ < kMaxTagName) {
-      name_[name_len_++] = ToLowerAscii(c);
+      // Built in two words rather than in bytes: the lookup then reads the words straight from
+      // registers or from same-size stores, where byte stores would stall its loads.
+      const uint64_t byte = static_cast<unsigned char>(c == '\0' ? '\xFF' : ToLowerAscii(c));
+      if (name_len_ < 8) {
+        name_.lo |= byte << (8 * name_len_);
+      } else {
+        name_.hi |= byte << (8 * (name_len_ - 8));
+      }
+      ++name_len_;
     } else {
       name_too_long_ = true;
     }
   }
-  std::string_view Name() const { return std::string_view(name_, name_len_); }
 
   // The tag is complete: the tree-builder part.
   void EmitTag();
@@ -505,6 +534,7 @@ class HtmlTextExtractor::Impl {
   void EnterRaw(State state, std::string_view end_tag, bool kept) {
     state_ = state;
     raw_end_tag_ = end_tag;
+    raw_end_key_ = KeyOf(end_tag);
     raw_kept_ = kept;
   }
 
@@ -513,28 +543,33 @@ class HtmlTextExtractor::Impl {
   void ResolveNumericReference();
 
   // Appropriate end tag check for RCDATA, RAWTEXT and script data.
-  bool AppropriateEndTag() const { return !name_too_long_ && Name() == raw_end_tag_; }
+  bool AppropriateEndTag() const { return !name_too_long_ && name_ == raw_end_key_; }
   // A "</name" in raw text that is not the end tag: give it back as text.
   void GiveBackEndTag() {
     RawText("</");
-    RawText(Name());
+    char buf[kMaxTagName];
+    RawText(NameOf(name_, name_len_, buf));
     state_ = raw_return_;
   }
 
-  const char* Step(const char* p, const char* end);
+  // Inlined into Feed, its only caller: a state change is then a jump, not a call and return,
+  // which halves the cost of markup.
+  [[gnu::always_inline]] inline const char* Step(const char* p, const char* end);
+  const char* TagStates(const char* p, const char* end);
 
   Tokenizer* tokenizer_;  // not const, so that Finish() can reset by assignment
   Utf8Tail tail_;
 
   State state_ = State::kData;
   // The current tag.
-  char name_[kMaxTagName] = {};
+  TagKey name_;  // lower case, zero-padded
   size_t name_len_ = 0;
   bool name_too_long_ = false;
   bool is_end_tag_ = false;
   bool self_closing_ = false;
   // Raw text: the element's name, where to go back after a false "</", whether text is kept.
   std::string_view raw_end_tag_;
+  TagKey raw_end_key_;
   State raw_return_ = State::kData;
   bool raw_kept_ = false;
   // Script data double-escape: the bytes after "<" or "</", to recognise "script".
@@ -570,24 +605,35 @@ void Decrement(uint32_t* depth) {
 }
 }  // namespace
 
-void HtmlTextExtractor::Impl::Feed(std::string_view in) {
-  const char* p = in.data();
-  const char* const end = p + in.size();
-  while (p < end) p = Step(p, end);
-}
-
 // Consumes at least one byte of [p, end) in the current state and returns where it stopped.
 // "Reconsume" in the standard is a state change that returns `p` unchanged.
-const char* HtmlTextExtractor::Impl::Step(const char* p, const char* end) {
+inline const char* HtmlTextExtractor::Impl::Step(const char* p, const char* end) {
   switch (state_) {
     case State::kData: {
-      const char* q = FindAny<'<', '&', '\0'>(p, end);
-      if (q > p) DataText(std::string_view(p, q - p));
-      if (q == end) return end;
-      if (*q == '<') {
+      const char* q;
+      for (;;) {
+        q = FindAny<'<', '&', '\0'>(p, end);
+        if (q > p) DataText(std::string_view(p, q - p));
+        if (q == end) return end;
+        if (*q != '<') break;
         EndTextRun();
-        state_ = State::kTagOpen;
-      } else if (*q == '&') {
+        // The common tags, "<name" and "</name", go straight to the tag states and back here
+        // while the text goes on: no trip through the dispatch for "tag open".
+        p = q + 1;
+        if (p < end && IsAsciiAlpha(*p)) {
+          StartTag(State::kTagName);
+        } else if (end - p >= 2 && *p == '/' && IsAsciiAlpha(p[1])) {
+          StartTag(State::kTagName);
+          is_end_tag_ = true;
+          ++p;
+        } else {
+          state_ = State::kTagOpen;
+          return p;
+        }
+        p = TagStates(p, end);
+        if (state_ != State::kData) return p;
+      }
+      if (*q == '&') {
         ref_return_ = State::kData;
         state_ = State::kCharacterReference;
       } else if (foreign_depth_ > 0) {
@@ -674,154 +720,17 @@ const char* HtmlTextExtractor::Impl::Step(const char* p, const char* end) {
       return p;
     }
 
-    case State::kTagName: {
-      for (; p < end; ++p) {
-        const char c = *p;
-        if (IsHtmlSpace(c)) {
-          state_ = State::kBeforeAttrName;
-          return p + 1;
-        }
-        if (c == '/') {
-          state_ = State::kSelfClosingStartTag;
-          return p + 1;
-        }
-        if (c == '>') {
-          EmitTag();
-          return p + 1;
-        }
-        AppendName(c);  // NUL would be U+FFFD: either way no name we know
-      }
-      return end;
-    }
-
-    // Attributes: skipped, but their quoting decides where the tag ends.
-    case State::kBeforeAttrName: {
-      const char c = *p;
-      if (IsHtmlSpace(c)) return p + 1;
-      if (c == '/') {
-        state_ = State::kSelfClosingStartTag;
-        return p + 1;
-      }
-      if (c == '>') {
-        EmitTag();
-        return p + 1;
-      }
-      state_ = State::kAttrName;  // '=' here starts a name too
-      return p + 1;
-    }
-
-    case State::kAttrName: {
-      for (; p < end; ++p) {
-        const char c = *p;
-        if (IsHtmlSpace(c)) {
-          state_ = State::kAfterAttrName;
-          return p + 1;
-        }
-        if (c == '/') {
-          state_ = State::kSelfClosingStartTag;
-          return p + 1;
-        }
-        if (c == '=') {
-          state_ = State::kBeforeAttrValue;
-          return p + 1;
-        }
-        if (c == '>') {
-          EmitTag();
-          return p + 1;
-        }
-      }
-      return end;
-    }
-
-    case State::kAfterAttrName: {
-      const char c = *p;
-      if (IsHtmlSpace(c)) return p + 1;
-      if (c == '/') {
-        state_ = State::kSelfClosingStartTag;
-        return p + 1;
-      }
-      if (c == '=') {
-        state_ = State::kBeforeAttrValue;
-        return p + 1;
-      }
-      if (c == '>') {
-        EmitTag();
-        return p + 1;
-      }
-      state_ = State::kAttrName;
-      return p + 1;
-    }
-
-    case State::kBeforeAttrValue: {
-      const char c = *p;
-      if (IsHtmlSpace(c)) return p + 1;
-      if (c == '"') {
-        state_ = State::kAttrValueDoubleQuoted;
-        return p + 1;
-      }
-      if (c == '\'') {
-        state_ = State::kAttrValueSingleQuoted;
-        return p + 1;
-      }
-      if (c == '>') {
-        EmitTag();
-        return p + 1;
-      }
-      state_ = State::kAttrValueUnquoted;
-      return p;
-    }
-
+    case State::kTagName:
+    case State::kBeforeAttrName:
+    case State::kAttrName:
+    case State::kAfterAttrName:
+    case State::kBeforeAttrValue:
     case State::kAttrValueDoubleQuoted:
-    case State::kAttrValueSingleQuoted: {
-      const char quote = state_ == State::kAttrValueDoubleQuoted ? '"' : '\'';
-      const void* q = std::memchr(p, quote, end - p);
-      if (q == nullptr) return end;
-      state_ = State::kAfterAttrValueQuoted;
-      return static_cast<const char*>(q) + 1;
-    }
-
-    case State::kAttrValueUnquoted: {
-      for (; p < end; ++p) {
-        const char c = *p;
-        if (IsHtmlSpace(c)) {
-          state_ = State::kBeforeAttrName;
-          return p + 1;
-        }
-        if (c == '>') {
-          EmitTag();
-          return p + 1;
-        }
-      }
-      return end;
-    }
-
-    case State::kAfterAttrValueQuoted: {
-      const char c = *p;
-      if (IsHtmlSpace(c)) {
-        state_ = State::kBeforeAttrName;
-        return p + 1;
-      }
-      if (c == '/') {
-        state_ = State::kSelfClosingStartTag;
-        return p + 1;
-      }
-      if (c == '>') {
-        EmitTag();
-        return p + 1;
-      }
-      state_ = State::kBeforeAttrName;
-      return p;
-    }
-
-    case State::kSelfClosingStartTag: {
-      if (*p == '>') {
-        self_closing_ = true;
-        EmitTag();
-        return p + 1;
-      }
-      state_ = State::kBeforeAttrName;
-      return p;
-    }
+    case State::kAttrValueSingleQuoted:
+    case State::kAttrValueUnquoted:
+    case State::kAfterAttrValueQuoted:
+    case State::kSelfClosingStartTag:
+      return TagStates(p, end);
 
     case State::kBogusComment:
     case State::kDoctype: {
@@ -1208,6 +1117,213 @@ const char* HtmlTextExtractor::Impl::Step(const char* p, const char* end) {
   return end;  // unreachable: every state is handled above
 }
 
+// The tag name and attribute states (13.2.5.8, 13.2.5.32-40) as one function with a label per
+// state. A tag usually lies whole in one chunk, and a jump between labels costs far less than a
+// trip back through Step's dispatch at every state change; state_ is written only when the chunk
+// ends inside the tag. Attributes are skipped, but their quoting decides where the tag ends.
+const char* HtmlTextExtractor::Impl::TagStates(const char* p, const char* end) {
+  char c;
+  switch (state_) {
+    case State::kBeforeAttrName:
+      goto before_attr_name;
+    case State::kAttrName:
+      goto attr_name;
+    case State::kAfterAttrName:
+      goto after_attr_name;
+    case State::kBeforeAttrValue:
+      goto before_attr_value;
+    case State::kAttrValueDoubleQuoted:
+      goto attr_value_double_quoted;
+    case State::kAttrValueSingleQuoted:
+      goto attr_value_single_quoted;
+    case State::kAttrValueUnquoted:
+      goto attr_value_unquoted;
+    case State::kAfterAttrValueQuoted:
+      goto after_attr_value_quoted;
+    case State::kSelfClosingStartTag:
+      goto self_closing_start_tag;
+    default:
+      goto tag_name;
+  }
+
+tag_name:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) {
+      ++p;
+      goto before_attr_name;
+    }
+    if (c == '/') {
+      ++p;
+      goto self_closing_start_tag;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+    AppendName(c);
+  }
+  state_ = State::kTagName;
+  return end;
+
+before_attr_name:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) continue;
+    if (c == '/') {
+      ++p;
+      goto self_closing_start_tag;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+    ++p;  // the first byte of the name; '=' here starts a name too
+    goto attr_name;
+  }
+  state_ = State::kBeforeAttrName;
+  return end;
+
+attr_name:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) {
+      ++p;
+      goto after_attr_name;
+    }
+    if (c == '/') {
+      ++p;
+      goto self_closing_start_tag;
+    }
+    if (c == '=') {
+      ++p;
+      goto before_attr_value;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+  }
+  state_ = State::kAttrName;
+  return end;
+
+after_attr_name:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) continue;
+    if (c == '/') {
+      ++p;
+      goto self_closing_start_tag;
+    }
+    if (c == '=') {
+      ++p;
+      goto before_attr_value;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+    ++p;  // the first byte of the next attribute's name
+    goto attr_name;
+  }
+  state_ = State::kAfterAttrName;
+  return end;
+
+before_attr_value:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) continue;
+    if (c == '"') {
+      ++p;
+      goto attr_value_double_quoted;
+    }
+    if (c == '\'') {
+      ++p;
+      goto attr_value_single_quoted;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+    goto attr_value_unquoted;  // reconsume
+  }
+  state_ = State::kBeforeAttrValue;
+  return end;
+
+attr_value_double_quoted : {
+  const void* q = std::memchr(p, '"', end - p);
+  if (q == nullptr) {
+    state_ = State::kAttrValueDoubleQuoted;
+    return end;
+  }
+  p = static_cast<const char*>(q) + 1;
+  goto after_attr_value_quoted;
+}
+
+attr_value_single_quoted : {
+  const void* q = std::memchr(p, '\'', end - p);
+  if (q == nullptr) {
+    state_ = State::kAttrValueSingleQuoted;
+    return end;
+  }
+  p = static_cast<const char*>(q) + 1;
+  goto after_attr_value_quoted;
+}
+
+attr_value_unquoted:
+  for (; p < end; ++p) {
+    c = *p;
+    if (IsHtmlSpace(c)) {
+      ++p;
+      goto before_attr_name;
+    }
+    if (c == '>') {
+      EmitTag();
+      return p + 1;
+    }
+  }
+  state_ = State::kAttrValueUnquoted;
+  return end;
+
+after_attr_value_quoted:
+  if (p == end) {
+    state_ = State::kAfterAttrValueQuoted;
+    return end;
+  }
+  c = *p;
+  if (IsHtmlSpace(c)) {
+    ++p;
+    goto before_attr_name;
+  }
+  if (c == '/') {
+    ++p;
+    goto self_closing_start_tag;
+  }
+  if (c == '>') {
+    EmitTag();
+    return p + 1;
+  }
+  goto before_attr_name;  // "missing-whitespace-between-attributes": reconsume
+
+self_closing_start_tag:
+  if (p == end) {
+    state_ = State::kSelfClosingStartTag;
+    return end;
+  }
+  if (*p == '>') {
+    self_closing_ = true;
+    EmitTag();
+    return p + 1;
+  }
+  goto before_attr_name;  // "unexpected-solidus-in-tag": reconsume
+}
+
+void HtmlTextExtractor::Impl::Feed(std::string_view in) {
+  const char* p = in.data();
+  const char* const end = p + in.size();
+  while (p < end) p = Step(p, end);
+}
+
 void HtmlTextExtractor::Impl::ResolveNamedReference(bool semicolon) {
   const std::string_view name(ref_, ref_len_);
   state_ = ref_return_;
@@ -1249,7 +1365,7 @@ void HtmlTextExtractor::Impl::ResolveNumericReference() {
 
 void HtmlTextExtractor::Impl::EmitTag() {
   state_ = State::kData;
-  const TagInfo info = name_too_long_ ? TagInfo{} : Tags().Lookup(Name());
+  const TagInfo info = name_too_long_ ? TagInfo{} : Tags().Lookup(name_);
   if (is_end_tag_) {
     OnEndTag(info);
   } else {
