@@ -125,6 +125,20 @@ constexpr bool IsHtmlSpace(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
 }
 
+// Byte classes for the tag states: one table load and test per byte instead of a chain of
+// comparisons.
+enum TagByte : uint8_t { kSpaceByte = 1, kSlashByte = 2, kGreaterByte = 4, kEqualsByte = 8 };
+constexpr std::array<uint8_t, 256> MakeTagByteTable() {
+  std::array<uint8_t, 256> t{};
+  for (unsigned char c : {' ', '\t', '\n', '\f', '\r'}) t[c] = kSpaceByte;
+  t['/'] = kSlashByte;
+  t['>'] = kGreaterByte;
+  t['='] = kEqualsByte;
+  return t;
+}
+constexpr std::array<uint8_t, 256> kTagByte = MakeTagByteTable();
+uint8_t TagByteClass(char c) { return kTagByte[static_cast<unsigned char>(c)]; }
+
 // Returns the first byte in [p, end) equal to one of `chars` (up to three; repeat one to use
 // fewer), or `end`.
 template <char A, char B, char C>
@@ -360,6 +374,10 @@ const TagTable& Tags() {
 class Utf8Tail {
  public:
   void Update(std::string_view s) {
+    if (!s.empty() && static_cast<unsigned char>(s.back()) < 0x80) {
+      need_ = 0;  // ends in ASCII: complete (the common case)
+      return;
+    }
     size_t start = s.size() > 4 ? s.size() - 4 : 0;
     if (start > 0) need_ = 0;  // a sequence is at most 4 bytes: older bytes cannot matter
     for (size_t i = start; i < s.size(); ++i) {
@@ -1149,6 +1167,10 @@ const char* HtmlTextExtractor::Impl::TagStates(const char* p, const char* end) {
 tag_name:
   for (; p < end; ++p) {
     c = *p;
+    if (TagByteClass(c) == 0) {
+      AppendName(c);
+      continue;
+    }
     if (IsHtmlSpace(c)) {
       ++p;
       goto before_attr_name;
@@ -1187,6 +1209,7 @@ before_attr_name:
 attr_name:
   for (; p < end; ++p) {
     c = *p;
+    if (TagByteClass(c) == 0) continue;
     if (IsHtmlSpace(c)) {
       ++p;
       goto after_attr_name;
@@ -1273,6 +1296,7 @@ attr_value_single_quoted : {
 attr_value_unquoted:
   for (; p < end; ++p) {
     c = *p;
+    if ((TagByteClass(c) & (kSpaceByte | kGreaterByte)) == 0) continue;
     if (IsHtmlSpace(c)) {
       ++p;
       goto before_attr_name;

@@ -2,8 +2,7 @@
 // against the Gumbo reference, in one run, with the ratio printed at the end.
 //
 //   scripts/make-corpus.sh
-//   taskset -c 1 build/tests/bench/canonicalize_bench \
-//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   taskset -c 1 build/tests/bench/canonicalize_bench --benchmark_repetitions=5
 //
 // Every page is canonicalized from its bytes as a crawler would hand it over ("text/html", charset
 // detection, conversion), each benchmark iteration covering the whole corpus; MB/s is corpus
