@@ -28,13 +28,13 @@ MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
       }
     }
   }
-  lead_rows.assign(static_cast<size_t>(16 * 16) * stride, 0);
-  for (int nibble = 0; nibble < 16; ++nibble) {
-    for (int value = 0; value < 16; ++value) {
-      uint8_t* row = lead_rows.data() + static_cast<size_t>(nibble * 16 + value) * stride;
-      for (int bit = 0; bit < 4; ++bit) {
+  lead_rows.assign(static_cast<size_t>(kChunks * kChunkValues) * stride, 0);
+  for (int chunk = 0; chunk < kChunks; ++chunk) {
+    for (int value = 0; value < kChunkValues; ++value) {
+      uint8_t* row = lead_rows.data() + static_cast<size_t>(chunk * kChunkValues + value) * stride;
+      for (int bit = 0; bit < kChunkBits; ++bit) {
         if (((value >> bit) & 1) == 0) continue;
-        const uint8_t* src = basis.data() + static_cast<size_t>(4 * nibble + bit) * stride;
+        const uint8_t* src = basis.data() + static_cast<size_t>(kChunkBits * chunk + bit) * stride;
         for (int i = 0; i < stride; ++i) row[i] ^= src[i];
       }
     }
@@ -54,17 +54,24 @@ void MinhashState::Reset() {
 
 void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
                    MinhashState* state) {
-  alignas(64) uint8_t lead[kMaxMinhashes];
-  const int stride = tables.stride;
+  // Portable code: the rows are XORed as 64-bit words (stride is a multiple of 64 bytes).
+  const int words = tables.stride / 8;
+  uint64_t lead[kMaxMinhashes / 8];
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
-    std::memcpy(lead, tables.Row(0, y), stride);
-    for (int nibble = 1; nibble < 16; ++nibble) {
-      const uint8_t* row = tables.Row(nibble, y);
-      for (int i = 0; i < stride; ++i) lead[i] ^= row[i];
+    std::memcpy(lead, tables.Row(0, y), static_cast<size_t>(tables.stride));
+    for (int chunk = 1; chunk < kChunks; ++chunk) {
+      const uint8_t* row = tables.Row(chunk, y);
+      for (int w = 0; w < words; ++w) {
+        uint64_t r;
+        std::memcpy(&r, row + 8 * w, 8);
+        lead[w] ^= r;
+      }
     }
+    uint8_t bytes[kMaxMinhashes];
+    std::memcpy(bytes, lead, static_cast<size_t>(tables.stride));
     for (int i = 0; i < tables.t; ++i) {
-      if (lead[i] <= state->lead[i]) MaybeReplace(tables, i, lead[i], y, state);
+      if (bytes[i] <= state->lead[i]) MaybeReplace(tables, i, bytes[i], y, state);
     }
   }
 }

@@ -5,32 +5,40 @@
 #include "dedup/internal/minhash.h"
 
 namespace shingled::dedup::internal {
+namespace {
 
-void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
-  constexpr int kMaxVectors = kMaxMinhashes / 32;
-  const int vectors = tables.stride / 32;
+// kVectors is a template parameter so that the lead vectors live in registers: with a run-time
+// count the compiler keeps them on the stack, and every XOR waits on a store.
+template <int kVectors>
+void Kernel(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
+  constexpr size_t kStride = 32 * kVectors;  // a compile-time row width: no multiply per row
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
-    __m256i lead[kMaxVectors];
-    const uint8_t* row0 = tables.Row(0, y);
-    for (int v = 0; v < vectors; ++v) {
-      lead[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row0 + 32 * v));
+    __m256i lead[kVectors];
+    const uint8_t* rows = tables.lead_rows.data();
+    #pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      lead[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + kStride * (y & (kChunkValues - 1)) + 32 * v));
     }
-    for (int nibble = 1; nibble < 16; ++nibble) {
-      const uint8_t* row = tables.Row(nibble, y);
-      for (int v = 0; v < vectors; ++v) {
+#pragma GCC unroll 16
+    for (int chunk = 1; chunk < kChunks; ++chunk) {
+      const uint8_t* row =
+          rows + kStride * (kChunkValues * chunk + ((y >> (kChunkBits * chunk)) & (kChunkValues - 1)));
+      #pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) {
         lead[v] = _mm256_xor_si256(
             lead[v], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * v)));
       }
     }
-    for (int v = 0; v < vectors; ++v) {
+    #pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
       const __m256i current =
           _mm256_load_si256(reinterpret_cast<const __m256i*>(state->lead + 32 * v));
       // lead <= current, unsigned: min(lead, current) == lead.
       const __m256i le = _mm256_cmpeq_epi8(_mm256_min_epu8(lead[v], current), lead[v]);
+      uint32_t mask = static_cast<uint32_t>(_mm256_movemask_epi8(le));
       // Bytes past t are padding and never a candidate.
       const int valid = tables.t - 32 * v;
-      uint32_t mask = static_cast<uint32_t>(_mm256_movemask_epi8(le));
       if (valid < 32) mask &= valid <= 0 ? 0u : (1u << valid) - 1;
       if (mask == 0) continue;
       alignas(32) uint8_t bytes[32];
@@ -41,6 +49,17 @@ void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, Minh
         MaybeReplace(tables, 32 * v + bit, bytes[bit], y, state);
       }
     }
+  }
+}
+
+}  // namespace
+
+void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
+  switch (tables.stride / 32) {
+    case 2: return Kernel<2>(tables, ys, n, state);
+    case 4: return Kernel<4>(tables, ys, n, state);
+    case 6: return Kernel<6>(tables, ys, n, state);
+    default: return Kernel<kMaxMinhashes / 32>(tables, ys, n, state);
   }
 }
 

@@ -1,12 +1,15 @@
 #include "dedup/sketch.h"
 
-#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack and as a member
+// Inlined: a token is a few bytes, and a call through the shared library costs more than
+// hashing it. XXH_INLINE_ALL also exposes XXH3_state_t for use as a member.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "dedup/internal/sketch_context.h"
+#include "dedup/internal/small_set.h"
 
 namespace shingled::dedup {
 namespace {
@@ -103,22 +106,26 @@ SimdLevel SketchContext::simd_level() const { return impl_->simd; }
 class SketcherState {
  public:
   explicit SketcherState(const SketchContextImpl& ctx)
-      : ctx_(ctx), window_(ctx.window_tables) {
+      : ctx_(ctx),
+        window_(ctx.window_tables),
+        min_set_(static_cast<size_t>(ctx.params.min_sample_size)),
+        mod_set_(static_cast<size_t>(ctx.params.mod_sample_max) + 1) {
     min_heap_.reserve(static_cast<size_t>(ctx.params.min_sample_size));
     mod_values_.reserve(static_cast<size_t>(ctx.params.mod_sample_max) + 1);
-    lexical_buffer_.reserve(kLexicalBuffer + kMaxTokenBytes + 1);
     Reset();
   }
 
   void Reset() {
     XXH3_128bits_reset_withSeed(&raw_hash_, ctx_.exact_seed);
     XXH3_128bits_reset_withSeed(&lexical_hash_, ctx_.exact_seed);
-    lexical_buffer_.clear();
+    lexical_len_ = 0;
     window_.Reset();
     minhash_.Reset();
     batch_size_ = 0;
     min_heap_.clear();
+    min_set_.Clear();
     mod_values_.clear();
+    mod_set_.Clear();
     log2_modulus_ = 0;
     bytes_ = tokens_ = shingles_ = 0;
   }
@@ -131,9 +138,10 @@ class SketcherState {
   void AddToken(std::string_view token) {
     // The lexical fingerprint covers the token stream: tokens never hold a space, so "a b" and
     // "ab" differ.
-    lexical_buffer_.append(token);
-    lexical_buffer_.push_back(' ');
-    if (lexical_buffer_.size() >= kLexicalBuffer) FlushLexical();
+    if (lexical_len_ + token.size() + 1 > kLexicalBuffer) FlushLexical();
+    std::memcpy(lexical_buffer_ + lexical_len_, token.data(), token.size());
+    lexical_len_ += token.size();
+    lexical_buffer_[lexical_len_++] = ' ';
     ++tokens_;
     const uint64_t token_fp = XXH3_64bits_withSeed(token.data(), token.size(), ctx_.token_seed);
     const uint64_t fp = window_.Push(token_fp);
@@ -181,18 +189,19 @@ class SketcherState {
   }
 
   void FlushLexical() {
-    XXH3_128bits_update(&lexical_hash_, lexical_buffer_.data(), lexical_buffer_.size());
-    lexical_buffer_.clear();
+    XXH3_128bits_update(&lexical_hash_, lexical_buffer_, lexical_len_);
+    lexical_len_ = 0;
   }
 
   // MIN_s of pi(S), pi(x) = y: a max-heap of the s smallest distinct values seen.
   void AddToMinSample(uint64_t y) {
     const size_t s = static_cast<size_t>(ctx_.params.min_sample_size);
     if (min_heap_.size() == s && y >= min_heap_.front()) return;  // the common case
-    // Option B: a repeated shingle must not enter twice. Reached rarely (s/k for the k-th shingle).
-    if (std::find(min_heap_.begin(), min_heap_.end(), y) != min_heap_.end()) return;
+    // Option B: a repeated shingle must not enter twice.
+    if (!min_set_.Insert(y)) return;
     if (min_heap_.size() == s) {
       std::pop_heap(min_heap_.begin(), min_heap_.end());
+      min_set_.Erase(min_heap_.back());
       min_heap_.pop_back();
     }
     min_heap_.push_back(y);
@@ -205,12 +214,16 @@ class SketcherState {
   // that modulus is too large, so the final i is the smallest that keeps at most the maximum.
   void AddToModSample(uint64_t y) {
     if ((y & ((uint64_t{1} << log2_modulus_) - 1)) != 0) return;
-    if (std::find(mod_values_.begin(), mod_values_.end(), y) != mod_values_.end()) return;
+    if (!mod_set_.Insert(y)) return;
     mod_values_.push_back(y);
     while (mod_values_.size() > static_cast<size_t>(ctx_.params.mod_sample_max)) {
       ++log2_modulus_;
       const uint64_t mask = (uint64_t{1} << log2_modulus_) - 1;
-      std::erase_if(mod_values_, [mask](uint64_t v) { return (v & mask) != 0; });
+      std::erase_if(mod_values_, [&](uint64_t v) {
+        if ((v & mask) == 0) return false;
+        mod_set_.Erase(v);
+        return true;
+      });
     }
   }
 
@@ -245,7 +258,7 @@ class SketcherState {
 
   // The fingerprint of the selected sample: the minhashes and the MOD sample with its modulus.
   Fingerprint128 ShingleFingerprint(const Sketch& sketch) const {
-    XXH3_state_t state;
+    XXH3_state_t state{};
     XXH3_128bits_reset_withSeed(&state, ctx_.exact_seed);
     const uint64_t header[2] = {sketch.minhashes.size(), sketch.sample.log2_modulus};
     XXH3_128bits_update(&state, header, sizeof(header));
@@ -258,13 +271,16 @@ class SketcherState {
   const SketchContextImpl& ctx_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
-  std::string lexical_buffer_;
+  char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
+  size_t lexical_len_ = 0;
   RabinWindow window_;
   internal::MinhashState minhash_;
-  uint64_t batch_[kBatch];
+  uint64_t batch_[kBatch] = {};
   size_t batch_size_ = 0;
   std::vector<uint64_t> min_heap_;
+  internal::SmallU64Set min_set_;  // the values in min_heap_
   std::vector<uint64_t> mod_values_;
+  internal::SmallU64Set mod_set_;  // the values in mod_values_
   uint32_t log2_modulus_ = 0;
   uint64_t bytes_ = 0;
   uint64_t tokens_ = 0;

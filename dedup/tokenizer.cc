@@ -9,16 +9,19 @@
 namespace shingled::dedup {
 namespace {
 
-// Class of an ASCII byte: 0 separator, otherwise the lower-cased byte itself (letters, digits).
-// Bytes >= 0x80 start a multi-byte sequence and take the slow path.
-constexpr std::array<char, 128> MakeAsciiTable() {
-  std::array<char, 128> t{};
-  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<char>(c);
-  for (int c = 'a'; c <= 'z'; ++c) t[c] = static_cast<char>(c);
-  for (int c = 'A'; c <= 'Z'; ++c) t[c] = static_cast<char>(c - 'A' + 'a');
+// Class of a byte: kSep for ASCII separators, kMulti for bytes >= 0x80 (the slow path), otherwise
+// the lower-cased byte itself (ASCII letters and digits).
+constexpr unsigned char kSep = 0;
+constexpr unsigned char kMulti = 1;
+constexpr std::array<unsigned char, 256> MakeByteTable() {
+  std::array<unsigned char, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<unsigned char>(c);
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = static_cast<unsigned char>(c);
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = static_cast<unsigned char>(c - 'A' + 'a');
+  for (int c = 0x80; c < 256; ++c) t[c] = kMulti;
   return t;
 }
-constexpr std::array<char, 128> kAscii = MakeAsciiTable();
+constexpr std::array<unsigned char, 256> kByteClass = MakeByteTable();
 
 constexpr char32_t kReplacement = 0xFFFD;
 
@@ -105,10 +108,10 @@ size_t DecodeOne(const unsigned char* s, size_t n, char32_t* cp) {
 }  // namespace
 
 void Tokenizer::Emit() {
-  if (token_.empty()) return;
+  if (token_len_ == 0) return;
   ++token_count_;
-  sink_->OnToken(token_);
-  token_.clear();
+  sink_->OnToken(std::string_view(token_, token_len_));
+  token_len_ = 0;
 }
 
 void Tokenizer::AppendCodePoint(char32_t cp) {
@@ -123,8 +126,9 @@ void Tokenizer::AppendCodePoint(char32_t cp) {
   for (utf8proc_ssize_t i = 0; i < n; ++i) {
     utf8proc_uint8_t buf[4];
     const utf8proc_ssize_t len = utf8proc_encode_char(folded[i], buf);
-    if (token_.size() + static_cast<size_t>(len) > kMaxTokenBytes) Emit();
-    token_.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(len));
+    if (token_len_ + static_cast<size_t>(len) > kMaxTokenBytes) Emit();
+    std::memcpy(token_ + token_len_, buf, static_cast<size_t>(len));
+    token_len_ += static_cast<size_t>(len);
   }
 }
 
@@ -135,7 +139,7 @@ void Tokenizer::HandleCodePoint(char32_t cp) {
       break;
     case CharClass::kContinue:
       // A mark continues a token; a mark with nothing to continue is a separator.
-      if (!token_.empty()) AppendCodePoint(cp);
+      if (token_len_ > 0) AppendCodePoint(cp);
       break;
     case CharClass::kWordStart:
       AppendCodePoint(cp);
@@ -170,28 +174,19 @@ void Tokenizer::Feed(std::string_view utf8) {
   const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
   const size_t n = utf8.size();
   while (i < n) {
-    const unsigned char b = s[i];
-    if (b < 0x80) {
-      // ASCII fast path: a run of letters and digits appended at once.
-      const char c = kAscii[b];
-      if (c == 0) {
-        Emit();
-        ++i;
-        continue;
+    // The hot loop: ASCII letters and digits appended one store each.
+    unsigned char c = kByteClass[s[i]];
+    while (c > kMulti) {
+      if (token_len_ == kMaxTokenBytes) Emit();
+      token_[token_len_++] = static_cast<char>(c);
+      if (++i == n) return;
+      c = kByteClass[s[i]];
+    }
+    if (c == kSep) {
+      Emit();
+      // Runs of separators (white space, punctuation) are skipped in one go.
+      while (++i < n && kByteClass[s[i]] == kSep) {
       }
-      size_t j = i;
-      while (j < n && s[j] < 0x80 && kAscii[s[j]] != 0) ++j;
-      size_t start = i;
-      while (start < j) {
-        const size_t room = kMaxTokenBytes - token_.size();
-        const size_t take = std::min(room, j - start);
-        const size_t old = token_.size();
-        token_.resize(old + take);
-        for (size_t k = 0; k < take; ++k) token_[old + k] = kAscii[s[start + k]];
-        start += take;
-        if (token_.size() == kMaxTokenBytes) Emit();
-      }
-      i = j;
       continue;
     }
     char32_t cp;

@@ -62,7 +62,10 @@ class Tokenizer {
   size_t FeedPending(std::string_view utf8);
 
   TokenSink* const sink_;
-  std::string token_;       // the token being built, case-folded UTF-8
+  // The token being built, case-folded UTF-8. A fixed array: appending a byte is a store, with
+  // no capacity check or zero fill as std::string would do.
+  char token_[kMaxTokenBytes] = {};
+  size_t token_len_ = 0;
   char pending_[4] = {};    // an incomplete UTF-8 sequence carried to the next Feed
   size_t pending_len_ = 0;
   uint64_t token_count_ = 0;

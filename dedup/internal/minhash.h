@@ -6,7 +6,8 @@
 // zero; a linear permutation would keep that dependency). Permutation i then orders shingles by
 // the injection h_i(y) = (lead_i(y), tail_i(y)), compared lexicographically:
 //   - lead_i(y) is one byte, a random GF(2)-linear function of y; the leads of all t
-//     permutations are computed together, 16 table rows (one per nibble of y) XORed as vectors;
+//     permutations are computed together: 8 table rows (one per byte of y, 256 KB of tables
+//     for t = 84, resident in L2) XORed as vectors;
 //   - tail_i(y) = a_i * y + b_i mod 2^64 with a_i odd, a bijection, computed only when the lead
 //     does not exceed the permutation's current minimum lead.
 // After the first few hundred shingles every minimum lead is 0, so a tail is computed for about
@@ -31,6 +32,10 @@
 namespace shingled::dedup::internal {
 
 inline constexpr int kMaxMinhashes = 256;
+// y is split into kChunks chunks of kChunkBits bits; each chunk selects one table row.
+inline constexpr int kChunkBits = 8;
+inline constexpr int kChunks = 64 / kChunkBits;
+inline constexpr int kChunkValues = 1 << kChunkBits;
 
 // The murmur3 64-bit finalizer: a bijection of 64-bit words with full avalanche.
 inline uint64_t Fmix64(uint64_t k) {
@@ -49,15 +54,17 @@ struct MinhashTables {
   int t;           // permutations
   int stride;      // t rounded up to 64: the width of a lead row, in bytes
   uint64_t mix_seed;
-  // lead_rows[(nibble * 16 + value) * stride + i]: the contribution of nibble `nibble` of y,
-  // holding `value`, to lead_i(y). Bytes i >= t are zero.
+  // lead_rows[(chunk * kChunkValues + value) * stride + i]: the contribution of chunk `chunk` of
+  // y (kChunkBits bits), holding `value`, to lead_i(y). Bytes i >= t are zero.
   std::vector<uint8_t> lead_rows;
   std::vector<uint64_t> tail_mul;  // a_i, odd
   std::vector<uint64_t> tail_add;  // b_i
 
-  const uint8_t* Row(int nibble, uint64_t y) const {
+  const uint8_t* Row(int chunk, uint64_t y) const {
     return lead_rows.data() +
-           static_cast<size_t>(nibble * 16 + static_cast<int>((y >> (4 * nibble)) & 15)) * stride;
+           static_cast<size_t>(chunk * kChunkValues +
+                               static_cast<int>((y >> (kChunkBits * chunk)) & (kChunkValues - 1))) *
+               stride;
   }
   uint64_t Tail(int i, uint64_t y) const { return tail_mul[i] * y + tail_add[i]; }
 };

@@ -9,53 +9,21 @@
 // bytes per second (10^6 bytes).
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "dedup/sketch.h"
 #include "dedup/streaming_canonicalizer.h"
+#include "tests/bench/corpus.h"
 
 namespace shingled::dedup {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Corpus {
-  std::vector<std::string> pages;
-  int64_t bytes = 0;
-};
-
-const Corpus& LoadCorpus() {
-  static const Corpus* const corpus = [] {
-    auto* c = new Corpus();
-    const char* env = std::getenv("SHINGLED_CORPUS_DIR");
-    const fs::path dir = env != nullptr ? fs::path(env) : fs::path(SHINGLED_CORPUS_DIR);
-    if (!fs::is_directory(dir)) {
-      std::fprintf(stderr, "no corpus at %s: run scripts/make-corpus.sh\n", dir.c_str());
-      std::exit(2);
-    }
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      std::ostringstream out;
-      out << in.rdbuf();
-      c->pages.push_back(out.str());
-      c->bytes += static_cast<int64_t>(c->pages.back().size());
-    }
-    return c;
-  }();
-  return *corpus;
-}
+using bench::Corpus;
+using bench::LoadCorpus;
 
 // Counts tokens: the cheapest sink, so that the benchmark measures the canonicalizer.
 class CountingSink final : public TokenSink {
@@ -73,7 +41,7 @@ void HtmlToTokens(benchmark::State& state, CanonicalizerKind kind) {
     }
   }
   benchmark::DoNotOptimize(sink.bytes);
-  state.SetBytesProcessed(state.iterations() * corpus.bytes);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(corpus.bytes));
 }
 
 void HtmlToSketch(benchmark::State& state, CanonicalizerKind kind) {
@@ -94,7 +62,7 @@ void HtmlToSketch(benchmark::State& state, CanonicalizerKind kind) {
     }
   }
   benchmark::DoNotOptimize(minhash);
-  state.SetBytesProcessed(state.iterations() * corpus.bytes);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(corpus.bytes));
 }
 
 void BM_HtmlToTokens_Streaming(benchmark::State& s) {

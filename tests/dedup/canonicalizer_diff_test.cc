@@ -99,7 +99,7 @@ TEST(CanonicalizerDiffTest, TrickyPagesGiveIdenticalTokens) {
 }
 
 fs::path CorpusDir() {
-  if (const char* env = std::getenv("SHINGLED_CORPUS_DIR")) return env;
+  if (const char* env = std::getenv("SHINGLED_CORPUS")) return env;
   return SHINGLED_CORPUS_DIR;
 }
 
@@ -107,7 +107,7 @@ TEST(CanonicalizerDiffTest, RealCorpus) {
   const fs::path dir = CorpusDir();
   if (!fs::is_directory(dir)) {
     GTEST_SKIP() << "no corpus at " << dir
-                 << ": run scripts/make-corpus.sh (or set SHINGLED_CORPUS_DIR)";
+                 << ": run scripts/make-corpus.sh (or set SHINGLED_CORPUS)";
   }
   const std::vector<fs::path> files = HtmlFiles(dir);
   ASSERT_FALSE(files.empty()) << dir;

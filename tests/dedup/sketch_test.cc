@@ -195,7 +195,7 @@ std::vector<uint64_t> ReferenceMinhashes(const SketchContext& ctx,
     const uint64_t y = internal::Fmix64(fp ^ tables.mix_seed);
     for (int i = 0; i < tables.t; ++i) {
       uint8_t lead = 0;
-      for (int nibble = 0; nibble < 16; ++nibble) lead ^= tables.Row(nibble, y)[i];
+      for (int chunk = 0; chunk < internal::kChunks; ++chunk) lead ^= tables.Row(chunk, y)[i];
       best[i] = std::min(best[i], std::make_pair(lead, tables.Tail(i, y)));
     }
   }

@@ -1,0 +1,214 @@
+// `shingled sketch` and `shingled compare`: the sketching engine on files, with no store.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/cli.h"
+#include "dedup/canonicalize.h"
+#include "dedup/estimate.h"
+#include "dedup/sketch.h"
+
+namespace shingled::cli {
+namespace {
+
+using dedup::Sketch;
+using json = nlohmann::ordered_json;
+
+// Files larger than this are refused rather than read into memory whole.
+constexpr uint64_t kDefaultMaxFileBytes = 256ull << 20;
+
+struct DedupOptions {
+  std::string content_type;
+  int shingle_size = dedup::SketchParams{}.shingle_size;
+  uint64_t max_file_bytes = kDefaultMaxFileBytes;
+};
+
+StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(path + ": " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return InvalidArgumentError(path + ": not a regular file");
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    return ResourceExhaustedError(path + ": " + std::to_string(size) + " bytes is over the limit of " +
+                                  std::to_string(max_bytes) + " (--max-file-bytes)");
+  }
+  std::string data(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(data.data(), size)) return InvalidArgumentError(path + ": read failed");
+  return data;
+}
+
+// The Content-Type to assume for a file: the one given, else one implied by the extension, else
+// none (the canonicalizer then sniffs the bytes).
+std::string ContentTypeFor(const std::string& path, const std::string& given) {
+  if (!given.empty()) return given;
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(),
+                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+  };
+  if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
+  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
+  return "";
+}
+
+std::string Hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+json HexArray(const std::vector<uint64_t>& values) {
+  json out = json::array();
+  for (uint64_t v : values) out.push_back(Hex64(v));
+  return out;
+}
+
+class ShingleRecorder final : public dedup::ShingleObserver {
+ public:
+  void OnShingle(uint64_t fp) override { shingles.push_back(fp); }
+  std::vector<uint64_t> shingles;
+};
+
+// Sketches one file; with `shingles`, also records its whole shingle sequence.
+StatusOr<Sketch> SketchFile(const dedup::SketchContext& ctx, const std::string& path,
+                            const DedupOptions& options, std::vector<uint64_t>* shingles) {
+  StatusOr<std::string> data = ReadFile(path, options.max_file_bytes);
+  if (!data.ok()) return data.status();
+  dedup::Sketcher sketcher(ctx);
+  ShingleRecorder recorder;
+  if (shingles != nullptr) sketcher.set_shingle_observer(&recorder);
+  sketcher.AddRawBytes(*data);
+  dedup::CanonicalizePage(*data, ContentTypeFor(path, options.content_type), &sketcher);
+  Sketch sketch = sketcher.Finish();
+  if (shingles != nullptr) *shingles = std::move(recorder.shingles);
+  return sketch;
+}
+
+StatusOr<std::shared_ptr<const dedup::SketchContext>> MakeContext(const DedupOptions& options) {
+  dedup::SketchParams params;
+  params.shingle_size = options.shingle_size;
+  return dedup::SketchContext::Create(params);
+}
+
+json SketchJson(const std::string& file, const Sketch& s) {
+  json j;
+  j["file"] = file;
+  j["tokens"] = s.tokens;
+  j["shingles"] = s.shingles;
+  j["minhashes"] = HexArray(s.minhashes);
+  j["features"] = HexArray(s.features);
+  j["supershingles"] = HexArray(s.supershingles);
+  j["sample"] = {{"modulus", uint64_t{1} << s.sample.log2_modulus},
+                 {"values", HexArray(s.sample.values)}};
+  j["fingerprints"] = {{"identical", s.identical.ToHex()},
+                       {"lexical", s.lexical.ToHex()},
+                       {"shingle", s.shingle.ToHex()}};
+  return j;
+}
+
+int RunSketch(const std::vector<std::string>& files, const DedupOptions& options) {
+  auto ctx = MakeContext(options);
+  if (!ctx.ok()) {
+    std::cerr << "shingled sketch: " << ctx.status().message() << "\n";
+    return kExitUsage;
+  }
+  int exit_code = kExitOk;
+  for (const std::string& file : files) {
+    StatusOr<Sketch> sketch = SketchFile(**ctx, file, options, nullptr);
+    if (!sketch.ok()) {
+      std::cerr << "shingled sketch: " << sketch.status().message() << "\n";
+      exit_code = kExitUsage;
+      continue;
+    }
+    std::cout << SketchJson(file, *sketch).dump() << "\n";
+  }
+  return exit_code;
+}
+
+int RunCompare(const std::string& a_path, const std::string& b_path, const DedupOptions& options,
+               bool labelled, bool as_json) {
+  auto ctx = MakeContext(options);
+  if (!ctx.ok()) {
+    std::cerr << "shingled compare: " << ctx.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::vector<uint64_t> a_shingles, b_shingles;
+  StatusOr<Sketch> a = SketchFile(**ctx, a_path, options, &a_shingles);
+  StatusOr<Sketch> b = SketchFile(**ctx, b_path, options, &b_shingles);
+  for (const StatusOr<Sketch>* s : {&a, &b}) {
+    if (!s->ok()) {
+      std::cerr << "shingled compare: " << s->status().message() << "\n";
+      return kExitUsage;
+    }
+  }
+  const std::vector<uint64_t> sa = dedup::ShingleSet(a_shingles, labelled);
+  const std::vector<uint64_t> sb = dedup::ShingleSet(b_shingles, labelled);
+  const int r = (*ctx)->params().fungible_threshold;
+  json j;
+  j["a"] = a_path;
+  j["b"] = b_path;
+  j["shingle_size"] = options.shingle_size;
+  j["labelled"] = labelled;
+  j["resemblance"] = dedup::ExactResemblance(sa, sb);
+  j["containment_a_in_b"] = dedup::ExactContainment(sa, sb);
+  j["containment_b_in_a"] = dedup::ExactContainment(sb, sa);
+  j["resemblance_estimate"] = dedup::ResemblanceFromMinhashes(*a, *b);
+  j["containment_estimate_a_in_b"] = dedup::ContainmentFromModSample(a->sample, b->sample);
+  j["containment_estimate_b_in_a"] = dedup::ContainmentFromModSample(b->sample, a->sample);
+  j["features_in_common"] = dedup::FeaturesInCommon(*a, *b);
+  j["fungible"] = dedup::Fungible(*a, *b, r);
+  j["supershingles_in_common"] = dedup::SuperShinglesInCommon(*a, *b);
+  if (as_json) {
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
+  for (const auto& [key, value] : j.items()) std::cout << key << ": " << value.dump() << "\n";
+  return kExitOk;
+}
+
+void AddCommonOptions(CLI::App* cmd, DedupOptions* options) {
+  cmd->add_option("--content-type", options->content_type,
+                  "Content-Type of the files (default: from the extension, else sniffed)");
+  cmd->add_option("--shingle-size", options->shingle_size, "Tokens per shingle (w)")
+      ->check(CLI::Range(1, 32));
+  cmd->add_option("--max-file-bytes", options->max_file_bytes, "Largest file read")
+      ->check(CLI::PositiveNumber);
+}
+
+}  // namespace
+
+void AddDedupCommands(CLI::App* app, int* exit_code) {
+  auto sketch_options = std::make_shared<DedupOptions>();
+  auto sketch_files = std::make_shared<std::vector<std::string>>();
+  CLI::App* sketch = app->add_subcommand(
+      "sketch", "Print each file's sketch as one JSON object per line");
+  sketch->add_option("files", *sketch_files, "Files to sketch")->required();
+  AddCommonOptions(sketch, sketch_options.get());
+  sketch->callback([=] { *exit_code = RunSketch(*sketch_files, *sketch_options); });
+
+  auto compare_options = std::make_shared<DedupOptions>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto labelled = std::make_shared<bool>(false);
+  auto as_json = std::make_shared<bool>(false);
+  CLI::App* compare = app->add_subcommand(
+      "compare", "Exact and estimated resemblance and containment of two files");
+  compare->add_option("files", *files, "The two files A and B")->required()->expected(2);
+  compare->add_flag("--json", *as_json, "One JSON object instead of readable lines");
+  compare->add_flag("--labelled", *labelled,
+                    "Exact values over labelled shingles (option A) instead of sets (option B)");
+  AddCommonOptions(compare, compare_options.get());
+  compare->callback([=] {
+    *exit_code = RunCompare((*files)[0], (*files)[1], *compare_options, *labelled, *as_json);
+  });
+}
+
+}  // namespace shingled::cli

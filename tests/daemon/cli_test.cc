@@ -1,0 +1,133 @@
+// Runs the real shingled binary: `sketch` and `compare` on files, their JSON and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using nlohmann::json;
+
+struct Result {
+  int exit_code;
+  std::string out;
+};
+
+// Runs the binary with `args` (already shell-quoted), capturing stdout; stderr goes to a file
+// whose content is appended to `err` when given.
+Result Run(const std::string& args, std::string* err = nullptr) {
+  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>" + err_path;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  if (err != nullptr) {
+    std::ifstream in(err_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *err = ss.str();
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
+
+TEST(CliTest, CompareSamplePagesAsJson) {
+  const Result r = Run("compare --json " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  for (const char* key : {"resemblance", "containment_a_in_b", "containment_b_in_a",
+                          "resemblance_estimate", "containment_estimate_a_in_b",
+                          "containment_estimate_b_in_a", "features_in_common", "fungible",
+                          "supershingles_in_common"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  // The pages share most of their article: clearly similar, clearly not identical.
+  const double r_exact = j["resemblance"];
+  EXPECT_GT(r_exact, 0.6);
+  EXPECT_LT(r_exact, 0.95);
+  // The estimate from 84 values is within 4 standard errors of the exact value.
+  const double se = std::sqrt(r_exact * (1 - r_exact) / 84);
+  EXPECT_NEAR(j["resemblance_estimate"].get<double>(), r_exact, 4 * se);
+  EXPECT_GT(j["supershingles_in_common"].get<int>(), 0);
+}
+
+TEST(CliTest, CompareAFileWithItself) {
+  const std::string a = kSamples + "page-a.html";
+  const json j = json::parse(Run("compare --json " + a + " " + a).out);
+  EXPECT_EQ(j["resemblance"], 1.0);
+  EXPECT_EQ(j["resemblance_estimate"], 1.0);
+  EXPECT_EQ(j["containment_a_in_b"], 1.0);
+  EXPECT_EQ(j["features_in_common"], 6);
+  EXPECT_EQ(j["fungible"], true);
+}
+
+TEST(CliTest, CompareReadableLinesAndLabelled) {
+  const Result r =
+      Run("compare --labelled --shingle-size 3 " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("resemblance: "), std::string::npos);
+  EXPECT_NE(r.out.find("labelled: true"), std::string::npos);
+  EXPECT_NE(r.out.find("shingle_size: 3"), std::string::npos);
+}
+
+TEST(CliTest, SketchPrintsOneObjectPerFile) {
+  const Result r = Run("sketch " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  ASSERT_EQ(r.exit_code, 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    const json j = json::parse(line);
+    ++n;
+    EXPECT_EQ(j["minhashes"].size(), 84u);
+    EXPECT_EQ(j["features"].size(), 6u);
+    EXPECT_EQ(j["minhashes"][0].get<std::string>().size(), 16u);
+    EXPECT_EQ(j["fingerprints"]["identical"].get<std::string>().size(), 32u);
+    EXPECT_GT(j["tokens"].get<int>(), 300);
+    EXPECT_LE(j["sample"]["values"].size(), 100u);
+    EXPECT_TRUE(j["sample"].contains("modulus"));
+    EXPECT_FALSE(j["supershingles"].empty());
+  }
+  EXPECT_EQ(n, 2);
+}
+
+TEST(CliTest, MissingFileIsExitCode2WithTheName) {
+  std::string err;
+  const Result r = Run("compare " + kSamples + "page-a.html /nonexistent/page.html", &err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(err.find("/nonexistent/page.html"), std::string::npos) << err;
+  // sketch goes on with the other files, then exits 2.
+  const Result s = Run("sketch /nonexistent/x.html " + kSamples + "page-a.html", &err);
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.out.find("page-a.html"), std::string::npos);
+}
+
+TEST(CliTest, BadArgumentsAreExitCode2) {
+  EXPECT_EQ(Run("compare onlyone.html").exit_code, 2);
+  EXPECT_EQ(Run("compare --shingle-size 0 a b").exit_code, 2);
+  EXPECT_EQ(Run("nosuchcommand").exit_code, 2);
+  EXPECT_EQ(Run("").exit_code, 2);
+}
+
+TEST(CliTest, OversizedFileIsRefused) {
+  const std::string big = ::testing::TempDir() + "/big.txt";
+  std::ofstream(big) << std::string(5000, 'x');
+  std::string err;
+  const Result r = Run("sketch --max-file-bytes 1000 " + big, &err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(err.find("over the limit"), std::string::npos) << err;
+}
+
+}  // namespace
