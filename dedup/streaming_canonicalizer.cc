@@ -6,6 +6,8 @@
 // state allocates, and no call per byte is virtual.
 #include "dedup/streaming_canonicalizer.h"
 
+#include <gumbo.h>
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -185,17 +187,25 @@ enum class Tag : uint8_t {
 };
 
 enum TagFlag : uint8_t {
-  kPhrasing = 1,        // dedup/internal/html_elements.h
+  kSeparates = 1,       // an HTML element whose edges separate words (html_elements.h)
   kBreakout = 2,        // leaves SVG/MathML content (HTML standard, 13.2.6.5)
   kHeadOk = 4,          // a start tag that keeps the "in head" insertion mode
   kHeadNoscriptOk = 8,  // a start tag allowed in "in head noscript"
   kVoid = 16,           // never has content: no end edge to wait for
   kCloser = 32,         // phrasing, but its end tag closes the elements opened inside it
+  kDropped = 64,        // content dropped, edges invisible (html_elements.h)
+  kTablePart = 128,     // ignored by the tree builder outside a table
 };
+
+// Counted elements: those whose open count decides whether an end tag has an element to close.
+// The GumboTag value, or kNotCounted.
+constexpr uint8_t kNotCounted = 0xFF;
+static_assert(GUMBO_TAG_UNKNOWN < kNotCounted);
 
 struct TagInfo {
   Tag tag = Tag::kOther;
   uint8_t flags = 0;
+  uint8_t counter = kNotCounted;
 };
 
 struct TagSpec {
@@ -215,10 +225,11 @@ constexpr TagSpec kTagSpecs[] = {
     {"blockquote", Tag::kOther, kBreakout},
     {"body", Tag::kBody, kBreakout},
     {"br", Tag::kBr, kBreakout | kVoid},
-    {"button", Tag::kOther, kCloser},
+    {"caption", Tag::kOther, kTablePart},
     {"center", Tag::kOther, kBreakout},
     {"code", Tag::kOther, kBreakout},
-    {"col", Tag::kOther, kVoid},
+    {"col", Tag::kOther, kVoid | kTablePart},
+    {"colgroup", Tag::kOther, kTablePart},
     {"dd", Tag::kOther, kBreakout},
     {"div", Tag::kOther, kBreakout},
     {"dl", Tag::kOther, kBreakout},
@@ -251,7 +262,6 @@ constexpr TagSpec kTagSpecs[] = {
     {"noembed", Tag::kNoembed, 0},
     {"noframes", Tag::kNoframes, kHeadOk | kHeadNoscriptOk},
     {"noscript", Tag::kNoscript, kHeadOk},
-    {"object", Tag::kOther, kCloser},
     {"ol", Tag::kOther, kBreakout},
     {"p", Tag::kOther, kBreakout},
     {"param", Tag::kOther, kVoid},
@@ -260,7 +270,6 @@ constexpr TagSpec kTagSpecs[] = {
     {"ruby", Tag::kOther, kBreakout | kCloser},
     {"s", Tag::kOther, kBreakout},
     {"script", Tag::kScript, kHeadOk},
-    {"select", Tag::kOther, kCloser},
     {"small", Tag::kOther, kBreakout},
     {"source", Tag::kOther, kVoid},
     {"span", Tag::kOther, kBreakout},
@@ -271,9 +280,15 @@ constexpr TagSpec kTagSpecs[] = {
     {"sup", Tag::kOther, kBreakout},
     {"svg", Tag::kSvg, 0},
     {"table", Tag::kOther, kBreakout},
+    {"tbody", Tag::kOther, kTablePart},
+    {"td", Tag::kOther, kTablePart},
     {"template", Tag::kTemplate, kHeadOk},
     {"textarea", Tag::kTextarea, 0},
+    {"tfoot", Tag::kOther, kTablePart},
+    {"th", Tag::kOther, kTablePart},
+    {"thead", Tag::kOther, kTablePart},
     {"title", Tag::kTitle, kHeadOk},
+    {"tr", Tag::kOther, kTablePart},
     {"track", Tag::kOther, kVoid},
     {"tt", Tag::kOther, kBreakout},
     {"u", Tag::kOther, kBreakout},
@@ -318,7 +333,26 @@ class TagTable {
  public:
   TagTable() {
     for (const TagSpec& spec : kTagSpecs) Insert(spec.name, spec.tag, spec.flags);
-    for (std::string_view name : internal::kPhrasingElements) Insert(name, Tag::kOther, kPhrasing);
+    // Every name Gumbo knows, so that unknown names are told apart exactly as the reference
+    // tells them (GUMBO_TAG_UNKNOWN): unknown elements are phrasing. Known names take their
+    // class from the shared lists.
+    for (int tag = 0; tag < GUMBO_TAG_UNKNOWN; ++tag) {
+      const std::string_view name = gumbo_normalized_tagname(static_cast<GumboTag>(tag));
+      uint8_t flags = 0;
+      if (internal::IsDroppedElement(name)) {
+        flags |= kDropped;
+      } else if (!internal::IsPhrasingElement(name, /*known=*/true)) {
+        flags |= kSeparates;
+      }
+      Insert(name, Tag::kOther, flags);
+      if ((flags & kSeparates) != 0) SetCounter(name, static_cast<uint8_t>(tag));
+    }
+    // The edges of <html>, <head> and <body> never separate two pieces of text that something
+    // else does not already separate (text before <body> is in <title> or moved into the body),
+    // while a repeated <body> or <html>, or a <head> in the body, is ignored by the tree builder
+    // and must not break a word.
+    // <frame> outside a frameset is ignored too, and inside one there is no text.
+    for (std::string_view name : {"html", "head", "body", "frame"}) ClearFlag(name, kSeparates);
   }
 
   TagInfo Lookup(TagKey key) const {
@@ -349,7 +383,7 @@ class TagTable {
       Slot& slot = slots_[i];
       if (slot.key.lo == 0) {
         slot.key = key;
-        slot.info = {tag, flags};
+        slot.info = {tag, flags, kNotCounted};
         return;
       }
       if (slot.key == key) {
@@ -359,6 +393,15 @@ class TagTable {
       }
     }
   }
+
+  Slot& Find(std::string_view name) {
+    const TagKey key = KeyOf(name);
+    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
+      if (slots_[i].key == key) return slots_[i];
+    }
+  }
+  void SetCounter(std::string_view name, uint8_t counter) { Find(name).info.counter = counter; }
+  void ClearFlag(std::string_view name, uint8_t flag) { Find(name).info.flags &= ~flag; }
 
   std::array<Slot, kMask + 1> slots_;
 };
@@ -607,8 +650,12 @@ class HtmlTextExtractor::Impl {
   uint32_t noscript_depth_ = 0;      // <noscript> in body
   uint32_t foreign_depth_ = 0;       // open <svg> and <math>
   uint32_t foreign_drop_depth_ = 0;  // <script>/<style> inside SVG/MathML
-  // Word-separating elements opened and not yet closed since the last kCloser start tag.
+  // Word-separating elements opened and not yet closed since the last <ruby> start tag.
   uint32_t blocks_in_closer_ = 0;
+  // Start tags minus end tags, per word-separating element: an end tag with no element to close
+  // is ignored by the tree builder, so it must not break a word. Implied ends are not seen, so a
+  // count may stay above the truth; the end tag then breaks, as it did without the count.
+  std::array<uint32_t, GUMBO_TAG_UNKNOWN> open_{};
   bool in_head_ = true;         // "before html", "before head" or "in head"
   bool head_noscript_ = false;  // "in head noscript"
 };
@@ -1399,16 +1446,16 @@ void HtmlTextExtractor::Impl::EmitTag() {
 }
 
 void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
-  const bool phrasing = (info.flags & kPhrasing) != 0;
+  const bool dropped = (info.flags & kDropped) != 0;
   if (foreign_depth_ > 0) {
     if ((info.flags & kBreakout) == 0) {
-      // An SVG or MathML element: no raw text, no RCDATA. Script and style keep their Gumbo
-      // tags there, so the reference drops their text; so do we.
-      if (!phrasing && Visible()) Break();
+      // An SVG or MathML element: no raw text, no RCDATA, and every edge separates words.
+      // Script and style keep their Gumbo tags there, so the reference drops them; so do we.
+      if (!dropped && Visible()) Break();
       if (self_closing_) return;
       if (info.tag == Tag::kSvg || info.tag == Tag::kMath) {
         Increment(&foreign_depth_);
-      } else if (info.tag == Tag::kScript || info.tag == Tag::kStyle) {
+      } else if (dropped) {
         Increment(&foreign_drop_depth_);
       }
       return;
@@ -1422,11 +1469,16 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
     head_noscript_ = false;  // "in head noscript", anything else: pop <noscript>, reprocess
   }
   if (in_head_ && (info.flags & kHeadOk) == 0) in_head_ = false;
-  if (!phrasing && Visible()) Break();
-  if ((info.flags & kCloser) != 0) {
+  if ((info.flags & kSeparates) != 0) {
+    // Table parts outside a table are ignored: no element, no edge.
+    if ((info.flags & kTablePart) != 0 && open_[GUMBO_TAG_TABLE] == 0) return;
+    if (Visible()) Break();
+    if ((info.flags & kVoid) == 0) {
+      Increment(&blocks_in_closer_);
+      if (info.counter != kNotCounted) Increment(&open_[info.counter]);
+    }
+  } else if ((info.flags & kCloser) != 0) {
     blocks_in_closer_ = 0;
-  } else if (!phrasing && (info.flags & kVoid) == 0) {
-    Increment(&blocks_in_closer_);
   }
 
   switch (info.tag) {
@@ -1479,13 +1531,13 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
 }
 
 void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
-  const bool phrasing = (info.flags & kPhrasing) != 0;
+  const bool dropped = (info.flags & kDropped) != 0;
   if (foreign_depth_ > 0) {
-    if (!phrasing && Visible()) Break();
+    if (!dropped && Visible()) Break();
     if (info.tag == Tag::kSvg || info.tag == Tag::kMath) {
       Decrement(&foreign_depth_);
       if (foreign_depth_ == 0) foreign_drop_depth_ = 0;
-    } else if (info.tag == Tag::kScript || info.tag == Tag::kStyle) {
+    } else if (dropped) {
       Decrement(&foreign_drop_depth_);
     }
     return;
@@ -1505,12 +1557,19 @@ void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
                    info.tag == Tag::kBr)) {
     in_head_ = false;
   }
-  if (!phrasing) {
+  if ((info.flags & kSeparates) != 0) {
+    // "</p>" and "</br>" always make an element (an empty <p>, a <br>); any other end tag
+    // with nothing to close is ignored.
+    if (info.counter != kNotCounted && open_[info.counter] == 0 && info.counter != GUMBO_TAG_P &&
+        info.counter != GUMBO_TAG_BR) {
+      return;
+    }
+    if (info.counter != kNotCounted) Decrement(&open_[info.counter]);
     if (Visible()) Break();
     Decrement(&blocks_in_closer_);
   } else if ((info.flags & kCloser) != 0) {
-    // "</select>" closes an open <option>, "</button>" a <div> inside it: the tree has the
-    // end edge of a word-separating element here, though the source shows no end tag.
+    // "</ruby>" closes an open <rt> or <rp>: the tree has the end edge of a word-separating
+    // element here, though the source shows no end tag.
     if (blocks_in_closer_ > 0 && Visible()) Break();
     blocks_in_closer_ = 0;
   }

@@ -47,17 +47,40 @@ TEST(StreamingCanonicalizerTest, PhrasingElementsDoNotBreakWords) {
 }
 
 TEST(StreamingCanonicalizerTest, OtherElementsBreakWords) {
-  EXPECT_EQ(HtmlTokens("a<p>b</p>c<div>d</div>e<br>f<li>g<td>h<h1>i</h1><unknown>j</unknown>k"),
-            (Tokens{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}));
+  EXPECT_EQ(HtmlTokens("a<p>b</p>c<div>d</div>e<br>f<li>g<table><td>h<h1>i</h1>j<img>k<button>l"),
+            (Tokens{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}));
+}
+
+TEST(StreamingCanonicalizerTest, TagsTheTreeBuilderIgnoresDoNotBreakWords) {
+  // End tags with no open element to close.
+  EXPECT_EQ(HtmlTokens("a</div>b</li>c</td>d</hr>e</table>f"), (Tokens{"abcdef"}));
+  // ... except </p> and </br>, which make an element.
+  EXPECT_EQ(HtmlTokens("a</p>b</br>c"), (Tokens{"a", "b", "c"}));
+  EXPECT_EQ(HtmlTokens("a<div>b</div>c</div>d"), (Tokens{"a", "b", "cd"}));
+  // Table parts outside a table.
+  EXPECT_EQ(HtmlTokens("a<td>b<tr>c<tbody>d<caption>e<col>f<th>g<frame>h"), (Tokens{"abcdefgh"}));
+  EXPECT_EQ(HtmlTokens("<table><tr><td>a<td>b</table>c<td>d"), (Tokens{"a", "b", "cd"}));
+  // <html>, <head> and <body> again, or in the wrong place.
+  EXPECT_EQ(HtmlTokens("<body>a<body>b<html>c<head>d</head>e</body>f</html>g"), (Tokens{"abcdefg"}));
+}
+
+TEST(StreamingCanonicalizerTest, UnknownElementsArePhrasing) {
+  // Names the parser does not know (custom elements) render inline, as in the reference.
+  EXPECT_EQ(HtmlTokens("a<my-widget>b</my-widget>c<dialog>d</dialog><averyveryverylongname>e"),
+            (Tokens{"abcde"}));
+}
+
+TEST(StreamingCanonicalizerTest, DroppedElementsDoNotBreakWords) {
+  EXPECT_EQ(HtmlTokens("a<style>x</style>b<script>y</script>c<link rel=x>d<meta>e"),
+            (Tokens{"abcde"}));
 }
 
 TEST(StreamingCanonicalizerTest, ImpliedEndOfAWordSeparatingElementBreaks) {
-  // "</select>" closes the open <option>; "</button>" the <div> inside it.
-  EXPECT_EQ(HtmlTokens("<select><option>a<option>b</select>c"), (Tokens{"a", "b", "c"}));
-  EXPECT_EQ(HtmlTokens("<button><div>a</button>b"), (Tokens{"a", "b"}));
-  // Closed explicitly, or opened outside: the end tag of the phrasing element does not break.
-  EXPECT_EQ(HtmlTokens("<button><div>a</div>b</button>c"), (Tokens{"a", "bc"}));
-  EXPECT_EQ(HtmlTokens("<li>a<b>b</b>c<button>d</button>e"), (Tokens{"abcde"}));
+  // "</ruby>" closes the open <rt>, whose end edge separates words.
+  EXPECT_EQ(HtmlTokens("<ruby>base<rt>ann</ruby>x"), (Tokens{"base", "ann", "x"}));
+  // Closed explicitly, or no block inside: the end tag of the phrasing element does not break.
+  EXPECT_EQ(HtmlTokens("<ruby>base<rt>ann</rt>more</ruby>x"), (Tokens{"base", "ann", "morex"}));
+  EXPECT_EQ(HtmlTokens("<ruby>a<rb>b</rb></ruby>c"), (Tokens{"abc"}));
 }
 
 TEST(StreamingCanonicalizerTest, TagNamesAreCaseInsensitive) {
@@ -89,7 +112,7 @@ TEST(StreamingCanonicalizerTest, AttributesAreSkippedWhateverTheirQuoting) {
 }
 
 TEST(StreamingCanonicalizerTest, SelfClosingSyntax) {
-  EXPECT_EQ(HtmlTokens("a<br/>b<img src=x />c<div/>d"), (Tokens{"a", "bc", "d"}));
+  EXPECT_EQ(HtmlTokens("a<br/>b<img src=x />c<div/>d<span/>e"), (Tokens{"a", "b", "c", "de"}));
 }
 
 TEST(StreamingCanonicalizerTest, UnterminatedTagIsDropped) {
@@ -128,9 +151,9 @@ TEST(StreamingCanonicalizerTest, CdataIsTextOnlyInForeignContent) {
 // ----- raw text, RCDATA, plaintext --------------------------------------------------------------
 
 TEST(StreamingCanonicalizerTest, RawTextElementsAreDropped) {
-  EXPECT_EQ(HtmlTokens("a<style>p{x:<b>}</style>b"), (Tokens{"a", "b"}));
+  EXPECT_EQ(HtmlTokens("a<style>p{x:<b>}</style>b"), (Tokens{"ab"}));
   EXPECT_EQ(HtmlTokens("a<iframe><p>x</p></iframe>b"), (Tokens{"ab"}));
-  EXPECT_EQ(HtmlTokens("a<noembed>x</noembed><noframes>y</noframes>b"), (Tokens{"a", "b"}));
+  EXPECT_EQ(HtmlTokens("a<noembed>x</noembed><noframes>y</noframes>b"), (Tokens{"ab"}));
   EXPECT_EQ(HtmlTokens("<style>x</styles></style >y"), (Tokens{"y"}));
 }
 
