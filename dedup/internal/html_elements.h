@@ -19,9 +19,9 @@ namespace shingled::dedup::internal {
 // elements (<title> is kept: it is the page's name). base/link/meta have no text anyway; listed
 // so that the rule is explicit. Their edges do not separate words either: the element is as if
 // absent ("foo<script>x</script>bar" is "foobar"). Sorted, for binary search.
-inline constexpr std::string_view kDroppedElements[] = {
-    "base", "iframe", "link", "meta", "noembed", "noframes", "noscript", "script", "style",
-    "template"};
+inline constexpr std::string_view kDroppedElements[] = {"base",    "iframe",   "link",     "meta",
+                                                        "noembed", "noframes", "noscript", "script",
+                                                        "style",   "template"};
 
 // Phrasing elements: text on either side of their edges is one word, as a browser renders it
 // ("foo<b>bar</b>" reads "foobar"). This is the HTML standard's phrasing content restricted to
@@ -41,10 +41,10 @@ inline constexpr std::string_view kDroppedElements[] = {
 // button, select, textarea, video, audio, canvas, embed, object, svg, math, meter, progress,
 // map, br. Sorted, for binary search.
 inline constexpr std::string_view kPhrasingElements[] = {
-    "a",    "abbr", "acronym", "b",      "bdi",  "bdo",    "big",    "blink", "cite", "code",
-    "data", "del",  "dfn",     "em",     "font", "i",      "ins",    "kbd",   "label", "mark",
-    "nobr", "output", "q",     "rb",     "ruby", "s",      "samp",   "small", "spacer", "span",
-    "strike", "strong", "sub", "sup",    "time", "tt",     "u",      "var",   "wbr"};
+    "a",      "abbr",   "acronym", "b",   "bdi",  "bdo", "big",  "blink", "cite",   "code",
+    "data",   "del",    "dfn",     "em",  "font", "i",   "ins",  "kbd",   "label",  "mark",
+    "nobr",   "output", "q",       "rb",  "ruby", "s",   "samp", "small", "spacer", "span",
+    "strike", "strong", "sub",     "sup", "time", "tt",  "u",    "var",   "wbr"};
 
 static_assert(std::is_sorted(std::begin(kDroppedElements), std::end(kDroppedElements)));
 static_assert(std::is_sorted(std::begin(kPhrasingElements), std::end(kPhrasingElements)));
@@ -58,8 +58,8 @@ constexpr bool IsDroppedElement(std::string_view name) {
 // says whether the HTML parser knows the name (Gumbo: a tag other than GUMBO_TAG_UNKNOWN);
 // unknown elements are phrasing.
 constexpr bool IsPhrasingElement(std::string_view name, bool known) {
-  return !known || std::binary_search(std::begin(kPhrasingElements), std::end(kPhrasingElements),
-                                      name);
+  return !known ||
+         std::binary_search(std::begin(kPhrasingElements), std::end(kPhrasingElements), name);
 }
 
 }  // namespace shingled::dedup::internal

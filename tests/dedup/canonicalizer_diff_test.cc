@@ -104,6 +104,45 @@ TEST(CanonicalizerDiffTest, TrickyPagesGiveIdenticalTokens) {
   }
 }
 
+// Every kind of difference in dedup/CANONICALIZER_DIFFERENCES.md, pinned on both sides: when
+// either canonicalizer changes, this fails and the document must be brought up to date.
+struct KnownDifference {
+  std::string_view html;
+  Tokens streaming;
+  Tokens gumbo;
+};
+
+TEST(CanonicalizerDiffTest, KnownDifferences) {
+  const KnownDifference cases[] = {
+      // 1. Foster parenting.
+      {"<table><tr><td>a</td>b</tr></table>c", {"a", "b", "c"}, {"b", "a", "c"}},
+      {"x<table>y<td>z</table>", {"x", "y", "z"}, {"xy", "z"}},
+      {"<table><caption>x</caption>y</table>", {"x", "y"}, {"y", "x"}},
+      // 2. Frameset documents.
+      {"<frameset><frame>text</frameset>", {"text"}, {}},
+      // 3. <noscript> closed by an enclosing element's end tag.
+      {"<p><noscript>foo</p>bar</noscript>baz", {"baz"}, {"barbaz"}},
+      // 4. Tags ignored inside <select>.
+      {"a<select><div>x</div>y</select>", {"a", "x", "y"}, {"a", "xy"}},
+      // 5. HTML integration points in SVG.
+      {"<svg><desc><script>if(a<b)x</script>y</desc></svg>", {}, {"y"}},
+      // 6. <font> with attributes leaves SVG.
+      {"<svg>a<font color=red>b</font>c</svg>", {"a", "b", "c"}, {"a", "bc"}},
+      // 7. End tag after an implied end.
+      {"<ul><li>a<li>b</ul>c</li>d", {"a", "b", "c", "d"}, {"a", "b", "cd"}},
+      // 8. Gumbo's </form>.
+      {"<p>a<form>b</form>c", {"a", "b", "c"}, {"a", "bc"}},
+      // 9. <isindex>.
+      {"a<isindex>b",
+       {"a", "b"},
+       {"a", "this", "is", "a", "searchable", "index", "enter", "search", "keywords", "b"}},
+  };
+  for (const KnownDifference& c : cases) {
+    EXPECT_EQ(Canonicalize(CanonicalizerKind::kStreaming, c.html), c.streaming) << c.html;
+    EXPECT_EQ(Canonicalize(CanonicalizerKind::kGumbo, c.html), c.gumbo) << c.html;
+  }
+}
+
 fs::path CorpusDir() {
   if (const char* env = std::getenv("SHINGLED_CORPUS")) return env;
   return SHINGLED_CORPUS_DIR;

@@ -61,7 +61,8 @@ TEST(StreamingCanonicalizerTest, TagsTheTreeBuilderIgnoresDoNotBreakWords) {
   EXPECT_EQ(HtmlTokens("a<td>b<tr>c<tbody>d<caption>e<col>f<th>g<frame>h"), (Tokens{"abcdefgh"}));
   EXPECT_EQ(HtmlTokens("<table><tr><td>a<td>b</table>c<td>d"), (Tokens{"a", "b", "cd"}));
   // <html>, <head> and <body> again, or in the wrong place.
-  EXPECT_EQ(HtmlTokens("<body>a<body>b<html>c<head>d</head>e</body>f</html>g"), (Tokens{"abcdefg"}));
+  EXPECT_EQ(HtmlTokens("<body>a<body>b<html>c<head>d</head>e</body>f</html>g"),
+            (Tokens{"abcdefg"}));
 }
 
 TEST(StreamingCanonicalizerTest, UnknownElementsArePhrasing) {
