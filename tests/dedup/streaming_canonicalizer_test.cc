@@ -331,9 +331,9 @@ size_t MaxBufferedWhileFeeding(std::string_view prefix, char filler) {
   TokenCollector collector;
   StreamingCanonicalizer canonicalizer("text/html", &collector);
   canonicalizer.Feed(prefix);
-  const std::string chunk(64 * 1024, filler);
+  const std::string chunk(size_t{64} * 1024, filler);
   size_t max_buffered = 0;
-  for (size_t fed = 0; fed < 100u * 1024 * 1024; fed += chunk.size()) {
+  for (size_t fed = 0; fed < size_t{100} * 1024 * 1024; fed += chunk.size()) {
     canonicalizer.Feed(chunk);
     max_buffered = std::max(max_buffered, canonicalizer.BufferedBytesForTesting());
   }
@@ -394,8 +394,9 @@ TEST(StreamingCanonicalizerTest, BinaryHasNoTokens) {
 
 TEST(StreamingCanonicalizerTest, InfoMatchesCanonicalizePage) {
   const std::string pages[] = {"<html><meta charset=\"iso-8859-2\"><p>\xB1\xE6", "plain words",
-                               "\xFF\xFE"
-                               "a\0b\0",
+                               std::string("\xFF\xFE"
+                                           "a\0b\0",
+                                           6),  // UTF-16LE with a BOM
                                std::string("<p>") + std::string(10000, 'x') + "\xE9"};
   for (const std::string& page : pages) {
     for (std::string_view type : {"", "text/html", "text/plain", "application/octet-stream"}) {
