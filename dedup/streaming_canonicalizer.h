@@ -12,12 +12,17 @@
 // the script-data escape states are followed so that "<!--<script>...</script>-->" inside a
 // script does not end it early; character references are decoded (the standard's 2231 named
 // ones, the legacy ones without a semicolon, decimal and hex, the 0x80-0x9F replacement table,
-// invalid code points as U+FFFD). Of the tree builder, only what changes visible text is kept:
-// the depth of <template> and of <noscript> (whose content is dropped; scripting is disabled,
-// as in Gumbo, so noscript content is markup, and in <head> its text is visible), and the depth
-// of <svg>/<math> (CDATA is text there; breakout tags leave it). Where the tree builder moves
-// text (foster parenting out of tables, frameset) the two canonicalizers differ; every known
-// kind of difference is listed in dedup/CANONICALIZER_DIFFERENCES.md.
+// invalid code points as U+FFFD). Which elements drop text and which separate words comes from
+// dedup/internal/html_elements.h, shared with the reference. Of the tree builder, only what
+// changes visible text is kept, in counters of fixed size: the depth of <template> and of
+// <noscript> (whose content is dropped; scripting is disabled, as in Gumbo, so noscript content
+// is markup, and in <head> its text is visible), the depth of <svg>/<math> (CDATA is text there,
+// every element separates words, breakout tags leave it), and an open count per element name,
+// so that a tag the tree builder ignores (an end tag with nothing to close, a table part outside
+// a table, a second <body>) does not break a word. Where the tree builder moves text (foster
+// parenting out of tables) or decides by its insertion mode (frameset, select), the two
+// canonicalizers differ; every known kind of difference is listed, with the reason, in
+// dedup/CANONICALIZER_DIFFERENCES.md.
 //
 // The token stream depends only on the bytes, never on how they were split into Feed calls.
 // Memory per page in flight is bounded by a constant (about kSniffBytes, plus a converter's
