@@ -127,13 +127,17 @@ bool BreaksWords(const GumboElement& element) {
 // every implied close, "reconstruct the active formatting elements", so many of them multiply
 // the tree). Tags beyond the limits are removed from the text Gumbo sees: a phrasing tag is
 // removed outright and any other tag becomes a space, which is exactly how the walk below would
-// have treated their edges, so the tokens do not change. Tags of dropped elements (script,
-// style, template, ...) and raw text are never touched.
+// have treated their edges, so the tokens do not change. A dropped element (template, noscript,
+// script inside <svg>) past the limit is removed whole, up to its matching end tag, so that its
+// content does not become visible. Raw text (script, style, textarea, ...) is never touched.
 //
 // The estimate errs high (tags closed implicitly by the parser stay counted until their end
 // tag), so the limits are set well above what real pages use; at worst a page with hundreds of
-// unclosed tags loses some structure (e.g. table foster-parenting) past that point. The option
-// not taken: a full tree-construction model, which would be the parser again.
+// unclosed tags loses some structure (e.g. table foster-parenting) past that point, and a
+// dropped element past it that the parser would close implicitly (by an ancestor's end tag)
+// hides text up to its own end tag. The option not taken: a full tree-construction model,
+// which would be the parser again. Inside <svg> and <math> nothing is raw text (the tokenizer
+// there reads <style> and <title> content as markup), so the lexer follows that too.
 //
 // Chromium caps its DOM depth at 512 for the same reason; we count more coarsely, hence less.
 constexpr size_t kMaxNestingDepth = 256;
@@ -147,23 +151,45 @@ constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<
 
 bool IsVoid(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_AREA: case GUMBO_TAG_BASE: case GUMBO_TAG_BASEFONT: case GUMBO_TAG_BGSOUND:
-    case GUMBO_TAG_BR: case GUMBO_TAG_COL: case GUMBO_TAG_EMBED: case GUMBO_TAG_FRAME:
-    case GUMBO_TAG_HR: case GUMBO_TAG_IMAGE: case GUMBO_TAG_IMG: case GUMBO_TAG_INPUT:
-    case GUMBO_TAG_KEYGEN: case GUMBO_TAG_LINK: case GUMBO_TAG_META: case GUMBO_TAG_PARAM:
-    case GUMBO_TAG_SOURCE: case GUMBO_TAG_TRACK: case GUMBO_TAG_WBR: case GUMBO_TAG_MENUITEM:
+    case GUMBO_TAG_AREA:
+    case GUMBO_TAG_BASE:
+    case GUMBO_TAG_BASEFONT:
+    case GUMBO_TAG_BGSOUND:
+    case GUMBO_TAG_BR:
+    case GUMBO_TAG_COL:
+    case GUMBO_TAG_EMBED:
+    case GUMBO_TAG_FRAME:
+    case GUMBO_TAG_HR:
+    case GUMBO_TAG_IMAGE:
+    case GUMBO_TAG_IMG:
+    case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_KEYGEN:
+    case GUMBO_TAG_LINK:
+    case GUMBO_TAG_META:
+    case GUMBO_TAG_PARAM:
+    case GUMBO_TAG_SOURCE:
+    case GUMBO_TAG_TRACK:
+    case GUMBO_TAG_WBR:
+    case GUMBO_TAG_MENUITEM:
       return true;
     default:
       return false;
   }
 }
 
-// Elements whose content the HTML tokenizer reads as text up to the matching end tag.
+// Elements whose content Gumbo's tokenizer reads as text up to the matching end tag, in HTML
+// (not foreign) content. Not <noscript>: Gumbo parses as if scripting were off, so its content
+// is markup (measured: 100k "<noscript><div>" nest 200k deep).
 bool IsRawText(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_XMP: case GUMBO_TAG_IFRAME:
-    case GUMBO_TAG_NOEMBED: case GUMBO_TAG_NOFRAMES: case GUMBO_TAG_NOSCRIPT:
-    case GUMBO_TAG_TEXTAREA: case GUMBO_TAG_TITLE:
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_XMP:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_NOEMBED:
+    case GUMBO_TAG_NOFRAMES:
+    case GUMBO_TAG_TEXTAREA:
+    case GUMBO_TAG_TITLE:
       return true;
     default:
       return false;
@@ -173,10 +199,20 @@ bool IsRawText(GumboTag tag) {
 // The HTML standard's formatting elements (the "list of active formatting elements").
 bool IsFormatting(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_A: case GUMBO_TAG_B: case GUMBO_TAG_BIG: case GUMBO_TAG_CODE:
-    case GUMBO_TAG_EM: case GUMBO_TAG_FONT: case GUMBO_TAG_I: case GUMBO_TAG_NOBR:
-    case GUMBO_TAG_S: case GUMBO_TAG_SMALL: case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG:
-    case GUMBO_TAG_TT: case GUMBO_TAG_U:
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_B:
+    case GUMBO_TAG_BIG:
+    case GUMBO_TAG_CODE:
+    case GUMBO_TAG_EM:
+    case GUMBO_TAG_FONT:
+    case GUMBO_TAG_I:
+    case GUMBO_TAG_NOBR:
+    case GUMBO_TAG_S:
+    case GUMBO_TAG_SMALL:
+    case GUMBO_TAG_STRIKE:
+    case GUMBO_TAG_STRONG:
+    case GUMBO_TAG_TT:
+    case GUMBO_TAG_U:
       return true;
     default:
       return false;
@@ -190,8 +226,14 @@ bool IsFormatting(GumboTag tag) {
 // them errs high, the safe side.
 bool ReopenCloses(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_P: case GUMBO_TAG_LI: case GUMBO_TAG_DD: case GUMBO_TAG_DT:
-    case GUMBO_TAG_A: case GUMBO_TAG_NOBR: case GUMBO_TAG_TD: case GUMBO_TAG_TH:
+    case GUMBO_TAG_P:
+    case GUMBO_TAG_LI:
+    case GUMBO_TAG_DD:
+    case GUMBO_TAG_DT:
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_NOBR:
+    case GUMBO_TAG_TD:
+    case GUMBO_TAG_TH:
     case GUMBO_TAG_TR:
       return true;
     default:
@@ -228,6 +270,7 @@ class NestingLimiter {
         pos = lt + 1;
       }
     }
+    if (skip_depth_ > 0) Remove(skip_begin_, s_.size(), skip_tag_);  // never closed
     if (!rewritten_) return std::nullopt;
     out_.append(s_.substr(copied_));
     return std::move(out_);
@@ -261,14 +304,16 @@ class NestingLimiter {
     return std::string_view::npos;
   }
 
-  GumboTag TagOf(const std::string& name) const {
+  static GumboTag TagOf(const std::string& name) {
     return gumbo_tagn_enum(name.data(), static_cast<unsigned>(name.size()));
   }
 
+  // Removes s_[begin, end): a tag, or a whole dropped element. `tag` decides whether a space
+  // stands in for it; a dropped element leaves none, as the walk below adds no break for it.
   void Remove(size_t begin, size_t end, GumboTag tag) {
     rewritten_ = true;
     out_.append(s_.substr(copied_, begin - copied_));
-    if (!IsPhrasing(tag)) out_.push_back(' ');
+    if (!IsPhrasing(tag) && !IsDropped(tag)) out_.push_back(' ');
     copied_ = end;
   }
 
@@ -277,19 +322,32 @@ class NestingLimiter {
     if (end == std::string_view::npos) return s_.size();
     const GumboTag tag = TagOf(name_);
     if (IsVoid(tag)) return end;
-    if (tag == GUMBO_TAG_PLAINTEXT) return s_.size();  // the rest is text
-    if (IsRawText(tag)) return SkipRawText(end);
-    if (IsDropped(tag)) return end;  // template: never removed, not counted either
+    if (foreign_ == 0) {
+      if (tag == GUMBO_TAG_PLAINTEXT) return s_.size();  // the rest is text
+      if (IsRawText(tag)) return SkipRawText(end);
+    }
+    if (skip_depth_ > 0) {  // inside a dropped element being removed: only find its end
+      if (name_ == skip_name_) ++skip_depth_;
+      return end;
+    }
     if (ReopenCloses(tag) && open_[name_] > 0) return end;
     const bool formatting = IsFormatting(tag);
     if (depth_ >= kMaxNestingDepth || (formatting && open_formatting_ >= kMaxOpenFormatting)) {
-      ++removed_[name_];
-      Remove(lt, end, tag);
+      if (IsDropped(tag)) {
+        skip_name_ = name_;
+        skip_tag_ = tag;
+        skip_depth_ = 1;
+        skip_begin_ = lt;
+      } else {
+        ++removed_[name_];
+        Remove(lt, end, tag);
+      }
       return end;
     }
     ++open_[name_];
     ++depth_;
     if (formatting) ++open_formatting_;
+    if (tag == GUMBO_TAG_SVG || tag == GUMBO_TAG_MATH) ++foreign_;
     return end;
   }
 
@@ -297,6 +355,10 @@ class NestingLimiter {
     const size_t end = ReadTag(lt + 2);
     if (end == std::string_view::npos) return s_.size();
     const GumboTag tag = TagOf(name_);
+    if (skip_depth_ > 0) {
+      if (name_ == skip_name_ && --skip_depth_ == 0) Remove(skip_begin_, end, skip_tag_);
+      return end;
+    }
     if (auto it = removed_.find(name_); it != removed_.end() && it->second > 0) {
       // Removed start tags are the innermost ones, so their end tags come first.
       --it->second;
@@ -307,6 +369,7 @@ class NestingLimiter {
       --it->second;
       --depth_;
       if (IsFormatting(tag)) --open_formatting_;
+      if ((tag == GUMBO_TAG_SVG || tag == GUMBO_TAG_MATH) && foreign_ > 0) --foreign_;
     }
     return end;
   }
@@ -333,6 +396,12 @@ class NestingLimiter {
   std::unordered_map<std::string, uint32_t> removed_;  // per tag name, removed and not closed
   size_t depth_ = 0;
   size_t open_formatting_ = 0;
+  size_t foreign_ = 0;  // open <svg> and <math>
+  // A dropped element past the limit, being removed whole: its name, nesting and start.
+  std::string skip_name_;
+  GumboTag skip_tag_ = GUMBO_TAG_UNKNOWN;
+  size_t skip_depth_ = 0;
+  size_t skip_begin_ = 0;
   bool rewritten_ = false;
   std::string out_;
   size_t copied_ = 0;  // s_ before this offset is in out_
@@ -444,7 +513,7 @@ CanonicalizeInfo CanonicalizePage(std::string_view bytes, std::string_view conte
     CanonicalizeHtmlGumbo(utf8, &tokenizer);
   } else {
     // Plain text streams through a bounded buffer: no copy of the whole page.
-    constexpr size_t kChunk = 64 * 1024;
+    constexpr size_t kChunk = size_t{64} << 10;
     std::string utf8;
     for (size_t pos = 0; pos < body.size(); pos += kChunk) {
       utf8.clear();

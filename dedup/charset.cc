@@ -5,10 +5,10 @@
 // UTF-8 and x-user-defined are decoded here; every other encoding goes through glibc iconv.
 #include "dedup/charset.h"
 
-#include <errno.h>
 #include <iconv.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -56,8 +56,21 @@ bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
 constexpr bool IsHttpTokenChar(char c) {
   if (IsAsciiAlpha(c) || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -147,87 +160,227 @@ struct LabelEntry {
   std::string_view name;
 };
 constexpr LabelEntry kLabels[] = {
-    {"unicode-1-1-utf-8", "UTF-8"}, {"unicode11utf8", "UTF-8"}, {"unicode20utf8", "UTF-8"},
-    {"utf-8", "UTF-8"}, {"utf8", "UTF-8"}, {"x-unicode20utf8", "UTF-8"},
-    {"866", "IBM866"}, {"cp866", "IBM866"}, {"csibm866", "IBM866"}, {"ibm866", "IBM866"},
-    {"csisolatin2", "ISO-8859-2"}, {"iso-8859-2", "ISO-8859-2"}, {"iso-ir-101", "ISO-8859-2"},
-    {"iso8859-2", "ISO-8859-2"}, {"iso88592", "ISO-8859-2"}, {"iso_8859-2", "ISO-8859-2"},
-    {"iso_8859-2:1987", "ISO-8859-2"}, {"l2", "ISO-8859-2"}, {"latin2", "ISO-8859-2"},
-    {"csisolatin3", "ISO-8859-3"}, {"iso-8859-3", "ISO-8859-3"}, {"iso-ir-109", "ISO-8859-3"},
-    {"iso8859-3", "ISO-8859-3"}, {"iso88593", "ISO-8859-3"}, {"iso_8859-3", "ISO-8859-3"},
-    {"iso_8859-3:1988", "ISO-8859-3"}, {"l3", "ISO-8859-3"}, {"latin3", "ISO-8859-3"},
-    {"csisolatin4", "ISO-8859-4"}, {"iso-8859-4", "ISO-8859-4"}, {"iso-ir-110", "ISO-8859-4"},
-    {"iso8859-4", "ISO-8859-4"}, {"iso88594", "ISO-8859-4"}, {"iso_8859-4", "ISO-8859-4"},
-    {"iso_8859-4:1988", "ISO-8859-4"}, {"l4", "ISO-8859-4"}, {"latin4", "ISO-8859-4"},
-    {"csisolatincyrillic", "ISO-8859-5"}, {"cyrillic", "ISO-8859-5"}, {"iso-8859-5", "ISO-8859-5"},
-    {"iso-ir-144", "ISO-8859-5"}, {"iso8859-5", "ISO-8859-5"}, {"iso88595", "ISO-8859-5"},
-    {"iso_8859-5", "ISO-8859-5"}, {"iso_8859-5:1988", "ISO-8859-5"},
-    {"arabic", "ISO-8859-6"}, {"asmo-708", "ISO-8859-6"}, {"csiso88596e", "ISO-8859-6"},
-    {"csiso88596i", "ISO-8859-6"}, {"csisolatinarabic", "ISO-8859-6"}, {"ecma-114", "ISO-8859-6"},
-    {"iso-8859-6", "ISO-8859-6"}, {"iso-8859-6-e", "ISO-8859-6"}, {"iso-8859-6-i", "ISO-8859-6"},
-    {"iso-ir-127", "ISO-8859-6"}, {"iso8859-6", "ISO-8859-6"}, {"iso88596", "ISO-8859-6"},
-    {"iso_8859-6", "ISO-8859-6"}, {"iso_8859-6:1987", "ISO-8859-6"},
-    {"csisolatingreek", "ISO-8859-7"}, {"ecma-118", "ISO-8859-7"}, {"elot_928", "ISO-8859-7"},
-    {"greek", "ISO-8859-7"}, {"greek8", "ISO-8859-7"}, {"iso-8859-7", "ISO-8859-7"},
-    {"iso-ir-126", "ISO-8859-7"}, {"iso8859-7", "ISO-8859-7"}, {"iso88597", "ISO-8859-7"},
-    {"iso_8859-7", "ISO-8859-7"}, {"iso_8859-7:1987", "ISO-8859-7"}, {"sun_eu_greek", "ISO-8859-7"},
-    {"csiso88598e", "ISO-8859-8"}, {"csisolatinhebrew", "ISO-8859-8"}, {"hebrew", "ISO-8859-8"},
-    {"iso-8859-8", "ISO-8859-8"}, {"iso-8859-8-e", "ISO-8859-8"}, {"iso-ir-138", "ISO-8859-8"},
-    {"iso8859-8", "ISO-8859-8"}, {"iso88598", "ISO-8859-8"}, {"iso_8859-8", "ISO-8859-8"},
-    {"iso_8859-8:1988", "ISO-8859-8"}, {"visual", "ISO-8859-8"},
-    {"csiso88598i", "ISO-8859-8-I"}, {"iso-8859-8-i", "ISO-8859-8-I"}, {"logical", "ISO-8859-8-I"},
-    {"csisolatin6", "ISO-8859-10"}, {"iso-8859-10", "ISO-8859-10"}, {"iso-ir-157", "ISO-8859-10"},
-    {"iso8859-10", "ISO-8859-10"}, {"iso885910", "ISO-8859-10"}, {"l6", "ISO-8859-10"},
+    {"unicode-1-1-utf-8", "UTF-8"},
+    {"unicode11utf8", "UTF-8"},
+    {"unicode20utf8", "UTF-8"},
+    {"utf-8", "UTF-8"},
+    {"utf8", "UTF-8"},
+    {"x-unicode20utf8", "UTF-8"},
+    {"866", "IBM866"},
+    {"cp866", "IBM866"},
+    {"csibm866", "IBM866"},
+    {"ibm866", "IBM866"},
+    {"csisolatin2", "ISO-8859-2"},
+    {"iso-8859-2", "ISO-8859-2"},
+    {"iso-ir-101", "ISO-8859-2"},
+    {"iso8859-2", "ISO-8859-2"},
+    {"iso88592", "ISO-8859-2"},
+    {"iso_8859-2", "ISO-8859-2"},
+    {"iso_8859-2:1987", "ISO-8859-2"},
+    {"l2", "ISO-8859-2"},
+    {"latin2", "ISO-8859-2"},
+    {"csisolatin3", "ISO-8859-3"},
+    {"iso-8859-3", "ISO-8859-3"},
+    {"iso-ir-109", "ISO-8859-3"},
+    {"iso8859-3", "ISO-8859-3"},
+    {"iso88593", "ISO-8859-3"},
+    {"iso_8859-3", "ISO-8859-3"},
+    {"iso_8859-3:1988", "ISO-8859-3"},
+    {"l3", "ISO-8859-3"},
+    {"latin3", "ISO-8859-3"},
+    {"csisolatin4", "ISO-8859-4"},
+    {"iso-8859-4", "ISO-8859-4"},
+    {"iso-ir-110", "ISO-8859-4"},
+    {"iso8859-4", "ISO-8859-4"},
+    {"iso88594", "ISO-8859-4"},
+    {"iso_8859-4", "ISO-8859-4"},
+    {"iso_8859-4:1988", "ISO-8859-4"},
+    {"l4", "ISO-8859-4"},
+    {"latin4", "ISO-8859-4"},
+    {"csisolatincyrillic", "ISO-8859-5"},
+    {"cyrillic", "ISO-8859-5"},
+    {"iso-8859-5", "ISO-8859-5"},
+    {"iso-ir-144", "ISO-8859-5"},
+    {"iso8859-5", "ISO-8859-5"},
+    {"iso88595", "ISO-8859-5"},
+    {"iso_8859-5", "ISO-8859-5"},
+    {"iso_8859-5:1988", "ISO-8859-5"},
+    {"arabic", "ISO-8859-6"},
+    {"asmo-708", "ISO-8859-6"},
+    {"csiso88596e", "ISO-8859-6"},
+    {"csiso88596i", "ISO-8859-6"},
+    {"csisolatinarabic", "ISO-8859-6"},
+    {"ecma-114", "ISO-8859-6"},
+    {"iso-8859-6", "ISO-8859-6"},
+    {"iso-8859-6-e", "ISO-8859-6"},
+    {"iso-8859-6-i", "ISO-8859-6"},
+    {"iso-ir-127", "ISO-8859-6"},
+    {"iso8859-6", "ISO-8859-6"},
+    {"iso88596", "ISO-8859-6"},
+    {"iso_8859-6", "ISO-8859-6"},
+    {"iso_8859-6:1987", "ISO-8859-6"},
+    {"csisolatingreek", "ISO-8859-7"},
+    {"ecma-118", "ISO-8859-7"},
+    {"elot_928", "ISO-8859-7"},
+    {"greek", "ISO-8859-7"},
+    {"greek8", "ISO-8859-7"},
+    {"iso-8859-7", "ISO-8859-7"},
+    {"iso-ir-126", "ISO-8859-7"},
+    {"iso8859-7", "ISO-8859-7"},
+    {"iso88597", "ISO-8859-7"},
+    {"iso_8859-7", "ISO-8859-7"},
+    {"iso_8859-7:1987", "ISO-8859-7"},
+    {"sun_eu_greek", "ISO-8859-7"},
+    {"csiso88598e", "ISO-8859-8"},
+    {"csisolatinhebrew", "ISO-8859-8"},
+    {"hebrew", "ISO-8859-8"},
+    {"iso-8859-8", "ISO-8859-8"},
+    {"iso-8859-8-e", "ISO-8859-8"},
+    {"iso-ir-138", "ISO-8859-8"},
+    {"iso8859-8", "ISO-8859-8"},
+    {"iso88598", "ISO-8859-8"},
+    {"iso_8859-8", "ISO-8859-8"},
+    {"iso_8859-8:1988", "ISO-8859-8"},
+    {"visual", "ISO-8859-8"},
+    {"csiso88598i", "ISO-8859-8-I"},
+    {"iso-8859-8-i", "ISO-8859-8-I"},
+    {"logical", "ISO-8859-8-I"},
+    {"csisolatin6", "ISO-8859-10"},
+    {"iso-8859-10", "ISO-8859-10"},
+    {"iso-ir-157", "ISO-8859-10"},
+    {"iso8859-10", "ISO-8859-10"},
+    {"iso885910", "ISO-8859-10"},
+    {"l6", "ISO-8859-10"},
     {"latin6", "ISO-8859-10"},
-    {"iso-8859-13", "ISO-8859-13"}, {"iso8859-13", "ISO-8859-13"}, {"iso885913", "ISO-8859-13"},
-    {"iso-8859-14", "ISO-8859-14"}, {"iso8859-14", "ISO-8859-14"}, {"iso885914", "ISO-8859-14"},
-    {"csisolatin9", "ISO-8859-15"}, {"iso-8859-15", "ISO-8859-15"}, {"iso8859-15", "ISO-8859-15"},
-    {"iso885915", "ISO-8859-15"}, {"iso_8859-15", "ISO-8859-15"}, {"l9", "ISO-8859-15"},
+    {"iso-8859-13", "ISO-8859-13"},
+    {"iso8859-13", "ISO-8859-13"},
+    {"iso885913", "ISO-8859-13"},
+    {"iso-8859-14", "ISO-8859-14"},
+    {"iso8859-14", "ISO-8859-14"},
+    {"iso885914", "ISO-8859-14"},
+    {"csisolatin9", "ISO-8859-15"},
+    {"iso-8859-15", "ISO-8859-15"},
+    {"iso8859-15", "ISO-8859-15"},
+    {"iso885915", "ISO-8859-15"},
+    {"iso_8859-15", "ISO-8859-15"},
+    {"l9", "ISO-8859-15"},
     {"iso-8859-16", "ISO-8859-16"},
-    {"cskoi8r", "KOI8-R"}, {"koi", "KOI8-R"}, {"koi8", "KOI8-R"}, {"koi8-r", "KOI8-R"},
+    {"cskoi8r", "KOI8-R"},
+    {"koi", "KOI8-R"},
+    {"koi8", "KOI8-R"},
+    {"koi8-r", "KOI8-R"},
     {"koi8_r", "KOI8-R"},
-    {"koi8-ru", "KOI8-U"}, {"koi8-u", "KOI8-U"},
-    {"csmacintosh", "macintosh"}, {"mac", "macintosh"}, {"macintosh", "macintosh"},
+    {"koi8-ru", "KOI8-U"},
+    {"koi8-u", "KOI8-U"},
+    {"csmacintosh", "macintosh"},
+    {"mac", "macintosh"},
+    {"macintosh", "macintosh"},
     {"x-mac-roman", "macintosh"},
-    {"dos-874", "windows-874"}, {"iso-8859-11", "windows-874"}, {"iso8859-11", "windows-874"},
-    {"iso885911", "windows-874"}, {"tis-620", "windows-874"}, {"windows-874", "windows-874"},
-    {"cp1250", "windows-1250"}, {"windows-1250", "windows-1250"}, {"x-cp1250", "windows-1250"},
-    {"cp1251", "windows-1251"}, {"windows-1251", "windows-1251"}, {"x-cp1251", "windows-1251"},
+    {"dos-874", "windows-874"},
+    {"iso-8859-11", "windows-874"},
+    {"iso8859-11", "windows-874"},
+    {"iso885911", "windows-874"},
+    {"tis-620", "windows-874"},
+    {"windows-874", "windows-874"},
+    {"cp1250", "windows-1250"},
+    {"windows-1250", "windows-1250"},
+    {"x-cp1250", "windows-1250"},
+    {"cp1251", "windows-1251"},
+    {"windows-1251", "windows-1251"},
+    {"x-cp1251", "windows-1251"},
     // WHATWG: ASCII and Latin-1 labels mean windows-1252, a superset that pages labelled so use.
-    {"ansi_x3.4-1968", "windows-1252"}, {"ascii", "windows-1252"}, {"cp1252", "windows-1252"},
-    {"cp819", "windows-1252"}, {"csisolatin1", "windows-1252"}, {"ibm819", "windows-1252"},
-    {"iso-8859-1", "windows-1252"}, {"iso-ir-100", "windows-1252"}, {"iso8859-1", "windows-1252"},
-    {"iso88591", "windows-1252"}, {"iso_8859-1", "windows-1252"},
-    {"iso_8859-1:1987", "windows-1252"}, {"l1", "windows-1252"}, {"latin1", "windows-1252"},
-    {"us-ascii", "windows-1252"}, {"windows-1252", "windows-1252"}, {"x-cp1252", "windows-1252"},
-    {"cp1253", "windows-1253"}, {"windows-1253", "windows-1253"}, {"x-cp1253", "windows-1253"},
-    {"cp1254", "windows-1254"}, {"csisolatin5", "windows-1254"}, {"iso-8859-9", "windows-1254"},
-    {"iso-ir-148", "windows-1254"}, {"iso8859-9", "windows-1254"}, {"iso88599", "windows-1254"},
-    {"iso_8859-9", "windows-1254"}, {"iso_8859-9:1989", "windows-1254"}, {"l5", "windows-1254"},
-    {"latin5", "windows-1254"}, {"windows-1254", "windows-1254"}, {"x-cp1254", "windows-1254"},
-    {"cp1255", "windows-1255"}, {"windows-1255", "windows-1255"}, {"x-cp1255", "windows-1255"},
-    {"cp1256", "windows-1256"}, {"windows-1256", "windows-1256"}, {"x-cp1256", "windows-1256"},
-    {"cp1257", "windows-1257"}, {"windows-1257", "windows-1257"}, {"x-cp1257", "windows-1257"},
-    {"cp1258", "windows-1258"}, {"windows-1258", "windows-1258"}, {"x-cp1258", "windows-1258"},
-    {"x-mac-cyrillic", "x-mac-cyrillic"}, {"x-mac-ukrainian", "x-mac-cyrillic"},
-    {"chinese", "GBK"}, {"csgb2312", "GBK"}, {"csiso58gb231280", "GBK"}, {"gb2312", "GBK"},
-    {"gb_2312", "GBK"}, {"gb_2312-80", "GBK"}, {"gbk", "GBK"}, {"iso-ir-58", "GBK"},
+    {"ansi_x3.4-1968", "windows-1252"},
+    {"ascii", "windows-1252"},
+    {"cp1252", "windows-1252"},
+    {"cp819", "windows-1252"},
+    {"csisolatin1", "windows-1252"},
+    {"ibm819", "windows-1252"},
+    {"iso-8859-1", "windows-1252"},
+    {"iso-ir-100", "windows-1252"},
+    {"iso8859-1", "windows-1252"},
+    {"iso88591", "windows-1252"},
+    {"iso_8859-1", "windows-1252"},
+    {"iso_8859-1:1987", "windows-1252"},
+    {"l1", "windows-1252"},
+    {"latin1", "windows-1252"},
+    {"us-ascii", "windows-1252"},
+    {"windows-1252", "windows-1252"},
+    {"x-cp1252", "windows-1252"},
+    {"cp1253", "windows-1253"},
+    {"windows-1253", "windows-1253"},
+    {"x-cp1253", "windows-1253"},
+    {"cp1254", "windows-1254"},
+    {"csisolatin5", "windows-1254"},
+    {"iso-8859-9", "windows-1254"},
+    {"iso-ir-148", "windows-1254"},
+    {"iso8859-9", "windows-1254"},
+    {"iso88599", "windows-1254"},
+    {"iso_8859-9", "windows-1254"},
+    {"iso_8859-9:1989", "windows-1254"},
+    {"l5", "windows-1254"},
+    {"latin5", "windows-1254"},
+    {"windows-1254", "windows-1254"},
+    {"x-cp1254", "windows-1254"},
+    {"cp1255", "windows-1255"},
+    {"windows-1255", "windows-1255"},
+    {"x-cp1255", "windows-1255"},
+    {"cp1256", "windows-1256"},
+    {"windows-1256", "windows-1256"},
+    {"x-cp1256", "windows-1256"},
+    {"cp1257", "windows-1257"},
+    {"windows-1257", "windows-1257"},
+    {"x-cp1257", "windows-1257"},
+    {"cp1258", "windows-1258"},
+    {"windows-1258", "windows-1258"},
+    {"x-cp1258", "windows-1258"},
+    {"x-mac-cyrillic", "x-mac-cyrillic"},
+    {"x-mac-ukrainian", "x-mac-cyrillic"},
+    {"chinese", "GBK"},
+    {"csgb2312", "GBK"},
+    {"csiso58gb231280", "GBK"},
+    {"gb2312", "GBK"},
+    {"gb_2312", "GBK"},
+    {"gb_2312-80", "GBK"},
+    {"gbk", "GBK"},
+    {"iso-ir-58", "GBK"},
     {"x-gbk", "GBK"},
     {"gb18030", "gb18030"},
-    {"big5", "Big5"}, {"big5-hkscs", "Big5"}, {"cn-big5", "Big5"}, {"csbig5", "Big5"},
+    {"big5", "Big5"},
+    {"big5-hkscs", "Big5"},
+    {"cn-big5", "Big5"},
+    {"csbig5", "Big5"},
     {"x-x-big5", "Big5"},
-    {"cseucpkdfmtjapanese", "EUC-JP"}, {"euc-jp", "EUC-JP"}, {"x-euc-jp", "EUC-JP"},
-    {"csiso2022jp", "ISO-2022-JP"}, {"iso-2022-jp", "ISO-2022-JP"},
-    {"csshiftjis", "Shift_JIS"}, {"ms932", "Shift_JIS"}, {"ms_kanji", "Shift_JIS"},
-    {"shift-jis", "Shift_JIS"}, {"shift_jis", "Shift_JIS"}, {"sjis", "Shift_JIS"},
-    {"windows-31j", "Shift_JIS"}, {"x-sjis", "Shift_JIS"},
-    {"cseuckr", "EUC-KR"}, {"csksc56011987", "EUC-KR"}, {"euc-kr", "EUC-KR"},
-    {"iso-ir-149", "EUC-KR"}, {"korean", "EUC-KR"}, {"ks_c_5601-1987", "EUC-KR"},
-    {"ks_c_5601-1989", "EUC-KR"}, {"ksc5601", "EUC-KR"}, {"ksc_5601", "EUC-KR"},
+    {"cseucpkdfmtjapanese", "EUC-JP"},
+    {"euc-jp", "EUC-JP"},
+    {"x-euc-jp", "EUC-JP"},
+    {"csiso2022jp", "ISO-2022-JP"},
+    {"iso-2022-jp", "ISO-2022-JP"},
+    {"csshiftjis", "Shift_JIS"},
+    {"ms932", "Shift_JIS"},
+    {"ms_kanji", "Shift_JIS"},
+    {"shift-jis", "Shift_JIS"},
+    {"shift_jis", "Shift_JIS"},
+    {"sjis", "Shift_JIS"},
+    {"windows-31j", "Shift_JIS"},
+    {"x-sjis", "Shift_JIS"},
+    {"cseuckr", "EUC-KR"},
+    {"csksc56011987", "EUC-KR"},
+    {"euc-kr", "EUC-KR"},
+    {"iso-ir-149", "EUC-KR"},
+    {"korean", "EUC-KR"},
+    {"ks_c_5601-1987", "EUC-KR"},
+    {"ks_c_5601-1989", "EUC-KR"},
+    {"ksc5601", "EUC-KR"},
+    {"ksc_5601", "EUC-KR"},
     {"windows-949", "EUC-KR"},
-    {"unicodefffe", "UTF-16BE"}, {"utf-16be", "UTF-16BE"},
-    {"csunicode", "UTF-16LE"}, {"iso-10646-ucs-2", "UTF-16LE"}, {"ucs-2", "UTF-16LE"},
-    {"unicode", "UTF-16LE"}, {"unicodefeff", "UTF-16LE"}, {"utf-16", "UTF-16LE"},
+    {"unicodefffe", "UTF-16BE"},
+    {"utf-16be", "UTF-16BE"},
+    {"csunicode", "UTF-16LE"},
+    {"iso-10646-ucs-2", "UTF-16LE"},
+    {"ucs-2", "UTF-16LE"},
+    {"unicode", "UTF-16LE"},
+    {"unicodefeff", "UTF-16LE"},
+    {"utf-16", "UTF-16LE"},
     {"utf-16le", "UTF-16LE"},
     {"x-user-defined", "x-user-defined"},
 };
@@ -308,11 +461,9 @@ class Utf8Validator final : public Utf8Converter {
         // Fast path: copy a run of ASCII in one go.
         size_t j = i;
         while (j < bytes.size() && static_cast<uint8_t>(bytes[j]) < 0x80) ++j;
-        if (j > i) {
-          out->append(bytes.substr(i, j - i));
-          i = j;
-          continue;
-        }
+        out->append(bytes.substr(i, j - i));
+        i = j;
+        if (i == bytes.size()) break;
       }
       const char c = bytes[i];
       switch (decoder_.Step(static_cast<uint8_t>(c))) {
@@ -388,14 +539,15 @@ class IconvConverter final : public Utf8Converter {
     // the rest. Characters are at most 4 bytes long (ISO-2022-JP escapes too), so kMaxHeld new
     // bytes always complete the tail, or prove it invalid.
     const size_t held = pending_.size();
-    std::string joined = std::move(pending_);
+    joined_.swap(pending_);
     pending_.clear();
     const size_t take = std::min(bytes.size(), kMaxHeld);
-    joined.append(bytes.substr(0, take));
+    joined_.append(bytes.substr(0, take));
     const bool more_follows = take < bytes.size();
-    const size_t consumed = Run(joined, out, more_follows);
+    const size_t consumed = Run(joined_, out, more_follows);
+    joined_.clear();
     if (!more_follows) return;
-    // Run stops early only at a cut character of at most kMaxHeld bytes at the end of `joined`,
+    // Run stops early only at a cut character of at most kMaxHeld bytes at the end of joined_,
     // which then lies within the `take` new bytes: consumed >= held.
     Run(bytes.substr(consumed - std::min(consumed, held)), out);
   }
@@ -453,6 +605,7 @@ class IconvConverter final : public Utf8Converter {
   iconv_t cd_;
   size_t unit_;
   std::string pending_;  // a character cut at the end of the last chunk
+  std::string joined_;   // scratch: pending_ and the first bytes of the next chunk
 };
 
 }  // namespace
@@ -521,8 +674,8 @@ namespace {
 // A view of the first bytes for the HTML check: UTF-16 text (after its BOM) is narrowed to
 // ASCII so that "<html>" written in UTF-16 is still recognised. Non-ASCII units become 0xFF.
 std::string NarrowHead(std::string_view head, size_t max_chars) {
-  std::string out;
   if (head.size() >= 2 && (head.substr(0, 2) == "\xFF\xFE" || head.substr(0, 2) == "\xFE\xFF")) {
+    std::string out;
     const bool le = head[0] == '\xFF';
     for (size_t i = 2; i + 1 < head.size() && out.size() < max_chars; i += 2) {
       const uint16_t unit = le ? static_cast<uint16_t>(static_cast<uint8_t>(head[i]) |
@@ -542,11 +695,40 @@ bool LooksLikeHtml(std::string_view text) {
   if (StartsWithIgnoreCase(text, "<!--")) return true;
   // The WHATWG MIME sniffing table's HTML patterns, plus common block tags; each must be
   // followed by a tag-terminating byte so that "<pre" is not "<p" and "<bx" is not "<b".
-  static constexpr std::string_view kPrefixes[] = {
-      "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<h2", "<h3", "<div",
-      "<font", "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p", "<meta",
-      "<link", "<span", "<ul", "<ol", "<li", "<center", "<form", "<img", "<section", "<header",
-      "<nav", "<main", "<article", "<pre", "<!doctype xhtml"};
+  static constexpr std::string_view kPrefixes[] = {"<!doctype html",
+                                                   "<html",
+                                                   "<head",
+                                                   "<script",
+                                                   "<iframe",
+                                                   "<h1",
+                                                   "<h2",
+                                                   "<h3",
+                                                   "<div",
+                                                   "<font",
+                                                   "<table",
+                                                   "<a",
+                                                   "<style",
+                                                   "<title",
+                                                   "<b",
+                                                   "<body",
+                                                   "<br",
+                                                   "<p",
+                                                   "<meta",
+                                                   "<link",
+                                                   "<span",
+                                                   "<ul",
+                                                   "<ol",
+                                                   "<li",
+                                                   "<center",
+                                                   "<form",
+                                                   "<img",
+                                                   "<section",
+                                                   "<header",
+                                                   "<nav",
+                                                   "<main",
+                                                   "<article",
+                                                   "<pre",
+                                                   "<!doctype xhtml"};
   for (std::string_view prefix : kPrefixes) {
     if (!StartsWithIgnoreCase(text, prefix)) continue;
     if (text.size() == prefix.size()) return true;
@@ -565,8 +747,8 @@ ContentKind DetectContentKind(std::string_view mime, std::string_view head) {
     return ContentKind::kBinary;
   }
   head = head.substr(0, kSniffBytes);
-  const bool utf16 = head.size() >= 2 && (head.substr(0, 2) == "\xFF\xFE" ||
-                                          head.substr(0, 2) == "\xFE\xFF");
+  const bool utf16 =
+      head.size() >= 2 && (head.substr(0, 2) == "\xFF\xFE" || head.substr(0, 2) == "\xFE\xFF");
   const std::string narrow = NarrowHead(head, kSniffBytes);
   // UTF-16 text is full of NUL bytes; look for a NUL character instead.
   if ((utf16 ? std::string_view(narrow) : head).find('\0') != std::string_view::npos) {
@@ -589,11 +771,16 @@ std::string ResolveCharsetLabel(std::string_view label) {
 
 std::string_view CharsetSourceName(CharsetSource source) {
   switch (source) {
-    case CharsetSource::kBom: return "bom";
-    case CharsetSource::kHeader: return "header";
-    case CharsetSource::kMeta: return "meta";
-    case CharsetSource::kSniffUtf8: return "sniff_utf8";
-    case CharsetSource::kDefault: return "default";
+    case CharsetSource::kBom:
+      return "bom";
+    case CharsetSource::kHeader:
+      return "header";
+    case CharsetSource::kMeta:
+      return "meta";
+    case CharsetSource::kSniffUtf8:
+      return "sniff_utf8";
+    case CharsetSource::kDefault:
+      return "default";
   }
   return "unknown";
 }

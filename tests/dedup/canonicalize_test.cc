@@ -60,12 +60,13 @@ TEST(CanonicalizePageTest, Markup) {
   // Title kept; head style/script, comment, template, noscript and iframe fallback dropped;
   // <em>, <span> and <wbr> join words, <br>, <li>, <td>, <div> and <option> separate them;
   // textarea and option text kept.
-  EXPECT_EQ(r.tokens, (Tokens{"shingles", "sketches", "nearduplicate", "detection", "two",
-                              "documents", "are", "roughly", "the", "same", "when", "their",
-                              "resemblance", "is", "high", "first", "second", "third", "cell1",
-                              "cell2", "line", "break", "and", "hardware", "one", "two", "café",
-                              "naïve", "été", "split", "name", "typed", "text", "red",
-                              "green"}));
+  EXPECT_EQ(r.tokens,
+            (Tokens{"shingles",    "sketches", "nearduplicate", "detection", "two",    "documents",
+                    "are",         "roughly",  "the",           "same",      "when",   "their",
+                    "resemblance", "is",       "high",          "first",     "second", "third",
+                    "cell1",       "cell2",    "line",          "break",     "and",    "hardware",
+                    "one",         "two",      "café",          "naïve",     "été",    "split",
+                    "name",        "typed",    "text",          "red",       "green"}));
 }
 
 TEST(CanonicalizePageTest, Entities) {
@@ -74,9 +75,10 @@ TEST(CanonicalizePageTest, Entities) {
   // Named, decimal and hex references; legacy names without ';' (&eacute, &copy, &amp);
   // "&notit;" is "¬it;" (the longest legacy prefix); unknown names and empty references stay
   // literal; &#xD800; and &#0; are U+FFFD.
-  EXPECT_EQ(r.tokens, (Tokens{"entities", "named", "été", "tag", "fish", "chips", "cafés",
-                              "numeric", "été", "abc", "hex", "été", "legacy", "été", "2024",
-                              "x", "it", "space", "bogus", "zzzz", "x", "x", "y"}));
+  EXPECT_EQ(r.tokens,
+            (Tokens{"entities", "named", "été",   "tag",  "fish",   "chips", "cafés", "numeric",
+                    "été",      "abc",   "hex",   "été",  "legacy", "été",   "2024",  "x",
+                    "it",       "space", "bogus", "zzzz", "x",      "x",     "y"}));
 }
 
 TEST(CanonicalizePageTest, Windows1252DeclaredOnlyByMeta) {
@@ -92,8 +94,8 @@ TEST(CanonicalizePageTest, ShiftJisDeclaredByHeader) {
   EXPECT_EQ(r.info.charset, "Shift_JIS");
   EXPECT_EQ(r.info.charset_source, CharsetSource::kHeader);
   // Ideographs and kana are a token each; full-width Latin is case-folded, not normalized.
-  EXPECT_EQ(r.tokens, (Tokens{"日", "本", "日", "本", "語", "の", "テ", "キ", "ス", "ト", "test",
-                              "ａｂ"}));
+  EXPECT_EQ(r.tokens,
+            (Tokens{"日", "本", "日", "本", "語", "の", "テ", "キ", "ス", "ト", "test", "ａｂ"}));
 }
 
 TEST(CanonicalizePageTest, ShiftJisWithoutHeaderIsMisread) {
@@ -116,9 +118,9 @@ TEST(CanonicalizePageTest, BrokenHtml) {
   // Misnested <b><i>, a table inside <p> whose stray "row" text is foster-parented before the
   // table (so it joins "next"), unclosed <a>s, an alt attribute (not text), a tag cut by the end
   // of the file.
-  EXPECT_EQ(r.tokens, (Tokens{"unclosed", "paragraph", "bold", "both", "italic", "div", "in",
-                              "p", "nextrow", "cell", "after", "no", "end", "link", "second",
-                              "attr", "x", "one", "two"}));
+  EXPECT_EQ(r.tokens,
+            (Tokens{"unclosed", "paragraph", "bold", "both", "italic", "div", "in", "p", "nextrow",
+                    "cell", "after", "no", "end", "link", "second", "attr", "x", "one", "two"}));
 }
 
 TEST(CanonicalizePageTest, InvalidUtf8BecomesSeparators) {
@@ -170,7 +172,8 @@ TEST(CanonicalizePageTest, BinaryHasNoTokens) {
   // The first bytes of a PNG file: signature, then the IHDR chunk of a 1x1 image.
   const std::string png =
       "\x89PNG\r\n\x1A\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1F\x15\xC4\x89"
-      "\0\0\0\rIDATx\x9C" "c\xF8\x0F\0\0\x01\x01\0\x05\x18\xD8N\0\0\0\0IEND\xAE\x42\x60\x82"s;
+      "\0\0\0\rIDATx\x9C"
+      "c\xF8\x0F\0\0\x01\x01\0\x05\x18\xD8N\0\0\0\0IEND\xAE\x42\x60\x82"s;
   for (std::string_view type : {""sv, "application/octet-stream"sv, "image/png"sv}) {
     PageResult r = Canonicalize(png, type);
     EXPECT_EQ(r.info.kind, ContentKind::kBinary) << type;
@@ -178,8 +181,7 @@ TEST(CanonicalizePageTest, BinaryHasNoTokens) {
     EXPECT_TRUE(r.tokens.empty());
   }
   // A binary media type wins over text-looking bytes.
-  EXPECT_EQ(Canonicalize("<html>words</html>", "application/pdf").info.kind,
-            ContentKind::kBinary);
+  EXPECT_EQ(Canonicalize("<html>words</html>", "application/pdf").info.kind, ContentKind::kBinary);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -308,8 +310,31 @@ TEST(CanonicalizeHostileTest, UnterminatedScriptAndRawText) {
   EXPECT_EQ(Html("a <textarea>" + Repeat("<div>", 100000)), want);
 }
 
+TEST(CanonicalizeHostileTest, DeepNoscriptAndForeignContent) {
+  // Gumbo parses <noscript> content as markup, and <style>/<title> inside <svg> too: these
+  // nest as deep as any <div> (they once escaped the nesting limit).
+  EXPECT_EQ(Html("a " + Repeat("<noscript><div>", 100000) + "end"), (Tokens{"a"}));
+  EXPECT_EQ(Html("a " + Repeat("<svg><style>", 100000) + "end"), (Tokens{"a"}));
+  EXPECT_EQ(Html("a " + Repeat("<svg><title>", 100000) + "end"), (Tokens{"a", "end"}));
+}
+
+TEST(CanonicalizeHostileTest, DroppedElementPastTheLimitStaysHidden) {
+  const std::string open = Repeat("<div>", 1000);
+  const std::string close = Repeat("</div>", 1000);
+  // As at the top: the dropped element vanishes without a word break.
+  EXPECT_EQ(Html("x<template>hidden</template>y"), (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<template>hid<template>den</template>den</template>y" + close),
+            (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<noscript><p>hidden</noscript>y" + close), (Tokens{"xy"}));
+  EXPECT_EQ(Html(open + "x<template>never closed" + close), (Tokens{"x"}));
+  EXPECT_EQ(Html(open + "x<svg><script>hidden</script></svg>y" + close), (Tokens{"x", "y"}));
+}
+
 TEST(CanonicalizeHostileTest, NulAndControlBytes) {
-  PageResult r = Canonicalize("<p>a\0b\x01" "c</p>"s, "text/html");
+  PageResult r = Canonicalize(
+      "<p>a\0b\x01"
+      "c</p>"s,
+      "text/html");
   EXPECT_EQ(r.tokens, (Tokens{"ab", "c"}));  // NUL in text is dropped by the HTML parser
 }
 

@@ -44,9 +44,9 @@ TEST(ParseContentTypeTest, FirstCharsetWinsAndEmptyIgnored) {
 }
 
 TEST(ParseContentTypeTest, GarbageGivesEmptyMime) {
-  for (std::string_view bad : {""sv, "   "sv, "html"sv, "text/"sv, "/html"sv, "text html"sv,
-                               "text/html charset=utf-8"sv, "te(xt/html"sv, ";charset=utf-8"sv,
-                               "\x01\xff/\xfe"sv}) {
+  for (std::string_view bad :
+       {""sv, "   "sv, "html"sv, "text/"sv, "/html"sv, "text html"sv, "text/html charset=utf-8"sv,
+        "te(xt/html"sv, ";charset=utf-8"sv, "\x01\xff/\xfe"sv}) {
     ContentType t = ParseContentType(bad);
     EXPECT_EQ(t.mime, "") << bad;
     EXPECT_EQ(t.charset, "") << bad;
@@ -58,18 +58,42 @@ TEST(ParseContentTypeTest, GarbageGivesEmptyMime) {
 
 TEST(ResolveCharsetLabelTest, WhatwgLabels) {
   const std::vector<std::pair<std::string_view, std::string_view>> cases = {
-      {"utf-8", "UTF-8"}, {"UTF8", "UTF-8"}, {"unicode-1-1-utf-8", "UTF-8"},
-      {"latin1", "windows-1252"}, {"ISO-8859-1", "windows-1252"}, {"ascii", "windows-1252"},
-      {"us-ascii", "windows-1252"}, {"cp1252", "windows-1252"}, {"iso-8859-9", "windows-1254"},
-      {"latin2", "ISO-8859-2"}, {"iso8859-15", "ISO-8859-15"}, {"l9", "ISO-8859-15"},
-      {"iso-8859-16", "ISO-8859-16"}, {"iso-8859-8-i", "ISO-8859-8-I"}, {"visual", "ISO-8859-8"},
-      {"koi8", "KOI8-R"}, {"koi8-ru", "KOI8-U"}, {"mac", "macintosh"},
-      {"x-mac-ukrainian", "x-mac-cyrillic"}, {"tis-620", "windows-874"}, {"866", "IBM866"},
-      {"x-sjis", "Shift_JIS"}, {"ms932", "Shift_JIS"}, {"windows-31j", "Shift_JIS"},
-      {"euc-jp", "EUC-JP"}, {"csiso2022jp", "ISO-2022-JP"}, {"gb2312", "GBK"},
-      {"chinese", "GBK"}, {"x-gbk", "GBK"}, {"GB18030", "gb18030"}, {"big5-hkscs", "Big5"},
-      {"ks_c_5601-1987", "EUC-KR"}, {"windows-949", "EUC-KR"}, {"utf-16", "UTF-16LE"},
-      {"unicodefffe", "UTF-16BE"}, {"x-user-defined", "x-user-defined"},
+      {"utf-8", "UTF-8"},
+      {"UTF8", "UTF-8"},
+      {"unicode-1-1-utf-8", "UTF-8"},
+      {"latin1", "windows-1252"},
+      {"ISO-8859-1", "windows-1252"},
+      {"ascii", "windows-1252"},
+      {"us-ascii", "windows-1252"},
+      {"cp1252", "windows-1252"},
+      {"iso-8859-9", "windows-1254"},
+      {"latin2", "ISO-8859-2"},
+      {"iso8859-15", "ISO-8859-15"},
+      {"l9", "ISO-8859-15"},
+      {"iso-8859-16", "ISO-8859-16"},
+      {"iso-8859-8-i", "ISO-8859-8-I"},
+      {"visual", "ISO-8859-8"},
+      {"koi8", "KOI8-R"},
+      {"koi8-ru", "KOI8-U"},
+      {"mac", "macintosh"},
+      {"x-mac-ukrainian", "x-mac-cyrillic"},
+      {"tis-620", "windows-874"},
+      {"866", "IBM866"},
+      {"x-sjis", "Shift_JIS"},
+      {"ms932", "Shift_JIS"},
+      {"windows-31j", "Shift_JIS"},
+      {"euc-jp", "EUC-JP"},
+      {"csiso2022jp", "ISO-2022-JP"},
+      {"gb2312", "GBK"},
+      {"chinese", "GBK"},
+      {"x-gbk", "GBK"},
+      {"GB18030", "gb18030"},
+      {"big5-hkscs", "Big5"},
+      {"ks_c_5601-1987", "EUC-KR"},
+      {"windows-949", "EUC-KR"},
+      {"utf-16", "UTF-16LE"},
+      {"unicodefffe", "UTF-16BE"},
+      {"x-user-defined", "x-user-defined"},
       {"windows-1258", "windows-1258"},
   };
   for (const auto& [label, name] : cases) EXPECT_EQ(ResolveCharsetLabel(label), name) << label;
@@ -81,9 +105,8 @@ TEST(ResolveCharsetLabelTest, WhitespaceAndCase) {
 }
 
 TEST(ResolveCharsetLabelTest, UnknownIsEmpty) {
-  for (std::string_view bad : {""sv, " "sv, "utf-9"sv, "utf 8"sv, "iso-2022-kr"sv,
-                               "hz-gb-2312"sv, "replacement"sv, "ebcdic"sv, "utf-8\v"sv,
-                               "\xc3\xa9"sv}) {
+  for (std::string_view bad : {""sv, " "sv, "utf-9"sv, "utf 8"sv, "iso-2022-kr"sv, "hz-gb-2312"sv,
+                               "replacement"sv, "ebcdic"sv, "utf-8\v"sv, "\xc3\xa9"sv}) {
     EXPECT_EQ(ResolveCharsetLabel(bad), "") << bad;
   }
 }
@@ -109,9 +132,8 @@ TEST(PrescanMetaCharsetTest, HttpEquivNeedsPragma) {
             "Big5");
   // content= without http-equiv=content-type is no declaration.
   EXPECT_EQ(PrescanMetaCharset("<meta content=\"text/html; charset=euc-jp\">"), "");
-  EXPECT_EQ(PrescanMetaCharset(
-                "<meta http-equiv=refresh content=\"text/html; charset=euc-jp\"><p>"),
-            "");
+  EXPECT_EQ(
+      PrescanMetaCharset("<meta http-equiv=refresh content=\"text/html; charset=euc-jp\"><p>"), "");
 }
 
 TEST(PrescanMetaCharsetTest, ExtractFromContent) {
@@ -130,13 +152,13 @@ TEST(PrescanMetaCharsetTest, ExtractFromContent) {
 TEST(PrescanMetaCharsetTest, FirstAttributeOfANameWins) {
   EXPECT_EQ(PrescanMetaCharset("<meta charset=gbk charset=big5>"), "GBK");
   // charset= overrides a content= seen before it in the same tag.
-  EXPECT_EQ(PrescanMetaCharset(
-                "<meta http-equiv=content-type content='charset=big5' charset=euc-kr>"),
-            "EUC-KR");
+  EXPECT_EQ(
+      PrescanMetaCharset("<meta http-equiv=content-type content='charset=big5' charset=euc-kr>"),
+      "EUC-KR");
   // A failed charset= stays failed: a later content= cannot replace it.
-  EXPECT_EQ(PrescanMetaCharset(
-                "<meta charset=bogus http-equiv=content-type content='charset=big5'>"),
-            "");
+  EXPECT_EQ(
+      PrescanMetaCharset("<meta charset=bogus http-equiv=content-type content='charset=big5'>"),
+      "");
 }
 
 TEST(PrescanMetaCharsetTest, SkipsCommentsTagsAndOtherMarkup) {
@@ -320,13 +342,14 @@ TEST(Utf8ConverterTest, EveryResolvedNameHasAConverter) {
   // One label per canonical name: every name ResolveCharsetLabel returns must be creatable,
   // i.e. glibc has the iconv module we map it to.
   for (std::string_view label :
-       {"utf-8", "ibm866", "iso-8859-2", "iso-8859-3", "iso-8859-4", "iso-8859-5", "iso-8859-6",
-        "iso-8859-7", "iso-8859-8", "iso-8859-8-i", "iso-8859-10", "iso-8859-13", "iso-8859-14",
-        "iso-8859-15", "iso-8859-16", "koi8-r", "koi8-u", "macintosh", "windows-874",
-        "windows-1250", "windows-1251", "windows-1252", "windows-1253", "windows-1254",
-        "windows-1255", "windows-1256", "windows-1257", "windows-1258", "x-mac-cyrillic", "gbk",
-        "gb18030", "big5", "euc-jp", "iso-2022-jp", "shift_jis", "euc-kr", "utf-16be",
-        "utf-16le", "x-user-defined"}) {
+       {"utf-8",        "ibm866",       "iso-8859-2",   "iso-8859-3",     "iso-8859-4",
+        "iso-8859-5",   "iso-8859-6",   "iso-8859-7",   "iso-8859-8",     "iso-8859-8-i",
+        "iso-8859-10",  "iso-8859-13",  "iso-8859-14",  "iso-8859-15",    "iso-8859-16",
+        "koi8-r",       "koi8-u",       "macintosh",    "windows-874",    "windows-1250",
+        "windows-1251", "windows-1252", "windows-1253", "windows-1254",   "windows-1255",
+        "windows-1256", "windows-1257", "windows-1258", "x-mac-cyrillic", "gbk",
+        "gb18030",      "big5",         "euc-jp",       "iso-2022-jp",    "shift_jis",
+        "euc-kr",       "utf-16be",     "utf-16le",     "x-user-defined"}) {
     const std::string name = ResolveCharsetLabel(label);
     ASSERT_NE(name, "") << label;
     StatusOr<std::unique_ptr<Utf8Converter>> c = Utf8Converter::Create(name);
@@ -346,21 +369,21 @@ TEST(Utf8ConverterTest, EveryResolvedNameHasAConverter) {
 // subpart of an ill-formed sequence (also the Unicode standard's recommended practice).
 TEST(Utf8ConverterTest, Utf8ReplacesMaximalSubparts) {
   const std::vector<std::pair<std::string_view, std::string>> cases = {
-      {"a\x80z", "a" + Fffd(1) + "z"},                  // lone continuation
-      {"a\xC3z", "a" + Fffd(1) + "z"},                  // truncated 2-byte
-      {"a\xE2\x82z", "a" + Fffd(1) + "z"},              // truncated 3-byte: one subpart
-      {"a\xF0\x9F\x98z", "a" + Fffd(1) + "z"},          // truncated 4-byte: one subpart
-      {"\xC0\xAF", Fffd(2)},                            // overlong: C0 never starts a sequence
-      {"\xE0\x80\xAF", Fffd(3)},                        // overlong 3-byte
-      {"\xED\xA0\x80", Fffd(3)},                        // surrogate
-      {"\xF4\x90\x80\x80", Fffd(4)},                    // above U+10FFFF
-      {"\xF5\x80", Fffd(2)},                            // F5 never starts a sequence
+      {"a\x80z", "a" + Fffd(1) + "z"},          // lone continuation
+      {"a\xC3z", "a" + Fffd(1) + "z"},          // truncated 2-byte
+      {"a\xE2\x82z", "a" + Fffd(1) + "z"},      // truncated 3-byte: one subpart
+      {"a\xF0\x9F\x98z", "a" + Fffd(1) + "z"},  // truncated 4-byte: one subpart
+      {"\xC0\xAF", Fffd(2)},                    // overlong: C0 never starts a sequence
+      {"\xE0\x80\xAF", Fffd(3)},                // overlong 3-byte
+      {"\xED\xA0\x80", Fffd(3)},                // surrogate
+      {"\xF4\x90\x80\x80", Fffd(4)},            // above U+10FFFF
+      {"\xF5\x80", Fffd(2)},                    // F5 never starts a sequence
       {"\xFF\xFE", Fffd(2)},
       {"\xE2\x82\xAC\xF0\x9F\x98\x80", "\xE2\x82\xAC\xF0\x9F\x98\x80"},  // valid passes through
-      {"\xE2\x82\xE2\x82\xAC", Fffd(1) + "\xE2\x82\xAC"},  // the bad byte starts anew
-      {"\xC3", Fffd(1)},                                // cut at the very end: Finish
+      {"\xE2\x82\xE2\x82\xAC", Fffd(1) + "\xE2\x82\xAC"},                // the bad byte starts anew
+      {"\xC3", Fffd(1)},  // cut at the very end: Finish
       {""sv, ""},
-      {"nul\0byte"sv, "nul\0byte"s},                    // NUL is a valid character
+      {"nul\0byte"sv, "nul\0byte"s},  // NUL is a valid character
   };
   for (const auto& [in, want] : cases) EXPECT_EQ(ConvertAll("UTF-8", in), want);
 }
@@ -374,7 +397,10 @@ TEST(Utf8ConverterTest, InvalidBytesInMultiByteEncodings) {
   // Undefined in glibc's windows-1252 (WHATWG maps it to a C1 control): still a separator.
   EXPECT_EQ(ConvertAll("windows-1252", "a\x81z"), "a" + Fffd(1) + "z");
   // A lone UTF-16 surrogate is one U+FFFD, and the text after it stays aligned.
-  EXPECT_EQ(ConvertAll("UTF-16LE", "a\0\x00\xDC" "b\0"sv), "a" + Fffd(1) + "b");
+  EXPECT_EQ(ConvertAll("UTF-16LE",
+                       "a\0\x00\xDC"
+                       "b\0"sv),
+            "a" + Fffd(1) + "b");
   EXPECT_EQ(ConvertAll("UTF-16BE", "\xD8\x3D\0b"sv), Fffd(1) + "b");
 }
 
@@ -411,22 +437,35 @@ struct SplitCase {
 // Every way of cutting the input in two, and in three, gives the same output as one piece.
 TEST(Utf8ConverterTest, SplitsDoNotChangeTheOutput) {
   const SplitCase cases[] = {
-      {"Shift_JIS", "\x41\x62\x20\x93\xFA\x96\x7B\x8C\xEA\x83\x65\x83\x4C\x83\x58\x83\x67\x20\x7A"sv, "Ab 日本語テキスト z"},
-      {"EUC-JP", "\x41\x62\x20\xC6\xFC\xCB\xDC\xB8\xEC\xA5\xC6\xA5\xAD\xA5\xB9\xA5\xC8\x20\x7A"sv, "Ab 日本語テキスト z"},
-      {"ISO-2022-JP", "\x41\x62\x20\x1B\x24\x42\x46\x7C\x4B\x5C\x38\x6C\x25\x46\x25\x2D\x25\x39\x25\x48\x1B\x28\x42\x20\x7A"sv, "Ab 日本語テキスト z"},
+      {"Shift_JIS",
+       "\x41\x62\x20\x93\xFA\x96\x7B\x8C\xEA\x83\x65\x83\x4C\x83\x58\x83\x67\x20\x7A"sv,
+       "Ab 日本語テキスト z"},
+      {"EUC-JP", "\x41\x62\x20\xC6\xFC\xCB\xDC\xB8\xEC\xA5\xC6\xA5\xAD\xA5\xB9\xA5\xC8\x20\x7A"sv,
+       "Ab 日本語テキスト z"},
+      {"ISO-2022-JP",
+       "\x41\x62\x20\x1B\x24\x42\x46\x7C\x4B\x5C\x38\x6C\x25\x46\x25\x2D\x25\x39\x25\x48\x1B\x28\x42\x20\x7A"sv,
+       "Ab 日本語テキスト z"},
       {"GBK", "\x41\x62\x20\xD6\xD0\xCE\xC4\xCE\xC4\xB1\xBE\x20\x7A"sv, "Ab 中文文本 z"},
       {"gb18030", "\x41\x62\x20\xD6\xD0\xCE\xC4\xA2\xE3\x95\x32\x82\x36\x20\x7A"sv, "Ab 中文€𠀀 z"},
       {"Big5", "\x41\x62\x20\xC1\x63\xC5\xE9\xA4\xA4\xA4\xE5\x20\x7A"sv, "Ab 繁體中文 z"},
-      {"EUC-KR", "\x41\x62\x20\xC7\xD1\xB1\xB9\xBE\xEE\x20\xC5\xD8\xBD\xBA\xC6\xAE\x20\x7A"sv, "Ab 한국어 텍스트 z"},
-      {"UTF-16LE", "\x41\x00\x62\x00\x20\x00\xE5\x65\x2C\x67\x9E\x8A\x20\x00\x3D\xD8\x00\xDE\x20\x00\x7A\x00"sv, "Ab 日本語 😀 z"},
-      {"UTF-16BE", "\x00\x41\x00\x62\x00\x20\x65\xE5\x67\x2C\x8A\x9E\x00\x20\xD8\x3D\xDE\x00\x00\x20\x00\x7A"sv, "Ab 日本語 😀 z"},
-      {"UTF-8", "\x41\x62\x20\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\x20\xF0\x9F\x98\x80\x20\xC3\xA9\x20\x7A"sv, "Ab 日本語 😀 é z"},
+      {"EUC-KR", "\x41\x62\x20\xC7\xD1\xB1\xB9\xBE\xEE\x20\xC5\xD8\xBD\xBA\xC6\xAE\x20\x7A"sv,
+       "Ab 한국어 텍스트 z"},
+      {"UTF-16LE",
+       "\x41\x00\x62\x00\x20\x00\xE5\x65\x2C\x67\x9E\x8A\x20\x00\x3D\xD8\x00\xDE\x20\x00\x7A\x00"sv,
+       "Ab 日本語 😀 z"},
+      {"UTF-16BE",
+       "\x00\x41\x00\x62\x00\x20\x65\xE5\x67\x2C\x8A\x9E\x00\x20\xD8\x3D\xDE\x00\x00\x20\x00\x7A"sv,
+       "Ab 日本語 😀 z"},
+      {"UTF-8",
+       "\x41\x62\x20\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\x20\xF0\x9F\x98\x80\x20\xC3\xA9\x20\x7A"sv,
+       "Ab 日本語 😀 é z"},
       {"windows-1252", "\x41\x62\x20\x63\x61\x66\xE9\x20\x80\x20\x7A"sv, "Ab café € z"},
       {"KOI8-R", "\x41\x62\x20\xF0\xD2\xC9\xD7\xC5\xD4\x20\x7A"sv, "Ab Привет z"},
       {"windows-1251", "\x41\x62\x20\xCF\xF0\xE8\xE2\xE5\xF2\x20\x7A"sv, "Ab Привет z"},
       {"ISO-8859-7", "\x41\x62\x20\xC5\xEB\xEB\xE7\xED\xE9\xEA\xDC\x20\x7A"sv, "Ab Ελληνικά z"},
       // Invalid input must split the same way too.
-      {"UTF-8", "a\xE2\x82\xE2\x82\xAC\xF0\x9F\xC0z"sv, "a\xEF\xBF\xBD\xE2\x82\xAC\xEF\xBF\xBD\xEF\xBF\xBDz"},
+      {"UTF-8", "a\xE2\x82\xE2\x82\xAC\xF0\x9F\xC0z"sv,
+       "a\xEF\xBF\xBD\xE2\x82\xAC\xEF\xBF\xBD\xEF\xBF\xBDz"},
       {"Shift_JIS", "\x93 A\xA0\x93"sv, "\xEF\xBF\xBD A\xEF\xBF\xBD\xEF\xBF\xBD"},
   };
   for (const SplitCase& c : cases) {

@@ -1,0 +1,386 @@
+// Store: Check (every invariant of FORMAT.md) and Backup.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "store/internal/clusters.h"
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+#include "store/store.h"
+
+namespace shingled::store {
+
+using internal::Cursor;
+using internal::DocumentRecord;
+using internal::GetBE32;
+using internal::GetBE64;
+using internal::GetLE64;
+using internal::Key64;
+using internal::SweepRecord;
+using internal::TxnOps;
+using internal::Val;
+using internal::VersionRecord;
+using internal::View;
+
+namespace {
+
+constexpr size_t kMaxProblems = 1000;
+
+class Checker {
+ public:
+  explicit Checker(TxnOps& ops) : ops_(ops), d_(ops.dbis()) {}
+
+  Status Run() {
+    SHINGLED_RETURN_IF_ERROR(CheckDocuments());
+    SHINGLED_RETURN_IF_ERROR(CheckPostings());
+    SHINGLED_RETURN_IF_ERROR(CheckFingerprintEntries());
+    SHINGLED_RETURN_IF_ERROR(CheckCommonValues());
+    SHINGLED_RETURN_IF_ERROR(CheckClusters());
+    SHINGLED_RETURN_IF_ERROR(CheckUrlsAndVersions());
+    SHINGLED_RETURN_IF_ERROR(CheckLinks());
+    return CheckMeta();
+  }
+  std::vector<std::string> TakeProblems() { return std::move(problems_); }
+
+ private:
+  void Problem(std::string p) {
+    if (problems_.size() < kMaxProblems) {
+      problems_.push_back(std::move(p));
+    } else if (problems_.size() == kMaxProblems) {
+      problems_.push_back("more problems not listed");
+    }
+  }
+  static std::string Doc(DocId d) { return "document " + std::to_string(d); }
+
+  // Calls fn(key, value) for every entry (every posting of a DUPSORT database).
+  template <typename Fn>
+  Status ForEach(MDB_dbi dbi, const char* name, Fn&& fn) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, name);
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    while (rc == 0) {
+      SHINGLED_RETURN_IF_ERROR(fn(View(k), View(v)));
+      rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
+    }
+    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, name);
+    return OkStatus();
+  }
+
+  // Whether the posting list of `key` in `dbi` holds `doc`.
+  StatusOr<bool> HasPosting(MDB_dbi dbi, uint64_t key, uint64_t doc) {
+    Key64 k(key), p(doc);
+    MDB_val kv = Val(k.view()), pv = Val(p.view());
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
+    int rc = mdb_cursor_get(c.get(), &kv, &pv, MDB_GET_BOTH);
+    if (rc == MDB_NOTFOUND) return false;
+    if (rc != 0) return ops_.Fail(rc, "postings");
+    return true;
+  }
+
+  StatusOr<DocId> FingerprintDoc(MDB_dbi dbi, const dedup::Fingerprint128& fp) {
+    std::string_view v;
+    Status s = ops_.Get(dbi, internal::FingerprintKey(fp), &v, "fingerprint");
+    if (s.code() == StatusCode::kNotFound) return DocId{0};
+    if (!s.ok()) return s;
+    return GetBE64(v.data());
+  }
+
+  DocId Holder(DocId d) const {
+    auto it = rep_.find(d);
+    return it == rep_.end() ? 0 : (it->second == 0 ? d : it->second);
+  }
+
+  Status CheckDocuments() {
+    std::vector<std::pair<DocId, DocumentRecord>> records;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.documents, "documents", [&](std::string_view k, std::string_view v) {
+      DocId id = GetBE64(k.data());
+      StatusOr<DocumentRecord> rec = internal::DecodeDocument(v);
+      if (!rec.ok()) {
+        Problem(Doc(id) + ": " + rec.status().message());
+        return OkStatus();
+      }
+      rep_[id] = rec->rep;
+      records.emplace_back(id, std::move(rec).value());
+      return OkStatus();
+    }));
+    documents_ = rep_.size();
+    for (auto& [id, rec] : records) {
+      if (!rec.has_sketch()) {
+        auto it = rep_.find(rec.rep);
+        if (it == rep_.end() || it->second != 0) Problem(Doc(id) + ": representative " + std::to_string(rec.rep) + " is not a document with a sketch");
+      }
+      StatusOr<DocId> fp = FingerprintDoc(d_.fp_identical, rec.identical);
+      if (!fp.ok()) return fp.status();
+      if (*fp != id) Problem(Doc(id) + ": fp_identical maps its fingerprint to " + std::to_string(*fp));
+      for (auto [dbi, name, fpv, applies] :
+           {std::tuple{d_.fp_lexical, "fp_lexical", rec.lexical, rec.tokens > 0},
+            std::tuple{d_.fp_shingle, "fp_shingle", rec.shingle, rec.shingles > 0}}) {
+        if (!applies) continue;
+        StatusOr<DocId> got = FingerprintDoc(dbi, fpv);
+        if (!got.ok()) return got.status();
+        if (*got == 0 || (*got != id && Holder(*got) != Holder(id))) {
+          Problem(Doc(id) + ": " + name + " maps its fingerprint to " + std::to_string(*got) + ", not to its group");
+        }
+      }
+      if (!rec.has_sketch()) continue;
+      for (auto [dbi, name, values] :
+           {std::tuple{d_.features, "features", &rec.features},
+            std::tuple{d_.supershingles, "supershingles", &rec.supershingles},
+            std::tuple{d_.samples, "samples", &rec.sample.values}}) {
+        for (uint64_t value : *values) {
+          StatusOr<bool> has = HasPosting(dbi, value, id);
+          if (!has.ok()) return has.status();
+          if (!*has) Problem(Doc(id) + ": missing from " + name + " under " + std::to_string(value));
+        }
+      }
+    }
+    return OkStatus();
+  }
+
+  Status CheckPostings() {
+    for (auto [dbi, name] : {std::pair{d_.features, "features"}, std::pair{d_.supershingles, "supershingles"},
+                             std::pair{d_.samples, "samples"}}) {
+      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, [&](std::string_view k, std::string_view v) {
+        DocId d = GetBE64(v.data());
+        auto it = rep_.find(d);
+        if (it == rep_.end() || it->second != 0) {
+          Problem(std::string(name) + " posting under " + std::to_string(GetBE64(k.data())) + " names " + Doc(d) + ", not a document with a sketch");
+        }
+        return OkStatus();
+      }));
+    }
+    return OkStatus();
+  }
+
+  Status CheckFingerprintEntries() {
+    for (auto [dbi, name] : {std::pair{d_.fp_identical, "fp_identical"}, std::pair{d_.fp_lexical, "fp_lexical"},
+                             std::pair{d_.fp_shingle, "fp_shingle"}}) {
+      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, [&](std::string_view, std::string_view v) {
+        DocId d = v.size() == 8 ? GetBE64(v.data()) : 0;
+        if (!rep_.contains(d)) Problem(std::string(name) + " entry names missing " + Doc(d));
+        return OkStatus();
+      }));
+    }
+    return OkStatus();
+  }
+
+  Status CheckCommonValues() {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
+    return ForEach(d_.common_values, "common_values", [&](std::string_view k, std::string_view v) {
+      MDB_val kv = Val(k), dv;
+      size_t n = 0;
+      int rc = mdb_cursor_get(c.get(), &kv, &dv, MDB_SET_KEY);
+      if (rc == 0) rc = mdb_cursor_count(c.get(), &n);
+      if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "samples");
+      uint64_t stored = v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
+      if (stored != n) {
+        Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " + std::to_string(stored) +
+                " but it has " + std::to_string(n) + " postings");
+      }
+      return OkStatus();
+    });
+  }
+
+  Status CheckClusters() {
+    std::unordered_map<DocId, DocId> parent;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_parent, "cluster_parent", [&](std::string_view k, std::string_view v) {
+      parent[GetBE64(k.data())] = GetBE64(v.data());
+      return OkStatus();
+    }));
+    std::map<DocId, std::set<DocId>> members;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_members, "cluster_members", [&](std::string_view k, std::string_view v) {
+      members[GetBE64(k.data())].insert(GetBE64(v.data()));
+      return OkStatus();
+    }));
+    clusters_ = members.size();
+    std::map<DocId, std::set<DocId>> from_parents;
+    for (auto [d, p] : parent) {
+      if (!rep_.contains(d)) Problem("cluster_parent names missing " + Doc(d));
+      auto it = parent.find(p);
+      if (it == parent.end() || it->second != p) Problem(Doc(d) + ": cluster parent " + std::to_string(p) + " is not a root");
+      from_parents[p].insert(d);
+    }
+    if (from_parents != members) {
+      for (auto& [root, set] : members) {
+        auto it = from_parents.find(root);
+        if (it == from_parents.end() || it->second != set) {
+          Problem("cluster " + std::to_string(root) + ": member list (" + std::to_string(set.size()) +
+                  ") differs from the documents whose parent it is (" +
+                  std::to_string(it == from_parents.end() ? 0 : it->second.size()) + ")");
+        }
+      }
+      for (auto& [root, set] : from_parents) {
+        if (!members.contains(root)) Problem("cluster " + std::to_string(root) + " has members but no member list");
+      }
+    }
+    for (auto& [root, set] : members) {
+      if (set.size() < 2) Problem("cluster " + std::to_string(root) + " has a member list of one");
+    }
+    return OkStatus();
+  }
+
+  Status CheckUrlsAndVersions() {
+    std::unordered_map<UrlId, std::string> names;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.url_names, "url_names", [&](std::string_view k, std::string_view v) {
+      names[GetBE64(k.data())] = std::string(v);
+      return OkStatus();
+    }));
+    uint64_t url_keys = 0;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.urls, "urls", [&](std::string_view, std::string_view v) {
+      ++url_keys;
+      UrlId id = GetBE64(v.data());
+      if (!names.contains(id)) Problem("urls entry names url id " + std::to_string(id) + " without a name");
+      return OkStatus();
+    }));
+    for (auto& [id, name] : names) {
+      std::string_view v;
+      Status s = ops_.Get(d_.urls, internal::UrlKey(name), &v, "urls");
+      if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+      if (!s.ok() || GetBE64(v.data()) != id) Problem("url " + name + " (id " + std::to_string(id) + ") is not in urls");
+    }
+    if (url_keys != names.size()) Problem("urls has " + std::to_string(url_keys) + " entries, url_names " + std::to_string(names.size()));
+    urls_ = names.size();
+
+    std::map<SweepId, SweepRecord> recorded, counted;
+    std::unordered_map<std::string, SweepId> by_name;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweeps, "sweeps", [&](std::string_view k, std::string_view v) {
+      SweepId id = GetBE32(k.data());
+      StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
+      if (!rec.ok()) {
+        Problem("sweep " + std::to_string(id) + ": " + rec.status().message());
+        return OkStatus();
+      }
+      counted[id].name = rec->name;
+      recorded[id] = std::move(rec).value();
+      return OkStatus();
+    }));
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweep_names, "sweep_names", [&](std::string_view k, std::string_view v) {
+      SweepId id = GetBE32(v.data());
+      auto it = recorded.find(id);
+      if (it == recorded.end() || it->second.name != k) Problem("sweep_names entry " + std::string(k) + " does not match sweep " + std::to_string(id));
+      by_name[std::string(k)] = id;
+      return OkStatus();
+    }));
+    if (by_name.size() != recorded.size()) Problem("sweep_names and sweeps differ in size");
+
+    std::set<std::pair<DocId, UrlId>> pairs;
+    UrlId current = 0;
+    uint32_t expected = 1;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.versions, "versions", [&](std::string_view k, std::string_view v) {
+      ++versions_;
+      UrlId url = GetBE64(k.data());
+      uint32_t seq = GetBE32(k.data() + 8);
+      if (url != current) {
+        current = url;
+        expected = 1;
+        if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
+      }
+      if (seq != expected) Problem("url id " + std::to_string(url) + ": version " + std::to_string(seq) + " where " + std::to_string(expected) + " was expected");
+      expected = seq + 1;
+      StatusOr<VersionRecord> ver = internal::DecodeVersion(v);
+      if (!ver.ok()) {
+        Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + ": " + ver.status().message());
+        return OkStatus();
+      }
+      if (ver->doc != 0) {
+        if (!rep_.contains(ver->doc)) Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + " names missing " + Doc(ver->doc));
+        pairs.emplace(ver->doc, url);
+      }
+      auto it = counted.find(ver->sweep);
+      if (it == counted.end()) {
+        Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + " names unknown sweep " + std::to_string(ver->sweep));
+      } else {
+        it->second.Count(ver->verdict);
+      }
+      return OkStatus();
+    }));
+    uint64_t doc_url_entries = 0;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.doc_urls, "doc_urls", [&](std::string_view k, std::string_view v) {
+      ++doc_url_entries;
+      std::pair<DocId, UrlId> p{GetBE64(k.data()), GetBE64(v.data())};
+      if (!pairs.contains(p)) Problem("doc_urls entry (" + std::to_string(p.first) + ", " + std::to_string(p.second) + ") has no version");
+      return OkStatus();
+    }));
+    if (doc_url_entries != pairs.size()) Problem("doc_urls has " + std::to_string(doc_url_entries) + " entries, versions name " + std::to_string(pairs.size()) + " (document, url) pairs");
+    for (auto& [id, rec] : recorded) {
+      const SweepRecord& c = counted[id];
+      if (c.pages != rec.pages || c.new_docs != rec.new_docs || c.unchanged != rec.unchanged ||
+          c.duplicate != rec.duplicate || c.near_duplicate != rec.near_duplicate || c.gone != rec.gone) {
+        Problem("sweep " + rec.name + ": recorded counts (pages " + std::to_string(rec.pages) + ") differ from its versions (pages " + std::to_string(c.pages) + ")");
+      }
+    }
+    return OkStatus();
+  }
+
+  Status CheckLinks() {
+    std::set<std::pair<DocId, DocId>> links;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.links, "links", [&](std::string_view k, std::string_view v) {
+      DocId a = GetBE64(k.data()), b = 0;
+      double r = 0;
+      internal::DecodeLink(v, &b, &r);
+      if (!rep_.contains(a) || !rep_.contains(b)) Problem("link " + std::to_string(a) + " - " + std::to_string(b) + " names a missing document");
+      links.emplace(a, b);
+      return OkStatus();
+    }));
+    for (auto [a, b] : links) {
+      if (!links.contains({b, a})) Problem("link " + std::to_string(a) + " -> " + std::to_string(b) + " has no reverse");
+    }
+    return OkStatus();
+  }
+
+  Status CheckMeta() {
+    std::string_view v;
+    for (const char* key : {"format_version", "param.shingle_size", "param.feature_groups", "param.group_size",
+                            "param.fungible_threshold", "param.seed", "param.min_sample_size",
+                            "param.supershingle_span", "param.supershingle_window", "param.mod_sample_max",
+                            "param.rabin_polynomial"}) {
+      Status s = ops_.Get(d_.meta, key, &v, key);
+      if (s.code() == StatusCode::kNotFound) Problem(std::string("meta lacks ") + key);
+      else if (!s.ok()) return s;
+    }
+    for (auto [key, actual] : {std::pair{"count.documents", documents_}, std::pair{"count.urls", urls_},
+                               std::pair{"count.versions", versions_}, std::pair{"count.clusters", clusters_}}) {
+      Status s = ops_.Get(d_.meta, key, &v, key);
+      if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+      uint64_t stored = s.ok() && v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
+      if (stored != actual) Problem(std::string("meta ") + key + " is " + std::to_string(stored) + ", the store has " + std::to_string(actual));
+    }
+    return OkStatus();
+  }
+
+  TxnOps& ops_;
+  const internal::Dbis& d_;
+  std::vector<std::string> problems_;
+  std::unordered_map<DocId, DocId> rep_;  // every document -> its rep (0: has a sketch)
+  uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> Store::Check() const {
+  StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
+  if (!txn.ok()) return txn.status();
+  TxnOps ops(txn->txn.get(), impl_->dbis_);
+  Checker checker(ops);
+  SHINGLED_RETURN_IF_ERROR(checker.Run());
+  return checker.TakeProblems();
+}
+
+Status Store::Backup(const std::string& dest) const {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dest, ec)) return InvalidArgumentError("backup destination " + dest + " is not a directory");
+  if (std::filesystem::exists(std::filesystem::path(dest) / "data.mdb", ec)) {
+    return AlreadyExistsError("backup destination " + dest + " already holds a store");
+  }
+  // Holding the resize lock shared keeps the map stable while LMDB copies in its own read
+  // transaction; writers go on.
+  std::shared_lock<std::shared_mutex> lock(impl_->resize_mu_);
+  return internal::LmdbStatus(mdb_env_copy2(impl_->env_, dest.c_str(), MDB_CP_COMPACT), "backup to " + dest);
+}
+
+}  // namespace shingled::store

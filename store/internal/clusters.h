@@ -1,0 +1,31 @@
+// The persistent union-find of store/FORMAT.md, "Clusters": flat parent pointers, union by size,
+// a member list per root. Private to store/; every function works inside the caller's
+// transaction.
+#ifndef SHINGLED_STORE_INTERNAL_CLUSTERS_H_
+#define SHINGLED_STORE_INTERNAL_CLUSTERS_H_
+
+#include <vector>
+
+#include "base/status.h"
+#include "store/internal/schema.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+// The cluster id (root) of `doc`: its parent, or itself when it is a singleton.
+StatusOr<ClusterId> FindCluster(TxnOps& ops, DocId doc);
+
+// Members of the cluster whose root is `root`, by id ({root} for a singleton).
+StatusOr<std::vector<DocId>> ClusterMembers(TxnOps& ops, ClusterId root);
+
+// Number of members ({root}: 1).
+StatusOr<uint64_t> ClusterSize(TxnOps& ops, ClusterId root);
+
+// Merges the clusters of `a` and `b`; returns the surviving root: the larger cluster's, the
+// older (smaller id) on a tie. `*multi_member_clusters` is adjusted by the change in the number of
+// clusters with two or more members. Costs the size of the smaller cluster.
+StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_member_clusters);
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_CLUSTERS_H_

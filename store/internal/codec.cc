@@ -1,0 +1,301 @@
+#include "store/internal/codec.h"
+
+#include <cmath>
+
+namespace shingled::store::internal {
+namespace {
+
+void AppendFingerprintLE(std::string* out, const dedup::Fingerprint128& fp) {
+  AppendLE64(out, fp.high);
+  AppendLE64(out, fp.low);
+}
+
+void AppendValues(std::string* out, const std::vector<uint64_t>& values) {
+  AppendVarint(out, values.size());
+  for (uint64_t v : values) AppendLE64(out, v);
+}
+
+// A cursor over a record's bytes that remembers the first failure.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  uint64_t Varint(const char* field) {
+    uint64_t v = 0;
+    if (ok_ && !ReadVarint(&in_, &v)) Fail(field);
+    return ok_ ? v : 0;
+  }
+  uint8_t Byte(const char* field) {
+    if (!ok_ || in_.empty()) {
+      Fail(field);
+      return 0;
+    }
+    uint8_t b = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return b;
+  }
+  uint64_t Fixed64(const char* field) {
+    if (!ok_ || in_.size() < 8) {
+      Fail(field);
+      return 0;
+    }
+    uint64_t v = GetLE64(in_.data());
+    in_.remove_prefix(8);
+    return v;
+  }
+  std::string Bytes(const char* field) {
+    uint64_t n = Varint(field);
+    if (!ok_ || in_.size() < n) {
+      Fail(field);
+      return {};
+    }
+    std::string s(in_.substr(0, n));
+    in_.remove_prefix(n);
+    return s;
+  }
+  std::vector<uint64_t> Values(const char* field) {
+    uint64_t n = Varint(field);
+    if (!ok_ || n > in_.size() / 8) {
+      Fail(field);
+      return {};
+    }
+    std::vector<uint64_t> values(n);
+    for (auto& v : values) v = Fixed64(field);
+    return values;
+  }
+  Status Finish(const char* record) {
+    if (ok_ && !in_.empty()) Fail("trailing bytes");
+    if (ok_) return OkStatus();
+    return DataLossError(std::string(record) + " record does not decode at " + failed_field_);
+  }
+
+ private:
+  void Fail(const char* field) {
+    if (ok_) failed_field_ = field;
+    ok_ = false;
+  }
+  std::string_view in_;
+  bool ok_ = true;
+  std::string failed_field_;
+};
+
+}  // namespace
+
+std::string SweepKey(SweepId id) {
+  std::string key(4, '\0');
+  PutBE32(key.data(), id);
+  return key;
+}
+
+std::string FingerprintKey(const dedup::Fingerprint128& fp) {
+  std::string key(16, '\0');
+  PutBE64(key.data(), fp.high);
+  PutBE64(key.data() + 8, fp.low);
+  return key;
+}
+
+std::string VersionKey(UrlId url, uint32_t seq) {
+  std::string key(12, '\0');
+  PutBE64(key.data(), url);
+  PutBE32(key.data() + 8, seq);
+  return key;
+}
+
+uint64_t Fnv1a64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : bytes) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string UrlKey(std::string_view url) {
+  if (url.size() <= kMaxWholeUrlKey) return std::string(url);
+  // 471 + 1 + 8 = 480 bytes: a long URL is its prefix, a marker byte no URL contains, and a hash
+  // of the whole, so that the key stays under LMDB's 511-byte limit and stays unique.
+  std::string key(url.substr(0, kMaxWholeUrlKey - 9));
+  key.push_back(static_cast<char>(0xff));
+  key.resize(kMaxWholeUrlKey);
+  PutBE64(key.data() + kMaxWholeUrlKey - 8, Fnv1a64(url));
+  return key;
+}
+
+void AppendVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+bool ReadVarint(std::string_view* in, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0, i = 0; i < 10; ++i, shift += 7) {
+    if (i >= static_cast<int>(in->size())) return false;
+    uint8_t b = static_cast<uint8_t>((*in)[i]);
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      in->remove_prefix(i + 1);
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string EncodeDocument(const DocumentRecord& doc) {
+  std::string out;
+  out.reserve(doc.has_sketch() ? 96 + 8 * (doc.minhashes.size() + doc.features.size() +
+                                           doc.supershingles.size() + doc.sample.values.size())
+                               : 96);
+  out.push_back(doc.has_sketch() ? 1 : 0);
+  if (!doc.has_sketch()) AppendVarint(&out, doc.rep);
+  AppendVarint(&out, doc.bytes);
+  AppendVarint(&out, doc.tokens);
+  AppendVarint(&out, doc.shingles);
+  AppendVarint(&out, ZigZag(doc.first_seen));
+  AppendVarint(&out, ZigZag(doc.last_seen - doc.first_seen));
+  AppendFingerprintLE(&out, doc.identical);
+  AppendFingerprintLE(&out, doc.lexical);
+  AppendFingerprintLE(&out, doc.shingle);
+  if (doc.has_sketch()) {
+    AppendValues(&out, doc.minhashes);
+    AppendValues(&out, doc.features);
+    AppendValues(&out, doc.supershingles);
+    out.push_back(static_cast<char>(doc.sample.log2_modulus));
+    AppendValues(&out, doc.sample.values);
+  }
+  return out;
+}
+
+StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
+  Reader r(bytes);
+  DocumentRecord doc;
+  uint8_t flags = r.Byte("flags");
+  bool has_sketch = (flags & 1) != 0;
+  if (!has_sketch) {
+    doc.rep = r.Varint("rep");
+    if (doc.rep == 0) return DataLossError("document record without sketch names no representative");
+  }
+  doc.bytes = r.Varint("bytes");
+  doc.tokens = r.Varint("tokens");
+  doc.shingles = r.Varint("shingles");
+  doc.first_seen = UnZigZag(r.Varint("first_seen"));
+  doc.last_seen = doc.first_seen + UnZigZag(r.Varint("last_seen"));
+  for (dedup::Fingerprint128* fp : {&doc.identical, &doc.lexical, &doc.shingle}) {
+    fp->high = r.Fixed64("fingerprint");
+    fp->low = r.Fixed64("fingerprint");
+  }
+  if (has_sketch) {
+    doc.minhashes = r.Values("minhashes");
+    doc.features = r.Values("features");
+    doc.supershingles = r.Values("supershingles");
+    doc.sample.log2_modulus = r.Byte("sample modulus");
+    doc.sample.values = r.Values("sample");
+  }
+  SHINGLED_RETURN_IF_ERROR(r.Finish("document"));
+  return doc;
+}
+
+dedup::Sketch SketchOf(const DocumentRecord& doc) {
+  dedup::Sketch s;
+  s.bytes = doc.bytes;
+  s.tokens = doc.tokens;
+  s.shingles = doc.shingles;
+  s.minhashes = doc.minhashes;
+  s.features = doc.features;
+  s.supershingles = doc.supershingles;
+  s.sample = doc.sample;
+  s.identical = doc.identical;
+  s.lexical = doc.lexical;
+  s.shingle = doc.shingle;
+  return s;
+}
+
+std::string EncodeVersion(const VersionRecord& v) {
+  std::string out;
+  AppendVarint(&out, v.sweep);
+  AppendVarint(&out, ZigZag(v.date));
+  AppendVarint(&out, v.doc);
+  AppendVarint(&out, v.http_status);
+  out.push_back(static_cast<char>(v.verdict));
+  out.push_back(v.canonical_link.empty() ? 0 : 1);
+  if (!v.canonical_link.empty()) {
+    AppendVarint(&out, v.canonical_link.size());
+    out += v.canonical_link;
+  }
+  return out;
+}
+
+StatusOr<VersionRecord> DecodeVersion(std::string_view bytes) {
+  Reader r(bytes);
+  VersionRecord v;
+  v.sweep = static_cast<SweepId>(r.Varint("sweep"));
+  v.date = UnZigZag(r.Varint("date"));
+  v.doc = r.Varint("doc");
+  v.http_status = static_cast<uint32_t>(r.Varint("http_status"));
+  uint8_t verdict = r.Byte("verdict");
+  uint8_t flags = r.Byte("flags");
+  if (flags & 1) v.canonical_link = r.Bytes("canonical_link");
+  SHINGLED_RETURN_IF_ERROR(r.Finish("version"));
+  if (verdict < 1 || verdict > 5) return DataLossError("version record has verdict " + std::to_string(verdict));
+  v.verdict = static_cast<Verdict>(verdict);
+  return v;
+}
+
+void SweepRecord::Count(Verdict verdict) {
+  ++pages;
+  switch (verdict) {
+    case Verdict::kNew: ++new_docs; break;
+    case Verdict::kUnchanged: ++unchanged; break;
+    case Verdict::kDuplicate: ++duplicate; break;
+    case Verdict::kNearDuplicate: ++near_duplicate; break;
+    case Verdict::kGone: ++gone; break;
+  }
+}
+
+std::string EncodeSweep(const SweepRecord& s) {
+  std::string out;
+  AppendVarint(&out, s.name.size());
+  out += s.name;
+  AppendVarint(&out, ZigZag(s.start));
+  AppendVarint(&out, ZigZag(s.end));
+  out.push_back(s.open ? 0 : 1);
+  for (uint64_t c : {s.pages, s.new_docs, s.unchanged, s.duplicate, s.near_duplicate, s.gone}) {
+    AppendVarint(&out, c);
+  }
+  return out;
+}
+
+StatusOr<SweepRecord> DecodeSweep(std::string_view bytes) {
+  Reader r(bytes);
+  SweepRecord s;
+  s.name = r.Bytes("name");
+  s.start = UnZigZag(r.Varint("start"));
+  s.end = UnZigZag(r.Varint("end"));
+  s.open = r.Byte("state") == 0;
+  for (uint64_t* c : {&s.pages, &s.new_docs, &s.unchanged, &s.duplicate, &s.near_duplicate, &s.gone}) {
+    *c = r.Varint("counts");
+  }
+  SHINGLED_RETURN_IF_ERROR(r.Finish("sweep"));
+  return s;
+}
+
+std::string EncodeLink(DocId other, double resemblance) {
+  std::string out(kLinkSize, '\0');
+  PutBE64(out.data(), other);
+  double clamped = resemblance < 0 ? 0 : (resemblance > 1 ? 1 : resemblance);
+  auto q = static_cast<uint16_t>(std::lround(clamped * 65535.0));
+  out[8] = static_cast<char>(q >> 8);
+  out[9] = static_cast<char>(q & 0xff);
+  return out;
+}
+
+void DecodeLink(std::string_view bytes, DocId* other, double* resemblance) {
+  *other = GetBE64(bytes.data());
+  uint16_t q = static_cast<uint16_t>((static_cast<uint8_t>(bytes[8]) << 8) | static_cast<uint8_t>(bytes[9]));
+  *resemblance = q / 65535.0;
+}
+
+}  // namespace shingled::store::internal

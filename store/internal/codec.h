@@ -1,0 +1,135 @@
+// Encodings of every key and value the store persists; store/FORMAT.md is their specification and
+// tests/store/codec_test.cc asserts their exact bytes. Pure functions; private to store/.
+#ifndef SHINGLED_STORE_INTERNAL_CODEC_H_
+#define SHINGLED_STORE_INTERNAL_CODEC_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+inline constexpr uint64_t kFormatVersion = 1;
+// Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
+inline constexpr size_t kMaxWholeUrlKey = 480;
+
+// --- fixed-width integers ---
+
+inline void PutBE64(char* out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+inline uint64_t GetBE64(const char* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+inline void PutBE32(char* out, uint32_t v) {
+  for (int i = 3; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+inline uint32_t GetBE32(const char* in) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+inline void AppendLE64(std::string* out, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  out->append(b, 8);
+}
+inline uint64_t GetLE64(const char* in) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+
+// An 8-byte big-endian key or posting: document ids, url ids, hash values.
+class Key64 {
+ public:
+  explicit Key64(uint64_t v) { PutBE64(bytes_.data(), v); }
+  std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
+
+ private:
+  std::array<char, 8> bytes_;
+};
+std::string SweepKey(SweepId id);                 // 4 bytes BE
+std::string FingerprintKey(const dedup::Fingerprint128& fp);  // 16 bytes: high BE, low BE
+std::string VersionKey(UrlId url, uint32_t seq);  // 12 bytes
+std::string UrlKey(std::string_view url);         // FORMAT.md, "URLs"
+uint64_t Fnv1a64(std::string_view bytes);
+
+// --- varints (LEB128) and zigzag ---
+
+void AppendVarint(std::string* out, uint64_t v);
+// Reads a varint from the front of `*in`, advancing it. False if truncated or over 10 bytes.
+bool ReadVarint(std::string_view* in, uint64_t* v);
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t UnZigZag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// --- records ---
+
+struct DocumentRecord {
+  DocId rep = 0;  // 0: has its own sketch
+  uint64_t bytes = 0, tokens = 0, shingles = 0;
+  int64_t first_seen = 0, last_seen = 0;
+  dedup::Fingerprint128 identical, lexical, shingle;
+  // Only when rep == 0:
+  std::vector<uint64_t> minhashes, features, supershingles;
+  dedup::ModSample sample;
+
+  bool has_sketch() const { return rep == 0; }
+  friend bool operator==(const DocumentRecord&, const DocumentRecord&) = default;
+};
+std::string EncodeDocument(const DocumentRecord& doc);
+// DataLoss naming the field when the bytes do not decode.
+StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes);
+// Copies the stored parts of a record into a Sketch (min_sample stays empty).
+dedup::Sketch SketchOf(const DocumentRecord& doc);
+
+struct VersionRecord {
+  SweepId sweep = 0;
+  int64_t date = 0;
+  DocId doc = 0;
+  uint32_t http_status = 0;
+  Verdict verdict = Verdict::kNew;
+  std::string canonical_link;
+  friend bool operator==(const VersionRecord&, const VersionRecord&) = default;
+};
+std::string EncodeVersion(const VersionRecord& v);
+StatusOr<VersionRecord> DecodeVersion(std::string_view bytes);
+
+struct SweepRecord {
+  std::string name;
+  int64_t start = 0, end = 0;
+  bool open = true;
+  uint64_t pages = 0, new_docs = 0, unchanged = 0, duplicate = 0, near_duplicate = 0, gone = 0;
+  friend bool operator==(const SweepRecord&, const SweepRecord&) = default;
+  void Count(Verdict verdict);
+};
+std::string EncodeSweep(const SweepRecord& s);
+StatusOr<SweepRecord> DecodeSweep(std::string_view bytes);
+
+// A `links` posting: the other document (8, BE) and round(r * 65535) (2, BE).
+inline constexpr size_t kLinkSize = 10;
+std::string EncodeLink(DocId other, double resemblance);
+void DecodeLink(std::string_view bytes, DocId* other, double* resemblance);
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_CODEC_H_

@@ -1,0 +1,150 @@
+// The state behind a Store, shared by store.cc (open, writes), queries.cc and check.cc.
+// Private to store/.
+#ifndef SHINGLED_STORE_INTERNAL_STORE_IMPL_H_
+#define SHINGLED_STORE_INTERNAL_STORE_IMPL_H_
+
+#include <lmdb.h>
+
+#include <atomic>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+#include "store/internal/codec.h"
+#include "store/internal/lmdb.h"
+#include "store/internal/schema.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+// A read transaction that holds the map-resize lock shared for its lifetime.
+struct ReadTxn {
+  std::shared_lock<std::shared_mutex> lock;
+  Txn txn;
+};
+
+// Reads a posting list (DUPFIXED 8-byte values) of `key` with an open cursor: sets `*count` to its
+// length (0 if absent) and appends at most `max` postings to `*out`. Returns an LMDB code.
+int ReadPostings(MDB_cursor* cursor, std::string_view key, size_t max, std::vector<uint64_t>* out,
+                 size_t* count);
+
+// The URL's id, or NotFound.
+StatusOr<UrlId> LookupUrl(TxnOps& ops, std::string_view url);
+// The last version of a URL (NotFound if it has none); `*seq` is its sequence number.
+StatusOr<VersionRecord> LastVersion(TxnOps& ops, UrlId url, uint32_t* seq);
+StatusOr<DocumentRecord> ReadDocument(TxnOps& ops, DocId doc);
+// The record that holds the sketch of `doc`: itself, or its representative.
+StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder);
+
+// Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
+// more than options.common_value_limit documents skipped), strongest first (4 points per shared
+// feature, 1 per shared super shingle or sample value), at most options.max_candidates.
+Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
+                      std::vector<DocId>* out, bool* truncated);
+
+SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
+
+class StoreImpl {
+ public:
+  StoreImpl(std::string dir, const StoreOptions& options, const dedup::SketchParams& params,
+            uint64_t rabin_polynomial)
+      : dir_(std::move(dir)), options_(options), params_(params), polynomial_(rabin_polynomial) {}
+  ~StoreImpl();
+  StoreImpl(const StoreImpl&) = delete;
+  StoreImpl& operator=(const StoreImpl&) = delete;
+
+  Status Open();
+
+  StatusOr<ReadTxn> BeginRead() const;
+
+  // Runs `body` in one write transaction and commits it; grows the map and reruns `body` on a
+  // full map. REQUIRES: write_mu_ held. `body` must be rerunnable (it starts from scratch).
+  template <typename Body>
+  Status RunWrite(Body&& body);
+
+  Status health() const {
+    std::lock_guard<std::mutex> lock(health_mu_);
+    return health_;
+  }
+
+  const std::string dir_;
+  const StoreOptions options_;
+  const dedup::SketchParams params_;
+  const uint64_t polynomial_;
+  MDB_env* env_ = nullptr;
+  Dbis dbis_{};
+
+  // Serializes writers (Apply, sweeps).
+  std::mutex write_mu_;
+  // Held shared by every transaction, exclusively to change the map size (LMDB requires that no
+  // transaction of this process is open then).
+  mutable std::shared_mutex resize_mu_;
+  std::atomic<int> fail_next_commit_{0};
+
+ private:
+  Status GrowMap();
+  // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
+  // EIO or ENOSPC, a nearly full file system under the store is reported as ResourceExhausted.
+  Status CommitFailure(int rc) const;
+  Status AdoptNewMapSize() const;
+
+  mutable std::mutex health_mu_;
+  Status health_;  // GUARDED_BY(health_mu_): the failed commit that stopped writes
+};
+
+template <typename Body>
+Status StoreImpl::RunWrite(Body&& body) {
+  if (Status h = health(); !h.ok()) {
+    return FailedPreconditionError("store refuses writes after a failed commit (" + h.ToString() +
+                                   "); reopen it");
+  }
+  for (int attempt = 0;; ++attempt) {
+    int map_full = 0;
+    {
+      std::shared_lock<std::shared_mutex> lock(resize_mu_);
+      MDB_txn* raw = nullptr;
+      int rc = mdb_txn_begin(env_, nullptr, 0, &raw);
+      if (rc == MDB_MAP_RESIZED) {
+        lock.unlock();
+        SHINGLED_RETURN_IF_ERROR(AdoptNewMapSize());
+        continue;
+      }
+      if (rc != 0) return LmdbStatus(rc, "begin write transaction");
+      Txn txn(raw);
+      TxnOps ops(txn.get(), dbis_);
+      Status s = body(ops);
+      if (!s.ok()) {
+        if (ops.last_error() != MDB_MAP_FULL) return s;
+        map_full = 1;
+      } else {
+        int injected = fail_next_commit_.exchange(0);
+        if (injected != 0) {
+          txn.Abort();
+          rc = injected;
+        } else {
+          rc = txn.Commit();
+        }
+        if (rc == MDB_MAP_FULL) {
+          map_full = 1;
+        } else if (rc != 0) {
+          Status failed = CommitFailure(rc);
+          {
+            std::lock_guard<std::mutex> hl(health_mu_);
+            health_ = failed;
+          }
+          return failed;
+        } else {
+          return OkStatus();
+        }
+      }
+    }
+    if (map_full) SHINGLED_RETURN_IF_ERROR(GrowMap());
+  }
+}
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_STORE_IMPL_H_

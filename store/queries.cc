@@ -1,0 +1,431 @@
+// Store: the read-only queries. Each runs in one read transaction.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "dedup/estimate.h"
+#include "store/internal/clusters.h"
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+#include "store/store.h"
+
+namespace shingled::store {
+
+using internal::Cursor;
+using internal::DocumentRecord;
+using internal::GetBE32;
+using internal::GetBE64;
+using internal::Key64;
+using internal::SweepRecord;
+using internal::TxnOps;
+using internal::Val;
+using internal::VersionRecord;
+using internal::View;
+
+namespace {
+
+// A URL's last version, with its id and name.
+struct UrlState {
+  UrlId url = 0;
+  std::string name;
+  VersionRecord last;
+};
+
+bool Live(const VersionRecord& v) { return v.doc != 0 && v.http_status < 400; }
+
+// Every url id that ever pointed at `doc`.
+Status UrlsOfDocument(TxnOps& ops, DocId doc, std::vector<UrlId>* out) {
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) return ops.Fail(rc, "doc_urls cursor");
+  size_t count = 0;
+  std::vector<uint64_t> ids;
+  if (int rc = internal::ReadPostings(c.get(), Key64(doc).view(), SIZE_MAX, &ids, &count); rc != 0) {
+    return ops.Fail(rc, "doc_urls");
+  }
+  out->insert(out->end(), ids.begin(), ids.end());
+  return OkStatus();
+}
+
+StatusOr<UrlState> ReadUrlState(TxnOps& ops, UrlId url) {
+  UrlState st;
+  st.url = url;
+  std::string_view name;
+  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(url).view(), &name, "url_names"));
+  st.name = std::string(name);
+  uint32_t seq = 0;
+  StatusOr<VersionRecord> last = internal::LastVersion(ops, url, &seq);
+  if (!last.ok()) return last.status();
+  st.last = std::move(last).value();
+  return st;
+}
+
+// The URL most recently seen with `doc` as its live content; empty if none.
+Status MostRecentUrl(TxnOps& ops, DocId doc, std::string* url) {
+  std::vector<UrlId> urls;
+  SHINGLED_RETURN_IF_ERROR(UrlsOfDocument(ops, doc, &urls));
+  int64_t best = INT64_MIN;
+  for (UrlId u : urls) {
+    StatusOr<UrlState> st = ReadUrlState(ops, u);
+    if (!st.ok()) return st.status();
+    if (st->last.doc == doc && st->last.date > best) {
+      best = st->last.date;
+      *url = st->name;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& options,
+                                            const dedup::Sketch& sketch, DocId exclude,
+                                            const QueryOptions& query) {
+  std::vector<SimilarDoc> out;
+  if (sketch.empty()) return out;
+  std::vector<DocId> candidates;
+  bool truncated = false;
+  SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
+  for (DocId cand : candidates) {
+    if (cand == exclude) continue;
+    StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, cand);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_sketch()) continue;
+    dedup::Sketch other = internal::SketchOf(*rec);
+    SimilarDoc s;
+    s.doc = cand;
+    s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
+    s.containment_of_query = dedup::ContainmentFromModSample(sketch.sample, other.sample);
+    s.containment_in_query = dedup::ContainmentFromModSample(other.sample, sketch.sample);
+    s.features_in_common = dedup::FeaturesInCommon(sketch, other);
+    if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) < query.threshold) continue;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const SimilarDoc& a, const SimilarDoc& b) {
+    if (a.resemblance != b.resemblance) return a.resemblance > b.resemblance;
+    double ca = std::max(a.containment_of_query, a.containment_in_query);
+    double cb = std::max(b.containment_of_query, b.containment_in_query);
+    if (ca != cb) return ca > cb;
+    return a.doc < b.doc;
+  });
+  if (out.size() > query.limit) out.resize(query.limit);
+  for (SimilarDoc& s : out) {
+    StatusOr<ClusterId> cl = internal::FindCluster(ops, s.doc);
+    if (!cl.ok()) return cl.status();
+    s.cluster = *cl;
+    SHINGLED_RETURN_IF_ERROR(MostRecentUrl(ops, s.doc, &s.url));
+  }
+  return out;
+}
+
+// The last version of `url` with a document.
+Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* doc) {
+  StatusOr<UrlId> u = internal::LookupUrl(ops, url);
+  if (!u.ok()) {
+    if (u.status().code() == StatusCode::kNotFound) return NotFoundError("URL never stored: " + std::string(url));
+    return u.status();
+  }
+  *id = *u;
+  *doc = 0;
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  std::string key = internal::VersionKey(*u + 1, 0);
+  MDB_val k = Val(key), v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+  rc = mdb_cursor_get(c.get(), &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
+  while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *u) {
+    StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
+    if (!ver.ok()) return ver.status();
+    if (ver->doc != 0) {
+      *doc = ver->doc;
+      return OkStatus();
+    }
+    rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+  return NotFoundError("URL never had a document: " + std::string(url));
+}
+
+}  // namespace
+
+#define SHINGLED_READ_TXN(ops_name)                                   \
+  StatusOr<internal::ReadTxn> read_txn_ = impl_->BeginRead();         \
+  if (!read_txn_.ok()) return read_txn_.status();                     \
+  TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
+
+StatusOr<std::vector<SweepInfo>> Store::Sweeps() const {
+  SHINGLED_READ_TXN(ops);
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().sweeps); rc != 0) return ops.Fail(rc, "sweeps cursor");
+  std::vector<SweepInfo> out;
+  MDB_val k, v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+  while (rc == 0) {
+    StatusOr<SweepRecord> rec = internal::DecodeSweep(View(v));
+    if (!rec.ok()) return rec.status();
+    out.push_back(internal::SweepInfoOf(GetBE32(static_cast<const char*>(k.mv_data)), *rec));
+    rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "sweeps");
+  return out;
+}
+
+StatusOr<SweepInfo> Store::FindSweep(std::string_view name) const {
+  SHINGLED_READ_TXN(ops);
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().sweep_names, name, &v, "sweep " + std::string(name));
+  if (!s.ok()) return s;
+  SweepId id = GetBE32(v.data());
+  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().sweeps, internal::SweepKey(id), &v, "sweeps"));
+  StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
+  if (!rec.ok()) return rec.status();
+  return internal::SweepInfoOf(id, *rec);
+}
+
+StatusOr<SweepComparison> Store::CompareSweeps(SweepId from, SweepId to) const {
+  SHINGLED_READ_TXN(ops);
+  std::string_view v;
+  for (SweepId id : {from, to}) {
+    Status s = ops.Get(ops.dbis().sweeps, internal::SweepKey(id), &v, "sweep " + std::to_string(id));
+    if (!s.ok()) return s;
+  }
+  SweepComparison out;
+  std::vector<ClusterId> died;
+  std::unordered_map<ClusterId, uint64_t> born;
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  MDB_val k, val;
+  int rc = mdb_cursor_get(c.get(), &k, &val, MDB_FIRST);
+  UrlId current = 0;
+  std::optional<VersionRecord> in_from, in_to;
+  auto flush = [&]() -> Status {
+    bool a = in_from && Live(*in_from);
+    bool b = in_to && Live(*in_to);
+    if (a && b) {
+      if (in_from->doc == in_to->doc) ++out.unchanged;
+      else ++out.changed;
+    } else if (a || b) {
+      StatusOr<ClusterId> cl = internal::FindCluster(ops, a ? in_from->doc : in_to->doc);
+      if (!cl.ok()) return cl.status();
+      if (a) died.push_back(*cl);
+      else ++born[*cl];
+    }
+    in_from.reset();
+    in_to.reset();
+    return OkStatus();
+  };
+  while (rc == 0) {
+    UrlId url = GetBE64(static_cast<const char*>(k.mv_data));
+    if (url != current) {
+      SHINGLED_RETURN_IF_ERROR(flush());
+      current = url;
+    }
+    StatusOr<VersionRecord> ver = internal::DecodeVersion(View(val));
+    if (!ver.ok()) return ver.status();
+    // The URL's last version in each sweep counts (versions are in seq order).
+    if (ver->sweep == from) in_from = *ver;
+    if (ver->sweep == to) in_to = *ver;
+    rc = mdb_cursor_get(c.get(), &k, &val, MDB_NEXT);
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+  SHINGLED_RETURN_IF_ERROR(flush());
+  // A URL that died whose cluster was born at another URL moved there.
+  for (ClusterId cl : died) {
+    auto it = born.find(cl);
+    if (it != born.end() && it->second > 0) {
+      --it->second;
+      ++out.moved;
+    } else {
+      ++out.died;
+    }
+  }
+  for (auto& [cl, n] : born) out.born += n;
+  return out;
+}
+
+StatusOr<DocumentInfo> Store::Document(DocId doc) const {
+  SHINGLED_READ_TXN(ops);
+  DocId holder = 0;
+  StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, doc);
+  if (!rec.ok()) return rec.status();
+  DocumentInfo info;
+  info.id = doc;
+  info.bytes = rec->bytes;
+  info.tokens = rec->tokens;
+  info.shingles = rec->shingles;
+  info.first_seen = rec->first_seen;
+  info.last_seen = rec->last_seen;
+  StatusOr<DocumentRecord> with_sketch = internal::ReadSketchHolder(ops, doc, &holder);
+  if (!with_sketch.ok()) return with_sketch.status();
+  info.representative = holder;
+  info.sketch = internal::SketchOf(*with_sketch);
+  // The document's own counts and fingerprints, the representative's sketch values.
+  info.sketch.bytes = rec->bytes;
+  info.sketch.tokens = rec->tokens;
+  info.sketch.shingles = rec->shingles;
+  info.sketch.identical = rec->identical;
+  info.sketch.lexical = rec->lexical;
+  info.sketch.shingle = rec->shingle;
+  StatusOr<ClusterId> cl = internal::FindCluster(ops, doc);
+  if (!cl.ok()) return cl.status();
+  info.cluster = *cl;
+  return info;
+}
+
+StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
+  SHINGLED_READ_TXN(ops);
+  StatusOr<UrlId> id = internal::LookupUrl(ops, url);
+  if (!id.ok()) {
+    if (id.status().code() == StatusCode::kNotFound) return NotFoundError("URL never stored: " + std::string(url));
+    return id.status();
+  }
+  std::vector<UrlVersion> out;
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  std::string key = internal::VersionKey(*id, 0);
+  MDB_val k = Val(key), v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+  while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *id) {
+    StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
+    if (!ver.ok()) return ver.status();
+    UrlVersion uv;
+    uv.seq = GetBE32(static_cast<const char*>(k.mv_data) + 8);
+    uv.sweep = ver->sweep;
+    uv.date = ver->date;
+    uv.doc = ver->doc;
+    uv.http_status = static_cast<int>(ver->http_status);
+    uv.verdict = ver->verdict;
+    uv.canonical_link = ver->canonical_link;
+    out.push_back(std::move(uv));
+    rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+  return out;
+}
+
+StatusOr<ClusterInfo> Store::Cluster(DocId any_member) const {
+  SHINGLED_READ_TXN(ops);
+  std::string_view v;
+  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().documents, Key64(any_member).view(), &v,
+                                   "document " + std::to_string(any_member)));
+  StatusOr<ClusterId> root = internal::FindCluster(ops, any_member);
+  if (!root.ok()) return root.status();
+  StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, *root);
+  if (!members.ok()) return members.status();
+  ClusterInfo info;
+  info.id = *root;
+  for (DocId m : *members) {
+    StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, m);
+    if (!rec.ok()) return rec.status();
+    ClusterMember cm;
+    cm.doc = m;
+    cm.first_seen = rec->first_seen;
+    cm.last_seen = rec->last_seen;
+    std::vector<UrlId> urls;
+    SHINGLED_RETURN_IF_ERROR(UrlsOfDocument(ops, m, &urls));
+    for (UrlId u : urls) {
+      SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(u).view(), &v, "url_names"));
+      cm.urls.emplace_back(v);
+    }
+    info.members.push_back(std::move(cm));
+  }
+  return info;
+}
+
+StatusOr<LostAndFound> Store::Lost(std::string_view url) const {
+  SHINGLED_READ_TXN(ops);
+  LostAndFound out;
+  out.url = std::string(url);
+  UrlId id = 0;
+  SHINGLED_RETURN_IF_ERROR(LastDocumentOfUrl(ops, url, &id, &out.last_doc));
+  StatusOr<ClusterId> root = internal::FindCluster(ops, out.last_doc);
+  if (!root.ok()) return root.status();
+  out.cluster = *root;
+  StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, *root);
+  if (!members.ok()) return members.status();
+  bool found = false;
+  for (DocId m : *members) {
+    std::vector<UrlId> urls;
+    SHINGLED_RETURN_IF_ERROR(UrlsOfDocument(ops, m, &urls));
+    for (UrlId u : urls) {
+      if (u == id) continue;
+      StatusOr<UrlState> st = ReadUrlState(ops, u);
+      if (!st.ok()) return st.status();
+      // Live now, and still with content of this cluster.
+      if (!Live(st->last) || (found && st->last.date <= out.found_date)) continue;
+      StatusOr<ClusterId> cl = internal::FindCluster(ops, st->last.doc);
+      if (!cl.ok()) return cl.status();
+      if (*cl != *root) continue;
+      found = true;
+      out.found_url = st->name;
+      out.found_doc = st->last.doc;
+      out.found_date = st->last.date;
+    }
+  }
+  if (found) {
+    DocId h1 = 0, h2 = 0;
+    StatusOr<DocumentRecord> a = internal::ReadSketchHolder(ops, out.last_doc, &h1);
+    if (!a.ok()) return a.status();
+    StatusOr<DocumentRecord> b = internal::ReadSketchHolder(ops, out.found_doc, &h2);
+    if (!b.ok()) return b.status();
+    out.resemblance = dedup::ResemblanceFromMinhashes(internal::SketchOf(*a), internal::SketchOf(*b));
+  }
+  return out;
+}
+
+StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const QueryOptions& query) const {
+  SHINGLED_READ_TXN(ops);
+  DocId holder = 0;
+  StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
+  if (!rec.ok()) return rec.status();
+  return SimilarIn(ops, impl_->options_, internal::SketchOf(*rec), doc, query);
+}
+
+StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
+  SHINGLED_READ_TXN(ops);
+  UrlId id = 0;
+  DocId doc = 0;
+  SHINGLED_RETURN_IF_ERROR(LastDocumentOfUrl(ops, url, &id, &doc));
+  DocId holder = 0;
+  StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
+  if (!rec.ok()) return rec.status();
+  return SimilarIn(ops, impl_->options_, internal::SketchOf(*rec), doc, query);
+}
+
+StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
+                                                         const QueryOptions& query) const {
+  const dedup::SketchParams& p = impl_->params_;
+  if (!sketch.empty() && (sketch.minhashes.size() != static_cast<size_t>(p.num_minhashes()) ||
+                          sketch.features.size() != static_cast<size_t>(p.feature_groups))) {
+    return InvalidArgumentError("sketch was not made with this store's params");
+  }
+  SHINGLED_READ_TXN(ops);
+  return SimilarIn(ops, impl_->options_, sketch, 0, query);
+}
+
+StatusOr<StoreStats> Store::Stats() const {
+  SHINGLED_READ_TXN(ops);
+  StoreStats out;
+  for (const internal::TableSpec& t : internal::kTables) {
+    MDB_stat st;
+    if (int rc = mdb_stat(ops.txn(), impl_->dbis_.*t.member, &st); rc != 0) return ops.Fail(rc, "stat");
+    out.databases.push_back(DatabaseStats{
+        t.name, st.ms_entries, (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * st.ms_psize});
+  }
+  auto counter = [&](const char* key, uint64_t* value) -> Status {
+    std::string_view v;
+    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().meta, key, &v, key));
+    *value = v.size() == 8 ? internal::GetLE64(v.data()) : 0;
+    return OkStatus();
+  };
+  SHINGLED_RETURN_IF_ERROR(counter("count.documents", &out.documents));
+  SHINGLED_RETURN_IF_ERROR(counter("count.urls", &out.urls));
+  SHINGLED_RETURN_IF_ERROR(counter("count.versions", &out.versions));
+  SHINGLED_RETURN_IF_ERROR(counter("count.clusters", &out.clusters));
+  MDB_envinfo info;
+  MDB_stat env_stat;
+  mdb_env_info(impl_->env_, &info);
+  mdb_env_stat(impl_->env_, &env_stat);
+  out.map_size = info.me_mapsize;
+  out.file_bytes = (info.me_last_pgno + 1) * env_stat.ms_psize;
+  return out;
+}
+
+}  // namespace shingled::store

@@ -1,0 +1,874 @@
+// Store: opening, the meta record, and the writes (the decision for each page, sweeps).
+// Queries are in queries.cc, Check and Backup in check.cc.
+#include "store/store.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "dedup/estimate.h"
+#include "store/internal/clusters.h"
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+
+namespace shingled::store {
+
+using internal::Cursor;
+using internal::DocumentRecord;
+using internal::GetBE32;
+using internal::GetBE64;
+using internal::SweepKey;
+using internal::Key64;
+using internal::SweepRecord;
+using internal::TxnOps;
+using internal::Val;
+using internal::VersionRecord;
+using internal::View;
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kNew: return "new";
+    case Verdict::kUnchanged: return "unchanged";
+    case Verdict::kDuplicate: return "duplicate";
+    case Verdict::kNearDuplicate: return "near_duplicate";
+    case Verdict::kGone: return "gone";
+  }
+  return "unknown";
+}
+
+std::string_view RelationName(Relation relation) {
+  switch (relation) {
+    case Relation::kIdentical: return "identical";
+    case Relation::kLexical: return "lexical";
+    case Relation::kShingle: return "shingle";
+    case Relation::kFungible: return "fungible";
+    case Relation::kSimilar: return "similar";
+  }
+  return "unknown";
+}
+
+namespace internal {
+
+int ReadPostings(MDB_cursor* cursor, std::string_view key, size_t max, std::vector<uint64_t>* out,
+                 size_t* count) {
+  *count = 0;
+  MDB_val k = Val(key), v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc != 0) return rc;
+  size_t n = 0;
+  if (rc = mdb_cursor_count(cursor, &n); rc != 0) return rc;
+  *count = n;
+  size_t taken = 0;
+  // DUPFIXED: a page of 8-byte postings per call. For a key with one posting GET_MULTIPLE leaves
+  // `v` as MDB_SET_KEY returned it.
+  rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_MULTIPLE);
+  while (rc == 0 && taken < max) {
+    for (size_t i = 0; i + 8 <= v.mv_size && taken < max; i += 8, ++taken) {
+      out->push_back(GetBE64(static_cast<const char*>(v.mv_data) + i));
+    }
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT_MULTIPLE);
+  }
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+StatusOr<UrlId> LookupUrl(TxnOps& ops, std::string_view url) {
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().urls, UrlKey(url), &v, "url");
+  if (!s.ok()) return s;
+  if (v.size() != 8) return DataLossError("urls value is not 8 bytes");
+  UrlId id = GetBE64(v.data());
+  if (url.size() > kMaxWholeUrlKey) {
+    std::string_view name;
+    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(id).view(), &name, "url_names"));
+    if (name != url) return InternalError("URL hash collision with url id " + std::to_string(id));
+  }
+  return id;
+}
+
+StatusOr<VersionRecord> LastVersion(TxnOps& ops, UrlId url, uint32_t* seq) {
+  Cursor cursor;
+  if (int rc = cursor.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  std::string next = VersionKey(url + 1, 0);
+  MDB_val k = Val(next), v;
+  int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_SET_RANGE);
+  if (rc == 0) {
+    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_PREV);
+  } else if (rc == MDB_NOTFOUND) {
+    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_LAST);
+  }
+  if (rc == MDB_NOTFOUND) return NotFoundError("no version");
+  if (rc != 0) return ops.Fail(rc, "versions");
+  if (k.mv_size != 12 || GetBE64(static_cast<const char*>(k.mv_data)) != url) {
+    return NotFoundError("no version");
+  }
+  *seq = GetBE32(static_cast<const char*>(k.mv_data) + 8);
+  return DecodeVersion(View(v));
+}
+
+StatusOr<DocumentRecord> ReadDocument(TxnOps& ops, DocId doc) {
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().documents, Key64(doc).view(), &v, "document " + std::to_string(doc));
+  if (!s.ok()) return s;
+  return DecodeDocument(v);
+}
+
+StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder) {
+  StatusOr<DocumentRecord> rec = ReadDocument(ops, doc);
+  if (!rec.ok() || rec->has_sketch()) {
+    *holder = doc;
+    return rec;
+  }
+  *holder = rec->rep;
+  return ReadDocument(ops, rec->rep);
+}
+
+Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
+                      std::vector<DocId>* out, bool* truncated) {
+  const Dbis& d = ops.dbis();
+  // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
+  // shingle or sample value; the strongest max_candidates are examined.
+  std::unordered_map<DocId, uint32_t> score;
+  std::vector<uint64_t> postings;
+  size_t count = 0;
+  const size_t cap = 4 * options.common_value_limit;
+  auto scan = [&](MDB_dbi dbi, const std::vector<uint64_t>& keys, uint32_t weight, bool stop_list) -> Status {
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, "postings cursor");
+    for (uint64_t key : keys) {
+      postings.clear();
+      Key64 k(key);
+      // Reading a value over the limit would be wasted work; read one more than the limit to
+      // learn that it is over.
+      size_t max = stop_list ? options.common_value_limit + 1 : cap;
+      if (int rc = internal::ReadPostings(c.get(), k.view(), max, &postings, &count); rc != 0) {
+        return ops.Fail(rc, "postings");
+      }
+      if (stop_list && count > options.common_value_limit) continue;
+      for (DocId doc : postings) score[doc] += weight;
+    }
+    return OkStatus();
+  };
+  SHINGLED_RETURN_IF_ERROR(scan(d.features, sketch.features, 4, false));
+  SHINGLED_RETURN_IF_ERROR(scan(d.supershingles, sketch.supershingles, 1, false));
+  SHINGLED_RETURN_IF_ERROR(scan(d.samples, sketch.sample.values, 1, true));
+  std::vector<std::pair<uint32_t, DocId>> ranked;
+  ranked.reserve(score.size());
+  for (auto [doc, points] : score) ranked.emplace_back(points, doc);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  size_t limit = options.max_candidates;
+  *truncated = ranked.size() > limit;
+  if (ranked.size() > limit) ranked.resize(limit);
+  for (auto& [points, doc] : ranked) out->push_back(doc);
+  return OkStatus();
+}
+
+SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
+  SweepInfo s;
+  s.id = id;
+  s.name = r.name;
+  s.start = r.start;
+  s.end = r.end;
+  s.open = r.open;
+  s.pages = r.pages;
+  s.new_docs = r.new_docs;
+  s.unchanged = r.unchanged;
+  s.duplicate = r.duplicate;
+  s.near_duplicate = r.near_duplicate;
+  s.gone = r.gone;
+  return s;
+}
+
+StoreImpl::~StoreImpl() {
+  if (env_ != nullptr) mdb_env_close(env_);
+}
+
+Status StoreImpl::AdoptNewMapSize() const {
+  // Another process grew the map: adopt its size (0 = the file's current size).
+  std::unique_lock<std::shared_mutex> lock(resize_mu_);
+  return LmdbStatus(mdb_env_set_mapsize(env_, 0), "adopt map size");
+}
+
+Status StoreImpl::GrowMap() {
+  std::unique_lock<std::shared_mutex> lock(resize_mu_);
+  MDB_envinfo info;
+  if (int rc = mdb_env_info(env_, &info); rc != 0) return LmdbStatus(rc, "env info");
+  uint64_t current = info.me_mapsize;
+  if (!options_.grow_map || current >= options_.max_map_size) {
+    return ResourceExhaustedError("store map full at " + std::to_string(current) +
+                                  " bytes and it may not grow (grow_map = " +
+                                  (options_.grow_map ? "true" : "false") +
+                                  ", max_map_size = " + std::to_string(options_.max_map_size) + ")");
+  }
+  uint64_t next = std::min<uint64_t>(current * 2, options_.max_map_size);
+  return LmdbStatus(mdb_env_set_mapsize(env_, next), "grow map to " + std::to_string(next));
+}
+
+Status StoreImpl::CommitFailure(int rc) const {
+  Status lmdb = LmdbStatus(rc, "commit");
+  if (rc != EIO && rc != ENOSPC && rc != EDQUOT) return lmdb;
+  struct statvfs fs;
+  if (statvfs(dir_.c_str(), &fs) != 0) return lmdb;
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  // A commit writes at most a few map pages per page applied plus the meta page; with less than
+  // 8 MiB free, a short write is the file system filling up rather than a failing device.
+  constexpr uint64_t kNearlyFull = uint64_t{8} << 20;
+  if (rc != EIO || free_bytes < kNearlyFull) {
+    return ResourceExhaustedError("commit failed, disk full: " + std::to_string(free_bytes) +
+                                  " bytes free under " + dir_ + " (" + lmdb.message() + ")");
+  }
+  return lmdb;
+}
+
+StatusOr<ReadTxn> StoreImpl::BeginRead() const {
+  for (;;) {
+    ReadTxn r{std::shared_lock<std::shared_mutex>(resize_mu_), Txn()};
+    MDB_txn* raw = nullptr;
+    int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &raw);
+    if (rc == MDB_MAP_RESIZED) {
+      r.lock.unlock();
+      SHINGLED_RETURN_IF_ERROR(AdoptNewMapSize());
+      continue;
+    }
+    if (rc != 0) return LmdbStatus(rc, "begin read transaction");
+    r.txn = Txn(raw);
+    return r;
+  }
+}
+
+namespace {
+
+struct ParamField {
+  const char* key;
+  uint64_t value;
+};
+
+std::vector<ParamField> ParamFields(const dedup::SketchParams& p, uint64_t polynomial) {
+  auto u = [](int v) { return static_cast<uint64_t>(v); };
+  return {
+      {"param.shingle_size", u(p.shingle_size)},
+      {"param.feature_groups", u(p.feature_groups)},
+      {"param.group_size", u(p.group_size)},
+      {"param.fungible_threshold", u(p.fungible_threshold)},
+      {"param.seed", p.seed},
+      {"param.min_sample_size", u(p.min_sample_size)},
+      {"param.supershingle_span", u(p.supershingle_span)},
+      {"param.supershingle_window", u(p.supershingle_window)},
+      {"param.mod_sample_max", u(p.mod_sample_max)},
+      {"param.rabin_polynomial", polynomial},
+  };
+}
+
+std::string Le64(uint64_t v) {
+  std::string s;
+  AppendLE64(&s, v);
+  return s;
+}
+
+}  // namespace
+
+Status StoreImpl::Open() {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return FailedPreconditionError("cannot create store directory " + dir_ + ": " + ec.message());
+  int rc = mdb_env_create(&env_);
+  if (rc != 0) return LmdbStatus(rc, "mdb_env_create");
+  if (rc = mdb_env_set_maxdbs(env_, std::size(kTables) + 2); rc != 0) return LmdbStatus(rc, "set maxdbs");
+  if (rc = mdb_env_set_maxreaders(env_, options_.max_readers); rc != 0) return LmdbStatus(rc, "set maxreaders");
+  // An existing store's map may be larger than initial_map_size: LMDB keeps the larger of the
+  // file's size and this one.
+  if (rc = mdb_env_set_mapsize(env_, options_.initial_map_size); rc != 0) return LmdbStatus(rc, "set mapsize");
+  // MDB_NOTLS: read transactions are not tied to threads (the daemon's readers run on a pool).
+  unsigned flags = MDB_NOTLS;
+  if (!options_.durable) flags |= MDB_NOSYNC;
+  if (rc = mdb_env_open(env_, dir_.c_str(), flags, 0644); rc != 0) return LmdbStatus(rc, "open store " + dir_);
+
+  MDB_txn* raw = nullptr;
+  if (rc = mdb_txn_begin(env_, nullptr, 0, &raw); rc != 0) return LmdbStatus(rc, "begin open transaction");
+  Txn txn(raw);
+  for (const TableSpec& t : kTables) {
+    if (rc = mdb_dbi_open(txn.get(), t.name, MDB_CREATE | t.flags, &(dbis_.*t.member)); rc != 0) {
+      return LmdbStatus(rc, std::string("open database ") + t.name);
+    }
+  }
+  TxnOps ops(txn.get(), dbis_);
+  std::string_view v;
+  Status s = ops.Get(dbis_.meta, "format_version", &v, "meta format_version");
+  if (s.code() == StatusCode::kNotFound) {
+    // A new store: record the format and every parameter sketches depend on.
+    SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
+    for (const ParamField& f : ParamFields(params_, polynomial_)) {
+      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
+    }
+    for (const char* key : {"count.documents", "count.urls", "count.versions", "count.clusters"}) {
+      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, key, Le64(0), 0, "meta"));
+    }
+  } else if (!s.ok()) {
+    return s;
+  } else {
+    if (v.size() != 8) return DataLossError("meta format_version is not 8 bytes");
+    uint64_t version = GetLE64(v.data());
+    if (version != kFormatVersion) {
+      return FailedPreconditionError("store " + dir_ + " has format version " + std::to_string(version) +
+                                     ", this build reads version " + std::to_string(kFormatVersion));
+    }
+    for (const ParamField& f : ParamFields(params_, polynomial_)) {
+      s = ops.Get(dbis_.meta, f.key, &v, std::string("meta ") + f.key);
+      if (s.code() == StatusCode::kNotFound) return DataLossError(std::string("meta lacks ") + f.key);
+      SHINGLED_RETURN_IF_ERROR(s);
+      if (v.size() != 8) return DataLossError(std::string("meta ") + f.key + " is not 8 bytes");
+      uint64_t stored = GetLE64(v.data());
+      if (stored != f.value) {
+        return FailedPreconditionError(
+            "store " + dir_ + " was made with " + (f.key + 6) + " = " + std::to_string(stored) +
+            ", not " + std::to_string(f.value) +
+            ": sketches made with other parameters are not comparable; use the store's "
+            "parameters or another store");
+      }
+    }
+  }
+  return LmdbStatus(txn.Commit(), "commit open transaction");
+}
+
+namespace {
+
+// One write batch: the decision for each page (issue 3, "The decision for each page").
+class BatchWriter {
+ public:
+  BatchWriter(TxnOps& ops, const StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()) {}
+
+  Status Begin() {
+    SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
+    SHINGLED_RETURN_IF_ERROR(ReadCounter("count.urls", &urls_));
+    SHINGLED_RETURN_IF_ERROR(ReadCounter("count.versions", &versions_));
+    SHINGLED_RETURN_IF_ERROR(ReadCounter("count.clusters", &clusters_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, &next_doc_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
+    ++next_doc_;
+    ++next_url_;
+    return OkStatus();
+  }
+
+  Status Finish() {
+    for (auto& [id, rec] : sweeps_) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
+    }
+    SHINGLED_RETURN_IF_ERROR(WriteCounter("count.documents", documents_));
+    SHINGLED_RETURN_IF_ERROR(WriteCounter("count.urls", urls_));
+    SHINGLED_RETURN_IF_ERROR(WriteCounter("count.versions", versions_));
+    return WriteCounter("count.clusters", clusters_);
+  }
+
+  // Page-level problems go to result->status and write nothing; a returned error fails the
+  // batch.
+  Status ApplyPage(const PageInput& page, PageResult* result);
+
+  // Loads a sweep record into the batch's cache. NotFound if unknown.
+  Status LoadSweep(SweepId id, SweepRecord** out) {
+    auto it = sweeps_.find(id);
+    if (it == sweeps_.end()) {
+      std::string_view v;
+      SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
+      StatusOr<SweepRecord> rec = DecodeSweep(v);
+      if (!rec.ok()) return rec.status();
+      it = sweeps_.emplace(id, std::move(rec).value()).first;
+    }
+    *out = &it->second;
+    return OkStatus();
+  }
+
+  // Appends a version to the URL and counts it in its sweep.
+  Status AddVersion(UrlId url, uint32_t seq, const VersionRecord& v, SweepRecord* sweep) {
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), 0, "versions"));
+    if (v.doc != 0) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(), MDB_NODUPDATA, "doc_urls"));
+    }
+    sweep->Count(v.verdict);
+    ++versions_;
+    return OkStatus();
+  }
+
+ private:
+  Status ReadCounter(const char* key, uint64_t* out) {
+    std::string_view v;
+    SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.meta, key, &v, std::string("meta ") + key));
+    if (v.size() != 8) return DataLossError(std::string("meta ") + key + " is not 8 bytes");
+    *out = GetLE64(v.data());
+    return OkStatus();
+  }
+  Status WriteCounter(const char* key, uint64_t value) {
+    return ops_.Put(d_.meta, key, Le64(value), 0, "meta");
+  }
+  Status LastId(MDB_dbi dbi, uint64_t* out) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_LAST);
+    if (rc == MDB_NOTFOUND) {
+      *out = 0;
+      return OkStatus();
+    }
+    if (rc != 0) return ops_.Fail(rc, "last id");
+    *out = GetBE64(static_cast<const char*>(k.mv_data));
+    return OkStatus();
+  }
+
+  StatusOr<UrlId> FindOrAddUrl(std::string_view url) {
+    StatusOr<UrlId> id = LookupUrl(ops_, url);
+    if (id.ok() || id.status().code() != StatusCode::kNotFound) return id;
+    UrlId fresh = next_url_++;
+    Key64 key(fresh);
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.urls, UrlKey(url), key.view(), MDB_NOOVERWRITE, "urls"));
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.url_names, key.view(), url, MDB_APPEND, "url_names"));
+    ++urls_;
+    return fresh;
+  }
+
+  // The document an exact fingerprint maps to, or 0.
+  StatusOr<DocId> LookupFingerprint(MDB_dbi dbi, const dedup::Fingerprint128& fp) {
+    std::string_view v;
+    Status s = ops_.Get(dbi, FingerprintKey(fp), &v, "fingerprint");
+    if (s.code() == StatusCode::kNotFound) return DocId{0};
+    if (!s.ok()) return s;
+    return GetBE64(v.data());
+  }
+
+  Status Union(DocId a, DocId b, ClusterId* root) {
+    int64_t delta = 0;
+    StatusOr<ClusterId> r = UnionClusters(ops_, a, b, &delta);
+    if (!r.ok()) return r.status();
+    clusters_ = static_cast<uint64_t>(static_cast<int64_t>(clusters_) + delta);
+    *root = *r;
+    return OkStatus();
+  }
+
+  Status IndexPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
+    Key64 posting(doc);
+    for (uint64_t value : values) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, Key64(value).view(), posting.view(), MDB_NODUPDATA, what));
+    }
+    return OkStatus();
+  }
+
+  Status ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
+                         PageResult* result);
+
+  TxnOps& ops_;
+  const StoreImpl& store_;
+  const internal::Dbis& d_;
+  uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
+  DocId next_doc_ = 1;
+  UrlId next_url_ = 1;
+  std::map<SweepId, SweepRecord> sweeps_;
+};
+
+Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
+  if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
+  if (page.http_status == 404 || page.http_status == 410) return OkStatus();
+  const dedup::Sketch& s = page.sketch;
+  if (s.empty()) {
+    if (!s.features.empty() || !s.sample.values.empty()) {
+      return InvalidArgumentError("sketch of " + page.url + " has features or a sample but no minhashes");
+    }
+    return OkStatus();
+  }
+  if (s.minhashes.size() != static_cast<size_t>(params.num_minhashes()) ||
+      s.features.size() != static_cast<size_t>(params.feature_groups)) {
+    return InvalidArgumentError("sketch of " + page.url + " has " + std::to_string(s.minhashes.size()) +
+                                " minhashes and " + std::to_string(s.features.size()) +
+                                " features; this store's params make " +
+                                std::to_string(params.num_minhashes()) + " and " +
+                                std::to_string(params.feature_groups));
+  }
+  if (s.sample.values.size() > static_cast<size_t>(params.mod_sample_max) || s.sample.log2_modulus > 64) {
+    return InvalidArgumentError("sketch of " + page.url + " has a MOD sample over mod_sample_max");
+  }
+  return OkStatus();
+}
+
+Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
+  // Validation first: a page-level problem must not leave half a page behind.
+  if (Status s = ValidatePage(page, store_.params_); !s.ok()) {
+    result->status = s;
+    return OkStatus();
+  }
+  SweepRecord* sweep = nullptr;
+  if (Status s = LoadSweep(page.sweep, &sweep); !s.ok()) {
+    if (s.code() != StatusCode::kNotFound) return s;
+    result->status = NotFoundError("no sweep with id " + std::to_string(page.sweep));
+    return OkStatus();
+  }
+  if (!sweep->open) {
+    result->status = FailedPreconditionError("sweep " + sweep->name + " is closed");
+    return OkStatus();
+  }
+
+  StatusOr<UrlId> url = FindOrAddUrl(page.url);
+  if (!url.ok()) return url.status();
+  result->url = *url;
+  uint32_t last_seq = 0;
+  std::optional<VersionRecord> last;
+  if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
+    last = std::move(lv).value();
+  } else if (lv.status().code() != StatusCode::kNotFound) {
+    return lv.status();
+  }
+  if (last) result->previous_doc = last->doc;
+
+  const bool dead = page.http_status == 404 || page.http_status == 410;
+  const dedup::Sketch& sketch = page.sketch;
+  StatusOr<DocId> identical = dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(d_.fp_identical, sketch.identical);
+  if (!identical.ok()) return identical.status();
+
+  // Idempotency: the same (URL, sweep, content) is already recorded in this sweep.
+  if (last) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
+    std::string key = VersionKey(*url, last_seq);
+    MDB_val k = Val(key), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *url) {
+      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
+      if (!ver.ok()) return ver.status();
+      if (ver->sweep != page.sweep) break;
+      bool same = dead ? (ver->doc == 0 && ver->http_status == static_cast<uint32_t>(page.http_status))
+                       : (ver->doc != 0 && ver->doc == *identical);
+      if (same) {
+        result->replayed = true;
+        result->verdict = ver->verdict;
+        result->doc = ver->doc;
+        if (ver->doc != 0) {
+          StatusOr<ClusterId> cl = FindCluster(ops_, ver->doc);
+          if (!cl.ok()) return cl.status();
+          result->cluster = *cl;
+        }
+        return OkStatus();
+      }
+      rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+  }
+
+  VersionRecord version;
+  version.sweep = page.sweep;
+  version.date = page.date;
+  version.http_status = static_cast<uint32_t>(page.http_status);
+  version.canonical_link = page.canonical_link;
+
+  if (dead) {
+    version.doc = 0;
+    version.verdict = Verdict::kGone;
+    result->verdict = Verdict::kGone;
+    return AddVersion(*url, last_seq + 1, version, sweep);
+  }
+
+  DocId doc = 0;
+  if (*identical != 0) {
+    // Identical bytes: the same document, seen again.
+    doc = *identical;
+    StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
+    if (!rec.ok()) return rec.status();
+    rec->first_seen = std::min(rec->first_seen, page.date);
+    rec->last_seen = std::max(rec->last_seen, page.date);
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
+    result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
+    if (result->verdict == Verdict::kDuplicate) {
+      result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
+                                      static_cast<int>(sketch.features.size())});
+    }
+  } else {
+    // A new document. Exact equivalence first: no filter for those.
+    DocId equivalent = 0;
+    Relation relation = Relation::kLexical;
+    if (sketch.tokens > 0) {
+      StatusOr<DocId> lex = LookupFingerprint(d_.fp_lexical, sketch.lexical);
+      if (!lex.ok()) return lex.status();
+      equivalent = *lex;
+    }
+    if (equivalent == 0 && sketch.shingles > 0) {
+      StatusOr<DocId> sh = LookupFingerprint(d_.fp_shingle, sketch.shingle);
+      if (!sh.ok()) return sh.status();
+      equivalent = *sh;
+      relation = Relation::kShingle;
+    }
+    doc = next_doc_++;
+    ++documents_;
+    DocumentRecord rec;
+    rec.bytes = sketch.bytes;
+    rec.tokens = sketch.tokens;
+    rec.shingles = sketch.shingles;
+    rec.first_seen = rec.last_seen = page.date;
+    rec.identical = sketch.identical;
+    rec.lexical = sketch.lexical;
+    rec.shingle = sketch.shingle;
+    Key64 doc_key(doc);
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_identical, FingerprintKey(sketch.identical), doc_key.view(), MDB_NOOVERWRITE, "fp_identical"));
+    if (sketch.tokens > 0) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_lexical, FingerprintKey(sketch.lexical), doc_key.view(), MDB_NOOVERWRITE, "fp_lexical"));
+    }
+    if (sketch.shingles > 0) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_shingle, FingerprintKey(sketch.shingle), doc_key.view(), MDB_NOOVERWRITE, "fp_shingle"));
+    }
+    if (equivalent != 0) {
+      DocId holder = 0;
+      StatusOr<DocumentRecord> eq = ReadSketchHolder(ops_, equivalent, &holder);
+      if (!eq.ok()) return eq.status();
+      rec.rep = holder;
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
+      if (store_.options_.cluster_relations & kClusterExact) {
+        ClusterId root = 0;
+        SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));
+      }
+      dedup::Sketch eq_sketch = SketchOf(*eq);
+      result->verdict = Verdict::kDuplicate;
+      result->matches.push_back(Match{equivalent, relation,
+                                      dedup::ResemblanceFromMinhashes(sketch, eq_sketch),
+                                      dedup::ContainmentFromModSample(sketch.sample, eq_sketch.sample),
+                                      dedup::ContainmentFromModSample(eq_sketch.sample, sketch.sample),
+                                      dedup::FeaturesInCommon(sketch, eq_sketch)});
+    } else {
+      rec.minhashes = sketch.minhashes;
+      rec.features = sketch.features;
+      rec.supershingles = sketch.supershingles;
+      rec.sample = sketch.sample;
+      // Candidates before the page's own postings, so that it does not find itself.
+      std::vector<DocId> candidates;
+      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates, &result->candidates_truncated));
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
+      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.features, sketch.features, doc, "features"));
+      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
+      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.samples, sketch.sample.values, doc, "samples"));
+      // The stop list: values now in more postings than the limit.
+      Cursor c;
+      if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
+      for (uint64_t value : sketch.sample.values) {
+        Key64 key(value);
+        MDB_val k = Val(key.view()), v;
+        int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+        if (rc != 0) return ops_.Fail(rc, "samples");
+        size_t n = 0;
+        if (rc = mdb_cursor_count(c.get(), &n); rc != 0) return ops_.Fail(rc, "samples count");
+        bool listed = n > store_.options_.common_value_limit;
+        if (!listed) {
+          // A value may be listed under an earlier, lower limit: keep its count exact.
+          std::string_view old;
+          Status s = ops_.Get(d_.common_values, key.view(), &old, "common_values");
+          if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+          listed = s.ok();
+        }
+        if (listed) SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, key.view(), Le64(n), 0, "common_values"));
+      }
+      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates, result));
+    }
+  }
+
+  StatusOr<ClusterId> cluster = FindCluster(ops_, doc);
+  if (!cluster.ok()) return cluster.status();
+  result->cluster = *cluster;
+  result->doc = doc;
+
+  if (last && last->doc != 0) {
+    if (last->doc == doc) {
+      result->previous_resemblance = 1.0;
+    } else {
+      DocId holder = 0;
+      StatusOr<DocumentRecord> prev = ReadSketchHolder(ops_, last->doc, &holder);
+      if (!prev.ok()) return prev.status();
+      result->previous_resemblance = dedup::ResemblanceFromMinhashes(sketch, SketchOf(*prev));
+    }
+  }
+
+  std::stable_sort(result->matches.begin(), result->matches.end(), [](const Match& a, const Match& b) {
+    if (a.relation != b.relation) return a.relation < b.relation;
+    return a.resemblance > b.resemblance;
+  });
+  version.doc = doc;
+  version.verdict = result->verdict;
+  return AddVersion(*url, last_seq + 1, version, sweep);
+}
+
+Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
+                                    PageResult* result) {
+  const StoreOptions& o = store_.options_;
+  const int r = store_.params_.fungible_threshold;
+  bool joined = false;
+  for (DocId cand : candidates) {
+    StatusOr<DocumentRecord> rec = ReadDocument(ops_, cand);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_sketch()) continue;  // postings only name representatives; be safe
+    dedup::Sketch other = SketchOf(*rec);
+    Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
+            dedup::ContainmentFromModSample(sketch.sample, other.sample),
+            dedup::ContainmentFromModSample(other.sample, sketch.sample), dedup::FeaturesInCommon(sketch, other)};
+    bool fungible = m.features_in_common >= r;
+    bool similar = m.resemblance >= o.similar_threshold;
+    if (!fungible && !similar) continue;
+    if (fungible) m.relation = Relation::kFungible;
+    if (similar) {
+      // Recorded for the "similar" relation whatever else holds, so it can be queried later.
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(), EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(cand).view(), EncodeLink(doc, m.resemblance), MDB_NODUPDATA, "links"));
+    }
+    if ((fungible && (o.cluster_relations & kClusterFungible)) || (similar && (o.cluster_relations & kClusterSimilar))) {
+      ClusterId root = 0;
+      SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &root));
+      joined = true;
+    }
+    result->matches.push_back(m);
+  }
+  result->verdict = joined ? Verdict::kNearDuplicate : Verdict::kNew;
+  return OkStatus();
+}
+
+}  // namespace
+}  // namespace internal
+
+Store::Store(std::unique_ptr<internal::StoreImpl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options,
+                                             const dedup::SketchParams& params, uint64_t rabin_polynomial) {
+  SHINGLED_RETURN_IF_ERROR(params.Validate());
+  if (!(options.similar_threshold > 0 && options.similar_threshold <= 1)) {
+    return InvalidArgumentError("similar_threshold must be in (0, 1]");
+  }
+  if (options.common_value_limit < 1) return InvalidArgumentError("common_value_limit must be >= 1");
+  if (options.max_candidates < 1) return InvalidArgumentError("max_candidates must be >= 1");
+  if (options.max_readers < 1 || options.max_readers > 4096) return InvalidArgumentError("max_readers must be 1..4096");
+  if (options.initial_map_size < (uint64_t{1} << 16) || options.initial_map_size > options.max_map_size) {
+    return InvalidArgumentError("initial_map_size must be >= 64 KiB and <= max_map_size");
+  }
+  if ((options.cluster_relations & ~uint32_t{7}) != 0) return InvalidArgumentError("cluster_relations has unknown bits");
+  auto impl = std::make_unique<internal::StoreImpl>(dir, options, params, rabin_polynomial);
+  SHINGLED_RETURN_IF_ERROR(impl->Open());
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options,
+                                             const dedup::SketchContext& context) {
+  return Open(dir, options, context.params(), context.rabin_polynomial());
+}
+
+StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages) {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  std::vector<PageResult> results;
+  Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
+    results.assign(pages.size(), PageResult{});
+    internal::BatchWriter writer(ops, *impl_);
+    SHINGLED_RETURN_IF_ERROR(writer.Begin());
+    for (size_t i = 0; i < pages.size(); ++i) {
+      SHINGLED_RETURN_IF_ERROR(writer.ApplyPage(pages[i], &results[i]));
+    }
+    return writer.Finish();
+  });
+  if (!s.ok()) return s;
+  return results;
+}
+
+StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
+  if (name.empty()) return InvalidArgumentError("sweep name is empty");
+  if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  SweepInfo info;
+  Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
+    const internal::Dbis& d = ops.dbis();
+    std::string_view v;
+    Status found = ops.Get(d.sweep_names, name, &v, "sweep_names");
+    if (found.ok()) {
+      SweepId id = GetBE32(v.data());
+      SHINGLED_RETURN_IF_ERROR(ops.Get(d.sweeps, SweepKey(id), &v, "sweeps"));
+      StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
+      if (!rec.ok()) return rec.status();
+      if (!rec->open) return AlreadyExistsError("sweep " + std::string(name) + " exists and is closed");
+      info = internal::SweepInfoOf(id, *rec);
+      return OkStatus();
+    }
+    if (found.code() != StatusCode::kNotFound) return found;
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), d.sweeps); rc != 0) return ops.Fail(rc, "sweeps cursor");
+    MDB_val k, val;
+    int rc = mdb_cursor_get(c.get(), &k, &val, MDB_LAST);
+    SweepId id = 1;
+    if (rc == 0) id = GetBE32(static_cast<const char*>(k.mv_data)) + 1;
+    else if (rc != MDB_NOTFOUND) return ops.Fail(rc, "sweeps");
+    SweepRecord rec;
+    rec.name = std::string(name);
+    rec.start = start;
+    SHINGLED_RETURN_IF_ERROR(ops.Put(d.sweeps, SweepKey(id), internal::EncodeSweep(rec), MDB_NOOVERWRITE, "sweeps"));
+    SHINGLED_RETURN_IF_ERROR(ops.Put(d.sweep_names, name, SweepKey(id), MDB_NOOVERWRITE, "sweep_names"));
+    info = internal::SweepInfoOf(id, rec);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  return info;
+}
+
+StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end) {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  SweepInfo info;
+  Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
+    internal::BatchWriter writer(ops, *impl_);
+    SHINGLED_RETURN_IF_ERROR(writer.Begin());
+    SweepRecord* rec = nullptr;
+    SHINGLED_RETURN_IF_ERROR(writer.LoadSweep(id, &rec));
+    if (!rec->open) return FailedPreconditionError("sweep " + rec->name + " is already closed");
+    // Every URL whose last version is live and from another sweep was not seen in this one.
+    const internal::Dbis& d = ops.dbis();
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), d.versions); rc != 0) return ops.Fail(rc, "versions cursor");
+    std::vector<std::pair<UrlId, uint32_t>> gone;
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    UrlId current = 0;
+    uint32_t last_seq = 0;
+    std::optional<VersionRecord> last;
+    auto flush = [&]() {
+      if (last && last->sweep != id && last->doc != 0) gone.emplace_back(current, last_seq + 1);
+    };
+    while (rc == 0) {
+      UrlId url = GetBE64(static_cast<const char*>(k.mv_data));
+      if (url != current) {
+        flush();
+        current = url;
+      }
+      last_seq = GetBE32(static_cast<const char*>(k.mv_data) + 8);
+      StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
+      if (!ver.ok()) return ver.status();
+      last = std::move(ver).value();
+      rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
+    }
+    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+    flush();
+    for (auto [url, seq] : gone) {
+      VersionRecord g;
+      g.sweep = id;
+      g.date = end;
+      g.doc = 0;
+      g.http_status = 0;
+      g.verdict = Verdict::kGone;
+      SHINGLED_RETURN_IF_ERROR(writer.AddVersion(url, seq, g, rec));
+    }
+    rec->open = false;
+    rec->end = end;
+    info = internal::SweepInfoOf(id, *rec);
+    return writer.Finish();
+  });
+  if (!s.ok()) return s;
+  return info;
+}
+
+Status Store::health() const { return impl_->health(); }
+const StoreOptions& Store::options() const { return impl_->options_; }
+const dedup::SketchParams& Store::params() const { return impl_->params_; }
+void Store::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
+
+}  // namespace shingled::store

@@ -1,0 +1,137 @@
+// Store: shingled's memory. Documents, dated URL versions, sweeps, the candidate indexes and the
+// persistent clusters, in one LMDB environment in a directory. The bytes are described in
+// store/FORMAT.md.
+//
+// Thread-safety: a Store is safe for concurrent use. Writes (Apply, OpenSweep, CloseSweep) are
+// serialized inside; each is one LMDB write transaction. Queries run in their own read
+// transactions and do not wait for the writer, except while the map grows (rare: the map
+// doubles), which needs every transaction of this process closed. One process at a time should
+// write to a store directory; other processes may read.
+//
+// Durability: a page is acknowledged (Apply returns) only after its batch's transaction is
+// committed and fsynced. After a failed commit (disk full, I/O error), the Store keeps the error,
+// refuses every further write with FailedPrecondition, and keeps serving reads; reopen it to write
+// again. health() exposes the error.
+#ifndef SHINGLED_STORE_STORE_H_
+#define SHINGLED_STORE_STORE_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+#include "store/types.h"
+
+namespace shingled::store {
+
+namespace internal {
+class StoreImpl;
+}  // namespace internal
+
+class Store {
+ public:
+  // Opens the store in directory `dir`, creating the directory and the store if needed; a new
+  // store records `params` and `rabin_polynomial` (the SketchContext's). Errors:
+  //   InvalidArgument if `params` or `options` do not validate;
+  //   FailedPrecondition if the store was made with other parameters (the message names the
+  //     first differing field and both values) or another format version;
+  //   DataLoss if the meta record is corrupt; other LMDB errors translated.
+  [[nodiscard]] static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir,
+                                                             const StoreOptions& options,
+                                                             const dedup::SketchParams& params,
+                                                             uint64_t rabin_polynomial);
+  // The same, with the params and polynomial of `context`.
+  [[nodiscard]] static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir,
+                                                             const StoreOptions& options,
+                                                             const dedup::SketchContext& context);
+
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // --- writes ---
+
+  // Decides and records each page, in order, in ONE write transaction (group commit); returns
+  // one result per page, only after the transaction is durable. Pages of a batch see the pages
+  // before them. Applying the same (URL, sweep, content) again writes nothing and answers the
+  // verdict recorded then (`replayed`).
+  // A page that cannot be applied (unknown or closed sweep, sketch not made with this store's
+  // params, URL empty) gets a non-OK PageResult::status and writes nothing; the others apply.
+  // Errors for the whole batch (nothing applied):
+  //   ResourceExhausted when the map is full and may not grow, or the disk is full;
+  //   FailedPrecondition after an earlier failed commit; other LMDB errors translated.
+  // A full map grows (doubling) and the batch is retried, invisibly to the caller.
+  [[nodiscard]] StatusOr<std::vector<PageResult>> Apply(std::span<const PageInput> pages);
+
+  // Opens a sweep named `name` starting at `start`. If an open sweep has that name already, it
+  // is returned unchanged (so a restarted ingest continues its sweep). AlreadyExists if a closed
+  // sweep has that name; InvalidArgument if the name is empty.
+  [[nodiscard]] StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start);
+  // Closes the sweep at `end`: every URL whose last version is live and not from this sweep gets
+  // a "gone" version (status 0) in it. NotFound for an unknown id; FailedPrecondition if closed.
+  [[nodiscard]] StatusOr<SweepInfo> CloseSweep(SweepId id, int64_t end);
+
+  // --- queries (read transactions) ---
+
+  [[nodiscard]] StatusOr<std::vector<SweepInfo>> Sweeps() const;
+  [[nodiscard]] StatusOr<SweepInfo> FindSweep(std::string_view name) const;  // NotFound
+  // NotFound if either sweep does not exist.
+  [[nodiscard]] StatusOr<SweepComparison> CompareSweeps(SweepId from, SweepId to) const;
+
+  // NotFound for an unknown document.
+  [[nodiscard]] StatusOr<DocumentInfo> Document(DocId doc) const;
+  // The versions of a URL, oldest first. NotFound if the URL was never stored.
+  [[nodiscard]] StatusOr<std::vector<UrlVersion>> History(std::string_view url) const;
+  // A cluster by its id or by any member's document id; NotFound for an unknown document.
+  [[nodiscard]] StatusOr<ClusterInfo> Cluster(DocId any_member) const;
+  // Lost and found: the URL's last document, its cluster, and the most recent live URL in it
+  // other than `url` (found_url empty if none). NotFound if the URL never had a document.
+  [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url) const;
+
+  // On-the-fly resemblance (paper 001): candidates from the sample index (values above the
+  // common-value limit skipped), the features and the super shingles; resemblance and
+  // containment both ways; results that reach `query.threshold` in any of the three, sorted by
+  // resemblance, then containment, then id; at most `query.limit`. By document (itself
+  // excluded, NotFound if unknown), by URL (its last document; NotFound) or by a sketch made with
+  // this store's params (InvalidArgument otherwise; an empty sketch has no results).
+  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToDocument(DocId doc,
+                                                                    const QueryOptions& query) const;
+  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToUrl(std::string_view url,
+                                                               const QueryOptions& query) const;
+  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToSketch(const dedup::Sketch& sketch,
+                                                                  const QueryOptions& query) const;
+
+  [[nodiscard]] StatusOr<StoreStats> Stats() const;
+
+  // --- operations ---
+
+  // Verifies every invariant of FORMAT.md in one read transaction. Returns the problems found,
+  // one human-readable line each (at most 1000: the list says when it was cut); empty when the
+  // store is consistent. An error only when the check itself could not run.
+  [[nodiscard]] StatusOr<std::vector<std::string>> Check() const;
+
+  // Writes a compacted, consistent copy of the store (data.mdb) into directory `dest`, which
+  // must exist and hold no store; the copy is taken in a read transaction, so writes go on.
+  [[nodiscard]] Status Backup(const std::string& dest) const;
+
+  // OK, or the error of the failed commit that stopped writes.
+  Status health() const;
+
+  const StoreOptions& options() const;
+  const dedup::SketchParams& params() const;
+
+  // The next commit fails as if fsync had returned `error` (an errno such as ENOSPC) after the
+  // transaction was written: the store then behaves as after a real failed commit.
+  void FailNextCommitForTesting(int error);
+
+ private:
+  explicit Store(std::unique_ptr<internal::StoreImpl> impl);
+  std::unique_ptr<internal::StoreImpl> impl_;
+};
+
+}  // namespace shingled::store
+
+#endif  // SHINGLED_STORE_STORE_H_

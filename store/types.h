@@ -1,0 +1,213 @@
+// The store's vocabulary: ids, options, what a page brings in and what the store answers.
+//
+// Plain value types: copy them freely; none is synchronized. The bytes these types are persisted
+// as are described in store/FORMAT.md.
+#ifndef SHINGLED_STORE_TYPES_H_
+#define SHINGLED_STORE_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+
+namespace shingled::store {
+
+// Ids are allocated from 1 upwards and never reused; 0 means "none".
+using DocId = uint64_t;
+using UrlId = uint64_t;
+using SweepId = uint32_t;
+// A cluster's id is the document id of its root (FORMAT.md, "Clusters"): a singleton's id is its
+// document's id; joining a cluster keeps its id; a merge keeps the larger cluster's id.
+using ClusterId = uint64_t;
+
+// Which relations put two documents in the same cluster (a bit set).
+enum ClusterRelation : uint32_t {
+  kClusterExact = 1u << 0,     // identical, lexically or shingle equivalent
+  kClusterFungible = 1u << 1,  // >= r shared features (paper 004)
+  kClusterSimilar = 1u << 2,   // resemblance estimate >= similar_threshold (paper 001)
+};
+
+// Per-process options of a Store. None of them is recorded in the store: the store keeps every
+// posting, so the search settings can change from one run to the next.
+struct StoreOptions {
+  // --- behaviour ---
+
+  // Resemblance (estimated from the minhashes) from which a super-shingle or sample candidate is
+  // recorded as "similar". Paper 001 clustered at 0.5. Lower values link more unrelated pages
+  // (the estimate's standard error at t = 84 is about 0.055 at 0.5). Range (0, 1].
+  double similar_threshold = 0.5;
+  // A MOD sample value found in more than this many documents is machine-made boilerplate and is
+  // not used for candidate search (it is still stored, so the limit can change). Larger limits
+  // find more candidates through common text but cost more lookups per page. Range >= 1.
+  uint64_t common_value_limit = 1000;
+  // Relations that merge clusters (ClusterRelation bits). Exact and fungible by default;
+  // adding kClusterSimilar makes paper 001's looser 50% clusters, which chain more.
+  uint32_t cluster_relations = kClusterExact | kClusterFungible;
+  // At most this many candidates are scored per page (most shared index entries first); the
+  // result says when some were left out. Bounds the work per page when a page has thousands of
+  // near-copies. Range >= 1.
+  uint32_t max_candidates = 500;
+
+  // --- performance ---
+
+  // Size of the memory map when the store is created, in bytes. It grows by doubling when full.
+  uint64_t initial_map_size = uint64_t{64} << 20;
+  // The map never grows beyond this; a batch that does not fit fails with ResourceExhausted.
+  // Most deployments should leave this alone.
+  uint64_t max_map_size = uint64_t{1} << 40;
+  // false: a full map fails the batch instead of growing (tests of the full-map path).
+  bool grow_map = true;
+  // false: commits are not fsynced (MDB_NOSYNC). Only for throw-away stores (tests, bulk
+  // experiments): a crash may then lose or corrupt committed batches.
+  bool durable = true;
+  // LMDB reader slots: the most concurrent read transactions. Range 1..4096.
+  unsigned max_readers = 126;
+};
+
+// Verdicts, with their persisted values (FORMAT.md, "Version record").
+enum class Verdict : uint8_t {
+  kNew = 1,            // content not seen before and near nothing that forms a cluster
+  kUnchanged = 2,      // same content as the URL's last version: a version, not a document
+  kDuplicate = 3,      // identical, lexically or shingle equivalent to a stored document
+  kNearDuplicate = 4,  // joined an existing cluster through a near relation
+  kGone = 5,           // a dead URL: 404/410, or not seen in a sweep that was closed
+};
+std::string_view VerdictName(Verdict verdict);  // "new", "unchanged", ... "gone"
+
+// How a matched document relates to the page.
+enum class Relation : uint8_t { kIdentical, kLexical, kShingle, kFungible, kSimilar };
+std::string_view RelationName(Relation relation);
+
+// One already-sketched page observation.
+struct PageInput {
+  std::string url;
+  SweepId sweep = 0;  // REQUIRES: an open sweep (Store::OpenSweep)
+  int64_t date = 0;   // Unix seconds, UTC
+  // HTTP status; 404 and 410 record a dead version without a document (the sketch is ignored).
+  int http_status = 200;
+  std::string canonical_link;  // rel=canonical, or empty
+  dedup::Sketch sketch;
+};
+
+struct Match {
+  DocId doc = 0;
+  Relation relation = Relation::kSimilar;
+  double resemblance = 0;         // estimate from the minhashes
+  double containment_of_page = 0;  // of the page in the document, from the MOD samples
+  double containment_in_page = 0;  // of the document in the page
+  int features_in_common = 0;
+};
+
+struct PageResult {
+  // Not OK for this page only (e.g. unknown sweep, URL too long); the rest of the batch applied.
+  Status status;
+  Verdict verdict = Verdict::kNew;
+  DocId doc = 0;  // 0 for a dead version
+  UrlId url = 0;
+  ClusterId cluster = 0;  // after this batch's unions; 0 for a dead version
+  std::vector<Match> matches;  // strongest first
+  // The URL's previous version's document and the page's resemblance to it (1 when unchanged).
+  DocId previous_doc = 0;
+  std::optional<double> previous_resemblance;
+  // The same (URL, sweep, content) was already stored: nothing was written; verdict is the one
+  // recorded then, matches are not recomputed.
+  bool replayed = false;
+  // More than max_candidates candidates: the weakest were not scored.
+  bool candidates_truncated = false;
+};
+
+// Per-request options of the similarity queries.
+struct QueryOptions {
+  double threshold = 0.5;  // keep results whose resemblance or either containment reaches it
+  size_t limit = 20;
+};
+
+struct SimilarDoc {
+  DocId doc = 0;
+  ClusterId cluster = 0;
+  double resemblance = 0;
+  double containment_of_query = 0;  // of the query in the document
+  double containment_in_query = 0;  // of the document in the query
+  int features_in_common = 0;
+  std::string url;  // the most recently seen URL of the document, if any
+};
+
+struct UrlVersion {
+  uint32_t seq = 0;
+  SweepId sweep = 0;
+  int64_t date = 0;
+  DocId doc = 0;  // 0: dead
+  int http_status = 0;  // 0: gone from a closed sweep
+  Verdict verdict = Verdict::kNew;
+  std::string canonical_link;
+};
+
+struct DocumentInfo {
+  DocId id = 0;
+  DocId representative = 0;  // the document whose sketch this one shares; itself if its own
+  uint64_t bytes = 0, tokens = 0, shingles = 0;
+  int64_t first_seen = 0, last_seen = 0;
+  ClusterId cluster = 0;
+  // min_sample is empty: the store does not keep it (FORMAT.md, "Document record").
+  dedup::Sketch sketch;
+};
+
+struct ClusterMember {
+  DocId doc = 0;
+  int64_t first_seen = 0, last_seen = 0;
+  std::vector<std::string> urls;
+};
+
+struct ClusterInfo {
+  ClusterId id = 0;
+  std::vector<ClusterMember> members;  // by document id
+};
+
+struct LostAndFound {
+  std::string url;          // the URL asked about
+  DocId last_doc = 0;       // its last document
+  ClusterId cluster = 0;
+  std::string found_url;    // the most recent live URL of the cluster; empty if none
+  DocId found_doc = 0;
+  int64_t found_date = 0;
+  double resemblance = 0;   // of last_doc and found_doc
+};
+
+struct SweepInfo {
+  SweepId id = 0;
+  std::string name;
+  int64_t start = 0;
+  int64_t end = 0;  // 0 while open
+  bool open = true;
+  uint64_t pages = 0, new_docs = 0, unchanged = 0, duplicate = 0, near_duplicate = 0, gone = 0;
+};
+
+// URL-level changes from sweep `from` to sweep `to`, from the URLs' last versions in each.
+struct SweepComparison {
+  uint64_t unchanged = 0;  // live in both, same document
+  uint64_t changed = 0;    // live in both, other document
+  uint64_t moved = 0;      // live only in `from`, its cluster live at a URL only in `to`
+  uint64_t born = 0;       // live only in `to` (and not the target of a move)
+  uint64_t died = 0;       // live only in `from` (and not moved)
+};
+
+struct DatabaseStats {
+  std::string name;
+  uint64_t entries = 0;
+  uint64_t bytes = 0;  // pages (branch + leaf + overflow) times the page size
+};
+
+struct StoreStats {
+  uint64_t documents = 0, urls = 0, versions = 0, clusters = 0;
+  uint64_t map_size = 0;
+  uint64_t file_bytes = 0;  // pages in use times the page size
+  std::vector<DatabaseStats> databases;
+};
+
+}  // namespace shingled::store
+
+#endif  // SHINGLED_STORE_TYPES_H_
