@@ -3,6 +3,13 @@
 // the rest.
 //
 // Input layout: byte 0 chooses the chunking and the content type, the rest is the page.
+//
+//   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSHINGLED_BUILD_FUZZERS=ON
+//   ninja -C build-fuzz streaming_canonicalizer_fuzz
+//   build-fuzz/tests/fuzz/streaming_canonicalizer_fuzz -dict=tests/fuzz/streaming_canonicalizer.dict \
+//       -max_total_time=600 -max_len=8192 work-dir tests/fuzz/corpus/streaming_canonicalizer
+//   # then fold what it found back, minimized:
+//   build-fuzz/tests/fuzz/streaming_canonicalizer_fuzz -merge=1 new-dir old-dir work-dir
 #include <cstddef>
 #include <cstdint>
 #include <string>
