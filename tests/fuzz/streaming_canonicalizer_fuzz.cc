@@ -6,8 +6,8 @@
 //
 //   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSHINGLED_BUILD_FUZZERS=ON
 //   ninja -C build-fuzz streaming_canonicalizer_fuzz
-//   build-fuzz/tests/fuzz/streaming_canonicalizer_fuzz -dict=tests/fuzz/streaming_canonicalizer.dict \
-//       -max_total_time=600 -max_len=8192 work-dir tests/fuzz/corpus/streaming_canonicalizer
+//   build-fuzz/tests/fuzz/streaming_canonicalizer_fuzz -max_total_time=600 -max_len=8192
+//       -dict=tests/fuzz/streaming_canonicalizer.dict work-dir tests/fuzz/corpus/streaming_canonicalizer
 //   # then fold what it found back, minimized:
 //   build-fuzz/tests/fuzz/streaming_canonicalizer_fuzz -merge=1 new-dir old-dir work-dir
 #include <cstddef>
