@@ -184,6 +184,12 @@ enum class Tag : uint8_t {
   kHead,
   kBody,
   kBr,
+  kSelect,
+  kOption,
+  kOptgroup,
+  kInput,
+  kKeygen,
+  kTable,
 };
 
 enum TagFlag : uint8_t {
@@ -250,8 +256,8 @@ constexpr TagSpec kTagSpecs[] = {
     {"iframe", Tag::kIframe, 0},
     {"image", Tag::kOther, kVoid},
     {"img", Tag::kOther, kBreakout | kVoid},
-    {"input", Tag::kOther, kVoid},
-    {"keygen", Tag::kOther, kVoid},
+    {"input", Tag::kInput, kVoid},
+    {"keygen", Tag::kKeygen, kVoid},
     {"li", Tag::kOther, kBreakout},
     {"link", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
     {"listing", Tag::kOther, kBreakout},
@@ -263,6 +269,8 @@ constexpr TagSpec kTagSpecs[] = {
     {"noframes", Tag::kNoframes, kHeadOk | kHeadNoscriptOk},
     {"noscript", Tag::kNoscript, kHeadOk},
     {"ol", Tag::kOther, kBreakout},
+    {"optgroup", Tag::kOptgroup, 0},
+    {"option", Tag::kOption, 0},
     {"p", Tag::kOther, kBreakout},
     {"param", Tag::kOther, kVoid},
     {"plaintext", Tag::kPlaintext, 0},
@@ -270,6 +278,7 @@ constexpr TagSpec kTagSpecs[] = {
     {"ruby", Tag::kOther, kBreakout | kCloser},
     {"s", Tag::kOther, kBreakout},
     {"script", Tag::kScript, kHeadOk},
+    {"select", Tag::kSelect, 0},
     {"small", Tag::kOther, kBreakout},
     {"source", Tag::kOther, kVoid},
     {"span", Tag::kOther, kBreakout},
@@ -279,7 +288,7 @@ constexpr TagSpec kTagSpecs[] = {
     {"sub", Tag::kOther, kBreakout},
     {"sup", Tag::kOther, kBreakout},
     {"svg", Tag::kSvg, 0},
-    {"table", Tag::kOther, kBreakout},
+    {"table", Tag::kTable, kBreakout},
     {"tbody", Tag::kOther, kTablePart},
     {"td", Tag::kOther, kTablePart},
     {"template", Tag::kTemplate, kHeadOk},
@@ -592,6 +601,14 @@ class HtmlTextExtractor::Impl {
   void EmitTag();
   void OnStartTag(TagInfo info);
   void OnEndTag(TagInfo info);
+  // Returns true when "in select" ignores the tag; may close the select first.
+  bool SelectIgnoresStartTag(TagInfo info);
+  bool SelectIgnoresEndTag(TagInfo info);
+  void CloseSelect() {
+    in_select_ = false;
+    if (open_[GUMBO_TAG_SELECT] > 0) --open_[GUMBO_TAG_SELECT];
+    if (Visible()) Break();
+  }
   void EnterRaw(State state, std::string_view end_tag, bool kept) {
     state_ = state;
     raw_end_tag_ = end_tag;
@@ -657,6 +674,7 @@ class HtmlTextExtractor::Impl {
   // count may stay above the truth; the end tag then breaks, as it did without the count.
   std::array<uint32_t, GUMBO_TAG_UNKNOWN> open_{};
   bool in_head_ = true;         // "before html", "before head" or "in head"
+  bool in_select_ = false;      // "in select" (or "in select in table")
   bool head_noscript_ = false;  // "in head noscript"
 };
 
@@ -1465,6 +1483,7 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
     foreign_drop_depth_ = 0;
   }
 
+  if (in_select_ && SelectIgnoresStartTag(info)) return;
   if (head_noscript_ && (info.flags & kHeadNoscriptOk) == 0) {
     head_noscript_ = false;  // "in head noscript", anything else: pop <noscript>, reprocess
   }
@@ -1525,8 +1544,62 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
     case Tag::kMath:
       if (!self_closing_) Increment(&foreign_depth_);
       break;
+    case Tag::kSelect:
+      in_select_ = true;
+      break;
     default:
       break;
+  }
+}
+
+// "in select" (13.2.6.4.16) and "in select in table" (13.2.6.4.17): most tags are ignored
+// there, so they neither separate words nor switch the tokenizer ("<select><style>x" shows x).
+// A select left open swallows the rest of the page's markup, in the reference too.
+bool HtmlTextExtractor::Impl::SelectIgnoresStartTag(TagInfo info) {
+  switch (info.tag) {
+    case Tag::kOption:
+    case Tag::kOptgroup:
+    case Tag::kScript:
+    case Tag::kTemplate:
+    case Tag::kHtml:
+      return false;
+    case Tag::kSelect:  // acts as </select>
+      CloseSelect();
+      return true;
+    case Tag::kInput:
+    case Tag::kKeygen:
+    case Tag::kTextarea:  // close the select, then are processed as usual
+      CloseSelect();
+      return false;
+    default:
+      // Table parts close a select opened inside a table (approximated by "a table is open").
+      if ((info.tag == Tag::kTable || (info.flags & kTablePart) != 0) &&
+          open_[GUMBO_TAG_TABLE] > 0) {
+        CloseSelect();
+        return false;
+      }
+      return true;
+  }
+}
+
+bool HtmlTextExtractor::Impl::SelectIgnoresEndTag(TagInfo info) {
+  switch (info.tag) {
+    case Tag::kOption:
+    case Tag::kOptgroup:
+      return false;
+    case Tag::kTemplate:  // pops the template and the select inside it
+      in_select_ = false;
+      return false;
+    case Tag::kSelect:
+      CloseSelect();
+      return true;
+    default:
+      if ((info.tag == Tag::kTable || (info.flags & kTablePart) != 0) &&
+          open_[GUMBO_TAG_TABLE] > 0) {
+        CloseSelect();
+        return false;
+      }
+      return true;
   }
 }
 
@@ -1553,6 +1626,7 @@ void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
     }
     in_head_ = false;
   }
+  if (in_select_ && SelectIgnoresEndTag(info)) return;
   if (in_head_ && (info.tag == Tag::kHead || info.tag == Tag::kBody || info.tag == Tag::kHtml ||
                    info.tag == Tag::kBr)) {
     in_head_ = false;

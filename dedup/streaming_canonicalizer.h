@@ -17,10 +17,11 @@
 // changes visible text is kept, in counters of fixed size: the depth of <template> and of
 // <noscript> (whose content is dropped; scripting is disabled, as in Gumbo, so noscript content
 // is markup, and in <head> its text is visible), the depth of <svg>/<math> (CDATA is text there,
-// every element separates words, breakout tags leave it), and an open count per element name,
-// so that a tag the tree builder ignores (an end tag with nothing to close, a table part outside
-// a table, a second <body>) does not break a word. Where the tree builder moves text (foster
-// parenting out of tables) or decides by its insertion mode (frameset, select), the two
+// every element separates words, breakout tags leave it), whether a <select> is open (most tags
+// are ignored inside), and an open count per element name, so that a tag the tree builder
+// ignores (an end tag with nothing to close, a table part outside a table, a second <body>)
+// does not break a word. Where the tree builder moves text (foster parenting out of tables) or
+// decides by its stack of open elements or a rarer insertion mode (frameset), the two
 // canonicalizers differ; every known kind of difference is listed, with the reason, in
 // dedup/CANONICALIZER_DIFFERENCES.md.
 //

@@ -65,6 +65,20 @@ TEST(StreamingCanonicalizerTest, TagsTheTreeBuilderIgnoresDoNotBreakWords) {
             (Tokens{"abcdefg"}));
 }
 
+TEST(StreamingCanonicalizerTest, InSelectMostTagsAreIgnored) {
+  // "in select" ignores every tag but option, optgroup, script, template: no breaks, and no
+  // raw text either.
+  EXPECT_EQ(HtmlTokens("a<select><div>x</div>y<style>z</style></select>b"),
+            (Tokens{"a", "xyz", "b"}));
+  EXPECT_EQ(HtmlTokens("<select>a<option>b</option><optgroup>c</optgroup>d"),
+            (Tokens{"a", "b", "c", "d"}));
+  // <select>, <input>, <textarea> close it; so do table parts when a table is open.
+  EXPECT_EQ(HtmlTokens("<select>a<select>b<p>c"), (Tokens{"a", "b", "c"}));
+  EXPECT_EQ(HtmlTokens("<select>a<textarea>b</textarea>c"), (Tokens{"a", "b", "c"}));
+  EXPECT_EQ(HtmlTokens("<table><tr><td><select>a<td>b</table>c"), (Tokens{"a", "b", "c"}));
+  EXPECT_EQ(HtmlTokens("<select><script>x</script>y</select>"), (Tokens{"y"}));
+}
+
 TEST(StreamingCanonicalizerTest, UnknownElementsArePhrasing) {
   // Names the parser does not know (custom elements) render inline, as in the reference.
   EXPECT_EQ(HtmlTokens("a<my-widget>b</my-widget>c<dialog>d</dialog><averyveryverylongname>e"),
