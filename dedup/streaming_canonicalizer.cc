@@ -190,6 +190,7 @@ enum class Tag : uint8_t {
   kInput,
   kKeygen,
   kTable,
+  kFrameset,
 };
 
 enum TagFlag : uint8_t {
@@ -243,6 +244,7 @@ constexpr TagSpec kTagSpecs[] = {
     {"em", Tag::kOther, kBreakout},
     {"embed", Tag::kOther, kBreakout | kVoid},
     {"frame", Tag::kOther, kVoid},
+    {"frameset", Tag::kFrameset, 0},
     {"h1", Tag::kOther, kBreakout},
     {"h2", Tag::kOther, kBreakout},
     {"h3", Tag::kOther, kBreakout},
@@ -523,7 +525,9 @@ class HtmlTextExtractor::Impl {
     kHexadecimalCharacterReference,
   };
 
-  bool Visible() const { return (template_depth_ | noscript_depth_ | foreign_drop_depth_) == 0; }
+  bool Visible() const {
+    return (template_depth_ | noscript_depth_ | foreign_drop_depth_ | frameset_) == 0;
+  }
 
   // Sends text to the Tokenizer.
   void Text(std::string_view s) {
@@ -544,17 +548,21 @@ class HtmlTextExtractor::Impl {
   // Text in the data state: visible unless inside a dropped element; non-whitespace text ends
   // the document's head (the tree builder then opens <body>).
   void DataText(std::string_view s) {
-    if (in_head_) MaybeLeaveHead(s);
+    if (!body_started_) MaybeStartBody(s);
     if (Visible()) Text(s);
   }
-  void MaybeLeaveHead(std::string_view s) {
+  void MaybeStartBody(std::string_view s) {
     for (char c : s) {
       if (!IsHtmlSpace(static_cast<unsigned char>(c))) {
-        in_head_ = false;
-        head_noscript_ = false;
+        StartBody();
         return;
       }
     }
+  }
+  void StartBody() {
+    in_head_ = false;
+    head_noscript_ = false;
+    body_started_ = true;
   }
   // Text of an RCDATA, RAWTEXT or PLAINTEXT element: kept for title, textarea, xmp, plaintext.
   void RawText(std::string_view s) {
@@ -673,8 +681,12 @@ class HtmlTextExtractor::Impl {
   // is ignored by the tree builder, so it must not break a word. Implied ends are not seen, so a
   // count may stay above the truth; the end tag then breaks, as it did without the count.
   std::array<uint32_t, GUMBO_TAG_UNKNOWN> open_{};
-  bool in_head_ = true;         // "before html", "before head" or "in head"
-  bool in_select_ = false;      // "in select" (or "in select in table")
+  bool in_head_ = true;        // "before html", "before head" or "in head"
+  bool body_started_ = false;  // not "in head" nor "after head" any more
+  bool in_select_ = false;     // "in select" (or "in select in table")
+  // A frameset document: "in frameset" and the modes after it ignore all text (the text for
+  // frameless browsers is in <noframes>, raw text that is dropped anyway).
+  uint32_t frameset_ = 0;
   bool head_noscript_ = false;  // "in head noscript"
 };
 
@@ -1484,10 +1496,15 @@ void HtmlTextExtractor::Impl::OnStartTag(TagInfo info) {
   }
 
   if (in_select_ && SelectIgnoresStartTag(info)) return;
+  // A <frameset> before any body content replaces the body; later ones are ignored.
+  if (info.tag == Tag::kFrameset) {
+    if (body_started_) return;  // ignored, no edge
+    frameset_ = 1;
+  }
   if (head_noscript_ && (info.flags & kHeadNoscriptOk) == 0) {
     head_noscript_ = false;  // "in head noscript", anything else: pop <noscript>, reprocess
   }
-  if (in_head_ && (info.flags & kHeadOk) == 0) in_head_ = false;
+  if (!body_started_ && (info.flags & kHeadOk) == 0 && info.tag != Tag::kFrameset) StartBody();
   if ((info.flags & kSeparates) != 0) {
     // Table parts outside a table are ignored: no element, no edge.
     if ((info.flags & kTablePart) != 0 && open_[GUMBO_TAG_TABLE] == 0) return;
@@ -1624,12 +1641,17 @@ void HtmlTextExtractor::Impl::OnEndTag(TagInfo info) {
       head_noscript_ = true;
       return;
     }
-    in_head_ = false;
+    StartBody();
   }
   if (in_select_ && SelectIgnoresEndTag(info)) return;
-  if (in_head_ && (info.tag == Tag::kHead || info.tag == Tag::kBody || info.tag == Tag::kHtml ||
-                   info.tag == Tag::kBr)) {
-    in_head_ = false;
+  if (!body_started_) {
+    // "</head>" leaves the head for "after head"; "</body>", "</html>", "</br>" there or in the
+    // head open the body.
+    if (info.tag == Tag::kHead) {
+      in_head_ = false;
+    } else if (info.tag == Tag::kBody || info.tag == Tag::kHtml || info.tag == Tag::kBr) {
+      StartBody();
+    }
   }
   if ((info.flags & kSeparates) != 0) {
     // "</p>" and "</br>" always make an element (an empty <p>, a <br>); any other end tag

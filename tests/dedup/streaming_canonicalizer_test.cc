@@ -79,6 +79,15 @@ TEST(StreamingCanonicalizerTest, InSelectMostTagsAreIgnored) {
   EXPECT_EQ(HtmlTokens("<select><script>x</script>y</select>"), (Tokens{"y"}));
 }
 
+TEST(StreamingCanonicalizerTest, FramesetDocumentsHaveNoText) {
+  EXPECT_EQ(HtmlTokens("<head><title>t</title></head><frameset><frame>x<noframes>y</noframes>"
+                       "</frameset>z"),
+            (Tokens{"t"}));
+  // After body content, <frameset> is ignored: no element, no word break.
+  EXPECT_EQ(HtmlTokens("<p>a<frameset>b"), (Tokens{"ab"}));
+  EXPECT_EQ(HtmlTokens("<frameset><frame>text</frameset>"), (Tokens{}));
+}
+
 TEST(StreamingCanonicalizerTest, UnknownElementsArePhrasing) {
   // Names the parser does not know (custom elements) render inline, as in the reference.
   EXPECT_EQ(HtmlTokens("a<my-widget>b</my-widget>c<dialog>d</dialog><averyveryverylongname>e"),
