@@ -15,7 +15,8 @@
 #include <iterator>
 #include <utility>
 
-#include "dedup/internal/html_elements.h"
+#include "dedup/internal/html_references.h"
+#include "dedup/internal/html_tags.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -43,67 +44,27 @@ StatusOr<CanonicalizerKind> ParseCanonicalizerKind(std::string_view name) {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Character references.
-
-struct NamedReference {
-  std::string_view name;  // without '&', with ';' when the standard's name has one
-  char32_t first;
-  char32_t second;  // 0 when the reference is one code point
-};
-
-constexpr NamedReference kNamedReferences[] = {
-#include "dedup/internal/html_entities.inc"
-};
-
-// The longest name has 31 letters and digits before its ';' ("CounterClockwiseContourIntegral").
-constexpr size_t kMaxReferenceName = 31;
-
-const NamedReference* FindNamedReference(std::string_view name) {
-  const auto* it = std::lower_bound(
-      std::begin(kNamedReferences), std::end(kNamedReferences), name,
-      [](const NamedReference& ref, std::string_view key) { return ref.name < key; });
-  if (it != std::end(kNamedReferences) && it->name == name) return it;
-  return nullptr;
-}
-
-// Numeric references to C1 controls mean what windows-1252 puts there (HTML standard, numeric
-// character reference end state); 0 means "keep the code point".
-constexpr char32_t kC1Replacements[32] = {
-    0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-    0x2039, 0x0152, 0,      0x017D, 0,      0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-    0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
-
-char32_t FixNumericReference(uint32_t value) {
-  if (value == 0 || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) return 0xFFFD;
-  if (value >= 0x80 && value <= 0x9F && kC1Replacements[value - 0x80] != 0) {
-    return kC1Replacements[value - 0x80];
-  }
-  return value;
-}
-
-size_t EncodeUtf8(char32_t cp, char* out) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
-}
+using internal::EncodeUtf8;
+using internal::FindNamedReference;
+using internal::FixNumericReference;
+using internal::kBreakout;
+using internal::kCloser;
+using internal::kDropped;
+using internal::kHeadNoscriptOk;
+using internal::kHeadOk;
+using internal::KeyOf;
+using internal::kMaxReferenceName;
+using internal::kMaxTagName;
+using internal::kNotCounted;
+using internal::kSeparates;
+using internal::kTablePart;
+using internal::kVoid;
+using internal::NamedReference;
+using internal::NameOf;
+using internal::Tag;
+using internal::TagInfo;
+using internal::TagKey;
+using internal::Tags;
 
 constexpr std::string_view kReplacementUtf8 = "\xEF\xBF\xBD";
 
@@ -160,266 +121,6 @@ const char* FindAny(const char* p, const char* end) {
 #endif
   while (p < end && *p != A && *p != B && *p != C) ++p;
   return p;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Elements. Only a few have behaviour of their own; the rest matter only for word breaks.
-
-enum class Tag : uint8_t {
-  kOther,
-  kScript,
-  kStyle,
-  kXmp,
-  kIframe,
-  kNoembed,
-  kNoframes,
-  kNoscript,
-  kTitle,
-  kTextarea,
-  kPlaintext,
-  kTemplate,
-  kSvg,
-  kMath,
-  kHtml,
-  kHead,
-  kBody,
-  kBr,
-  kSelect,
-  kOption,
-  kOptgroup,
-  kInput,
-  kKeygen,
-  kTable,
-  kFrameset,
-};
-
-enum TagFlag : uint8_t {
-  kSeparates = 1,       // an HTML element whose edges separate words (html_elements.h)
-  kBreakout = 2,        // leaves SVG/MathML content (HTML standard, 13.2.6.5)
-  kHeadOk = 4,          // a start tag that keeps the "in head" insertion mode
-  kHeadNoscriptOk = 8,  // a start tag allowed in "in head noscript"
-  kVoid = 16,           // never has content: no end edge to wait for
-  kCloser = 32,         // phrasing, but its end tag closes the elements opened inside it
-  kDropped = 64,        // content dropped, edges invisible (html_elements.h)
-  kTablePart = 128,     // ignored by the tree builder outside a table
-};
-
-// Counted elements: those whose open count decides whether an end tag has an element to close.
-// The GumboTag value, or kNotCounted.
-constexpr uint8_t kNotCounted = 0xFF;
-static_assert(GUMBO_TAG_UNKNOWN < kNotCounted);
-
-struct TagInfo {
-  Tag tag = Tag::kOther;
-  uint8_t flags = 0;
-  uint8_t counter = kNotCounted;
-};
-
-struct TagSpec {
-  std::string_view name;
-  Tag tag;
-  uint8_t flags;
-};
-
-// Elements with behaviour or flags other than phrasing; phrasing comes from html_elements.h.
-constexpr TagSpec kTagSpecs[] = {
-    {"area", Tag::kOther, kVoid},
-    {"b", Tag::kOther, kBreakout},
-    {"base", Tag::kOther, kHeadOk | kVoid},
-    {"basefont", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
-    {"bgsound", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
-    {"big", Tag::kOther, kBreakout},
-    {"blockquote", Tag::kOther, kBreakout},
-    {"body", Tag::kBody, kBreakout},
-    {"br", Tag::kBr, kBreakout | kVoid},
-    {"caption", Tag::kOther, kTablePart},
-    {"center", Tag::kOther, kBreakout},
-    {"code", Tag::kOther, kBreakout},
-    {"col", Tag::kOther, kVoid | kTablePart},
-    {"colgroup", Tag::kOther, kTablePart},
-    {"dd", Tag::kOther, kBreakout},
-    {"div", Tag::kOther, kBreakout},
-    {"dl", Tag::kOther, kBreakout},
-    {"dt", Tag::kOther, kBreakout},
-    {"em", Tag::kOther, kBreakout},
-    {"embed", Tag::kOther, kBreakout | kVoid},
-    {"frame", Tag::kOther, kVoid},
-    {"frameset", Tag::kFrameset, 0},
-    {"h1", Tag::kOther, kBreakout},
-    {"h2", Tag::kOther, kBreakout},
-    {"h3", Tag::kOther, kBreakout},
-    {"h4", Tag::kOther, kBreakout},
-    {"h5", Tag::kOther, kBreakout},
-    {"h6", Tag::kOther, kBreakout},
-    {"head", Tag::kHead, kBreakout | kHeadOk},
-    {"hr", Tag::kOther, kBreakout | kVoid},
-    {"html", Tag::kHtml, kHeadOk},
-    {"i", Tag::kOther, kBreakout},
-    {"iframe", Tag::kIframe, 0},
-    {"image", Tag::kOther, kVoid},
-    {"img", Tag::kOther, kBreakout | kVoid},
-    {"input", Tag::kInput, kVoid},
-    {"keygen", Tag::kKeygen, kVoid},
-    {"li", Tag::kOther, kBreakout},
-    {"link", Tag::kOther, kHeadOk | kHeadNoscriptOk | kVoid},
-    {"listing", Tag::kOther, kBreakout},
-    {"math", Tag::kMath, 0},
-    {"menu", Tag::kOther, kBreakout},
-    {"meta", Tag::kOther, kBreakout | kHeadOk | kHeadNoscriptOk | kVoid},
-    {"nobr", Tag::kOther, kBreakout},
-    {"noembed", Tag::kNoembed, 0},
-    {"noframes", Tag::kNoframes, kHeadOk | kHeadNoscriptOk},
-    {"noscript", Tag::kNoscript, kHeadOk},
-    {"ol", Tag::kOther, kBreakout},
-    {"optgroup", Tag::kOptgroup, 0},
-    {"option", Tag::kOption, 0},
-    {"p", Tag::kOther, kBreakout},
-    {"param", Tag::kOther, kVoid},
-    {"plaintext", Tag::kPlaintext, 0},
-    {"pre", Tag::kOther, kBreakout},
-    {"ruby", Tag::kOther, kBreakout | kCloser},
-    {"s", Tag::kOther, kBreakout},
-    {"script", Tag::kScript, kHeadOk},
-    {"select", Tag::kSelect, 0},
-    {"small", Tag::kOther, kBreakout},
-    {"source", Tag::kOther, kVoid},
-    {"span", Tag::kOther, kBreakout},
-    {"strike", Tag::kOther, kBreakout},
-    {"strong", Tag::kOther, kBreakout},
-    {"style", Tag::kStyle, kHeadOk | kHeadNoscriptOk},
-    {"sub", Tag::kOther, kBreakout},
-    {"sup", Tag::kOther, kBreakout},
-    {"svg", Tag::kSvg, 0},
-    {"table", Tag::kTable, kBreakout},
-    {"tbody", Tag::kOther, kTablePart},
-    {"td", Tag::kOther, kTablePart},
-    {"template", Tag::kTemplate, kHeadOk},
-    {"textarea", Tag::kTextarea, 0},
-    {"tfoot", Tag::kOther, kTablePart},
-    {"th", Tag::kOther, kTablePart},
-    {"thead", Tag::kOther, kTablePart},
-    {"title", Tag::kTitle, kHeadOk},
-    {"tr", Tag::kOther, kTablePart},
-    {"track", Tag::kOther, kVoid},
-    {"tt", Tag::kOther, kBreakout},
-    {"u", Tag::kOther, kBreakout},
-    {"ul", Tag::kOther, kBreakout},
-    {"var", Tag::kOther, kBreakout},
-    {"wbr", Tag::kOther, kVoid},
-    {"xmp", Tag::kXmp, 0},
-};
-
-// Tag names longer than this are no element we know; only whether they are too long is kept.
-constexpr size_t kMaxTagName = 16;
-
-// A tag name zero-padded to two words, so that a lookup compares two integers. NUL cannot occur
-// in a stored name (AppendName replaces it, as the standard replaces it with U+FFFD), so the
-// padding is unambiguous.
-struct TagKey {
-  uint64_t lo = 0;
-  uint64_t hi = 0;
-  friend bool operator==(const TagKey&, const TagKey&) = default;
-};
-
-TagKey KeyOf(std::string_view name) {
-  char padded[kMaxTagName] = {};
-  std::memcpy(padded, name.data(), std::min(name.size(), kMaxTagName));
-  TagKey key;
-  std::memcpy(&key.lo, padded, 8);
-  std::memcpy(&key.hi, padded + 8, 8);
-  return key;
-}
-
-// The name's bytes back from a key: `out` receives kMaxTagName bytes.
-std::string_view NameOf(const TagKey& key, size_t length, char (&out)[kMaxTagName]) {
-  std::memcpy(out, &key.lo, 8);
-  std::memcpy(out + 8, &key.hi, 8);
-  return std::string_view(out, length);
-}
-
-// An open-addressing hash table from tag name to TagInfo, built once: a tag costs two
-// multiplications and usually one comparison, where binary search over ~110 names would cost
-// seven string comparisons.
-class TagTable {
- public:
-  TagTable() {
-    for (const TagSpec& spec : kTagSpecs) Insert(spec.name, spec.tag, spec.flags);
-    // Every name Gumbo knows, so that unknown names are told apart exactly as the reference
-    // tells them (GUMBO_TAG_UNKNOWN): unknown elements are phrasing. Known names take their
-    // class from the shared lists.
-    for (int tag = 0; tag < GUMBO_TAG_UNKNOWN; ++tag) {
-      const std::string_view name = gumbo_normalized_tagname(static_cast<GumboTag>(tag));
-      uint8_t flags = 0;
-      if (internal::IsDroppedElement(name)) {
-        flags |= kDropped;
-      } else if (!internal::IsPhrasingElement(name, /*known=*/true)) {
-        flags |= kSeparates;
-      }
-      Insert(name, Tag::kOther, flags);
-      if ((flags & kSeparates) != 0) SetCounter(name, static_cast<uint8_t>(tag));
-    }
-    // The edges of <html>, <head> and <body> never separate two pieces of text that something
-    // else does not already separate (text before <body> is in <title> or moved into the body),
-    // while a repeated <body> or <html>, or a <head> in the body, is ignored by the tree builder
-    // and must not break a word.
-    // <frame> outside a frameset is ignored too, and inside one there is no text.
-    for (std::string_view name : {"html", "head", "body", "frame"}) ClearFlag(name, kSeparates);
-  }
-
-  TagInfo Lookup(TagKey key) const {
-    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
-      const Slot& slot = slots_[i];
-      if (slot.key == key) return slot.info;
-      if (slot.key.lo == 0) return {};
-    }
-  }
-
- private:
-  static constexpr int kBits = 9;  // 512 slots, well above twice the ~110 names
-  static constexpr size_t kMask = (size_t{1} << kBits) - 1;
-
-  struct Slot {
-    TagKey key;  // all zero: empty
-    TagInfo info;
-  };
-
-  static size_t Hash(TagKey key) {
-    return static_cast<size_t>((key.lo * 0x9E3779B97F4A7C15ull ^ key.hi * 0xC2B2AE3D27D4EB4Full) >>
-                               (64 - kBits));
-  }
-
-  void Insert(std::string_view name, Tag tag, uint8_t flags) {
-    const TagKey key = KeyOf(name);
-    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
-      Slot& slot = slots_[i];
-      if (slot.key.lo == 0) {
-        slot.key = key;
-        slot.info = {tag, flags, kNotCounted};
-        return;
-      }
-      if (slot.key == key) {
-        if (tag != Tag::kOther) slot.info.tag = tag;
-        slot.info.flags |= flags;
-        return;
-      }
-    }
-  }
-
-  Slot& Find(std::string_view name) {
-    const TagKey key = KeyOf(name);
-    for (size_t i = Hash(key);; i = (i + 1) & kMask) {
-      if (slots_[i].key == key) return slots_[i];
-    }
-  }
-  void SetCounter(std::string_view name, uint8_t counter) { Find(name).info.counter = counter; }
-  void ClearFlag(std::string_view name, uint8_t flag) { Find(name).info.flags &= ~flag; }
-
-  std::array<Slot, kMask + 1> slots_;
-};
-
-const TagTable& Tags() {
-  static const TagTable* const table = new TagTable();  // never destroyed: used at exit too
-  return *table;
 }
 
 // Tracks whether the text sent so far ends inside a UTF-8 sequence. Such a tail is invalid
@@ -1441,7 +1142,8 @@ void HtmlTextExtractor::Impl::ResolveNamedReference(bool semicolon) {
   if (match == nullptr) {
     // The legacy names without ';' (106 of them, "amp", "copy", "eacute", ...) match as a
     // prefix: "&notit;" is "¬it;". Try the longest prefix first.
-    for (size_t len = std::min<size_t>(name.size(), 6); len > 0 && match == nullptr; --len) {
+    for (size_t len = std::min(name.size(), internal::kMaxLegacyReferenceName);
+         len > 0 && match == nullptr; --len) {
       match = FindNamedReference(name.substr(0, len));
       matched = len;
     }
