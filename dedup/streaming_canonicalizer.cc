@@ -50,9 +50,9 @@ using internal::FixNumericReference;
 using internal::kBreakout;
 using internal::kCloser;
 using internal::kDropped;
+using internal::KeyOf;
 using internal::kHeadNoscriptOk;
 using internal::kHeadOk;
-using internal::KeyOf;
 using internal::kMaxReferenceName;
 using internal::kMaxTagName;
 using internal::kNotCounted;
@@ -344,7 +344,8 @@ class HtmlTextExtractor::Impl {
   [[gnu::always_inline]] inline const char* Step(const char* p, const char* end);
   const char* TagStates(const char* p, const char* end);
 
-  Tokenizer* tokenizer_;  // not const, so that Finish() can reset by assignment
+  Tokenizer* tokenizer_;                      // not const, so that Finish() can reset by assignment
+  const internal::TagTable* tags_ = &Tags();  // cached: Tags() is a call in another file
   Utf8Tail tail_;
 
   State state_ = State::kData;
@@ -1168,7 +1169,7 @@ void HtmlTextExtractor::Impl::ResolveNumericReference() {
 
 void HtmlTextExtractor::Impl::EmitTag() {
   state_ = State::kData;
-  const TagInfo info = name_too_long_ ? TagInfo{} : Tags().Lookup(name_);
+  const TagInfo info = name_too_long_ ? TagInfo{} : tags_->Lookup(name_);
   if (is_end_tag_) {
     OnEndTag(info);
   } else {

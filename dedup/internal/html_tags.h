@@ -62,7 +62,9 @@ enum TagFlag : uint8_t {
 inline constexpr uint8_t kNotCounted = 0xFF;
 static_assert(GUMBO_TAG_UNKNOWN < kNotCounted);
 
-struct TagInfo {
+// Four bytes, aligned: it is copied as one word. As three bytes it was built with narrow stores
+// and read back wide, and the failed store forwarding cost a tenth of the canonicalizer's time.
+struct alignas(4) TagInfo {
   Tag tag = Tag::kOther;
   uint8_t flags = 0;
   uint8_t counter = kNotCounted;
