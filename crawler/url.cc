@@ -221,7 +221,9 @@ StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
     const int default_port = url.scheme == "http" ? 80 : 443;
     url.port = value == default_port ? 0 : value;
   }
-  url.path = NormalizePercent(RemoveDotSegments(r.path));
+  // Percent-decoding first: "%2E" is a dot, so "/a/%2E%2E/b" must lose its dot segment too
+  // (RFC 3986 6.2.2 order; without it normalizing twice differed, found by links_fuzz).
+  url.path = RemoveDotSegments(NormalizePercent(r.path));
   if (url.path.empty()) url.path = "/";
   url.has_query = r.has_query;
   if (r.has_query) url.query = NormalizePercent(r.query);

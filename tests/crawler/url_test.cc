@@ -91,6 +91,14 @@ TEST(NormalizeUrlTest, Normalizes) {
   }
 }
 
+// Found by links_fuzz: "%2E" decoded after dot-segment removal left a "." segment behind, so
+// normalizing a normalized URL changed it.
+TEST(NormalizeUrlTest, PercentEncodedDotSegmentsAreRemoved) {
+  EXPECT_EQ(*NormalizeUrl("http://h/x//%2E"), "http://h/x//");
+  EXPECT_EQ(*NormalizeUrl("http://h/a/%2e%2E/b"), "http://h/b");
+  EXPECT_EQ(*NormalizeUrl(*NormalizeUrl("http://h/x//%2E")), "http://h/x//");
+}
+
 TEST(NormalizeUrlTest, RefusesWhatIsNotHttp) {
   for (const char* bad : {"ftp://example.com/", "mailto:a@b.c", "javascript:alert(1)", "/relative",
                           "http://", "http:///x", "http://a:99999/", "http://a:x/", "http://[::1/",
