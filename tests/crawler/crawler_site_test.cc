@@ -185,5 +185,38 @@ TEST_F(CrawlerSiteTest, CrawlsTheSite) {
   }
 }
 
+// The same politeness on the real clock, measured at the server: requests to the host arrive at
+// least per_host_delay apart, because the delay runs from the end of the previous fetch.
+TEST(CrawlerRealClockTest, PerHostDelayMeasuredAtTheServer) {
+  testing::TestServer server;
+  server.Page("/", "<a href='/1'>1</a><a href='/2'>2</a><a href='/3'>3</a>");
+  for (const char* path : {"/1", "/2", "/3"}) server.Page(path, "page");
+  ASSERT_TRUE(server.Start());
+  CurlFetcherOptions fetcher_options;
+  fetcher_options.allow_private_addresses = true;  // the test site is on loopback
+  auto fetcher = CurlFetcher::Create(fetcher_options);
+  ASSERT_TRUE(fetcher.ok());
+  CrawlerOptions options;
+  options.seeds = {server.Url("/")};
+  options.per_host_delay = milliseconds(150);
+  Crawler crawler(options, fetcher->get(), RealClock::Get());
+  int pages = 0;
+  ASSERT_TRUE(crawler
+                  .Run({},
+                       [&](CrawledPage) {
+                         ++pages;
+                         return Backpressure::kContinue;
+                       })
+                  .ok());
+  EXPECT_EQ(pages, 4);
+  const std::vector<testing::TestRequest> requests = server.Requests();
+  ASSERT_EQ(requests.size(), 5u);  // robots.txt and four pages
+  for (size_t i = 1; i < requests.size(); ++i) {
+    // The server stamps a request after reading it, a little after the client sent it; 5 ms
+    // covers that skew between two stamps on a loaded host.
+    EXPECT_GE(requests[i].arrived - requests[i - 1].arrived, milliseconds(150 - 5)) << i;
+  }
+}
+
 }  // namespace
 }  // namespace shingled::crawler
