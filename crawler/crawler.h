@@ -22,6 +22,13 @@
 // are delivered). While stopped, the crawler asks `pressure` every stop_recheck (or, without a
 // probe, resumes after one stop_recheck) and carries on when it answers kContinue or kSlowDown.
 //
+// Known limits (TODO(crawler)): redirects are followed inside one fetch by the Fetcher, so a hop
+// to another host or to a path that robots.txt disallows is not checked against the scope or
+// robots.txt (the hops and the final URL are recorded, and the final URL is not fetched again);
+// handling hops in the frontier would fix it at the cost of one queue round per hop. Each loop
+// turn looks at every host with queued URLs, which is fine for thousands of hosts, not millions
+// (a ready-time heap would be the next step).
+//
 // Run() is called from one thread at a time; Stop() and Progress() may be called from any
 // thread while Run() is going.
 #ifndef SHINGLED_CRAWLER_CRAWLER_H_
