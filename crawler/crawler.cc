@@ -20,6 +20,8 @@ std::string_view PageOutcomeName(PageOutcome outcome) {
       return "page";
     case PageOutcome::kDead:
       return "dead";
+    case PageOutcome::kRedirected:
+      return "redirected";
     case PageOutcome::kError:
       return "error";
   }
@@ -156,6 +158,9 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
         case PageOutcome::kDead:
           ++p.dead;
           break;
+        case PageOutcome::kRedirected:
+          ++p.redirected;
+          break;
         case PageOutcome::kError: {
           ++p.errors;
           std::string kind(FetchErrorKindName(page.error_kind));
@@ -179,8 +184,20 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
   auto start_fetch = [&](HostState& host, HostState::Entry entry, bool robots) {
     const uint64_t id = sweep.next_id++;
     const Steady::time_point now = clock_->Now();
-    FetchRequest request{id, robots ? host.origin + "/robots.txt" : entry.url};
+    FetchRequest request;
+    request.id = id;
+    request.url = robots ? host.origin + "/robots.txt" : entry.url;
+    // robots.txt is read whatever its type, and its redirects are followed anywhere (RFC 9309
+    // section 2.3.1.2); a page's hops stay on its origin and within robots.txt.
     request.any_content_type = robots;
+    if (!robots) {
+      HostState* const h = &host;
+      request.allow_redirect = [this, h](std::string_view hop) {
+        StatusOr<Url> url = ParseUrl(hop);
+        if (!url.ok() || url->scheme + "://" + url->HostPort() != h->origin) return false;
+        return !options_.obey_robots || h->robots.IsAllowed(url->PathAndQuery());
+      };
+    }
     sweep.in_flight.emplace(id,
                             Sweep::InFlight{&host, std::move(entry), robots, clock_->WallNow()});
     ++host.in_flight;
@@ -290,9 +307,16 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
     page.error_kind = result.error_kind;
     if (StatusOr<std::string> final_url = NormalizeUrl(page.final_url); final_url.ok()) {
       page.final_url = *final_url;
-      sweep.seen.insert(*final_url);  // a redirect target is not fetched again under its name
+      // A redirect target reached is not fetched again under its own name; a refused one goes
+      // to the frontier below.
+      if (result.error_kind != FetchErrorKind::kRedirectRefused) sweep.seen.insert(*final_url);
     }
-    if (!result.status.ok()) {
+    if (result.error_kind == FetchErrorKind::kRedirectRefused) {
+      page.outcome = PageOutcome::kRedirected;
+      page.error = OkStatus();
+      page.error_kind = FetchErrorKind::kNone;
+      enqueue(page.final_url, page.depth);
+    } else if (!result.status.ok()) {
       page.outcome =
           result.error_kind == FetchErrorKind::kDns ? PageOutcome::kDead : PageOutcome::kError;
     } else if (result.http_status >= 200 && result.http_status < 300) {

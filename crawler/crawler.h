@@ -13,7 +13,8 @@
 // on the Clock. Many hosts are fetched at once on the calling thread.
 //
 // Outcomes handed to the callback: kPage for a 2xx answer; kDead for 404, 410 and a host that
-// no longer resolves; kError for the rest (5xx, other 4xx, timeouts, limits, refused addresses),
+// no longer resolves; kRedirected for a redirect off the origin or to a disallowed path (see
+// below); kError for the rest (5xx, other 4xx, timeouts, limits, refused addresses),
 // with the Status and its kind. URLs refused by robots.txt or outside the scope are only
 // counted.
 //
@@ -22,12 +23,13 @@
 // are delivered). While stopped, the crawler asks `pressure` every stop_recheck (or, without a
 // probe, resumes after one stop_recheck) and carries on when it answers kContinue or kSlowDown.
 //
-// Known limits (TODO(crawler)): redirects are followed inside one fetch by the Fetcher, so a hop
-// to another host or to a path that robots.txt disallows is not checked against the scope or
-// robots.txt (the hops and the final URL are recorded, and the final URL is not fetched again);
-// handling hops in the frontier would fix it at the cost of one queue round per hop. Each loop
-// turn looks at every host with queued URLs, which is fine for thousands of hosts, not millions
-// (a ready-time heap would be the next step).
+// Redirects: the Fetcher follows hops within the same origin whose path robots.txt allows, and
+// records them. A hop to another origin, or to a disallowed path, is not requested: the fetch
+// ends as kRedirected with final_url = the hop's target, and the target joins the frontier (if
+// in scope), where it gets its own robots.txt, politeness and budget.
+//
+// Known limit (TODO(crawler)): each loop turn looks at every host with queued URLs, which is
+// fine for thousands of hosts, not millions (a ready-time heap would be the next step).
 //
 // Run() is called from one thread at a time; Stop() and Progress() may be called from any
 // thread while Run() is going.
@@ -86,7 +88,7 @@ struct CrawlerOptions {
   std::chrono::milliseconds stop_recheck{200};     // how often to ask again at the hard limit
 };
 
-enum class PageOutcome { kPage, kDead, kError };
+enum class PageOutcome { kPage, kDead, kRedirected, kError };
 std::string_view PageOutcomeName(PageOutcome outcome);
 
 struct CrawledPage {
@@ -111,12 +113,13 @@ using PressureProbe = std::function<Backpressure()>;
 
 struct CrawlProgress {
   bool running = false;
-  uint64_t queued = 0;     // in the frontier now
-  uint64_t in_flight = 0;  // page and robots.txt fetches
-  uint64_t fetched = 0;    // page fetches finished (any outcome)
-  uint64_t pages = 0;      // kPage outcomes
-  uint64_t dead = 0;       // kDead outcomes
-  uint64_t errors = 0;     // kError outcomes
+  uint64_t queued = 0;      // in the frontier now
+  uint64_t in_flight = 0;   // page and robots.txt fetches
+  uint64_t fetched = 0;     // page fetches finished (any outcome)
+  uint64_t pages = 0;       // kPage outcomes
+  uint64_t dead = 0;        // kDead outcomes
+  uint64_t redirected = 0;  // kRedirected outcomes
+  uint64_t errors = 0;      // kError outcomes
   uint64_t robots_fetches = 0;
   uint64_t robots_disallowed = 0;                  // URLs not fetched because of robots.txt
   uint64_t out_of_scope = 0;                       // links not followed: outside the scope

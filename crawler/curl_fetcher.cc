@@ -34,6 +34,8 @@ std::string_view FetchErrorKindName(FetchErrorKind kind) {
       return "content_type";
     case FetchErrorKind::kBlockedAddress:
       return "blocked_address";
+    case FetchErrorKind::kRedirectRefused:
+      return "redirect_refused";
     case FetchErrorKind::kNetwork:
       return "network";
   }
@@ -51,6 +53,8 @@ struct CurlFetcher::Transfer {
   };
   std::vector<Head> heads;
   bool any_content_type = false;
+  std::function<bool(std::string_view)> allow_redirect;
+  std::string refused_redirect;
   bool body_checked = false;
   bool keep_body = false;
   bool too_large = false;
@@ -119,6 +123,18 @@ std::string_view TrimView(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// Runs before every request libcurl sends, redirect hops included (CURLOPT_PREREQFUNCTION, curl
+// 7.80), with the URL it is about to request as the effective URL.
+int BeforeRequest(void* clientp, char*, char*, int, int) {
+  auto* transfer = static_cast<CurlFetcher::Transfer*>(clientp);
+  char* url = nullptr;
+  curl_easy_getinfo(transfer->easy, CURLINFO_EFFECTIVE_URL, &url);
+  if (url == nullptr || transfer->heads.empty()) return CURL_PREREQFUNC_OK;  // the first request
+  if (transfer->allow_redirect(url)) return CURL_PREREQFUNC_OK;
+  transfer->refused_redirect = url;
+  return CURL_PREREQFUNC_ABORT;
 }
 
 size_t OnHeader(char* data, size_t size, size_t count, void* userdata) {
@@ -291,6 +307,7 @@ void CurlFetcher::Start(FetchRequest request) {
   transfer->result.url = request.url;
   transfer->result.final_url = request.url;
   transfer->any_content_type = request.any_content_type;
+  transfer->allow_redirect = std::move(request.allow_redirect);
   // Refuse anything but http(s) before libcurl sees it (libcurl knows many more schemes).
   if (!ParseUrl(request.url).ok()) {
     transfer->result.status = InvalidArgumentError("not an http(s) URL: " + request.url);
@@ -328,6 +345,10 @@ void CurlFetcher::Start(FetchRequest request) {
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket);
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, transfer.get());
+  if (transfer->allow_redirect) {
+    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &BeforeRequest);
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, transfer.get());
+  }
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, transfer.get());
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &OnBody);
@@ -373,7 +394,11 @@ void CurlFetcher::Finish(Transfer* transfer, int curl_code, std::vector<FetchRes
 
   // Redirect hops: every head before the last that carried a Location.
   std::string at = result.url;
-  for (size_t i = 0; i + 1 < transfer->heads.size(); ++i) {
+  // A refused hop's redirect is the last head seen; it is a hop all the same.
+  const size_t redirect_heads = transfer->refused_redirect.empty() && !transfer->heads.empty()
+                                    ? transfer->heads.size() - 1
+                                    : transfer->heads.size();
+  for (size_t i = 0; i < redirect_heads; ++i) {
     const Transfer::Head& head = transfer->heads[i];
     const std::string* location = FindHeader(head.headers, "Location");
     if (location == nullptr) continue;
@@ -389,7 +414,12 @@ void CurlFetcher::Finish(Transfer* transfer, int curl_code, std::vector<FetchRes
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
   if (code != 0) result.http_status = static_cast<int>(code);
 
-  if (transfer->blocked) {
+  if (!transfer->refused_redirect.empty()) {
+    result.error_kind = FetchErrorKind::kRedirectRefused;
+    result.final_url = transfer->refused_redirect;
+    result.status = FailedPreconditionError("redirect to " + transfer->refused_redirect +
+                                            " refused (" + result.url + ")");
+  } else if (transfer->blocked) {
     result.error_kind = FetchErrorKind::kBlockedAddress;
     result.status = InvalidArgumentError("refused to connect to non-public address " +
                                          transfer->blocked_address + " (" + result.url + ")");

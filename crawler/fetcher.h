@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,7 @@ enum class FetchErrorKind {
   kTooLarge,          // body over the size limit (after decoding)
   kContentType,       // a 2xx with a content type the filter refuses
   kBlockedAddress,    // resolved to a private/loopback/link-local address that is not allowed
+  kRedirectRefused,   // FetchRequest::allow_redirect said no to a hop
   kNetwork,           // anything else on the way (reset, bad encoding, ...)
 };
 std::string_view FetchErrorKindName(FetchErrorKind kind);
@@ -47,6 +49,10 @@ struct FetchRequest {
   std::string url;  // absolute http(s) URL
   // Skips the content-type filter: robots.txt is read whatever type the server labels it with.
   bool any_content_type = false;
+  // Asked before each redirect hop is requested, with the hop's absolute URL; false stops the
+  // fetch there (kRedirectRefused, final_url = the refused URL) before any request is sent to
+  // it. Empty allows every hop. Called on the thread that calls Poll().
+  std::function<bool(std::string_view url)> allow_redirect;
 };
 
 struct FetchResult {

@@ -62,6 +62,8 @@ class CrawlerSiteTest : public ::testing::Test {
                      "<a href='/slow.html'>slow</a> <a href='/endless.html'>endless</a>"
                      "<a href='/gzip.html'>gzip</a> <a href='/cp1252.html'>1252</a>"
                      "<a href='/sjis.html'>sjis</a> <a href='/nofollow.html' rel=nofollow>nf</a>"
+                     "<a href='/to-private'>moved to a disallowed path</a>"
+                     "<a href='/to-outside'>moved off the host</a>"
                      "</body></html>");
     server_.Page("/a.html", "<html><body>page a</body></html>");
     server_.Page("/dir/b.html",
@@ -74,6 +76,8 @@ class CrawlerSiteTest : public ::testing::Test {
     server_.Page("/target.html", "<html><body>target</body></html>");
     server_.Redirect("/loop-a", "/loop-b");
     server_.Redirect("/loop-b", "/loop-a");
+    server_.Redirect("/to-private", "/private/moved.html");
+    server_.Redirect("/to-outside", "http://localhost:" + port + "/outside.html");
     server_.Page("/error.html", "oops", "text/html", 500);
     server_.Route("/slow.html", [](const testing::TestRequest&) {
       testing::TestResponse r;
@@ -137,7 +141,13 @@ TEST_F(CrawlerSiteTest, CrawlsTheSite) {
   for (const auto& [path, page] : pages) fetched.push_back(path);
   EXPECT_THAT(fetched, ElementsAre("/", "/a.html", "/cp1252.html", "/dir/b.html", "/endless.html",
                                    "/error.html", "/gzip.html", "/loop-a", "/missing.html", "/r1",
-                                   "/sjis.html", "/slow.html"));
+                                   "/sjis.html", "/slow.html", "/to-outside", "/to-private"));
+  // Hops off the origin or into a disallowed path are not requested; their targets go through
+  // the frontier (and are then refused there: out of scope, disallowed).
+  EXPECT_EQ(pages["/to-private"].outcome, PageOutcome::kRedirected);
+  EXPECT_EQ(pages["/to-private"].final_url, server_.Url("/private/moved.html"));
+  EXPECT_EQ(pages["/to-outside"].outcome, PageOutcome::kRedirected);
+  EXPECT_EQ(server_.CountRequests("/private/moved.html"), 0u);
   EXPECT_EQ(pages["/"].outcome, PageOutcome::kPage);
   EXPECT_EQ(pages["/a.html"].body, "<html><body>page a</body></html>");
   EXPECT_EQ(pages["/dir/b.html"].canonical, server_.Url("/a.html"));
@@ -171,15 +181,16 @@ TEST_F(CrawlerSiteTest, CrawlsTheSite) {
     EXPECT_EQ(r.Header("User-Agent").rfind("shingled/", 0), 0u);
   }
   const CrawlProgress progress = crawler.Progress();
-  EXPECT_EQ(progress.robots_disallowed, 1u);
-  EXPECT_EQ(progress.out_of_scope, 1u);
-  EXPECT_EQ(progress.fetched, 12u);
+  EXPECT_EQ(progress.robots_disallowed, 2u);
+  EXPECT_EQ(progress.out_of_scope, 2u);
+  EXPECT_EQ(progress.redirected, 2u);
+  EXPECT_EQ(progress.fetched, 14u);
   EXPECT_EQ(progress.errors_by_kind.at("timeout"), 1u);
 
   // Crawl-delay 2 s (over the 1 s default) between fetches of the host, on the fake clock,
   // counted from the end of each fetch: exactly 2 s apart, since fake time stands still while
   // a fetch runs.
-  ASSERT_EQ(dates.size(), 12u);
+  ASSERT_EQ(dates.size(), 14u);
   for (size_t i = 1; i < dates.size(); ++i) {
     EXPECT_EQ(dates[i] - dates[i - 1], std::chrono::seconds(2)) << i;
   }

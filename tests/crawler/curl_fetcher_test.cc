@@ -44,7 +44,12 @@ CurlFetcherOptions LoopbackOptions() {
 
 std::vector<FetchResult> FetchAll(Fetcher* fetcher, const std::vector<std::string>& urls) {
   uint64_t id = 0;
-  for (const std::string& url : urls) fetcher->Start({id++, url});
+  for (const std::string& url : urls) {
+    FetchRequest request;
+    request.id = id++;
+    request.url = url;
+    fetcher->Start(std::move(request));
+  }
   std::vector<FetchResult> done;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (fetcher->active() > 0 && std::chrono::steady_clock::now() < give_up) {
@@ -183,6 +188,31 @@ TEST_F(CurlFetcherTest, RedirectLimitAndLoop) {
   EXPECT_NE(loop.status.message().find("/loop-a"), std::string::npos);  // the URL is kept
   // 5 hops allowed: 6 requests, then it gives up.
   EXPECT_EQ(server_.CountRequests("/loop-a") + server_.CountRequests("/loop-b"), 6u);
+}
+
+TEST_F(CurlFetcherTest, AllowRedirectCanStopAHop) {
+  auto fetcher = CurlFetcher::Create(LoopbackOptions());
+  ASSERT_TRUE(fetcher.ok());
+  FetchRequest request;
+  request.id = 1;
+  request.url = server_.Url("/r1");
+  std::vector<std::string> asked;
+  request.allow_redirect = [&](std::string_view url) {
+    asked.emplace_back(url);
+    return url.find("/r3") == std::string_view::npos;
+  };
+  (*fetcher)->Start(std::move(request));
+  std::vector<FetchResult> done;
+  while ((*fetcher)->active() > 0) (*fetcher)->Poll(milliseconds(100), &done);
+  ASSERT_EQ(done.size(), 1u);
+  const FetchResult& r = done[0];
+  EXPECT_EQ(r.error_kind, FetchErrorKind::kRedirectRefused);
+  EXPECT_EQ(r.final_url, server_.Url("/r3"));
+  ASSERT_EQ(r.redirects.size(), 2u);
+  EXPECT_EQ(r.redirects[1].url, server_.Url("/r2"));
+  EXPECT_EQ(r.redirects[1].location, "/r3");
+  EXPECT_EQ(asked, (std::vector<std::string>{server_.Url("/r2"), server_.Url("/r3")}));
+  EXPECT_EQ(server_.CountRequests("/r3"), 0u);  // never requested
 }
 
 TEST_F(CurlFetcherTest, RedirectToAnotherSchemeIsRefused) {
