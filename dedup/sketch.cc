@@ -104,6 +104,11 @@ class SketcherState {
         mod_set_(static_cast<size_t>(ctx.params.mod_sample_max) + 1) {
     min_heap_.reserve(static_cast<size_t>(ctx.params.min_sample_size));
     mod_values_.reserve(static_cast<size_t>(ctx.params.mod_sample_max) + 1);
+    // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
+    // new one; on reused heap memory that stored seed can be stale while the secret was
+    // overwritten, which made the raw-bytes fingerprint depend on the heap's history.
+    XXH3_INITSTATE(&raw_hash_);
+    XXH3_INITSTATE(&lexical_hash_);
     Reset();
   }
 
