@@ -12,7 +12,7 @@ packages=(
   clang clang-tidy libclang-rt-14-dev
   # libraries
   libboost-dev libboost-system-dev
-  libcurl4-openssl-dev libgumbo-dev liblmdb-dev lmdb-utils
+  libcurl4-openssl-dev libssl-dev openssl libgumbo-dev liblmdb-dev lmdb-utils
   prometheus-cpp-dev libutf8proc-dev libxxhash-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
   # tests and benchmarks

@@ -5,10 +5,13 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -300,6 +303,38 @@ TEST_F(CurlFetcherTest, ManyTransfersAtOnce) {
   for (const FetchResult& r : done) EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   // Serially this is 3.2 s; 2 s leaves room for a loaded host.
   EXPECT_LT(took, std::chrono::seconds(2));
+}
+
+// HTTPS on loopback with a self-signed certificate made for the test by the openssl tool:
+// refused with verification on (the default), accepted once the certificate is the CA.
+TEST(CurlFetcherTlsTest, VerifiesCertificates) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("shingled_tls_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  const std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout '" +
+      key + "' -out '" + cert + "' >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "the openssl tool is not installed";
+  testing::TestServer server;
+  server.Page("/secure.html", "<p>over TLS</p>");
+  ASSERT_TRUE(server.EnableTls(cert, key));
+  ASSERT_TRUE(server.Start());
+  ASSERT_EQ(server.Url("/").rfind("https://", 0), 0u);
+
+  const FetchResult refused = FetchOne(LoopbackOptions(), server.Url("/secure.html"));
+  EXPECT_EQ(refused.error_kind, FetchErrorKind::kTls) << refused.status.ToString();
+  EXPECT_EQ(refused.status.code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(server.Requests().empty());  // no request was sent over an unverified channel
+
+  CurlFetcherOptions trusting = LoopbackOptions();
+  trusting.ca_file = cert;
+  const FetchResult ok = FetchOne(trusting, server.Url("/secure.html"));
+  ASSERT_TRUE(ok.status.ok()) << ok.status.ToString();
+  EXPECT_EQ(ok.body, "<p>over TLS</p>");
+  server.Stop();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CurlCodeToStatusTest, KeepsTheUrlAndClassifies) {

@@ -1,28 +1,82 @@
 #include "tests/crawler/test_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 namespace shingled::testing {
 namespace {
 
-bool SendAll(int fd, const std::string& data, const std::atomic<bool>& stopping) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    if (stopping) return false;
-    pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    sent += static_cast<size_t>(n);
+// One accepted connection, plain or TLS. Sockets are non-blocking; waits poll in 50 ms steps so
+// that Stop() is noticed.
+struct Connection {
+  int fd = -1;
+  SSL* ssl = nullptr;
+  const std::atomic<bool>* stopping = nullptr;
+
+  bool Wait(short events) const {
+    pollfd p{fd, events, 0};
+    return poll(&p, 1, 50) > 0;
   }
-  return true;
-}
+  // Retries an SSL call until it stops asking to wait.
+  template <typename F>
+  int Ssl(F call) {
+    for (;;) {
+      if (*stopping) return -1;
+      const int rc = call();
+      if (rc > 0) return rc;
+      const int error = SSL_get_error(ssl, rc);
+      if (error == SSL_ERROR_WANT_READ) {
+        Wait(POLLIN);
+      } else if (error == SSL_ERROR_WANT_WRITE) {
+        Wait(POLLOUT);
+      } else {
+        return -1;
+      }
+    }
+  }
+  bool Handshake() {
+    return ssl == nullptr || Ssl([&] { return SSL_accept(ssl); }) > 0;
+  }
+  // Returns bytes read, 0 when nothing arrived within 50 ms, -1 at the end or on error.
+  ssize_t Recv(char* buffer, size_t size) {
+    if (ssl != nullptr && SSL_pending(ssl) == 0 && !Wait(POLLIN)) return 0;
+    if (ssl == nullptr && !Wait(POLLIN)) return 0;
+    if (ssl != nullptr) {
+      const int n = Ssl([&] { return SSL_read(ssl, buffer, static_cast<int>(size)); });
+      return n > 0 ? n : -1;
+    }
+    const ssize_t n = recv(fd, buffer, size, 0);
+    return n > 0 ? n : -1;
+  }
+  bool SendAll(const std::string& data) {
+    size_t sent = 0;
+    while (sent < data.size()) {
+      if (*stopping) return false;
+      if (ssl != nullptr) {
+        const int n = Ssl([&] {
+          return SSL_write(ssl, data.data() + sent, static_cast<int>(data.size() - sent));
+        });
+        if (n <= 0) return false;
+        sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (!Wait(POLLOUT)) continue;
+      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+};
 
 const char* Reason(int status) {
   switch (status) {
@@ -54,7 +108,22 @@ std::string TestRequest::Header(const std::string& name) const {
   return "";
 }
 
-TestServer::~TestServer() { Stop(); }
+TestServer::~TestServer() {
+  Stop();
+  if (tls_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_));
+}
+
+bool TestServer::EnableTls(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return false;
+  if (SSL_CTX_use_certificate_file(ctx, cert_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    SSL_CTX_free(ctx);
+    return false;
+  }
+  tls_ = ctx;
+  return true;
+}
 
 void TestServer::Route(const std::string& path, Handler handler) {
   routes_[path] = std::move(handler);
@@ -117,7 +186,8 @@ void TestServer::Stop() {
 }
 
 std::string TestServer::Url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  return std::string(tls_ != nullptr ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
+         path;
 }
 
 std::vector<TestRequest> TestServer::Requests() const {
@@ -152,15 +222,22 @@ void TestServer::AcceptLoop() {
 }
 
 void TestServer::Serve(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  Connection conn{fd, nullptr, &stopping_};
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(nullptr, &SSL_free);
+  if (tls_ != nullptr) {
+    ssl.reset(SSL_new(static_cast<SSL_CTX*>(tls_)));
+    SSL_set_fd(ssl.get(), fd);
+    conn.ssl = ssl.get();
+    if (!conn.Handshake()) return;  // e.g. the client refused our certificate
+  }
   // Read the request head (bodies are not expected: the crawler only GETs).
   std::string head;
   char buffer[4096];
   while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
     if (stopping_) return;
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) return;
+    const ssize_t n = conn.Recv(buffer, sizeof(buffer));
+    if (n < 0) return;
     head.append(buffer, static_cast<size_t>(n));
   }
   TestRequest request;
@@ -205,13 +282,17 @@ void TestServer::Serve(int fd) {
   for (const auto& [name, value] : response.headers) out += name + ": " + value + "\r\n";
   if (response.stream) {
     out += "\r\n";
-    if (!SendAll(fd, out, stopping_)) return;
-    response.stream([&](const std::string& bytes) { return SendAll(fd, bytes, stopping_); });
+    if (!conn.SendAll(out)) return;
+    response.stream([&](const std::string& bytes) { return conn.SendAll(bytes); });
     return;
   }
   out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
   out += response.body;
-  SendAll(fd, out, stopping_);
+  if (!conn.SendAll(out)) return;
+  if (conn.ssl != nullptr) {
+    SSL_shutdown(conn.ssl);
+    return;
+  }
   // Half-close and let the client read everything before the socket goes.
   shutdown(fd, SHUT_WR);
   pollfd p{fd, POLLIN, 0};

@@ -53,6 +53,9 @@ class TestServer {
   void Redirect(const std::string& path, const std::string& location, int status = 301);
   // Unrouted paths answer 404.
 
+  // Serves HTTPS with this certificate and key (PEM files). Before Start().
+  bool EnableTls(const std::string& cert_file, const std::string& key_file);
+
   // Binds 127.0.0.1 on a free port and starts serving. Returns false when that fails.
   bool Start();
   void Stop();
@@ -68,6 +71,7 @@ class TestServer {
   void Serve(int fd);
 
   std::map<std::string, Handler> routes_;
+  void* tls_ = nullptr;  // SSL_CTX*, when serving HTTPS
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
