@@ -1,0 +1,53 @@
+#include "crawler/byte_pipe.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace shingled::crawler {
+
+bool BytePipe::Write(std::string_view bytes) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!bytes.empty()) {
+    changed_.wait(lock, [&] { return cancelled_ || buffer_.size() - read_pos_ < max_bytes_; });
+    if (cancelled_) return false;
+    if (read_pos_ > 0) {  // compact before growing: the buffer never exceeds max_bytes_
+      buffer_.erase(0, read_pos_);
+      read_pos_ = 0;
+    }
+    const size_t take = std::min(bytes.size(), max_bytes_ - buffer_.size());
+    buffer_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+    changed_.notify_all();
+  }
+  return true;
+}
+
+void BytePipe::Close(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  close_status_ = std::move(status);
+  changed_.notify_all();
+}
+
+StatusOr<size_t> BytePipe::Read(char* buffer, size_t size) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return read_pos_ < buffer_.size() || closed_ || cancelled_; });
+  if (cancelled_) return FailedPreconditionError("read after Cancel()");
+  if (read_pos_ == buffer_.size()) {
+    if (!close_status_.ok()) return close_status_;
+    return size_t{0};
+  }
+  const size_t n = std::min(size, buffer_.size() - read_pos_);
+  std::memcpy(buffer, buffer_.data() + read_pos_, n);
+  read_pos_ += n;
+  changed_.notify_all();
+  return n;
+}
+
+void BytePipe::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  changed_.notify_all();
+}
+
+}  // namespace shingled::crawler
