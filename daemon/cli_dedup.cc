@@ -46,20 +46,6 @@ StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
   return data;
 }
 
-// The Content-Type to assume for a file: the one given, else one implied by the extension, else
-// none (the canonicalizer then sniffs the bytes).
-std::string ContentTypeFor(const std::string& path, const std::string& given) {
-  if (!given.empty()) return given;
-  auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() &&
-           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(),
-                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
-  };
-  if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
-  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
-  return "";
-}
-
 std::string Hex64(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
@@ -87,7 +73,7 @@ StatusOr<Sketch> SketchFile(const dedup::SketchContext& ctx, const std::string& 
   ShingleRecorder recorder;
   if (shingles != nullptr) sketcher.set_shingle_observer(&recorder);
   sketcher.AddRawBytes(*data);
-  dedup::CanonicalizePage(*data, ContentTypeFor(path, options.content_type), &sketcher);
+  dedup::CanonicalizePage(*data, ContentTypeForPath(path, options.content_type), &sketcher);
   Sketch sketch = sketcher.Finish();
   if (shingles != nullptr) *shingles = std::move(recorder.shingles);
   return sketch;
@@ -185,6 +171,20 @@ void AddCommonOptions(CLI::App* cmd, DedupOptions* options) {
 }
 
 }  // namespace
+
+// The Content-Type to assume for a file: the one given, else one implied by the extension, else
+// none (the canonicalizer then sniffs the bytes).
+std::string ContentTypeForPath(const std::string& path, const std::string& given) {
+  if (!given.empty()) return given;
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(),
+                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+  };
+  if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
+  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
+  return "";
+}
 
 void AddDedupCommands(CLI::App* app, int* exit_code) {
   auto sketch_options = std::make_shared<DedupOptions>();
