@@ -22,7 +22,7 @@ struct Result {
 
 // Runs the binary with `args` (already shell-quoted), capturing stdout; stderr goes to a file
 // whose content is appended to `err` when given.
-Result Run(const std::string& args, std::string* err = nullptr) {
+Result RunShingled(const std::string& args, std::string* err = nullptr) {
   const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
   const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>" + err_path;
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -44,7 +44,7 @@ Result Run(const std::string& args, std::string* err = nullptr) {
 const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
 
 TEST(CliTest, CompareSamplePagesAsJson) {
-  const Result r = Run("compare --json " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  const Result r = RunShingled("compare --json " + kSamples + "page-a.html " + kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(r.out);
   for (const char* key : {"resemblance", "containment_a_in_b", "containment_b_in_a",
@@ -65,7 +65,7 @@ TEST(CliTest, CompareSamplePagesAsJson) {
 
 TEST(CliTest, CompareAFileWithItself) {
   const std::string a = kSamples + "page-a.html";
-  const json j = json::parse(Run("compare --json " + a + " " + a).out);
+  const json j = json::parse(RunShingled("compare --json " + a + " " + a).out);
   EXPECT_EQ(j["resemblance"], 1.0);
   EXPECT_EQ(j["resemblance_estimate"], 1.0);
   EXPECT_EQ(j["containment_a_in_b"], 1.0);
@@ -75,7 +75,7 @@ TEST(CliTest, CompareAFileWithItself) {
 
 TEST(CliTest, CompareReadableLinesAndLabelled) {
   const Result r =
-      Run("compare --labelled --shingle-size 3 " + kSamples + "page-a.html " + kSamples + "page-b.html");
+      RunShingled("compare --labelled --shingle-size 3 " + kSamples + "page-a.html " + kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("resemblance: "), std::string::npos);
   EXPECT_NE(r.out.find("labelled: true"), std::string::npos);
@@ -83,7 +83,7 @@ TEST(CliTest, CompareReadableLinesAndLabelled) {
 }
 
 TEST(CliTest, SketchPrintsOneObjectPerFile) {
-  const Result r = Run("sketch " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  const Result r = RunShingled("sketch " + kSamples + "page-a.html " + kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0);
   std::istringstream lines(r.out);
   std::string line;
@@ -105,27 +105,27 @@ TEST(CliTest, SketchPrintsOneObjectPerFile) {
 
 TEST(CliTest, MissingFileIsExitCode2WithTheName) {
   std::string err;
-  const Result r = Run("compare " + kSamples + "page-a.html /nonexistent/page.html", &err);
+  const Result r = RunShingled("compare " + kSamples + "page-a.html /nonexistent/page.html", &err);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(err.find("/nonexistent/page.html"), std::string::npos) << err;
   // sketch goes on with the other files, then exits 2.
-  const Result s = Run("sketch /nonexistent/x.html " + kSamples + "page-a.html", &err);
+  const Result s = RunShingled("sketch /nonexistent/x.html " + kSamples + "page-a.html", &err);
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_NE(s.out.find("page-a.html"), std::string::npos);
 }
 
 TEST(CliTest, BadArgumentsAreExitCode2) {
-  EXPECT_EQ(Run("compare onlyone.html").exit_code, 2);
-  EXPECT_EQ(Run("compare --shingle-size 0 a b").exit_code, 2);
-  EXPECT_EQ(Run("nosuchcommand").exit_code, 2);
-  EXPECT_EQ(Run("").exit_code, 2);
+  EXPECT_EQ(RunShingled("compare onlyone.html").exit_code, 2);
+  EXPECT_EQ(RunShingled("compare --shingle-size 0 a b").exit_code, 2);
+  EXPECT_EQ(RunShingled("nosuchcommand").exit_code, 2);
+  EXPECT_EQ(RunShingled("").exit_code, 2);
 }
 
 TEST(CliTest, OversizedFileIsRefused) {
   const std::string big = ::testing::TempDir() + "/big.txt";
   std::ofstream(big) << std::string(5000, 'x');
   std::string err;
-  const Result r = Run("sketch --max-file-bytes 1000 " + big, &err);
+  const Result r = RunShingled("sketch --max-file-bytes 1000 " + big, &err);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(err.find("over the limit"), std::string::npos) << err;
 }
