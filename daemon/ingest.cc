@@ -38,6 +38,8 @@ struct IngestPipeline::Group {
 struct IngestPipeline::Item {
   std::shared_ptr<Group> group;
   size_t index = 0;
+  uint64_t seq = 0;
+  bool cancelled = false;
   store::PageInput input;
   Clock::time_point admitted;
   std::string content_kind;
@@ -58,6 +60,7 @@ Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
     return OkStatus();
   }
   uint64_t bytes = 0;
+  uint64_t first_seq = 0;
   for (const PageJob& job : jobs) bytes += job.body.size();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -71,28 +74,43 @@ Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
     }
     admitted_pages_ += jobs.size();
     admitted_bytes_ += bytes;
+    first_seq = next_seq_;
+    next_seq_ += jobs.size();
     if (metrics_ != nullptr) metrics_->SetQueue(admitted_pages_, admitted_bytes_);
   }
   auto group = std::make_shared<Group>(jobs.size(), std::move(done));
   const Clock::time_point now = Clock::now();
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto job = std::make_shared<PageJob>(std::move(jobs[i]));
+    const uint64_t seq = first_seq + i;
     const bool queued = pool_->SubmitAdmitted(
-        [this, group, i, job, now] { Sketch(group, i, std::move(*job), now); });
+        [this, group, i, seq, job, now] { Sketch(group, i, seq, std::move(*job), now); });
     if (!queued) {
+      // Stopping: the page still takes its turn in the order, as a cancelled item.
       Release(0, job->body.size());
-      Item item{group, i, {}, now, "", 0};
-      Finish(item, {UnavailableError("the server is shutting down"), {}, ""});
+      Item item;
+      item.group = group;
+      item.index = i;
+      item.seq = seq;
+      item.cancelled = true;
+      std::vector<Item> cancelled;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        sketched_.emplace(seq, std::move(item));
+        cancelled = MoveReadyLocked();
+      }
+      for (Item& c : cancelled) Finish(c, {UnavailableError("the server is shutting down"), {}, ""});
     }
   }
   return OkStatus();
 }
 
-void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, PageJob job,
-                            Clock::time_point admitted) {
+void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq,
+                            PageJob job, Clock::time_point admitted) {
   Item item;
   item.group = std::move(group);
   item.index = index;
+  item.seq = seq;
   item.admitted = admitted;
   item.bytes = job.body.size();
   item.content_kind = ContentKindName(job);
@@ -107,15 +125,37 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, PageJob 
   item.input.date = job.date;
   item.input.http_status = job.http_status;
   Release(0, item.bytes);
+  std::vector<Item> cancelled;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!stop_writer_) {
-      writer_queue_.push_back(std::move(item));
-      writer_cv_.notify_one();
-      return;
+    if (stop_writer_) {
+      cancelled.push_back(std::move(item));
+    } else {
+      sketched_.emplace(seq, std::move(item));
+      std::vector<Item> ready_cancelled = MoveReadyLocked();
+      for (Item& c : ready_cancelled) cancelled.push_back(std::move(c));
     }
   }
-  Finish(item, {UnavailableError("the server is shutting down"), {}, item.content_kind});
+  for (Item& c : cancelled) {
+    Finish(c, {UnavailableError("the server is shutting down"), {}, c.content_kind});
+  }
+}
+
+std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {
+  std::vector<Item> cancelled;
+  bool moved = false;
+  for (auto it = sketched_.begin(); it != sketched_.end() && it->first == next_write_seq_;
+       it = sketched_.erase(it)) {
+    ++next_write_seq_;
+    if (it->second.cancelled) {
+      cancelled.push_back(std::move(it->second));
+    } else {
+      writer_queue_.push_back(std::move(it->second));
+      moved = true;
+    }
+  }
+  if (moved) writer_cv_.notify_one();
+  return cancelled;
 }
 
 void IngestPipeline::WriterLoop() {
@@ -192,6 +232,8 @@ void IngestPipeline::Stop(Clock::time_point deadline) {
     } else if (!drained_cv_.wait_until(lock, deadline, drained)) {
       // Past the deadline: what the writer has not started on is given up.
       abandoned.swap(writer_queue_);
+      for (auto& [seq, item] : sketched_) abandoned.push_back(std::move(item));
+      sketched_.clear();
       spdlog::warn("shutdown deadline passed with {} pages uncommitted; {} are cancelled",
                    admitted_pages_, abandoned.size());
     }

@@ -6,6 +6,9 @@
 // submission over the cap is refused whole (ResourceExhausted) rather than queued: the HTTP layer
 // answers 503 with Retry-After. Everything queued between the stages is therefore bounded too.
 //
+// Pages reach the writer in the order they were admitted, whatever order their sketches finish
+// in, so that which of two copies is "the original" does not depend on thread timing.
+//
 // Sketching goes through dedup::SketchPage, so a change of canonicalizer needs no change here.
 //
 // Thread-safety: Submit, Stop and the accessors are safe to call from any thread. Callbacks run on
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -89,10 +93,13 @@ class IngestPipeline {
   struct Group;
   struct Item;
 
-  void Sketch(std::shared_ptr<Group> group, size_t index, PageJob job,
+  void Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq, PageJob job,
               std::chrono::steady_clock::time_point admitted);
   void WriterLoop();
   void Finish(Item& item, PageOutcome outcome);
+  // Moves sketched items that are next in admission order to the writer queue; returns the
+  // cancelled ones, for the caller to finish outside the lock. REQUIRES: mu_ held.
+  std::vector<Item> MoveReadyLocked();
   void Release(size_t pages, uint64_t bytes);
 
   store::Store* const store_;
@@ -108,6 +115,9 @@ class IngestPipeline {
   std::condition_variable writer_cv_;   // items queued, or stop
   std::condition_variable drained_cv_;  // admitted pages went to zero
   std::deque<Item> writer_queue_;
+  std::map<uint64_t, Item> sketched_;  // by admission sequence, waiting for earlier pages
+  uint64_t next_seq_ = 0;              // given to the next admitted page
+  uint64_t next_write_seq_ = 0;        // the next page the writer queue takes
   size_t admitted_pages_ = 0;
   uint64_t admitted_bytes_ = 0;
   bool stopping_ = false;     // Submit refuses
