@@ -32,27 +32,6 @@ Histogram::BucketBoundaries BatchBuckets() {
   return b;
 }
 
-double ProcessStartTime() {
-  // /proc/self/stat field 22 is the start time in clock ticks after boot.
-  std::ifstream stat("/proc/self/stat");
-  std::string line;
-  std::getline(stat, line);
-  const size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(line.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-  }
-  std::ifstream uptime_file("/proc/uptime");
-  double uptime = 0;
-  uptime_file >> uptime;
-  const double started_after_boot = std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  return now - uptime + started_after_boot;
-}
-
 }  // namespace
 
 Metrics::Metrics()
@@ -115,7 +94,10 @@ Metrics::Metrics()
       start_time_(BuildGauge().Name("shingled_process_start_time_seconds")
                       .Help("Start time of the process, Unix seconds")
                       .Register(*registry_).Add({})) {
-  start_time_.Set(ProcessStartTime());
+  // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
+  // by the unit's ProcSubset=pid.
+  start_time_.Set(std::chrono::duration<double>(
+                      std::chrono::system_clock::now().time_since_epoch()).count());
   BuildGauge().Name("shingled_build_info").Help("Version of the running binary")
       .Register(*registry_).Add({{"version", "0.1.0"}}).Set(1);
 }

@@ -1,6 +1,10 @@
 // Stopping the daemon with requests in flight: SIGTERM loses no acknowledged page and exits 0;
 // SIGKILL loses no acknowledged page either (LMDB), and the store passes `shingled check`.
+#include <sys/un.h>
+
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -151,6 +155,36 @@ TEST(LifecycleTest, SecondSignalStopsAtOnce) {
   EXPECT_FALSE(daemon.Wait(std::chrono::milliseconds(300)).has_value());
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(std::chrono::seconds(10)), 1) << daemon.log();
+}
+
+// Receives one datagram within 20 s; "" on timeout.
+std::string ReceiveNotify(int fd) {
+  char buf[256];
+  const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+TEST(LifecycleTest, NotifiesSystemdReadyAndStopping) {
+  // An abstract socket, as systemd passes them ("@name" in $NOTIFY_SOCKET).
+  const std::string name = "shingled-test-" + std::to_string(getpid());
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr),
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())), 0);
+  timeval tv{20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setenv("NOTIFY_SOCKET", ("@" + name).c_str(), 1);
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  unsetenv("NOTIFY_SOCKET");
+  ASSERT_GT(daemon.port(), 0);
+  EXPECT_EQ(ReceiveNotify(fd), "READY=1");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(ReceiveNotify(fd), "STOPPING=1");
+  EXPECT_EQ(daemon.Wait(), 0);
+  close(fd);
 }
 
 }  // namespace
