@@ -41,7 +41,8 @@ ContentType ParseContentType(std::string_view header);
 
 // Decides the kind from the media type, or, when the media type is empty or
 // application/octet-stream, from the first bytes: a NUL byte in the first kSniffBytes means
-// binary; markup that starts like HTML (after an optional BOM and white space: "<!doctype html",
+// binary (after a UTF-16 BOM: a U+0000 character, since UTF-16 text is full of NUL bytes);
+// markup that starts like HTML (after an optional BOM and white space: "<!doctype html",
 // "<html", "<head", "<body", "<!--", "<p", "<div", ...) means HTML; anything else is text.
 ContentKind DetectContentKind(std::string_view mime, std::string_view head);
 

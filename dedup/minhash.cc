@@ -76,28 +76,8 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
   }
 }
 
-bool CpuSupports(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::kAuto:
-    case SimdLevel::kScalar:
-      return true;
-    case SimdLevel::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case SimdLevel::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  }
-  return false;
-}
-
-SimdLevel BestSimdLevel() {
-  if (CpuSupports(SimdLevel::kAvx512)) return SimdLevel::kAvx512;
-  if (CpuSupports(SimdLevel::kAvx2)) return SimdLevel::kAvx2;
-  return SimdLevel::kScalar;
-}
-
 MinhashKernel KernelFor(SimdLevel level) {
-  if (level == SimdLevel::kAuto) level = BestSimdLevel();
-  switch (level) {
+  switch (ResolveSimdLevel(level)) {
     case SimdLevel::kAvx512: return &MinhashAvx512;
     case SimdLevel::kAvx2: return &MinhashAvx2;
     default: return &MinhashScalar;

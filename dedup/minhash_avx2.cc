@@ -7,11 +7,11 @@
 namespace shingled::dedup::internal {
 namespace {
 
-// kVectors is a template parameter so that the lead vectors live in registers: with a run-time
-// count the compiler keeps them on the stack, and every XOR waits on a store.
-template <int kVectors>
+// kVectors and kStride are template parameters so that the lead vectors live in registers (with
+// a run-time count the compiler keeps them on the stack, and every XOR waits on a store) and row
+// addresses need no multiply. kVectors * 32 may be less than the row: t = 84 reads 96 of 128.
+template <int kVectors, size_t kStride>
 void Kernel(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
-  constexpr size_t kStride = 32 * kVectors;  // a compile-time row width: no multiply per row
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
     __m256i lead[kVectors];
@@ -55,11 +55,19 @@ void Kernel(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashSt
 }  // namespace
 
 void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
-  switch (tables.stride / 32) {
-    case 2: return Kernel<2>(tables, ys, n, state);
-    case 4: return Kernel<4>(tables, ys, n, state);
-    case 6: return Kernel<6>(tables, ys, n, state);
-    default: return Kernel<kMaxMinhashes / 32>(tables, ys, n, state);
+  const int vectors = (tables.t + 31) / 32;
+  switch (tables.stride) {
+    case 64:
+      return vectors == 1 ? Kernel<1, 64>(tables, ys, n, state) : Kernel<2, 64>(tables, ys, n, state);
+    case 128:
+      return vectors == 3 ? Kernel<3, 128>(tables, ys, n, state)
+                          : Kernel<4, 128>(tables, ys, n, state);
+    case 192:
+      return vectors == 5 ? Kernel<5, 192>(tables, ys, n, state)
+                          : Kernel<6, 192>(tables, ys, n, state);
+    default:
+      return vectors == 7 ? Kernel<7, 256>(tables, ys, n, state)
+                          : Kernel<8, 256>(tables, ys, n, state);
   }
 }
 

@@ -62,23 +62,13 @@ std::string Fingerprint128::ToHex() const {
   return out;
 }
 
-std::string_view SimdLevelName(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::kAuto: return "auto";
-    case SimdLevel::kScalar: return "scalar";
-    case SimdLevel::kAvx2: return "avx2";
-    case SimdLevel::kAvx512: return "avx512";
-  }
-  return "unknown";
-}
-
 SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
     : params(p),
       polynomial(PickIrreduciblePolynomial(p.seed)),
       rabin(polynomial),
       window_tables(rabin, p.shingle_size),
       minhash(p.num_minhashes(), p.seed),
-      simd(level == SimdLevel::kAuto ? internal::BestSimdLevel() : level),
+      simd(ResolveSimdLevel(level)),
       kernel(internal::KernelFor(simd)),
       token_seed(DeriveSeed(p.seed, 1)),
       feature_seed(DeriveSeed(p.seed, 2)),
@@ -88,7 +78,7 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
 StatusOr<std::shared_ptr<const SketchContext>> SketchContext::Create(const SketchParams& params,
                                                                      SimdLevel simd) {
   SHINGLED_RETURN_IF_ERROR(params.Validate());
-  if (!internal::CpuSupports(simd)) {
+  if (!CpuSupports(simd)) {
     return InvalidArgumentError("this CPU does not support SIMD level " +
                                 std::string(SimdLevelName(simd)));
   }
@@ -139,7 +129,7 @@ class SketcherState {
     // The lexical fingerprint covers the token stream: tokens never hold a space, so "a b" and
     // "ab" differ.
     if (lexical_len_ + token.size() + 1 > kLexicalBuffer) FlushLexical();
-    std::memcpy(lexical_buffer_ + lexical_len_, token.data(), token.size());
+    CopyToken(token, lexical_buffer_ + lexical_len_);
     lexical_len_ += token.size();
     lexical_buffer_[lexical_len_++] = ' ';
     ++tokens_;
@@ -171,6 +161,13 @@ class SketcherState {
 
  private:
   static Fingerprint128 ToFingerprint(XXH128_hash_t h) { return {h.high64, h.low64}; }
+
+  // memcpy with a size unknown at compile time is a library call; most tokens are short, so they
+  // are copied in fixed 16-byte steps into a buffer with room to spare (kLexicalSlack).
+  static void CopyToken(std::string_view token, char* out) {
+    size_t i = 0;
+    for (; i < token.size(); i += 16) std::memcpy(out + i, token.data() + i, 16);
+  }
 
   void AddShingle(uint64_t fp) {
     ++shingles_;
@@ -271,7 +268,8 @@ class SketcherState {
   const SketchContextImpl& ctx_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
-  char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
+  // Whole tokens: kLexicalBuffer > kMaxTokenBytes, plus slack for CopyToken's 16-byte steps.
+  char lexical_buffer_[kLexicalBuffer + 16] = {};
   size_t lexical_len_ = 0;
   RabinWindow window_;
   internal::MinhashState minhash_;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/simd.h"
 #include "dedup/tokenizer.h"
 
 namespace shingled::dedup {
@@ -102,10 +103,6 @@ struct Sketch {
   bool empty() const { return minhashes.empty(); }
   friend bool operator==(const Sketch&, const Sketch&) = default;
 };
-
-// Which vector code computes the minhashes. Every level gives bit-identical sketches.
-enum class SimdLevel { kAuto, kScalar, kAvx2, kAvx512 };
-std::string_view SimdLevelName(SimdLevel level);
 
 class SketchContextImpl;
 

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstring>
 
+#include "dedup/internal/ascii_classify.h"
+
 namespace shingled::dedup {
 namespace {
 
@@ -107,6 +109,9 @@ size_t DecodeOne(const unsigned char* s, size_t n, char32_t* cp) {
 
 }  // namespace
 
+Tokenizer::Tokenizer(TokenSink* sink, SimdLevel simd)
+    : sink_(sink), use_avx2_(ResolveSimdLevel(simd) != SimdLevel::kScalar) {}
+
 void Tokenizer::Emit() {
   if (token_len_ == 0) return;
   ++token_count_;
@@ -169,23 +174,58 @@ size_t Tokenizer::FeedPending(std::string_view utf8) {
   return used;
 }
 
-void Tokenizer::Feed(std::string_view utf8) {
-  size_t i = FeedPending(utf8);
-  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
-  const size_t n = utf8.size();
-  while (i < n) {
-    // The hot loop: ASCII letters and digits appended one store each.
+void Tokenizer::AppendAscii(const char* bytes, size_t n) {
+  while (n > 0) {
+    if (token_len_ == kMaxTokenBytes) Emit();
+    const size_t take = std::min(n, kMaxTokenBytes - token_len_);
+    std::memcpy(token_ + token_len_, bytes, take);
+    token_len_ += take;
+    bytes += take;
+    n -= take;
+  }
+}
+
+// Takes 64 classified ASCII bytes: each run of set bits in `alnum` continues or starts a token,
+// each clear bit ends one. Work per token, not per byte; a token wholly inside the block goes to
+// the sink straight from `lower`, without a copy.
+void Tokenizer::TakeAsciiBlock(const char* lower, uint64_t alnum) {
+  int pos = 0;
+  while (pos < internal::kAsciiBlock) {
+    const uint64_t rest = alnum >> pos;
+    if ((rest & 1) == 0) {
+      Emit();
+      if (rest == 0) return;
+      pos += __builtin_ctzll(rest);
+    }
+    // Bits shifted in above the block are 0, so ~rest ends the run at the block's end at most.
+    const int run = __builtin_ctzll(~(alnum >> pos));
+    if (token_len_ == 0 && pos + run < internal::kAsciiBlock) {
+      // run <= 63 < kMaxTokenBytes: never cut.
+      ++token_count_;
+      sink_->OnToken(std::string_view(lower + pos, static_cast<size_t>(run)));
+    } else {
+      AppendAscii(lower + pos, static_cast<size_t>(run));
+    }
+    pos += run;
+  }
+}
+
+// The byte-at-a-time path, from s[i] until at least `limit` (a code point may run past it) or
+// the end. Returns where it stopped; an incomplete sequence at the end goes to pending_.
+size_t Tokenizer::FeedScalar(const unsigned char* s, size_t i, size_t n, size_t limit) {
+  while (i < limit) {
+    // ASCII letters and digits appended one store each.
     unsigned char c = kByteClass[s[i]];
     while (c > kMulti) {
       if (token_len_ == kMaxTokenBytes) Emit();
       token_[token_len_++] = static_cast<char>(c);
-      if (++i == n) return;
+      if (++i == limit) return i;
       c = kByteClass[s[i]];
     }
     if (c == kSep) {
       Emit();
       // Runs of separators (white space, punctuation) are skipped in one go.
-      while (++i < n && kByteClass[s[i]] == kSep) {
+      while (++i < limit && kByteClass[s[i]] == kSep) {
       }
       continue;
     }
@@ -195,11 +235,32 @@ void Tokenizer::Feed(std::string_view utf8) {
       // The chunk ends inside a sequence: keep its bytes for the next Feed.
       pending_len_ = n - i;
       std::memcpy(pending_, s + i, pending_len_);
-      return;
+      return n;
     }
     HandleCodePoint(cp);
     i += used;
   }
+  return i;
+}
+
+void Tokenizer::Feed(std::string_view utf8) {
+  size_t i = FeedPending(utf8);
+  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
+  const size_t n = utf8.size();
+  if (use_avx2_) {
+    alignas(64) char lower[internal::kAsciiBlock];
+    while (n - i >= internal::kAsciiBlock) {
+      uint64_t alnum;
+      if (internal::ClassifyAsciiAvx2(s + i, lower, &alnum)) {
+        TakeAsciiBlock(lower, alnum);
+        i += internal::kAsciiBlock;
+      } else {
+        // Non-ASCII in this block: the byte-at-a-time path takes the block.
+        i = FeedScalar(s, i, n, i + internal::kAsciiBlock);
+      }
+    }
+  }
+  FeedScalar(s, i, n, n);
 }
 
 void Tokenizer::Break() {

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dedup/simd.h"
+
 namespace shingled::dedup {
 
 // Receives tokens in document order. The view is valid only during the call.
@@ -36,8 +38,9 @@ inline constexpr size_t kMaxTokenBytes = 256;
 
 class Tokenizer {
  public:
-  // `sink` must outlive the Tokenizer.
-  explicit Tokenizer(TokenSink* sink) : sink_(sink) {}
+  // `sink` must outlive the Tokenizer. `simd` chooses the fast path for ASCII text (kAuto: the
+  // best this CPU has); every level gives the same tokens. REQUIRES: CpuSupports(simd).
+  explicit Tokenizer(TokenSink* sink, SimdLevel simd = SimdLevel::kAuto);
   Tokenizer(const Tokenizer&) = delete;
   Tokenizer& operator=(const Tokenizer&) = delete;
 
@@ -57,11 +60,15 @@ class Tokenizer {
 
  private:
   void Emit();
+  void AppendAscii(const char* bytes, size_t n);
+  void TakeAsciiBlock(const char* lower, uint64_t alnum);
+  size_t FeedScalar(const unsigned char* s, size_t i, size_t n, size_t limit);
   void AppendCodePoint(char32_t cp);
   void HandleCodePoint(char32_t cp);
   size_t FeedPending(std::string_view utf8);
 
   TokenSink* const sink_;
+  const bool use_avx2_;
   // The token being built, case-folded UTF-8. A fixed array: appending a byte is a store, with
   // no capacity check or zero fill as std::string would do.
   char token_[kMaxTokenBytes] = {};

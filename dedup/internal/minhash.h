@@ -86,11 +86,8 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n, Mi
 void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 void MinhashAvx512(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 
-// Whether this CPU runs a level's kernel.
-bool CpuSupports(SimdLevel level);
 // The kernel for a level (kAuto: the best one this CPU supports). REQUIRES: CpuSupports(level).
 MinhashKernel KernelFor(SimdLevel level);
-SimdLevel BestSimdLevel();
 
 // Compares lead and tail against the state's minimum for permutation i, and replaces it when
 // (lead, tail) is smaller. Shared by all kernels, so that they decide alike.

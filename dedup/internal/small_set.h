@@ -1,7 +1,8 @@
 // SmallU64Set: a fixed-capacity set of 64-bit values with open addressing, for the few hundred
 // values of a page's MIN_s and MOD samples. Insert, find and erase in O(1) expected time without
-// allocation after construction. Values are random (permuted shingles), so the slot is taken from
-// their high bits, which the MOD sample's "0 mod 2^i" selection leaves random. Not thread-safe.
+// allocation after construction. The slot comes from the high bits of the value times an odd
+// constant (Fibonacci hashing): the raw high bits will not do, since MIN_s holds the *smallest*
+// values (high bits all zero) and MOD samples hold values whose low bits are zero. Not thread-safe.
 #ifndef SHINGLED_DEDUP_INTERNAL_SMALL_SET_H_
 #define SHINGLED_DEDUP_INTERNAL_SMALL_SET_H_
 
@@ -78,7 +79,9 @@ class SmallU64Set {
 
  private:
   static constexpr uint64_t kEmpty = ~uint64_t{0};
-  size_t Slot(uint64_t v) const { return static_cast<size_t>(v >> shift_); }
+  size_t Slot(uint64_t v) const {
+    return static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
   size_t Next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
 
   std::vector<uint64_t> slots_;

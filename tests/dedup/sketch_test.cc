@@ -259,7 +259,7 @@ TEST(SketchTest, ModSampleKeepsFiftyToOneHundredValuesOnAverage) {
 TEST(SketchTest, EveryMinhashKernelGivesBitIdenticalSketches) {
   std::vector<SimdLevel> levels = {SimdLevel::kScalar};
   for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512}) {
-    if (internal::CpuSupports(level)) levels.push_back(level);
+    if (CpuSupports(level)) levels.push_back(level);
   }
   if (levels.size() == 1) GTEST_SKIP() << "this CPU has no vector kernel to compare";
   for (SketchParams params : {SketchParams{}, SketchParams{.feature_groups = 8, .group_size = 25}}) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,9 @@ namespace {
 
 using Tokens = std::vector<std::string>;
 
-Tokens Tokenize(std::string_view text) {
+Tokens Tokenize(std::string_view text, SimdLevel simd = SimdLevel::kAuto) {
   TokenCollector sink;
-  Tokenizer tokenizer(&sink);
+  Tokenizer tokenizer(&sink, simd);
   tokenizer.Feed(text);
   tokenizer.Finish();
   return sink.tokens;
@@ -100,6 +101,51 @@ TEST(TokenizerTest, ChunkingNeverChangesTheTokens) {
   for (char c : text) tokenizer.Feed(std::string_view(&c, 1));
   tokenizer.Finish();
   EXPECT_EQ(sink.tokens, whole);
+}
+
+// The AVX2 path classifies 64 bytes at a time; it must give the scalar path's tokens whatever the
+// text and wherever blocks, tokens, non-ASCII bytes and the token cap fall.
+TEST(TokenizerTest, VectorPathGivesTheScalarTokens) {
+  if (!CpuSupports(SimdLevel::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937_64 rng(42);
+  const std::string alphabet =
+      "abcXYZ0189 ,.-_\n\t<>&;'\"AZaz09@[`{";  // the range edges of the classifier
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    const size_t len = rng() % 700;
+    for (size_t i = 0; i < len; ++i) {
+      const uint64_t r = rng() % 100;
+      if (r < 3) {
+        text += "é";
+      } else if (r < 4) {
+        text += "\xFF";
+      } else if (r < 5) {
+        text += std::string(rng() % 300, 'q');  // runs past the token cap
+      } else {
+        text += alphabet[rng() % alphabet.size()];
+      }
+    }
+    ASSERT_EQ(Tokenize(text, SimdLevel::kAvx2), Tokenize(text, SimdLevel::kScalar)) << text;
+    // Every two-chunk split on the vector path too.
+    const Tokens whole = Tokenize(text, SimdLevel::kScalar);
+    for (size_t cut = 0; cut <= text.size(); cut += 1 + rng() % 40) {
+      TokenCollector sink;
+      Tokenizer tokenizer(&sink, SimdLevel::kAvx2);
+      tokenizer.Feed(std::string_view(text).substr(0, cut));
+      tokenizer.Feed(std::string_view(text).substr(cut));
+      tokenizer.Finish();
+      ASSERT_EQ(sink.tokens, whole) << "cut at " << cut << " of " << text;
+    }
+  }
+  // Every byte value at every position of a block.
+  for (int b = 0; b < 256; ++b) {
+    for (size_t pos : {0u, 1u, 31u, 32u, 63u, 64u, 100u}) {
+      std::string text(130, 'k');
+      text[pos] = static_cast<char>(b);
+      ASSERT_EQ(Tokenize(text, SimdLevel::kAvx2), Tokenize(text, SimdLevel::kScalar))
+          << "byte " << b << " at " << pos;
+    }
+  }
 }
 
 }  // namespace
