@@ -1,14 +1,14 @@
 // TOML loading and validation of the configuration (config/config.h).
 #include "config/config.h"
 
+#include <toml++/toml.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <toml++/toml.h>
 
 namespace shingled::config {
 namespace {
@@ -141,10 +141,11 @@ class TableReader {
   }
   void Fail(const toml::node& node, std::string_view key, const std::string& what) {
     if (!status_->ok()) return;
-    const std::string name = section_.empty() ? std::string(key) : section_ + "." + std::string(key);
-    *status_ = InvalidArgumentError(std::string(source_) + ":" +
-                                    std::to_string(node.source().begin.line) + ": " + name + ": " +
-                                    what);
+    const std::string name =
+        section_.empty() ? std::string(key) : section_ + "." + std::string(key);
+    *status_ =
+        InvalidArgumentError(std::string(source_) + ":" + std::to_string(node.source().begin.line) +
+                             ": " + name + ": " + what);
   }
   static std::string Join(const std::set<std::string>& values) {
     std::string out;
@@ -169,9 +170,9 @@ void Section(const toml::table& root, const char* name, std::string_view source,
   if (node == nullptr || !status->ok()) return;
   const toml::table* table = node->as_table();
   if (table == nullptr) {
-    *status = InvalidArgumentError(std::string(source) + ":" +
-                                   std::to_string(node->source().begin.line) + ": " + name +
-                                   ": expected a table");
+    *status =
+        InvalidArgumentError(std::string(source) + ":" + std::to_string(node->source().begin.line) +
+                             ": " + name + ": expected a table");
     return;
   }
   TableReader reader(*table, name, source, status);
@@ -206,7 +207,8 @@ StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
     port_text = text.substr(colon + 1);
   }
   unsigned port = 0;
-  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (out.host.empty() || port_text.empty() || ec != std::errc() ||
       end != port_text.data() + port_text.size() || port > 65535) {
     return InvalidArgumentError("\"" + std::string(text) +
@@ -222,9 +224,8 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
     // toml++ reports syntax errors with exceptions; they stop here, at the module border.
-    return InvalidArgumentError(std::string(source) + ":" +
-                                std::to_string(e.source().begin.line) + ": " +
-                                std::string(e.description()));
+    return InvalidArgumentError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
+                                ": " + std::string(e.description()));
   }
   Config c;
   Status status;
@@ -287,10 +288,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     static const std::set<std::string> kSections = {"server", "limits", "ingest", "store",
                                                     "sketch", "auth",   "logging"};
     if (!kSections.count(std::string(key.str()))) {
-      return InvalidArgumentError(std::string(source) + ":" +
-                                  std::to_string(node.source().begin.line) + ": " +
-                                  std::string(key.str()) + ": unknown " +
-                                  (node.is_table() ? "table" : "key"));
+      return InvalidArgumentError(
+          std::string(source) + ":" + std::to_string(node.source().begin.line) + ": " +
+          std::string(key.str()) + ": unknown " + (node.is_table() ? "table" : "key"));
     }
   }
   // Cross-field checks.

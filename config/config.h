@@ -91,10 +91,10 @@ struct StoreOptions {
   // The store directory (created if missing).
   std::string path = "/var/lib/shingled";
   // See store::StoreOptions for each of these; the ranges are the store's.
-  double similar_threshold = 0.5;          // (0, 1]
-  int64_t common_value_limit = 1000;       // >= 1
+  double similar_threshold = 0.5;                                      // (0, 1]
+  int64_t common_value_limit = 1000;                                   // >= 1
   std::vector<std::string> cluster_relations = {"exact", "fungible"};  // of exact|fungible|similar
-  int64_t max_candidates = 500;            // >= 1
+  int64_t max_candidates = 500;                                        // >= 1
   // --- performance ---
   int64_t initial_map_size = int64_t{64} << 20;  // bytes, 1 MiB..max_map_size
   int64_t max_map_size = int64_t{1} << 40;       // bytes

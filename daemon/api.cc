@@ -1,9 +1,9 @@
 // Routing, authentication and the pool hand-off of the HTTP API.
 #include "daemon/api.h"
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "dedup/charset.h"
 
@@ -36,8 +36,12 @@ Response MethodNotAllowed(std::string_view allow) {
 
 Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
          IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options)
-    : store_(store), context_(std::move(context)), pipeline_(pipeline), pool_(pool),
-      metrics_(metrics), options_(std::move(options)) {}
+    : store_(store),
+      context_(std::move(context)),
+      pipeline_(pipeline),
+      pool_(pool),
+      metrics_(metrics),
+      options_(std::move(options)) {}
 
 void Api::OnServerResponse(http::status status) {
   metrics_->HttpRequest("none", static_cast<unsigned>(status), 0);
@@ -73,7 +77,7 @@ void Api::Handle(Request req, ReplyPtr reply) {
   const Target& target = *parsed;
   const std::string& path = target.path;
   const http::verb method = req.method();
-  const bool is_get = method == http::verb::get || method == http::verb::head;
+  const bool is_get = method == http::verb::get;
   const bool is_post = method == http::verb::post;
 
   // Liveness, readiness and metrics: never behind the token (probes and scrapers).

@@ -1,7 +1,7 @@
 // POST /v1/pages: one page as the body, or a batch of pages as JSON lines.
-#include <charconv>
-
 #include <spdlog/spdlog.h>
+
+#include <charconv>
 
 #include "daemon/api.h"
 #include "daemon/json_codec.h"
@@ -21,7 +21,8 @@ Status ParseStatusCode(const std::string& text, int* out) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 100 || value > 599) {
-    return InvalidArgumentError("status \"" + text.substr(0, 20) + "\" is not an HTTP status 100..599");
+    return InvalidArgumentError("status \"" + text.substr(0, 20) +
+                                "\" is not an HTTP status 100..599");
   }
   *out = value;
   return OkStatus();
@@ -67,7 +68,8 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   job.date = options_.now();
   if (auto fetched_at = target.Get("fetched_at")) {
     StatusOr<int64_t> date = ParseIsoTime(*fetched_at);
-    if (!date.ok()) return respond(Error(InvalidArgumentError("fetched_at: " + date.status().message())));
+    if (!date.ok())
+      return respond(Error(InvalidArgumentError("fetched_at: " + date.status().message())));
     job.date = *date;
   }
   job.content_type = std::string(req[http::field::content_type]);
@@ -83,7 +85,8 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   if (req.body().empty() && !dead) {
     return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
   }
-  StatusOr<store::SweepId> sweep = ResolveSweep(target.Get("sweep").value_or(options_.default_sweep));
+  StatusOr<store::SweepId> sweep =
+      ResolveSweep(target.Get("sweep").value_or(options_.default_sweep));
   if (!sweep.ok()) return respond(Error(sweep.status()));
   job.sweep = *sweep;
   job.body = req.body();
@@ -122,24 +125,29 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
                                          " pages in one batch (limits.max_batch_pages)"));
       }
       const Json j = Json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) return fail(InvalidArgumentError("invalid JSON object"));
+      if (j.is_discarded() || !j.is_object())
+        return fail(InvalidArgumentError("invalid JSON object"));
       PageJob job;
       auto str = [&](const char* key, std::string* out) -> Status {
         if (!j.contains(key) || j[key].is_null()) return OkStatus();
-        if (!j[key].is_string()) return InvalidArgumentError(std::string(key) + " must be a string");
+        if (!j[key].is_string())
+          return InvalidArgumentError(std::string(key) + " must be a string");
         *out = j[key].get<std::string>();
         return OkStatus();
       };
       std::string fetched_at, sweep_name = default_sweep, content;
-      for (Status s : {str("url", &job.url), str("content", &job.body),
-                       str("content_type", &job.content_type), str("fetched_at", &fetched_at),
-                       str("sweep", &sweep_name)}) {
+      for (Status s :
+           {str("url", &job.url), str("content", &job.body), str("content_type", &job.content_type),
+            str("fetched_at", &fetched_at), str("sweep", &sweep_name)}) {
         if (!s.ok()) return fail(s);
       }
       if (Status s = ValidatePageUrl(job.url, options_.max_url_bytes); !s.ok()) return fail(s);
       if (j.contains("status")) {
-        if (!j["status"].is_number_integer()) return fail(InvalidArgumentError("status must be an integer"));
-        if (Status s = ParseStatusCode(std::to_string(j["status"].get<int64_t>()), &job.http_status); !s.ok()) {
+        if (!j["status"].is_number_integer())
+          return fail(InvalidArgumentError("status must be an integer"));
+        if (Status s =
+                ParseStatusCode(std::to_string(j["status"].get<int64_t>()), &job.http_status);
+            !s.ok()) {
           return fail(s);
         }
       }
@@ -157,7 +165,8 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       job.sweep = *sweep;
       jobs.push_back(std::move(job));
     }
-    if (jobs.empty()) return respond(Error(InvalidArgumentError("empty body: no pages in the batch")));
+    if (jobs.empty())
+      return respond(Error(InvalidArgumentError("empty body: no pages in the batch")));
     auto urls = std::make_shared<std::vector<std::string>>();
     for (const PageJob& job : jobs) urls->push_back(job.url);
     Status submitted = pipeline_->Submit(
@@ -173,9 +182,9 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
               results.push_back({{"url", (*urls)[i]}, {"error", error["error"]}});
             }
           }
-          respond(JsonResponse(http::status::ok, {{"pages", outcomes.size()},
-                                                  {"errors", errors},
-                                                  {"results", std::move(results)}}));
+          respond(JsonResponse(
+              http::status::ok,
+              {{"pages", outcomes.size()}, {"errors", errors}, {"results", std::move(results)}}));
         });
     if (!submitted.ok()) respond(Error(submitted));
   };

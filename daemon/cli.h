@@ -3,9 +3,8 @@
 #ifndef SHINGLED_DAEMON_CLI_H_
 #define SHINGLED_DAEMON_CLI_H_
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace shingled::cli {
 

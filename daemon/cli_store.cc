@@ -1,7 +1,7 @@
 // The store's command line (issue 3): ingest, check, backup, and the queries.
 #include <algorithm>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -50,7 +50,9 @@ int Fail(const char* command, const Status& status, int code = kExitFailure) {
   return code;
 }
 
-void Print(const StoreFlags& flags, const Json& j) { std::cout << j.dump(flags.json ? -1 : 2) << "\n"; }
+void Print(const StoreFlags& flags, const Json& j) {
+  std::cout << j.dump(flags.json ? -1 : 2) << "\n";
+}
 
 // Characters kept as they are in a file: URL path; the rest is percent-encoded.
 std::string EncodePath(const std::string& path) {
@@ -78,20 +80,22 @@ struct FileRef {
   std::string relative;  // to the PATH argument it came from
 };
 
-std::vector<FileRef> ListFiles(const std::vector<std::string>& paths, std::vector<std::string>* errors) {
+std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
+                               std::vector<std::string>* errors) {
   std::vector<FileRef> files;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<FileRef> found;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
-           it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it->is_regular_file(ec)) {
           found.push_back({it->path(), fs::relative(it->path(), p, ec).generic_string()});
         }
       }
       if (ec) errors->push_back(p + ": " + ec.message());
-      std::sort(found.begin(), found.end(), [](const FileRef& a, const FileRef& b) { return a.relative < b.relative; });
+      std::sort(found.begin(), found.end(),
+                [](const FileRef& a, const FileRef& b) { return a.relative < b.relative; });
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(p, ec)) {
       files.push_back({fs::path(p), fs::path(p).filename().generic_string()});
@@ -263,8 +267,8 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   } else {
     for (const store::SimilarDoc& d : *result) {
       std::cout << "doc " << d.doc << " cluster " << d.cluster << " resemblance " << d.resemblance
-                << " containment " << d.containment_of_query << "/" << d.containment_in_query
-                << " " << d.url << "\n";
+                << " containment " << d.containment_of_query << "/" << d.containment_in_query << " "
+                << d.url << "\n";
     }
   }
   return kExitOk;

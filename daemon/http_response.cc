@@ -4,18 +4,25 @@ namespace shingled::daemon {
 
 http::status HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return http::status::ok;
-    case StatusCode::kInvalidArgument: return http::status::bad_request;
-    case StatusCode::kNotFound: return http::status::not_found;
+    case StatusCode::kOk:
+      return http::status::ok;
+    case StatusCode::kInvalidArgument:
+      return http::status::bad_request;
+    case StatusCode::kNotFound:
+      return http::status::not_found;
     case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition: return http::status::conflict;
+    case StatusCode::kFailedPrecondition:
+      return http::status::conflict;
     // A full queue or a full disk: the client may retry later; 503 rather than 429 because the
     // limit is the server's capacity, not a quota of this client.
     case StatusCode::kResourceExhausted:
-    case StatusCode::kUnavailable: return http::status::service_unavailable;
-    case StatusCode::kDeadlineExceeded: return http::status::gateway_timeout;
+    case StatusCode::kUnavailable:
+      return http::status::service_unavailable;
+    case StatusCode::kDeadlineExceeded:
+      return http::status::gateway_timeout;
     case StatusCode::kDataLoss:
-    case StatusCode::kInternal: return http::status::internal_server_error;
+    case StatusCode::kInternal:
+      return http::status::internal_server_error;
   }
   return http::status::internal_server_error;
 }

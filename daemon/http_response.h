@@ -9,11 +9,10 @@
 #ifndef SHINGLED_DAEMON_HTTP_RESPONSE_H_
 #define SHINGLED_DAEMON_HTTP_RESPONSE_H_
 
-#include <string>
-#include <string_view>
-
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "base/status.h"
 

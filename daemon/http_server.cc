@@ -2,20 +2,20 @@
 // after boostorg/beast example/advanced/server (Boost 1.74).
 #include "daemon/http_server.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
-#include <deque>
-#include <mutex>
-#include <optional>
-#include <unordered_map>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
-#include <spdlog/spdlog.h>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 
 namespace shingled::daemon {
 
@@ -25,7 +25,10 @@ using tcp = net::ip::tcp;
 
 struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   Core(net::io_context& io, const HttpServerOptions& opts, HttpHandler* h)
-      : ioc(io), options(opts), handler(h), acceptor(net::make_strand(io)),
+      : ioc(io),
+        options(opts),
+        handler(h),
+        acceptor(net::make_strand(io)),
         backoff_timer(acceptor.get_executor()) {}
 
   void DoAccept();
@@ -56,7 +59,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Start() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Session::DoRead, shared_from_this()));
   }
   // Above the session cap: answer 503 at once and close, without reading.
   void StartRejected() {
@@ -82,9 +86,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   // From a Reply, on any thread.
   void Deliver(uint64_t seq, Response response) {
-    net::post(stream_.get_executor(), [self = shared_from_this(), seq, r = std::move(response)]() mutable {
-      self->OnResponse(seq, std::move(r));
-    });
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), seq, r = std::move(response)]() mutable {
+                self->OnResponse(seq, std::move(r));
+              });
   }
 
  private:
@@ -118,11 +123,12 @@ class Session : public std::enable_shared_from_this<Session> {
       continue_.emplace(http::status::continue_, req.version());
       writing_ = true;
       stream_.expires_after(core_->options.write_timeout);
-      return http::async_write(stream_, *continue_, [self = shared_from_this()](beast::error_code wec, size_t) {
-        self->writing_ = false;
-        if (wec) return self->Close();
-        self->ReadBody();
-      });
+      return http::async_write(stream_, *continue_,
+                               [self = shared_from_this()](beast::error_code wec, size_t) {
+                                 self->writing_ = false;
+                                 if (wec) return self->Close();
+                                 self->ReadBody();
+                               });
     }
     ReadBody();
   }
@@ -165,12 +171,12 @@ class Session : public std::enable_shared_from_this<Session> {
                                 " bytes (limits.max_body_bytes)"),
               version);
     } else if (ec == http::error::header_limit) {
-      Enqueue(ErrorResponse(http::status::request_header_fields_too_large,
-                            "header_fields_too_large",
-                            "request line and headers are over the limit of " +
-                                std::to_string(core_->options.max_header_bytes) +
-                                " bytes (limits.max_header_bytes)"),
-              version);
+      Enqueue(
+          ErrorResponse(http::status::request_header_fields_too_large, "header_fields_too_large",
+                        "request line and headers are over the limit of " +
+                            std::to_string(core_->options.max_header_bytes) +
+                            " bytes (limits.max_header_bytes)"),
+          version);
     } else if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
       Enqueue(ErrorResponse(http::status::bad_request, "bad_request",
                             "malformed HTTP request: " + ec.message()),
@@ -223,8 +229,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!keep_alive) closing_ = true;
     if (closing_) {
       if (slots_.empty()) {
-        if (reading_) stream_.socket().cancel();  // OnReadError then closes
-        else Close();
+        if (reading_)
+          stream_.socket().cancel();  // OnReadError then closes
+        else
+          Close();
         return;
       }
     } else if (!reading_) {
@@ -245,12 +253,13 @@ class Session : public std::enable_shared_from_this<Session> {
     Drain();
   }
   void Drain() {
-    stream_.async_read_some(net::buffer(drain_buf_), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      self->drained_ += n;
-      if (!ec && self->drained_ < (1u << 20)) return self->Drain();
-      beast::error_code ignored;
-      self->stream_.socket().close(ignored);
-    });
+    stream_.async_read_some(net::buffer(drain_buf_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (!ec && self->drained_ < (1u << 20)) return self->Drain();
+                              beast::error_code ignored;
+                              self->stream_.socket().close(ignored);
+                            });
   }
 
   beast::tcp_stream stream_;
@@ -269,7 +278,8 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t drained_ = 0;
 };
 
-Reply::Reply(std::shared_ptr<Session> session, uint64_t seq) : session_(std::move(session)), seq_(seq) {}
+Reply::Reply(std::shared_ptr<Session> session, uint64_t seq)
+    : session_(std::move(session)), seq_(seq) {}
 
 Reply::~Reply() {
   if (!sent_) {
@@ -293,7 +303,8 @@ void HttpServer::Core::OnAccept(beast::error_code ec, tcp::socket socket) {
   if (stopping) return;
   if (ec) {
     // Out of file descriptors or memory: back off instead of spinning on the error.
-    backoff = std::clamp(backoff * 2, std::chrono::milliseconds(50), std::chrono::milliseconds(2000));
+    backoff =
+        std::clamp(backoff * 2, std::chrono::milliseconds(50), std::chrono::milliseconds(2000));
     spdlog::warn("accept: {}; retrying in {} ms", ec.message(), backoff.count());
     backoff_timer.expires_after(backoff);
     backoff_timer.async_wait([self = shared_from_this()](beast::error_code tec) {
@@ -325,8 +336,8 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(net::io_context& ioc,
                                                          HttpHandler* handler) {
   beast::error_code ec;
   tcp::resolver resolver(ioc);
-  const auto results = resolver.resolve(host, std::to_string(port),
-                                        tcp::resolver::numeric_service | tcp::resolver::passive, ec);
+  const auto results = resolver.resolve(
+      host, std::to_string(port), tcp::resolver::numeric_service | tcp::resolver::passive, ec);
   if (ec || results.empty()) {
     return InvalidArgumentError("cannot resolve listen host \"" + host + "\": " + ec.message());
   }
@@ -337,14 +348,16 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(net::io_context& ioc,
     return UnavailableError(std::string(what) + " " + where + ": " + ec.message());
   };
   if (core->acceptor.open(endpoint.protocol(), ec)) return fail("cannot open a socket for");
-  if (core->acceptor.set_option(net::socket_base::reuse_address(true), ec)) return fail("cannot set SO_REUSEADDR on");
+  if (core->acceptor.set_option(net::socket_base::reuse_address(true), ec))
+    return fail("cannot set SO_REUSEADDR on");
   if (endpoint.address().is_v6()) {
     // Listen on exactly the address asked for; "[::]" does not also take IPv4 unless the host's
     // default says so.
     core->acceptor.set_option(net::ip::v6_only(true), ec);
   }
   if (core->acceptor.bind(endpoint, ec)) return fail("cannot bind to");
-  if (core->acceptor.listen(net::socket_base::max_listen_connections, ec)) return fail("cannot listen on");
+  if (core->acceptor.listen(net::socket_base::max_listen_connections, ec))
+    return fail("cannot listen on");
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(core)));
 }
 

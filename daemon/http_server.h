@@ -11,14 +11,13 @@
 #ifndef SHINGLED_DAEMON_HTTP_SERVER_H_
 #define SHINGLED_DAEMON_HTTP_SERVER_H_
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include "base/status.h"
 #include "daemon/http_response.h"

@@ -17,9 +17,12 @@ std::string_view ContentKindName(const PageJob& job) {
   const dedup::ContentType type = dedup::ParseContentType(job.content_type);
   const std::string_view head = std::string_view(job.body).substr(0, dedup::kSniffBytes);
   switch (dedup::DetectContentKind(type.mime, head)) {
-    case dedup::ContentKind::kHtml: return "html";
-    case dedup::ContentKind::kText: return "text";
-    case dedup::ContentKind::kBinary: return "binary";
+    case dedup::ContentKind::kHtml:
+      return "html";
+    case dedup::ContentKind::kText:
+      return "text";
+    case dedup::ContentKind::kBinary:
+      return "binary";
   }
   return "binary";
 }
@@ -49,8 +52,12 @@ struct IngestPipeline::Item {
 IngestPipeline::IngestPipeline(store::Store* store,
                                std::shared_ptr<const dedup::SketchContext> context, TaskPool* pool,
                                Metrics* metrics, const PipelineOptions& options)
-    : store_(store), context_(std::move(context)), pool_(pool), metrics_(metrics),
-      options_(options), writer_([this] { WriterLoop(); }) {}
+    : store_(store),
+      context_(std::move(context)),
+      pool_(pool),
+      metrics_(metrics),
+      options_(options),
+      writer_([this] { WriterLoop(); }) {}
 
 IngestPipeline::~IngestPipeline() { Stop(); }
 
@@ -67,9 +74,8 @@ Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
     if (stopping_) return UnavailableError("the server is shutting down");
     if (admitted_pages_ + jobs.size() > options_.queue_pages ||
         admitted_bytes_ + bytes > options_.queue_bytes) {
-      return ResourceExhaustedError("the ingest queue is full (" +
-                                    std::to_string(admitted_pages_) + " pages, " +
-                                    std::to_string(admitted_bytes_) +
+      return ResourceExhaustedError("the ingest queue is full (" + std::to_string(admitted_pages_) +
+                                    " pages, " + std::to_string(admitted_bytes_) +
                                     " bytes waiting); retry later");
     }
     admitted_pages_ += jobs.size();
@@ -99,14 +105,15 @@ Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
         sketched_.emplace(seq, std::move(item));
         cancelled = MoveReadyLocked();
       }
-      for (Item& c : cancelled) Finish(c, {UnavailableError("the server is shutting down"), {}, ""});
+      for (Item& c : cancelled)
+        Finish(c, {UnavailableError("the server is shutting down"), {}, ""});
     }
   }
   return OkStatus();
 }
 
-void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq,
-                            PageJob job, Clock::time_point admitted) {
+void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq, PageJob job,
+                            Clock::time_point admitted) {
   Item item;
   item.group = std::move(group);
   item.index = index;
@@ -183,7 +190,8 @@ void IngestPipeline::WriterLoop() {
       if (!store_->health().ok()) healthy_ = false;
       for (Item& item : batch) {
         if (metrics_ != nullptr) metrics_->PageFailed("commit");
-        Finish(item, {UnavailableError("the store could not commit the page; retry later"), {},
+        Finish(item, {UnavailableError("the store could not commit the page; retry later"),
+                      {},
                       item.content_kind});
       }
       continue;

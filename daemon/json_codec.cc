@@ -75,8 +75,7 @@ StatusOr<int64_t> ParseIsoTime(std::string_view s) {
     }
     if (pos != s.size()) return bad();
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
-      second > 60) {
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return bad();
   }
   std::tm tm{};
@@ -143,9 +142,9 @@ Json SimilarJson(const std::vector<store::SimilarDoc>& docs) {
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions) {
   Json out = Json::array();
   for (const store::UrlVersion& v : versions) {
-    Json j = {{"seq", v.seq},           {"sweep", v.sweep},
-              {"date", FormatIsoTime(v.date)}, {"doc", v.doc},
-              {"status", v.http_status}, {"verdict", store::VerdictName(v.verdict)}};
+    Json j = {
+        {"seq", v.seq}, {"sweep", v.sweep},        {"date", FormatIsoTime(v.date)},
+        {"doc", v.doc}, {"status", v.http_status}, {"verdict", store::VerdictName(v.verdict)}};
     if (!v.canonical_link.empty()) j["canonical_link"] = v.canonical_link;
     out.push_back(std::move(j));
   }
@@ -160,7 +159,8 @@ Json ClusterJson(const store::ClusterInfo& cluster) {
                        {"last_seen", FormatIsoTime(m.last_seen)},
                        {"urls", m.urls}});
   }
-  return Json{{"id", cluster.id}, {"size", cluster.members.size()}, {"members", std::move(members)}};
+  return Json{
+      {"id", cluster.id}, {"size", cluster.members.size()}, {"members", std::move(members)}};
 }
 
 Json DocumentJson(const store::DocumentInfo& d) {
@@ -213,9 +213,8 @@ Json StatsJson(const store::StoreStats& s) {
   for (const store::DatabaseStats& d : s.databases) {
     dbs[d.name] = {{"entries", d.entries}, {"bytes", d.bytes}};
   }
-  return Json{{"documents", s.documents}, {"urls", s.urls},
-              {"versions", s.versions},   {"clusters", s.clusters},
-              {"map_size", s.map_size},   {"file_bytes", s.file_bytes},
+  return Json{{"documents", s.documents},   {"urls", s.urls},         {"versions", s.versions},
+              {"clusters", s.clusters},     {"map_size", s.map_size}, {"file_bytes", s.file_bytes},
               {"databases", std::move(dbs)}};
 }
 

@@ -9,11 +9,10 @@
 #define SHINGLED_DAEMON_JSON_CODEC_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "store/types.h"

@@ -1,7 +1,6 @@
 // shingled: one binary, many subcommands (DESIGN.md, "Interfaces").
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "daemon/cli.h"
 

@@ -1,6 +1,7 @@
 #include "daemon/metrics.h"
 
 #include <dirent.h>
+#include <prometheus/text_serializer.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
-
-#include <prometheus/text_serializer.h>
 
 namespace shingled::daemon {
 namespace {
@@ -36,76 +35,136 @@ Histogram::BucketBoundaries BatchBuckets() {
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
-      pages_(BuildCounter().Name("shingled_pages_ingested_total")
+      pages_(BuildCounter()
+                 .Name("shingled_pages_ingested_total")
                  .Help("Pages committed to the store, by verdict and content kind")
                  .Register(*registry_)),
-      page_failures_(BuildCounter().Name("shingled_pages_failed_total")
+      page_failures_(BuildCounter()
+                         .Name("shingled_pages_failed_total")
                          .Help("Pages accepted but not stored, by reason")
                          .Register(*registry_)),
-      bytes_(BuildCounter().Name("shingled_ingested_bytes_total")
-                 .Help("Bytes of page bodies committed").Register(*registry_).Add({})),
-      ingest_latency_(BuildHistogram().Name("shingled_ingest_latency_seconds")
+      bytes_(BuildCounter()
+                 .Name("shingled_ingested_bytes_total")
+                 .Help("Bytes of page bodies committed")
+                 .Register(*registry_)
+                 .Add({})),
+      ingest_latency_(BuildHistogram()
+                          .Name("shingled_ingest_latency_seconds")
                           .Help("From a page's admission to its durable commit")
-                          .Register(*registry_).Add({}, LatencyBuckets())),
-      sketch_time_(BuildHistogram().Name("shingled_sketch_duration_seconds")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets())),
+      sketch_time_(BuildHistogram()
+                       .Name("shingled_sketch_duration_seconds")
                        .Help("Canonicalizing and sketching one page")
-                       .Register(*registry_).Add({}, LatencyBuckets())),
-      commit_latency_(BuildHistogram().Name("shingled_store_commit_duration_seconds")
+                       .Register(*registry_)
+                       .Add({}, LatencyBuckets())),
+      commit_latency_(BuildHistogram()
+                          .Name("shingled_store_commit_duration_seconds")
                           .Help("One group commit (Store::Apply, fsync included)")
-                          .Register(*registry_).Add({}, LatencyBuckets())),
-      batch_size_(BuildHistogram().Name("shingled_store_commit_batch_pages")
-                      .Help("Pages per group commit").Register(*registry_).Add({}, BatchBuckets())),
-      commit_failures_(BuildCounter().Name("shingled_store_commit_failures_total")
-                           .Help("Group commits that failed").Register(*registry_).Add({})),
-      queue_pages_(BuildGauge().Name("shingled_ingest_queue_pages")
-                       .Help("Pages accepted and not yet committed").Register(*registry_).Add({})),
-      queue_bytes_(BuildGauge().Name("shingled_ingest_queue_bytes")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets())),
+      batch_size_(BuildHistogram()
+                      .Name("shingled_store_commit_batch_pages")
+                      .Help("Pages per group commit")
+                      .Register(*registry_)
+                      .Add({}, BatchBuckets())),
+      commit_failures_(BuildCounter()
+                           .Name("shingled_store_commit_failures_total")
+                           .Help("Group commits that failed")
+                           .Register(*registry_)
+                           .Add({})),
+      queue_pages_(BuildGauge()
+                       .Name("shingled_ingest_queue_pages")
+                       .Help("Pages accepted and not yet committed")
+                       .Register(*registry_)
+                       .Add({})),
+      queue_bytes_(BuildGauge()
+                       .Name("shingled_ingest_queue_bytes")
                        .Help("Bytes of page bodies accepted and not yet sketched")
-                       .Register(*registry_).Add({})),
-      http_requests_(BuildCounter().Name("shingled_http_requests_total")
-                         .Help("HTTP responses by route and status code").Register(*registry_)),
-      http_duration_(BuildHistogram().Name("shingled_http_request_duration_seconds")
+                       .Register(*registry_)
+                       .Add({})),
+      http_requests_(BuildCounter()
+                         .Name("shingled_http_requests_total")
+                         .Help("HTTP responses by route and status code")
+                         .Register(*registry_)),
+      http_duration_(BuildHistogram()
+                         .Name("shingled_http_request_duration_seconds")
                          .Help("From a complete request to its response, by route")
                          .Register(*registry_)),
-      documents_(BuildGauge().Name("shingled_store_documents").Help("Distinct documents")
-                     .Register(*registry_).Add({})),
+      documents_(BuildGauge()
+                     .Name("shingled_store_documents")
+                     .Help("Distinct documents")
+                     .Register(*registry_)
+                     .Add({})),
       urls_(BuildGauge().Name("shingled_store_urls").Help("URLs").Register(*registry_).Add({})),
-      versions_(BuildGauge().Name("shingled_store_url_versions").Help("Dated URL versions")
-                    .Register(*registry_).Add({})),
-      clusters_(BuildGauge().Name("shingled_store_clusters").Help("Clusters (singletons included)")
-                    .Register(*registry_).Add({})),
-      largest_cluster_(BuildGauge().Name("shingled_store_largest_cluster_documents")
+      versions_(BuildGauge()
+                    .Name("shingled_store_url_versions")
+                    .Help("Dated URL versions")
+                    .Register(*registry_)
+                    .Add({})),
+      clusters_(BuildGauge()
+                    .Name("shingled_store_clusters")
+                    .Help("Clusters (singletons included)")
+                    .Register(*registry_)
+                    .Add({})),
+      largest_cluster_(BuildGauge()
+                           .Name("shingled_store_largest_cluster_documents")
                            .Help("Documents in the largest cluster seen growing since start-up")
-                           .Register(*registry_).Add({})),
-      disk_bytes_(BuildGauge().Name("shingled_store_disk_bytes")
-                      .Help("Disk space of the store's data file").Register(*registry_).Add({})),
-      map_used_bytes_(BuildGauge().Name("shingled_store_map_used_bytes")
+                           .Register(*registry_)
+                           .Add({})),
+      disk_bytes_(BuildGauge()
+                      .Name("shingled_store_disk_bytes")
+                      .Help("Disk space of the store's data file")
+                      .Register(*registry_)
+                      .Add({})),
+      map_used_bytes_(BuildGauge()
+                          .Name("shingled_store_map_used_bytes")
                           .Help("Pages in use in the memory map, in bytes")
-                          .Register(*registry_).Add({})),
-      map_size_bytes_(BuildGauge().Name("shingled_store_map_size_bytes")
+                          .Register(*registry_)
+                          .Add({})),
+      map_size_bytes_(BuildGauge()
+                          .Name("shingled_store_map_size_bytes")
                           .Help("Size of the memory map (it doubles when full)")
-                          .Register(*registry_).Add({})),
-      rss_bytes_(BuildGauge().Name("shingled_process_resident_memory_bytes")
-                     .Help("Resident set size").Register(*registry_).Add({})),
-      cpu_seconds_(BuildCounter().Name("shingled_process_cpu_seconds_total")
-                       .Help("User and system CPU time").Register(*registry_).Add({})),
-      open_fds_(BuildGauge().Name("shingled_process_open_fds").Help("Open file descriptors")
-                    .Register(*registry_).Add({})),
-      start_time_(BuildGauge().Name("shingled_process_start_time_seconds")
+                          .Register(*registry_)
+                          .Add({})),
+      rss_bytes_(BuildGauge()
+                     .Name("shingled_process_resident_memory_bytes")
+                     .Help("Resident set size")
+                     .Register(*registry_)
+                     .Add({})),
+      cpu_seconds_(BuildCounter()
+                       .Name("shingled_process_cpu_seconds_total")
+                       .Help("User and system CPU time")
+                       .Register(*registry_)
+                       .Add({})),
+      open_fds_(BuildGauge()
+                    .Name("shingled_process_open_fds")
+                    .Help("Open file descriptors")
+                    .Register(*registry_)
+                    .Add({})),
+      start_time_(BuildGauge()
+                      .Name("shingled_process_start_time_seconds")
                       .Help("Start time of the process, Unix seconds")
-                      .Register(*registry_).Add({})) {
+                      .Register(*registry_)
+                      .Add({})) {
   // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
   // by the unit's ProcSubset=pid.
-  start_time_.Set(std::chrono::duration<double>(
-                      std::chrono::system_clock::now().time_since_epoch()).count());
-  BuildGauge().Name("shingled_build_info").Help("Version of the running binary")
-      .Register(*registry_).Add({{"version", "0.1.0"}}).Set(1);
+  start_time_.Set(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  BuildGauge()
+      .Name("shingled_build_info")
+      .Help("Version of the running binary")
+      .Register(*registry_)
+      .Add({{"version", "0.1.0"}})
+      .Set(1);
 }
 
 void Metrics::PageIngested(store::Verdict verdict, std::string_view content_kind, uint64_t bytes,
                            double latency_s, store::ClusterId cluster) {
-  pages_.Add({{"verdict", std::string(store::VerdictName(verdict))},
-              {"content_kind", std::string(content_kind)}}).Increment();
+  pages_
+      .Add({{"verdict", std::string(store::VerdictName(verdict))},
+            {"content_kind", std::string(content_kind)}})
+      .Increment();
   bytes_.Increment(static_cast<double>(bytes));
   ingest_latency_.Observe(latency_s);
   if (verdict == store::Verdict::kNearDuplicate || verdict == store::Verdict::kDuplicate) {

@@ -9,6 +9,12 @@
 #ifndef SHINGLED_DAEMON_METRICS_H_
 #define SHINGLED_DAEMON_METRICS_H_
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -16,12 +22,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
 
 #include "store/store.h"
 

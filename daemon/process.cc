@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,10 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 namespace shingled::daemon {
 namespace {
@@ -36,9 +35,12 @@ class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
 
 const char* SignalName(int sig) {
   switch (sig) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "signal";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "signal";
   }
 }
 
@@ -84,7 +86,8 @@ Status NotifySystemd(const std::string& state) {
                static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
   const int err = errno;
   ::close(fd);
-  if (sent < 0) return UnavailableError(std::string("sd_notify ") + state + ": " + std::strerror(err));
+  if (sent < 0)
+    return UnavailableError(std::string("sd_notify ") + state + ": " + std::strerror(err));
   return OkStatus();
 }
 

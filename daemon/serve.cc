@@ -1,13 +1,13 @@
 // `shingled serve`: the daemon. Wires the config, the store, the ingest pipeline, the HTTP server
 // and the process lifecycle (signals, sd_notify) together.
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <iostream>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <spdlog/spdlog.h>
 
 #include "config/config.h"
 #include "daemon/api.h"
@@ -88,8 +88,9 @@ int Serve(const ServeFlags& flags) {
   const size_t workers = config.ingest.workers > 0
                              ? static_cast<size_t>(config.ingest.workers)
                              : std::max(1u, std::thread::hardware_concurrency());
-  // Ingest is bounded by the pipeline's admission; the pool's own bound is for queries.
-  daemon::TaskPool pool(workers, 1024);
+  // Ingest is bounded by the pipeline's admission; the pool's own bound is for queries, which
+  // queue behind admitted pages: leave them room above a full ingest queue.
+  daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
   daemon::Metrics metrics;
   daemon::PipelineOptions pipeline_options;
   pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
@@ -133,7 +134,8 @@ int Serve(const ServeFlags& flags) {
 
   auto work = boost::asio::make_work_guard(ioc);
   std::vector<std::thread> io_threads;
-  for (int64_t i = 0; i < config.server.io_threads; ++i) io_threads.emplace_back([&ioc] { ioc.run(); });
+  for (int64_t i = 0; i < config.server.io_threads; ++i)
+    io_threads.emplace_back([&ioc] { ioc.run(); });
   if (Status s = daemon::NotifySystemd("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
 
   const std::string signal_name = signals.WaitForStop();
@@ -157,7 +159,8 @@ int Serve(const ServeFlags& flags) {
   server->reset();
   const size_t left = pipeline.queued_pages();
   opened->store.reset();  // closes the LMDB environment
-  spdlog::info("stopped; store closed{}", left ? " (" + std::to_string(left) + " pages cancelled)" : "");
+  spdlog::info("stopped; store closed{}",
+               left ? " (" + std::to_string(left) + " pages cancelled)" : "");
   return kExitOk;
 }
 
@@ -166,7 +169,8 @@ int Serve(const ServeFlags& flags) {
 void AddServeCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* serve = app->add_subcommand("serve", "Run the daemon: the HTTP API over the store");
-  serve->add_option("--config", flags->config_file, "TOML config file (default: built-in defaults)");
+  serve->add_option("--config", flags->config_file,
+                    "TOML config file (default: built-in defaults)");
   serve->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
   serve->add_option("--listen", flags->listen, "HOST:PORT or [V6]:PORT (overrides server.listen)");
   serve->callback([=] { *exit_code = Serve(*flags); });

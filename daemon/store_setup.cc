@@ -61,7 +61,8 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::getline(in, line);
   const size_t begin = line.find_first_not_of(" \t\r\n");
   const size_t end = line.find_last_not_of(" \t\r\n");
-  if (begin == std::string::npos) return InvalidArgumentError("auth.token_file " + path + " is empty");
+  if (begin == std::string::npos)
+    return InvalidArgumentError("auth.token_file " + path + " is empty");
   return line.substr(begin, end - begin + 1);
 }
 

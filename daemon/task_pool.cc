@@ -5,7 +5,8 @@
 namespace shingled::daemon {
 
 TaskPool::TaskPool(size_t threads, size_t capacity) : capacity_(capacity) {
-  for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+  for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i)
+    threads_.emplace_back([this] { Run(); });
 }
 
 TaskPool::~TaskPool() { Stop(); }

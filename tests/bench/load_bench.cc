@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
   std::map<int, uint64_t> statuses;
   uint64_t failures = 0;
   const Clock::time_point begin = Clock::now();
-  const Clock::time_point end = begin + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(seconds));
+  const Clock::time_point end =
+      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   size_t open = conns.size();
   std::vector<epoll_event> events(conns.size());
   char buf[65536];
@@ -147,8 +147,10 @@ int main(int argc, char** argv) {
       while (!dead && c.sent < c.out.size()) {
         const ssize_t w = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        if (w <= 0) dead = true;
-        else c.sent += static_cast<size_t>(w);
+        if (w <= 0)
+          dead = true;
+        else
+          c.sent += static_cast<size_t>(w);
       }
       for (;;) {
         if (dead) break;
@@ -193,7 +195,8 @@ int main(int argc, char** argv) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
   std::sort(latencies_ms.begin(), latencies_ms.end());
   auto pct = [&](double p) {
-    return latencies_ms.empty() ? 0 : latencies_ms[static_cast<size_t>(p * (latencies_ms.size() - 1))];
+    return latencies_ms.empty() ? 0
+                                : latencies_ms[static_cast<size_t>(p * (latencies_ms.size() - 1))];
   };
   std::printf("requests: %zu in %.1f s: %.0f pages/s\n", latencies_ms.size(), elapsed,
               latencies_ms.size() / elapsed);

@@ -58,7 +58,8 @@ seed = "0xff"
 [auth]
 token_file = "/etc/token"
 protect_reads = true
-)", "t.toml");
+)",
+                                   "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->server.listen.host, "::1");
   EXPECT_EQ(c->server.listen.port, 0);
@@ -111,9 +112,7 @@ TEST(ConfigTest, BadListenAddress) {
   ExpectError("[server]\nlisten = \"h:70000\"\n", {"server.listen", "0..65535"});
 }
 
-TEST(ConfigTest, SyntaxErrorNamesLine) {
-  ExpectError("[server]\nlisten = \n", {"test.toml:2:"});
-}
+TEST(ConfigTest, SyntaxErrorNamesLine) { ExpectError("[server]\nlisten = \n", {"test.toml:2:"}); }
 
 TEST(ConfigTest, MissingFileIsNotFound) {
   StatusOr<Config> c = LoadConfigFile("/nonexistent/shingled.toml");

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -24,8 +25,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace shingled::testing {
 
@@ -62,7 +61,7 @@ class TempDir {
 };
 
 struct HttpResponse {
-  int status = 0;  // 0: no response (connection failed or closed)
+  int status = 0;                              // 0: no response (connection failed or closed)
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 };
@@ -104,7 +103,8 @@ class HttpClient {
                        const std::string& extra_headers = "") {
     std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     if (!content_type.empty()) req += "Content-Type: " + content_type + "\r\n";
-    if (method == "POST" || !body.empty()) req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    if (method == "POST" || !body.empty())
+      req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     req += extra_headers + "\r\n" + body;
     if (!SendRaw(req)) return {};
     return ReadResponse();
@@ -129,7 +129,8 @@ class HttpClient {
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
     }
-    const size_t length = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
+    const size_t length =
+        std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
     while (buf_.size() < header_end + 4 + length) {
       if (!Fill()) return HttpResponse{};
     }
@@ -170,8 +171,8 @@ class Daemon {
          std::vector<std::string> extra_args = {}) {
     config_path_ = dir.Write("shingled-" + std::to_string(counter_++) + ".toml", config_toml);
     log_path_ = config_path_ + ".log";
-    std::vector<std::string> args = {SHINGLED_BINARY, "serve", "--config", config_path_,
-                                     "--store", store_dir};
+    std::vector<std::string> args = {SHINGLED_BINARY, "serve",   "--config",
+                                     config_path_,    "--store", store_dir};
     if (std::find(extra_args.begin(), extra_args.end(), "--listen") == extra_args.end()) {
       extra_args.insert(extra_args.end(), {"--listen", "127.0.0.1:0"});
     }

@@ -33,8 +33,10 @@ class Load {
       threads_.emplace_back([this, port, c] {
         auto client = std::make_unique<HttpClient>(port);
         for (int n = 0; n < 5000 && !stop_; ++n) {
-          const std::string url = "https://load.example/" + std::to_string(c) + "/" + std::to_string(n);
-          HttpResponse r = client->Request("POST", "/v1/pages?url=" + Q(url), Page(c, n), "text/html");
+          const std::string url =
+              "https://load.example/" + std::to_string(c) + "/" + std::to_string(n);
+          HttpResponse r =
+              client->Request("POST", "/v1/pages?url=" + Q(url), Page(c, n), "text/html");
           if (r.status == 200) {
             std::lock_guard<std::mutex> lock(mu_);
             acked_.insert(url);
@@ -147,7 +149,8 @@ TEST(LifecycleTest, SecondSignalStopsAtOnce) {
   Daemon daemon(dir, dir.path() + "/store", "[server]\nshutdown_deadline_ms = 600000\n");
   ASSERT_GT(daemon.port(), 0);
   HttpClient client(daemon.port());
-  ASSERT_TRUE(client.SendRaw("POST /v1/pages?url=https://e.com/ HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"));
+  ASSERT_TRUE(client.SendRaw(
+      "POST /v1/pages?url=https://e.com/ HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"));
   // Wait until the daemon has read the request head (it shows in no log): a request on another
   // connection is served after it, on the same I/O thread.
   EXPECT_EQ(HttpClient(daemon.port()).Request("GET", "/healthz").status, 200);
@@ -172,7 +175,8 @@ TEST(LifecycleTest, NotifiesSystemdReadyAndStopping) {
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path + 1, name.data(), name.size());
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr),
-                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())), 0);
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
   timeval tv{20, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setenv("NOTIFY_SOCKET", ("@" + name).c_str(), 1);

@@ -37,15 +37,22 @@ TEST(PrometheusTest, ScrapesTheDaemonAndAnswersTheIngestCounter) {
   ASSERT_GT(daemon.port(), 0) << daemon.log();
   for (int i = 0; i < 3; ++i) {
     HttpClient client(daemon.port());
-    const std::string page = "<p>page number " + std::to_string(i) + " with a few words of its own</p>";
-    ASSERT_EQ(client.Request("POST", "/v1/pages?url=" + Q("https://p.example/" + std::to_string(i)), page, "text/html").status, 200);
+    const std::string page =
+        "<p>page number " + std::to_string(i) + " with a few words of its own</p>";
+    ASSERT_EQ(client
+                  .Request("POST", "/v1/pages?url=" + Q("https://p.example/" + std::to_string(i)),
+                           page, "text/html")
+                  .status,
+              200);
   }
 
   const int prom_port = FreePort();
-  const std::string config = dir.Write("prometheus.yml",
-                                       "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                       "scrape_configs:\n  - job_name: shingled\n    static_configs:\n"
-                                       "      - targets: ['127.0.0.1:" + std::to_string(daemon.port()) + "']\n");
+  const std::string config =
+      dir.Write("prometheus.yml",
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "scrape_configs:\n  - job_name: shingled\n    static_configs:\n"
+                "      - targets: ['127.0.0.1:" +
+                    std::to_string(daemon.port()) + "']\n");
   const std::string log_path = dir.path() + "/prometheus.log";
   const pid_t pid = fork();
   if (pid == 0) {
@@ -66,7 +73,8 @@ TEST(PrometheusTest, ScrapesTheDaemonAndAnswersTheIngestCounter) {
   while (Clock::now() < deadline && value < 3) {
     HttpClient client(prom_port);
     if (client.connected()) {
-      HttpResponse r = client.Request("GET", "/api/v1/query?query=" + Q("sum(shingled_pages_ingested_total)"));
+      HttpResponse r =
+          client.Request("GET", "/api/v1/query?query=" + Q("sum(shingled_pages_ingested_total)"));
       const json j = json::parse(r.body, nullptr, false);
       if (r.status == 200 && j.is_object() && !j["data"]["result"].empty()) {
         value = std::stod(j["data"]["result"][0]["value"][1].get<std::string>());

@@ -83,7 +83,8 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   const int doc = Post("https://example.com/a", a)["doc"];
   Post("https://example.com/b", ReadWholeFile(kSamples + "page-b.html"));
 
-  HttpResponse r = Call("GET", "/v1/similar?url=" + Q("https://example.com/a") + "&threshold=0.3&limit=5");
+  HttpResponse r =
+      Call("GET", "/v1/similar?url=" + Q("https://example.com/a") + "&threshold=0.3&limit=5");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["results"][0]["url"], "https://example.com/b");
   r = Call("POST", "/v1/similar?threshold=0.3", a, "text/html");
@@ -101,10 +102,14 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   r = Call("GET", "/v1/documents/" + std::to_string(doc));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["id"], doc);
-  r = Call("POST", "/v1/sweeps", R"({"name": "s2", "start": "2024-05-01T00:00:00Z"})", "application/json");
+  r = Call("POST", "/v1/sweeps", R"({"name": "s2", "start": "2024-05-01T00:00:00Z"})",
+           "application/json");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["start"], "2024-05-01T00:00:00Z");
-  r = Call("POST", "/v1/pages?url=" + Q("https://example.com/a") + "&sweep=s2&fetched_at=2024-05-02T00:00:00Z", a, "text/html");
+  r = Call(
+      "POST",
+      "/v1/pages?url=" + Q("https://example.com/a") + "&sweep=s2&fetched_at=2024-05-02T00:00:00Z",
+      a, "text/html");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["verdict"], "unchanged");
   r = Call("GET", "/v1/sweeps");
@@ -113,15 +118,19 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   r = Call("POST", "/v1/sweeps/s2/close", "", "");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["open"], false);
-  ExpectError(Call("POST", "/v1/pages?url=x://h/&sweep=s2", a, "text/html"), 409, "failed_precondition", "closed");
+  ExpectError(Call("POST", "/v1/pages?url=x://h/&sweep=s2", a, "text/html"), 409,
+              "failed_precondition", "closed");
   r = Call("GET", "/v1/stats");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["documents"], 2);
   r = Call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
-  EXPECT_NE(r.body.find("shingled_pages_ingested_total{content_kind=\"html\",verdict=\"new\"} 2"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("shingled_pages_ingested_total{content_kind=\"html\",verdict=\"new\"} 2"),
+            std::string::npos)
+      << r.body;
   EXPECT_NE(r.body.find("shingled_process_resident_memory_bytes"), std::string::npos);
-  EXPECT_NE(r.body.find("shingled_http_requests_total{code=\"200\",route=\"pages\"}"), std::string::npos);
+  EXPECT_NE(r.body.find("shingled_http_requests_total{code=\"200\",route=\"pages\"}"),
+            std::string::npos);
   r = Call("GET", "/healthz");
   EXPECT_EQ(r.status, 200);
   r = Call("GET", "/readyz");
@@ -129,8 +138,11 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
 
   // A batch of JSON lines: one result per line, in order.
   const std::string batch =
-      json{{"url", "https://example.com/n1"}, {"content", "<p>" + SyntheticPage(7) + "</p>"}, {"content_type", "text/html"}}.dump() + "\n" +
-      json{{"url", "https://example.com/gone"}, {"status", 404}}.dump() + "\n";
+      json{{"url", "https://example.com/n1"},
+           {"content", "<p>" + SyntheticPage(7) + "</p>"},
+           {"content_type", "text/html"}}
+          .dump() +
+      "\n" + json{{"url", "https://example.com/gone"}, {"status", 404}}.dump() + "\n";
   r = Call("POST", "/v1/pages", batch, "application/x-ndjson");
   ASSERT_EQ(r.status, 200) << r.body;
   const json results = json::parse(r.body);
@@ -142,31 +154,52 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
 
 TEST_F(ServeTest, BadRequestsOfEveryKind) {
   const std::string page = SyntheticPage(2);
-  ExpectError(Call("POST", "/v1/pages?url=not-a-url", page, "text/html"), 400, "invalid_argument", "absolute URL");
-  ExpectError(Call("POST", "/v1/pages?url=http:///nohost", page, "text/html"), 400, "invalid_argument", "no host");
-  ExpectError(Call("POST", "/v1/pages?url=%zz", page, "text/html"), 400, "invalid_argument", "percent");
+  ExpectError(Call("POST", "/v1/pages?url=not-a-url", page, "text/html"), 400, "invalid_argument",
+              "absolute URL");
+  ExpectError(Call("POST", "/v1/pages?url=http:///nohost", page, "text/html"), 400,
+              "invalid_argument", "no host");
+  ExpectError(Call("POST", "/v1/pages?url=%zz", page, "text/html"), 400, "invalid_argument",
+              "percent");
   ExpectError(Call("POST", "/v1/pages", page, "text/html"), 400, "invalid_argument", "missing url");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), "", "text/html"), 400, "invalid_argument", "empty body");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&fetched_at=yesterday", page, "text/html"), 400, "invalid_argument", "fetched_at");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&status=99", page, "text/html"), 400, "invalid_argument", "status");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&sweep=nope", page, "text/html"), 404, "not_found", "nope");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), std::string(70000, 'x'), "text/html"), 413, "payload_too_large", "max_body_bytes");
-  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), page, "image/png"), 415, "unsupported_media_type");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), "", "text/html"), 400,
+              "invalid_argument", "empty body");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&fetched_at=yesterday", page,
+                   "text/html"),
+              400, "invalid_argument", "fetched_at");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&status=99", page, "text/html"), 400,
+      "invalid_argument", "status");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&sweep=nope", page, "text/html"), 404,
+      "not_found", "nope");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/"), std::string(70000, 'x'), "text/html"),
+      413, "payload_too_large", "max_body_bytes");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), page, "image/png"), 415,
+              "unsupported_media_type");
   ExpectError(Call("GET", "/v1/pages?url=" + Q("https://e.com/")), 405, "method_not_allowed");
   EXPECT_EQ(Call("DELETE", "/v1/stats").headers["allow"], "GET");
   ExpectError(Call("GET", "/v1/nothing"), 404, "not_found");
   ExpectError(Call("GET", "/v1/clusters/abc"), 400, "invalid_argument", "positive integer");
   ExpectError(Call("GET", "/v1/documents/999"), 404, "not_found");
   ExpectError(Call("GET", "/v1/urls?url=" + Q("https://never.example/")), 404, "not_found");
-  ExpectError(Call("GET", "/v1/similar?url=" + Q("https://e.com/") + "&limit=0"), 400, "invalid_argument", "limit");
-  ExpectError(Call("POST", "/v1/sweeps", "{not json", "application/json"), 400, "invalid_argument", "JSON");
-  ExpectError(Call("POST", "/v1/sweeps", "{\"start\": 3}", "application/json"), 400, "invalid_argument", "name");
-  ExpectError(Call("POST", "/v1/pages", "{\"url\": \"https://e.com/\", \"content\": \"x\"}\n{oops\n", "application/x-ndjson"), 400, "invalid_argument", "line 2");
+  ExpectError(Call("GET", "/v1/similar?url=" + Q("https://e.com/") + "&limit=0"), 400,
+              "invalid_argument", "limit");
+  ExpectError(Call("POST", "/v1/sweeps", "{not json", "application/json"), 400, "invalid_argument",
+              "JSON");
+  ExpectError(Call("POST", "/v1/sweeps", "{\"start\": 3}", "application/json"), 400,
+              "invalid_argument", "name");
+  ExpectError(
+      Call("POST", "/v1/pages", "{\"url\": \"https://e.com/\", \"content\": \"x\"}\n{oops\n",
+           "application/x-ndjson"),
+      400, "invalid_argument", "line 2");
   // A 10,000-character URL fits the header limit (16 KiB) but not limits.max_url_bytes.
   const std::string long_url = "https://e.com/" + std::string(10000 - 14, 'a');
-  ExpectError(Call("POST", "/v1/pages?url=" + long_url, page, "text/html"), 400, "invalid_argument", "max_url_bytes");
+  ExpectError(Call("POST", "/v1/pages?url=" + long_url, page, "text/html"), 400, "invalid_argument",
+              "max_url_bytes");
   // Past the header limit: 431, from the server itself.
-  ExpectError(Call("GET", "/v1/urls?url=https://e.com/" + std::string(20000, 'a')), 431, "header_fields_too_large");
+  ExpectError(Call("GET", "/v1/urls?url=https://e.com/" + std::string(20000, 'a')), 431,
+              "header_fields_too_large");
   {
     HttpClient client(daemon_->port());
     client.SendRaw("NOT HTTP AT ALL\r\n\r\n");
@@ -179,10 +212,10 @@ TEST_F(ServeTest, BadRequestsOfEveryKind) {
 TEST_F(ServeTest, KeepAliveAndPipelining) {
   HttpClient client(daemon_->port());
   // Three requests in one write: answered in order on one connection.
-  ASSERT_TRUE(client.SendRaw(
-      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-      "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n"
-      "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(
+      client.SendRaw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"));
   EXPECT_EQ(client.ReadResponse().status, 200);
   EXPECT_EQ(client.ReadResponse().status, 404);
   EXPECT_EQ(client.ReadResponse().status, 200);
@@ -226,8 +259,11 @@ TEST_F(AuthTest, WritesNeedTheBearerToken) {
   HttpResponse r = Call("POST", target, page, "text/html");
   ExpectError(r, 401, "unauthenticated", "Bearer");
   EXPECT_EQ(r.headers["www-authenticate"], "Bearer realm=\"shingled\"");
-  ExpectError(Call("POST", target, page, "text/html", "Authorization: Bearer wrong\r\n"), 401, "unauthenticated", "wrong");
-  EXPECT_EQ(Call("POST", target, page, "text/html", "Authorization: Bearer s3cret-token\r\n").status, 200);
+  ExpectError(Call("POST", target, page, "text/html", "Authorization: Bearer wrong\r\n"), 401,
+              "unauthenticated", "wrong");
+  EXPECT_EQ(
+      Call("POST", target, page, "text/html", "Authorization: Bearer s3cret-token\r\n").status,
+      200);
   // Reads are open by default (protect_reads = false); probes and metrics always are.
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/p")).status, 200);
   EXPECT_EQ(Call("GET", "/metrics").status, 200);
@@ -237,7 +273,8 @@ TEST(ServeStartTest, BindFailureExitsNonZero) {
   TempDir dir;
   Daemon first(dir, dir.path() + "/store1");
   ASSERT_GT(first.port(), 0);
-  Daemon second(dir, dir.path() + "/store2", "", {"--listen", "127.0.0.1:" + std::to_string(first.port())});
+  Daemon second(dir, dir.path() + "/store2", "",
+                {"--listen", "127.0.0.1:" + std::to_string(first.port())});
   EXPECT_EQ(second.port(), 0);
   const std::optional<int> code = second.Wait();
   ASSERT_TRUE(code.has_value());
