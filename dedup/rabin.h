@@ -128,6 +128,19 @@ class RabinWindow {
     return fp_;
   }
 
+  // Like Push, with the update (fp * x^64 + old * x^(64 width) + word) mod P computed by
+  // `slide(fp, old, word)`, old being 0 until the window is full; for the carry-less multiply
+  // path (dedup/internal/rabin_clmul.h), which computes the same values.
+  template <typename Slide>
+  uint64_t PushWith(uint64_t word, Slide&& slide) {
+    const uint64_t old = count_ == tables_.width() ? ring_[head_] : 0;
+    fp_ = slide(fp_, old, word);
+    if (count_ < tables_.width()) ++count_;
+    ring_[head_] = word;
+    head_ = head_ + 1 == tables_.width() ? 0 : head_ + 1;
+    return fp_;
+  }
+
   // Words in the window: min(pushed, width).
   int size() const { return count_; }
   uint64_t fingerprint() const { return fp_; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "dedup/internal/minhash.h"
+#include "dedup/internal/rabin_clmul.h"
 #include "dedup/rabin.h"
 #include "dedup/sketch.h"
 
@@ -21,6 +22,10 @@ class SketchContextImpl {
   const internal::MinhashTables minhash;
   const SimdLevel simd;
   const internal::MinhashKernel kernel;
+  // The Rabin window slides with carry-less multiplies when the CPU has them, except at the
+  // scalar level, which keeps the portable table code (tests compare the two).
+  const bool use_clmul;
+  const internal::RabinClmulConstants clmul;
   // Seeds of the XXH3 hashes: token fingerprints, features, super shingles, exact fingerprints.
   const uint64_t token_seed;
   const uint64_t feature_seed;

@@ -1,5 +1,7 @@
 #include "dedup/rabin.h"
 
+#include "dedup/internal/rabin_clmul.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -146,6 +148,40 @@ TEST(RabinTest, SlidingWindowEqualsFromScratchAtEveryOffset) {
       ASSERT_EQ(sliding, rabin.Fingerprint(bytes)) << "width " << width << " offset " << i;
     }
   }
+}
+
+// The carry-less multiply window computes the table window's fingerprints, for every width and
+// polynomial tried, at every offset.
+TEST(RabinTest, ClmulWindowEqualsTableWindow) {
+  if (!internal::CpuHasClmul()) GTEST_SKIP() << "no PCLMULQDQ on this CPU";
+  std::mt19937_64 rng(5);
+  for (uint64_t seed : {1ull, 2ull, 3ull, 0x5348494e474c4544ull}) {
+    const RabinFingerprinter rabin(PickIrreduciblePolynomial(seed));
+    for (int width : {1, 2, 8, 13, 32}) {
+      const RabinWindowTables tables(rabin, width);
+      const internal::RabinClmulConstants constants =
+          internal::MakeRabinClmulConstants(rabin.polynomial(), width);
+      RabinWindow by_table(tables), by_clmul(tables);
+      for (int i = 0; i < 2000; ++i) {
+        const uint64_t word = (i % 7 == 0) ? ~0ull : rng();  // all-ones words stress carries
+        const uint64_t expected = by_table.Push(word);
+        const uint64_t got = by_clmul.PushWith(word, [&](uint64_t f, uint64_t old, uint64_t w) {
+          return internal::RabinSlideClmul(constants, f, old, w);
+        });
+        ASSERT_EQ(got, expected) << "seed " << seed << " width " << width << " offset " << i;
+      }
+    }
+  }
+  // mu = floor(x^128 / P) satisfies x^128 = mu * P + r with deg r < 64: check by multiplying back.
+  const uint64_t low = PickIrreduciblePolynomial(9);
+  const internal::RabinClmulConstants c = internal::MakeRabinClmulConstants(low, 8);
+  // (x^64 + mu_low)(x^64 + low) = x^128 + (mu_low + low) x^64 + mu_low * low; the x^64.. part of
+  // mu_low * low must cancel (mu_low + low) so that the remainder has degree < 64.
+  Gf2Poly128 product = 0;
+  for (int i = 0; i < 64; ++i) {
+    if ((c.mu_low >> i) & 1) product ^= Gf2Poly128{low} << i;
+  }
+  EXPECT_EQ(static_cast<uint64_t>(product >> 64), c.mu_low ^ low);
 }
 
 TEST(RabinTest, NoCollisionsAmongMillionsOfDistinctShingles) {
