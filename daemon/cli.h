@@ -4,6 +4,7 @@
 #define SHINGLED_DAEMON_CLI_H_
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace shingled::cli {
 
@@ -13,6 +14,15 @@ inline constexpr int kExitUsage = 2;
 
 // Registers `sketch` and `compare` on `app`; the callbacks store their exit code in *exit_code.
 void AddDedupCommands(CLI::App* app, int* exit_code);
+// Registers `serve` (daemon/serve.cc).
+void AddServeCommand(CLI::App* app, int* exit_code);
+// Registers `ingest`, `check`, `backup`, `similar`, `history`, `cluster`, `lost` and `sweep`
+// (daemon/cli_store.cc).
+void AddStoreCommands(CLI::App* app, int* exit_code);
+
+// The Content-Type to assume for a file: `given` if not empty, else one implied by the
+// extension (.html, .htm, .xhtml, .txt, .text, .md), else "" (the canonicalizer sniffs).
+std::string ContentTypeForPath(const std::string& path, const std::string& given);
 
 }  // namespace shingled::cli
 

@@ -5,10 +5,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon/cli.h"
 #include "dedup/canonicalize.h"
@@ -39,27 +38,14 @@ StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
   const std::streamoff size = in.tellg();
   if (size < 0) return InvalidArgumentError(path + ": not a regular file");
   if (static_cast<uint64_t>(size) > max_bytes) {
-    return ResourceExhaustedError(path + ": " + std::to_string(size) + " bytes is over the limit of " +
-                                  std::to_string(max_bytes) + " (--max-file-bytes)");
+    return ResourceExhaustedError(path + ": " + std::to_string(size) +
+                                  " bytes is over the limit of " + std::to_string(max_bytes) +
+                                  " (--max-file-bytes)");
   }
   std::string data(static_cast<size_t>(size), '\0');
   in.seekg(0);
   if (!in.read(data.data(), size)) return InvalidArgumentError(path + ": read failed");
   return data;
-}
-
-// The Content-Type to assume for a file: the one given, else one implied by the extension, else
-// none (the canonicalizer then sniffs the bytes).
-std::string ContentTypeFor(const std::string& path, const std::string& given) {
-  if (!given.empty()) return given;
-  auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() &&
-           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(),
-                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
-  };
-  if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
-  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
-  return "";
 }
 
 std::string Hex64(uint64_t v) {
@@ -87,7 +73,7 @@ StatusOr<Sketch> SketchFile(const dedup::SketchContext& ctx, const std::string& 
   if (!data.ok()) return data.status();
   StatusOr<dedup::CanonicalizerKind> kind = dedup::ParseCanonicalizerKind(options.canonicalizer);
   if (!kind.ok()) return kind.status();
-  dedup::PageSketcher page(ctx, ContentTypeFor(path, options.content_type), *kind);
+  dedup::PageSketcher page(ctx, ContentTypeForPath(path, options.content_type), *kind);
   ShingleRecorder recorder;
   if (shingles != nullptr) page.set_shingle_observer(&recorder);
   page.Feed(*data);
@@ -192,11 +178,26 @@ void AddCommonOptions(CLI::App* cmd, DedupOptions* options) {
 
 }  // namespace
 
+// The Content-Type to assume for a file: the one given, else one implied by the extension, else
+// none (the canonicalizer then sniffs the bytes).
+std::string ContentTypeForPath(const std::string& path, const std::string& given) {
+  if (!given.empty()) return given;
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(), [](char a, char b) {
+             return a == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
+  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
+  return "";
+}
+
 void AddDedupCommands(CLI::App* app, int* exit_code) {
   auto sketch_options = std::make_shared<DedupOptions>();
   auto sketch_files = std::make_shared<std::vector<std::string>>();
-  CLI::App* sketch = app->add_subcommand(
-      "sketch", "Print each file's sketch as one JSON object per line");
+  CLI::App* sketch =
+      app->add_subcommand("sketch", "Print each file's sketch as one JSON object per line");
   sketch->add_option("files", *sketch_files, "Files to sketch")->required();
   AddCommonOptions(sketch, sketch_options.get());
   sketch->callback([=] { *exit_code = RunSketch(*sketch_files, *sketch_options); });

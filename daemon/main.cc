@@ -1,7 +1,6 @@
 // shingled: one binary, many subcommands (DESIGN.md, "Interfaces").
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "daemon/cli.h"
 
@@ -11,6 +10,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "shingled 0.1.0");
   int exit_code = shingled::cli::kExitOk;
   shingled::cli::AddDedupCommands(&app, &exit_code);
+  shingled::cli::AddServeCommand(&app, &exit_code);
+  shingled::cli::AddStoreCommands(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,8 @@ packages=(
   libcurl4-openssl-dev libssl-dev openssl libgumbo-dev liblmdb-dev lmdb-utils
   prometheus-cpp-dev libutf8proc-dev libxxhash-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
+  # integration test (Prometheus scrapes the daemon), load benchmark, unit verification
+  prometheus wrk systemd
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   wget  # the WARC interop test crawls a loopback site with GNU wget

@@ -6,10 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -44,13 +43,14 @@ Result RunShingled(const std::string& args, std::string* err = nullptr) {
 const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
 
 TEST(CliTest, CompareSamplePagesAsJson) {
-  const Result r = RunShingled("compare --json " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  const Result r =
+      RunShingled("compare --json " + kSamples + "page-a.html " + kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(r.out);
-  for (const char* key : {"resemblance", "containment_a_in_b", "containment_b_in_a",
-                          "resemblance_estimate", "containment_estimate_a_in_b",
-                          "containment_estimate_b_in_a", "features_in_common", "fungible",
-                          "supershingles_in_common"}) {
+  for (const char* key :
+       {"resemblance", "containment_a_in_b", "containment_b_in_a", "resemblance_estimate",
+        "containment_estimate_a_in_b", "containment_estimate_b_in_a", "features_in_common",
+        "fungible", "supershingles_in_common"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   // The pages share most of their article: clearly similar, clearly not identical.
@@ -74,8 +74,8 @@ TEST(CliTest, CompareAFileWithItself) {
 }
 
 TEST(CliTest, CompareReadableLinesAndLabelled) {
-  const Result r =
-      RunShingled("compare --labelled --shingle-size 3 " + kSamples + "page-a.html " + kSamples + "page-b.html");
+  const Result r = RunShingled("compare --labelled --shingle-size 3 " + kSamples + "page-a.html " +
+                               kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("resemblance: "), std::string::npos);
   EXPECT_NE(r.out.find("labelled: true"), std::string::npos);

@@ -1,0 +1,314 @@
+// TOML loading and validation of the configuration (config/config.h).
+#include "config/config.h"
+
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace shingled::config {
+namespace {
+
+// Reads the keys of one table into fields, remembering the first error. Every key read is
+// marked; Finish() then rejects the keys nobody asked for, so a typo never passes silently.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string section, std::string_view source,
+              Status* status)
+      : table_(table), section_(std::move(section)), source_(source), status_(status) {}
+
+  void Int(const char* key, int64_t min, int64_t max, int64_t* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    const auto* v = node->as_integer();
+    if (v == nullptr) return Fail(*node, key, "expected an integer");
+    if (v->get() < min || v->get() > max) {
+      return Fail(*node, key,
+                  std::to_string(v->get()) + " is out of range " + std::to_string(min) + ".." +
+                      std::to_string(max));
+    }
+    *out = v->get();
+  }
+  void OptionalInt(const char* key, int64_t min, int64_t max, std::optional<int64_t>* out) {
+    const bool present = table_.contains(key);
+    int64_t value = 0;
+    Int(key, min, max, &value);
+    if (present && status_->ok()) *out = value;
+  }
+  // For unsigned 64-bit values (seeds): a TOML integer is signed, so the full range is written
+  // as a hex string "0x...", or as a non-negative integer.
+  void OptionalU64(const char* key, std::optional<uint64_t>* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    if (const auto* i = node->as_integer()) {
+      if (i->get() < 0) return Fail(*node, key, "must not be negative");
+      *out = static_cast<uint64_t>(i->get());
+      return;
+    }
+    const auto* s = node->as_string();
+    if (s == nullptr) return Fail(*node, key, "expected an integer or a \"0x...\" string");
+    std::string_view text = s->get();
+    uint64_t value = 0;
+    if (text.size() < 3 || text.substr(0, 2) != "0x" ||
+        std::from_chars(text.data() + 2, text.data() + text.size(), value, 16).ptr !=
+            text.data() + text.size()) {
+      return Fail(*node, key, "\"" + std::string(text) + "\" is not a hex number like \"0x1f\"");
+    }
+    *out = value;
+  }
+  void Double(const char* key, double min_exclusive, double max, double* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    double value;
+    if (const auto* f = node->as_floating_point()) {
+      value = f->get();
+    } else if (const auto* i = node->as_integer()) {
+      value = static_cast<double>(i->get());
+    } else {
+      return Fail(*node, key, "expected a number");
+    }
+    if (!(value > min_exclusive && value <= max)) {
+      std::ostringstream msg;
+      msg << value << " is out of range (" << min_exclusive << ", " << max << "]";
+      return Fail(*node, key, msg.str());
+    }
+    *out = value;
+  }
+  void Bool(const char* key, bool* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    const auto* v = node->as_boolean();
+    if (v == nullptr) return Fail(*node, key, "expected true or false");
+    *out = v->get();
+  }
+  // A string, optionally one of `allowed`.
+  void String(const char* key, std::string* out, const std::set<std::string>& allowed = {}) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    const auto* v = node->as_string();
+    if (v == nullptr) return Fail(*node, key, "expected a string");
+    if (!allowed.empty() && !allowed.count(v->get())) {
+      return Fail(*node, key, "\"" + v->get() + "\" is not one of " + Join(allowed));
+    }
+    *out = v->get();
+  }
+  void StringList(const char* key, const std::set<std::string>& allowed,
+                  std::vector<std::string>* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    const auto* array = node->as_array();
+    if (array == nullptr) return Fail(*node, key, "expected an array of strings");
+    std::vector<std::string> values;
+    for (const toml::node& element : *array) {
+      const auto* s = element.as_string();
+      if (s == nullptr) return Fail(element, key, "expected an array of strings");
+      if (!allowed.count(s->get())) {
+        return Fail(element, key, "\"" + s->get() + "\" is not one of " + Join(allowed));
+      }
+      values.push_back(s->get());
+    }
+    *out = std::move(values);
+  }
+  void Listen(const char* key, ListenAddress* out) {
+    std::string text;
+    String(key, &text);
+    if (text.empty()) return;
+    StatusOr<ListenAddress> address = ParseListenAddress(text);
+    if (!address.ok()) return Fail(*table_.get(key), key, address.status().message());
+    *out = *address;
+  }
+
+  // Rejects the keys of the table that no call above asked for.
+  void Finish() {
+    for (auto&& [key, node] : table_) {
+      if (!seen_.count(std::string(key.str()))) {
+        Fail(node, std::string(key.str()).c_str(),
+             node.is_table() ? "unknown table" : "unknown key");
+        return;
+      }
+    }
+  }
+
+ private:
+  const toml::node* Find(const char* key) {
+    seen_.insert(key);
+    if (!status_->ok()) return nullptr;
+    return table_.get(key);
+  }
+  void Fail(const toml::node& node, std::string_view key, const std::string& what) {
+    if (!status_->ok()) return;
+    const std::string name =
+        section_.empty() ? std::string(key) : section_ + "." + std::string(key);
+    *status_ =
+        InvalidArgumentError(std::string(source_) + ":" + std::to_string(node.source().begin.line) +
+                             ": " + name + ": " + what);
+  }
+  static std::string Join(const std::set<std::string>& values) {
+    std::string out;
+    for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
+    return out;
+  }
+
+  const toml::table& table_;
+  const std::string section_;
+  const std::string_view source_;
+  Status* status_;
+  std::set<std::string> seen_;
+};
+
+constexpr int64_t kMaxMs = 3600000;
+
+// Calls `read` with a reader of the table [name], if the file has it.
+template <typename F>
+void Section(const toml::table& root, const char* name, std::string_view source, Status* status,
+             F read) {
+  const toml::node* node = root.get(name);
+  if (node == nullptr || !status->ok()) return;
+  const toml::table* table = node->as_table();
+  if (table == nullptr) {
+    *status =
+        InvalidArgumentError(std::string(source) + ":" + std::to_string(node->source().begin.line) +
+                             ": " + name + ": expected a table");
+    return;
+  }
+  TableReader reader(*table, name, source, status);
+  read(reader);
+  reader.Finish();
+}
+
+}  // namespace
+
+std::string ListenAddress::ToString() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
+  ListenAddress out;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return InvalidArgumentError("\"" + std::string(text) + "\" is not [IPV6]:PORT");
+    }
+    out.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || text.find(':') != colon) {
+      return InvalidArgumentError("\"" + std::string(text) +
+                                  "\" is not HOST:PORT (write IPv6 addresses as [::1]:8480)");
+    }
+    out.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  unsigned port = 0;
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (out.host.empty() || port_text.empty() || ec != std::errc() ||
+      end != port_text.data() + port_text.size() || port > 65535) {
+    return InvalidArgumentError("\"" + std::string(text) +
+                                "\" is not HOST:PORT with a port in 0..65535");
+  }
+  out.port = static_cast<uint16_t>(port);
+  return out;
+}
+
+StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    // toml++ reports syntax errors with exceptions; they stop here, at the module border.
+    return InvalidArgumentError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
+                                ": " + std::string(e.description()));
+  }
+  Config c;
+  Status status;
+  Section(root, "server", source, &status, [&](TableReader& r) {
+    r.Listen("listen", &c.server.listen);
+    r.Int("read_timeout_ms", 1, kMaxMs, &c.server.read_timeout_ms);
+    r.Int("write_timeout_ms", 1, kMaxMs, &c.server.write_timeout_ms);
+    r.Int("shutdown_deadline_ms", 0, kMaxMs, &c.server.shutdown_deadline_ms);
+    r.Int("max_sessions", 1, 100000, &c.server.max_sessions);
+    r.Int("max_pipelined_requests", 1, 128, &c.server.max_pipelined_requests);
+    r.Int("io_threads", 1, 64, &c.server.io_threads);
+  });
+  Section(root, "limits", source, &status, [&](TableReader& r) {
+    r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.limits.max_body_bytes);
+    r.Int("max_header_bytes", 1024, int64_t{1} << 20, &c.limits.max_header_bytes);
+    r.Int("max_url_bytes", 16, 65536, &c.limits.max_url_bytes);
+    r.Int("max_batch_pages", 1, 100000, &c.limits.max_batch_pages);
+  });
+  Section(root, "ingest", source, &status, [&](TableReader& r) {
+    r.String("default_sweep", &c.ingest.default_sweep);
+    r.Int("retry_after_s", 1, 3600, &c.ingest.retry_after_s);
+    r.Int("workers", 0, 256, &c.ingest.workers);
+    r.Int("queue_pages", 1, 1000000, &c.ingest.queue_pages);
+    r.Int("queue_bytes", int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);
+    r.Int("batch_pages", 1, 100000, &c.ingest.batch_pages);
+  });
+  Section(root, "store", source, &status, [&](TableReader& r) {
+    r.String("path", &c.store.path);
+    r.Double("similar_threshold", 0.0, 1.0, &c.store.similar_threshold);
+    r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
+    r.StringList("cluster_relations", {"exact", "fungible", "similar"}, &c.store.cluster_relations);
+    r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
+    r.Int("initial_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.initial_map_size);
+    r.Int("max_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.max_map_size);
+    r.Bool("durable", &c.store.durable);
+    r.Int("max_readers", 1, 4096, &c.store.max_readers);
+  });
+  Section(root, "sketch", source, &status, [&](TableReader& r) {
+    r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);
+    r.OptionalInt("feature_groups", 1, 32, &c.sketch.feature_groups);
+    r.OptionalInt("group_size", 1, 64, &c.sketch.group_size);
+    r.OptionalInt("fungible_threshold", 1, 32, &c.sketch.fungible_threshold);
+    r.OptionalInt("min_sample_size", 1, 1024, &c.sketch.min_sample_size);
+    r.OptionalInt("supershingle_span", 1, 1024, &c.sketch.supershingle_span);
+    r.OptionalInt("supershingle_window", 1, 1024, &c.sketch.supershingle_window);
+    r.OptionalInt("mod_sample_max", 8, 4096, &c.sketch.mod_sample_max);
+    r.OptionalU64("seed", &c.sketch.seed);
+  });
+  Section(root, "auth", source, &status, [&](TableReader& r) {
+    r.String("token_file", &c.auth.token_file);
+    r.Bool("protect_writes", &c.auth.protect_writes);
+    r.Bool("protect_reads", &c.auth.protect_reads);
+  });
+  Section(root, "logging", source, &status, [&](TableReader& r) {
+    r.String("level", &c.logging.level,
+             {"trace", "debug", "info", "warn", "error", "critical", "off"});
+  });
+  if (!status.ok()) return status;
+  for (auto&& [key, node] : root) {
+    static const std::set<std::string> kSections = {"server", "limits", "ingest", "store",
+                                                    "sketch", "auth",   "logging"};
+    if (!kSections.count(std::string(key.str()))) {
+      return InvalidArgumentError(
+          std::string(source) + ":" + std::to_string(node.source().begin.line) + ": " +
+          std::string(key.str()) + ": unknown " + (node.is_table() ? "table" : "key"));
+    }
+  }
+  // Cross-field checks.
+  if (c.store.initial_map_size > c.store.max_map_size) {
+    const toml::node* node = root.at_path("store.initial_map_size").node();
+    const int line = node != nullptr ? static_cast<int>(node->source().begin.line) : 0;
+    return InvalidArgumentError(std::string(source) + ":" + std::to_string(line) +
+                                ": store.initial_map_size: larger than store.max_map_size");
+  }
+  return c;
+}
+
+StatusOr<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), path);
+}
+
+}  // namespace shingled::config

@@ -1,0 +1,147 @@
+// The daemon's configuration model: one Options struct per concern, loaded from a TOML file.
+//
+// config/shingled.toml is the documented default; every key there maps to one field here, with
+// the same name. Loading validates everything: an unknown key, a value of the wrong type or out of
+// range fails with InvalidArgument naming the file, the line and the key. Values are never clamped.
+//
+// This module depends on nothing else in the project: the daemon turns these plain values into
+// store::StoreOptions and dedup::SketchParams. Plain value types; not synchronized.
+#ifndef SHINGLED_CONFIG_CONFIG_H_
+#define SHINGLED_CONFIG_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace shingled::config {
+
+// A host and a port to listen on. Host is a name or an address; an IPv6 address is written in
+// brackets in text ("[::1]:8480") and without them here.
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8480;  // 0: any free port (the daemon logs the one it got)
+  std::string ToString() const;
+};
+// Parses "HOST:PORT" or "[V6]:PORT". InvalidArgument saying what is wrong.
+StatusOr<ListenAddress> ParseListenAddress(std::string_view text);
+
+struct ServerOptions {
+  // --- behaviour ---
+  // Where the HTTP API listens. Loopback by default: the API has no TLS and, unless [auth] is set,
+  // no authentication.
+  ListenAddress listen;
+  // A request (headers and body) must arrive within this time, and an idle keep-alive connection
+  // is closed after it. Cuts off slow clients that would hold a session forever. 1..3600000 ms.
+  int64_t read_timeout_ms = 30000;
+  // A response must be written within this time. 1..3600000 ms.
+  int64_t write_timeout_ms = 30000;
+  // On SIGTERM, in-flight requests get this long to finish before the daemon cancels them.
+  // systemd's TimeoutStopSec must be larger. 0..3600000 ms.
+  int64_t shutdown_deadline_ms = 20000;
+
+  // --- performance ---
+  // Live connections at most; above this a new connection gets 503 and is closed. 1..100000.
+  int64_t max_sessions = 1024;
+  // Requests read ahead of their responses on one connection (HTTP/1.1 pipelining). Larger values
+  // let one connection keep the pipeline busy but hold more bodies in memory. 1..128.
+  int64_t max_pipelined_requests = 8;
+  // Threads running the network I/O. Parsing and sketching run elsewhere, so one is usually
+  // enough. 1..64.
+  int64_t io_threads = 1;
+};
+
+struct LimitsOptions {
+  // Largest request body (a page, or a batch). Larger bodies get 413. 1..1 GiB.
+  int64_t max_body_bytes = int64_t{16} << 20;
+  // Largest request line plus headers. Larger get 431. 1024..1 MiB.
+  int64_t max_header_bytes = 16384;
+  // Longest page URL accepted; a longer one gets 400. 16..65536.
+  int64_t max_url_bytes = 4096;
+  // Most pages in one batch request (JSON lines); more get 413. 1..100000.
+  int64_t max_batch_pages = 1000;
+};
+
+struct IngestOptions {
+  // --- behaviour ---
+  // The sweep pages go to when a request names none. Opened at start-up if needed. Empty: a
+  // request must name its sweep.
+  std::string default_sweep = "default";
+  // Retry-After (seconds) sent with 503 when the ingest queue is full. 1..3600.
+  int64_t retry_after_s = 1;
+
+  // --- performance ---
+  // Sketching threads; 0 means one per core. 0..256.
+  int64_t workers = 0;
+  // Pages accepted but not yet committed, at most; above this requests get 503. Bounds memory and
+  // latency under overload. 1..1000000.
+  int64_t queue_pages = 1024;
+  // Bytes of accepted, uncommitted page bodies, at most. 1 MiB..64 GiB.
+  int64_t queue_bytes = int64_t{256} << 20;
+  // Most pages per group commit (one LMDB transaction, one fsync). The writer takes whatever is
+  // queued up to this. Larger batches amortize the fsync; smaller ones answer sooner. 1..100000.
+  int64_t batch_pages = 256;
+};
+
+struct StoreOptions {
+  // --- behaviour ---
+  // The store directory (created if missing).
+  std::string path = "/var/lib/shingled";
+  // See store::StoreOptions for each of these; the ranges are the store's.
+  double similar_threshold = 0.5;                                      // (0, 1]
+  int64_t common_value_limit = 1000;                                   // >= 1
+  std::vector<std::string> cluster_relations = {"exact", "fungible"};  // of exact|fungible|similar
+  int64_t max_candidates = 500;                                        // >= 1
+  // --- performance ---
+  int64_t initial_map_size = int64_t{64} << 20;  // bytes, 1 MiB..max_map_size
+  int64_t max_map_size = int64_t{1} << 40;       // bytes
+  // false only for throw-away stores: commits are not fsynced and a crash may lose them.
+  bool durable = true;
+  int64_t max_readers = 126;  // 1..4096
+};
+
+// The sketch parameters are recorded in the store; the config may only repeat them. A key given
+// here that differs from the store's value stops start-up with an error naming both values.
+struct SketchOptions {
+  std::optional<int64_t> shingle_size, feature_groups, group_size, fungible_threshold;
+  std::optional<int64_t> min_sample_size, supershingle_span, supershingle_window, mod_sample_max;
+  std::optional<uint64_t> seed;
+};
+
+struct AuthOptions {
+  // A file holding the bearer token (its first line; surrounding white space is ignored). Empty:
+  // no authentication. The file should be readable by the daemon only.
+  std::string token_file;
+  // Which requests need "Authorization: Bearer TOKEN" when token_file is set.
+  bool protect_writes = true;
+  bool protect_reads = false;
+};
+
+struct LoggingOptions {
+  // trace, debug, info, warn, error, critical or off.
+  std::string level = "info";
+};
+
+struct Config {
+  ServerOptions server;
+  LimitsOptions limits;
+  IngestOptions ingest;
+  StoreOptions store;
+  SketchOptions sketch;
+  AuthOptions auth;
+  LoggingOptions logging;
+};
+
+// Parses TOML text; `source` names it in errors ("shingled.toml:12: server.listen: ...").
+// Keys left out keep their defaults. InvalidArgument for a syntax error, an unknown key or table,
+// a wrong type or a value out of range, naming the line and the key.
+StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source);
+// Reads and parses a file. NotFound if it cannot be read; otherwise as ParseConfig.
+StatusOr<Config> LoadConfigFile(const std::string& path);
+
+}  // namespace shingled::config
+
+#endif  // SHINGLED_CONFIG_CONFIG_H_

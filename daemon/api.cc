@@ -1,0 +1,181 @@
+// Routing, authentication and the pool hand-off of the HTTP API.
+#include "daemon/api.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "dedup/charset.h"
+
+namespace shingled::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Compares in time that depends only on the lengths, so that a client cannot find the token byte
+// by byte from response times.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+Response MethodNotAllowed(std::string_view allow) {
+  Response res = ErrorResponse(http::status::method_not_allowed, "method_not_allowed",
+                               "this resource allows " + std::string(allow));
+  res.set(http::field::allow, std::string(allow));
+  return res;
+}
+
+}  // namespace
+
+Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
+         IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options)
+    : store_(store),
+      context_(std::move(context)),
+      pipeline_(pipeline),
+      pool_(pool),
+      metrics_(metrics),
+      options_(std::move(options)) {}
+
+void Api::OnServerResponse(http::status status) {
+  metrics_->HttpRequest("none", static_cast<unsigned>(status), 0);
+}
+
+Response Api::Error(const Status& status) const {
+  if (HttpStatusFor(status.code()) == http::status::internal_server_error) {
+    spdlog::error("request failed: {}", status.ToString());
+  }
+  return StatusResponse(status, options_.retry_after_s);
+}
+
+void Api::OnPool(const Respond& respond, std::function<Response()> work) {
+  // The closure owns `respond`: if the pool drops it unrun, the Reply inside answers 503.
+  if (!pool_->TrySubmit([respond, work = std::move(work)] { respond(work()); })) {
+    respond(ErrorResponse(http::status::service_unavailable, "unavailable",
+                          "the server is busy; retry later", options_.retry_after_s));
+  }
+}
+
+void Api::Handle(Request req, ReplyPtr reply) {
+  const Clock::time_point start = Clock::now();
+  StatusOr<Target> parsed = ParseTarget(ToStd(req.target()));
+  std::string route = "unknown";
+  auto respond_as = [this, start, reply](std::string route_name) {
+    return [this, start, reply, route_name](Response res) {
+      metrics_->HttpRequest(route_name, res.result_int(),
+                            std::chrono::duration<double>(Clock::now() - start).count());
+      reply->Send(std::move(res));
+    };
+  };
+  if (!parsed.ok()) return respond_as(route)(Error(parsed.status()));
+  const Target& target = *parsed;
+  const std::string& path = target.path;
+  const http::verb method = req.method();
+  const bool is_get = method == http::verb::get;
+  const bool is_post = method == http::verb::post;
+
+  // Liveness, readiness and metrics: never behind the token (probes and scrapers).
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics") {
+    Respond respond = respond_as(path.substr(1));
+    if (!is_get) return respond(MethodNotAllowed("GET"));
+    if (path == "/healthz") return respond(JsonResponse(http::status::ok, {{"status", "ok"}}));
+    if (path == "/readyz") return respond(Ready());
+    return OnPool(respond, [this] {
+      Response res{http::status::ok, 11};
+      res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      res.body() = metrics_->Scrape(store_, options_.store_dir);
+      return res;
+    });
+  }
+
+  // Which route, and which methods it allows.
+  std::string allow;
+  std::string arg;
+  if (path == "/v1/pages") {
+    route = "pages", allow = "POST";
+  } else if (path == "/v1/similar") {
+    route = "similar", allow = "GET, POST";
+  } else if (path == "/v1/urls") {
+    route = "urls", allow = "GET";
+  } else if (path == "/v1/lost") {
+    route = "lost", allow = "GET";
+  } else if (path == "/v1/sweeps") {
+    route = "sweeps", allow = "GET, POST";
+  } else if (path == "/v1/stats") {
+    route = "stats", allow = "GET";
+  } else if (path.rfind("/v1/clusters/", 0) == 0) {
+    route = "clusters", allow = "GET", arg = path.substr(13);
+  } else if (path.rfind("/v1/documents/", 0) == 0) {
+    route = "documents", allow = "GET", arg = path.substr(14);
+  } else if (path.rfind("/v1/sweeps/", 0) == 0 && path.size() > 17 &&
+             path.compare(path.size() - 6, 6, "/close") == 0) {
+    route = "sweep_close", allow = "POST", arg = path.substr(11, path.size() - 17);
+  }
+  Respond respond = respond_as(route);
+  if (allow.empty()) {
+    return respond(ErrorResponse(http::status::not_found, "not_found",
+                                 "no such resource: " + path.substr(0, 200)));
+  }
+  const bool allowed = (is_get && allow.find("GET") != std::string::npos) ||
+                       (is_post && allow.find("POST") != std::string::npos);
+  if (!allowed) return respond(MethodNotAllowed(allow));
+
+  if (!options_.token.empty() && (is_post ? options_.protect_writes : options_.protect_reads)) {
+    const std::string_view auth = ToStd(req[http::field::authorization]);
+    constexpr std::string_view kBearer = "Bearer ";
+    const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
+                    ConstantTimeEquals(auth.substr(kBearer.size()), options_.token);
+    if (!ok) {
+      Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",
+                                   auth.empty() ? "this request needs Authorization: Bearer TOKEN"
+                                                : "the bearer token is wrong");
+      res.set(http::field::www_authenticate, "Bearer realm=\"shingled\"");
+      return respond(res);
+    }
+  }
+
+  if (route == "pages") {
+    if (dedup::ParseContentType(ToStd(req[http::field::content_type])).mime ==
+        "application/x-ndjson") {
+      return PostPagesBatch(std::move(req), target, respond);
+    }
+    return PostPages(req, target, respond);
+  }
+  // The rest are store queries and sweep changes: off the I/O thread.
+  auto shared_req = std::make_shared<Request>(std::move(req));
+  OnPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {
+    if (route == "similar") return is_post ? PostSimilar(*shared_req, target) : GetSimilar(target);
+    if (route == "urls") return GetUrls(target);
+    if (route == "lost") return GetLost(target);
+    if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
+    if (route == "stats") return GetStats();
+    if (route == "clusters") return GetCluster(arg);
+    if (route == "documents") return GetDocument(arg);
+    return CloseSweep(*shared_req, arg);  // sweep_close
+  });
+}
+
+Response Api::Ready() {
+  Status status = store_->health();
+  if (status.ok() && !pipeline_->healthy()) status = UnavailableError("the store writer failed");
+  if (status.ok() && shutting_down_) status = UnavailableError("shutting down");
+  if (!status.ok()) {
+    // Not ready is an expected state here: say why (the failed commit), without internals.
+    return ErrorResponse(http::status::service_unavailable, "not_ready",
+                         status.code() == StatusCode::kUnavailable
+                             ? status.message()
+                             : "the store refuses writes after a failed commit: " +
+                                   std::string(StatusCodeName(status.code())),
+                         options_.retry_after_s);
+  }
+  return JsonResponse(http::status::ok,
+                      {{"ready", true}, {"queued_pages", pipeline_->queued_pages()}});
+}
+
+}  // namespace shingled::daemon

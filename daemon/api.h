@@ -1,0 +1,98 @@
+// The HTTP API (docs/API.md): routes /v1/..., /metrics, /healthz and /readyz onto the ingest
+// pipeline and the store. CPU and store work runs on the TaskPool; ingest on the pipeline. The
+// I/O threads only parse targets and check auth.
+//
+// Thread-safety: Handle() may be called from any I/O thread at once; set_shutting_down() from
+// any thread.
+#ifndef SHINGLED_DAEMON_API_H_
+#define SHINGLED_DAEMON_API_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "daemon/http_query.h"
+#include "daemon/http_server.h"
+#include "daemon/ingest.h"
+#include "daemon/metrics.h"
+#include "daemon/task_pool.h"
+#include "dedup/sketch.h"
+#include "store/store.h"
+
+namespace shingled::daemon {
+
+struct ApiOptions {
+  std::string store_dir;      // for the disk-size metric
+  std::string default_sweep;  // "" : requests must name a sweep
+  size_t max_url_bytes = 4096;
+  size_t max_batch_pages = 1000;
+  int retry_after_s = 1;
+  // Bearer token; empty means no authentication.
+  std::string token;
+  bool protect_writes = true;
+  bool protect_reads = false;
+  // Unix seconds now; a seam for tests of dates.
+  std::function<int64_t()> now;
+};
+
+class Api : public HttpHandler {
+ public:
+  // Everything given must outlive the Api.
+  Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
+      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options);
+
+  void Handle(Request request, ReplyPtr reply) override;
+  void OnServerResponse(http::status status) override;
+
+  // /readyz answers 503 from now on, so that load balancers stop sending work.
+  void set_shutting_down() { shutting_down_ = true; }
+
+ private:
+  using Respond = std::function<void(Response)>;
+
+  // Runs `work` on the pool; 503 when the pool's queue is full.
+  void OnPool(const Respond& respond, std::function<Response()> work);
+
+  // api_ingest.cc
+  void PostPages(const Request& req, const Target& target, Respond respond);
+  void PostPagesBatch(Request req, const Target& target, Respond respond);
+  StatusOr<store::SweepId> ResolveSweep(const std::string& name);
+  void ForgetSweep(const std::string& name);
+
+  // api_queries.cc
+  Response GetSimilar(const Target& target);
+  Response PostSimilar(const Request& req, const Target& target);
+  Response GetUrls(const Target& target);
+  Response GetLost(const Target& target);
+  Response GetCluster(const std::string& id);
+  Response GetDocument(const std::string& id);
+  Response GetSweeps();
+  Response PostSweep(const Request& req);
+  Response CloseSweep(const Request& req, const std::string& name);
+  Response GetStats();
+  Response Ready();
+
+  StatusOr<std::string> RequiredUrl(const Target& target) const;
+  Response Error(const Status& status) const;
+
+  store::Store* const store_;
+  const std::shared_ptr<const dedup::SketchContext> context_;
+  IngestPipeline* const pipeline_;
+  TaskPool* const pool_;
+  Metrics* const metrics_;
+  const ApiOptions options_;
+  std::atomic<bool> shutting_down_{false};
+
+  // Sweep ids by name, so that each page does not look its sweep up. State below is protected
+  // by sweeps_mu_.
+  std::mutex sweeps_mu_;
+  std::unordered_map<std::string, store::SweepId> sweep_ids_;
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_API_H_

@@ -1,0 +1,197 @@
+// POST /v1/pages: one page as the body, or a batch of pages as JSON lines.
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "daemon/api.h"
+#include "daemon/json_codec.h"
+#include "dedup/charset.h"
+
+namespace shingled::daemon {
+namespace {
+
+// Media types a page may be posted as: what a crawler fetches and the canonicalizer reads.
+// Anything else is refused with 415 rather than stored as an opaque binary by mistake.
+bool AcceptedPageType(const std::string& mime) {
+  return mime.empty() || mime.rfind("text/", 0) == 0 || mime == "application/xhtml+xml" ||
+         mime == "application/xml" || mime == "application/octet-stream";
+}
+
+Status ParseStatusCode(const std::string& text, int* out) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 100 || value > 599) {
+    return InvalidArgumentError("status \"" + text.substr(0, 20) +
+                                "\" is not an HTTP status 100..599");
+  }
+  *out = value;
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<store::SweepId> Api::ResolveSweep(const std::string& name) {
+  if (name.empty()) {
+    return InvalidArgumentError("no sweep: add ?sweep=NAME (no default sweep is configured)");
+  }
+  {
+    std::lock_guard<std::mutex> lock(sweeps_mu_);
+    auto it = sweep_ids_.find(name);
+    if (it != sweep_ids_.end()) return it->second;
+  }
+  StatusOr<store::SweepInfo> sweep = store_->FindSweep(name);
+  if (!sweep.ok()) {
+    if (sweep.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("no sweep named \"" + name + "\"; open it with POST /v1/sweeps");
+    }
+    return sweep.status();
+  }
+  if (!sweep->open) return FailedPreconditionError("sweep \"" + name + "\" is closed");
+  std::lock_guard<std::mutex> lock(sweeps_mu_);
+  sweep_ids_[name] = sweep->id;
+  return sweep->id;
+}
+
+void Api::ForgetSweep(const std::string& name) {
+  std::lock_guard<std::mutex> lock(sweeps_mu_);
+  sweep_ids_.erase(name);
+}
+
+void Api::PostPages(const Request& req, const Target& target, Respond respond) {
+  PageJob job;
+  StatusOr<std::string> url = RequiredUrl(target);
+  if (!url.ok()) return respond(Error(url.status()));
+  job.url = std::move(*url);
+  if (auto status = target.Get("status")) {
+    if (Status s = ParseStatusCode(*status, &job.http_status); !s.ok()) return respond(Error(s));
+  }
+  job.date = options_.now();
+  if (auto fetched_at = target.Get("fetched_at")) {
+    StatusOr<int64_t> date = ParseIsoTime(*fetched_at);
+    if (!date.ok())
+      return respond(Error(InvalidArgumentError("fetched_at: " + date.status().message())));
+    job.date = *date;
+  }
+  job.content_type = std::string(req[http::field::content_type]);
+  const std::string mime = dedup::ParseContentType(job.content_type).mime;
+  if (!AcceptedPageType(mime)) {
+    return respond(ErrorResponse(
+        http::status::unsupported_media_type, "unsupported_media_type",
+        "Content-Type " + mime.substr(0, 100) +
+            " is not accepted: post a page as text/*, application/xhtml+xml, application/xml or "
+            "application/octet-stream, or a batch as application/x-ndjson"));
+  }
+  const bool dead = job.http_status == 404 || job.http_status == 410;
+  if (req.body().empty() && !dead) {
+    return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
+  }
+  StatusOr<store::SweepId> sweep =
+      ResolveSweep(target.Get("sweep").value_or(options_.default_sweep));
+  if (!sweep.ok()) return respond(Error(sweep.status()));
+  job.sweep = *sweep;
+  job.body = req.body();
+  const std::string page_url = job.url;
+  std::vector<PageJob> jobs;
+  jobs.push_back(std::move(job));
+  Status submitted = pipeline_->Submit(
+      std::move(jobs), [this, respond, page_url](std::vector<PageOutcome> outcomes) {
+        const PageOutcome& o = outcomes.front();
+        if (!o.status.ok()) return respond(Error(o.status));
+        respond(JsonResponse(http::status::ok, PageResultJson(page_url, o.result)));
+      });
+  if (!submitted.ok()) respond(Error(submitted));
+}
+
+void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
+  auto body = std::make_shared<std::string>(std::move(req.body()));
+  const std::string default_sweep = target.Get("sweep").value_or(options_.default_sweep);
+  // Parsing a large batch takes milliseconds: on the pool, not the I/O thread.
+  auto parse_and_submit = [this, body, default_sweep, respond] {
+    std::vector<PageJob> jobs;
+    std::string_view rest = *body;
+    size_t line_no = 0;
+    auto fail = [&](const Status& s) {
+      respond(Error(InvalidArgumentError("line " + std::to_string(line_no) + ": " + s.message())));
+    };
+    while (!rest.empty()) {
+      const size_t nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (jobs.size() >= options_.max_batch_pages) {
+        return respond(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                     "more than " + std::to_string(options_.max_batch_pages) +
+                                         " pages in one batch (limits.max_batch_pages)"));
+      }
+      const Json j = Json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object())
+        return fail(InvalidArgumentError("invalid JSON object"));
+      PageJob job;
+      auto str = [&](const char* key, std::string* out) -> Status {
+        if (!j.contains(key) || j[key].is_null()) return OkStatus();
+        if (!j[key].is_string())
+          return InvalidArgumentError(std::string(key) + " must be a string");
+        *out = j[key].get<std::string>();
+        return OkStatus();
+      };
+      std::string fetched_at, sweep_name = default_sweep, content;
+      for (Status s :
+           {str("url", &job.url), str("content", &job.body), str("content_type", &job.content_type),
+            str("fetched_at", &fetched_at), str("sweep", &sweep_name)}) {
+        if (!s.ok()) return fail(s);
+      }
+      if (Status s = ValidatePageUrl(job.url, options_.max_url_bytes); !s.ok()) return fail(s);
+      if (j.contains("status")) {
+        if (!j["status"].is_number_integer())
+          return fail(InvalidArgumentError("status must be an integer"));
+        if (Status s =
+                ParseStatusCode(std::to_string(j["status"].get<int64_t>()), &job.http_status);
+            !s.ok()) {
+          return fail(s);
+        }
+      }
+      job.date = options_.now();
+      if (!fetched_at.empty()) {
+        StatusOr<int64_t> date = ParseIsoTime(fetched_at);
+        if (!date.ok()) return fail(InvalidArgumentError("fetched_at: " + date.status().message()));
+        job.date = *date;
+      }
+      if (job.body.empty() && job.http_status != 404 && job.http_status != 410) {
+        return fail(InvalidArgumentError("content is missing or empty"));
+      }
+      StatusOr<store::SweepId> sweep = ResolveSweep(sweep_name);
+      if (!sweep.ok()) return fail(sweep.status());
+      job.sweep = *sweep;
+      jobs.push_back(std::move(job));
+    }
+    if (jobs.empty())
+      return respond(Error(InvalidArgumentError("empty body: no pages in the batch")));
+    auto urls = std::make_shared<std::vector<std::string>>();
+    for (const PageJob& job : jobs) urls->push_back(job.url);
+    Status submitted = pipeline_->Submit(
+        std::move(jobs), [this, respond, urls](std::vector<PageOutcome> outcomes) {
+          Json results = Json::array();
+          size_t errors = 0;
+          for (size_t i = 0; i < outcomes.size(); ++i) {
+            if (outcomes[i].status.ok()) {
+              results.push_back(PageResultJson((*urls)[i], outcomes[i].result));
+            } else {
+              ++errors;
+              const Json error = Json::parse(Error(outcomes[i].status).body());
+              results.push_back({{"url", (*urls)[i]}, {"error", error["error"]}});
+            }
+          }
+          respond(JsonResponse(
+              http::status::ok,
+              {{"pages", outcomes.size()}, {"errors", errors}, {"results", std::move(results)}}));
+        });
+    if (!submitted.ok()) respond(Error(submitted));
+  };
+  if (!pool_->TrySubmit(parse_and_submit)) {
+    respond(ErrorResponse(http::status::service_unavailable, "unavailable",
+                          "the server is busy; retry later", options_.retry_after_s));
+  }
+}
+
+}  // namespace shingled::daemon

@@ -1,0 +1,169 @@
+// The read side of the API and the sweep changes; these run on the TaskPool.
+#include <charconv>
+
+#include "daemon/api.h"
+#include "daemon/json_codec.h"
+
+namespace shingled::daemon {
+namespace {
+
+constexpr size_t kMaxLimit = 1000;
+
+StatusOr<uint64_t> ParseId(const std::string& text, const char* what) {
+  uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id == 0) {
+    return InvalidArgumentError(std::string(what) + " id \"" + text.substr(0, 40) +
+                                "\" is not a positive integer");
+  }
+  return id;
+}
+
+StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
+  store::QueryOptions q;
+  if (auto t = target.Get("threshold")) {
+    char* end = nullptr;
+    const double v = std::strtod(t->c_str(), &end);
+    if (t->empty() || *end != '\0' || !(v >= 0 && v <= 1)) {
+      return InvalidArgumentError("threshold \"" + t->substr(0, 40) + "\" is not a number in 0..1");
+    }
+    q.threshold = v;
+  }
+  if (auto l = target.Get("limit")) {
+    size_t v = 0;
+    const auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
+    if (ec != std::errc() || end != l->data() + l->size() || v < 1 || v > kMaxLimit) {
+      return InvalidArgumentError("limit \"" + l->substr(0, 40) + "\" is not an integer in 1.." +
+                                  std::to_string(kMaxLimit));
+    }
+    q.limit = v;
+  }
+  return q;
+}
+
+// A JSON object body, or an empty one for an empty body.
+StatusOr<Json> ObjectBody(const Request& req) {
+  if (req.body().empty()) return Json::object();
+  Json j = Json::parse(req.body(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("the body is not a JSON object");
+  }
+  return j;
+}
+
+// A date from an optional ISO-8601 string member, else `now`.
+StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now) {
+  if (!j.contains(key) || j[key].is_null()) return now;
+  if (!j[key].is_string()) return InvalidArgumentError(std::string(key) + " must be a string");
+  StatusOr<int64_t> t = ParseIsoTime(j[key].get<std::string>());
+  if (!t.ok()) return InvalidArgumentError(std::string(key) + ": " + t.status().message());
+  return t;
+}
+
+}  // namespace
+
+StatusOr<std::string> Api::RequiredUrl(const Target& target) const {
+  std::optional<std::string> url = target.Get("url");
+  if (!url) return InvalidArgumentError("missing url parameter: add ?url=URL");
+  SHINGLED_RETURN_IF_ERROR(ValidatePageUrl(*url, options_.max_url_bytes));
+  return *url;
+}
+
+Response Api::GetSimilar(const Target& target) {
+  StatusOr<std::string> url = RequiredUrl(target);
+  if (!url.ok()) return Error(url.status());
+  StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
+  if (!q.ok()) return Error(q.status());
+  auto similar = store_->SimilarToUrl(*url, *q);
+  if (!similar.ok()) return Error(similar.status());
+  return JsonResponse(http::status::ok, SimilarJson(*similar));
+}
+
+Response Api::PostSimilar(const Request& req, const Target& target) {
+  if (req.body().empty()) {
+    return Error(InvalidArgumentError("empty body: post the page to compare as the body"));
+  }
+  StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
+  if (!q.ok()) return Error(q.status());
+  const dedup::Sketch sketch =
+      dedup::SketchPage(*context_, req.body(), std::string(req[http::field::content_type]));
+  auto similar = store_->SimilarToSketch(sketch, *q);
+  if (!similar.ok()) return Error(similar.status());
+  return JsonResponse(http::status::ok, SimilarJson(*similar));
+}
+
+Response Api::GetUrls(const Target& target) {
+  StatusOr<std::string> url = RequiredUrl(target);
+  if (!url.ok()) return Error(url.status());
+  auto history = store_->History(*url);
+  if (!history.ok()) return Error(history.status());
+  return JsonResponse(http::status::ok, HistoryJson(*url, *history));
+}
+
+Response Api::GetLost(const Target& target) {
+  StatusOr<std::string> url = RequiredUrl(target);
+  if (!url.ok()) return Error(url.status());
+  auto lost = store_->Lost(*url);
+  if (!lost.ok()) return Error(lost.status());
+  return JsonResponse(http::status::ok, LostJson(*lost));
+}
+
+Response Api::GetCluster(const std::string& id_text) {
+  StatusOr<uint64_t> id = ParseId(id_text, "cluster");
+  if (!id.ok()) return Error(id.status());
+  auto cluster = store_->Cluster(*id);
+  if (!cluster.ok()) return Error(cluster.status());
+  return JsonResponse(http::status::ok, ClusterJson(*cluster));
+}
+
+Response Api::GetDocument(const std::string& id_text) {
+  StatusOr<uint64_t> id = ParseId(id_text, "document");
+  if (!id.ok()) return Error(id.status());
+  auto doc = store_->Document(*id);
+  if (!doc.ok()) return Error(doc.status());
+  return JsonResponse(http::status::ok, DocumentJson(*doc));
+}
+
+Response Api::GetSweeps() {
+  auto sweeps = store_->Sweeps();
+  if (!sweeps.ok()) return Error(sweeps.status());
+  Json out = Json::array();
+  for (const store::SweepInfo& s : *sweeps) out.push_back(SweepJson(s));
+  return JsonResponse(http::status::ok, {{"sweeps", std::move(out)}});
+}
+
+Response Api::PostSweep(const Request& req) {
+  StatusOr<Json> body = ObjectBody(req);
+  if (!body.ok()) return Error(body.status());
+  if (!body->contains("name") || !(*body)["name"].is_string()) {
+    return Error(InvalidArgumentError("the body needs a string \"name\""));
+  }
+  StatusOr<int64_t> start = DateMember(*body, "start", options_.now());
+  if (!start.ok()) return Error(start.status());
+  auto sweep = store_->OpenSweep((*body)["name"].get<std::string>(), *start);
+  if (!sweep.ok()) return Error(sweep.status());
+  return JsonResponse(http::status::ok, SweepJson(*sweep));
+}
+
+Response Api::CloseSweep(const Request& req, const std::string& name) {
+  StatusOr<Json> body = ObjectBody(req);
+  if (!body.ok()) return Error(body.status());
+  StatusOr<int64_t> end = DateMember(*body, "end", options_.now());
+  if (!end.ok()) return Error(end.status());
+  auto found = store_->FindSweep(name);
+  if (!found.ok()) return Error(found.status());
+  ForgetSweep(name);
+  auto sweep = store_->CloseSweep(found->id, *end);
+  if (!sweep.ok()) return Error(sweep.status());
+  return JsonResponse(http::status::ok, SweepJson(*sweep));
+}
+
+Response Api::GetStats() {
+  auto stats = store_->Stats();
+  if (!stats.ok()) return Error(stats.status());
+  Json j = StatsJson(*stats);
+  j["queued_pages"] = pipeline_->queued_pages();
+  return JsonResponse(http::status::ok, j);
+}
+
+}  // namespace shingled::daemon

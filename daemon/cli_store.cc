@@ -1,0 +1,403 @@
+// The store's command line (issue 3): ingest, check, backup, and the queries.
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "daemon/cli.h"
+#include "daemon/ingest.h"
+#include "daemon/json_codec.h"
+#include "daemon/store_setup.h"
+#include "daemon/task_pool.h"
+
+namespace shingled::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using daemon::Json;
+
+struct StoreFlags {
+  std::string store_dir;
+  std::string config_file;
+  bool json = false;
+};
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
+  config::Config config;
+  if (!flags.config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
+    if (!loaded.ok()) return loaded.status();
+    config = std::move(*loaded);
+  }
+  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  return daemon::OpenStore(config);
+}
+
+int Fail(const char* command, const Status& status, int code = kExitFailure) {
+  std::cerr << "shingled " << command << ": " << status.message() << "\n";
+  return code;
+}
+
+void Print(const StoreFlags& flags, const Json& j) {
+  std::cout << j.dump(flags.json ? -1 : 2) << "\n";
+}
+
+// Characters kept as they are in a file: URL path; the rest is percent-encoded.
+std::string EncodePath(const std::string& path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~!$&'()*+,;=:@", c) != nullptr) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return out;
+}
+
+// ---- ingest ----
+
+struct IngestFlags {
+  std::vector<std::string> paths;
+  std::string sweep, date, base_url, content_type;
+};
+
+struct FileRef {
+  fs::path file;
+  std::string relative;  // to the PATH argument it came from
+};
+
+std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
+                               std::vector<std::string>* errors) {
+  std::vector<FileRef> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<FileRef> found;
+      for (auto it = fs::recursive_directory_iterator(p, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file(ec)) {
+          found.push_back({it->path(), fs::relative(it->path(), p, ec).generic_string()});
+        }
+      }
+      if (ec) errors->push_back(p + ": " + ec.message());
+      std::sort(found.begin(), found.end(),
+                [](const FileRef& a, const FileRef& b) { return a.relative < b.relative; });
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      files.push_back({fs::path(p), fs::path(p).filename().generic_string()});
+    } else {
+      errors->push_back(p + ": not a file or directory");
+    }
+  }
+  return files;
+}
+
+int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
+  int64_t date = UnixNow();
+  if (!in.date.empty()) {
+    StatusOr<int64_t> parsed = daemon::ParseIsoTime(in.date);
+    if (!parsed.ok()) return Fail("ingest", parsed.status(), kExitUsage);
+    date = *parsed;
+  }
+  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  if (!opened.ok()) return Fail("ingest", opened.status());
+  StatusOr<store::SweepInfo> sweep = opened->store->OpenSweep(in.sweep, date);
+  if (!sweep.ok()) return Fail("ingest", sweep.status());
+
+  std::vector<std::string> errors;
+  const std::vector<FileRef> files = ListFiles(in.paths, &errors);
+  daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
+  daemon::PipelineOptions options;
+  options.queue_pages = 512;
+  daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, options);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t outstanding = 0;
+  uint64_t counts[6] = {};  // by Verdict value
+  std::set<store::ClusterId> clusters;
+  uint64_t pages = 0;
+  for (const FileRef& f : files) {
+    std::ifstream file(f.file, std::ios::binary);
+    std::stringstream data;
+    data << file.rdbuf();
+    if (!file) {
+      errors.push_back(f.file.string() + ": cannot read");
+      continue;
+    }
+    daemon::PageJob job;
+    if (!in.base_url.empty()) {
+      const bool slash = in.base_url.back() == '/';
+      job.url = in.base_url + (slash ? "" : "/") + EncodePath(f.relative);
+    } else {
+      job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
+    }
+    job.sweep = sweep->id;
+    job.date = date;
+    job.content_type = ContentTypeForPath(f.file.string(), in.content_type);
+    job.body = data.str();
+    for (;;) {
+      std::vector<daemon::PageJob> jobs{job};
+      const std::string url = job.url;
+      Status s = pipeline.Submit(std::move(jobs), [&, url](std::vector<daemon::PageOutcome> out) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (out[0].status.ok()) {
+          ++pages;
+          ++counts[static_cast<int>(out[0].result.verdict)];
+          if (out[0].result.cluster != 0) clusters.insert(out[0].result.cluster);
+        } else {
+          errors.push_back(url + ": " + out[0].status.message());
+        }
+        --outstanding;
+        cv.notify_all();
+      });
+      std::unique_lock<std::mutex> lock(mu);
+      if (s.ok()) {
+        ++outstanding;
+        break;
+      }
+      if (s.code() != StatusCode::kResourceExhausted) return Fail("ingest", s);
+      // The queue is full: wait for a page to be committed, then try again.
+      cv.wait(lock, [&] { return outstanding < options.queue_pages / 2; });
+    }
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return outstanding == 0; });
+  }
+  pipeline.Stop();
+  pool.Stop();
+  using store::Verdict;
+  auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
+  for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
+  if (flags.json) {
+    std::cout << Json{{"pages", pages},
+                      {"new", count(Verdict::kNew)},
+                      {"unchanged", count(Verdict::kUnchanged)},
+                      {"duplicate", count(Verdict::kDuplicate)},
+                      {"near_duplicate", count(Verdict::kNearDuplicate)},
+                      {"clusters", clusters.size()},
+                      {"errors", errors.size()}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << "ingested " << pages << " pages into sweep " << in.sweep << ": "
+              << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged) << " unchanged, "
+              << count(Verdict::kDuplicate) << " duplicate, " << count(Verdict::kNearDuplicate)
+              << " near-duplicate, in " << clusters.size() << " clusters; " << errors.size()
+              << " errors\n";
+  }
+  return errors.empty() ? kExitOk : kExitFailure;
+}
+
+// ---- check, backup ----
+
+int RunCheck(const StoreFlags& flags) {
+  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  if (!opened.ok()) return Fail("check", opened.status());
+  auto problems = opened->store->Check();
+  if (!problems.ok()) return Fail("check", problems.status());
+  if (flags.json) {
+    std::cout << Json{{"ok", problems->empty()}, {"problems", *problems}}.dump() << "\n";
+  } else {
+    for (const std::string& p : *problems) std::cout << p << "\n";
+    if (problems->empty()) std::cout << "store " << flags.store_dir << ": consistent\n";
+  }
+  return problems->empty() ? kExitOk : kExitFailure;
+}
+
+int RunBackup(const StoreFlags& flags, const std::string& dest) {
+  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  if (!opened.ok()) return Fail("backup", opened.status());
+  std::error_code ec;
+  fs::create_directories(dest, ec);
+  if (ec) return Fail("backup", InvalidArgumentError(dest + ": " + ec.message()));
+  if (Status s = opened->store->Backup(dest); !s.ok()) return Fail("backup", s);
+  if (!flags.json) std::cout << "backup written to " << dest << "\n";
+  return kExitOk;
+}
+
+// ---- queries ----
+
+struct QueryFlags {
+  std::string url, file;
+  uint64_t id = 0;
+  double threshold = 0.5;
+  size_t limit = 20;
+  std::string name, date;
+};
+
+int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
+  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  if (!opened.ok()) return Fail("similar", opened.status());
+  store::QueryOptions options{q.threshold, q.limit};
+  StatusOr<std::vector<store::SimilarDoc>> result = NotFoundError("");
+  if (!q.file.empty()) {
+    std::ifstream file(q.file, std::ios::binary);
+    std::stringstream data;
+    data << file.rdbuf();
+    if (!file) return Fail("similar", NotFoundError(q.file + ": cannot read"), kExitUsage);
+    const dedup::Sketch sketch =
+        dedup::SketchPage(*opened->context, data.str(), ContentTypeForPath(q.file, ""));
+    result = opened->store->SimilarToSketch(sketch, options);
+  } else if (!q.url.empty()) {
+    result = opened->store->SimilarToUrl(q.url, options);
+  } else if (q.id != 0) {
+    result = opened->store->SimilarToDocument(q.id, options);
+  } else {
+    return Fail("similar", InvalidArgumentError("give --url, --doc or --file"), kExitUsage);
+  }
+  if (!result.ok()) return Fail("similar", result.status());
+  if (flags.json) {
+    Print(flags, daemon::SimilarJson(*result));
+  } else {
+    for (const store::SimilarDoc& d : *result) {
+      std::cout << "doc " << d.doc << " cluster " << d.cluster << " resemblance " << d.resemblance
+                << " containment " << d.containment_of_query << "/" << d.containment_in_query << " "
+                << d.url << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+// Runs a query that answers one JSON document.
+int RunJsonQuery(const char* command, const StoreFlags& flags,
+                 const std::function<StatusOr<Json>(store::Store&)>& query) {
+  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  if (!opened.ok()) return Fail(command, opened.status());
+  StatusOr<Json> j = query(*opened->store);
+  if (!j.ok()) return Fail(command, j.status());
+  Print(flags, *j);
+  return kExitOk;
+}
+
+template <typename T, typename F>
+StatusOr<Json> ToJson(StatusOr<T> value, F encode) {
+  if (!value.ok()) return value.status();
+  return encode(*value);
+}
+
+int RunSweep(const StoreFlags& flags, const std::string& action, const QueryFlags& q) {
+  int64_t date = UnixNow();
+  if (!q.date.empty()) {
+    StatusOr<int64_t> parsed = daemon::ParseIsoTime(q.date);
+    if (!parsed.ok()) return Fail("sweep", parsed.status(), kExitUsage);
+    date = *parsed;
+  }
+  return RunJsonQuery("sweep", flags, [&](store::Store& store) -> StatusOr<Json> {
+    if (action == "open") return ToJson(store.OpenSweep(q.name, date), daemon::SweepJson);
+    if (action == "close") {
+      StatusOr<store::SweepInfo> found = store.FindSweep(q.name);
+      if (!found.ok()) return found.status();
+      return ToJson(store.CloseSweep(found->id, date), daemon::SweepJson);
+    }
+    StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+    if (!sweeps.ok()) return sweeps.status();
+    Json out = Json::array();
+    for (const store::SweepInfo& s : *sweeps) out.push_back(daemon::SweepJson(s));
+    return Json{{"sweeps", std::move(out)}};
+  });
+}
+
+void AddStoreFlags(CLI::App* cmd, StoreFlags* flags) {
+  cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
+  cmd->add_option("--config", flags->config_file, "TOML config (store options, [sketch])");
+  cmd->add_flag("--json", flags->json, "One compact JSON object");
+}
+
+}  // namespace
+
+void AddStoreCommands(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<StoreFlags>();
+  auto ingest = std::make_shared<IngestFlags>();
+  auto query = std::make_shared<QueryFlags>();
+  auto dest = std::make_shared<std::string>();
+  auto action = std::make_shared<std::string>("list");
+
+  CLI::App* cmd = app->add_subcommand("ingest", "Ingest files and directories into a sweep");
+  cmd->add_option("paths", ingest->paths, "Files and directories")->required();
+  cmd->add_option("--sweep", ingest->sweep, "Sweep name (opened if needed)")->required();
+  cmd->add_option("--date", ingest->date, "Date of the pages, ISO-8601 (default: now)");
+  cmd->add_option("--base-url", ingest->base_url,
+                  "URL prefix for relative paths (default: file: URLs)");
+  cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
+
+  cmd = app->add_subcommand("check", "Verify the store's invariants; exit 1 naming problems");
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] { *exit_code = RunCheck(*flags); });
+
+  cmd = app->add_subcommand("backup", "Write a compacted, consistent copy of the store to DEST");
+  cmd->add_option("dest", *dest, "Destination directory (created; must hold no store)")->required();
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] { *exit_code = RunBackup(*flags, *dest); });
+
+  cmd = app->add_subcommand("similar", "Documents resembling a stored URL, a document or a file");
+  cmd->add_option("--url", query->url, "A stored URL");
+  cmd->add_option("--doc", query->id, "A document id");
+  cmd->add_option("--file", query->file, "A page on disk");
+  cmd->add_option("--threshold", query->threshold, "Least resemblance or containment")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--limit", query->limit, "Most results")->check(CLI::Range(1, 1000));
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] { *exit_code = RunSimilar(*flags, *query); });
+
+  cmd = app->add_subcommand("history", "The dated versions of a URL");
+  cmd->add_option("url", query->url, "URL")->required();
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] {
+    *exit_code = RunJsonQuery("history", *flags, [=](store::Store& s) {
+      return ToJson(s.History(query->url),
+                    [&](const auto& v) { return daemon::HistoryJson(query->url, v); });
+    });
+  });
+
+  cmd = app->add_subcommand("cluster", "A cluster's members, by cluster or document id");
+  cmd->add_option("id", query->id, "Cluster or member document id")->required();
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] {
+    *exit_code = RunJsonQuery("cluster", *flags, [=](store::Store& s) {
+      return ToJson(s.Cluster(query->id), daemon::ClusterJson);
+    });
+  });
+
+  cmd = app->add_subcommand("lost", "Lost and found: where a URL's content lives now");
+  cmd->add_option("url", query->url, "URL")->required();
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] {
+    *exit_code = RunJsonQuery("lost", *flags, [=](store::Store& s) {
+      return ToJson(s.Lost(query->url), daemon::LostJson);
+    });
+  });
+
+  cmd = app->add_subcommand("sweep", "List, open or close sweeps");
+  cmd->add_option("action", *action, "list, open or close")
+      ->check(CLI::IsMember({"list", "open", "close"}));
+  cmd->add_option("name", query->name, "Sweep name (open, close)");
+  cmd->add_option("--date", query->date, "Start or end date, ISO-8601 (default: now)");
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] {
+    if (*action != "list" && query->name.empty()) {
+      *exit_code = Fail("sweep", InvalidArgumentError(*action + " needs a NAME"), kExitUsage);
+      return;
+    }
+    *exit_code = RunSweep(*flags, *action, *query);
+  });
+}
+
+}  // namespace shingled::cli

@@ -1,0 +1,104 @@
+#include "daemon/http_query.h"
+
+namespace shingled::daemon {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+}  // namespace
+
+std::optional<std::string> Target::Get(const std::string& name) const {
+  auto it = params.find(name);
+  if (it == params.end()) return std::nullopt;
+  return it->second;
+}
+
+StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '%') {
+      const int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      if (i + 2 >= text.size() || hi < 0 || lo < 0) {
+        return InvalidArgumentError("malformed percent escape in \"" +
+                                    std::string(text.substr(0, 200)) + "\"");
+      }
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+StatusOr<Target> ParseTarget(std::string_view target) {
+  if (target.empty() || target.front() != '/') {
+    return InvalidArgumentError("the request target must be an absolute path");
+  }
+  Target out;
+  const size_t q = target.find('?');
+  StatusOr<std::string> path = PercentDecode(target.substr(0, q), false);
+  if (!path.ok()) return path.status();
+  out.path = std::move(*path);
+  if (q == std::string_view::npos) return out;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    StatusOr<std::string> key = PercentDecode(pair.substr(0, eq), true);
+    if (!key.ok()) return key.status();
+    StatusOr<std::string> value = PercentDecode(
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
+    if (!value.ok()) return value.status();
+    out.params[std::move(*key)] = std::move(*value);
+  }
+  return out;
+}
+
+Status ValidatePageUrl(std::string_view url, size_t max_bytes) {
+  if (url.empty()) return InvalidArgumentError("url is empty");
+  if (url.size() > max_bytes) {
+    return InvalidArgumentError("url is " + std::to_string(url.size()) +
+                                " bytes, over the limit of " + std::to_string(max_bytes) +
+                                " (limits.max_url_bytes)");
+  }
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return InvalidArgumentError("url contains white space or a control character");
+    }
+  }
+  const size_t colon = url.find("://");
+  bool scheme_ok = colon != std::string_view::npos && colon > 0 && IsAlpha(url[0]);
+  for (size_t i = 1; scheme_ok && i < colon; ++i) {
+    const char c = url[i];
+    scheme_ok = IsAlpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+  }
+  if (!scheme_ok) {
+    return InvalidArgumentError("url \"" + std::string(url.substr(0, 200)) +
+                                "\" is not an absolute URL like https://example.com/page");
+  }
+  const std::string_view scheme = url.substr(0, colon);
+  const std::string_view rest = url.substr(colon + 3);
+  const std::string_view host = rest.substr(0, rest.find_first_of("/?#"));
+  if (host.empty() && scheme != "file") {
+    return InvalidArgumentError("url \"" + std::string(url.substr(0, 200)) + "\" has no host");
+  }
+  return OkStatus();
+}
+
+}  // namespace shingled::daemon

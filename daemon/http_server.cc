@@ -1,0 +1,399 @@
+// The HTTP server: a listener that accepts on its own strand and a session per connection,
+// after boostorg/beast example/advanced/server (Boost 1.74).
+#include "daemon/http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+namespace shingled::daemon {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+using tcp = net::ip::tcp;
+
+struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
+  Core(net::io_context& io, const HttpServerOptions& opts, HttpHandler* h)
+      : ioc(io),
+        options(opts),
+        handler(h),
+        acceptor(net::make_strand(io)),
+        backoff_timer(acceptor.get_executor()) {}
+
+  void DoAccept();
+  void OnAccept(beast::error_code ec, tcp::socket socket);
+
+  net::io_context& ioc;
+  const HttpServerOptions options;
+  HttpHandler* const handler;
+  tcp::acceptor acceptor;
+  net::steady_timer backoff_timer;  // on the acceptor's strand
+  std::chrono::milliseconds backoff{0};
+  std::atomic<bool> stopping{false};
+
+  // Live sessions, for the cap and for Shutdown(). State below is protected by `mu`.
+  std::mutex mu;
+  uint64_t next_session_id = 0;
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
+};
+
+// One connection. Every member is touched only on the session's strand (stream_'s executor).
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, std::shared_ptr<HttpServer::Core> core, uint64_t id)
+      : stream_(std::move(socket)), core_(std::move(core)), id_(id) {}
+  ~Session() {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->sessions.erase(id_);
+  }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+  }
+  // Above the session cap: answer 503 at once and close, without reading.
+  void StartRejected() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->closing_ = true;
+      self->Enqueue(ErrorResponse(http::status::service_unavailable, "unavailable",
+                                  "too many connections", self->core_->options.retry_after_s),
+                    11);
+    });
+  }
+  void Stop() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->stopping_ = true;
+      self->closing_ = true;
+      // An idle read is cancelled; requests already read are still answered.
+      // OnReadError then closes if nothing is left to answer.
+      if (self->reading_) {
+        self->stream_.socket().cancel();
+      } else if (self->slots_.empty() && !self->writing_) {
+        self->Close();
+      }
+    });
+  }
+  // From a Reply, on any thread.
+  void Deliver(uint64_t seq, Response response) {
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), seq, r = std::move(response)]() mutable {
+                self->OnResponse(seq, std::move(r));
+              });
+  }
+
+ private:
+  struct Slot {
+    unsigned version = 11;
+    bool keep_alive = true;
+    std::optional<Response> response;
+  };
+
+  void DoRead() {
+    if (closing_ || closed_ || slots_.size() >= core_->options.max_pipelined_requests) {
+      reading_ = false;
+      return;
+    }
+    reading_ = true;
+    parser_.emplace();  // a fresh parser per request
+    parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_bytes));
+    parser_->body_limit(core_->options.max_body_bytes);
+    stream_.expires_after(core_->options.read_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, size_t) {
+    if (ec) return OnReadError(ec);
+    const Request& req = parser_->get();
+    // curl and others wait a second for "100 Continue" before sending a large body; answer it
+    // when nothing else is being written, else let the client's own timer send the body.
+    if (!parser_->is_done() && beast::iequals(req[http::field::expect], "100-continue") &&
+        slots_.empty() && !writing_) {
+      continue_.emplace(http::status::continue_, req.version());
+      writing_ = true;
+      stream_.expires_after(core_->options.write_timeout);
+      return http::async_write(stream_, *continue_,
+                               [self = shared_from_this()](beast::error_code wec, size_t) {
+                                 self->writing_ = false;
+                                 if (wec) return self->Close();
+                                 self->ReadBody();
+                               });
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, size_t) {
+    if (ec) return OnReadError(ec);
+    reading_ = false;
+    Request req = parser_->release();
+    const uint64_t seq = first_seq_ + slots_.size();
+    slots_.push_back(Slot{req.version(), req.keep_alive(), std::nullopt});
+    if (!req.keep_alive()) closing_ = true;
+    core_->handler->Handle(std::move(req), std::make_shared<Reply>(shared_from_this(), seq));
+    DoRead();  // the next pipelined request, if any, while this one is answered
+  }
+
+  void OnReadError(beast::error_code ec) {
+    reading_ = false;
+    closing_ = true;
+    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted) {
+      if (slots_.empty() && !writing_) Close();
+      return;
+    }
+    if (ec == beast::error::timeout) {
+      // basic_stream closed the socket: the slow client is cut off.
+      spdlog::debug("session {}: read timeout", id_);
+      closed_ = true;
+      core_->handler->OnServerResponse(http::status::request_timeout);
+      return;
+    }
+    const unsigned version = parser_ ? parser_->get().version() : 11;
+    if (ec == http::error::body_limit) {
+      Enqueue(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                            "request body is over the limit of " +
+                                std::to_string(core_->options.max_body_bytes) +
+                                " bytes (limits.max_body_bytes)"),
+              version);
+    } else if (ec == http::error::header_limit) {
+      Enqueue(
+          ErrorResponse(http::status::request_header_fields_too_large, "header_fields_too_large",
+                        "request line and headers are over the limit of " +
+                            std::to_string(core_->options.max_header_bytes) +
+                            " bytes (limits.max_header_bytes)"),
+          version);
+    } else if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
+      Enqueue(ErrorResponse(http::status::bad_request, "bad_request",
+                            "malformed HTTP request: " + ec.message()),
+              version);
+    } else {
+      spdlog::debug("session {}: read: {}", id_, ec.message());
+      if (slots_.empty() && !writing_) Close();
+    }
+  }
+
+  // Queues a response the server makes itself; the connection closes after it.
+  void Enqueue(Response response, unsigned version) {
+    core_->handler->OnServerResponse(response.result());
+    slots_.push_back(Slot{version, false, std::move(response)});
+    FinishSlot(slots_.back());
+    MaybeWrite();
+  }
+
+  void FinishSlot(Slot& slot) {
+    slot.response->version(slot.version);
+    slot.response->keep_alive(slot.keep_alive && !stopping_ && !closing_);
+    slot.response->prepare_payload();
+  }
+
+  void OnResponse(uint64_t seq, Response response) {
+    if (closed_ || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
+    Slot& slot = slots_[seq - first_seq_];
+    slot.response = std::move(response);
+    MaybeWrite();
+  }
+
+  void MaybeWrite() {
+    if (writing_ || closed_ || slots_.empty() || !slots_.front().response) return;
+    FinishSlot(slots_.front());
+    writing_ = true;
+    stream_.expires_after(core_->options.write_timeout);
+    http::async_write(stream_, *slots_.front().response,
+                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, size_t) {
+    writing_ = false;
+    const bool keep_alive = slots_.front().response->keep_alive();
+    slots_.pop_front();
+    ++first_seq_;
+    if (ec) {
+      spdlog::debug("session {}: write: {}", id_, ec.message());
+      return Close();
+    }
+    if (!keep_alive) closing_ = true;
+    if (closing_) {
+      if (slots_.empty()) {
+        if (reading_)
+          stream_.socket().cancel();  // OnReadError then closes
+        else
+          Close();
+        return;
+      }
+    } else if (!reading_) {
+      DoRead();  // reading paused at the pipelining bound
+    }
+    MaybeWrite();
+  }
+
+  // Closes after sending everything: shut down our side, then drain what the client still
+  // sends for a moment, so that the kernel does not reset the connection (and lose our last
+  // response) because of unread data.
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(1));
+    Drain();
+  }
+  void Drain() {
+    stream_.async_read_some(net::buffer(drain_buf_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (!ec && self->drained_ < (1u << 20)) return self->Drain();
+                              beast::error_code ignored;
+                              self->stream_.socket().close(ignored);
+                            });
+  }
+
+  beast::tcp_stream stream_;
+  const std::shared_ptr<HttpServer::Core> core_;
+  const uint64_t id_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::empty_body>> continue_;
+  std::deque<Slot> slots_;  // responses in request order; front is the next to write
+  uint64_t first_seq_ = 0;  // sequence number of slots_.front()
+  bool reading_ = false, writing_ = false;
+  bool closing_ = false;  // read no more requests
+  bool stopping_ = false;
+  bool closed_ = false;
+  std::array<char, 4096> drain_buf_{};
+  size_t drained_ = 0;
+};
+
+Reply::Reply(std::shared_ptr<Session> session, uint64_t seq)
+    : session_(std::move(session)), seq_(seq) {}
+
+Reply::~Reply() {
+  if (!sent_) {
+    session_->Deliver(seq_, ErrorResponse(http::status::service_unavailable, "unavailable",
+                                          "the server is shutting down", 1));
+  }
+}
+
+void Reply::Send(Response response) {
+  if (sent_) return;
+  sent_ = true;
+  session_->Deliver(seq_, std::move(response));
+}
+
+void HttpServer::Core::DoAccept() {
+  acceptor.async_accept(net::make_strand(ioc),
+                        beast::bind_front_handler(&Core::OnAccept, shared_from_this()));
+}
+
+void HttpServer::Core::OnAccept(beast::error_code ec, tcp::socket socket) {
+  if (stopping) return;
+  if (ec) {
+    // Out of file descriptors or memory: back off instead of spinning on the error.
+    backoff =
+        std::clamp(backoff * 2, std::chrono::milliseconds(50), std::chrono::milliseconds(2000));
+    spdlog::warn("accept: {}; retrying in {} ms", ec.message(), backoff.count());
+    backoff_timer.expires_after(backoff);
+    backoff_timer.async_wait([self = shared_from_this()](beast::error_code tec) {
+      if (!tec && !self->stopping) self->DoAccept();
+    });
+    return;
+  }
+  backoff = std::chrono::milliseconds(0);
+  std::shared_ptr<Session> session;
+  bool reject;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    reject = sessions.size() >= options.max_sessions;
+    const uint64_t id = next_session_id++;
+    session = std::make_shared<Session>(std::move(socket), shared_from_this(), id);
+    sessions.emplace(id, session);
+  }
+  if (reject) {
+    session->StartRejected();
+  } else {
+    session->Start();
+  }
+  DoAccept();
+}
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(net::io_context& ioc,
+                                                         const std::string& host, uint16_t port,
+                                                         const HttpServerOptions& options,
+                                                         HttpHandler* handler) {
+  beast::error_code ec;
+  tcp::resolver resolver(ioc);
+  const auto results = resolver.resolve(
+      host, std::to_string(port), tcp::resolver::numeric_service | tcp::resolver::passive, ec);
+  if (ec || results.empty()) {
+    return InvalidArgumentError("cannot resolve listen host \"" + host + "\": " + ec.message());
+  }
+  const tcp::endpoint endpoint = results.begin()->endpoint();
+  auto core = std::make_shared<Core>(ioc, options, handler);
+  const std::string where = endpoint.address().to_string() + " port " + std::to_string(port);
+  auto fail = [&](const char* what) {
+    return UnavailableError(std::string(what) + " " + where + ": " + ec.message());
+  };
+  if (core->acceptor.open(endpoint.protocol(), ec)) return fail("cannot open a socket for");
+  if (core->acceptor.set_option(net::socket_base::reuse_address(true), ec))
+    return fail("cannot set SO_REUSEADDR on");
+  if (endpoint.address().is_v6()) {
+    // Listen on exactly the address asked for; "[::]" does not also take IPv4 unless the host's
+    // default says so.
+    core->acceptor.set_option(net::ip::v6_only(true), ec);
+  }
+  if (core->acceptor.bind(endpoint, ec)) return fail("cannot bind to");
+  if (core->acceptor.listen(net::socket_base::max_listen_connections, ec))
+    return fail("cannot listen on");
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(core)));
+}
+
+HttpServer::HttpServer(std::shared_ptr<Core> core) : core_(std::move(core)) {}
+
+HttpServer::~HttpServer() { Shutdown(); }
+
+tcp::endpoint HttpServer::local_endpoint() const {
+  beast::error_code ec;
+  return core_->acceptor.local_endpoint(ec);
+}
+
+void HttpServer::Start() {
+  net::dispatch(core_->acceptor.get_executor(), [core = core_] { core->DoAccept(); });
+}
+
+void HttpServer::Shutdown() {
+  if (core_->stopping.exchange(true)) return;
+  net::dispatch(core_->acceptor.get_executor(), [core = core_] {
+    beast::error_code ec;
+    core->acceptor.close(ec);
+    core->backoff_timer.cancel();
+  });
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    for (auto& [id, weak] : core_->sessions) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  for (auto& s : live) s->Stop();
+}
+
+size_t HttpServer::live_sessions() const {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  return core_->sessions.size();
+}
+
+}  // namespace shingled::daemon

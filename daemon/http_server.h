@@ -1,0 +1,100 @@
+// An HTTP/1.1 server on Boost.Beast: keep-alive, bounded pipelining, per-request limits and
+// timeouts, a cap on live sessions, and a graceful stop. Requests go to an HttpHandler, which
+// answers later, from any thread, through a Reply.
+//
+// Each connection is a session with its own strand; all of its state lives on that strand. A
+// session reads the next request while earlier ones are still being answered (up to
+// max_pipelined_requests) and writes the responses in request order.
+//
+// Thread-safety: HttpServer's public methods are safe to call from any thread. The handler is
+// called on a session's strand and must not block: it hands work elsewhere and replies later.
+#ifndef SHINGLED_DAEMON_HTTP_SERVER_H_
+#define SHINGLED_DAEMON_HTTP_SERVER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "daemon/http_response.h"
+
+namespace shingled::daemon {
+
+class Session;
+
+// The one answer to one request. Send() may be called from any thread, once. A Reply destroyed
+// without Send() (a dropped job) answers 503 "shutting down", so no client waits forever.
+class Reply {
+ public:
+  Reply(std::shared_ptr<Session> session, uint64_t seq);
+  ~Reply();
+  Reply(const Reply&) = delete;
+  Reply& operator=(const Reply&) = delete;
+
+  void Send(Response response);
+
+ private:
+  std::shared_ptr<Session> session_;
+  uint64_t seq_;
+  bool sent_ = false;
+};
+using ReplyPtr = std::shared_ptr<Reply>;
+
+class HttpHandler {
+ public:
+  virtual ~HttpHandler() = default;
+  // Called on the session's strand for each complete request. Must call reply->Send() once,
+  // now or later, from any thread.
+  virtual void Handle(Request request, ReplyPtr reply) = 0;
+  // Called for each response the server makes itself (limits, malformed requests, the session
+  // cap), for metrics.
+  virtual void OnServerResponse(http::status status) = 0;
+};
+
+struct HttpServerOptions {
+  std::chrono::milliseconds read_timeout{30000};
+  std::chrono::milliseconds write_timeout{30000};
+  uint64_t max_header_bytes = 16384;
+  uint64_t max_body_bytes = 16 << 20;
+  size_t max_sessions = 1024;
+  size_t max_pipelined_requests = 8;
+  int retry_after_s = 1;
+};
+
+class HttpServer {
+ public:
+  // Resolves `host`, binds and listens. InvalidArgument if the host does not resolve;
+  // Unavailable naming the address and the OS error if bind or listen fails (port in use,
+  // permission). Does not accept until Start().
+  static StatusOr<std::unique_ptr<HttpServer>> Create(boost::asio::io_context& ioc,
+                                                      const std::string& host, uint16_t port,
+                                                      const HttpServerOptions& options,
+                                                      HttpHandler* handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound address (the real port when 0 was asked for).
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+
+  void Start();
+  // Stops accepting; every session finishes the requests it has read (their responses say
+  // Connection: close) and then closes; idle sessions close now. Returns at once; wait with
+  // live_sessions().
+  void Shutdown();
+  size_t live_sessions() const;
+
+ private:
+  friend class Session;
+  struct Core;
+  explicit HttpServer(std::shared_ptr<Core> core);
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_HTTP_SERVER_H_

@@ -1,0 +1,264 @@
+#include "daemon/ingest.h"
+
+#include <spdlog/spdlog.h>
+
+#include "dedup/charset.h"
+
+namespace shingled::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string_view ContentKindName(const PageJob& job) {
+  const dedup::ContentType type = dedup::ParseContentType(job.content_type);
+  const std::string_view head = std::string_view(job.body).substr(0, dedup::kSniffBytes);
+  switch (dedup::DetectContentKind(type.mime, head)) {
+    case dedup::ContentKind::kHtml:
+      return "html";
+    case dedup::ContentKind::kText:
+      return "text";
+    case dedup::ContentKind::kBinary:
+      return "binary";
+  }
+  return "binary";
+}
+
+}  // namespace
+
+// The pages of one submission; `done` runs when the last one is finished.
+struct IngestPipeline::Group {
+  Group(size_t n, Done d) : outcomes(n), remaining(n), done(std::move(d)) {}
+  std::vector<PageOutcome> outcomes;  // each slot written by one thread, once
+  std::atomic<size_t> remaining;
+  Done done;
+};
+
+// A sketched page waiting for the writer.
+struct IngestPipeline::Item {
+  std::shared_ptr<Group> group;
+  size_t index = 0;
+  uint64_t seq = 0;
+  bool cancelled = false;
+  store::PageInput input;
+  Clock::time_point admitted;
+  std::string content_kind;
+  uint64_t bytes = 0;
+};
+
+IngestPipeline::IngestPipeline(store::Store* store,
+                               std::shared_ptr<const dedup::SketchContext> context, TaskPool* pool,
+                               Metrics* metrics, const PipelineOptions& options)
+    : store_(store),
+      context_(std::move(context)),
+      pool_(pool),
+      metrics_(metrics),
+      options_(options),
+      writer_([this] { WriterLoop(); }) {}
+
+IngestPipeline::~IngestPipeline() { Stop(); }
+
+Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
+  if (jobs.empty()) {
+    done({});
+    return OkStatus();
+  }
+  uint64_t bytes = 0;
+  uint64_t first_seq = 0;
+  for (const PageJob& job : jobs) bytes += job.body.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return UnavailableError("the server is shutting down");
+    if (admitted_pages_ + jobs.size() > options_.queue_pages ||
+        admitted_bytes_ + bytes > options_.queue_bytes) {
+      return ResourceExhaustedError("the ingest queue is full (" + std::to_string(admitted_pages_) +
+                                    " pages, " + std::to_string(admitted_bytes_) +
+                                    " bytes waiting); retry later");
+    }
+    admitted_pages_ += jobs.size();
+    admitted_bytes_ += bytes;
+    first_seq = next_seq_;
+    next_seq_ += jobs.size();
+    if (metrics_ != nullptr) metrics_->SetQueue(admitted_pages_, admitted_bytes_);
+  }
+  auto group = std::make_shared<Group>(jobs.size(), std::move(done));
+  const Clock::time_point now = Clock::now();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto job = std::make_shared<PageJob>(std::move(jobs[i]));
+    const uint64_t seq = first_seq + i;
+    const bool queued = pool_->SubmitAdmitted(
+        [this, group, i, seq, job, now] { Sketch(group, i, seq, std::move(*job), now); });
+    if (!queued) {
+      // Stopping: the page still takes its turn in the order, as a cancelled item.
+      Release(0, job->body.size());
+      Item item;
+      item.group = group;
+      item.index = i;
+      item.seq = seq;
+      item.cancelled = true;
+      std::vector<Item> cancelled;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        sketched_.emplace(seq, std::move(item));
+        cancelled = MoveReadyLocked();
+      }
+      for (Item& c : cancelled)
+        Finish(c, {UnavailableError("the server is shutting down"), {}, ""});
+    }
+  }
+  return OkStatus();
+}
+
+void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq, PageJob job,
+                            Clock::time_point admitted) {
+  Item item;
+  item.group = std::move(group);
+  item.index = index;
+  item.seq = seq;
+  item.admitted = admitted;
+  item.bytes = job.body.size();
+  item.content_kind = ContentKindName(job);
+  // Dead pages (404, 410) are recorded without a document: their body is not sketched.
+  if (job.http_status != 404 && job.http_status != 410) {
+    const Clock::time_point start = Clock::now();
+    item.input.sketch = dedup::SketchPage(*context_, job.body, job.content_type);
+    if (metrics_ != nullptr) metrics_->Sketched(SecondsSince(start));
+  }
+  item.input.url = std::move(job.url);
+  item.input.sweep = job.sweep;
+  item.input.date = job.date;
+  item.input.http_status = job.http_status;
+  Release(0, item.bytes);
+  std::vector<Item> cancelled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_writer_) {
+      cancelled.push_back(std::move(item));
+    } else {
+      sketched_.emplace(seq, std::move(item));
+      std::vector<Item> ready_cancelled = MoveReadyLocked();
+      for (Item& c : ready_cancelled) cancelled.push_back(std::move(c));
+    }
+  }
+  for (Item& c : cancelled) {
+    Finish(c, {UnavailableError("the server is shutting down"), {}, c.content_kind});
+  }
+}
+
+std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {
+  std::vector<Item> cancelled;
+  bool moved = false;
+  for (auto it = sketched_.begin(); it != sketched_.end() && it->first == next_write_seq_;
+       it = sketched_.erase(it)) {
+    ++next_write_seq_;
+    if (it->second.cancelled) {
+      cancelled.push_back(std::move(it->second));
+    } else {
+      writer_queue_.push_back(std::move(it->second));
+      moved = true;
+    }
+  }
+  if (moved) writer_cv_.notify_one();
+  return cancelled;
+}
+
+void IngestPipeline::WriterLoop() {
+  for (;;) {
+    std::vector<Item> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      writer_cv_.wait(lock, [this] { return stop_writer_ || !writer_queue_.empty(); });
+      if (writer_queue_.empty()) return;  // stopping, and nothing left
+      // Group commit: whatever is queued now, up to the batch limit.
+      while (!writer_queue_.empty() && batch.size() < options_.batch_pages) {
+        batch.push_back(std::move(writer_queue_.front()));
+        writer_queue_.pop_front();
+      }
+    }
+    std::vector<store::PageInput> inputs;
+    inputs.reserve(batch.size());
+    for (Item& item : batch) inputs.push_back(std::move(item.input));
+    const Clock::time_point start = Clock::now();
+    StatusOr<std::vector<store::PageResult>> results = store_->Apply(inputs);
+    if (!results.ok()) {
+      spdlog::error("store commit of {} pages failed: {}", batch.size(),
+                    results.status().ToString());
+      if (metrics_ != nullptr) metrics_->CommitFailed();
+      if (!store_->health().ok()) healthy_ = false;
+      for (Item& item : batch) {
+        if (metrics_ != nullptr) metrics_->PageFailed("commit");
+        Finish(item, {UnavailableError("the store could not commit the page; retry later"),
+                      {},
+                      item.content_kind});
+      }
+      continue;
+    }
+    if (metrics_ != nullptr) metrics_->Committed(batch.size(), SecondsSince(start));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      store::PageResult& r = (*results)[i];
+      Item& item = batch[i];
+      if (metrics_ != nullptr) {
+        if (r.status.ok()) {
+          metrics_->PageIngested(r.verdict, item.content_kind, item.bytes,
+                                 SecondsSince(item.admitted), r.cluster);
+        } else {
+          metrics_->PageFailed("rejected");
+        }
+      }
+      Status status = r.status;
+      Finish(item, {std::move(status), std::move(r), item.content_kind});
+    }
+  }
+}
+
+void IngestPipeline::Finish(Item& item, PageOutcome outcome) {
+  item.group->outcomes[item.index] = std::move(outcome);
+  if (--item.group->remaining == 0) item.group->done(std::move(item.group->outcomes));
+  Release(1, 0);
+}
+
+void IngestPipeline::Release(size_t pages, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  admitted_pages_ -= pages;
+  admitted_bytes_ -= bytes;
+  if (metrics_ != nullptr) metrics_->SetQueue(admitted_pages_, admitted_bytes_);
+  if (admitted_pages_ == 0) drained_cv_.notify_all();
+}
+
+void IngestPipeline::Stop(Clock::time_point deadline) {
+  std::deque<Item> abandoned;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_writer_) return;
+    stopping_ = true;
+    auto drained = [this] { return admitted_pages_ == 0; };
+    if (deadline == Clock::time_point::max()) {
+      drained_cv_.wait(lock, drained);
+    } else if (!drained_cv_.wait_until(lock, deadline, drained)) {
+      // Past the deadline: what the writer has not started on is given up.
+      abandoned.swap(writer_queue_);
+      for (auto& [seq, item] : sketched_) abandoned.push_back(std::move(item));
+      sketched_.clear();
+      spdlog::warn("shutdown deadline passed with {} pages uncommitted; {} are cancelled",
+                   admitted_pages_, abandoned.size());
+    }
+    stop_writer_ = true;
+  }
+  writer_cv_.notify_all();
+  for (Item& item : abandoned) {
+    Finish(item, {UnavailableError("the server is shutting down"), {}, item.content_kind});
+  }
+  if (writer_.joinable()) writer_.join();
+}
+
+bool IngestPipeline::healthy() const { return healthy_; }
+
+size_t IngestPipeline::queued_pages() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return admitted_pages_;
+}
+
+}  // namespace shingled::daemon

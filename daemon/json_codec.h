@@ -1,0 +1,41 @@
+// JSON forms of the store's answers, shared by the HTTP API and the command line (docs/API.md
+// describes every key), and the ISO-8601 dates both accept.
+//
+// Document and cluster ids are JSON numbers; 64-bit hash values are 16-digit hex strings, as
+// `shingled sketch` prints them. Dates are ISO-8601 UTC strings ("2024-05-01T12:00:00Z").
+//
+// Thread-compatible free functions.
+#ifndef SHINGLED_DAEMON_JSON_CODEC_H_
+#define SHINGLED_DAEMON_JSON_CODEC_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/types.h"
+
+namespace shingled::daemon {
+
+using Json = nlohmann::ordered_json;
+
+// Parses "2024-05-01", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00.250+02:00" (fractions are
+// dropped) to Unix seconds. InvalidArgument naming the text otherwise.
+StatusOr<int64_t> ParseIsoTime(std::string_view text);
+// Unix seconds to "2024-05-01T12:00:00Z".
+std::string FormatIsoTime(int64_t unix_seconds);
+
+Json PageResultJson(std::string_view url, const store::PageResult& result);
+Json SimilarJson(const std::vector<store::SimilarDoc>& docs);
+Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions);
+Json ClusterJson(const store::ClusterInfo& cluster);
+Json DocumentJson(const store::DocumentInfo& doc);
+Json LostJson(const store::LostAndFound& lost);
+Json SweepJson(const store::SweepInfo& sweep);
+Json StatsJson(const store::StoreStats& stats);
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_JSON_CODEC_H_

@@ -1,0 +1,269 @@
+#include "daemon/metrics.h"
+
+#include <dirent.h>
+#include <prometheus/text_serializer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace shingled::daemon {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Histogram;
+
+// 100 us to ~26 s, doubling: covers a sketch of a small page up to a commit under a full queue.
+Histogram::BucketBoundaries LatencyBuckets() {
+  Histogram::BucketBoundaries b;
+  for (double v = 0.0001; v < 30; v *= 2) b.push_back(v);
+  return b;
+}
+
+Histogram::BucketBoundaries BatchBuckets() {
+  Histogram::BucketBoundaries b;
+  for (double v = 1; v <= 65536; v *= 2) b.push_back(v);
+  return b;
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      pages_(BuildCounter()
+                 .Name("shingled_pages_ingested_total")
+                 .Help("Pages committed to the store, by verdict and content kind")
+                 .Register(*registry_)),
+      page_failures_(BuildCounter()
+                         .Name("shingled_pages_failed_total")
+                         .Help("Pages accepted but not stored, by reason")
+                         .Register(*registry_)),
+      bytes_(BuildCounter()
+                 .Name("shingled_ingested_bytes_total")
+                 .Help("Bytes of page bodies committed")
+                 .Register(*registry_)
+                 .Add({})),
+      ingest_latency_(BuildHistogram()
+                          .Name("shingled_ingest_latency_seconds")
+                          .Help("From a page's admission to its durable commit")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets())),
+      sketch_time_(BuildHistogram()
+                       .Name("shingled_sketch_duration_seconds")
+                       .Help("Canonicalizing and sketching one page")
+                       .Register(*registry_)
+                       .Add({}, LatencyBuckets())),
+      commit_latency_(BuildHistogram()
+                          .Name("shingled_store_commit_duration_seconds")
+                          .Help("One group commit (Store::Apply, fsync included)")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets())),
+      batch_size_(BuildHistogram()
+                      .Name("shingled_store_commit_batch_pages")
+                      .Help("Pages per group commit")
+                      .Register(*registry_)
+                      .Add({}, BatchBuckets())),
+      commit_failures_(BuildCounter()
+                           .Name("shingled_store_commit_failures_total")
+                           .Help("Group commits that failed")
+                           .Register(*registry_)
+                           .Add({})),
+      queue_pages_(BuildGauge()
+                       .Name("shingled_ingest_queue_pages")
+                       .Help("Pages accepted and not yet committed")
+                       .Register(*registry_)
+                       .Add({})),
+      queue_bytes_(BuildGauge()
+                       .Name("shingled_ingest_queue_bytes")
+                       .Help("Bytes of page bodies accepted and not yet sketched")
+                       .Register(*registry_)
+                       .Add({})),
+      http_requests_(BuildCounter()
+                         .Name("shingled_http_requests_total")
+                         .Help("HTTP responses by route and status code")
+                         .Register(*registry_)),
+      http_duration_(BuildHistogram()
+                         .Name("shingled_http_request_duration_seconds")
+                         .Help("From a complete request to its response, by route")
+                         .Register(*registry_)),
+      documents_(BuildGauge()
+                     .Name("shingled_store_documents")
+                     .Help("Distinct documents")
+                     .Register(*registry_)
+                     .Add({})),
+      urls_(BuildGauge().Name("shingled_store_urls").Help("URLs").Register(*registry_).Add({})),
+      versions_(BuildGauge()
+                    .Name("shingled_store_url_versions")
+                    .Help("Dated URL versions")
+                    .Register(*registry_)
+                    .Add({})),
+      clusters_(BuildGauge()
+                    .Name("shingled_store_clusters")
+                    .Help("Clusters (singletons included)")
+                    .Register(*registry_)
+                    .Add({})),
+      largest_cluster_(BuildGauge()
+                           .Name("shingled_store_largest_cluster_documents")
+                           .Help("Documents in the largest cluster seen growing since start-up")
+                           .Register(*registry_)
+                           .Add({})),
+      disk_bytes_(BuildGauge()
+                      .Name("shingled_store_disk_bytes")
+                      .Help("Disk space of the store's data file")
+                      .Register(*registry_)
+                      .Add({})),
+      map_used_bytes_(BuildGauge()
+                          .Name("shingled_store_map_used_bytes")
+                          .Help("Pages in use in the memory map, in bytes")
+                          .Register(*registry_)
+                          .Add({})),
+      map_size_bytes_(BuildGauge()
+                          .Name("shingled_store_map_size_bytes")
+                          .Help("Size of the memory map (it doubles when full)")
+                          .Register(*registry_)
+                          .Add({})),
+      rss_bytes_(BuildGauge()
+                     .Name("shingled_process_resident_memory_bytes")
+                     .Help("Resident set size")
+                     .Register(*registry_)
+                     .Add({})),
+      cpu_seconds_(BuildCounter()
+                       .Name("shingled_process_cpu_seconds_total")
+                       .Help("User and system CPU time")
+                       .Register(*registry_)
+                       .Add({})),
+      open_fds_(BuildGauge()
+                    .Name("shingled_process_open_fds")
+                    .Help("Open file descriptors")
+                    .Register(*registry_)
+                    .Add({})),
+      start_time_(BuildGauge()
+                      .Name("shingled_process_start_time_seconds")
+                      .Help("Start time of the process, Unix seconds")
+                      .Register(*registry_)
+                      .Add({})) {
+  // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
+  // by the unit's ProcSubset=pid.
+  start_time_.Set(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  BuildGauge()
+      .Name("shingled_build_info")
+      .Help("Version of the running binary")
+      .Register(*registry_)
+      .Add({{"version", "0.1.0"}})
+      .Set(1);
+}
+
+void Metrics::PageIngested(store::Verdict verdict, std::string_view content_kind, uint64_t bytes,
+                           double latency_s, store::ClusterId cluster) {
+  pages_
+      .Add({{"verdict", std::string(store::VerdictName(verdict))},
+            {"content_kind", std::string(content_kind)}})
+      .Increment();
+  bytes_.Increment(static_cast<double>(bytes));
+  ingest_latency_.Observe(latency_s);
+  if (verdict == store::Verdict::kNearDuplicate || verdict == store::Verdict::kDuplicate) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (grown_clusters_.size() < 256) grown_clusters_.insert(cluster);
+  }
+}
+
+void Metrics::PageFailed(std::string_view reason) {
+  page_failures_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::Sketched(double seconds) { sketch_time_.Observe(seconds); }
+
+void Metrics::Committed(size_t pages, double seconds) {
+  commit_latency_.Observe(seconds);
+  batch_size_.Observe(static_cast<double>(pages));
+}
+
+void Metrics::CommitFailed() { commit_failures_.Increment(); }
+
+void Metrics::SetQueue(uint64_t pages, uint64_t bytes) {
+  queue_pages_.Set(static_cast<double>(pages));
+  queue_bytes_.Set(static_cast<double>(bytes));
+}
+
+void Metrics::HttpRequest(std::string_view route, unsigned status, double seconds) {
+  http_requests_.Add({{"route", std::string(route)}, {"code", std::to_string(status)}}).Increment();
+  http_duration_.Add({{"route", std::string(route)}}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::UpdateStore(const store::Store& store, const std::string& store_dir) {
+  StatusOr<store::StoreStats> stats = store.Stats();
+  if (stats.ok()) {
+    documents_.Set(static_cast<double>(stats->documents));
+    urls_.Set(static_cast<double>(stats->urls));
+    versions_.Set(static_cast<double>(stats->versions));
+    clusters_.Set(static_cast<double>(stats->clusters));
+    map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
+    map_size_bytes_.Set(static_cast<double>(stats->map_size));
+  }
+  // Blocks actually allocated: data.mdb is sparse up to the map size on some file systems.
+  struct stat st;
+  if (::stat((store_dir + "/data.mdb").c_str(), &st) == 0) {
+    disk_bytes_.Set(static_cast<double>(st.st_blocks) * 512);
+  }
+  std::set<store::ClusterId> grown;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    grown.swap(grown_clusters_);
+  }
+  for (store::ClusterId id : grown) {
+    StatusOr<store::ClusterInfo> cluster = store.Cluster(id);
+    if (cluster.ok() && static_cast<double>(cluster->members.size()) > largest_cluster_.Value()) {
+      largest_cluster_.Set(static_cast<double>(cluster->members.size()));
+    }
+  }
+}
+
+void Metrics::UpdateProcess() {
+  long page = sysconf(_SC_PAGESIZE);
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (statm >> size >> resident) rss_bytes_.Set(static_cast<double>(resident * page));
+
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  if (paren != std::string::npos) {
+    // After the command name: field 3 is the state; utime and stime are fields 14 and 15.
+    std::istringstream fields(line.substr(paren + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    const double cpu = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cpu > cpu_seconds_seen_) {
+      cpu_seconds_.Increment(cpu - cpu_seconds_seen_);
+      cpu_seconds_seen_ = cpu;
+    }
+  }
+
+  int fds = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (readdir(dir) != nullptr) ++fds;
+    closedir(dir);
+    fds -= 3;  // ".", ".." and the directory's own descriptor
+  }
+  open_fds_.Set(fds);
+}
+
+std::string Metrics::Scrape(const store::Store* store, const std::string& store_dir) {
+  if (store != nullptr) UpdateStore(*store, store_dir);
+  UpdateProcess();
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace shingled::daemon

@@ -1,0 +1,93 @@
+// The daemon's Prometheus metrics (prometheus-cpp core: the registry and its text serializer;
+// /metrics is served by our own HTTP server, not by prometheus-cpp's pull exposer).
+//
+// Names are shingled_*, with units in the names and _total on counters. Labels have bounded
+// values: verdicts, content kinds (html, text, binary), route names (never raw paths) and
+// status codes.
+//
+// Thread-safety: every method is safe to call from any thread.
+#ifndef SHINGLED_DAEMON_METRICS_H_
+#define SHINGLED_DAEMON_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace shingled::daemon {
+
+class Metrics {
+ public:
+  Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // --- ingest (called by the pipeline) ---
+  void PageIngested(store::Verdict verdict, std::string_view content_kind, uint64_t bytes,
+                    double latency_s, store::ClusterId cluster);
+  void PageFailed(std::string_view reason);
+  void Sketched(double seconds);
+  void Committed(size_t pages, double seconds);
+  void CommitFailed();
+  void SetQueue(uint64_t pages, uint64_t bytes);
+
+  // --- HTTP ---
+  void HttpRequest(std::string_view route, unsigned status, double seconds);
+
+  // Refreshes the store and process figures, then serializes every metric in the Prometheus
+  // text format (version 0.0.4). `store` may be null (figures left as they were); `store_dir`
+  // is its directory, for the size of its data file on disk.
+  std::string Scrape(const store::Store* store, const std::string& store_dir);
+
+ private:
+  void UpdateStore(const store::Store& store, const std::string& store_dir);
+  void UpdateProcess();
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& pages_;
+  prometheus::Family<prometheus::Counter>& page_failures_;
+  prometheus::Counter& bytes_;
+  prometheus::Histogram& ingest_latency_;
+  prometheus::Histogram& sketch_time_;
+  prometheus::Histogram& commit_latency_;
+  prometheus::Histogram& batch_size_;
+  prometheus::Counter& commit_failures_;
+  prometheus::Gauge& queue_pages_;
+  prometheus::Gauge& queue_bytes_;
+  prometheus::Family<prometheus::Counter>& http_requests_;
+  prometheus::Family<prometheus::Histogram>& http_duration_;
+  prometheus::Gauge& documents_;
+  prometheus::Gauge& urls_;
+  prometheus::Gauge& versions_;
+  prometheus::Gauge& clusters_;
+  prometheus::Gauge& largest_cluster_;
+  prometheus::Gauge& disk_bytes_;
+  prometheus::Gauge& map_used_bytes_;
+  prometheus::Gauge& map_size_bytes_;
+  prometheus::Gauge& rss_bytes_;
+  prometheus::Counter& cpu_seconds_;
+  prometheus::Gauge& open_fds_;
+  prometheus::Gauge& start_time_;
+
+  // State below is protected by mu_.
+  std::mutex mu_;
+  // Clusters that grew since the last scrape; their sizes are read then. The store keeps no
+  // "largest cluster" figure, so the gauge is the largest cluster seen growing since start-up.
+  std::set<store::ClusterId> grown_clusters_;
+  double cpu_seconds_seen_ = 0;
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_METRICS_H_

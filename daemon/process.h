@@ -1,0 +1,49 @@
+// Process-level pieces of the daemon: logging set-up, the systemd notify protocol, and signals.
+#ifndef SHINGLED_DAEMON_PROCESS_H_
+#define SHINGLED_DAEMON_PROCESS_H_
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+
+namespace shingled::daemon {
+
+// Sends spdlog's default logger to stderr at `level` ("info", ...): colours only on a terminal;
+// under systemd (JOURNAL_STREAM set) each line starts with a syslog priority ("<6>") that
+// journald turns into the entry's priority, and no time stamp (journald adds its own).
+void SetUpLogging(const std::string& level);
+
+// Sends `state` ("READY=1", "STOPPING=1", "STATUS=...") to $NOTIFY_SOCKET if it is set (the
+// sd_notify datagram protocol; '@' starts an abstract socket name). Not set: does nothing.
+// Returns the error when the datagram could not be sent.
+Status NotifySystemd(const std::string& state);
+
+// Blocks SIGTERM, SIGINT (and SIGPIPE) in the calling thread and every thread it creates later,
+// then waits for them on a thread of its own. The first signal wakes WaitForStop(); the second
+// ends the process at once with exit code 1 (LMDB keeps the store consistent; only pages not yet
+// acknowledged are lost). Create it before any other thread.
+class SignalWatcher {
+ public:
+  SignalWatcher();
+  ~SignalWatcher();
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+  // Blocks until the first signal; returns its name ("SIGTERM").
+  std::string WaitForStop();
+
+ private:
+  void Run();
+
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string signal_name_;  // guarded by mu_; set by the first signal
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_PROCESS_H_

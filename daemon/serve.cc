@@ -1,0 +1,179 @@
+// `shingled serve`: the daemon. Wires the config, the store, the ingest pipeline, the HTTP server
+// and the process lifecycle (signals, sd_notify) together.
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/api.h"
+#include "daemon/cli.h"
+#include "daemon/http_server.h"
+#include "daemon/ingest.h"
+#include "daemon/metrics.h"
+#include "daemon/process.h"
+#include "daemon/store_setup.h"
+#include "daemon/task_pool.h"
+
+namespace shingled::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ServeFlags {
+  std::string config_file;
+  std::string store_dir;
+  std::string listen;
+};
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int Serve(const ServeFlags& flags) {
+  // Before any thread exists, so that every thread inherits the blocked signals.
+  daemon::SignalWatcher signals;
+
+  config::Config config;
+  if (!flags.config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
+    if (!loaded.ok()) {
+      std::cerr << "shingled serve: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  if (!flags.listen.empty()) {
+    StatusOr<config::ListenAddress> address = config::ParseListenAddress(flags.listen);
+    if (!address.ok()) {
+      std::cerr << "shingled serve: --listen: " << address.status().message() << "\n";
+      return kExitUsage;
+    }
+    config.server.listen = *address;
+  }
+  daemon::SetUpLogging(config.logging.level);
+
+  std::string token;
+  if (!config.auth.token_file.empty()) {
+    StatusOr<std::string> read = daemon::ReadTokenFile(config.auth.token_file);
+    if (!read.ok()) {
+      spdlog::critical("{}", read.status().message());
+      return kExitUsage;
+    }
+    token = std::move(*read);
+  }
+
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
+  if (!opened.ok()) {
+    spdlog::critical("cannot open the store {}: {}", config.store.path, opened.status().ToString());
+    return kExitFailure;
+  }
+  store::Store& store = *opened->store;
+  spdlog::info("store {} open", config.store.path);
+  if (!config.ingest.default_sweep.empty()) {
+    StatusOr<store::SweepInfo> sweep = store.OpenSweep(config.ingest.default_sweep, UnixNow());
+    if (!sweep.ok()) {
+      spdlog::warn("default sweep \"{}\": {}; requests must name an open sweep",
+                   config.ingest.default_sweep, sweep.status().message());
+    }
+  }
+
+  const size_t workers = config.ingest.workers > 0
+                             ? static_cast<size_t>(config.ingest.workers)
+                             : std::max(1u, std::thread::hardware_concurrency());
+  // Ingest is bounded by the pipeline's admission; the pool's own bound is for queries, which
+  // queue behind admitted pages: leave them room above a full ingest queue.
+  daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
+  daemon::Metrics metrics;
+  daemon::PipelineOptions pipeline_options;
+  pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
+  pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
+  pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
+  daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, pipeline_options);
+
+  daemon::ApiOptions api_options;
+  api_options.store_dir = config.store.path;
+  api_options.default_sweep = config.ingest.default_sweep;
+  api_options.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
+  api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
+  api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
+  api_options.token = token;
+  api_options.protect_writes = config.auth.protect_writes;
+  api_options.protect_reads = config.auth.protect_reads;
+  api_options.now = UnixNow;
+  daemon::Api api(&store, opened->context, &pipeline, &pool, &metrics, api_options);
+
+  boost::asio::io_context ioc(static_cast<int>(config.server.io_threads));
+  daemon::HttpServerOptions server_options;
+  server_options.read_timeout = std::chrono::milliseconds(config.server.read_timeout_ms);
+  server_options.write_timeout = std::chrono::milliseconds(config.server.write_timeout_ms);
+  server_options.max_header_bytes = static_cast<uint64_t>(config.limits.max_header_bytes);
+  server_options.max_body_bytes = static_cast<uint64_t>(config.limits.max_body_bytes);
+  server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
+  server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
+  server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
+  auto server = daemon::HttpServer::Create(ioc, config.server.listen.host,
+                                           config.server.listen.port, server_options, &api);
+  if (!server.ok()) {
+    spdlog::critical("{}", server.status().message());
+    pipeline.Stop();
+    return kExitFailure;
+  }
+  (*server)->Start();
+  const auto endpoint = (*server)->local_endpoint();
+  // Tests and scripts read the bound port from this line ("listening on 127.0.0.1:PORT").
+  spdlog::info("listening on {}",
+               config::ListenAddress{endpoint.address().to_string(), endpoint.port()}.ToString());
+
+  auto work = boost::asio::make_work_guard(ioc);
+  std::vector<std::thread> io_threads;
+  for (int64_t i = 0; i < config.server.io_threads; ++i)
+    io_threads.emplace_back([&ioc] { ioc.run(); });
+  if (Status s = daemon::NotifySystemd("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
+
+  const std::string signal_name = signals.WaitForStop();
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::milliseconds(config.server.shutdown_deadline_ms);
+  spdlog::info("{}: stopping; in-flight requests have {} ms", signal_name,
+               config.server.shutdown_deadline_ms);
+  daemon::NotifySystemd("STOPPING=1").IgnoreError();  // best effort: systemd knows from the signal
+  api.set_shutting_down();
+  (*server)->Shutdown();
+  // Sessions close once their read requests are answered; poll rather than add a completion
+  // signal to every session for this one wait.
+  while ((*server)->live_sessions() > 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pipeline.Stop(deadline);
+  pool.Cancel();
+  work.reset();
+  ioc.stop();
+  for (std::thread& t : io_threads) t.join();
+  server->reset();
+  const size_t left = pipeline.queued_pages();
+  opened->store.reset();  // closes the LMDB environment
+  spdlog::info("stopped; store closed{}",
+               left ? " (" + std::to_string(left) + " pages cancelled)" : "");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* serve = app->add_subcommand("serve", "Run the daemon: the HTTP API over the store");
+  serve->add_option("--config", flags->config_file,
+                    "TOML config file (default: built-in defaults)");
+  serve->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
+  serve->add_option("--listen", flags->listen, "HOST:PORT or [V6]:PORT (overrides server.listen)");
+  serve->callback([=] { *exit_code = Serve(*flags); });
+}
+
+}  // namespace shingled::cli

@@ -1,0 +1,69 @@
+#include "daemon/store_setup.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace shingled::daemon {
+
+StatusOr<OpenedStore> OpenStore(const config::Config& config) {
+  dedup::SketchParams params;
+  const config::SketchOptions& s = config.sketch;
+  auto set = [](const std::optional<int64_t>& value, int* field) {
+    if (value) *field = static_cast<int>(*value);
+  };
+  set(s.shingle_size, &params.shingle_size);
+  set(s.feature_groups, &params.feature_groups);
+  set(s.group_size, &params.group_size);
+  set(s.fungible_threshold, &params.fungible_threshold);
+  set(s.min_sample_size, &params.min_sample_size);
+  set(s.supershingle_span, &params.supershingle_span);
+  set(s.supershingle_window, &params.supershingle_window);
+  set(s.mod_sample_max, &params.mod_sample_max);
+  if (s.seed) params.seed = *s.seed;
+  auto context = dedup::SketchContext::Create(params);
+  if (!context.ok()) {
+    return InvalidArgumentError("[sketch]: " + context.status().message());
+  }
+
+  store::StoreOptions options;
+  options.similar_threshold = config.store.similar_threshold;
+  options.common_value_limit = static_cast<uint64_t>(config.store.common_value_limit);
+  options.cluster_relations = 0;
+  for (const std::string& r : config.store.cluster_relations) {
+    if (r == "exact") options.cluster_relations |= store::kClusterExact;
+    if (r == "fungible") options.cluster_relations |= store::kClusterFungible;
+    if (r == "similar") options.cluster_relations |= store::kClusterSimilar;
+  }
+  options.max_candidates = static_cast<uint32_t>(config.store.max_candidates);
+  options.initial_map_size = static_cast<uint64_t>(config.store.initial_map_size);
+  options.max_map_size = static_cast<uint64_t>(config.store.max_map_size);
+  options.durable = config.store.durable;
+  options.max_readers = static_cast<unsigned>(config.store.max_readers);
+
+  auto store = store::Store::Open(config.store.path, options, **context);
+  if (!store.ok()) {
+    if (store.status().code() == StatusCode::kFailedPrecondition) {
+      return FailedPreconditionError(
+          store.status().message() +
+          " (the sketch parameters are fixed when a store is created; the [sketch] section of "
+          "the config may only repeat them)");
+    }
+    return store.status();
+  }
+  return OpenedStore{std::move(*context), std::move(*store)};
+}
+
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError("auth.token_file " + path + ": " + std::strerror(errno));
+  std::string line;
+  std::getline(in, line);
+  const size_t begin = line.find_first_not_of(" \t\r\n");
+  const size_t end = line.find_last_not_of(" \t\r\n");
+  if (begin == std::string::npos)
+    return InvalidArgumentError("auth.token_file " + path + " is empty");
+  return line.substr(begin, end - begin + 1);
+}
+
+}  // namespace shingled::daemon

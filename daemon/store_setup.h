@@ -1,0 +1,32 @@
+// Opening the store as the configuration says: the sketch parameters (defaults, or the ones the
+// config repeats) and the store options. Shared by `serve` and the store subcommands.
+#ifndef SHINGLED_DAEMON_STORE_SETUP_H_
+#define SHINGLED_DAEMON_STORE_SETUP_H_
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "config/config.h"
+#include "dedup/sketch.h"
+#include "store/store.h"
+
+namespace shingled::daemon {
+
+struct OpenedStore {
+  std::shared_ptr<const dedup::SketchContext> context;
+  std::unique_ptr<store::Store> store;
+};
+
+// Opens (or creates) the store at config.store.path. When the store was made with other sketch
+// parameters, FailedPrecondition names the field and says that the [sketch] section may only
+// repeat the store's values. InvalidArgument for parameters that do not validate.
+StatusOr<OpenedStore> OpenStore(const config::Config& config);
+
+// Reads the bearer token: the first line of `path`, surrounding white space removed.
+// NotFound if unreadable; InvalidArgument if empty.
+StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_STORE_SETUP_H_

@@ -1,0 +1,98 @@
+// The store's command line against the real binary: ingest, check, backup, queries, sweeps.
+#include <nlohmann/json.hpp>
+
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
+
+TEST(CliStoreTest, IngestQueryCheckBackup) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string a = ReadWholeFile(kSamples + "page-a.html");
+  dir.Write("site/a.html", a);
+  dir.Write("site/sub/copy of a.html", a);
+  dir.Write("site/b.html", ReadWholeFile(kSamples + "page-b.html"));
+  dir.Write("site/notes.txt", "some plain text words that are not like the pages at all");
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --date 2024-05-01 --base-url https://ex.com/ --json",
+                   &out),
+            0)
+      << out;
+  json j = json::parse(out);
+  EXPECT_EQ(j["pages"], 4);
+  EXPECT_EQ(j["duplicate"], 1);  // "copy of a.html"
+  EXPECT_EQ(j["new"].get<int>() + j["near_duplicate"].get<int>(), 3);
+  EXPECT_EQ(j["unchanged"], 0);
+  EXPECT_EQ(j["errors"], 0);
+  EXPECT_GE(j["clusters"].get<int>(), 2);
+
+  // Again: idempotent, every page replays its verdict.
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --base-url https://ex.com --json",
+                   &out),
+            0)
+      << out;
+  EXPECT_EQ(json::parse(out)["pages"], 4);
+
+  ASSERT_EQ(
+      RunCli("history https://ex.com/sub/copy%20of%20a.html --store " + store + " --json", &out), 0)
+      << out;
+  j = json::parse(out);
+  EXPECT_EQ(j["versions"][0]["verdict"], "duplicate");
+  EXPECT_EQ(j["versions"][0]["date"], "2024-05-01T00:00:00Z");
+  const int doc = j["versions"][0]["doc"];
+  ASSERT_EQ(RunCli("cluster " + std::to_string(doc) + " --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["members"][0]["urls"].size(), 2u);
+  ASSERT_EQ(
+      RunCli("similar --url https://ex.com/b.html --threshold 0.3 --store " + store + " --json",
+             &out),
+      0)
+      << out;
+  EXPECT_EQ(json::parse(out)["results"][0]["doc"], doc);
+  ASSERT_EQ(RunCli("similar --file " + kSamples + "page-b.html --store " + store + " --json", &out),
+            0)
+      << out;
+  EXPECT_FALSE(json::parse(out)["results"].empty());
+  ASSERT_EQ(RunCli("lost https://ex.com/a.html --store " + store + " --json", &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["last_doc"], doc);
+  EXPECT_EQ(RunCli("lost https://nowhere.example/ --store " + store + " --json", &out), 1);
+
+  ASSERT_EQ(RunCli("sweep close s1 --date 2024-05-02 --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["open"], false);
+  ASSERT_EQ(RunCli("sweep open s2 --store " + store + " --json", &out), 0) << out;
+  ASSERT_EQ(RunCli("sweep list --store " + store + " --json", &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["sweeps"].size(), 2u);
+  EXPECT_EQ(RunCli("sweep close --store " + store, &out), 2) << out;
+
+  ASSERT_EQ(RunCli("check --store " + store, &out), 0) << out;
+  EXPECT_NE(out.find("consistent"), std::string::npos);
+  ASSERT_EQ(RunCli("backup --store " + store + " " + dir.path() + "/copy", &out), 0) << out;
+  ASSERT_EQ(RunCli("check --store " + dir.path() + "/copy --json", &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["ok"], true);
+}
+
+TEST(CliStoreTest, IngestFileUrlsAndErrors) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string page = dir.Write("p.html", ReadWholeFile(kSamples + "page-a.html"));
+  std::string out;
+  EXPECT_EQ(RunCli("ingest " + page + " " + dir.path() + "/missing --store " + store +
+                       " --sweep s --json",
+                   &out),
+            1);
+  EXPECT_NE(out.find("missing: not a file or directory"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"errors\":1"), std::string::npos) << out;
+  ASSERT_EQ(RunCli("history file://" + page + " --store " + store + " --json", &out), 0) << out;
+  EXPECT_EQ(RunCli("ingest " + page + " --store " + store + " --sweep s --date nonsense", &out), 2);
+}
+
+}  // namespace
+}  // namespace shingled::testing

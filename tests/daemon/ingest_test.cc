@@ -1,0 +1,142 @@
+// The ingest pipeline against a real store in a temp dir: order, admission bounds, a failed
+// commit (the writer turns unhealthy), and stopping.
+#include "daemon/ingest.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::daemon {
+namespace {
+
+using testing::TempDir;
+
+class IngestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto context = dedup::SketchContext::Create(dedup::SketchParams{});
+    ASSERT_TRUE(context.ok());
+    context_ = *context;
+    store::StoreOptions options;
+    options.durable = false;  // a throw-away store: no fsync per batch
+    auto store = store::Store::Open(dir_.path() + "/store", options, *context_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    auto sweep = store_->OpenSweep("s", 1000);
+    ASSERT_TRUE(sweep.ok());
+    sweep_ = sweep->id;
+  }
+
+  PageJob Job(const std::string& url, const std::string& text) {
+    PageJob job;
+    job.url = url;
+    job.sweep = sweep_;
+    job.date = 2000;
+    job.content_type = "text/plain";
+    job.body = text;
+    return job;
+  }
+
+  // Submits and waits for the outcomes.
+  std::vector<PageOutcome> Run(IngestPipeline* pipeline, std::vector<PageJob> jobs) {
+    std::promise<std::vector<PageOutcome>> done;
+    auto future = done.get_future();
+    Status s = pipeline->Submit(std::move(jobs), [&done](std::vector<PageOutcome> outcomes) {
+      done.set_value(std::move(outcomes));
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return {};
+    return future.get();
+  }
+
+  TempDir dir_;
+  std::shared_ptr<const dedup::SketchContext> context_;
+  std::unique_ptr<store::Store> store_;
+  store::SweepId sweep_ = 0;
+};
+
+const char* kText = "one two three four five six seven eight nine ten eleven twelve";
+
+TEST_F(IngestTest, PagesAreDecidedInAdmissionOrder) {
+  TaskPool pool(4, 100);
+  IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, {});
+  std::vector<PageJob> jobs;
+  // A large first page sketches slowest; its copy must still come second and be the duplicate.
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "word" + std::to_string(i % 997) + " ";
+  jobs.push_back(Job("https://e.com/original", big));
+  jobs.push_back(Job("https://e.com/copy", big));
+  jobs.push_back(Job("https://e.com/other", kText));
+  std::vector<PageOutcome> out = Run(&pipeline, std::move(jobs));
+  ASSERT_EQ(out.size(), 3u);
+  for (const PageOutcome& o : out) ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+  EXPECT_EQ(out[0].result.verdict, store::Verdict::kNew);
+  EXPECT_EQ(out[1].result.verdict, store::Verdict::kDuplicate);
+  EXPECT_EQ(out[1].result.doc, out[0].result.doc);
+  EXPECT_EQ(out[2].content_kind, "text");
+}
+
+TEST_F(IngestTest, AdmissionIsBoundedByPagesAndBytes) {
+  TaskPool pool(1, 100);
+  PipelineOptions options;
+  options.queue_pages = 2;
+  options.queue_bytes = 100;
+  IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, options);
+  std::vector<PageJob> three = {Job("https://e.com/1", "a"), Job("https://e.com/2", "b"),
+                                Job("https://e.com/3", "c")};
+  EXPECT_EQ(pipeline.Submit(three, [](std::vector<PageOutcome>) {}).code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(pipeline.Submit({Job("https://e.com/big", std::string(101, 'x'))},
+                            [](std::vector<PageOutcome>) {})
+                .code(),
+            StatusCode::kResourceExhausted);
+  // Nothing was admitted by the refusals: a page that fits goes through.
+  EXPECT_EQ(pipeline.queued_pages(), 0u);
+  EXPECT_TRUE(Run(&pipeline, {Job("https://e.com/1", kText)})[0].status.ok());
+}
+
+TEST_F(IngestTest, FailedCommitMakesTheWriterUnhealthy) {
+  TaskPool pool(1, 100);
+  IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, {});
+  store_->FailNextCommitForTesting(EIO);
+  std::vector<PageOutcome> out = Run(&pipeline, {Job("https://e.com/1", kText)});
+  EXPECT_EQ(out[0].status.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(pipeline.healthy());
+  EXPECT_FALSE(store_->health().ok());
+  // Later pages fail too (the store refuses writes until reopened), and are answered.
+  out = Run(&pipeline, {Job("https://e.com/2", kText)});
+  EXPECT_EQ(out[0].status.code(), StatusCode::kUnavailable);
+}
+
+TEST_F(IngestTest, StopCommitsWhatWasAdmittedThenRefuses) {
+  TaskPool pool(2, 100);
+  IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, {});
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(pipeline
+                    .Submit({Job("https://e.com/" + std::to_string(i), kText)},
+                            [&](std::vector<PageOutcome> out) {
+                              EXPECT_TRUE(out[0].status.ok()) << out[0].status.ToString();
+                              std::lock_guard<std::mutex> lock(mu);
+                              ++done;
+                              cv.notify_all();
+                            })
+                    .ok());
+  }
+  pipeline.Stop();
+  EXPECT_EQ(done, 20);
+  EXPECT_EQ(pipeline.Submit({Job("https://e.com/late", kText)}, [](std::vector<PageOutcome>) {})
+                .code(),
+            StatusCode::kUnavailable);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(store_->History("https://e.com/" + std::to_string(i)).ok()) << i;
+  }
+}
+
+}  // namespace
+}  // namespace shingled::daemon

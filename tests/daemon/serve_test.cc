@@ -1,0 +1,293 @@
+// The real daemon on loopback: verdicts, every endpoint, bad requests of every kind, auth.
+#include <nlohmann/json.hpp>
+
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
+
+// A page of 300 words drawn from `seed`: pages of different seeds share almost no shingles.
+std::string SyntheticPage(int seed) {
+  std::string text = "<html><body><p>";
+  uint64_t x = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1;
+  for (int i = 0; i < 300; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    text += "w" + std::to_string(x % 5000) + " ";
+  }
+  return text + "</p></body></html>";
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<Daemon>(dir_, dir_.path() + "/store", Config());
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+  virtual std::string Config() { return "[limits]\nmax_body_bytes = 65536\n"; }
+  HttpResponse Call(const std::string& method, const std::string& target,
+                    const std::string& body = "", const std::string& type = "",
+                    const std::string& headers = "") {
+    HttpClient client(daemon_->port());
+    return client.Request(method, target, body, type, headers);
+  }
+  json Post(const std::string& url, const std::string& page, int expect = 200) {
+    HttpResponse r = Call("POST", "/v1/pages?url=" + Q(url), page, "text/html");
+    EXPECT_EQ(r.status, expect) << r.body;
+    return json::parse(r.body);
+  }
+  void ExpectError(const HttpResponse& r, int status, const std::string& code,
+                   const std::string& in_message = "") {
+    EXPECT_EQ(r.status, status) << r.body;
+    const json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.body;
+    EXPECT_EQ(j["error"]["code"], code) << r.body;
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(in_message), std::string::npos)
+        << r.body;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(ServeTest, VerdictsOfPostedPages) {
+  const std::string a = ReadWholeFile(kSamples + "page-a.html");
+  const std::string b = ReadWholeFile(kSamples + "page-b.html");
+  json j = Post("https://example.com/a", a);
+  EXPECT_EQ(j["verdict"], "new");
+  const int doc_a = j["doc"];
+  // The same content at the same URL in the same sweep: idempotent.
+  j = Post("https://example.com/a", a);
+  EXPECT_EQ(j["replayed"], true);
+  EXPECT_EQ(j["doc"], doc_a);
+  // The same bytes at another URL: a duplicate of the first document.
+  j = Post("https://example.com/copy", a);
+  EXPECT_EQ(j["verdict"], "duplicate");
+  EXPECT_EQ(j["doc"], doc_a);
+  // The near-copy resembles page a (0.6..0.95): matched, with estimates.
+  j = Post("https://example.com/b", b);
+  ASSERT_FALSE(j["matches"].empty()) << j;
+  EXPECT_EQ(j["matches"][0]["doc"], doc_a);
+  EXPECT_GT(j["matches"][0]["resemblance"].get<double>(), 0.5);
+  // An unrelated page is new and matches nothing.
+  j = Post("https://example.com/other", SyntheticPage(1));
+  EXPECT_EQ(j["verdict"], "new");
+  EXPECT_TRUE(j["matches"].empty());
+}
+
+TEST_F(ServeTest, EveryEndpointAnswers) {
+  const std::string a = ReadWholeFile(kSamples + "page-a.html");
+  const int doc = Post("https://example.com/a", a)["doc"];
+  Post("https://example.com/b", ReadWholeFile(kSamples + "page-b.html"));
+
+  HttpResponse r =
+      Call("GET", "/v1/similar?url=" + Q("https://example.com/a") + "&threshold=0.3&limit=5");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["url"], "https://example.com/b");
+  r = Call("POST", "/v1/similar?threshold=0.3", a, "text/html");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["doc"], doc);  // itself, stored
+  r = Call("GET", "/v1/urls?url=" + Q("https://example.com/a"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["versions"].size(), 1u);
+  r = Call("GET", "/v1/lost?url=" + Q("https://example.com/a"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["last_doc"], doc);
+  r = Call("GET", "/v1/clusters/" + std::to_string(doc));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_GE(json::parse(r.body)["size"].get<int>(), 1);
+  r = Call("GET", "/v1/documents/" + std::to_string(doc));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["id"], doc);
+  r = Call("POST", "/v1/sweeps", R"({"name": "s2", "start": "2024-05-01T00:00:00Z"})",
+           "application/json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["start"], "2024-05-01T00:00:00Z");
+  r = Call(
+      "POST",
+      "/v1/pages?url=" + Q("https://example.com/a") + "&sweep=s2&fetched_at=2024-05-02T00:00:00Z",
+      a, "text/html");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["verdict"], "unchanged");
+  r = Call("GET", "/v1/sweeps");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["sweeps"].size(), 2u);
+  r = Call("POST", "/v1/sweeps/s2/close", "", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["open"], false);
+  ExpectError(Call("POST", "/v1/pages?url=x://h/&sweep=s2", a, "text/html"), 409,
+              "failed_precondition", "closed");
+  r = Call("GET", "/v1/stats");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["documents"], 2);
+  r = Call("GET", "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("shingled_pages_ingested_total{content_kind=\"html\",verdict=\"new\"} 2"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("shingled_process_resident_memory_bytes"), std::string::npos);
+  EXPECT_NE(r.body.find("shingled_http_requests_total{code=\"200\",route=\"pages\"}"),
+            std::string::npos);
+  r = Call("GET", "/healthz");
+  EXPECT_EQ(r.status, 200);
+  r = Call("GET", "/readyz");
+  EXPECT_EQ(r.status, 200);
+
+  // A batch of JSON lines: one result per line, in order.
+  const std::string batch =
+      json{{"url", "https://example.com/n1"},
+           {"content", "<p>" + SyntheticPage(7) + "</p>"},
+           {"content_type", "text/html"}}
+          .dump() +
+      "\n" + json{{"url", "https://example.com/gone"}, {"status", 404}}.dump() + "\n";
+  r = Call("POST", "/v1/pages", batch, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json results = json::parse(r.body);
+  EXPECT_EQ(results["pages"], 2);
+  EXPECT_EQ(results["errors"], 0);
+  EXPECT_EQ(results["results"][0]["verdict"], "new");
+  EXPECT_EQ(results["results"][1]["verdict"], "gone");
+}
+
+TEST_F(ServeTest, BadRequestsOfEveryKind) {
+  const std::string page = SyntheticPage(2);
+  ExpectError(Call("POST", "/v1/pages?url=not-a-url", page, "text/html"), 400, "invalid_argument",
+              "absolute URL");
+  ExpectError(Call("POST", "/v1/pages?url=http:///nohost", page, "text/html"), 400,
+              "invalid_argument", "no host");
+  ExpectError(Call("POST", "/v1/pages?url=%zz", page, "text/html"), 400, "invalid_argument",
+              "percent");
+  ExpectError(Call("POST", "/v1/pages", page, "text/html"), 400, "invalid_argument", "missing url");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), "", "text/html"), 400,
+              "invalid_argument", "empty body");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&fetched_at=yesterday", page,
+                   "text/html"),
+              400, "invalid_argument", "fetched_at");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&status=99", page, "text/html"), 400,
+      "invalid_argument", "status");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/") + "&sweep=nope", page, "text/html"), 404,
+      "not_found", "nope");
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("https://e.com/"), std::string(70000, 'x'), "text/html"),
+      413, "payload_too_large", "max_body_bytes");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/"), page, "image/png"), 415,
+              "unsupported_media_type");
+  ExpectError(Call("GET", "/v1/pages?url=" + Q("https://e.com/")), 405, "method_not_allowed");
+  EXPECT_EQ(Call("DELETE", "/v1/stats").headers["allow"], "GET");
+  ExpectError(Call("GET", "/v1/nothing"), 404, "not_found");
+  ExpectError(Call("GET", "/v1/clusters/abc"), 400, "invalid_argument", "positive integer");
+  ExpectError(Call("GET", "/v1/documents/999"), 404, "not_found");
+  ExpectError(Call("GET", "/v1/urls?url=" + Q("https://never.example/")), 404, "not_found");
+  ExpectError(Call("GET", "/v1/similar?url=" + Q("https://e.com/") + "&limit=0"), 400,
+              "invalid_argument", "limit");
+  ExpectError(Call("POST", "/v1/sweeps", "{not json", "application/json"), 400, "invalid_argument",
+              "JSON");
+  ExpectError(Call("POST", "/v1/sweeps", "{\"start\": 3}", "application/json"), 400,
+              "invalid_argument", "name");
+  ExpectError(
+      Call("POST", "/v1/pages", "{\"url\": \"https://e.com/\", \"content\": \"x\"}\n{oops\n",
+           "application/x-ndjson"),
+      400, "invalid_argument", "line 2");
+  // A 10,000-character URL fits the header limit (16 KiB) but not limits.max_url_bytes.
+  const std::string long_url = "https://e.com/" + std::string(10000 - 14, 'a');
+  ExpectError(Call("POST", "/v1/pages?url=" + long_url, page, "text/html"), 400, "invalid_argument",
+              "max_url_bytes");
+  // Past the header limit: 431, from the server itself.
+  ExpectError(Call("GET", "/v1/urls?url=https://e.com/" + std::string(20000, 'a')), 431,
+              "header_fields_too_large");
+  {
+    HttpClient client(daemon_->port());
+    client.SendRaw("NOT HTTP AT ALL\r\n\r\n");
+    ExpectError(client.ReadResponse(), 400, "bad_request", "malformed");
+  }
+  // The server still serves after all of that.
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+TEST_F(ServeTest, KeepAliveAndPipelining) {
+  HttpClient client(daemon_->port());
+  // Three requests in one write: answered in order on one connection.
+  ASSERT_TRUE(
+      client.SendRaw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(client.ReadResponse().status, 200);
+  EXPECT_EQ(client.ReadResponse().status, 404);
+  EXPECT_EQ(client.ReadResponse().status, 200);
+  EXPECT_EQ(client.Request("GET", "/healthz").status, 200);
+}
+
+class SlowClientTest : public ServeTest {
+  std::string Config() override { return "[server]\nread_timeout_ms = 300\n"; }
+};
+
+TEST_F(SlowClientTest, SlowClientIsCutOff) {
+  HttpClient client(daemon_->port());
+  ASSERT_TRUE(client.SendRaw("POST /v1/pages?url=https://e.com/ HTTP/1.1\r\nHost: x\r\n"));
+  // Headers never finish: the read timeout closes the connection.
+  EXPECT_TRUE(client.ClosedByPeerWithin(std::chrono::seconds(5)));
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+class QueueTest : public ServeTest {
+  std::string Config() override { return "[ingest]\nqueue_pages = 1\nretry_after_s = 7\n"; }
+};
+
+TEST_F(QueueTest, FullQueueAnswers503WithRetryAfter) {
+  const std::string batch = json{{"url", "https://e.com/1"}, {"content", "a b c"}}.dump() + "\n" +
+                            json{{"url", "https://e.com/2"}, {"content", "d e f"}}.dump() + "\n";
+  HttpResponse r = Call("POST", "/v1/pages", batch, "application/x-ndjson");
+  ExpectError(r, 503, "resource_exhausted", "queue is full");
+  EXPECT_EQ(r.headers["retry-after"], "7");
+}
+
+class AuthTest : public ServeTest {
+  std::string Config() override {
+    const std::string token_file = dir_.Write("token", "s3cret-token\n");
+    return "[auth]\ntoken_file = \"" + token_file + "\"\n";
+  }
+};
+
+TEST_F(AuthTest, WritesNeedTheBearerToken) {
+  const std::string page = SyntheticPage(3);
+  const std::string target = "/v1/pages?url=" + Q("https://e.com/p");
+  HttpResponse r = Call("POST", target, page, "text/html");
+  ExpectError(r, 401, "unauthenticated", "Bearer");
+  EXPECT_EQ(r.headers["www-authenticate"], "Bearer realm=\"shingled\"");
+  ExpectError(Call("POST", target, page, "text/html", "Authorization: Bearer wrong\r\n"), 401,
+              "unauthenticated", "wrong");
+  EXPECT_EQ(
+      Call("POST", target, page, "text/html", "Authorization: Bearer s3cret-token\r\n").status,
+      200);
+  // Reads are open by default (protect_reads = false); probes and metrics always are.
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/p")).status, 200);
+  EXPECT_EQ(Call("GET", "/metrics").status, 200);
+}
+
+TEST(ServeStartTest, BindFailureExitsNonZero) {
+  TempDir dir;
+  Daemon first(dir, dir.path() + "/store1");
+  ASSERT_GT(first.port(), 0);
+  Daemon second(dir, dir.path() + "/store2", "",
+                {"--listen", "127.0.0.1:" + std::to_string(first.port())});
+  EXPECT_EQ(second.port(), 0);
+  const std::optional<int> code = second.Wait();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(second.log().find("cannot bind"), std::string::npos) << second.log();
+}
+
+TEST(ServeStartTest, BadConfigNamesKeyAndLine) {
+  TempDir dir;
+  Daemon d(dir, dir.path() + "/store", "[server]\nlisten = \"127.0.0.1:0\"\nmax_sesions = 3\n");
+  EXPECT_EQ(d.Wait(), 2);
+  EXPECT_NE(d.log().find(":3: server.max_sesions: unknown key"), std::string::npos) << d.log();
+}
+
+}  // namespace
+}  // namespace shingled::testing
