@@ -131,6 +131,7 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.input.sweep = job.sweep;
   item.input.date = job.date;
   item.input.http_status = job.http_status;
+  item.input.canonical_link = std::move(job.canonical_link);
   Release(0, item.bytes);
   std::vector<Item> cancelled;
   {

@@ -44,6 +44,7 @@ struct PageJob {
   int http_status = 200;
   std::string content_type;  // the HTTP Content-Type, may be empty
   std::string body;
+  std::string canonical_link;  // <link rel=canonical>, recorded on the version; may be empty
 };
 
 // The outcome of one page: a PageResult, or why it was not stored.

@@ -1,0 +1,164 @@
+// `shingled crawl` end to end over a loopback site served by the test: two sweeps with changes
+// in between (a page edited, a page moved with a redirect, a page removed, a page added) leave
+// versions, dead URLs and lost-and-found answers that tell that story.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/crawler/test_server.h"
+
+namespace shingled {
+namespace {
+
+using nlohmann::json;
+
+struct Result {
+  int exit_code;
+  std::string out;
+};
+
+Result RunShingled(const std::string& args) {
+  const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>/dev/null";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Article(const std::string& topic, const std::string& extra = "") {
+  std::string text = "<html><body><h1>" + topic + "</h1><p>";
+  for (int i = 0; i < 40; ++i) {
+    text += topic + " paragraph sentence number " + std::to_string(i) +
+            " tells the reader something plain about it. ";
+  }
+  return text + extra + "</p></body></html>";
+}
+
+// The site: path -> (status, body or Location). Guarded: the server threads read it.
+class Site {
+ public:
+  void Set(const std::string& path, int status, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pages_[path] = {status, std::move(body)};
+  }
+  void Remove(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pages_.erase(path);
+  }
+  testing::TestResponse Answer(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    testing::TestResponse r;
+    const auto it = pages_.find(path);
+    if (it == pages_.end()) {
+      r.status = 404;
+      r.body = "not found";
+      r.headers = {{"Content-Type", "text/html"}};
+      return r;
+    }
+    r.status = it->second.first;
+    if (r.status == 301) {
+      r.headers = {{"Location", it->second.second}};
+    } else {
+      r.headers = {{"Content-Type", "text/html; charset=utf-8"}};
+      r.body = it->second.second;
+    }
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<int, std::string>> pages_;
+};
+
+TEST(CrawlCliTest, TwoSweepsTellTheStory) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "crawl_cli_store";
+  std::filesystem::remove_all(dir);
+  Site site;
+  testing::TestServer server;
+  for (const char* path : {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
+                           "/added.html", "/robots.txt"}) {
+    server.Route(path, [&site](const testing::TestRequest& request) {
+      return site.Answer(request.target.substr(0, request.target.find('?')));
+    });
+  }
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
+           "<a href='gone.html'>gone</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/b.html", 200, Article("bananas"));
+  site.Set("/old.html", 200, Article("oranges"));
+  site.Set("/gone.html", 200, Article("grapes"));
+
+  const std::string common = "--store '" + dir.string() + "' --seed " + server.Url("/") +
+                             " --allow-private-addresses --delay 0";
+  Result first = RunShingled("crawl " + common + " --sweep one");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const json one = json::parse(first.out);
+  EXPECT_EQ(one["pages"], 5);
+  EXPECT_EQ(one["stored"], 5);
+  EXPECT_EQ(one["closed"], true);
+
+  // Between the sweeps: a.html edited, old.html moved to new.html with a redirect, gone.html
+  // removed (still linked: it answers 404), added.html added.
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
+           "<a href='gone.html'>gone</a><a href='added.html'>added</a>");
+  site.Set("/a.html", 200, Article("apples", "One more sentence was added to this page."));
+  site.Set("/new.html", 200, Article("oranges"));
+  site.Set("/old.html", 301, "/new.html");
+  site.Remove("/gone.html");
+  site.Set("/added.html", 200, Article("cherries"));
+  Result second = RunShingled("crawl " + common + " --sweep two");
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  const json two = json::parse(second.out);
+  EXPECT_EQ(two["dead"], 1);
+  EXPECT_EQ(two["pages"], 5);  // /, a, b, old (-> new), added
+
+  auto history = [&](const std::string& path) {
+    Result r = RunShingled("history --store '" + dir.string() + "' --json " + server.Url(path));
+    EXPECT_EQ(r.exit_code, 0) << path << r.out;
+    return json::parse(r.out)["versions"];
+  };
+  const json b = history("/b.html");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1]["verdict"], "unchanged");
+  const json a = history("/a.html");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_NE(a[1]["verdict"], "unchanged");
+  EXPECT_NE(a[1]["doc"], a[0]["doc"]);
+  const json gone = history("/gone.html");
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[1]["status"], 404);  // recorded dead at the second sweep's date
+  EXPECT_EQ(gone[1]["doc"], 0);
+  const json old_page = history("/old.html");
+  ASSERT_EQ(old_page.size(), 2u);
+  EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
+  const json added = history("/added.html");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0]["verdict"], "new");
+
+  // Lost and found: the moved page's content lives on at its new URL.
+  Result lost =
+      RunShingled("lost --store '" + dir.string() + "' --json " + server.Url("/old.html"));
+  ASSERT_EQ(lost.exit_code, 0) << lost.out;
+  const json found = json::parse(lost.out)["found"];
+  ASSERT_FALSE(found.is_null()) << lost.out;
+  EXPECT_EQ(found["url"], server.Url("/new.html"));
+  EXPECT_DOUBLE_EQ(found["resemblance"].get<double>(), 1.0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace shingled
