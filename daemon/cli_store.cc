@@ -4,12 +4,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "crawler/url.h"
+#include "crawler/warc.h"
 #include "daemon/cli.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
@@ -106,6 +109,74 @@ std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
   return files;
 }
 
+bool IsWarcPath(const std::string& path) {
+  return path.ends_with(".warc") || path.ends_with(".warc.gz");
+}
+
+// Reads a WARC file into the pipeline through `submit`: response and resource records with a
+// 2xx answer become pages, 404 and 410 answers dead versions, each with its WARC-Target-URI and
+// WARC-Date; records whose target is not an http(s) URL are skipped. Bad records are reported in
+// `errors` with their offsets and skipped; so are revisit records (TODO(crawler): record them as
+// unchanged versions once the store can add a version of a known document without its content) and
+// other statuses, counted in *skipped.
+Status IngestWarc(const std::string& path, store::SweepId sweep,
+                  const std::function<Status(daemon::PageJob)>& submit,
+                  std::vector<std::string>* errors, std::mutex* mu, uint64_t* skipped) {
+  StatusOr<std::unique_ptr<crawler::ByteSource>> source = crawler::OpenFileSource(path);
+  if (!source.ok()) {
+    std::lock_guard<std::mutex> lock(*mu);
+    errors->push_back(path + ": " + source.status().message());
+    return OkStatus();
+  }
+  crawler::WarcReader reader(std::move(*source));
+  crawler::WarcRecord record;
+  size_t problems_reported = 0;
+  auto report_problems = [&] {
+    std::lock_guard<std::mutex> lock(*mu);
+    for (; problems_reported < reader.problems().size(); ++problems_reported) {
+      const crawler::WarcProblem& p = reader.problems()[problems_reported];
+      errors->push_back(path + ": offset " + std::to_string(p.offset) + ": " + p.status.message());
+    }
+  };
+  while (reader.Next(&record)) {
+    report_problems();
+    StatusOr<std::optional<crawler::WarcPage>> page = crawler::InterpretRecord(record);
+    if (!page.ok()) {
+      std::lock_guard<std::mutex> lock(*mu);
+      errors->push_back(path + ": " + page.status().message());
+      continue;
+    }
+    if (!page->has_value()) continue;  // request, metadata, warcinfo
+    crawler::WarcPage& p = **page;
+    if (!crawler::ParseUrl(p.url).ok()) {  // e.g. wget's own metadata://gnu.org/... records
+      ++*skipped;
+      continue;
+    }
+    const bool dead = p.http_status == 404 || p.http_status == 410;
+    const bool ok = p.kind == crawler::WarcPage::Kind::kResource ||
+                    (p.kind == crawler::WarcPage::Kind::kResponse && p.http_status >= 200 &&
+                     p.http_status < 300);
+    if (!ok && !(dead && p.kind == crawler::WarcPage::Kind::kResponse)) {
+      ++*skipped;
+      continue;
+    }
+    daemon::PageJob job;
+    job.url = std::move(p.url);
+    job.sweep = sweep;
+    job.date = p.date_unix;
+    job.http_status = dead ? p.http_status : 200;
+    job.content_type = std::move(p.content_type);
+    if (!dead) job.body = std::move(p.body);
+    SHINGLED_RETURN_IF_ERROR(submit(std::move(job)));
+  }
+  report_problems();
+  if (!reader.status().ok()) {
+    std::lock_guard<std::mutex> lock(*mu);
+    errors->push_back(path + ": " + reader.status().message());
+  }
+  return OkStatus();
+}
+
 int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   int64_t date = UnixNow();
   if (!in.date.empty()) {
@@ -131,25 +202,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   uint64_t counts[6] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
   uint64_t pages = 0;
-  for (const FileRef& f : files) {
-    std::ifstream file(f.file, std::ios::binary);
-    std::stringstream data;
-    data << file.rdbuf();
-    if (!file) {
-      errors.push_back(f.file.string() + ": cannot read");
-      continue;
-    }
-    daemon::PageJob job;
-    if (!in.base_url.empty()) {
-      const bool slash = in.base_url.back() == '/';
-      job.url = in.base_url + (slash ? "" : "/") + EncodePath(f.relative);
-    } else {
-      job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
-    }
-    job.sweep = sweep->id;
-    job.date = date;
-    job.content_type = ContentTypeForPath(f.file.string(), in.content_type);
-    job.body = data.str();
+  // Submits one page, waiting while the pipeline's queue is full. Errors other than a full
+  // queue end the ingest.
+  auto submit = [&](daemon::PageJob job) -> Status {
     for (;;) {
       std::vector<daemon::PageJob> jobs{job};
       const std::string url = job.url;
@@ -168,12 +223,41 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       std::unique_lock<std::mutex> lock(mu);
       if (s.ok()) {
         ++outstanding;
-        break;
+        return OkStatus();
       }
-      if (s.code() != StatusCode::kResourceExhausted) return Fail("ingest", s);
+      if (s.code() != StatusCode::kResourceExhausted) return s;
       // The queue is full: wait for a page to be committed, then try again.
       cv.wait(lock, [&] { return outstanding < options.queue_pages / 2; });
     }
+  };
+  uint64_t warc_skipped = 0;
+  for (const FileRef& f : files) {
+    if (IsWarcPath(f.file.string())) {
+      // A WARC file streams in record by record; each page keeps its own URL and date.
+      Status s = IngestWarc(f.file.string(), sweep->id, submit, &errors, &mu, &warc_skipped);
+      if (!s.ok()) return Fail("ingest", s);
+      continue;
+    }
+    std::ifstream file(f.file, std::ios::binary);
+    std::stringstream data;
+    data << file.rdbuf();
+    if (!file) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(f.file.string() + ": cannot read");
+      continue;
+    }
+    daemon::PageJob job;
+    if (!in.base_url.empty()) {
+      const bool slash = in.base_url.back() == '/';
+      job.url = in.base_url + (slash ? "" : "/") + EncodePath(f.relative);
+    } else {
+      job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
+    }
+    job.sweep = sweep->id;
+    job.date = date;
+    job.content_type = ContentTypeForPath(f.file.string(), in.content_type);
+    job.body = data.str();
+    if (Status s = submit(std::move(job)); !s.ok()) return Fail("ingest", s);
   }
   {
     std::unique_lock<std::mutex> lock(mu);
@@ -191,6 +275,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                       {"duplicate", count(Verdict::kDuplicate)},
                       {"near_duplicate", count(Verdict::kNearDuplicate)},
                       {"clusters", clusters.size()},
+                      {"warc_records_skipped", warc_skipped},
                       {"errors", errors.size()}}
                      .dump()
               << "\n";
@@ -328,7 +413,8 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   auto dest = std::make_shared<std::string>();
   auto action = std::make_shared<std::string>("list");
 
-  CLI::App* cmd = app->add_subcommand("ingest", "Ingest files and directories into a sweep");
+  CLI::App* cmd = app->add_subcommand(
+      "ingest", "Ingest files, directories and WARC files (.warc, .warc.gz) into a sweep");
   cmd->add_option("paths", ingest->paths, "Files and directories")->required();
   cmd->add_option("--sweep", ingest->sweep, "Sweep name (opened if needed)")->required();
   cmd->add_option("--date", ingest->date, "Date of the pages, ISO-8601 (default: now)");

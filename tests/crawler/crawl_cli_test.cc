@@ -6,7 +6,10 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -157,6 +160,75 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   ASSERT_FALSE(found.is_null()) << lost.out;
   EXPECT_EQ(found["url"], server.Url("/new.html"));
   EXPECT_DOUBLE_EQ(found["resemblance"].get<double>(), 1.0);
+  std::filesystem::remove_all(dir);
+}
+
+// GNU wget crawls a loopback site into a WARC; `shingled ingest` reads it with each page's URL
+// and WARC-Date. A copy with one damaged gzip member still goes in, minus that record, and the
+// damage is reported with its offset.
+TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
+  if (std::system("wget --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no GNU wget";
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "warc_ingest";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  testing::TestServer server;
+  server.Page("/", "<a href='p1.html'>1</a><a href='p2.html'>2</a><a href='p3.html'>3</a>");
+  server.Page("/p1.html", Article("peaches"));
+  server.Page("/p2.html", Article("pears"));
+  server.Page("/p3.html", Article("plums"));
+  ASSERT_TRUE(server.Start());
+  const std::string warc = (dir / "site").string();
+  const std::string wget = "cd '" + dir.string() +
+                           "' && wget --no-config --no-proxy --quiet --tries=1 --recursive "
+                           "--level=2 --no-parent --warc-file='" +
+                           warc + "' " + server.Url("/") + " >/dev/null 2>&1";
+  ASSERT_NE(std::system(wget.c_str()), -1);
+  ASSERT_TRUE(std::filesystem::exists(warc + ".warc.gz"));
+
+  const std::string store = (dir / "store").string();
+  Result r =
+      RunShingled("ingest --store '" + store + "' --sweep wget --json '" + warc + ".warc.gz'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["pages"], 5);  // 4 pages and the dead /robots.txt (404)
+  EXPECT_EQ(summary["errors"], 0);
+  Result h = RunShingled("history --store '" + store + "' --json " + server.Url("/p2.html"));
+  ASSERT_EQ(h.exit_code, 0);
+  const json versions = json::parse(h.out)["versions"];
+  ASSERT_EQ(versions.size(), 1u);
+  EXPECT_EQ(versions[0]["status"], 200);
+  const std::string date = versions[0]["date"];
+  EXPECT_EQ(date.substr(0, 2), "20");  // the WARC-Date wget wrote, not a made-up one
+
+  // Damage the middle of the file: the record whose member it hits is lost, the rest goes in.
+  std::string bytes;
+  {
+    std::ifstream in(warc + ".warc.gz", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 40; ++i) bytes[i] ^= 0x55;
+  const std::string damaged = (dir / "damaged.warc.gz").string();
+  {
+    std::ofstream out(damaged, std::ios::binary);
+    out << bytes;
+  }
+  const std::string store2 = (dir / "store2").string();
+  const std::string err_file = (dir / "stderr.txt").string();
+  const std::string cmd = std::string(SHINGLED_BINARY) + " ingest --store '" + store2 +
+                          "' --sweep damaged --json '" + damaged + "' 2>'" + err_file + "'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // errors were reported
+  const json partial = json::parse(out);
+  EXPECT_GE(partial["pages"].get<int>(), 3);  // at most one of the five is in the damage
+  EXPECT_GE(partial["errors"].get<int>(), 1);
+  std::ifstream err_in(err_file);
+  const std::string err((std::istreambuf_iterator<char>(err_in)), {});
+  EXPECT_NE(err.find("offset "), std::string::npos) << err;
   std::filesystem::remove_all(dir);
 }
 
