@@ -5,6 +5,7 @@
 #include "dedup/internal/splitmix.h"
 
 namespace shingled::dedup::internal {
+
 MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
     : t(num_permutations), stride((num_permutations + 63) / 64 * 64) {
   uint64_t rng = seed ^ 0x6D696E6861736821ull;  // "minhash!": a stream apart from the Rabin one
