@@ -247,6 +247,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   Section(root, "ingest", source, &status, [&](TableReader& r) {
     r.String("default_sweep", &c.ingest.default_sweep);
     r.Int("retry_after_s", 1, 3600, &c.ingest.retry_after_s);
+    r.String("canonicalizer", &c.ingest.canonicalizer, {"gumbo", "streaming"});
     r.Int("workers", 0, 256, &c.ingest.workers);
     r.Int("queue_pages", 1, 1000000, &c.ingest.queue_pages);
     r.Int("queue_bytes", int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);

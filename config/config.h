@@ -72,6 +72,10 @@ struct IngestOptions {
   std::string default_sweep = "default";
   // Retry-After (seconds) sent with 503 when the ingest queue is full. 1..3600.
   int64_t retry_after_s = 1;
+  // How HTML becomes tokens: "streaming" (one pass, bounded memory, many times faster) or "gumbo"
+  // (Gumbo's parse tree, the reference). The two give the same tokens on almost every page
+  // (dedup/CANONICALIZER_DIFFERENCES.md); switching changes sketches only where they differ.
+  std::string canonicalizer = "streaming";
 
   // --- performance ---
   // Sketching threads; 0 means one per core. 0..256.

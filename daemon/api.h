@@ -21,6 +21,7 @@
 #include "daemon/metrics.h"
 #include "daemon/task_pool.h"
 #include "dedup/sketch.h"
+#include "dedup/streaming_canonicalizer.h"
 #include "store/store.h"
 
 namespace shingled::daemon {
@@ -31,6 +32,7 @@ struct ApiOptions {
   size_t max_url_bytes = 4096;
   size_t max_batch_pages = 1000;
   int retry_after_s = 1;
+  dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Bearer token; empty means no authentication.
   std::string token;
   bool protect_writes = true;

@@ -86,7 +86,8 @@ Response Api::PostSimilar(const Request& req, const Target& target) {
   StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
   if (!q.ok()) return Error(q.status());
   const dedup::Sketch sketch =
-      dedup::SketchPage(*context_, req.body(), std::string(req[http::field::content_type]));
+      dedup::SketchPage(*context_, req.body(), std::string(req[http::field::content_type]),
+                        options_.canonicalizer);
   auto similar = store_->SimilarToSketch(sketch, *q);
   if (!similar.ok()) return Error(similar.status());
   return JsonResponse(http::status::ok, SimilarJson(*similar));

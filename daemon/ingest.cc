@@ -124,7 +124,8 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   // Dead pages (404, 410) are recorded without a document: their body is not sketched.
   if (job.http_status != 404 && job.http_status != 410) {
     const Clock::time_point start = Clock::now();
-    item.input.sketch = dedup::SketchPage(*context_, job.body, job.content_type);
+    item.input.sketch =
+        dedup::SketchPage(*context_, job.body, job.content_type, options_.canonicalizer);
     if (metrics_ != nullptr) metrics_->Sketched(SecondsSince(start));
   }
   item.input.url = std::move(job.url);

@@ -33,6 +33,7 @@
 #include "daemon/metrics.h"
 #include "daemon/task_pool.h"
 #include "dedup/sketch.h"
+#include "dedup/streaming_canonicalizer.h"
 #include "store/store.h"
 
 namespace shingled::daemon {
@@ -58,6 +59,7 @@ struct PipelineOptions {
   size_t queue_pages = 1024;
   uint64_t queue_bytes = uint64_t{256} << 20;
   size_t batch_pages = 256;
+  dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
 };
 
 class IngestPipeline {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "dedup/streaming_canonicalizer.h"
 #include "daemon/api.h"
 #include "daemon/cli.h"
 #include "daemon/http_server.h"
@@ -96,6 +97,10 @@ int Serve(const ServeFlags& flags) {
   pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
   pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
   pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
+  // Validated by the config loader, so this parse cannot fail.
+  const dedup::CanonicalizerKind canonicalizer =
+      *dedup::ParseCanonicalizerKind(config.ingest.canonicalizer);
+  pipeline_options.canonicalizer = canonicalizer;
   daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, pipeline_options);
 
   daemon::ApiOptions api_options;
@@ -104,6 +109,7 @@ int Serve(const ServeFlags& flags) {
   api_options.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
   api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
   api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
+  api_options.canonicalizer = canonicalizer;
   api_options.token = token;
   api_options.protect_writes = config.auth.protect_writes;
   api_options.protect_reads = config.auth.protect_reads;

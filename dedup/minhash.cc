@@ -2,17 +2,9 @@
 
 #include <cstring>
 
+#include "dedup/internal/splitmix.h"
+
 namespace shingled::dedup::internal {
-namespace {
-
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
     : t(num_permutations), stride((num_permutations + 63) / 64 * 64) {

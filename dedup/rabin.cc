@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "dedup/internal/splitmix.h"
+
 namespace shingled::dedup {
 namespace {
 
@@ -46,12 +48,6 @@ u128 Gcd(u128 a, u128 b) {
   return a;
 }
 
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -113,7 +109,7 @@ bool IsIrreducible(u128 poly) {
 uint64_t PickIrreduciblePolynomial(uint64_t seed) {
   uint64_t state = seed;
   for (;;) {
-    const uint64_t low = SplitMix64(&state) | 1;
+    const uint64_t low = internal::SplitMix64(&state) | 1;
     if (IsIrreducible64(low)) return low;
   }
 }

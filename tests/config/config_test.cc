@@ -58,6 +58,8 @@ seed = "0xff"
 [auth]
 token_file = "/etc/token"
 protect_reads = true
+[ingest]
+canonicalizer = "gumbo"
 )",
                                    "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -71,6 +73,7 @@ protect_reads = true
   EXPECT_EQ(c->sketch.shingle_size, 5);
   EXPECT_EQ(c->sketch.seed, 0xffu);
   EXPECT_TRUE(c->auth.protect_reads);
+  EXPECT_EQ(c->ingest.canonicalizer, "gumbo");
 }
 
 TEST(ConfigTest, UnknownKeyNamesKeyAndLine) {
@@ -100,6 +103,8 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "store.similar_threshold", "out of range"});
   ExpectError("[sketch]\nshingle_size = 33\n", {"test.toml:2:", "sketch.shingle_size"});
   ExpectError("[logging]\nlevel = \"loud\"\n", {"test.toml:2:", "logging.level", "not one of"});
+  ExpectError("[ingest]\ncanonicalizer = \"lxml\"\n",
+              {"test.toml:2:", "ingest.canonicalizer", "not one of"});
   ExpectError("[store]\ncluster_relations = [\"exact\", \"fuzzy\"]\n",
               {"test.toml:2:", "store.cluster_relations", "fuzzy"});
   ExpectError("[store]\ninitial_map_size = 4194304\nmax_map_size = 2097152\n",
