@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/gzip.h"
 #include "tests/crawler/test_server.h"
 
 namespace shingled::crawler {
@@ -22,20 +23,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string Gzip(std::string_view data) {
-  z_stream z;
-  std::memset(&z, 0, sizeof(z));
-  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = data.size();
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = out.size();
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using ::shingled::testing::Gzip;
 
 CurlFetcherOptions LoopbackOptions() {
   CurlFetcherOptions options;
