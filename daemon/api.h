@@ -26,6 +26,8 @@
 
 namespace shingled::daemon {
 
+class CrawlScheduler;
+
 struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
   std::string default_sweep;  // "" : requests must name a sweep
@@ -43,9 +45,10 @@ struct ApiOptions {
 
 class Api : public HttpHandler {
  public:
-  // Everything given must outlive the Api.
+  // Everything given must outlive the Api. `crawl` is null when the crawler is not enabled.
   Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
-      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options);
+      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
+      CrawlScheduler* crawl = nullptr);
 
   void Handle(Request request, ReplyPtr reply) override;
   void OnServerResponse(http::status status) override;
@@ -78,6 +81,10 @@ class Api : public HttpHandler {
   Response GetStats();
   Response Ready();
 
+  // api_crawl.cc
+  Response GetCrawl();
+  Response PostCrawl();
+
   StatusOr<std::string> RequiredUrl(const Target& target) const;
   Response Error(const Status& status) const;
 
@@ -87,6 +94,7 @@ class Api : public HttpHandler {
   TaskPool* const pool_;
   Metrics* const metrics_;
   const ApiOptions options_;
+  CrawlScheduler* const crawl_;
   std::atomic<bool> shutting_down_{false};
 
   // Sweep ids by name, so that each page does not look its sweep up. State below is protected
