@@ -380,7 +380,8 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
                setup_.crawler.seeds.size(), known.size());
 
   const store::SweepId sweep_id = sweep->id;
-  Status run = crawler.Run(
+  // Stopped while the URLs were listed: no fetch at all.
+  Status run = stopped_ ? OkStatus() : crawler.Run(
       known,
       [&](crawler::CrawledPage page) {
         PageJob job;
