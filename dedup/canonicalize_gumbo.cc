@@ -490,7 +490,7 @@ CanonicalizeInfo CanonicalizePage(std::string_view bytes, std::string_view conte
   if (info.kind == ContentKind::kBinary) return info;
 
   CharsetDecision decision = DetectCharset(type.charset, head, info.kind == ContentKind::kHtml);
-  StatusOr<std::unique_ptr<Utf8Converter>> converter = Utf8Converter::Create(decision.charset);
+  StatusOr<std::unique_ptr<Utf8Converter>> converter = Utf8Converter::CreateFor(decision);
   if (!converter.ok()) {
     // Only if the C library lacks a converter: decode as windows-1252 instead, which maps
     // (almost) every byte, rather than fail a page that the caller cannot fix.
