@@ -19,6 +19,7 @@
 
 #include "dedup/canonicalize.h"
 #include "dedup/charset.h"
+#include "dedup/internal/html_elements.h"
 #include "dedup/tokenizer.h"
 
 namespace shingled::dedup {
@@ -27,90 +28,28 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Element classes.
 
-// Elements whose whole subtree is invisible text: scripts and styles, templates (inert content),
-// fallback content shown only without scripting, frames or embedded documents, and head-only
-// elements (<title> is kept: it is the page's name and differs between pages that share a
-// template). base/link/meta have no text anyway; listed so that the rule is explicit.
-bool IsDropped(GumboTag tag) {
-  switch (tag) {
-    case GUMBO_TAG_SCRIPT:
-    case GUMBO_TAG_STYLE:
-    case GUMBO_TAG_TEMPLATE:
-    case GUMBO_TAG_NOSCRIPT:
-    case GUMBO_TAG_NOEMBED:
-    case GUMBO_TAG_NOFRAMES:
-    case GUMBO_TAG_IFRAME:
-    case GUMBO_TAG_BASE:
-    case GUMBO_TAG_LINK:
-    case GUMBO_TAG_META:
-      return true;
-    default:
-      return false;
+// The element classes of dedup/internal/html_elements.h (shared with the streaming
+// canonicalizer), looked up by Gumbo tag in a table built once from the tag names.
+struct TagClasses {
+  TagClasses() {
+    for (int t = 0; t < GUMBO_TAG_LAST; ++t) {
+      const auto tag = static_cast<GumboTag>(t);
+      const std::string_view name = gumbo_normalized_tagname(tag);
+      dropped[t] = internal::IsDroppedElement(name);
+      phrasing[t] = internal::IsPhrasingElement(name, tag != GUMBO_TAG_UNKNOWN);
+    }
   }
+  bool dropped[GUMBO_TAG_LAST + 1] = {};
+  bool phrasing[GUMBO_TAG_LAST + 1] = {};
+};
+
+const TagClasses& Classes() {
+  static const TagClasses classes;
+  return classes;
 }
 
-// Phrasing elements: text on either side of their edges is one word, as a browser renders it
-// ("foo<b>bar</b>" reads "foobar"). This is the HTML standard's phrasing content restricted to
-// elements that lay text out inline with their neighbours:
-//   - text-level semantics: a abbr b bdi bdo cite code data del dfn em i ins kbd mark q s samp
-//     small span strong sub sup time u var;
-//   - obsolete inline formatting still common on old pages: acronym big blink font nobr strike
-//     tt spacer;
-//   - wbr: only a line-break opportunity inside a word ("super<wbr>califragilistic");
-//   - ruby and rb: the base text of a ruby continues the line (rt, rp and rtc, the annotation
-//     and its fallback parentheses, are not phrasing here: they are a separate reading);
-//   - label, output: inline text;
-//   - unknown (custom) elements: browsers render them inline by default.
-// Left out although the standard calls them phrasing, because they are boxes of their own
-// whose content is not part of the surrounding word: img, input, button, select, textarea,
-// video, audio, canvas, embed, object, svg, math, meter, progress, map, br.
-bool IsPhrasing(GumboTag tag) {
-  switch (tag) {
-    case GUMBO_TAG_A:
-    case GUMBO_TAG_ABBR:
-    case GUMBO_TAG_B:
-    case GUMBO_TAG_BDI:
-    case GUMBO_TAG_BDO:
-    case GUMBO_TAG_CITE:
-    case GUMBO_TAG_CODE:
-    case GUMBO_TAG_DATA:
-    case GUMBO_TAG_DEL:
-    case GUMBO_TAG_DFN:
-    case GUMBO_TAG_EM:
-    case GUMBO_TAG_I:
-    case GUMBO_TAG_INS:
-    case GUMBO_TAG_KBD:
-    case GUMBO_TAG_MARK:
-    case GUMBO_TAG_Q:
-    case GUMBO_TAG_S:
-    case GUMBO_TAG_SAMP:
-    case GUMBO_TAG_SMALL:
-    case GUMBO_TAG_SPAN:
-    case GUMBO_TAG_STRONG:
-    case GUMBO_TAG_SUB:
-    case GUMBO_TAG_SUP:
-    case GUMBO_TAG_TIME:
-    case GUMBO_TAG_U:
-    case GUMBO_TAG_VAR:
-    case GUMBO_TAG_ACRONYM:
-    case GUMBO_TAG_BIG:
-    case GUMBO_TAG_BLINK:
-    case GUMBO_TAG_FONT:
-    case GUMBO_TAG_NOBR:
-    case GUMBO_TAG_STRIKE:
-    case GUMBO_TAG_TT:
-    case GUMBO_TAG_SPACER:
-    case GUMBO_TAG_WBR:
-    case GUMBO_TAG_RUBY:
-    case GUMBO_TAG_RB:
-    case GUMBO_TAG_LABEL:
-    case GUMBO_TAG_OUTPUT:
-    case GUMBO_TAG_UNKNOWN:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsDropped(GumboTag tag) { return Classes().dropped[tag]; }
+bool IsPhrasing(GumboTag tag) { return Classes().phrasing[tag]; }
 
 // Whether an element's edges separate words. Foreign (SVG, MathML) elements always do: their
 // pieces (<text>, <mi>) are positioned separately, not flowed into one word.
