@@ -31,6 +31,23 @@ MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
       }
     }
   }
+  groups = (t + 7) / 8;
+  gf2_matrices.assign(static_cast<size_t>(groups) * kChunks * 8, 0);
+  for (int i = 0; i < t; ++i) {
+    for (int j = 0; j < kChunks; ++j) {
+      // Column k of M_ij is basis[8 j + k][i]; row o (bit o of the lead) gathers bit o of them.
+      uint64_t matrix = 0;
+      for (int o = 0; o < 8; ++o) {
+        uint64_t row = 0;
+        for (int k = 0; k < 8; ++k) {
+          row |= static_cast<uint64_t>((basis[static_cast<size_t>(8 * j + k) * stride + i] >> o) & 1)
+                 << k;
+        }
+        matrix |= row << (8 * (7 - o));
+      }
+      gf2_matrices[(static_cast<size_t>(i / 8) * kChunks + j) * 8 + i % 8] = matrix;
+    }
+  }
   tail_mul.resize(t);
   tail_add.resize(t);
   for (int i = 0; i < t; ++i) {
@@ -68,9 +85,15 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
   }
 }
 
+bool CpuHasAvx512Gfni() {
+  // Checked here, in portable code: the kernel's file may use AVX-512 anywhere.
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+}
+
 MinhashKernel KernelFor(SimdLevel level) {
   switch (ResolveSimdLevel(level)) {
-    case SimdLevel::kAvx512: return &MinhashAvx512;
+    case SimdLevel::kAvx512: return CpuHasAvx512Gfni() ? &MinhashAvx512Gfni : &MinhashAvx512;
     case SimdLevel::kAvx2: return &MinhashAvx2;
     default: return &MinhashScalar;
   }
