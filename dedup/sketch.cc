@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dedup/internal/sketch_context.h"
+#include "dedup/internal/small_set.h"
 
 namespace shingled::dedup {
 namespace {
@@ -95,16 +96,18 @@ SimdLevel SketchContext::simd_level() const { return impl_->simd; }
 // Tokens are hashed as they come and their fingerprints gathered in a block; each full block then
 // goes through the stages one after the other, each a tight loop over an array: the Rabin window
 // (shingle fingerprints), the mix y = pi(x), the minhash kernel, and the two samples, whose
-// thresholds turn away almost every value with one comparison.
+// thresholds turn away almost every value with one comparison before any call.
 class SketcherState {
  public:
   explicit SketcherState(const SketchContextImpl& ctx)
       : ctx_(ctx),
         width_(static_cast<size_t>(ctx.params.shingle_size)),
         min_size_(static_cast<size_t>(ctx.params.min_sample_size)),
-        mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)) {
-    min_values_.reserve(kSampleSlack * min_size_);
-    mod_values_.reserve(kSampleSlack * mod_max_);
+        mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)),
+        min_set_(min_size_),
+        mod_set_(mod_max_ + 1) {
+    min_heap_.reserve(min_size_);
+    mod_values_.reserve(mod_max_ + 1);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
     // new one; on reused heap memory that stored seed can be stale while the secret was
     // overwritten, which made the raw-bytes fingerprint depend on the heap's history.
@@ -122,9 +125,11 @@ class SketcherState {
     pending_ = 0;
     fp_ = 0;
     minhash_.Reset();
-    min_values_.clear();
+    min_heap_.clear();
+    min_set_.Clear();
     min_threshold_ = kNoThreshold;
     mod_values_.clear();
+    mod_set_.Clear();
     log2_modulus_ = 0;
     mod_mask_ = 0;
     bytes_ = tokens_ = shingles_ = 0;
@@ -172,8 +177,6 @@ class SketcherState {
  private:
   // Tokens per block: large enough that each stage's loop runs long, small enough for L1.
   static constexpr size_t kBlock = 128;
-  // The samples gather candidates up to kSampleSlack times their size before they are compacted.
-  static constexpr size_t kSampleSlack = 4;
   static constexpr uint64_t kNoThreshold = ~uint64_t{0};
 
   static Fingerprint128 ToFingerprint(XXH128_hash_t h) { return {h.high64, h.low64}; }
@@ -238,48 +241,41 @@ class SketcherState {
     lexical_len_ = 0;
   }
 
-  // Sorts `values` and removes repetitions (option B: a repeated shingle counts once).
-  static void SortUnique(std::vector<uint64_t>* values) {
-    std::sort(values->begin(), values->end());
-    values->erase(std::unique(values->begin(), values->end()), values->end());
-  }
-
-  // MIN_s of pi(S), pi(x) = y: the candidates below min_threshold_, which once s distinct values
-  // are known is the s-th smallest (a value equal to it is a repetition). Compacted to the s
-  // smallest distinct values when full, and at the end.
+  // MIN_s of pi(S), pi(x) = y: a max-heap of the s smallest distinct values seen. Called only for
+  // y < min_threshold_, the heap's largest value once it is full.
   void AddToMinSample(uint64_t y) {
-    min_values_.push_back(y);
-    if (min_values_.size() == kSampleSlack * min_size_) CompactMinSample();
-  }
-
-  void CompactMinSample() {
-    SortUnique(&min_values_);
-    if (min_values_.size() >= min_size_) {
-      min_values_.resize(min_size_);
-      min_threshold_ = min_values_.back();
+    // Option B: a repeated shingle must not enter twice.
+    if (!min_set_.Insert(y)) return;
+    if (min_heap_.size() == min_size_) {
+      std::pop_heap(min_heap_.begin(), min_heap_.end());
+      min_set_.Erase(min_heap_.back());
+      min_heap_.pop_back();
     }
+    min_heap_.push_back(y);
+    std::push_heap(min_heap_.begin(), min_heap_.end());
+    if (min_heap_.size() == min_size_) min_threshold_ = min_heap_.front();
   }
 
-  // MOD_{2^i}(pi(S)) with i raised whenever more than mod_sample_max distinct values would be
-  // kept. Since MOD_{2^(i+1)} is a subset of MOD_{2^i}, raising i and filtering gives exactly the
-  // sample the final i would have given from the start; and i only rises when the whole page's
-  // sample at that modulus is too large, so the final i is the smallest that keeps at most the
-  // maximum. Values gather with their repetitions until the buffer is full.
+  // MOD_{2^i}(pi(S)) with i raised whenever more than mod_sample_max values would be kept. Since
+  // MOD_{2^(i+1)} is a subset of MOD_{2^i}, raising i and filtering gives exactly the sample the
+  // final i would have given from the start; and i only rises when the whole page's sample at
+  // that modulus is too large, so the final i is the smallest that keeps at most the maximum.
+  // Called only for y = 0 mod 2^i.
   void AddToModSample(uint64_t y) {
+    if (!mod_set_.Insert(y)) return;
     mod_values_.push_back(y);
-    if (mod_values_.size() == kSampleSlack * mod_max_) CompactModSample();
-  }
-
-  void CompactModSample() {
-    SortUnique(&mod_values_);
     while (mod_values_.size() > mod_max_) {
       ++log2_modulus_;
       mod_mask_ = (uint64_t{1} << log2_modulus_) - 1;
-      std::erase_if(mod_values_, [this](uint64_t v) { return (v & mod_mask_) != 0; });
+      std::erase_if(mod_values_, [this](uint64_t v) {
+        if ((v & mod_mask_) == 0) return false;
+        mod_set_.Erase(v);
+        return true;
+      });
     }
   }
 
-  void FillSample(Sketch* sketch) {
+  void FillSample(Sketch* sketch) const {
     const SketchParams& p = ctx_.params;
     const int t = p.num_minhashes();
     sketch->minhashes.assign(minhash_.tail, minhash_.tail + t);
@@ -289,8 +285,8 @@ class SketcherState {
           &sketch->minhashes[static_cast<size_t>(g) * p.group_size],
           sizeof(uint64_t) * static_cast<size_t>(p.group_size), ctx_.feature_seed + g);
     }
-    CompactMinSample();
-    sketch->min_sample = min_values_;
+    sketch->min_sample = min_heap_;
+    std::sort(sketch->min_sample.begin(), sketch->min_sample.end());
     // Super shingles: windows over the smallest values; a page with fewer values than a window
     // has one super shingle of all of them, as a short page has one shingle.
     const size_t span = std::min(sketch->min_sample.size(), static_cast<size_t>(p.supershingle_span));
@@ -299,10 +295,13 @@ class SketcherState {
       sketch->supershingles.push_back(XXH3_64bits_withSeed(
           &sketch->min_sample[i], sizeof(uint64_t) * window, ctx_.supershingle_seed));
     }
-    SortUnique(&sketch->supershingles);
-    CompactModSample();
+    std::sort(sketch->supershingles.begin(), sketch->supershingles.end());
+    sketch->supershingles.erase(
+        std::unique(sketch->supershingles.begin(), sketch->supershingles.end()),
+        sketch->supershingles.end());
     sketch->sample.log2_modulus = log2_modulus_;
     sketch->sample.values = mod_values_;
+    std::sort(sketch->sample.values.begin(), sketch->sample.values.end());
   }
 
   // The fingerprint of the selected sample: the minhashes and the MOD sample with its modulus.
@@ -332,9 +331,11 @@ class SketcherState {
   uint64_t fps_[kBlock] = {};  // the block's shingle fingerprints
   alignas(64) uint64_t ys_[kBlock] = {};  // and their mixed values, pi(x)
   internal::MinhashState minhash_;
-  std::vector<uint64_t> min_values_;
-  uint64_t min_threshold_ = kNoThreshold;
+  std::vector<uint64_t> min_heap_;
+  internal::SmallU64Set min_set_;  // the values in min_heap_
+  uint64_t min_threshold_ = kNoThreshold;  // the heap's largest value once it is full
   std::vector<uint64_t> mod_values_;
+  internal::SmallU64Set mod_set_;  // the values in mod_values_
   uint32_t log2_modulus_ = 0;
   uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
   uint64_t bytes_ = 0;
