@@ -63,12 +63,13 @@ void MinhashState::Reset() {
 
 void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
                    MinhashState* state) {
-  // Portable code: the rows are XORed as 64-bit words (stride is a multiple of 64 bytes).
-  const int words = tables.stride / 8;
+  // Portable code: the rows are XORed as 64-bit words, only those that hold the t leads (11 of a
+  // row's 16 for t = 84).
+  const int words = (tables.t + 7) / 8;
   uint64_t lead[kMaxMinhashes / 8];
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
-    std::memcpy(lead, tables.Row(0, y), static_cast<size_t>(tables.stride));
+    std::memcpy(lead, tables.Row(0, y), sizeof(uint64_t) * static_cast<size_t>(words));
     for (int chunk = 1; chunk < kChunks; ++chunk) {
       const uint8_t* row = tables.Row(chunk, y);
       for (int w = 0; w < words; ++w) {
@@ -78,7 +79,7 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
       }
     }
     uint8_t bytes[kMaxMinhashes];
-    std::memcpy(bytes, lead, static_cast<size_t>(tables.stride));
+    std::memcpy(bytes, lead, sizeof(uint64_t) * static_cast<size_t>(words));
     for (int i = 0; i < tables.t; ++i) {
       if (bytes[i] <= state->lead[i]) MaybeReplace(tables, i, bytes[i], y, state);
     }

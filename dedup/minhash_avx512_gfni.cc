@@ -87,16 +87,16 @@ inline void Step(const MinhashTables& tables, const uint64_t* ys, __m512i* curre
     for (uint64_t mask = masks[g]; mask != 0; mask &= mask - 1) {
       const int bit = __builtin_ctzll(mask);
       const int i = kLanes * g + bit / kLanes;
-      const uint8_t lead = leads[g][bit];
-      // An earlier shingle of this step may have lowered the minimum since the mask was made.
-      if (lead <= state->lead[i]) MaybeReplace(tables, i, lead, ys[bit % kLanes], state);
+      // An earlier shingle of this step may have lowered the minimum since the mask was made:
+      // MaybeReplace compares again.
+      MaybeReplace(tables, i, leads[g][bit], ys[bit % kLanes], state);
     }
     // The minimum lead of a permutation is the least lead it has seen: fold this step's leads
     // into `current` (rotations within each lane bring every byte of it to every position).
     __m512i lead = _mm512_load_si512(leads[g]);
-    lead = _mm512_min_epu8(lead, _mm512_ror_epi64(lead, 8));
-    lead = _mm512_min_epu8(lead, _mm512_ror_epi64(lead, 16));
-    lead = _mm512_min_epu8(lead, _mm512_ror_epi64(lead, 32));
+    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 8));
+    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 16));
+    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 32));
     current[g] = _mm512_min_epu8(current[g], lead);
   }
 }

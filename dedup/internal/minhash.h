@@ -100,15 +100,19 @@ bool CpuHasAvx512Gfni();
 // The kernel for a level (kAuto: the best one this CPU supports). REQUIRES: CpuSupports(level).
 MinhashKernel KernelFor(SimdLevel level);
 
-// Compares lead and tail against the state's minimum for permutation i, and replaces it when
-// (lead, tail) is smaller. Shared by all kernels, so that they decide alike.
+// Replaces the state's minimum for permutation i with (lead, tail_i(y)) when that is smaller in
+// the lexicographic order; correct for any lead, though kernels call it only when lead does not
+// exceed the minimum's. Without branches: whether a candidate wins is a coin toss early in a page,
+// and a mispredicted branch costs more than the two conditional moves. Shared by all kernels, so
+// that they decide alike.
 inline void MaybeReplace(const MinhashTables& tables, int i, uint8_t lead, uint64_t y,
                          MinhashState* state) {
   const uint64_t tail = tables.Tail(i, y);
-  if (lead < state->lead[i] || tail < state->tail[i]) {
-    state->lead[i] = lead;
-    state->tail[i] = tail;
-  }
+  const uint8_t min_lead = state->lead[i];
+  const uint64_t min_tail = state->tail[i];
+  const bool smaller = (lead < min_lead) | ((lead == min_lead) & (tail < min_tail));
+  state->lead[i] = smaller ? lead : min_lead;
+  state->tail[i] = smaller ? tail : min_tail;
 }
 
 }  // namespace shingled::dedup::internal
