@@ -64,7 +64,8 @@ inline void Step(const MinhashTables& tables, const uint64_t* ys, __m512i* curre
     __m512i part[kChunks];
 #pragma GCC unroll 8
     for (int j = 0; j < kChunks; ++j) {
-      part[j] = _mm512_gf2p8affine_epi64_epi8(spread[j], _mm512_loadu_si512(m + j * kLanes), 0);
+      part[j] = _mm512_gf2p8affine_epi64_epi8(
+          spread[j], _mm512_loadu_si512(m + static_cast<size_t>(j) * kLanes), 0);
     }
     // 0x96: a ^ b ^ c.
     const __m512i lead = _mm512_ternarylogic_epi64(
@@ -109,7 +110,7 @@ void MinhashAvx512Gfni(const MinhashTables& tables, const uint64_t* ys, size_t n
   const __m512i replicate = _mm512_load_si512(kIndexes.replicate);
   for (int g = 0; g < tables.groups; ++g) {
     uint64_t lead8;
-    std::memcpy(&lead8, state->lead + kLanes * g, sizeof(lead8));
+    std::memcpy(&lead8, state->lead + static_cast<size_t>(kLanes) * g, sizeof(lead8));
     current[g] = Permute(replicate, _mm512_set1_epi64(static_cast<long long>(lead8)));
   }
   size_t k = 0;
