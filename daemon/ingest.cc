@@ -124,9 +124,13 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   // Dead pages (404, 410) are recorded without a document: their body is not sketched.
   if (job.http_status != 404 && job.http_status != 410) {
     const Clock::time_point start = Clock::now();
-    item.input.sketch =
-        dedup::SketchPage(*context_, job.body, job.content_type, options_.canonicalizer);
-    if (metrics_ != nullptr) metrics_->Sketched(SecondsSince(start));
+    if (ReuseStoredSketch(job.body, &item.input.sketch)) {
+      if (metrics_ != nullptr) metrics_->SketchReused();
+    } else {
+      item.input.sketch =
+          dedup::SketchPage(*context_, job.body, job.content_type, options_.canonicalizer);
+      if (metrics_ != nullptr) metrics_->Sketched(SecondsSince(start));
+    }
   }
   item.input.url = std::move(job.url);
   item.input.sweep = job.sweep;
@@ -148,6 +152,16 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   for (Item& c : cancelled) {
     Finish(c, {UnavailableError("the server is shutting down"), {}, c.content_kind});
   }
+}
+
+bool IngestPipeline::ReuseStoredSketch(std::string_view body, dedup::Sketch* sketch) const {
+  const dedup::Fingerprint128 identical = dedup::IdenticalFingerprint(*context_, body);
+  StatusOr<store::DocId> doc = store_->FindIdentical(identical);
+  if (!doc.ok() || *doc == 0) return false;  // a read error: sketching is the safe way on
+  StatusOr<store::DocumentInfo> info = store_->Document(*doc);
+  if (!info.ok() || info->sketch.identical != identical) return false;
+  *sketch = std::move(info->sketch);
+  return true;
 }
 
 std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {

@@ -10,6 +10,10 @@
 // in, so that which of two copies is "the original" does not depend on thread timing.
 //
 // Sketching goes through dedup::SketchPage, so a change of canonicalizer needs no change here.
+// A page whose raw bytes are already stored (one hash pass and one lookup of its identical
+// fingerprint) is not sketched at all: the store keeps one document per distinct raw content,
+// so that document's stored sketch is the page's. Recrawls, where most pages are unchanged, and
+// mirrors pay for a sketch only once per content.
 //
 // Thread-safety: Submit, Stop and the accessors are safe to call from any thread. Callbacks run on
 // the writer thread (or a sketch worker, for a page that failed there) and must not block.
@@ -26,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -98,6 +103,8 @@ class IngestPipeline {
 
   void Sketch(std::shared_ptr<Group> group, size_t index, uint64_t seq, PageJob job,
               std::chrono::steady_clock::time_point admitted);
+  // Fills `*sketch` from the stored document with the same raw bytes as `body`, if there is one.
+  bool ReuseStoredSketch(std::string_view body, dedup::Sketch* sketch) const;
   void WriterLoop();
   void Finish(Item& item, PageOutcome outcome);
   // Moves sketched items that are next in admission order to the writer queue; returns the

@@ -58,6 +58,12 @@ Metrics::Metrics()
                        .Help("Canonicalizing and sketching one page")
                        .Register(*registry_)
                        .Add({}, LatencyBuckets())),
+      sketches_reused_(BuildCounter()
+                           .Name("shingled_sketches_reused_total")
+                           .Help("Pages not sketched: their raw bytes were already stored, and "
+                                 "that document's sketch was used")
+                           .Register(*registry_)
+                           .Add({})),
       commit_latency_(BuildHistogram()
                           .Name("shingled_store_commit_duration_seconds")
                           .Help("One group commit (Store::Apply, fsync included)")
@@ -226,6 +232,7 @@ void Metrics::PageFailed(std::string_view reason) {
 }
 
 void Metrics::Sketched(double seconds) { sketch_time_.Observe(seconds); }
+void Metrics::SketchReused() { sketches_reused_.Increment(); }
 
 void Metrics::Committed(size_t pages, double seconds) {
   commit_latency_.Observe(seconds);

@@ -39,6 +39,8 @@ class Metrics {
                     double latency_s, store::ClusterId cluster);
   void PageFailed(std::string_view reason);
   void Sketched(double seconds);
+  // A page whose raw bytes were already stored: its document's sketch was reused.
+  void SketchReused();
   void Committed(size_t pages, double seconds);
   void CommitFailed();
   void SetQueue(uint64_t pages, uint64_t bytes);
@@ -70,6 +72,7 @@ class Metrics {
   prometheus::Counter& bytes_;
   prometheus::Histogram& ingest_latency_;
   prometheus::Histogram& sketch_time_;
+  prometheus::Counter& sketches_reused_;
   prometheus::Histogram& commit_latency_;
   prometheus::Histogram& batch_size_;
   prometheus::Counter& commit_failures_;

@@ -343,6 +343,13 @@ class SketcherState {
   uint64_t shingles_ = 0;
 };
 
+Fingerprint128 IdenticalFingerprint(const SketchContext& context, std::string_view bytes) {
+  // XXH3_128bits_withSeed over the whole input equals the streaming state's digest.
+  const XXH128_hash_t h =
+      XXH3_128bits_withSeed(bytes.data(), bytes.size(), context.impl().exact_seed);
+  return {h.high64, h.low64};
+}
+
 Sketcher::Sketcher(const SketchContext& context)
     : state_(std::make_unique<SketcherState>(context.impl())) {}
 Sketcher::~Sketcher() = default;

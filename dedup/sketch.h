@@ -128,6 +128,11 @@ class SketchContext {
   std::unique_ptr<SketchContextImpl> impl_;
 };
 
+// The `identical` fingerprint (Sketch::identical) of a page whose raw bytes are `bytes`, as a
+// Sketcher fed them through AddRawBytes computes it, without canonicalizing or sketching: one
+// hash pass, to recognise bytes already stored before paying for a sketch.
+Fingerprint128 IdenticalFingerprint(const SketchContext& context, std::string_view bytes);
+
 // Observes every shingle fingerprint in document order, repetitions included; for exact
 // computations (`compare`) that need the whole shingle set.
 class ShingleObserver {

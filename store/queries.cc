@@ -274,6 +274,16 @@ StatusOr<DocumentInfo> Store::Document(DocId doc) const {
   return info;
 }
 
+StatusOr<DocId> Store::FindIdentical(const dedup::Fingerprint128& identical) const {
+  SHINGLED_READ_TXN(ops);
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().fp_identical, internal::FingerprintKey(identical), &v, "fp_identical");
+  if (s.code() == StatusCode::kNotFound) return DocId{0};
+  if (!s.ok()) return s;
+  if (v.size() != 8) return DataLossError("fp_identical value is not 8 bytes");
+  return GetBE64(v.data());
+}
+
 StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
   SHINGLED_READ_TXN(ops);
   StatusOr<UrlId> id = internal::LookupUrl(ops, url);

@@ -90,6 +90,9 @@ class Store {
 
   // NotFound for an unknown document.
   [[nodiscard]] StatusOr<DocumentInfo> Document(DocId doc) const;
+  // The document whose raw bytes have this `identical` fingerprint (dedup::IdenticalFingerprint),
+  // or 0 when none is stored.
+  [[nodiscard]] StatusOr<DocId> FindIdentical(const dedup::Fingerprint128& identical) const;
   // The versions of a URL, oldest first. NotFound if the URL was never stored.
   [[nodiscard]] StatusOr<std::vector<UrlVersion>> History(std::string_view url) const;
   // A cluster by its id or by any member's document id; NotFound for an unknown document.

@@ -79,6 +79,44 @@ TEST_F(IngestTest, PagesAreDecidedInAdmissionOrder) {
   EXPECT_EQ(out[2].content_kind, "text");
 }
 
+// Bytes already stored are not sketched again: the stored document's sketch is reused, and
+// the verdicts are those a fresh sketch gives.
+TEST_F(IngestTest, StoredBytesReuseTheStoredSketch) {
+  TaskPool pool(2, 100);
+  Metrics metrics;
+  IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, {});
+  auto reused = [&] {
+    const std::string text = metrics.Scrape(nullptr, "");
+    const size_t at = text.find("\nshingled_sketches_reused_total ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + 32));
+  };
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "word" + std::to_string(i) + " ";
+  std::vector<PageOutcome> first = Run(&pipeline, {Job("https://e.com/a", text)});
+  ASSERT_TRUE(first[0].status.ok());
+  EXPECT_EQ(reused(), 0);
+  std::vector<PageOutcome> second =
+      Run(&pipeline, {Job("https://e.com/copy", text), Job("https://e.com/b", text + "one more")});
+  ASSERT_EQ(second.size(), 2u);
+  for (const PageOutcome& o : second) ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+  EXPECT_EQ(reused(), 1);  // the copy; b is new bytes
+  EXPECT_EQ(second[0].result.verdict, store::Verdict::kDuplicate);
+  EXPECT_EQ(second[0].result.doc, first[0].result.doc);
+  EXPECT_EQ(second[0].result.matches.at(0).features_in_common, 6);
+  EXPECT_EQ(second[0].content_kind, "text");
+  EXPECT_NE(second[1].result.doc, first[0].result.doc);  // sketched: its own document
+
+  // The next sweep finds a unchanged.
+  PageJob again = Job("https://e.com/a", text);
+  again.sweep = store_->OpenSweep("s2", 3000)->id;
+  std::vector<PageOutcome> third = Run(&pipeline, {again});
+  ASSERT_TRUE(third[0].status.ok());
+  EXPECT_EQ(reused(), 2);
+  EXPECT_EQ(third[0].result.verdict, store::Verdict::kUnchanged);
+  EXPECT_EQ(third[0].result.previous_resemblance, 1.0);
+  EXPECT_TRUE(store_->Check()->empty());
+}
+
 TEST_F(IngestTest, AdmissionIsBoundedByPagesAndBytes) {
   TaskPool pool(1, 100);
   PipelineOptions options;

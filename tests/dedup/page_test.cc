@@ -57,6 +57,21 @@ TEST(PageSketcherTest, ChunkedFeedingGivesTheWholePageSketch) {
   }
 }
 
+// IdenticalFingerprint is the sketch's raw-bytes fingerprint without the sketch: the ingest
+// pipeline relies on it to recognise stored bytes.
+TEST(PageSketcherTest, IdenticalFingerprintIsTheSketchOfTheRawBytes) {
+  auto ctx = Context();
+  std::vector<std::string> pages = {"", "plain words", std::string("\0\x89PNG", 5)};
+  for (const auto& path : SamplePages()) pages.push_back(ReadFile(path));
+  for (const std::string& page : pages) {
+    for (std::string_view type : {"", "text/html; charset=iso-8859-1", "image/png"}) {
+      EXPECT_EQ(IdenticalFingerprint(*ctx, page), SketchPage(*ctx, page, type).identical)
+          << page.size() << " " << type;
+    }
+  }
+  EXPECT_NE(IdenticalFingerprint(*ctx, "a"), IdenticalFingerprint(*ctx, "b"));
+}
+
 // Regression: XXH3 states on reused heap memory kept a stale seed next to an overwritten secret,
 // so the same bytes could get another raw-bytes fingerprint after other sketchers had come and
 // gone (found by StreamingAndGumboAgreeOnTheSamplePages; valgrind showed the uninitialized read).

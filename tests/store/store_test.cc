@@ -97,6 +97,10 @@ TEST_F(StoreTest, VerdictsNewUnchangedDuplicateNearDuplicate) {
   EXPECT_EQ(a2.doc, a.doc);
   EXPECT_EQ(a2.previous_resemblance, 1.0);
 
+  EXPECT_EQ(*store->FindIdentical(Page("http://x/", sweep.id, 100, Range(0, 500)).sketch.identical),
+            a.doc);
+  EXPECT_EQ(*store->FindIdentical(dedup::Fingerprint128{1, 2}), 0u);
+
   // Identical bytes elsewhere: duplicate of the same document.
   PageResult b = ApplyOne(*store, Page("http://b/", sweep2.id, 200, Range(0, 500)));
   EXPECT_EQ(b.verdict, Verdict::kDuplicate);
