@@ -78,7 +78,7 @@ TEST(BytePipeTest, WriteOrNotifyCallsBackWhenThereIsRoom) {
   EXPECT_EQ(calls, 1);
   ASSERT_EQ(*pipe.Read(buffer, 4), 4u);
   EXPECT_EQ(calls, 1);  // once
-  EXPECT_EQ(std::string(buffer, 4), "hijk");
+  EXPECT_EQ(std::string(buffer, 4), "ghij");
 }
 
 // A cancelled consumer releases a waiting producer, whose next offer is refused.
