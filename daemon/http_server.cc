@@ -191,8 +191,10 @@ class Session : public std::enable_shared_from_this<Session> {
     body.size = chunk_.size();
     chunk_pending_ = true;
     stream_.expires_after(core_->options.read_timeout);
-    http::async_read(stream_, buffer_, *stream_parser_,
-                     beast::bind_front_handler(&Session::OnChunk, shared_from_this()));
+    // read_some, not read: what has arrived goes on now rather than when the buffer is full, so
+    // a slow upload is read as it comes.
+    http::async_read_some(stream_, buffer_, *stream_parser_,
+                          beast::bind_front_handler(&Session::OnChunk, shared_from_this()));
   }
 
   void OnChunk(beast::error_code ec, size_t) {

@@ -168,6 +168,11 @@ int Serve(const ServeFlags& flags) {
   api.AbortUploads();
   pipeline.Stop(deadline);
   api.JoinUploads();
+  // The aborted uploads' answers are with their sessions now: a moment to write them.
+  const Clock::time_point written = Clock::now() + std::chrono::seconds(1);
+  while ((*server)->live_sessions() > 0 && Clock::now() < written) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   pool.Cancel();
   work.reset();
   ioc.stop();

@@ -294,5 +294,46 @@ TEST_F(WarcLimitTest, TooLargeWarcIs413) {
   }
 }
 
+class WarcShutdownTest : public WarcPostTest {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<Daemon>(dir_, dir_.path() + "/store",
+                                       "[server]\nshutdown_deadline_ms = 1000\n");
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+};
+
+// SIGTERM while a WARC is still arriving: the records read so far are stored and the upload is
+// answered (503, with what went in) before the daemon exits 0.
+TEST_F(WarcShutdownTest, UploadInFlightIsAnsweredWhenTheServerStops) {
+  OpenSweep("w1");
+  WarcBuilder b(false);
+  for (int i = 0; i < 5; ++i) {
+    b.Response("http://slow.test/" + std::to_string(i), kDate, 200, SyntheticPage(i));
+  }
+  const std::string first_records = b.Take();
+  HttpClient upload(daemon_->port());
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", first_records.size());
+  ASSERT_TRUE(upload.SendRaw(
+      "POST /v1/pages?sweep=w1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      std::string(size) + first_records + "\r\n"));
+  // The records are read and stored as they arrive, before the body ends.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  while (Get("/v1/stats")["documents"] != 5 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+  }
+  ASSERT_EQ(Get("/v1/stats")["documents"], 5);
+  daemon_->Signal(SIGTERM);
+  HttpResponse r = upload.ReadResponse();
+  EXPECT_EQ(r.status, 503) << r.body;
+  json j = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.body;
+  EXPECT_EQ(j["error"]["code"], "unavailable");
+  EXPECT_EQ(j["pages"], 5) << j;
+  EXPECT_EQ(daemon_->Wait(), 0) << daemon_->log();
+}
+
 }  // namespace
 }  // namespace shingled::testing
