@@ -45,7 +45,8 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
     respond(*denied);
     return nullptr;
   }
-  StatusOr<store::SweepId> sweep = ResolveSweep(target->Get("sweep").value_or(options_.default_sweep));
+  StatusOr<store::SweepId> sweep =
+      ResolveSweep(target->Get("sweep").value_or(options_.default_sweep));
   if (!sweep.ok()) {
     respond(Error(sweep.status()));
     return nullptr;

@@ -118,7 +118,7 @@ bool IsWarcPath(const std::string& path) {
 // offsets and skipped; so are records of other statuses or of non-http(s) targets, counted in
 // *skipped.
 Status IngestWarc(const std::string& path, store::SweepId sweep,
-                  const std::function<Status(daemon::PageJob, std::string)>& submit,
+                  const std::function<Status(const daemon::PageJob&, const std::string&)>& submit,
                   std::vector<std::string>* errors, std::mutex* mu, uint64_t* skipped) {
   StatusOr<std::unique_ptr<crawler::ByteSource>> source = crawler::OpenFileSource(path);
   if (!source.ok()) {
@@ -150,8 +150,7 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
       if (skip) ++*skipped;
       continue;
     }
-    std::string label = where + ": " + (*job)->url;
-    SHINGLED_RETURN_IF_ERROR(submit(std::move(**job), std::move(label)));
+    SHINGLED_RETURN_IF_ERROR(submit(**job, where + ": " + (*job)->url));
   }
   report_problems();
   if (!reader.status().ok()) {
@@ -187,8 +186,8 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   daemon::PageFeeder feeder(&pipeline, options.queue_pages);
   // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
   // Errors other than a full queue end the ingest.
-  auto submit = [&](daemon::PageJob job, std::string label) -> Status {
-    return feeder.Submit(std::move(job), [&, label](daemon::PageOutcome out) {
+  auto submit = [&](const daemon::PageJob& job, const std::string& label) -> Status {
+    return feeder.Submit(job, [&, label](const daemon::PageOutcome& out) {
       std::lock_guard<std::mutex> lock(mu);
       if (out.status.ok()) {
         ++pages;
@@ -226,8 +225,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     job.date = date;
     job.content_type = ContentTypeForPath(f.file.string(), in.content_type);
     job.body = data.str();
-    std::string label = job.url;
-    if (Status s = submit(std::move(job), std::move(label)); !s.ok()) return Fail("ingest", s);
+    if (Status s = submit(job, job.url); !s.ok()) return Fail("ingest", s);
   }
   feeder.Wait();
   pipeline.Stop();

@@ -15,9 +15,9 @@
 #include <deque>
 #include <limits>
 #include <mutex>
-#include <vector>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace shingled::daemon {
 
@@ -235,8 +235,7 @@ class Session : public std::enable_shared_from_this<Session> {
       status = DeadlineExceededError("no body data for " +
                                      std::to_string(core_->options.read_timeout.count()) + " ms");
     } else if (ec == http::error::body_limit) {
-      status = ResourceExhaustedError("request body is over the limit of " +
-                                      std::to_string(limit) +
+      status = ResourceExhaustedError("request body is over the limit of " + std::to_string(limit) +
                                       " bytes (limits.max_warc_body_bytes)");
     } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
                ec != http::error::end_of_stream && ec != http::error::partial_message) {
@@ -290,13 +289,14 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const unsigned version = parser_ ? parser_->get().version() : 11;
     if (ec == http::error::body_limit) {
-      Enqueue(ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                            "request body is over the limit of " +
-                                (streamed_ ? std::to_string(core_->options.max_streamed_body_bytes) +
-                                                 " bytes (limits.max_warc_body_bytes)"
-                                           : std::to_string(core_->options.max_body_bytes) +
-                                                 " bytes (limits.max_body_bytes)")),
-              version);
+      Enqueue(
+          ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                        "request body is over the limit of " +
+                            (streamed_ ? std::to_string(core_->options.max_streamed_body_bytes) +
+                                             " bytes (limits.max_warc_body_bytes)"
+                                       : std::to_string(core_->options.max_body_bytes) +
+                                             " bytes (limits.max_body_bytes)")),
+          version);
     } else if (ec == http::error::header_limit) {
       Enqueue(
           ErrorResponse(http::status::request_header_fields_too_large, "header_fields_too_large",
@@ -404,9 +404,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::buffer_body>> stream_parser_;
   std::shared_ptr<BodySink> sink_;
   std::vector<char> chunk_;
-  bool streamed_ = false;         // the request being read streams its body
-  bool streaming_ = false;        // a streamed body is being read (or waits for the sink)
-  bool chunk_pending_ = false;    // a read of a piece of it is under way
+  bool streamed_ = false;          // the request being read streams its body
+  bool streaming_ = false;         // a streamed body is being read (or waits for the sink)
+  bool chunk_pending_ = false;     // a read of a piece of it is under way
   bool expects_continue_ = false;  // of the request being read
   unsigned request_version_ = 11;
   std::optional<http::response<http::empty_body>> continue_;

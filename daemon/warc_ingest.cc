@@ -48,7 +48,7 @@ PageFeeder::PageFeeder(IngestPipeline* pipeline, size_t max_in_flight)
 
 PageFeeder::~PageFeeder() { Wait(); }
 
-Status PageFeeder::Submit(PageJob job, OnDone on_done) {
+Status PageFeeder::Submit(const PageJob& job, const OnDone& on_done) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     finished_.wait(lock, [this] { return in_flight_ < max_in_flight_; });

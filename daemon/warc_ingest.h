@@ -51,7 +51,7 @@ class PageFeeder {
   // pipeline's queue is full. `on_done` runs once, on a pipeline thread, when the page is
   // committed or failed; it must not block. Unavailable once the pipeline is stopping (the page
   // is not submitted and `on_done` is not called).
-  Status Submit(PageJob job, OnDone on_done);
+  Status Submit(const PageJob& job, const OnDone& on_done);
   // Blocks until every submitted page is finished.
   void Wait();
 

@@ -100,7 +100,7 @@ void WarcUpload::Run() {
       }
       const uint64_t offset = record.member_offset;
       std::string url = (*job)->url;
-      submit_status = feeder.Submit(std::move(**job), [this, offset, url](PageOutcome outcome) {
+      submit_status = feeder.Submit(**job, [this, offset, url](const PageOutcome& outcome) {
         if (!outcome.status.ok()) return AddError(offset, url, outcome.status.message());
         std::lock_guard<std::mutex> lock(mu_);
         ++pages_;
@@ -149,10 +149,10 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
                         options_.retry_after_s);
   } else if (!body_status.ok()) {
     const bool too_large = body_status.code() == StatusCode::kResourceExhausted;
-    res = too_large ? ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                                    body_status.message() +
-                                        "; the records before the limit were stored")
-                    : StatusResponse(body_status, options_.retry_after_s);
+    res = too_large
+              ? ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                              body_status.message() + "; the records before the limit were stored")
+              : StatusResponse(body_status, options_.retry_after_s);
   } else {
     return JsonResponse(http::status::ok, summary);
   }

@@ -46,7 +46,8 @@ class WarcBuilder {
   // Returns the offset of the record in the file.
   uint64_t Response(const std::string& url, int64_t date, int status, const std::string& body) {
     const uint64_t at = bytes_.size();
-    EXPECT_TRUE(writer_.WriteResponse(url, date, status, {{"Content-Type", "text/html"}}, body).ok());
+    EXPECT_TRUE(
+        writer_.WriteResponse(url, date, status, {{"Content-Type", "text/html"}}, body).ok());
     return at;
   }
   uint64_t Revisit(const std::string& url, int64_t date, const std::string& refers_to) {
@@ -106,8 +107,8 @@ class WarcPostTest : public ::testing::Test {
   }
   void OpenSweep(const std::string& name) {
     HttpClient client(daemon_->port());
-    HttpResponse r = client.Request("POST", "/v1/sweeps", "{\"name\": \"" + name + "\"}",
-                                    "application/json");
+    HttpResponse r =
+        client.Request("POST", "/v1/sweeps", "{\"name\": \"" + name + "\"}", "application/json");
     ASSERT_EQ(r.status, 200) << r.body;
   }
 
@@ -223,7 +224,8 @@ TEST_F(WarcPostTest, DamagedRecordIsReportedWithItsOffsetAndTheRestGoesIn) {
 
 TEST_F(WarcPostTest, SweepParameterAndTypeErrors) {
   HttpClient client(daemon_->port());
-  HttpResponse r = client.Request("POST", "/v1/pages?sweep=nope", SiteWarc(false), "application/warc");
+  HttpResponse r =
+      client.Request("POST", "/v1/pages?sweep=nope", SiteWarc(false), "application/warc");
   EXPECT_EQ(r.status, 404) << r.body;
   EXPECT_NE(r.body.find("no sweep named"), std::string::npos) << r.body;
 }
