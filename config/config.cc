@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -96,8 +97,11 @@ class TableReader {
     }
     *out = v->get();
   }
+  // An array of strings, each one of `allowed` (empty: any), each passing `check` (which returns
+  // "" or what is wrong).
   void StringList(const char* key, const std::set<std::string>& allowed,
-                  std::vector<std::string>* out) {
+                  std::vector<std::string>* out,
+                  const std::function<std::string(const std::string&)>& check = nullptr) {
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* array = node->as_array();
@@ -106,12 +110,38 @@ class TableReader {
     for (const toml::node& element : *array) {
       const auto* s = element.as_string();
       if (s == nullptr) return Fail(element, key, "expected an array of strings");
-      if (!allowed.count(s->get())) {
+      if (!allowed.empty() && !allowed.count(s->get())) {
         return Fail(element, key, "\"" + s->get() + "\" is not one of " + Join(allowed));
+      }
+      if (check) {
+        if (const std::string problem = check(s->get()); !problem.empty()) {
+          return Fail(element, key, problem);
+        }
       }
       values.push_back(s->get());
     }
     *out = std::move(values);
+  }
+  // A duration in seconds: an integer, or a string for ParseDurationSeconds. 0 or min..max.
+  void Seconds(const char* key, int64_t min, int64_t max, int64_t* out) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    int64_t value = 0;
+    if (const auto* i = node->as_integer()) {
+      value = i->get();
+    } else if (const auto* s = node->as_string()) {
+      StatusOr<int64_t> parsed = ParseDurationSeconds(s->get());
+      if (!parsed.ok()) return Fail(*node, key, parsed.status().message());
+      value = *parsed;
+    } else {
+      return Fail(*node, key, "expected a duration like \"24h\" or a number of seconds");
+    }
+    if (value != 0 && (value < min || value > max)) {
+      return Fail(*node, key,
+                  std::to_string(value) + " s is out of range: 0 (off) or " + std::to_string(min) +
+                      ".." + std::to_string(max) + " s");
+    }
+    *out = value;
   }
   void Listen(const char* key, ListenAddress* out) {
     std::string text;
@@ -286,10 +316,45 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.String("level", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
   });
+  Section(root, "crawler", source, &status, [&](TableReader& r) {
+    // Only the shape is checked here (this module depends on nothing); the daemon parses each
+    // URL with the crawler's parser at start-up.
+    auto http_url = [](const std::string& url) -> std::string {
+      const size_t scheme = url.find("://");
+      const std::string lower = url.substr(0, scheme == std::string::npos ? 0 : scheme);
+      if ((lower != "http" && lower != "https") || url.size() <= scheme + 3) {
+        return "\"" + url + "\" is not an absolute http(s) URL";
+      }
+      return "";
+    };
+    auto not_empty = [](const std::string& v) -> std::string {
+      return v.empty() ? "an empty string" : "";
+    };
+    r.Bool("enabled", &c.crawler.enabled);
+    r.StringList("seeds", {}, &c.crawler.seeds, http_url);
+    r.StringList("allowed_hosts", {}, &c.crawler.allowed_hosts, not_empty);
+    r.StringList("allowed_prefixes", {}, &c.crawler.allowed_prefixes, http_url);
+    r.Int("max_depth", 0, 1000, &c.crawler.max_depth);
+    r.Int("max_pages", 0, 1000000000, &c.crawler.max_pages);
+    r.Seconds("every", 1, 31536000, &c.crawler.every_s);
+    r.String("sweep_prefix", &c.crawler.sweep_prefix);
+    r.String("user_agent", &c.crawler.user_agent);
+    r.Bool("obey_robots", &c.crawler.obey_robots);
+    r.Bool("allow_private_addresses", &c.crawler.allow_private_addresses);
+    r.StringList("content_types", {}, &c.crawler.content_types, not_empty);
+    r.Int("max_redirects", 0, 50, &c.crawler.max_redirects);
+    r.Int("per_host_delay_ms", 0, kMaxMs, &c.crawler.per_host_delay_ms);
+    r.Int("max_crawl_delay_ms", 0, kMaxMs, &c.crawler.max_crawl_delay_ms);
+    r.Int("max_fetches_per_host", 1, 64, &c.crawler.max_fetches_per_host);
+    r.Int("max_active_fetches", 1, 4096, &c.crawler.max_active_fetches);
+    r.Int("connect_timeout_ms", 1, kMaxMs, &c.crawler.connect_timeout_ms);
+    r.Int("total_timeout_ms", 1, kMaxMs, &c.crawler.total_timeout_ms);
+    r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.crawler.max_body_bytes);
+  });
   if (!status.ok()) return status;
   for (auto&& [key, node] : root) {
     static const std::set<std::string> kSections = {"server", "limits", "ingest", "store",
-                                                    "sketch", "auth",   "logging"};
+                                                    "sketch", "auth",   "logging", "crawler"};
     if (!kSections.count(std::string(key.str()))) {
       return InvalidArgumentError(
           std::string(source) + ":" + std::to_string(node.source().begin.line) + ": " +
@@ -297,6 +362,23 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     }
   }
   // Cross-field checks.
+  auto line_of = [&](const char* path) {
+    const toml::node* node = root.at_path(path).node();
+    return node != nullptr ? std::to_string(node->source().begin.line) : std::string("0");
+  };
+  if (c.crawler.enabled && c.crawler.seeds.empty()) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("crawler.enabled") +
+                                ": crawler.seeds: an enabled crawler needs at least one seed");
+  }
+  for (const char* key : {"sweep_prefix", "user_agent"}) {
+    const std::string& value =
+        std::string_view(key) == "sweep_prefix" ? c.crawler.sweep_prefix : c.crawler.user_agent;
+    if (value.empty() || value.size() > 200) {
+      return InvalidArgumentError(std::string(source) + ":" +
+                                  line_of((std::string("crawler.") + key).c_str()) +
+                                  ": crawler." + key + ": must be 1..200 characters");
+    }
+  }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();
     const int line = node != nullptr ? static_cast<int>(node->source().begin.line) : 0;
@@ -304,6 +386,29 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
                                 ": store.initial_map_size: larger than store.max_map_size");
   }
   return c;
+}
+
+StatusOr<int64_t> ParseDurationSeconds(std::string_view text) {
+  if (text == "off" || text == "0") return int64_t{0};
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
+  int64_t scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1;
+  } else if (unit == "m") {
+    scale = 60;
+  } else if (unit == "h") {
+    scale = 3600;
+  } else if (unit == "d") {
+    scale = 86400;
+  }
+  if (ec != std::errc() || end == text.data() || value < 0 || scale == 0 ||
+      value > INT64_MAX / scale) {
+    return InvalidArgumentError("\"" + std::string(text) +
+                                "\" is not a duration like \"90s\", \"30m\", \"24h\", \"7d\" or \"off\"");
+  }
+  return value * scale;
 }
 
 StatusOr<Config> LoadConfigFile(const std::string& path) {

@@ -136,6 +136,63 @@ struct LoggingOptions {
   std::string level = "info";
 };
 
+// The built-in crawler's sweeps (`shingled serve`; `shingled crawl` reads the same table, its
+// flags overriding). The fields mirror crawler::CrawlerOptions and crawler::CurlFetcherOptions
+// (see those for the trade-offs); daemon/crawl_setup.h turns them into those.
+struct CrawlerOptions {
+  // --- behaviour ---
+  // Runs the crawler in `shingled serve`: scheduled sweeps and POST /v1/crawl. Needs seeds.
+  bool enabled = false;
+  // Absolute http(s) URLs where each sweep starts. Known URLs in scope are revisited besides.
+  std::vector<std::string> seeds;
+  // Scope: hosts ("example.org", "example.org:8080") and URL prefixes. Both empty: the seeds'
+  // hosts.
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_prefixes;
+  // Links followed from the seeds and known URLs (depth 0) up to this depth. 0..1000.
+  int64_t max_depth = 5;
+  // Page fetches started per sweep at most. 0..1000000000.
+  int64_t max_pages = 100000;
+  // Seconds from the start of one scheduled sweep to the start of the next; written in the file
+  // as "24h", "30m", "90s", "7d" or a number of seconds. 0 ("off"): no schedule, sweeps run only
+  // on POST /v1/crawl. 0 or 1..31536000 (a year).
+  int64_t every_s = 86400;
+  // Sweeps are named this prefix plus their UTC start ("crawl-2024-05-01T12:00:00Z"); the
+  // scheduler finds the last crawler sweep in the store by it. Not empty.
+  std::string sweep_prefix = "crawl-";
+  // Sent on every request; its product token (before '/') is matched against robots.txt.
+  std::string user_agent = "shingled/0.1 (near-duplicate page detection)";
+  bool obey_robots = true;
+  // Allows fetching from private, loopback and link-local addresses. Off so that a seed or a
+  // link cannot make the crawler probe the operator's network.
+  bool allow_private_addresses = false;
+  // Media types accepted for a 2xx answer. Empty accepts every type.
+  std::vector<std::string> content_types = {"text/html", "application/xhtml+xml", "text/plain"};
+  // Redirect hops followed per fetch. 0..50.
+  int64_t max_redirects = 5;
+
+  // --- politeness ---
+  // Wait between two fetches of one host; robots.txt's Crawl-delay can raise it. 0..3600000 ms.
+  int64_t per_host_delay_ms = 1000;
+  // A Crawl-delay above this is capped to it. 0..3600000 ms.
+  int64_t max_crawl_delay_ms = 60000;
+  // Fetches in flight to one host at once. 1..64.
+  int64_t max_fetches_per_host = 1;
+
+  // --- limits and performance ---
+  // Fetches in flight in all. 1..4096.
+  int64_t max_active_fetches = 32;
+  // 1..3600000 ms each; the total covers the whole transfer, redirects included.
+  int64_t connect_timeout_ms = 10000;
+  int64_t total_timeout_ms = 30000;
+  // Decoded body bytes per fetch at most; a larger body is an error (too_large). 1..1 GiB.
+  int64_t max_body_bytes = int64_t{10} << 20;
+};
+
+// Parses a duration: a whole number followed by s, m, h or d ("90s", "24h"), a bare number of
+// seconds, or "off" (0). InvalidArgument saying what is wrong.
+StatusOr<int64_t> ParseDurationSeconds(std::string_view text);
+
 struct Config {
   ServerOptions server;
   LimitsOptions limits;
@@ -144,6 +201,7 @@ struct Config {
   SketchOptions sketch;
   AuthOptions auth;
   LoggingOptions logging;
+  CrawlerOptions crawler;
 };
 
 // Parses TOML text; `source` names it in errors ("shingled.toml:12: server.listen: ...").

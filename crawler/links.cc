@@ -2,11 +2,16 @@
 
 #include <gumbo.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_set>
 #include <utility>
 
 #include "crawler/url.h"
+#include "dedup/html_nesting.h"
 
 namespace shingled::crawler {
 namespace {
@@ -40,7 +45,7 @@ bool HasToken(const char* list, std::string_view token) {
 
 struct GumboOutputDeleter {
   void operator()(GumboOutput* output) const {
-    gumbo_destroy_output(&kGumboDefaultOptions, output);
+    gumbo_destroy_output(&kGumboDefaultOptions, output);  // only its allocator is used
   }
 };
 
@@ -53,8 +58,18 @@ ExtractedLinks ExtractLinks(std::string_view html, std::string_view page_url,
   if (!page.ok()) return result;
   result.base_url = *page;
 
+  // Gumbo's offsets are 32-bit, and its tree construction is quadratic in nesting depth and
+  // in recorded errors: parse a nesting-limited copy without recording errors (see
+  // dedup/html_nesting.h). A link nested deeper than the limit is not found.
+  if (html.size() > std::numeric_limits<uint32_t>::max()) {
+    html = html.substr(0, std::numeric_limits<uint32_t>::max());
+  }
+  const std::optional<std::string> limited = dedup::LimitHtmlNesting(html);
+  if (limited.has_value()) html = *limited;
+  GumboOptions gumbo_options = kGumboDefaultOptions;
+  gumbo_options.max_errors = 0;
   const std::unique_ptr<GumboOutput, GumboOutputDeleter> output(
-      gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size()));
+      gumbo_parse_with_options(&gumbo_options, html.data(), html.size()));
   if (output == nullptr) return result;
 
   // Collect candidate elements in document order first: <base> may follow a link in a broken

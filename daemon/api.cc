@@ -35,13 +35,15 @@ Response MethodNotAllowed(std::string_view allow) {
 }  // namespace
 
 Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
-         IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options)
+         IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
+         CrawlScheduler* crawl)
     : store_(store),
       context_(std::move(context)),
       pipeline_(pipeline),
       pool_(pool),
       metrics_(metrics),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      crawl_(crawl) {}
 
 void Api::OnServerResponse(http::status status) {
   metrics_->HttpRequest("none", static_cast<unsigned>(status), 0);
@@ -109,6 +111,8 @@ void Api::Handle(Request req, ReplyPtr reply) {
     route = "sweeps", allow = "GET, POST";
   } else if (path == "/v1/stats") {
     route = "stats", allow = "GET";
+  } else if (path == "/v1/crawl") {
+    route = "crawl", allow = "GET, POST";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -143,6 +147,7 @@ void Api::Handle(Request req, ReplyPtr reply) {
     if (route == "lost") return GetLost(target);
     if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
     if (route == "stats") return GetStats();
+    if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "clusters") return GetCluster(arg);
     if (route == "documents") return GetDocument(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close

@@ -29,6 +29,8 @@
 
 namespace shingled::daemon {
 
+class CrawlScheduler;
+
 struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
   std::string default_sweep;  // "" : requests must name a sweep
@@ -49,9 +51,10 @@ struct ApiOptions {
 
 class Api : public HttpHandler {
  public:
-  // Everything given must outlive the Api.
+  // Everything given must outlive the Api. `crawl` is null when the crawler is not enabled.
   Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
-      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options);
+      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
+      CrawlScheduler* crawl = nullptr);
 
   // Waits for the WARC uploads' threads (JoinUploads).
   ~Api() override;
@@ -97,6 +100,10 @@ class Api : public HttpHandler {
   Response GetStats();
   Response Ready();
 
+  // api_crawl.cc
+  Response GetCrawl();
+  Response PostCrawl();
+
   StatusOr<std::string> RequiredUrl(const Target& target) const;
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
@@ -108,6 +115,7 @@ class Api : public HttpHandler {
   TaskPool* const pool_;
   Metrics* const metrics_;
   const ApiOptions options_;
+  CrawlScheduler* const crawl_;
   std::atomic<bool> shutting_down_{false};
 
   // Sweep ids by name, so that each page does not look its sweep up. State below is protected

@@ -146,7 +146,55 @@ Metrics::Metrics()
                       .Name("shingled_process_start_time_seconds")
                       .Help("Start time of the process, Unix seconds")
                       .Register(*registry_)
-                      .Add({})) {
+                      .Add({})),
+      crawler_fetches_(BuildCounter()
+                           .Name("shingled_crawler_fetches_total")
+                           .Help("Page fetches finished by the crawler, by outcome (page, dead, "
+                                 "redirected, error)")
+                           .Register(*registry_)),
+      crawler_errors_(BuildCounter()
+                          .Name("shingled_crawler_fetch_errors_total")
+                          .Help("Crawler fetches that failed, by kind (timeout, http_5xx, ...)")
+                          .Register(*registry_)),
+      crawler_robots_fetches_(BuildCounter()
+                                  .Name("shingled_crawler_robots_fetches_total")
+                                  .Help("robots.txt fetches")
+                                  .Register(*registry_)
+                                  .Add({})),
+      crawler_robots_disallowed_(BuildCounter()
+                                     .Name("shingled_crawler_robots_disallowed_total")
+                                     .Help("URLs not fetched because robots.txt disallows them")
+                                     .Register(*registry_)
+                                     .Add({})),
+      crawler_out_of_scope_(BuildCounter()
+                                .Name("shingled_crawler_out_of_scope_total")
+                                .Help("Links and known URLs not fetched: outside the scope")
+                                .Register(*registry_)
+                                .Add({})),
+      crawler_sweeps_(BuildCounter()
+                          .Name("shingled_crawler_sweeps_total")
+                          .Help("Crawler sweeps started")
+                          .Register(*registry_)
+                          .Add({})),
+      crawler_sweep_running_(BuildGauge()
+                                 .Name("shingled_crawler_sweep_running")
+                                 .Help("1 while a crawler sweep runs")
+                                 .Register(*registry_)
+                                 .Add({})),
+      crawler_queue_(BuildGauge()
+                         .Name("shingled_crawler_queue_urls")
+                         .Help("URLs in the running sweep's frontier")
+                         .Register(*registry_)
+                         .Add({})),
+      crawler_in_flight_(BuildGauge()
+                             .Name("shingled_crawler_in_flight_fetches")
+                             .Help("Crawler fetches in flight (robots.txt included)")
+                             .Register(*registry_)
+                             .Add({})) {
+  // Every outcome from zero, so that rate() works from the first fetch on.
+  for (const char* outcome : {"page", "dead", "redirected", "error"}) {
+    crawler_fetches_.Add({{"outcome", outcome}});
+  }
   // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
   // by the unit's ProcSubset=pid.
   start_time_.Set(
@@ -190,6 +238,42 @@ void Metrics::SetQueue(uint64_t pages, uint64_t bytes) {
 void Metrics::HttpRequest(std::string_view route, unsigned status, double seconds) {
   http_requests_.Add({{"route", std::string(route)}, {"code", std::to_string(status)}}).Increment();
   http_duration_.Add({{"route", std::string(route)}}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::CrawlSweepStarted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  crawl_seen_ = crawler::CrawlProgress();
+  crawler_sweeps_.Increment();
+  crawler_sweep_running_.Set(1);
+}
+
+void Metrics::CrawlProgressed(const crawler::CrawlProgress& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  crawler::CrawlProgress& seen = crawl_seen_;
+  // Progress only grows within a sweep; a smaller value would be another sweep's.
+  auto advance = [](prometheus::Counter& counter, uint64_t now, uint64_t* before) {
+    if (now > *before) counter.Increment(static_cast<double>(now - *before));
+    *before = std::max(now, *before);
+  };
+  advance(crawler_fetches_.Add({{"outcome", "page"}}), p.pages, &seen.pages);
+  advance(crawler_fetches_.Add({{"outcome", "dead"}}), p.dead, &seen.dead);
+  advance(crawler_fetches_.Add({{"outcome", "redirected"}}), p.redirected, &seen.redirected);
+  advance(crawler_fetches_.Add({{"outcome", "error"}}), p.errors, &seen.errors);
+  for (const auto& [kind, n] : p.errors_by_kind) {
+    advance(crawler_errors_.Add({{"kind", kind}}), n, &seen.errors_by_kind[kind]);
+  }
+  advance(crawler_robots_fetches_, p.robots_fetches, &seen.robots_fetches);
+  advance(crawler_robots_disallowed_, p.robots_disallowed, &seen.robots_disallowed);
+  advance(crawler_out_of_scope_, p.out_of_scope, &seen.out_of_scope);
+  crawler_queue_.Set(static_cast<double>(p.queued));
+  crawler_in_flight_.Set(static_cast<double>(p.in_flight));
+}
+
+void Metrics::CrawlSweepFinished(const crawler::CrawlProgress& progress) {
+  CrawlProgressed(progress);
+  crawler_queue_.Set(0);
+  crawler_in_flight_.Set(0);
+  crawler_sweep_running_.Set(0);
 }
 
 void Metrics::UpdateStore(const store::Store& store, const std::string& store_dir) {

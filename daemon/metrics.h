@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "crawler/crawler.h"
 #include "store/store.h"
 
 namespace shingled::daemon {
@@ -43,6 +44,15 @@ class Metrics {
 
   // --- HTTP ---
   void HttpRequest(std::string_view route, unsigned status, double seconds);
+
+  // --- crawler (called by daemon/crawl_sweep.cc) ---
+  // A sweep starts: counts it, sets the running gauge, and takes the next progress as new.
+  void CrawlSweepStarted();
+  // The running sweep's progress: the counters advance by what changed since the last call for
+  // this sweep (so calling often costs nothing extra), the gauges take its values.
+  void CrawlProgressed(const crawler::CrawlProgress& progress);
+  // The sweep ended: its last progress, and the running gauge back to 0.
+  void CrawlSweepFinished(const crawler::CrawlProgress& progress);
 
   // Refreshes the store and process figures, then serializes every metric in the Prometheus
   // text format (version 0.0.4). `store` may be null (figures left as they were); `store_dir`
@@ -78,10 +88,21 @@ class Metrics {
   prometheus::Counter& cpu_seconds_;
   prometheus::Gauge& open_fds_;
   prometheus::Gauge& start_time_;
+  prometheus::Family<prometheus::Counter>& crawler_fetches_;
+  prometheus::Family<prometheus::Counter>& crawler_errors_;
+  prometheus::Counter& crawler_robots_fetches_;
+  prometheus::Counter& crawler_robots_disallowed_;
+  prometheus::Counter& crawler_out_of_scope_;
+  prometheus::Counter& crawler_sweeps_;
+  prometheus::Gauge& crawler_sweep_running_;
+  prometheus::Gauge& crawler_queue_;
+  prometheus::Gauge& crawler_in_flight_;
 
   // State below is protected by mu_.
   std::mutex mu_;
   double cpu_seconds_seen_ = 0;
+  // The running sweep's progress as last counted.
+  crawler::CrawlProgress crawl_seen_;
 };
 
 }  // namespace shingled::daemon

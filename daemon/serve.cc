@@ -12,6 +12,8 @@
 #include "config/config.h"
 #include "dedup/streaming_canonicalizer.h"
 #include "daemon/api.h"
+#include "daemon/crawl_scheduler.h"
+#include "daemon/crawl_sweep.h"
 #include "daemon/cli.h"
 #include "daemon/http_server.h"
 #include "daemon/ingest.h"
@@ -118,7 +120,29 @@ int Serve(const ServeFlags& flags) {
   api_options.protect_writes = config.auth.protect_writes;
   api_options.protect_reads = config.auth.protect_reads;
   api_options.now = UnixNow;
-  daemon::Api api(&store, opened->context, &pipeline, &pool, &metrics, api_options);
+  // The crawler: its sweeps go through the same pipeline as POST /v1/pages.
+  std::unique_ptr<daemon::CrawlScheduler> crawl;
+  if (config.crawler.enabled) {
+    StatusOr<daemon::CrawlSetup> setup = daemon::MakeCrawlSetup(config.crawler);
+    if (!setup.ok()) {
+      spdlog::critical("{}", setup.status().message());
+      pipeline.Stop();
+      return kExitUsage;
+    }
+    auto runner = std::make_unique<daemon::SweepRunner>(
+        &store, &pipeline, pipeline_options.queue_pages, std::move(*setup), &metrics);
+    crawl = std::make_unique<daemon::CrawlScheduler>(
+        &store, std::move(runner),
+        daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});
+  }
+  daemon::Api api(&store, opened->context, &pipeline, &pool, &metrics, api_options, crawl.get());
+  if (crawl != nullptr) {
+    if (Status s = crawl->Start(); !s.ok()) {
+      spdlog::critical("cannot start the crawler: {}", s.ToString());
+      pipeline.Stop();
+      return kExitFailure;
+    }
+  }
 
   boost::asio::io_context ioc(static_cast<int>(config.server.io_threads));
   daemon::HttpServerOptions server_options;
@@ -135,6 +159,7 @@ int Serve(const ServeFlags& flags) {
                                            config.server.listen.port, server_options, &api);
   if (!server.ok()) {
     spdlog::critical("{}", server.status().message());
+    if (crawl != nullptr) crawl->Stop();
     pipeline.Stop();
     return kExitFailure;
   }
@@ -158,6 +183,10 @@ int Serve(const ServeFlags& flags) {
   daemon::NotifySystemd("STOPPING=1").IgnoreError();  // best effort: systemd knows from the signal
   api.set_shutting_down();
   (*server)->Shutdown();
+  // The crawler before the pipeline: the pages of fetches still in flight go in; at the
+  // deadline the fetches are cancelled. Its sweep is left open (not closed), so nothing it did
+  // not reach is recorded gone.
+  if (crawl != nullptr) crawl->Stop(deadline);
   // Sessions close once their read requests are answered; poll rather than add a completion
   // signal to every session for this one wait.
   while ((*server)->live_sessions() > 0 && Clock::now() < deadline) {

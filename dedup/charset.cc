@@ -451,8 +451,32 @@ bool IsUtf8AllowingCutEnd(std::string_view bytes) {
   return true;
 }
 
+// WHATWG index-windows-1252 for 0x80..0x9F (0xA0..0xFF map to U+00A0..U+00FF).
+constexpr uint16_t kWindows1252High[32] = {
+    0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+    0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+    0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
+
+// Appends the UTF-8 of byte `b` (>= 0x80) read as windows-1252.
+void AppendWindows1252(uint8_t b, std::string* out) {
+  const uint32_t cp = b < 0xA0 ? kWindows1252High[b - 0x80] : b;
+  if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+  } else {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+  }
+  out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+}
+
+// UTF-8 to UTF-8: valid sequences are copied. Invalid ones become U+FFFD, or, with
+// `windows1252_fallback`, each of their bytes is read as windows-1252 (see
+// Utf8Converter::CreateFor).
 class Utf8Validator final : public Utf8Converter {
  public:
+  explicit Utf8Validator(bool windows1252_fallback = false)
+      : windows1252_fallback_(windows1252_fallback) {}
+
   void Convert(std::string_view bytes, std::string* out) override {
     out->reserve(out->size() + bytes.size() + pending_len_);
     size_t i = 0;
@@ -477,28 +501,40 @@ class Utf8Validator final : public Utf8Converter {
           pending_len_ = 0;
           ++i;
           break;
-        case Utf8Decoder::Result::kError:
-          out->append(kReplacement);
-          pending_len_ = 0;
+        case Utf8Decoder::Result::kError:  // `c` alone (nothing is pending)
+          pending_[pending_len_++] = c;
+          FlushInvalid(out);
           ++i;
           break;
         case Utf8Decoder::Result::kErrorReprocess:
-          out->append(kReplacement);
-          pending_len_ = 0;
+          FlushInvalid(out);
           break;  // the same byte again, as the start of a new sequence
       }
     }
   }
 
   void Finish(std::string* out) override {
-    if (decoder_.in_sequence()) out->append(kReplacement);
+    if (decoder_.in_sequence()) FlushInvalid(out);
     decoder_.Reset();
     pending_len_ = 0;
   }
 
  private:
+  // Writes the pending bytes, an invalid sequence, and forgets them.
+  void FlushInvalid(std::string* out) {
+    if (windows1252_fallback_) {
+      for (size_t k = 0; k < pending_len_; ++k) {
+        AppendWindows1252(static_cast<uint8_t>(pending_[k]), out);
+      }
+    } else {
+      out->append(kReplacement);
+    }
+    pending_len_ = 0;
+  }
+
+  const bool windows1252_fallback_;
   Utf8Decoder decoder_;
-  char pending_[4] = {};  // the bytes of the sequence in progress (at most 3)
+  char pending_[4] = {};  // the bytes of the sequence in progress (at most 3), or an invalid one
   size_t pending_len_ = 0;
 };
 
@@ -1026,6 +1062,14 @@ StatusOr<std::unique_ptr<Utf8Converter>> Utf8Converter::Create(std::string_view 
     return InternalError("iconv cannot convert from " + std::string(info->iconv_name));
   }
   return std::unique_ptr<Utf8Converter>(new IconvConverter(cd, info->unit));
+}
+
+StatusOr<std::unique_ptr<Utf8Converter>> Utf8Converter::CreateFor(
+    const CharsetDecision& decision) {
+  if (decision.source == CharsetSource::kSniffUtf8) {
+    return std::unique_ptr<Utf8Converter>(new Utf8Validator(/*windows1252_fallback=*/true));
+  }
+  return Create(decision.charset);
 }
 
 }  // namespace shingled::dedup

@@ -81,6 +81,12 @@ class Utf8Converter {
  public:
   // InvalidArgument if `charset` is not a canonical name that ResolveCharsetLabel returns.
   static StatusOr<std::unique_ptr<Utf8Converter>> Create(std::string_view charset);
+  // The converter for a page's decision: Create(decision.charset), except for a page sniffed as
+  // UTF-8 (kSniffUtf8: nothing declared, the first kSniffBytes valid UTF-8). Such a page may
+  // still hold windows-1252 bytes after the sniffed part (an undeclared Western page whose first
+  // 8 KiB happen to be ASCII), so each byte of an invalid sequence is read as windows-1252, the
+  // undeclared default, instead of becoming U+FFFD: "caf\xE9" gives the token "café", not "caf".
+  static StatusOr<std::unique_ptr<Utf8Converter>> CreateFor(const CharsetDecision& decision);
   virtual ~Utf8Converter() = default;
 
   // Appends the UTF-8 for `bytes` to `*out`. A multi-byte character cut at the end of `bytes` is

@@ -31,6 +31,23 @@ MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
       }
     }
   }
+  groups = (t + 7) / 8;
+  gf2_matrices.assign(static_cast<size_t>(groups) * kChunks * 8, 0);
+  for (int i = 0; i < t; ++i) {
+    for (int j = 0; j < kChunks; ++j) {
+      // Column k of M_ij is basis[8 j + k][i]; row o (bit o of the lead) gathers bit o of them.
+      uint64_t matrix = 0;
+      for (int o = 0; o < 8; ++o) {
+        uint64_t row = 0;
+        for (int k = 0; k < 8; ++k) {
+          row |= static_cast<uint64_t>((basis[static_cast<size_t>(8 * j + k) * stride + i] >> o) & 1)
+                 << k;
+        }
+        matrix |= row << (8 * (7 - o));
+      }
+      gf2_matrices[(static_cast<size_t>(i / 8) * kChunks + j) * 8 + i % 8] = matrix;
+    }
+  }
   tail_mul.resize(t);
   tail_add.resize(t);
   for (int i = 0; i < t; ++i) {
@@ -46,12 +63,13 @@ void MinhashState::Reset() {
 
 void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
                    MinhashState* state) {
-  // Portable code: the rows are XORed as 64-bit words (stride is a multiple of 64 bytes).
-  const int words = tables.stride / 8;
+  // Portable code: the rows are XORed as 64-bit words, only those that hold the t leads (11 of a
+  // row's 16 for t = 84).
+  const int words = (tables.t + 7) / 8;
   uint64_t lead[kMaxMinhashes / 8];
   for (size_t k = 0; k < n; ++k) {
     const uint64_t y = ys[k];
-    std::memcpy(lead, tables.Row(0, y), static_cast<size_t>(tables.stride));
+    std::memcpy(lead, tables.Row(0, y), sizeof(uint64_t) * static_cast<size_t>(words));
     for (int chunk = 1; chunk < kChunks; ++chunk) {
       const uint8_t* row = tables.Row(chunk, y);
       for (int w = 0; w < words; ++w) {
@@ -61,16 +79,22 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
       }
     }
     uint8_t bytes[kMaxMinhashes];
-    std::memcpy(bytes, lead, static_cast<size_t>(tables.stride));
+    std::memcpy(bytes, lead, sizeof(uint64_t) * static_cast<size_t>(words));
     for (int i = 0; i < tables.t; ++i) {
       if (bytes[i] <= state->lead[i]) MaybeReplace(tables, i, bytes[i], y, state);
     }
   }
 }
 
+bool CpuHasAvx512Gfni() {
+  // Checked here, in portable code: the kernel's file may use AVX-512 anywhere.
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+}
+
 MinhashKernel KernelFor(SimdLevel level) {
   switch (ResolveSimdLevel(level)) {
-    case SimdLevel::kAvx512: return &MinhashAvx512;
+    case SimdLevel::kAvx512: return CpuHasAvx512Gfni() ? &MinhashAvx512Gfni : &MinhashAvx512;
     case SimdLevel::kAvx2: return &MinhashAvx2;
     default: return &MinhashScalar;
   }

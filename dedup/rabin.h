@@ -21,6 +21,7 @@
 #define SHINGLED_DEDUP_RABIN_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,19 @@ class RabinWindowTables {
 
   const RabinFingerprinter& fingerprinter() const { return fingerprinter_; }
   int width() const { return width_; }
+
+  // Slides a window over a block of words: for k in [0, n), fp = f(window . words[k]) with
+  // olds[k] leaving it (0 while the window is not full; Drop(0) = 0), and out[k] = fp. Returns the
+  // last fp (`fp` itself when n = 0). The words of a window are usually one array, with
+  // olds = words - width.
+  uint64_t SlideBlock(uint64_t fp, const uint64_t* words, const uint64_t* olds, size_t n,
+                      uint64_t* out) const {
+    for (size_t k = 0; k < n; ++k) {
+      fp = fingerprinter_.ExtendWord(fp, words[k]) ^ Drop(olds[k]);
+      out[k] = fp;
+    }
+    return fp;
+  }
   // (v * x^(64 width)) mod P.
   uint64_t Drop(uint64_t v) const {
     uint64_t r = 0;

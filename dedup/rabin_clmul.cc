@@ -46,6 +46,31 @@ uint64_t RabinSlideClmul(const RabinClmulConstants& c, uint64_t fp, uint64_t old
   return r_low ^ static_cast<uint64_t>(_mm_cvtsi128_si64(Clmul(q, c.poly_low)));
 }
 
+uint64_t RabinSlideBlockClmul(const RabinClmulConstants& c, uint64_t fp, const uint64_t* words,
+                              const uint64_t* olds, size_t n, uint64_t* out) {
+  // Lane 0 of `fpv` holds fp; the chain from one fp to the next is a shift, two carry-less
+  // products and three XORs, all in one register.
+  const __m128i drop = _mm_cvtsi64_si128(static_cast<long long>(c.drop));
+  const __m128i mu = _mm_cvtsi64_si128(static_cast<long long>(c.mu_low));
+  const __m128i poly = _mm_cvtsi64_si128(static_cast<long long>(c.poly_low));
+  __m128i fpv = _mm_cvtsi64_si128(static_cast<long long>(fp));
+  for (size_t k = 0; k < n; ++k) {
+    // old * drop + word, off the chain.
+    const __m128i dropped = _mm_xor_si128(
+        _mm_clmulepi64_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(olds + k)), drop,
+                             0x00),
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(words + k)));
+    // r = fp * x^64 + old * drop + word: high half in lane 1, low half in lane 0.
+    const __m128i r = _mm_xor_si128(dropped, _mm_bslli_si128(fpv, 8));
+    // Lane 1: q = r_high + high64(r_high * mu_low).
+    const __m128i q = _mm_xor_si128(r, _mm_clmulepi64_si128(r, mu, 0x01));
+    // Lane 0: r_low + low64(q * poly_low).
+    fpv = _mm_xor_si128(r, _mm_clmulepi64_si128(q, poly, 0x01));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + k), fpv);
+  }
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(fpv));
+}
+
 bool CpuHasClmul() { return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"); }
 
 }  // namespace shingled::dedup::internal

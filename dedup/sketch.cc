@@ -18,9 +18,6 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t purpose) {
   return internal::Fmix64(seed ^ internal::Fmix64(purpose));
 }
 
-// How many mixed shingle values are gathered before the minhash kernel runs over them: large
-// enough to amortize the indirect call, small enough to stay in L1.
-constexpr size_t kBatch = 128;
 // Lexical fingerprint input is buffered, because XXH3's streaming update costs tens of
 // nanoseconds per call, more than a short token.
 constexpr size_t kLexicalBuffer = 4096;
@@ -95,15 +92,22 @@ uint64_t SketchContext::rabin_polynomial() const { return impl_->polynomial; }
 SimdLevel SketchContext::simd_level() const { return impl_->simd; }
 
 // The per-page state of a Sketcher: constant size whatever the page.
+//
+// Tokens are hashed as they come and their fingerprints gathered in a block; each full block then
+// goes through the stages one after the other, each a tight loop over an array: the Rabin window
+// (shingle fingerprints), the mix y = pi(x), the minhash kernel, and the two samples, whose
+// thresholds turn away almost every value with one comparison before any call.
 class SketcherState {
  public:
   explicit SketcherState(const SketchContextImpl& ctx)
       : ctx_(ctx),
-        window_(ctx.window_tables),
-        min_set_(static_cast<size_t>(ctx.params.min_sample_size)),
-        mod_set_(static_cast<size_t>(ctx.params.mod_sample_max) + 1) {
-    min_heap_.reserve(static_cast<size_t>(ctx.params.min_sample_size));
-    mod_values_.reserve(static_cast<size_t>(ctx.params.mod_sample_max) + 1);
+        width_(static_cast<size_t>(ctx.params.shingle_size)),
+        min_size_(static_cast<size_t>(ctx.params.min_sample_size)),
+        mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)),
+        min_set_(min_size_),
+        mod_set_(mod_max_ + 1) {
+    min_heap_.reserve(min_size_);
+    mod_values_.reserve(mod_max_ + 1);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
     // new one; on reused heap memory that stored seed can be stale while the secret was
     // overwritten, which made the raw-bytes fingerprint depend on the heap's history.
@@ -116,14 +120,18 @@ class SketcherState {
     XXH3_128bits_reset_withSeed(&raw_hash_, ctx_.exact_seed);
     XXH3_128bits_reset_withSeed(&lexical_hash_, ctx_.exact_seed);
     lexical_len_ = 0;
-    window_.Reset();
+    // Zeros before the first token: the words that "leave" a window not yet full add nothing.
+    std::fill(words_, words_ + kMaxWindowWords, 0);
+    pending_ = 0;
+    fp_ = 0;
     minhash_.Reset();
-    batch_size_ = 0;
     min_heap_.clear();
     min_set_.Clear();
+    min_threshold_ = kNoThreshold;
     mod_values_.clear();
     mod_set_.Clear();
     log2_modulus_ = 0;
+    mod_mask_ = 0;
     bytes_ = tokens_ = shingles_ = 0;
   }
 
@@ -139,24 +147,18 @@ class SketcherState {
     CopyToken(token, lexical_buffer_ + lexical_len_);
     lexical_len_ += token.size();
     lexical_buffer_[lexical_len_++] = ' ';
-    ++tokens_;
-    const uint64_t token_fp = XXH3_64bits_withSeed(token.data(), token.size(), ctx_.token_seed);
-    const uint64_t fp =
-        ctx_.use_clmul ? window_.PushWith(token_fp,
-                                          [this](uint64_t f, uint64_t old, uint64_t word) {
-                                            return internal::RabinSlideClmul(ctx_.clmul, f, old,
-                                                                             word);
-                                          })
-                       : window_.Push(token_fp);
-    if (window_.size() == ctx_.params.shingle_size) AddShingle(fp);
+    words_[kMaxWindowWords + pending_++] =
+        XXH3_64bits_withSeed(token.data(), token.size(), ctx_.token_seed);
+    if (pending_ == kBlock) FlushBlock();
   }
 
   Sketch Finish() {
+    FlushBlock();
     // A page shorter than a shingle still has one: all its tokens.
-    if (tokens_ > 0 && tokens_ < static_cast<uint64_t>(ctx_.params.shingle_size)) {
-      AddShingle(window_.fingerprint());
+    if (tokens_ > 0 && tokens_ < width_) {
+      fps_[0] = fp_;
+      AddShingles(1);
     }
-    FlushBatch();
     FlushLexical();
     Sketch sketch;
     sketch.bytes = bytes_;
@@ -173,6 +175,10 @@ class SketcherState {
   ShingleObserver* observer = nullptr;
 
  private:
+  // Tokens per block: large enough that each stage's loop runs long, small enough for L1.
+  static constexpr size_t kBlock = 128;
+  static constexpr uint64_t kNoThreshold = ~uint64_t{0};
+
   static Fingerprint128 ToFingerprint(XXH128_hash_t h) { return {h.high64, h.low64}; }
 
   // memcpy with a size unknown at compile time is a library call, dear for tokens of a few bytes:
@@ -194,20 +200,40 @@ class SketcherState {
     }
   }
 
-  void AddShingle(uint64_t fp) {
-    ++shingles_;
-    if (observer != nullptr) observer->OnShingle(fp);
-    const uint64_t y = internal::Fmix64(fp ^ ctx_.minhash.mix_seed);
-    batch_[batch_size_++] = y;
-    if (batch_size_ == kBatch) FlushBatch();
-    AddToMinSample(y);
-    AddToModSample(y);
+  // Slides the window over the pending token fingerprints and passes on the fingerprints of the
+  // complete windows.
+  void FlushBlock() {
+    if (pending_ == 0) return;
+    const uint64_t* block = words_ + kMaxWindowWords;
+    fp_ = ctx_.use_clmul
+              ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_, pending_, fps_)
+              : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
+    // The first width - 1 tokens of a page make no complete window.
+    const size_t incomplete =
+        tokens_ >= width_ - 1 ? 0 : std::min(pending_, width_ - 1 - static_cast<size_t>(tokens_));
+    tokens_ += pending_;
+    if (incomplete > 0) std::copy(fps_ + incomplete, fps_ + pending_, fps_);
+    AddShingles(pending_ - incomplete);
+    // Keep the last kMaxWindowWords fingerprints for the windows of the next block.
+    std::copy(words_ + pending_, words_ + pending_ + kMaxWindowWords, words_);
+    pending_ = 0;
   }
 
-  void FlushBatch() {
-    if (batch_size_ == 0) return;
-    ctx_.kernel(ctx_.minhash, batch_, batch_size_, &minhash_);
-    batch_size_ = 0;
+  // Adds the shingles fps_[0..n).
+  void AddShingles(size_t n) {
+    if (n == 0) return;
+    shingles_ += n;
+    if (observer != nullptr) {
+      for (size_t k = 0; k < n; ++k) observer->OnShingle(fps_[k]);
+    }
+    const uint64_t mix_seed = ctx_.minhash.mix_seed;
+    for (size_t k = 0; k < n; ++k) ys_[k] = internal::Fmix64(fps_[k] ^ mix_seed);
+    ctx_.kernel(ctx_.minhash, ys_, n, &minhash_);
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t y = ys_[k];
+      if (y < min_threshold_) AddToMinSample(y);
+      if ((y & mod_mask_) == 0) AddToModSample(y);
+    }
   }
 
   void FlushLexical() {
@@ -215,34 +241,34 @@ class SketcherState {
     lexical_len_ = 0;
   }
 
-  // MIN_s of pi(S), pi(x) = y: a max-heap of the s smallest distinct values seen.
+  // MIN_s of pi(S), pi(x) = y: a max-heap of the s smallest distinct values seen. Called only for
+  // y < min_threshold_, the heap's largest value once it is full.
   void AddToMinSample(uint64_t y) {
-    const size_t s = static_cast<size_t>(ctx_.params.min_sample_size);
-    if (min_heap_.size() == s && y >= min_heap_.front()) return;  // the common case
     // Option B: a repeated shingle must not enter twice.
     if (!min_set_.Insert(y)) return;
-    if (min_heap_.size() == s) {
+    if (min_heap_.size() == min_size_) {
       std::pop_heap(min_heap_.begin(), min_heap_.end());
       min_set_.Erase(min_heap_.back());
       min_heap_.pop_back();
     }
     min_heap_.push_back(y);
     std::push_heap(min_heap_.begin(), min_heap_.end());
+    if (min_heap_.size() == min_size_) min_threshold_ = min_heap_.front();
   }
 
   // MOD_{2^i}(pi(S)) with i raised whenever more than mod_sample_max values would be kept. Since
   // MOD_{2^(i+1)} is a subset of MOD_{2^i}, raising i and filtering gives exactly the sample the
   // final i would have given from the start; and i only rises when the whole page's sample at
   // that modulus is too large, so the final i is the smallest that keeps at most the maximum.
+  // Called only for y = 0 mod 2^i.
   void AddToModSample(uint64_t y) {
-    if ((y & ((uint64_t{1} << log2_modulus_) - 1)) != 0) return;
     if (!mod_set_.Insert(y)) return;
     mod_values_.push_back(y);
-    while (mod_values_.size() > static_cast<size_t>(ctx_.params.mod_sample_max)) {
+    while (mod_values_.size() > mod_max_) {
       ++log2_modulus_;
-      const uint64_t mask = (uint64_t{1} << log2_modulus_) - 1;
-      std::erase_if(mod_values_, [&](uint64_t v) {
-        if ((v & mask) == 0) return false;
+      mod_mask_ = (uint64_t{1} << log2_modulus_) - 1;
+      std::erase_if(mod_values_, [this](uint64_t v) {
+        if ((v & mod_mask_) == 0) return false;
         mod_set_.Erase(v);
         return true;
       });
@@ -291,19 +317,27 @@ class SketcherState {
   }
 
   const SketchContextImpl& ctx_;
+  const size_t width_;     // w
+  const size_t min_size_;  // s of MIN_s
+  const size_t mod_max_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
   char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
   size_t lexical_len_ = 0;
-  RabinWindow window_;
+  // Token fingerprints: the last kMaxWindowWords of earlier blocks, then the pending block.
+  uint64_t words_[kMaxWindowWords + kBlock] = {};
+  size_t pending_ = 0;
+  uint64_t fp_ = 0;  // the window's fingerprint after the last token flushed
+  uint64_t fps_[kBlock] = {};  // the block's shingle fingerprints
+  alignas(64) uint64_t ys_[kBlock] = {};  // and their mixed values, pi(x)
   internal::MinhashState minhash_;
-  uint64_t batch_[kBatch] = {};
-  size_t batch_size_ = 0;
   std::vector<uint64_t> min_heap_;
   internal::SmallU64Set min_set_;  // the values in min_heap_
+  uint64_t min_threshold_ = kNoThreshold;  // the heap's largest value once it is full
   std::vector<uint64_t> mod_values_;
   internal::SmallU64Set mod_set_;  // the values in mod_values_
   uint32_t log2_modulus_ = 0;
+  uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
   uint64_t bytes_ = 0;
   uint64_t tokens_ = 0;
   uint64_t shingles_ = 0;

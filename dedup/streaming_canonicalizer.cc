@@ -1472,11 +1472,13 @@ void StreamingCanonicalizer::Decide() {
     info_.charset = decision.charset;
     info_.charset_source = decision.source;
     bom_to_skip_ = decision.bom_length;
-    // UTF-8 needs no conversion: the Tokenizer reads invalid UTF-8 as separators, exactly as it
-    // reads the U+FFFD a converter would put there, and markup never joins the two sides of an
-    // invalid sequence (see Utf8Tail). Skipping the copy is a large part of the speed.
-    if (decision.charset != "UTF-8") {
-      StatusOr<std::unique_ptr<Utf8Converter>> converter = Utf8Converter::Create(decision.charset);
+    // Declared UTF-8 needs no conversion: the Tokenizer reads invalid UTF-8 as separators,
+    // exactly as it reads the U+FFFD a converter would put there, and markup never joins the two
+    // sides of an invalid sequence (see Utf8Tail). Skipping the copy is a large part of the
+    // speed. Sniffed UTF-8 is converted: its invalid bytes are read as windows-1252
+    // (Utf8Converter::CreateFor).
+    if (decision.charset != "UTF-8" || decision.source == CharsetSource::kSniffUtf8) {
+      StatusOr<std::unique_ptr<Utf8Converter>> converter = Utf8Converter::CreateFor(decision);
       // DetectCharset only returns names Create accepts; should that ever break, reading the
       // bytes as UTF-8 still yields tokens rather than none.
       if (converter.ok()) converter_ = std::move(converter).value();

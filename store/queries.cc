@@ -455,4 +455,35 @@ StatusOr<StoreStats> Store::Stats() const {
   return out;
 }
 
+StatusOr<UrlId> Store::KnownUrls(UrlId after, size_t max_urls,
+                                 const std::function<void(std::string_view url)>& visit) const {
+  if (max_urls == 0) return InvalidArgumentError("KnownUrls: max_urls must be at least 1");
+  SHINGLED_READ_TXN(ops);
+  Cursor names;
+  if (int rc = names.Open(ops.txn(), ops.dbis().url_names); rc != 0) {
+    return ops.Fail(rc, "url_names cursor");
+  }
+  const std::string start(Key64(after + 1).view());
+  MDB_val k = Val(start), v;
+  int rc = mdb_cursor_get(names.get(), &k, &v, MDB_SET_RANGE);
+  size_t looked_at = 0;
+  UrlId last = 0;
+  while (rc == 0) {
+    if (looked_at == max_urls) return last;
+    if (k.mv_size != 8) return DataLossError("url_names key is not 8 bytes");
+    last = GetBE64(static_cast<const char*>(k.mv_data));
+    ++looked_at;
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> version = internal::LastVersion(ops, last, &seq);
+    if (version.ok()) {
+      if (Live(*version)) visit(View(v));
+    } else if (version.status().code() != StatusCode::kNotFound) {
+      return version.status();
+    }
+    rc = mdb_cursor_get(names.get(), &k, &v, MDB_NEXT);
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "url_names");
+  return UrlId{0};
+}
+
 }  // namespace shingled::store

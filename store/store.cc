@@ -157,8 +157,14 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+// Whether `value` occurs once in `values` (the lists hold a few dozen values: a scan is cheapest).
+bool OccursOnce(const std::vector<uint64_t>& values, uint64_t value) {
+  return std::count(values.begin(), values.end(), value) == 1;
+}
+
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples) {
+                      std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples,
+                      DocId file_as) {
   const Dbis& d = ops.dbis();
   // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
   // shingle or sample value; the strongest max_candidates are examined.
@@ -171,19 +177,32 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   size_t count = 0;
   bool more = false;
   const size_t cap = 4 * options.common_value_limit;
-  auto scan = [&](MDB_cursor* c, uint64_t value, size_t max, uint32_t weight) -> Status {
-    postings.clear();
-    if (int rc = ReadValuePostings(c, value, max, &postings, &count, &more); rc != 0) {
-      return ops.Fail(rc, "postings");
+  // Files `file_as` under `value` through `c`, which has just read the value's postings: LMDB
+  // finds the key on the cursor's leaf page without descending from the root.
+  auto file = [&](MDB_cursor* c, uint64_t value, const char* what) -> Status {
+    PostingKey key(value);
+    Posting posting(value, file_as);
+    MDB_val k = Val(key.view()), v = Val(posting.view());
+    int rc = mdb_cursor_put(c, &k, &v, MDB_NODUPDATA);
+    if (rc != 0 && rc != MDB_KEYEXIST) return ops.Fail(rc, what);
+    return OkStatus();
+  };
+  auto scan = [&](MDB_cursor* c, const std::vector<uint64_t>& values, uint32_t weight, const char* what) -> Status {
+    for (uint64_t value : values) {
+      postings.clear();
+      if (int rc = ReadValuePostings(c, value, cap, &postings, &count, &more); rc != 0) {
+        return ops.Fail(rc, "postings");
+      }
+      for (DocId doc : postings) hits.emplace_back(doc, weight);
+      if (file_as != 0 && OccursOnce(values, value)) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
     }
-    for (DocId doc : postings) hits.emplace_back(doc, weight);
     return OkStatus();
   };
   Cursor fc, sc;
   if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
-  for (uint64_t f : sketch.features) SHINGLED_RETURN_IF_ERROR(scan(fc.get(), f, cap, 4));
+  SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
   if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
-  for (uint64_t s : sketch.supershingles) SHINGLED_RETURN_IF_ERROR(scan(sc.get(), s, cap, 1));
+  SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
 
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
@@ -230,6 +249,10 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
         st.over = more;
         st.postings = count;
         use = !more;
+      }
+      if (file_as != 0 && OccursOnce(sketch.sample.values, value)) {
+        SHINGLED_RETURN_IF_ERROR(file(mc.get(), value, "samples"));
+        st.filed = true;
       }
       samples->push_back(st);
     } else {
@@ -568,8 +591,10 @@ class BatchWriter {
     return OkStatus();
   }
 
-  Status IndexPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
+  // Files the values FindCandidates left to the writer: those that occur more than once in `values`.
+  Status IndexRepeatedPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
     for (uint64_t value : values) {
+      if (OccursOnce(values, value)) continue;
       SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
     }
     return OkStatus();
@@ -580,8 +605,10 @@ class BatchWriter {
   Status IndexSample(const std::vector<SampleValueState>& states, DocId doc) {
     const uint64_t limit = store_.options_.common_value_limit;
     for (const SampleValueState& st : states) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.samples, PostingKey(st.value).view(), Posting(st.value, doc).view(),
-                                        MDB_NODUPDATA, "samples"));
+      if (!st.filed) {
+        SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.samples, PostingKey(st.value).view(), Posting(st.value, doc).view(),
+                                          MDB_NODUPDATA, "samples"));
+      }
       uint64_t after = 0;
       if (st.listed) {
         // The listed count equals the postings before this page (invariant 5).
@@ -837,14 +864,16 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.features = sketch.features;
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
-      // Candidates before the page's own postings, so that it does not find itself.
+      // Each value's postings are read before the page's own is filed: it does not find itself.
       candidates_.clear();
       sample_states_.clear();
+      // FindCandidates files the page's postings as it reads each value's (FORMAT.md, "Write cost
+      // and lookups"), and leaves repeated values to IndexRepeatedPostings and IndexSample.
       SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates_, &result->candidates_truncated,
-                                              &sample_states_));
+                                              &sample_states_, doc));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
-      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.features, sketch.features, doc, "features"));
-      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
+      SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.features, sketch.features, doc, "features"));
+      SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
       SHINGLED_RETURN_IF_ERROR(IndexSample(sample_states_, doc));
       SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
     }

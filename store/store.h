@@ -15,6 +15,7 @@
 #ifndef SHINGLED_STORE_STORE_H_
 #define SHINGLED_STORE_STORE_H_
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -93,6 +94,16 @@ class Store {
   // Lost and found: the URL's last document, its cluster, and the most recent live URL in it
   // other than `url` (found_url empty if none). NotFound if the URL never had a document.
   [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url) const;
+  // The live URLs (last version with a document: neither dead nor gone), for a crawler's
+  // revisits. Looks at URLs in id order (the order they were first stored) from the one after
+  // url id `after` (0: from the first), calls `visit` with each live one, and stops after looking
+  // at `max_urls` URLs, live or not, so that one call holds its read transaction briefly (a long
+  // one would keep the map from growing). Returns the id to pass as `after` to go on, or 0 when
+  // every URL has been looked at. Per URL: one step in `url_names` and one descent in `versions`;
+  // no document is read. The view passed to `visit` is valid during the call only; `visit` must
+  // not call the Store. REQUIRES: max_urls >= 1.
+  [[nodiscard]] StatusOr<UrlId> KnownUrls(
+      UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const;
 
   // On-the-fly resemblance (paper 001): candidates from the sample index (values above the
   // common-value limit skipped), the features and the super shingles; resemblance and

@@ -2,7 +2,7 @@
 // dedup/streaming_canonicalizer.cc), so that they drop text and split words at the same elements.
 // A change here changes the canonical token stream of most pages, and so every stored sketch.
 //
-// The lists are those of the Gumbo reference (canonicalize_gumbo.cc, IsDropped and IsPhrasing),
+// Both canonicalizers read these lists (the Gumbo reference through a table by GumboTag),
 // by name: lower-case ASCII, as the HTML tokenizer produces names and as
 // gumbo_normalized_tagname() returns them. Everything here is constant data; thread-safe.
 #ifndef SHINGLED_DEDUP_INTERNAL_HTML_ELEMENTS_H_

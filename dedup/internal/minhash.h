@@ -59,6 +59,12 @@ struct MinhashTables {
   std::vector<uint8_t> lead_rows;
   std::vector<uint64_t> tail_mul;  // a_i, odd
   std::vector<uint64_t> tail_add;  // b_i
+  // The same leads as 8x8 bit matrices, for the GFNI kernels: lead_i(y) is the XOR over the
+  // bytes y_j of y of M_ij * y_j. gf2_matrices[(g * kChunks + j) * 8 + l] is M_ij for
+  // i = 8 g + l, coded as GF2P8AFFINEQB reads it (byte 7 - o of the word is the row giving bit o
+  // of the product); zero for i >= t. groups = ceil(t / 8).
+  int groups;
+  std::vector<uint64_t> gf2_matrices;
 
   const uint8_t* Row(int chunk, uint64_t y) const {
     return lead_rows.data() +
@@ -85,19 +91,28 @@ using MinhashKernel = void (*)(const MinhashTables& tables, const uint64_t* ys, 
 void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 void MinhashAvx512(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
+// The leads by GF2P8AFFINEQB, 8 shingles at a time, instead of table rows read from L2; for CPUs
+// with AVX-512 (F, BW, VBMI) and GFNI, which all CPUs with AVX-512 and GFNI so far have.
+void MinhashAvx512Gfni(const MinhashTables& tables, const uint64_t* ys, size_t n,
+                       MinhashState* state);
+bool CpuHasAvx512Gfni();
 
 // The kernel for a level (kAuto: the best one this CPU supports). REQUIRES: CpuSupports(level).
 MinhashKernel KernelFor(SimdLevel level);
 
-// Compares lead and tail against the state's minimum for permutation i, and replaces it when
-// (lead, tail) is smaller. Shared by all kernels, so that they decide alike.
+// Replaces the state's minimum for permutation i with (lead, tail_i(y)) when that is smaller in
+// the lexicographic order; correct for any lead, though kernels call it only when lead does not
+// exceed the minimum's. Without branches: whether a candidate wins is a coin toss early in a page,
+// and a mispredicted branch costs more than the two conditional moves. Shared by all kernels, so
+// that they decide alike.
 inline void MaybeReplace(const MinhashTables& tables, int i, uint8_t lead, uint64_t y,
                          MinhashState* state) {
   const uint64_t tail = tables.Tail(i, y);
-  if (lead < state->lead[i] || tail < state->tail[i]) {
-    state->lead[i] = lead;
-    state->tail[i] = tail;
-  }
+  const uint8_t min_lead = state->lead[i];
+  const uint64_t min_tail = state->tail[i];
+  const bool smaller = (lead < min_lead) | ((lead == min_lead) & (tail < min_tail));
+  state->lead[i] = smaller ? lead : min_lead;
+  state->tail[i] = smaller ? tail : min_tail;
 }
 
 }  // namespace shingled::dedup::internal

@@ -7,6 +7,7 @@
 #ifndef SHINGLED_DEDUP_INTERNAL_RABIN_CLMUL_H_
 #define SHINGLED_DEDUP_INTERNAL_RABIN_CLMUL_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace shingled::dedup::internal {
@@ -23,6 +24,13 @@ RabinClmulConstants MakeRabinClmulConstants(uint64_t low, int width);
 // (fp * x^64 + old * x^(64 w) + word) mod P. Compiled with -mpclmul; call only when the CPU has
 // PCLMULQDQ (CpuHasClmul()).
 uint64_t RabinSlideClmul(const RabinClmulConstants& c, uint64_t fp, uint64_t old, uint64_t word);
+
+// The same over a block: for k in [0, n), fp = (fp * x^64 + olds[k] * x^(64 w) + words[k]) mod P
+// and out[k] = fp. Returns the last fp (`fp` itself when n = 0). Kept in vector registers from
+// one word to the next, without the calls and moves of RabinSlideClmul. `out` may not alias
+// `words` or `olds`. Compiled with -mpclmul; call only when CpuHasClmul().
+uint64_t RabinSlideBlockClmul(const RabinClmulConstants& c, uint64_t fp, const uint64_t* words,
+                              const uint64_t* olds, size_t n, uint64_t* out);
 
 bool CpuHasClmul();
 

@@ -48,7 +48,8 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
 
 // What candidate search learnt of one indexed sample value of the page: its entry in
 // `common_values` (listed, with the count stored there) and, when it was read, how many postings
-// it had (`over`: more than the common-value limit; `postings` is then not exact).
+// it had (`over`: more than the common-value limit; `postings` is then not exact), and whether
+// FindCandidates filed the page's own posting of it (`filed`).
 struct SampleValueState {
   uint64_t value = 0;
   bool listed = false;
@@ -56,6 +57,7 @@ struct SampleValueState {
   bool read = false;
   bool over = false;
   uint64_t postings = 0;
+  bool filed = false;
 };
 
 // Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
@@ -63,9 +65,14 @@ struct SampleValueState {
 // feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
 // `samples` (may be null) receives the state of each indexed sample value of the sketch, for the
 // writer's upkeep of `common_values`.
+// `file_as` (the writer, a new document's id; 0 for a query): each value of the sketch that occurs
+// once in its list is also filed for `file_as`, through the cursor that has just read its postings
+// (the insert then finds its leaf page without a second descent from the root). A value that
+// occurs twice is left to the caller (`filed` false for a sample value), so that no read sees the
+// page's own posting. REQUIRES: `samples` given when `file_as` is not 0.
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
                       std::vector<DocId>* out, bool* truncated,
-                      std::vector<SampleValueState>* samples = nullptr);
+                      std::vector<SampleValueState>* samples = nullptr, DocId file_as = 0);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 

@@ -10,6 +10,8 @@
 #include <xxhash.h>
 
 #include "dedup/canonicalize.h"
+#include "dedup/internal/minhash.h"
+#include "dedup/internal/splitmix.h"
 #include "dedup/page.h"
 #include "dedup/streaming_canonicalizer.h"
 #include "dedup/rabin.h"
@@ -123,6 +125,40 @@ BENCHMARK(BM_SketchFromText)
     ->Arg(static_cast<int>(SimdLevel::kAvx2))
     ->Arg(static_cast<int>(SimdLevel::kAvx512))
     ->Unit(benchmark::kMillisecond);
+
+// The minhash kernels alone, on pages of 2,048 random shingles (about the corpus's average): the leads
+// of every shingle, and the tails of the candidates, most of them in a page's first few hundred.
+void BM_MinhashKernel(benchmark::State& state) {
+  constexpr size_t kPage = 2048;
+  const internal::MinhashTables tables(SketchParams{}.num_minhashes(), SketchParams{}.seed);
+  internal::MinhashKernel kernel = nullptr;
+  switch (state.range(0)) {
+    case 0: kernel = &internal::MinhashScalar; break;
+    case 1: kernel = CpuSupports(SimdLevel::kAvx2) ? &internal::MinhashAvx2 : nullptr; break;
+    case 2: kernel = CpuSupports(SimdLevel::kAvx512) ? &internal::MinhashAvx512 : nullptr; break;
+    default: kernel = internal::CpuHasAvx512Gfni() ? &internal::MinhashAvx512Gfni : nullptr; break;
+  }
+  static constexpr const char* kNames[] = {"scalar", "avx2", "avx512", "avx512+gfni"};
+  if (kernel == nullptr) {
+    state.SkipWithError("this CPU lacks the kernel's instructions");
+    return;
+  }
+  state.SetLabel(kNames[state.range(0)]);
+  std::vector<uint64_t> ys(kPage * 16);
+  uint64_t rng = 42;
+  for (uint64_t& y : ys) y = internal::SplitMix64(&rng);
+  internal::MinhashState minima;
+  for (auto _ : state) {
+    for (size_t page = 0; page < ys.size(); page += kPage) {
+      minima.Reset();
+      // In batches of 128, as the Sketcher calls it.
+      for (size_t k = 0; k < kPage; k += 128) kernel(tables, &ys[page + k], 128, &minima);
+      benchmark::DoNotOptimize(minima.tail[0]);
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * ys.size()));
+}
+BENCHMARK(BM_MinhashKernel)->DenseRange(0, 3);
 
 // HTML to complete sketch, with each canonicalizer.
 void BM_HtmlToSketch(benchmark::State& state) {

@@ -37,6 +37,25 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_FALSE(c->sketch.shingle_size.has_value());
   EXPECT_EQ(c->auth.token_file, "");
   EXPECT_EQ(c->logging.level, "info");
+  EXPECT_FALSE(c->crawler.enabled);
+  EXPECT_TRUE(c->crawler.seeds.empty());
+  EXPECT_EQ(c->crawler.every_s, defaults.crawler.every_s);
+  EXPECT_EQ(c->crawler.every_s, 86400);
+  EXPECT_EQ(c->crawler.max_pages, defaults.crawler.max_pages);
+  EXPECT_EQ(c->crawler.max_depth, defaults.crawler.max_depth);
+  EXPECT_EQ(c->crawler.per_host_delay_ms, defaults.crawler.per_host_delay_ms);
+  EXPECT_EQ(c->crawler.max_crawl_delay_ms, defaults.crawler.max_crawl_delay_ms);
+  EXPECT_EQ(c->crawler.max_fetches_per_host, defaults.crawler.max_fetches_per_host);
+  EXPECT_EQ(c->crawler.max_active_fetches, defaults.crawler.max_active_fetches);
+  EXPECT_EQ(c->crawler.user_agent, defaults.crawler.user_agent);
+  EXPECT_EQ(c->crawler.sweep_prefix, defaults.crawler.sweep_prefix);
+  EXPECT_EQ(c->crawler.content_types, defaults.crawler.content_types);
+  EXPECT_EQ(c->crawler.max_redirects, defaults.crawler.max_redirects);
+  EXPECT_EQ(c->crawler.connect_timeout_ms, defaults.crawler.connect_timeout_ms);
+  EXPECT_EQ(c->crawler.total_timeout_ms, defaults.crawler.total_timeout_ms);
+  EXPECT_EQ(c->crawler.max_body_bytes, defaults.crawler.max_body_bytes);
+  EXPECT_TRUE(c->crawler.obey_robots);
+  EXPECT_FALSE(c->crawler.allow_private_addresses);
 }
 
 TEST(ConfigTest, EmptyTextGivesTheDefaults) {
@@ -125,6 +144,96 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   StatusOr<Config> c = LoadConfigFile("/nonexistent/shingled.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, ReadsTheCrawlerTable) {
+  StatusOr<Config> c = ParseConfig(R"toml([crawler]
+enabled = true
+seeds = ["https://example.org/", "http://example.net:8080/start"]
+allowed_hosts = ["example.org"]
+allowed_prefixes = ["http://example.net:8080/docs/"]
+max_depth = 2
+max_pages = 50
+every = "12h"
+sweep_prefix = "nightly-"
+user_agent = "shingled-test/1.0 (+mailto:ops@example.org)"
+obey_robots = false
+allow_private_addresses = true
+content_types = ["text/html"]
+max_redirects = 0
+per_host_delay_ms = 0
+max_crawl_delay_ms = 5000
+max_fetches_per_host = 2
+max_active_fetches = 8
+connect_timeout_ms = 1000
+total_timeout_ms = 2000
+max_body_bytes = 65536
+)toml",
+                                   "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const CrawlerOptions& o = c->crawler;
+  EXPECT_TRUE(o.enabled);
+  EXPECT_EQ(o.seeds, (std::vector<std::string>{"https://example.org/",
+                                               "http://example.net:8080/start"}));
+  EXPECT_EQ(o.allowed_hosts, std::vector<std::string>{"example.org"});
+  EXPECT_EQ(o.allowed_prefixes, std::vector<std::string>{"http://example.net:8080/docs/"});
+  EXPECT_EQ(o.max_depth, 2);
+  EXPECT_EQ(o.max_pages, 50);
+  EXPECT_EQ(o.every_s, 12 * 3600);
+  EXPECT_EQ(o.sweep_prefix, "nightly-");
+  EXPECT_EQ(o.user_agent, "shingled-test/1.0 (+mailto:ops@example.org)");
+  EXPECT_FALSE(o.obey_robots);
+  EXPECT_TRUE(o.allow_private_addresses);
+  EXPECT_EQ(o.content_types, std::vector<std::string>{"text/html"});
+  EXPECT_EQ(o.max_redirects, 0);
+  EXPECT_EQ(o.per_host_delay_ms, 0);
+  EXPECT_EQ(o.max_crawl_delay_ms, 5000);
+  EXPECT_EQ(o.max_fetches_per_host, 2);
+  EXPECT_EQ(o.max_active_fetches, 8);
+  EXPECT_EQ(o.connect_timeout_ms, 1000);
+  EXPECT_EQ(o.total_timeout_ms, 2000);
+  EXPECT_EQ(o.max_body_bytes, 65536);
+  // A schedule as a bare number of seconds, or off.
+  EXPECT_EQ(ParseConfig("[crawler]\nevery = 90\n", "t.toml")->crawler.every_s, 90);
+  EXPECT_EQ(ParseConfig("[crawler]\nevery = \"off\"\n", "t.toml")->crawler.every_s, 0);
+  EXPECT_EQ(ParseConfig("[crawler]\nevery = 0\n", "t.toml")->crawler.every_s, 0);
+}
+
+TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
+  ExpectError("[crawler]\nenabled = true\n",
+              {"test.toml:2:", "crawler.seeds", "at least one seed"});
+  ExpectError("[crawler]\nseeds = [\"ftp://example.org/\"]\n",
+              {"test.toml:2:", "crawler.seeds", "not an absolute http(s) URL"});
+  ExpectError("[crawler]\nseeds = \"https://example.org/\"\n",
+              {"test.toml:2:", "crawler.seeds", "array of strings"});
+  ExpectError("[crawler]\n\nallowed_prefixes = [\"example.org/docs\"]\n",
+              {"test.toml:3:", "crawler.allowed_prefixes"});
+  ExpectError("[crawler]\nevery = \"soon\"\n", {"test.toml:2:", "crawler.every", "\"soon\""});
+  ExpectError("[crawler]\nevery = \"400d\"\n",
+              {"test.toml:2:", "crawler.every", "34560000 s is out of range"});
+  ExpectError("[crawler]\nevery = -5\n", {"test.toml:2:", "crawler.every", "out of range"});
+  ExpectError("[crawler]\nevery = true\n", {"test.toml:2:", "crawler.every", "duration"});
+  ExpectError("[crawler]\nmax_fetches_per_host = 0\n",
+              {"test.toml:2:", "crawler.max_fetches_per_host", "0 is out of range 1..64"});
+  ExpectError("[crawler]\nmax_redirects = 51\n", {"test.toml:2:", "crawler.max_redirects"});
+  ExpectError("[crawler]\nobey_robots = \"yes\"\n",
+              {"test.toml:2:", "crawler.obey_robots", "true or false"});
+  ExpectError("[crawler]\nuser_agent = \"\"\n", {"test.toml:2:", "crawler.user_agent"});
+  ExpectError("[crawler]\ndelay = 1\n", {"test.toml:2:", "crawler.delay", "unknown key"});
+  ExpectError("[crawler]\ncontent_types = [\"\"]\n",
+              {"test.toml:2:", "crawler.content_types", "empty"});
+}
+
+TEST(ConfigTest, ParseDurationSeconds) {
+  EXPECT_EQ(*ParseDurationSeconds("45"), 45);
+  EXPECT_EQ(*ParseDurationSeconds("45s"), 45);
+  EXPECT_EQ(*ParseDurationSeconds("30m"), 1800);
+  EXPECT_EQ(*ParseDurationSeconds("24h"), 86400);
+  EXPECT_EQ(*ParseDurationSeconds("7d"), 7 * 86400);
+  EXPECT_EQ(*ParseDurationSeconds("off"), 0);
+  for (const char* bad : {"", "h", "1w", "1.5h", "-1h", "1h30m", " 1h", "99999999999999999999d"}) {
+    EXPECT_FALSE(ParseDurationSeconds(bad).ok()) << bad;
+  }
 }
 
 TEST(ConfigTest, ParseListenAddress) {

@@ -90,7 +90,7 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   Site site;
   testing::TestServer server;
   for (const char* path : {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
-                           "/added.html", "/robots.txt"}) {
+                           "/orphan.html", "/added.html", "/robots.txt"}) {
     server.Route(path, [&site](const testing::TestRequest& request) {
       return site.Answer(request.target.substr(0, request.target.find('?')));
     });
@@ -98,26 +98,28 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   ASSERT_TRUE(server.Start());
   site.Set("/", 200,
            "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
-           "<a href='gone.html'>gone</a>");
+           "<a href='gone.html'>gone</a><a href='orphan.html'>orphan</a>");
   site.Set("/a.html", 200, Article("apples"));
   site.Set("/b.html", 200, Article("bananas"));
   site.Set("/old.html", 200, Article("oranges"));
   site.Set("/gone.html", 200, Article("grapes"));
+  site.Set("/orphan.html", 200, Article("lemons"));
 
   const std::string common = "--store '" + dir.string() + "' --seed " + server.Url("/") +
                              " --allow-private-addresses --delay 0";
   Result first = RunShingled("crawl " + common + " --sweep one");
   ASSERT_EQ(first.exit_code, 0) << first.out;
   const json one = json::parse(first.out);
-  EXPECT_EQ(one["pages"], 5);
-  EXPECT_EQ(one["stored"], 5);
+  EXPECT_EQ(one["pages"], 6);
+  EXPECT_EQ(one["stored"], 6);
   EXPECT_EQ(one["closed"], true);
 
   // Between the sweeps: a.html edited, old.html moved to new.html with a redirect, gone.html
-  // removed (still linked: it answers 404), added.html added.
+  // removed and no longer linked (only the revisit of known URLs finds its 404), orphan.html no
+  // longer linked but still served (revisited: unchanged, not gone), added.html added.
   site.Set("/", 200,
            "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
-           "<a href='gone.html'>gone</a><a href='added.html'>added</a>");
+           "<a href='added.html'>added</a>");
   site.Set("/a.html", 200, Article("apples", "One more sentence was added to this page."));
   site.Set("/new.html", 200, Article("oranges"));
   site.Set("/old.html", 301, "/new.html");
@@ -126,8 +128,9 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   Result second = RunShingled("crawl " + common + " --sweep two");
   ASSERT_EQ(second.exit_code, 0) << second.out;
   const json two = json::parse(second.out);
+  EXPECT_EQ(two["known_urls"], 6);
   EXPECT_EQ(two["dead"], 1);
-  EXPECT_EQ(two["pages"], 5);  // /, a, b, old (-> new), added
+  EXPECT_EQ(two["pages"], 6);  // /, a, b, old (-> new), orphan, added
 
   auto history = [&](const std::string& path) {
     Result r = RunShingled("history --store '" + dir.string() + "' --json " + server.Url(path));
@@ -137,6 +140,9 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   const json b = history("/b.html");
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[1]["verdict"], "unchanged");
+  const json orphan = history("/orphan.html");
+  ASSERT_EQ(orphan.size(), 2u);
+  EXPECT_EQ(orphan[1]["verdict"], "unchanged");
   const json a = history("/a.html");
   ASSERT_EQ(a.size(), 2u);
   EXPECT_NE(a[1]["verdict"], "unchanged");

@@ -404,6 +404,41 @@ TEST(Utf8ConverterTest, InvalidBytesInMultiByteEncodings) {
   EXPECT_EQ(ConvertAll("UTF-16BE", "\xD8\x3D\0b"sv), Fffd(1) + "b");
 }
 
+// A page sniffed as UTF-8 keeps its valid UTF-8, and reads each byte of an invalid sequence as
+// windows-1252 (the undeclared default) instead of U+FFFD.
+TEST(Utf8ConverterTest, SniffedUtf8ReadsInvalidBytesAsWindows1252) {
+  const CharsetDecision sniffed{"UTF-8", CharsetSource::kSniffUtf8, 0};
+  auto convert = [&](std::string_view bytes, size_t piece) {
+    StatusOr<std::unique_ptr<Utf8Converter>> c = Utf8Converter::CreateFor(sniffed);
+    EXPECT_TRUE(c.ok());
+    std::string out;
+    for (size_t i = 0; i < bytes.size(); i += piece) (*c)->Convert(bytes.substr(i, piece), &out);
+    (*c)->Finish(&out);
+    return out;
+  };
+  const std::vector<std::pair<std::string_view, std::string_view>> cases = {
+      {"caf\xE9 na\xEFve", "caf\xC3\xA9 na\xC3\xAFve"},         // Latin-1 letters
+      {"\x80\x9F\x81", "\xE2\x82\xAC\xC5\xB8\xC2\x81"},       // 0x80..0x9F by the WHATWG index
+      {"\xE2\x82\xAC", "\xE2\x82\xAC"},                         // valid UTF-8 stays
+      {"\xE9\x80z", "\xC3\xA9\xE2\x82\xACz"},                   // a cut sequence: each byte
+      {"ab\xC3", "ab\xC3\x83"},                                  // cut at the very end: Finish
+      {"\xFF", "\xC3\xBF"},
+  };
+  for (const auto& [in, want] : cases) {
+    for (size_t piece : {size_t{1}, size_t{2}, size_t{64}}) {
+      EXPECT_EQ(convert(in, piece), want) << piece;
+    }
+  }
+  // Declared UTF-8 still replaces.
+  StatusOr<std::unique_ptr<Utf8Converter>> declared =
+      Utf8Converter::CreateFor({"UTF-8", CharsetSource::kHeader, 0});
+  ASSERT_TRUE(declared.ok());
+  std::string out;
+  (*declared)->Convert("caf\xE9", &out);
+  (*declared)->Finish(&out);
+  EXPECT_EQ(out, "caf" + Fffd(1));
+}
+
 TEST(Utf8ConverterTest, IncompleteTailIsOneReplacementAtFinish) {
   EXPECT_EQ(ConvertAll("Shift_JIS", "ab\x93"), "ab" + Fffd(1));
   EXPECT_EQ(ConvertAll("gb18030", "ab\x82\x36"), "ab" + Fffd(1));

@@ -184,6 +184,43 @@ TEST(RabinTest, ClmulWindowEqualsTableWindow) {
   EXPECT_EQ(static_cast<uint64_t>(product >> 64), c.mu_low ^ low);
 }
 
+// The block slides (tables, and carry-less multiplies where the CPU has them) give the window's
+// fingerprint at every offset, over blocks of every length cut from one word stream, with
+// olds = words - width and zeros before the first word.
+TEST(RabinTest, BlockSlidesEqualTheWindow) {
+  std::mt19937_64 rng(6);
+  const RabinFingerprinter rabin(PickIrreduciblePolynomial(0x5348494e474c4544ull));
+  for (int width : {1, 3, 8, 32}) {
+    const RabinWindowTables tables(rabin, width);
+    const internal::RabinClmulConstants constants =
+        internal::MakeRabinClmulConstants(rabin.polynomial(), width);
+    std::vector<uint64_t> words(static_cast<size_t>(width) + 1500, 0);  // zeros: before the start
+    RabinWindow window(tables);
+    std::vector<uint64_t> expected;
+    for (size_t i = width; i < words.size(); ++i) {
+      words[i] = (i % 5 == 0) ? ~0ull : rng();
+      expected.push_back(window.Push(words[i]));
+    }
+    for (bool clmul : {false, true}) {
+      if (clmul && !internal::CpuHasClmul()) continue;
+      std::vector<uint64_t> out(expected.size());
+      uint64_t fp = 0;
+      size_t k = 0;
+      for (size_t block = 0; k < out.size(); ++block) {
+        const size_t n = std::min(out.size() - k, block % 9 == 0 ? size_t{0} : block * 7 % 130);
+        const uint64_t* in = words.data() + width + k;
+        fp = clmul ? internal::RabinSlideBlockClmul(constants, fp, in, in - width, n, &out[k])
+                   : tables.SlideBlock(fp, in, in - width, n, &out[k]);
+        k += n;
+        if (k > 0) {
+          ASSERT_EQ(fp, expected[k - 1]) << "clmul " << clmul << " width " << width;
+        }
+      }
+      ASSERT_EQ(out, expected) << "clmul " << clmul << " width " << width;
+    }
+  }
+}
+
 TEST(RabinTest, NoCollisionsAmongMillionsOfDistinctShingles) {
   // 4 million distinct 8-word windows over a sequence of distinct words. The chance of any
   // collision is about N^2 * 512 / 2^64 = 4.4e-4 for a random polynomial: one here is a bug.

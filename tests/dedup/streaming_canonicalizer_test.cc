@@ -415,12 +415,27 @@ TEST(StreamingCanonicalizerTest, BinaryHasNoTokens) {
   EXPECT_EQ(info.kind, ContentKind::kBinary);
 }
 
+// An undeclared page whose first kSniffBytes are ASCII is sniffed as UTF-8; Latin-1 bytes after
+// them are windows-1252 letters, not separators, in both canonicalizers.
+TEST(StreamingCanonicalizerTest, LatinBytesAfterAnAsciiSniffWindowAreLetters) {
+  const std::string page = "<p>" + std::string(kSniffBytes, ' ') + "caf\xE9 cr\xE8me</p>";
+  for (CanonicalizerKind kind : {CanonicalizerKind::kStreaming, CanonicalizerKind::kGumbo}) {
+    TokenCollector tokens;
+    const CanonicalizeInfo info = CanonicalizePageWith(kind, page, "text/html", &tokens);
+    EXPECT_EQ(info.charset_source, CharsetSource::kSniffUtf8);
+    EXPECT_EQ(tokens.tokens, (Tokens{"caf\xC3\xA9", "cr\xC3\xA8me"}))
+        << CanonicalizerKindName(kind);
+  }
+  EXPECT_EQ(PageTokens(page, "text/html", 7), (Tokens{"caf\xC3\xA9", "cr\xC3\xA8me"}));
+}
+
 TEST(StreamingCanonicalizerTest, InfoMatchesCanonicalizePage) {
   const std::string pages[] = {"<html><meta charset=\"iso-8859-2\"><p>\xB1\xE6", "plain words",
                                std::string("\xFF\xFE"
                                            "a\0b\0",
                                            6),  // UTF-16LE with a BOM
-                               std::string("<p>") + std::string(10000, 'x') + "\xE9"};
+                               std::string("<p>") + std::string(10000, 'x') + "\xE9",
+                               std::string("<p>") + std::string(9000, 'x') + " caf\xE9 cr\xE8me"};
   for (const std::string& page : pages) {
     for (std::string_view type : {"", "text/html", "text/plain", "application/octet-stream"}) {
       TokenCollector streaming;

@@ -164,6 +164,45 @@ TEST_F(StoreTest, SimilarLinksFromSuperShinglesAndSamples) {
   ExpectConsistent(*store2);
 }
 
+// The writer files a page's postings while it reads them (FindCandidates, `file_as`); a value
+// that occurs twice in the page's own lists must not be read after it was filed.
+TEST_F(StoreTest, RepeatedValuesInASketchDoNotFindThePageItself) {
+  auto store = OpenStore();
+  SweepId s = store->OpenSweep("s", 1)->id;
+  PageInput a = Page("http://a/", s, 1, Range(0, 1000));
+  dedup::Sketch& sk = a.sketch;
+  sk.features[1] = sk.features[0];
+  ASSERT_GE(sk.supershingles.size(), 2u);
+  sk.supershingles.insert(sk.supershingles.begin() + 1, sk.supershingles[0]);
+  std::vector<uint64_t>& values = sk.sample.values;
+  auto indexed = std::find_if(values.begin(), values.end(), [&](uint64_t v) {
+    return internal::IndexedSampleValue(v, sk.sample.log2_modulus);
+  });
+  ASSERT_NE(indexed, values.end());
+  values.insert(indexed + 1, *indexed);
+  PageResult ra = ApplyOne(*store, a);
+  EXPECT_EQ(ra.verdict, Verdict::kNew);
+  EXPECT_TRUE(ra.matches.empty());
+  EXPECT_FALSE(ra.candidates_truncated);
+
+  // The same sketch under other fingerprints: found through every index, itself excluded.
+  PageInput b = a;
+  b.url = "http://b/";
+  b.sketch.identical.low ^= 1;
+  b.sketch.lexical.low ^= 1;
+  b.sketch.shingle.low ^= 1;
+  PageResult rb = ApplyOne(*store, b);
+  EXPECT_EQ(rb.verdict, Verdict::kNearDuplicate);
+  ASSERT_EQ(rb.matches.size(), 1u);
+  EXPECT_EQ(rb.matches[0].doc, ra.doc);
+  EXPECT_EQ(rb.matches[0].relation, Relation::kFungible);
+  StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToDocument(ra.doc, QueryOptions{});
+  ASSERT_TRUE(similar.ok()) << similar.status().ToString();
+  ASSERT_EQ(similar->size(), 1u);
+  EXPECT_EQ((*similar)[0].doc, rb.doc);
+  ExpectConsistent(*store);
+}
+
 TEST_F(StoreTest, EmptyPagesAreNotLexicalDuplicatesOfEachOther) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;

@@ -1,0 +1,31 @@
+// GET and POST /v1/crawl: the crawler's progress, and a sweep started now.
+#include "daemon/api.h"
+#include "daemon/crawl_scheduler.h"
+
+namespace shingled::daemon {
+
+Response Api::GetCrawl() {
+  if (crawl_ == nullptr) {
+    return JsonResponse(http::status::ok,
+                        {{"enabled", false}, {"running", false}, {"sweep", nullptr}});
+  }
+  return JsonResponse(http::status::ok, crawl_->StatusJson());
+}
+
+Response Api::PostCrawl() {
+  if (crawl_ == nullptr) {
+    return ErrorResponse(http::status::conflict, "crawler_not_configured",
+                         "the crawler is not enabled: set enabled = true and seeds in the "
+                         "[crawler] table of the config");
+  }
+  StatusOr<std::string> name = crawl_->RequestSweep();
+  if (!name.ok()) {
+    if (name.status().code() == StatusCode::kFailedPrecondition) {
+      return ErrorResponse(http::status::conflict, "crawl_running", name.status().message());
+    }
+    return Error(name.status());
+  }
+  return JsonResponse(http::status::accepted, {{"sweep", *name}, {"running", true}});
+}
+
+}  // namespace shingled::daemon

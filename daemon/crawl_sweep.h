@@ -1,0 +1,128 @@
+// One crawler sweep into the store, shared by `shingled crawl` (daemon/cli_crawl.cc) and the
+// daemon's scheduler (daemon/crawl_scheduler.h).
+//
+// A sweep opens (or continues) a store sweep, lists the store's live URLs (Store::KnownUrls) and
+// hands them to the crawler as revisits besides the seeds (the crawler keeps those in scope),
+// feeds every page through the ingest pipeline with the date of its fetch, and waits until every
+// page handed over is committed. A 404 or 410, or a host that no longer resolves, is stored as a
+// dead version at the fetch's date. The sweep is closed (known URLs not seen get a "gone"
+// version) only when the crawl ended with its frontier empty; a sweep stopped early or cut short
+// by max_pages is left open, so that URLs it did not reach are not recorded gone.
+//
+// Backpressure (STYLE.md, soft then hard limit): above half the pipeline's page queue the crawler
+// is told to slow down; a page the pipeline refuses (full queue) is held and the crawler stops
+// pulling from its frontier until the held pages are in.
+//
+// Thread-safety: Run() is called from one thread at a time; Stop(), Cancel() and Snapshot() from
+// any thread.
+#ifndef SHINGLED_DAEMON_CRAWL_SWEEP_H_
+#define SHINGLED_DAEMON_CRAWL_SWEEP_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "config/config.h"
+#include "crawler/clock.h"
+#include "crawler/crawler.h"
+#include "crawler/curl_fetcher.h"
+#include "daemon/ingest.h"
+#include "daemon/json_codec.h"
+#include "daemon/metrics.h"
+#include "store/store.h"
+
+namespace shingled::daemon {
+
+// The crawler's and the fetcher's options, built from the [crawler] table.
+struct CrawlSetup {
+  crawler::CrawlerOptions crawler;
+  crawler::CurlFetcherOptions fetcher;
+};
+
+// Builds both from `config`, parsing every seed and prefix with the crawler's URL parser.
+// InvalidArgument naming the key ("crawler.seeds: ...") for a URL the crawler cannot use.
+StatusOr<CrawlSetup> MakeCrawlSetup(const config::CrawlerOptions& config);
+
+// What a sweep did, while it runs and after.
+struct SweepReport {
+  std::string name;
+  store::SweepId id = 0;
+  int64_t started = 0;   // Unix seconds
+  int64_t finished = 0;  // 0 while running
+  bool running = false;
+  bool closed = false;
+  std::string left_open_because;  // why it was not closed; empty when closed or running
+  Status status;                  // why it failed (could not open, no valid URL, ...)
+  uint64_t known_urls = 0;        // live URLs the store listed (the crawler keeps those in scope)
+  crawler::CrawlProgress progress;
+  uint64_t stored = 0;  // pages and dead versions committed
+  std::map<std::string, uint64_t> verdicts;
+  std::vector<std::string> store_errors;  // "URL: why", at most kMaxStoreErrors of them
+  uint64_t store_error_count = 0;
+  double seconds = 0;  // wall time from start to end (or to now)
+};
+inline constexpr size_t kMaxStoreErrors = 100;
+
+// The report as JSON (docs/API.md, GET /v1/crawl; the `shingled crawl` summary): dates as
+// ISO-8601 strings, finished null while running.
+Json SweepReportJson(const SweepReport& report);
+
+class SweepRunner {
+ public:
+  // `store`, `pipeline` and `metrics` (may be null) must outlive the runner. `queue_pages` is the
+  // pipeline's page bound, for the soft limit.
+  SweepRunner(store::Store* store, IngestPipeline* pipeline, size_t queue_pages, CrawlSetup setup,
+              Metrics* metrics);
+  ~SweepRunner();
+  SweepRunner(const SweepRunner&) = delete;
+  SweepRunner& operator=(const SweepRunner&) = delete;
+
+  // Runs one sweep named `name` to its end on the calling thread (see the file comment) and
+  // returns its report. `close` false leaves the sweep open even when its frontier emptied. report.status is not OK when the sweep could not run: AlreadyExists for
+  // a closed sweep of that name, InvalidArgument when no seed or known URL is a valid URL,
+  // Unavailable after Stop(), store and fetcher errors as they come.
+  SweepReport Run(const std::string& name, bool close = true);
+
+  // Stops the running sweep, and every later one: nothing new is fetched; fetches in flight
+  // complete and their pages are stored; the sweep is left open. Idempotent.
+  void Stop();
+  // Stop(), and also ends fetches in flight at once (as failed) and stops waiting for pages not
+  // yet committed (the pipeline's own Stop settles them). For the shutdown deadline.
+  void Cancel();
+
+  // The running sweep's report, or the last one's (name empty before the first).
+  SweepReport Snapshot() const;
+
+ private:
+  class InterruptibleClock;
+  class CancellableFetcher;
+  struct Sink;
+
+  void Finish(SweepReport* report, const crawler::CrawlProgress& progress);
+
+  store::Store* const store_;
+  IngestPipeline* const pipeline_;
+  const size_t queue_pages_;
+  const CrawlSetup setup_;
+  Metrics* const metrics_;
+  const std::unique_ptr<InterruptibleClock> clock_;
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancelled_{false};
+
+  // State below is protected by mu_.
+  mutable std::mutex mu_;
+  SweepReport report_;
+  crawler::Crawler* crawler_ = nullptr;      // while Run() crawls
+  CancellableFetcher* fetcher_ = nullptr;    // while Run() crawls
+  std::shared_ptr<Sink> sink_;               // while Run() runs
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_CRAWL_SWEEP_H_

@@ -1,0 +1,450 @@
+// The daemon's crawler end to end: a real `shingled serve` on a free loopback port crawls a
+// loopback site served by the test. POST /v1/crawl starts a sweep, GET /v1/crawl is polled until
+// it is done; two sweeps with the site changed in between (a page edited, a page moved with a
+// redirect, a page removed, a page added) leave versions, dead URLs, lost-and-found answers and
+// clusters that tell that story; the schedule survives a restart; SIGTERM during a sweep exits 0
+// with a consistent store and the sweep left open.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/crawler/test_server.h"
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Article(const std::string& topic, const std::string& extra = "") {
+  std::string text = "<html><body><h1>" + topic + "</h1><p>";
+  for (int i = 0; i < 40; ++i) {
+    text += topic + " paragraph sentence number " + std::to_string(i) +
+            " tells the reader something plain about it. ";
+  }
+  return text + extra + "</p></body></html>";
+}
+
+// The site: path -> (status, body or Location, delay). Guarded: the server threads read it.
+class Site {
+ public:
+  void Set(const std::string& path, int status, std::string body,
+           std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pages_[path] = {status, std::move(body), delay};
+  }
+  void Remove(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pages_.erase(path);
+  }
+  TestResponse Answer(const TestRequest& request) {
+    const std::string path = request.target.substr(0, request.target.find('?'));
+    std::lock_guard<std::mutex> lock(mu_);
+    TestResponse r;
+    const auto it = pages_.find(path);
+    if (it == pages_.end()) {
+      r.status = 404;
+      r.body = "not found";
+      r.headers = {{"Content-Type", "text/html"}};
+      return r;
+    }
+    r.status = it->second.status;
+    r.delay = it->second.delay;
+    if (r.status == 301) {
+      r.headers = {{"Location", it->second.body}};
+    } else {
+      r.headers = {{"Content-Type", path == "/robots.txt" ? "text/plain" : "text/html"}};
+      r.body = it->second.body;
+    }
+    return r;
+  }
+  // Routes every path this site may serve to Answer().
+  void Serve(TestServer* server, std::initializer_list<const char*> paths) {
+    for (const char* path : paths) {
+      server->Route(path, [this](const TestRequest& request) { return Answer(request); });
+    }
+  }
+
+ private:
+  struct Entry {
+    int status;
+    std::string body;
+    std::chrono::milliseconds delay;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> pages_;
+};
+
+std::string CrawlerConfig(const TestServer& server, const std::string& extra = "") {
+  return "[ingest]\ndefault_sweep = \"\"\n[crawler]\nenabled = true\nseeds = [\"" +
+         server.Url("/") +
+         "\"]\nallow_private_addresses = true\nper_host_delay_ms = 0\nevery = \"off\"\n" + extra;
+}
+
+json Get(int port, const std::string& target, int* status = nullptr) {
+  HttpClient client(port);
+  HttpResponse r = client.Request("GET", target);
+  if (status != nullptr) *status = r.status;
+  return json::parse(r.body, nullptr, false);
+}
+
+// Polls GET /v1/crawl until the sweep named `name` (any, if empty) has finished.
+json WaitForSweep(int port, const std::string& name = "") {
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+  json crawl;
+  while (Clock::now() < deadline) {
+    crawl = Get(port, "/v1/crawl");
+    if (crawl.is_object() && crawl["running"] == false && crawl["sweep"].is_object() &&
+        !crawl["sweep"]["finished"].is_null() &&
+        (name.empty() || crawl["sweep"]["sweep"] == name)) {
+      return crawl["sweep"];
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
+  }
+  ADD_FAILURE() << "the sweep did not finish: " << crawl.dump();
+  return json();
+}
+
+// POST /v1/crawl; returns the sweep's name ("" on failure).
+std::string StartSweep(int port) {
+  HttpClient client(port);
+  HttpResponse r = client.Request("POST", "/v1/crawl");
+  EXPECT_EQ(r.status, 202) << r.body;
+  const json j = json::parse(r.body, nullptr, false);
+  return j.is_object() && j["sweep"].is_string() ? j["sweep"].get<std::string>() : "";
+}
+
+json History(int port, const std::string& url) {
+  int status = 0;
+  json j = Get(port, "/v1/urls?url=" + Q(url), &status);
+  EXPECT_EQ(status, 200) << url << " " << j.dump();
+  return j["versions"];
+}
+
+// The value of one sample in the Prometheus text ("name{labels} value"), -1 if absent.
+double Metric(const std::string& text, const std::string& sample) {
+  const size_t at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + sample.size() + 2));
+}
+
+TEST(CrawlServeTest, PostCrawlRunsOneSweepAndGetShowsProgress) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/b.html", "/slow.html", "/private/p.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/robots.txt", 200, "User-agent: *\nDisallow: /private/\n");
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='b.html'>b</a><a href='slow.html'>slow</a>"
+           "<a href='private/p.html'>p</a><a href='http://192.0.2.1/elsewhere'>out</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/b.html", 200, Article("bananas"));
+  // Slow enough that a second POST surely arrives while the sweep runs.
+  site.Set("/slow.html", 200, Article("snails"), std::chrono::milliseconds(1500));
+
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store", CrawlerConfig(server));
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  json before = Get(daemon.port(), "/v1/crawl");
+  EXPECT_EQ(before["enabled"], true);
+  EXPECT_EQ(before["running"], false);
+  EXPECT_TRUE(before["sweep"].is_null());
+  EXPECT_TRUE(before["next_sweep"].is_null());  // every = "off"
+
+  const std::string name = StartSweep(daemon.port());
+  ASSERT_EQ(name.rfind("crawl-20", 0), 0u) << name;
+  {
+    HttpClient client(daemon.port());
+    HttpResponse again = client.Request("POST", "/v1/crawl");
+    EXPECT_EQ(again.status, 409) << again.body;
+    EXPECT_NE(again.body.find("crawl_running"), std::string::npos) << again.body;
+  }
+  // The API answers while the sweep runs.
+  bool saw_running = false;
+  for (int i = 0; i < 20 && !saw_running; ++i) {
+    json progress = Get(daemon.port(), "/v1/crawl");
+    saw_running = progress["running"] == true && progress["sweep"].is_object() &&
+                  progress["sweep"]["sweep"] == name && progress["sweep"]["finished"].is_null();
+    if (!saw_running) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(saw_running);
+  int health = 0;
+  Get(daemon.port(), "/healthz", &health);
+  EXPECT_EQ(health, 200);
+
+  const json sweep = WaitForSweep(daemon.port(), name);
+  EXPECT_EQ(sweep["closed"], true) << sweep.dump();
+  EXPECT_EQ(sweep["pages"], 4);  // /, a, b, slow
+  EXPECT_EQ(sweep["stored"], 4);
+  EXPECT_EQ(sweep["dead"], 0);
+  EXPECT_EQ(sweep["errors"], 0);
+  EXPECT_EQ(sweep["robots_disallowed"], 1);
+  EXPECT_EQ(sweep["out_of_scope"], 1);
+  EXPECT_EQ(sweep["queued"], 0);
+  EXPECT_EQ(sweep["in_flight"], 0);
+  EXPECT_EQ(sweep["known_urls"], 0);
+  EXPECT_TRUE(sweep["errors_by_kind"].is_object());
+  EXPECT_GT(sweep["pages_per_second"].get<double>(), 0);
+  EXPECT_EQ(sweep["started"].get<std::string>().substr(0, 2), "20");
+  EXPECT_EQ(sweep["finished"].get<std::string>().substr(0, 2), "20");
+  EXPECT_EQ(server.CountRequests("/private/p.html"), 0u);
+
+  const json a = History(daemon.port(), server.Url("/a.html"));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0]["status"], 200);
+  EXPECT_EQ(a[0]["verdict"], "new");
+  // The sweep is a store sweep like any other, closed.
+  const json sweeps = Get(daemon.port(), "/v1/sweeps");
+  ASSERT_TRUE(sweeps.is_object()) << sweeps.dump();
+  bool listed = false;
+  for (const json& s : sweeps["sweeps"]) {
+    if (s["name"] == name) listed = s["open"] == false;
+  }
+  EXPECT_TRUE(listed) << sweeps.dump();
+
+  HttpClient metrics_client(daemon.port());
+  const std::string metrics = metrics_client.Request("GET", "/metrics").body;
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_fetches_total{outcome=\"page\"}"), 4) << metrics;
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_fetches_total{outcome=\"dead\"}"), 0);
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_robots_disallowed_total"), 1);
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_robots_fetches_total"), 1);
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_sweeps_total"), 1);
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_sweep_running"), 0);
+  EXPECT_EQ(Metric(metrics, "shingled_crawler_queue_urls"), 0);
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+TEST(CrawlServeTest, TwoSweepsTellTheStory) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
+                       "/orphan.html", "/added.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
+           "<a href='gone.html'>gone</a><a href='orphan.html'>orphan</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/b.html", 200, Article("bananas"));
+  site.Set("/old.html", 200, Article("oranges"));
+  site.Set("/gone.html", 200, Article("grapes"));
+  site.Set("/orphan.html", 200, Article("lemons"));
+
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store", CrawlerConfig(server));
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string one = StartSweep(daemon.port());
+  const json first = WaitForSweep(daemon.port(), one);
+  EXPECT_EQ(first["pages"], 6);
+  EXPECT_EQ(first["closed"], true);
+
+  // Between the sweeps: a.html edited, old.html moved to new.html with a redirect, gone.html
+  // removed and no longer linked (only the revisit finds it), orphan.html no longer linked but
+  // still served, added.html added.
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
+           "<a href='added.html'>added</a>");
+  site.Set("/a.html", 200, Article("apples", "One more sentence was added to this page."));
+  site.Set("/new.html", 200, Article("oranges"));
+  site.Set("/old.html", 301, "/new.html");
+  site.Remove("/gone.html");
+  site.Set("/added.html", 200, Article("cherries"));
+  // Sweep names carry the second they started: make the second sweep's differ.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string two = StartSweep(daemon.port());
+  ASSERT_NE(two, one);
+  const json second = WaitForSweep(daemon.port(), two);
+  EXPECT_EQ(second["closed"], true) << second.dump();
+  EXPECT_EQ(second["known_urls"], 6);
+  EXPECT_EQ(second["dead"], 1);   // gone.html: 404 on revisit
+  EXPECT_EQ(second["pages"], 6);  // /, a, b, old (-> new), orphan, added
+  EXPECT_EQ(server.CountRequests("/gone.html"), 2u);
+  EXPECT_EQ(server.CountRequests("/orphan.html"), 2u);
+  const int port = daemon.port();
+
+  const json b = History(port, server.Url("/b.html"));
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1]["verdict"], "unchanged");
+  const json orphan = History(port, server.Url("/orphan.html"));
+  ASSERT_EQ(orphan.size(), 2u);
+  EXPECT_EQ(orphan[1]["verdict"], "unchanged");  // revisited though no longer linked
+  const json a = History(port, server.Url("/a.html"));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1]["verdict"], "near_duplicate");
+  EXPECT_NE(a[1]["doc"], a[0]["doc"]);
+  const json gone = History(port, server.Url("/gone.html"));
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[1]["status"], 404);  // dead at the second sweep's date
+  EXPECT_EQ(gone[1]["doc"], 0);
+  EXPECT_EQ(gone[1]["sweep"], b[1]["sweep"]);  // sweep two's id
+  EXPECT_NE(gone[1]["sweep"], gone[0]["sweep"]);
+  EXPECT_GE(gone[1]["date"].get<std::string>(), second["started"].get<std::string>());
+  const json old_page = History(port, server.Url("/old.html"));
+  ASSERT_EQ(old_page.size(), 2u);
+  EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
+  EXPECT_EQ(old_page[1]["verdict"], "gone");
+  const json added = History(port, server.Url("/added.html"));
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0]["verdict"], "new");
+
+  // Lost and found: the moved page's content lives on at its new URL.
+  const json lost = Get(port, "/v1/lost?url=" + Q(server.Url("/old.html")));
+  ASSERT_TRUE(lost["found"].is_object()) << lost.dump();
+  EXPECT_EQ(lost["found"]["url"], server.Url("/new.html"));
+  EXPECT_DOUBLE_EQ(lost["found"]["resemblance"].get<double>(), 1.0);
+
+  // Clusters: the edited page's two versions are one cluster; the moved page's document is
+  // listed under both its URLs.
+  const json cluster = Get(port, "/v1/clusters/" + a[1]["doc"].dump());
+  ASSERT_TRUE(cluster.is_object()) << cluster.dump();
+  std::vector<int64_t> docs;
+  for (const json& m : cluster["members"]) docs.push_back(m["doc"].get<int64_t>());
+  EXPECT_NE(std::find(docs.begin(), docs.end(), a[0]["doc"].get<int64_t>()), docs.end())
+      << cluster.dump();
+  const json moved = Get(port, "/v1/clusters/" + std::to_string(lost["last_doc"].get<int64_t>()));
+  std::vector<std::string> urls;
+  for (const json& m : moved["members"]) {
+    for (const json& u : m["urls"]) urls.push_back(u.get<std::string>());
+  }
+  EXPECT_NE(std::find(urls.begin(), urls.end(), server.Url("/old.html")), urls.end())
+      << moved.dump();
+  EXPECT_NE(std::find(urls.begin(), urls.end(), server.Url("/new.html")), urls.end())
+      << moved.dump();
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// A schedule: the first sweep runs at start-up on an empty store; after a restart, the last
+// sweep in the store sets the next date and nothing is crawled at once.
+TEST(CrawlServeTest, ScheduleStartsAtOnceAndSurvivesARestart) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, "<a href='a.html'>a</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  TempDir dir;
+  const std::string config = CrawlerConfig(server);
+  const std::string scheduled =
+      config.substr(0, config.find("every = \"off\"")) + "every = \"1h\"\n";
+  std::string name;
+  {
+    Daemon daemon(dir, dir.path() + "/store", scheduled);
+    ASSERT_GT(daemon.port(), 0) << daemon.log();
+    const json sweep = WaitForSweep(daemon.port());
+    EXPECT_EQ(sweep["closed"], true);
+    EXPECT_EQ(sweep["pages"], 2);
+    name = sweep["sweep"];
+    const json crawl = Get(daemon.port(), "/v1/crawl");
+    EXPECT_EQ(crawl["every_s"], 3600);
+    ASSERT_TRUE(crawl["next_sweep"].is_string());
+    EXPECT_GT(crawl["next_sweep"].get<std::string>(), sweep["started"].get<std::string>());
+    daemon.Signal(SIGTERM);
+    ASSERT_EQ(daemon.Wait(), 0);
+  }
+  EXPECT_EQ(server.CountRequests("/a.html"), 1u);
+  Daemon again(dir, dir.path() + "/store", scheduled);
+  ASSERT_GT(again.port(), 0) << again.log();
+  const json crawl = Get(again.port(), "/v1/crawl");
+  EXPECT_EQ(crawl["running"], false);
+  ASSERT_TRUE(crawl["sweep"].is_object()) << crawl.dump();
+  EXPECT_EQ(crawl["sweep"]["sweep"], name);  // from the store
+  EXPECT_EQ(crawl["sweep"]["closed"], true);
+  ASSERT_TRUE(crawl["next_sweep"].is_string());
+  EXPECT_GT(crawl["next_sweep"].get<std::string>(), crawl["sweep"]["started"].get<std::string>());
+  EXPECT_EQ(server.CountRequests("/a.html"), 1u);
+  again.Signal(SIGTERM);
+  EXPECT_EQ(again.Wait(), 0);
+}
+
+// SIGTERM while a fetch hangs: the daemon cancels it at the shutdown deadline, exits 0, and
+// leaves the store consistent with the sweep open (nothing it did not reach is marked gone).
+TEST(CrawlServeTest, SigtermDuringASweepLeavesItOpenAndTheStoreConsistent) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/hang.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, "<a href='a.html'>a</a><a href='hang.html'>h</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/hang.html", 200, Article("sloths"), std::chrono::milliseconds(20000));
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  Daemon daemon(dir, store,
+                CrawlerConfig(server, "max_fetches_per_host = 2\n") +
+                    "[server]\nshutdown_deadline_ms = 1000\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string name = StartSweep(daemon.port());
+  // Wait until the hanging fetch is in flight.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  while (server.CountRequests("/hang.html") == 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+  }
+  ASSERT_EQ(server.CountRequests("/hang.html"), 1u);
+  const Clock::time_point signalled = Clock::now();
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(std::chrono::seconds(15)), 0) << daemon.log();
+  // The deadline (1 s), not the hanging page (20 s), set the pace. 10 s leaves room for a
+  // loaded machine.
+  EXPECT_LT(Clock::now() - signalled, std::chrono::seconds(10));
+  EXPECT_NE(daemon.log().find("cancelling fetches in flight"), std::string::npos) << daemon.log();
+
+  std::string out;
+  EXPECT_EQ(RunCli("check --store '" + store + "'", &out), 0) << out;
+  EXPECT_EQ(RunCli("sweep list --json --store '" + store + "'", &out), 0) << out;
+  const json sweeps = json::parse(out.substr(out.find('{')), nullptr, false);
+  ASSERT_TRUE(sweeps.is_object()) << out;
+  bool open = false;
+  for (const json& s : sweeps["sweeps"]) {
+    if (s["name"] == name) open = s["open"] == true;
+  }
+  EXPECT_TRUE(open) << out;
+}
+
+TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
+  TempDir dir;
+  {
+    Daemon daemon(dir, dir.path() + "/store", "");
+    ASSERT_GT(daemon.port(), 0) << daemon.log();
+    const json crawl = Get(daemon.port(), "/v1/crawl");
+    EXPECT_EQ(crawl["enabled"], false);
+    HttpClient client(daemon.port());
+    HttpResponse r = client.Request("POST", "/v1/crawl");
+    EXPECT_EQ(r.status, 409);
+    EXPECT_NE(r.body.find("crawler_not_configured"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("[crawler]"), std::string::npos) << r.body;
+    HttpResponse put = client.Request("PUT", "/v1/crawl");
+    EXPECT_EQ(put.status, 405);
+  }
+  TestServer server;
+  server.Page("/", "<p>hello</p>");
+  ASSERT_TRUE(server.Start());
+  const std::string token_file = dir.Write("token", "s3cret\n");
+  Daemon daemon(dir, dir.path() + "/store2",
+                CrawlerConfig(server) + "[auth]\ntoken_file = \"" + token_file + "\"\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  HttpClient client(daemon.port());
+  EXPECT_EQ(client.Request("POST", "/v1/crawl").status, 401);
+  EXPECT_EQ(client.Request("GET", "/v1/crawl").status, 200);  // reads are open by default
+  EXPECT_EQ(client.Request("POST", "/v1/crawl", "", "", "Authorization: Bearer s3cret\r\n").status,
+            202);
+  WaitForSweep(daemon.port());
+}
+
+// A config whose [crawler] seed the crawler cannot use stops start-up naming the key.
+TEST(CrawlServeTest, BadSeedStopsStartUp) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store",
+                "[crawler]\nenabled = true\nseeds = [\"http://exa mple.org/\"]\n");
+  EXPECT_EQ(daemon.port(), 0);
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.log().find("crawler.seeds"), std::string::npos) << daemon.log();
+}
+
+}  // namespace
+}  // namespace shingled::testing
