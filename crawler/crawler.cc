@@ -55,7 +55,6 @@ struct Crawler::Sweep {
   };
 
   std::unordered_set<std::string> seen;
-  std::unordered_set<std::string> scope_hosts;
   std::unordered_map<std::string, HostState> hosts;
   std::unordered_map<uint64_t, InFlight> in_flight;
   uint64_t next_id = 1;
@@ -66,6 +65,34 @@ struct Crawler::Sweep {
   Steady::time_point recheck_at{};
   Steady::time_point started_at{};
 };
+
+CrawlScope::CrawlScope(const CrawlerOptions& options) {
+  for (const std::string& host : options.allowed_hosts) {
+    std::string lower = host;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    hosts_.insert(std::move(lower));
+  }
+  for (const std::string& prefix : options.allowed_prefixes) {
+    StatusOr<std::string> normalized = NormalizeUrl(prefix);
+    prefixes_.push_back(normalized.ok() ? *normalized : prefix);
+  }
+  if (hosts_.empty() && prefixes_.empty()) {
+    for (const std::string& seed : options.seeds) {
+      if (StatusOr<Url> url = ParseUrl(seed); url.ok()) hosts_.insert(url->HostPort());
+    }
+  }
+}
+
+bool CrawlScope::Contains(const Url& url, std::string_view spec) const {
+  if (hosts_.contains(url.HostPort())) return true;
+  return std::any_of(prefixes_.begin(), prefixes_.end(),
+                     [&](const std::string& p) { return spec.starts_with(p); });
+}
+
+bool CrawlScope::Contains(std::string_view url) const {
+  StatusOr<Url> parsed = ParseUrl(url);
+  return parsed.ok() && Contains(*parsed, parsed->Spec());
+}
 
 Crawler::Crawler(CrawlerOptions options, Fetcher* fetcher, Clock* clock)
     : options_(std::move(options)), fetcher_(fetcher), clock_(clock) {}
@@ -95,33 +122,13 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
     progress_.pages_per_second = seconds > 0 ? static_cast<double>(progress_.fetched) / seconds : 0;
   };
 
-  // Scope: explicit hosts and prefixes, or the seeds' hosts.
-  for (const std::string& host : options_.allowed_hosts) {
-    std::string lower = host;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    sweep.scope_hosts.insert(lower);
-  }
-  std::vector<std::string> prefixes;
-  for (const std::string& prefix : options_.allowed_prefixes) {
-    StatusOr<std::string> normalized = NormalizeUrl(prefix);
-    prefixes.push_back(normalized.ok() ? *normalized : prefix);
-  }
-  if (sweep.scope_hosts.empty() && prefixes.empty()) {
-    for (const std::string& seed : options_.seeds) {
-      if (StatusOr<Url> url = ParseUrl(seed); url.ok()) sweep.scope_hosts.insert(url->HostPort());
-    }
-  }
-  auto in_scope = [&](const Url& url, const std::string& spec) {
-    if (sweep.scope_hosts.contains(url.HostPort())) return true;
-    return std::any_of(prefixes.begin(), prefixes.end(),
-                       [&](const std::string& p) { return spec.starts_with(p); });
-  };
+  const CrawlScope scope(options_);
   auto enqueue = [&](const std::string& text, int depth) -> bool {
     StatusOr<Url> url = ParseUrl(text);
     if (!url.ok()) return false;
     const std::string spec = url->Spec();
     if (sweep.seen.contains(spec)) return true;
-    if (!in_scope(*url, spec)) {
+    if (!scope.Contains(*url, spec)) {
       update([](CrawlProgress& p) { ++p.out_of_scope; });
       return true;
     }

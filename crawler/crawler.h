@@ -44,11 +44,14 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
 #include "crawler/clock.h"
 #include "crawler/fetcher.h"
+#include "crawler/url.h"
 
 namespace shingled::crawler {
 
@@ -86,6 +89,22 @@ struct CrawlerOptions {
   // --- backpressure ---
   std::chrono::milliseconds slow_down_delay{100};  // extra wait per fetch at the soft limit
   std::chrono::milliseconds stop_recheck{200};     // how often to ask again at the hard limit
+};
+
+// The URLs a sweep may fetch, from CrawlerOptions: a URL whose host[:port] is in
+// allowed_hosts or that starts with one of allowed_prefixes (normalized); when both are empty,
+// the seeds' hosts. Immutable after construction; thread-safe.
+class CrawlScope {
+ public:
+  explicit CrawlScope(const CrawlerOptions& options);
+  // `spec` is url.Spec().
+  bool Contains(const Url& url, std::string_view spec) const;
+  // False for text that is not an absolute http(s) URL.
+  bool Contains(std::string_view url) const;
+
+ private:
+  std::unordered_set<std::string> hosts_;
+  std::vector<std::string> prefixes_;
 };
 
 enum class PageOutcome { kPage, kDead, kRedirected, kError };

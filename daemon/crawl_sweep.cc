@@ -5,7 +5,9 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "crawler/url.h"
@@ -340,11 +342,12 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     report_ = report;
   }
 
+  const crawler::CrawlScope scope(setup_.crawler);
   std::vector<std::string> known;
   store::UrlId after = 0;
   do {
     StatusOr<store::UrlId> next = store_->KnownUrls(after, kKnownUrlsPage, [&](std::string_view url) {
-      if (url.starts_with("http://") || url.starts_with("https://")) known.emplace_back(url);
+      if (scope.Contains(url)) known.emplace_back(url);
     });
     if (!next.ok()) return fail(next.status());
     after = *next;
@@ -380,6 +383,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
                setup_.crawler.seeds.size(), known.size());
 
   const store::SweepId sweep_id = sweep->id;
+  std::unordered_set<std::string> failed;  // URLs whose fetch failed (normalized)
   // Stopped while the URLs were listed: no fetch at all.
   Status run = stopped_ ? OkStatus() : crawler.Run(
       known,
@@ -402,8 +406,10 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
             // A host that no longer resolves is as dead as a 404.
             job.http_status = page.http_status == 410 ? 410 : 404;
             break;
-          case crawler::PageOutcome::kRedirected:
           case crawler::PageOutcome::kError:
+            failed.insert(page.url);  // not known to be gone: see the file comment
+            return crawler::Backpressure::kContinue;  // counted by the crawler
+          case crawler::PageOutcome::kRedirected:
             return crawler::Backpressure::kContinue;  // counted by the crawler
         }
         if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
@@ -442,7 +448,12 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   } else if (!pipeline_->healthy()) {
     report.left_open_because = "the store refuses writes after a failed commit";
   } else {
-    StatusOr<store::SweepInfo> closed = store_->CloseSweep(sweep_id, UnixNow());
+    StatusOr<store::SweepInfo> closed =
+        store_->CloseSweep(sweep_id, UnixNow(), [&](std::string_view url) {
+          StatusOr<crawler::Url> parsed = crawler::ParseUrl(url);
+          return parsed.ok() && scope.Contains(*parsed, parsed->Spec()) &&
+                 !failed.contains(parsed->Spec());
+        });
     if (closed.ok()) {
       report.closed = true;
     } else {

@@ -2,12 +2,15 @@
 // daemon's scheduler (daemon/crawl_scheduler.h).
 //
 // A sweep opens (or continues) a store sweep, lists the store's live URLs (Store::KnownUrls) and
-// hands them to the crawler as revisits besides the seeds (the crawler keeps those in scope),
-// feeds every page through the ingest pipeline with the date of its fetch, and waits until every
-// page handed over is committed. A 404 or 410, or a host that no longer resolves, is stored as a
-// dead version at the fetch's date. The sweep is closed (known URLs not seen get a "gone"
-// version) only when the crawl ended with its frontier empty; a sweep stopped early or cut short
-// by max_pages is left open, so that URLs it did not reach are not recorded gone.
+// hands those in the crawler's scope (crawler::CrawlScope) to the crawler as revisits besides the
+// seeds, feeds every page through the ingest pipeline with the date of its fetch, and waits until
+// every page handed over is committed. A 404 or 410, or a host that no longer resolves, is stored
+// as a dead version at the fetch's date. The sweep is closed only when the crawl ended with its
+// frontier empty; a sweep stopped early or cut short by max_pages is left open, so that URLs it
+// did not reach are not recorded gone. Closing records "gone" only for the live URLs in the
+// crawler's scope that the sweep did not see and whose fetch did not fail: URLs other sweeps
+// brought in (pages posted to the API, WARC files) are not the crawler's to declare gone, and a
+// timeout or a 5xx says nothing about whether a page still exists.
 //
 // Backpressure (STYLE.md, soft then hard limit): above half the pipeline's page queue the crawler
 // is told to slow down; a page the pipeline refuses (full queue) is held and the crawler stops
@@ -84,8 +87,9 @@ class SweepRunner {
   SweepRunner& operator=(const SweepRunner&) = delete;
 
   // Runs one sweep named `name` to its end on the calling thread (see the file comment) and
-  // returns its report. `close` false leaves the sweep open even when its frontier emptied. report.status is not OK when the sweep could not run: AlreadyExists for
-  // a closed sweep of that name, InvalidArgument when no seed or known URL is a valid URL,
+  // returns its report. `close` false leaves the sweep open even when its frontier emptied.
+  // report.status is not OK when the sweep could not run: AlreadyExists for a closed sweep of
+  // that name, InvalidArgument when no seed or known URL is a valid URL,
   // Unavailable after Stop(), store and fetcher errors as they come.
   SweepReport Run(const std::string& name, bool close = true);
 

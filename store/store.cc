@@ -1099,7 +1099,7 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
   return info;
 }
 
-StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end) {
+StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end, const GoneFilter& may_be_gone) {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   SweepInfo info;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -1136,6 +1136,11 @@ StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end) {
     if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
     flush();
     for (auto [url, seq] : gone) {
+      if (may_be_gone) {
+        std::string_view name;
+        SHINGLED_RETURN_IF_ERROR(ops.Get(d.url_names, Key64(url).view(), &name, "url_names"));
+        if (!may_be_gone(name)) continue;
+      }
       VersionRecord g;
       g.sweep = id;
       g.date = end;

@@ -16,6 +16,7 @@
 #define SHINGLED_STORE_STORE_H_
 
 #include <functional>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -74,9 +75,14 @@ class Store {
   // is returned unchanged (so a restarted ingest continues its sweep). AlreadyExists if a closed
   // sweep has that name; InvalidArgument if the name is empty.
   [[nodiscard]] StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start);
+  // Says whether a URL not seen in a sweep is gone when the sweep closes.
+  using GoneFilter = std::function<bool(std::string_view url)>;
   // Closes the sweep at `end`: every URL whose last version is live and not from this sweep gets
-  // a "gone" version (status 0) in it. NotFound for an unknown id; FailedPrecondition if closed.
-  [[nodiscard]] StatusOr<SweepInfo> CloseSweep(SweepId id, int64_t end);
+  // a "gone" version (status 0) in it; with `may_be_gone`, only those URLs it accepts (a crawler
+  // sweep covers its scope only, not the URLs other sweeps brought in). NotFound for an unknown
+  // id; FailedPrecondition if closed.
+  [[nodiscard]] StatusOr<SweepInfo> CloseSweep(SweepId id, int64_t end,
+                                               const GoneFilter& may_be_gone = nullptr);
 
   // --- queries (read transactions) ---
 

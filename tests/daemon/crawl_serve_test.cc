@@ -224,11 +224,13 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   Site site;
   TestServer server;
   site.Serve(&server, {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
-                       "/orphan.html", "/added.html", "/robots.txt"});
+                       "/orphan.html", "/added.html", "/flaky.html", "/robots.txt"});
   ASSERT_TRUE(server.Start());
   site.Set("/", 200,
            "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"
-           "<a href='gone.html'>gone</a><a href='orphan.html'>orphan</a>");
+           "<a href='gone.html'>gone</a><a href='orphan.html'>orphan</a>"
+           "<a href='flaky.html'>flaky</a>");
+  site.Set("/flaky.html", 200, Article("plums"));
   site.Set("/a.html", 200, Article("apples"));
   site.Set("/b.html", 200, Article("bananas"));
   site.Set("/old.html", 200, Article("oranges"));
@@ -240,8 +242,17 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   ASSERT_GT(daemon.port(), 0) << daemon.log();
   const std::string one = StartSweep(daemon.port());
   const json first = WaitForSweep(daemon.port(), one);
-  EXPECT_EQ(first["pages"], 6);
+  EXPECT_EQ(first["pages"], 7);
   EXPECT_EQ(first["closed"], true);
+  // A page of another site, posted to the API into a sweep of its own: not the crawler's.
+  HttpClient api(daemon.port());
+  ASSERT_EQ(api.Request("POST", "/v1/sweeps", R"({"name": "api"})", "application/json").status,
+            200);
+  const std::string elsewhere = "https://elsewhere.example/page";
+  ASSERT_EQ(api.Request("POST", "/v1/pages?sweep=api&url=" + Q(elsewhere), Article("figs"),
+                        "text/html")
+                .status,
+            200);
 
   // Between the sweeps: a.html edited, old.html moved to new.html with a redirect, gone.html
   // removed and no longer linked (only the revisit finds it), orphan.html no longer linked but
@@ -254,15 +265,17 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   site.Set("/old.html", 301, "/new.html");
   site.Remove("/gone.html");
   site.Set("/added.html", 200, Article("cherries"));
+  site.Set("/flaky.html", 500, "try again later");  // a failed fetch: not known to be gone
   // Sweep names carry the second they started: make the second sweep's differ.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   const std::string two = StartSweep(daemon.port());
   ASSERT_NE(two, one);
   const json second = WaitForSweep(daemon.port(), two);
   EXPECT_EQ(second["closed"], true) << second.dump();
-  EXPECT_EQ(second["known_urls"], 6);
-  EXPECT_EQ(second["dead"], 1);   // gone.html: 404 on revisit
-  EXPECT_EQ(second["pages"], 6);  // /, a, b, old (-> new), orphan, added
+  EXPECT_EQ(second["known_urls"], 7);  // the crawler's own URLs only, not elsewhere.example
+  EXPECT_EQ(second["dead"], 1);        // gone.html: 404 on revisit
+  EXPECT_EQ(second["errors"], 1);      // flaky.html: 500
+  EXPECT_EQ(second["pages"], 6);       // /, a, b, old (-> new), orphan, added
   EXPECT_EQ(server.CountRequests("/gone.html"), 2u);
   EXPECT_EQ(server.CountRequests("/orphan.html"), 2u);
   const int port = daemon.port();
@@ -288,6 +301,9 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   ASSERT_EQ(old_page.size(), 2u);
   EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
   EXPECT_EQ(old_page[1]["verdict"], "gone");
+  // Closing sweep two declared gone neither the page whose fetch failed nor the other site's.
+  EXPECT_EQ(History(port, server.Url("/flaky.html")).size(), 1u);
+  EXPECT_EQ(History(port, elsewhere).size(), 1u);
   const json added = History(port, server.Url("/added.html"));
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0]["verdict"], "new");

@@ -260,6 +260,29 @@ TEST_F(StoreTest, PageErrorsDoNotStopTheBatch) {
   ExpectConsistent(*store);
 }
 
+TEST_F(StoreTest, CloseSweepWithAFilterMarksGoneOnlyWhatItAccepts) {
+  auto store = OpenStore();
+  SweepId s1 = store->OpenSweep("s1", 100)->id;
+  ASSERT_TRUE(store->Apply(std::vector<PageInput>{Page("http://site/a", s1, 100, Range(0, 200)),
+                                                  Page("http://site/b", s1, 100, Range(1000, 200)),
+                                                  Page("http://other/c", s1, 100, Range(2000, 200))})
+                  .ok());
+  ASSERT_TRUE(store->CloseSweep(s1, 150).ok());
+  SweepId s2 = store->OpenSweep("s2", 200)->id;
+  ASSERT_TRUE(store->Apply(std::vector<PageInput>{Page("http://site/a", s2, 200, Range(0, 200))}).ok());
+  std::vector<std::string> asked;
+  SweepInfo closed = *store->CloseSweep(s2, 299, [&](std::string_view url) {
+    asked.emplace_back(url);
+    return url.starts_with("http://site/");
+  });
+  EXPECT_EQ(closed.gone, 1u);  // site/b; other/c is not the sweep's to declare gone
+  EXPECT_EQ(asked, (std::vector<std::string>{"http://site/b", "http://other/c"}));  // not seen in s2
+  EXPECT_EQ(store->History("http://site/b")->back().verdict, Verdict::kGone);
+  EXPECT_EQ(store->History("http://other/c")->size(), 1u);
+  EXPECT_EQ(store->History("http://site/a")->size(), 2u);
+  ExpectConsistent(*store);
+}
+
 TEST_F(StoreTest, SweepsCloseMarksGoneAndCompareCountsChanges) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 100)->id;
