@@ -273,6 +273,8 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_header_bytes", 1024, int64_t{1} << 20, &c.limits.max_header_bytes);
     r.Int("max_url_bytes", 16, 65536, &c.limits.max_url_bytes);
     r.Int("max_batch_pages", 1, 100000, &c.limits.max_batch_pages);
+    r.Int("max_warc_body_bytes", 1, int64_t{1} << 40, &c.limits.max_warc_body_bytes);
+    r.Int("max_warc_uploads", 1, 64, &c.limits.max_warc_uploads);
   });
   Section(root, "ingest", source, &status, [&](TableReader& r) {
     r.String("default_sweep", &c.ingest.default_sweep);

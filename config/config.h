@@ -63,6 +63,13 @@ struct LimitsOptions {
   int64_t max_url_bytes = 4096;
   // Most pages in one batch request (JSON lines); more get 413. 1..100000.
   int64_t max_batch_pages = 1000;
+  // Largest WARC body (POST /v1/pages with Content-Type application/warc). The body is streamed
+  // record by record, never held, so this bounds the time one upload takes rather than memory;
+  // a larger body gets 413 (the records read before the limit stay stored). 1..1 TiB.
+  int64_t max_warc_body_bytes = int64_t{4} << 30;
+  // WARC uploads read at once, each on a thread of its own; more get 503 with Retry-After.
+  // 1..64.
+  int64_t max_warc_uploads = 4;
 };
 
 struct IngestOptions {

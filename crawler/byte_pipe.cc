@@ -22,6 +22,20 @@ bool BytePipe::Write(std::string_view bytes) {
   return true;
 }
 
+BytePipe::Offer BytePipe::WriteOrNotify(std::string_view bytes, std::function<void()> on_space) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return Offer::kCancelled;
+  if (read_pos_ > 0) {
+    buffer_.erase(0, read_pos_);
+    read_pos_ = 0;
+  }
+  buffer_.append(bytes);
+  changed_.notify_all();
+  if (buffer_.size() < max_bytes_) return Offer::kMore;
+  on_space_ = std::move(on_space);
+  return Offer::kFull;
+}
+
 void BytePipe::Close(Status status) {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
@@ -41,13 +55,22 @@ StatusOr<size_t> BytePipe::Read(char* buffer, size_t size) {
   std::memcpy(buffer, buffer_.data() + read_pos_, n);
   read_pos_ += n;
   changed_.notify_all();
+  std::function<void()> on_space;
+  if (on_space_ && buffer_.size() - read_pos_ < max_bytes_) on_space.swap(on_space_);
+  lock.unlock();
+  if (on_space) on_space();
   return n;
 }
 
 void BytePipe::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cancelled_ = true;
-  changed_.notify_all();
+  std::function<void()> on_space;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    changed_.notify_all();
+    on_space.swap(on_space_);
+  }
+  if (on_space) on_space();
 }
 
 }  // namespace shingled::crawler

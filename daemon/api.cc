@@ -130,19 +130,7 @@ void Api::Handle(Request req, ReplyPtr reply) {
                        (is_post && allow.find("POST") != std::string::npos);
   if (!allowed) return respond(MethodNotAllowed(allow));
 
-  if (!options_.token.empty() && (is_post ? options_.protect_writes : options_.protect_reads)) {
-    const std::string_view auth = ToStd(req[http::field::authorization]);
-    constexpr std::string_view kBearer = "Bearer ";
-    const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
-                    ConstantTimeEquals(auth.substr(kBearer.size()), options_.token);
-    if (!ok) {
-      Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",
-                                   auth.empty() ? "this request needs Authorization: Bearer TOKEN"
-                                                : "the bearer token is wrong");
-      res.set(http::field::www_authenticate, "Bearer realm=\"shingled\"");
-      return respond(res);
-    }
-  }
+  if (std::optional<Response> denied = CheckAuth(req, is_post)) return respond(*denied);
 
   if (route == "pages") {
     if (dedup::ParseContentType(ToStd(req[http::field::content_type])).mime ==
@@ -164,6 +152,22 @@ void Api::Handle(Request req, ReplyPtr reply) {
     if (route == "documents") return GetDocument(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close
   });
+}
+
+std::optional<Response> Api::CheckAuth(const Request& req, bool is_write) const {
+  if (options_.token.empty() || !(is_write ? options_.protect_writes : options_.protect_reads)) {
+    return std::nullopt;
+  }
+  const std::string_view auth = ToStd(req[http::field::authorization]);
+  constexpr std::string_view kBearer = "Bearer ";
+  const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
+                  ConstantTimeEquals(auth.substr(kBearer.size()), options_.token);
+  if (ok) return std::nullopt;
+  Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",
+                               auth.empty() ? "this request needs Authorization: Bearer TOKEN"
+                                            : "the bearer token is wrong");
+  res.set(http::field::www_authenticate, "Bearer realm=\"shingled\"");
+  return res;
 }
 
 Response Api::Ready() {

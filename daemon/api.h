@@ -12,14 +12,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "daemon/http_query.h"
 #include "daemon/http_server.h"
 #include "daemon/ingest.h"
 #include "daemon/metrics.h"
 #include "daemon/task_pool.h"
+#include "daemon/warc_upload.h"
 #include "dedup/sketch.h"
 #include "dedup/streaming_canonicalizer.h"
 #include "store/store.h"
@@ -33,6 +36,9 @@ struct ApiOptions {
   std::string default_sweep;  // "" : requests must name a sweep
   size_t max_url_bytes = 4096;
   size_t max_batch_pages = 1000;
+  // WARC uploads read at once (limits.max_warc_uploads), and how each runs.
+  size_t max_warc_uploads = 4;
+  WarcUploadOptions warc;
   int retry_after_s = 1;
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Bearer token; empty means no authentication.
@@ -50,8 +56,21 @@ class Api : public HttpHandler {
       IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
       CrawlScheduler* crawl = nullptr);
 
+  // Waits for the WARC uploads' threads (JoinUploads).
+  ~Api() override;
+
   void Handle(Request request, ReplyPtr reply) override;
   void OnServerResponse(http::status status) override;
+  // POST /v1/pages with a WARC body (application/warc, application/warc+gzip) is streamed.
+  bool StreamsBody(const Request& header) override;
+  std::shared_ptr<BodySink> HandleStreamed(Request header, ReplyPtr reply) override;
+
+  // Shutdown, after the server stopped accepting: uploads still reading stop (what they read is
+  // committed and answered for, with 503). Does not wait.
+  void AbortUploads();
+  // Waits until every upload has answered. Call after the pipeline stopped (so that no upload
+  // waits for room in it) and before the I/O threads end (so that the answers can be sent).
+  void JoinUploads();
 
   // /readyz answers 503 from now on, so that load balancers stop sending work.
   void set_shutting_down() { shutting_down_ = true; }
@@ -86,6 +105,8 @@ class Api : public HttpHandler {
   Response PostCrawl();
 
   StatusOr<std::string> RequiredUrl(const Target& target) const;
+  // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
+  std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
   Response Error(const Status& status) const;
 
   store::Store* const store_;
@@ -101,6 +122,12 @@ class Api : public HttpHandler {
   // by sweeps_mu_.
   std::mutex sweeps_mu_;
   std::unordered_map<std::string, store::SweepId> sweep_ids_;
+
+  // WARC uploads, finished ones reaped when the next starts. State below is protected by
+  // uploads_mu_.
+  std::mutex uploads_mu_;
+  std::vector<std::shared_ptr<WarcUpload>> uploads_;
+  bool uploads_stopped_ = false;
 };
 
 }  // namespace shingled::daemon

@@ -1,4 +1,5 @@
-// POST /v1/pages: one page as the body, or a batch of pages as JSON lines.
+// POST /v1/pages: one page as the body, or a batch of pages as JSON lines (a WARC body is
+// streamed: api_warc.cc).
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -79,7 +80,7 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
         http::status::unsupported_media_type, "unsupported_media_type",
         "Content-Type " + mime.substr(0, 100) +
             " is not accepted: post a page as text/*, application/xhtml+xml, application/xml or "
-            "application/octet-stream, or a batch as application/x-ndjson"));
+            "application/octet-stream, or a batch as application/x-ndjson or application/warc"));
   }
   const bool dead = job.http_status == 404 || job.http_status == 410;
   if (req.body().empty() && !dead) {

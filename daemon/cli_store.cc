@@ -1,6 +1,5 @@
 // The store's command line (issue 3): ingest, check, backup, and the queries.
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,13 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "crawler/url.h"
 #include "crawler/warc.h"
 #include "daemon/cli.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
 #include "daemon/store_setup.h"
 #include "daemon/task_pool.h"
+#include "daemon/warc_ingest.h"
 
 namespace shingled::cli {
 namespace {
@@ -113,14 +112,13 @@ bool IsWarcPath(const std::string& path) {
   return path.ends_with(".warc") || path.ends_with(".warc.gz");
 }
 
-// Reads a WARC file into the pipeline through `submit`: response and resource records with a
-// 2xx answer become pages, 404 and 410 answers dead versions, each with its WARC-Target-URI and
-// WARC-Date; records whose target is not an http(s) URL are skipped. Bad records are reported in
-// `errors` with their offsets and skipped; so are revisit records (TODO(crawler): record them as
-// unchanged versions once the store can add a version of a known document without its content) and
-// other statuses, counted in *skipped.
+// Reads a WARC file into the pipeline through `submit`, record by record, each page with its
+// WARC-Target-URI and WARC-Date (daemon::JobFromWarcRecord: responses, resources, revisits as
+// unchanged versions, 404/410 as dead versions). Bad records are reported in `errors` with their
+// offsets and skipped; so are records of other statuses or of non-http(s) targets, counted in
+// *skipped.
 Status IngestWarc(const std::string& path, store::SweepId sweep,
-                  const std::function<Status(daemon::PageJob)>& submit,
+                  const std::function<Status(const daemon::PageJob&, const std::string&)>& submit,
                   std::vector<std::string>* errors, std::mutex* mu, uint64_t* skipped) {
   StatusOr<std::unique_ptr<crawler::ByteSource>> source = crawler::OpenFileSource(path);
   if (!source.ok()) {
@@ -140,34 +138,19 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
   };
   while (reader.Next(&record)) {
     report_problems();
-    StatusOr<std::optional<crawler::WarcPage>> page = crawler::InterpretRecord(record);
-    if (!page.ok()) {
+    const std::string where = path + ": offset " + std::to_string(record.member_offset);
+    bool skip = false;
+    StatusOr<std::optional<daemon::PageJob>> job = daemon::JobFromWarcRecord(record, sweep, &skip);
+    if (!job.ok()) {
       std::lock_guard<std::mutex> lock(*mu);
-      errors->push_back(path + ": " + page.status().message());
+      errors->push_back(where + ": " + job.status().message());
       continue;
     }
-    if (!page->has_value()) continue;  // request, metadata, warcinfo
-    crawler::WarcPage& p = **page;
-    if (!crawler::ParseUrl(p.url).ok()) {  // e.g. wget's own metadata://gnu.org/... records
-      ++*skipped;
+    if (!job->has_value()) {
+      if (skip) ++*skipped;
       continue;
     }
-    const bool dead = p.http_status == 404 || p.http_status == 410;
-    const bool ok = p.kind == crawler::WarcPage::Kind::kResource ||
-                    (p.kind == crawler::WarcPage::Kind::kResponse && p.http_status >= 200 &&
-                     p.http_status < 300);
-    if (!ok && !(dead && p.kind == crawler::WarcPage::Kind::kResponse)) {
-      ++*skipped;
-      continue;
-    }
-    daemon::PageJob job;
-    job.url = std::move(p.url);
-    job.sweep = sweep;
-    job.date = p.date_unix;
-    job.http_status = dead ? p.http_status : 200;
-    job.content_type = std::move(p.content_type);
-    if (!dead) job.body = std::move(p.body);
-    SHINGLED_RETURN_IF_ERROR(submit(std::move(job)));
+    SHINGLED_RETURN_IF_ERROR(submit(**job, where + ": " + (*job)->url));
   }
   report_problems();
   if (!reader.status().ok()) {
@@ -197,38 +180,23 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, options);
 
   std::mutex mu;
-  std::condition_variable cv;
-  size_t outstanding = 0;
   uint64_t counts[6] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
   uint64_t pages = 0;
-  // Submits one page, waiting while the pipeline's queue is full. Errors other than a full
-  // queue end the ingest.
-  auto submit = [&](daemon::PageJob job) -> Status {
-    for (;;) {
-      std::vector<daemon::PageJob> jobs{job};
-      const std::string url = job.url;
-      Status s = pipeline.Submit(std::move(jobs), [&, url](std::vector<daemon::PageOutcome> out) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (out[0].status.ok()) {
-          ++pages;
-          ++counts[static_cast<int>(out[0].result.verdict)];
-          if (out[0].result.cluster != 0) clusters.insert(out[0].result.cluster);
-        } else {
-          errors.push_back(url + ": " + out[0].status.message());
-        }
-        --outstanding;
-        cv.notify_all();
-      });
-      std::unique_lock<std::mutex> lock(mu);
-      if (s.ok()) {
-        ++outstanding;
-        return OkStatus();
+  daemon::PageFeeder feeder(&pipeline, options.queue_pages);
+  // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
+  // Errors other than a full queue end the ingest.
+  auto submit = [&](const daemon::PageJob& job, const std::string& label) -> Status {
+    return feeder.Submit(job, [&, label](const daemon::PageOutcome& out) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (out.status.ok()) {
+        ++pages;
+        ++counts[static_cast<int>(out.result.verdict)];
+        if (out.result.cluster != 0) clusters.insert(out.result.cluster);
+      } else {
+        errors.push_back(label + ": " + out.status.message());
       }
-      if (s.code() != StatusCode::kResourceExhausted) return s;
-      // The queue is full: wait for a page to be committed, then try again.
-      cv.wait(lock, [&] { return outstanding < options.queue_pages / 2; });
-    }
+    });
   };
   uint64_t warc_skipped = 0;
   for (const FileRef& f : files) {
@@ -257,12 +225,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     job.date = date;
     job.content_type = ContentTypeForPath(f.file.string(), in.content_type);
     job.body = data.str();
-    if (Status s = submit(std::move(job)); !s.ok()) return Fail("ingest", s);
+    if (Status s = submit(job, job.url); !s.ok()) return Fail("ingest", s);
   }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return outstanding == 0; });
-  }
+  feeder.Wait();
   pipeline.Stop();
   pool.Stop();
   using store::Verdict;

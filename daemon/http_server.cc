@@ -13,9 +13,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace shingled::daemon {
 
@@ -100,14 +102,17 @@ class Session : public std::enable_shared_from_this<Session> {
   };
 
   void DoRead() {
-    if (closing_ || closed_ || slots_.size() >= core_->options.max_pipelined_requests) {
+    if (closing_ || closed_ || streaming_ ||
+        slots_.size() >= core_->options.max_pipelined_requests) {
       reading_ = false;
       return;
     }
     reading_ = true;
+    streamed_ = false;
     parser_.emplace();  // a fresh parser per request
     parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_bytes));
-    parser_->body_limit(core_->options.max_body_bytes);
+    // The limit depends on the route (OnHeader): none while the header is read.
+    parser_->body_limit(std::numeric_limits<uint64_t>::max());
     stream_.expires_after(core_->options.read_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
@@ -116,26 +121,145 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec, size_t) {
     if (ec) return OnReadError(ec);
     const Request& req = parser_->get();
-    // curl and others wait a second for "100 Continue" before sending a large body; answer it
-    // when nothing else is being written, else let the client's own timer send the body.
-    if (!parser_->is_done() && beast::iequals(req[http::field::expect], "100-continue") &&
-        slots_.empty() && !writing_) {
-      continue_.emplace(http::status::continue_, req.version());
+    request_version_ = req.version();
+    expects_continue_ =
+        beast::iequals(req[http::field::expect], "100-continue") && !parser_->is_done();
+    streamed_ = core_->handler->StreamsBody(req);
+    const uint64_t limit =
+        streamed_ ? core_->options.max_streamed_body_bytes : core_->options.max_body_bytes;
+    if (const auto length = parser_->content_length(); length && *length > limit) {
+      return OnReadError(http::error::body_limit);  // 413 before reading the body
+    }
+    parser_->body_limit(limit);
+    if (!streamed_) return ContinueThen(0, &Session::ReadBody);
+    if (StartStream()) ContinueThen(1, &Session::ReadChunk);
+  }
+
+  // curl and others wait a second for "100 Continue" before sending a large body; answer it
+  // when nothing else is being written (`own_slots`: the request's own slot, if it has one yet),
+  // else let the client's own timer send the body. Then `next`.
+  void ContinueThen(size_t own_slots, void (Session::*next)()) {
+    if (expects_continue_ && slots_.size() == own_slots && !writing_) {
+      continue_.emplace(http::status::continue_, request_version_);
       writing_ = true;
       stream_.expires_after(core_->options.write_timeout);
       return http::async_write(stream_, *continue_,
-                               [self = shared_from_this()](beast::error_code wec, size_t) {
+                               [self = shared_from_this(), next](beast::error_code wec, size_t) {
                                  self->writing_ = false;
                                  if (wec) return self->Close();
-                                 self->ReadBody();
+                                 ((*self).*next)();
                                });
     }
-    ReadBody();
+    (this->*next)();
   }
 
   void ReadBody() {
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  // --- streamed bodies (BodySink) ---
+  // The request gets its slot and goes to the handler now; its body follows piece by piece
+  // through a buffer_body parser. Reading the next request waits until the body has ended.
+  // Returns false when the handler answered at once (the body is then not read).
+  bool StartStream() {
+    reading_ = false;
+    stream_parser_.emplace(std::move(*parser_));
+    parser_.reset();
+    Request header(stream_parser_->get().base());
+    const uint64_t seq = first_seq_ + slots_.size();
+    slots_.push_back(Slot{header.version(), header.keep_alive(), std::nullopt});
+    if (!header.keep_alive()) closing_ = true;
+    streaming_ = true;
+    sink_ = core_->handler->HandleStreamed(std::move(header),
+                                           std::make_shared<Reply>(shared_from_this(), seq));
+    if (sink_ == nullptr) {
+      streaming_ = false;
+      stream_parser_.reset();
+      closing_ = true;  // the unread body is drained and dropped by Close()
+      return false;
+    }
+    chunk_.resize(kChunkBytes);
+    return true;
+  }
+
+  void ReadChunk() {
+    if (!streaming_ || closed_) return;
+    if (stream_parser_->is_done()) return EndStream(OkStatus());  // an empty body
+    http::buffer_body::value_type& body = stream_parser_->get().body();
+    body.data = chunk_.data();
+    body.size = chunk_.size();
+    chunk_pending_ = true;
+    stream_.expires_after(core_->options.read_timeout);
+    // read_some, not read: what has arrived goes on now rather than when the buffer is full, so
+    // a slow upload is read as it comes.
+    http::async_read_some(stream_, buffer_, *stream_parser_,
+                          beast::bind_front_handler(&Session::OnChunk, shared_from_this()));
+  }
+
+  void OnChunk(beast::error_code ec, size_t) {
+    chunk_pending_ = false;
+    if (ec == http::error::need_buffer) ec = {};  // the chunk buffer is full: pass it on
+    const size_t got = chunk_.size() - stream_parser_->get().body().size;
+    if (ec) {
+      // What arrived before the error still goes in (the records before a body limit).
+      if (got > 0) sink_->Write(std::string_view(chunk_.data(), got), [] {});
+      return OnStreamError(ec);
+    }
+    BodySink::Next next = BodySink::Next::kMore;
+    if (got > 0) {
+      auto resume = [weak = weak_from_this()] {
+        if (auto self = weak.lock()) {
+          net::post(self->stream_.get_executor(), [self] { self->ReadChunk(); });
+        }
+      };
+      next = sink_->Write(std::string_view(chunk_.data(), got), std::move(resume));
+    }
+    if (stream_parser_->is_done()) return EndStream(OkStatus());
+    if (next == BodySink::Next::kStop) {
+      closing_ = true;
+      return EndStream(UnavailableError("the handler stopped reading the body"));
+    }
+    if (next == BodySink::Next::kMore) ReadChunk();
+    // kWait: the sink's `resume` calls ReadChunk.
+  }
+
+  void OnStreamError(beast::error_code ec) {
+    closing_ = true;
+    const uint64_t limit = core_->options.max_streamed_body_bytes;
+    Status status;
+    if (ec == beast::error::timeout) {
+      // basic_stream closed the socket: the slow client is cut off.
+      closed_ = true;
+      core_->handler->OnServerResponse(http::status::request_timeout);
+      status = DeadlineExceededError("no body data for " +
+                                     std::to_string(core_->options.read_timeout.count()) + " ms");
+    } else if (ec == http::error::body_limit) {
+      status = ResourceExhaustedError("request body is over the limit of " + std::to_string(limit) +
+                                      " bytes (limits.max_warc_body_bytes)");
+    } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      status = InvalidArgumentError("malformed HTTP body: " + ec.message());
+    } else if (ec == net::error::operation_aborted) {
+      status = UnavailableError("the server stopped reading the body");
+    } else {
+      status = UnavailableError("the connection closed before the body ended: " + ec.message());
+    }
+    EndStream(std::move(status));
+  }
+
+  void EndStream(Status status) {
+    streaming_ = false;
+    stream_parser_.reset();
+    std::shared_ptr<BodySink> sink = std::move(sink_);
+    std::vector<char>().swap(chunk_);
+    sink->Close(std::move(status));
+    if (closed_) return;
+    if (closing_) {
+      if (slots_.empty() && !writing_) Close();
+      return;
+    }
+    DoRead();  // the next request, while this one is answered
   }
 
   void OnRead(beast::error_code ec, size_t) {
@@ -165,11 +289,14 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const unsigned version = parser_ ? parser_->get().version() : 11;
     if (ec == http::error::body_limit) {
-      Enqueue(ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                            "request body is over the limit of " +
-                                std::to_string(core_->options.max_body_bytes) +
-                                " bytes (limits.max_body_bytes)"),
-              version);
+      Enqueue(
+          ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                        "request body is over the limit of " +
+                            (streamed_ ? std::to_string(core_->options.max_streamed_body_bytes) +
+                                             " bytes (limits.max_warc_body_bytes)"
+                                       : std::to_string(core_->options.max_body_bytes) +
+                                             " bytes (limits.max_body_bytes)")),
+          version);
     } else if (ec == http::error::header_limit) {
       Enqueue(
           ErrorResponse(http::status::request_header_fields_too_large, "header_fields_too_large",
@@ -205,6 +332,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closed_ || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
     Slot& slot = slots_[seq - first_seq_];
     slot.response = std::move(response);
+    // Answered before its streamed body ended: the rest of the body is not read.
+    if (streaming_ && seq - first_seq_ == slots_.size() - 1) closing_ = true;
     MaybeWrite();
   }
 
@@ -229,10 +358,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!keep_alive) closing_ = true;
     if (closing_) {
       if (slots_.empty()) {
-        if (reading_)
-          stream_.socket().cancel();  // OnReadError then closes
-        else
+        if (reading_ || chunk_pending_) {
+          stream_.socket().cancel();  // OnReadError or OnStreamError then closes
+        } else if (streaming_) {
+          EndStream(UnavailableError("the request was answered before its body ended"));
+        } else {
           Close();
+        }
         return;
       }
     } else if (!reading_) {
@@ -267,6 +399,16 @@ class Session : public std::enable_shared_from_this<Session> {
   const uint64_t id_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  // A streamed body: read in pieces of kChunkBytes into chunk_ and passed to sink_.
+  static constexpr size_t kChunkBytes = 64 << 10;
+  std::optional<http::request_parser<http::buffer_body>> stream_parser_;
+  std::shared_ptr<BodySink> sink_;
+  std::vector<char> chunk_;
+  bool streamed_ = false;          // the request being read streams its body
+  bool streaming_ = false;         // a streamed body is being read (or waits for the sink)
+  bool chunk_pending_ = false;     // a read of a piece of it is under way
+  bool expects_continue_ = false;  // of the request being read
+  unsigned request_version_ = 11;
   std::optional<http::response<http::empty_body>> continue_;
   std::deque<Slot> slots_;  // responses in request order; front is the next to write
   uint64_t first_seq_ = 0;  // sequence number of slots_.front()

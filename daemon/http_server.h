@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "daemon/http_response.h"
@@ -44,12 +45,40 @@ class Reply {
 };
 using ReplyPtr = std::shared_ptr<Reply>;
 
+// Where a streamed request body goes (HttpHandler::HandleStreamed): piece by piece, as it
+// arrives, on the session's strand, so that a body of gigabytes is never held.
+class BodySink {
+ public:
+  enum class Next {
+    kMore,  // send the next piece
+    kWait,  // full: the sink calls `resume` once, from any thread, when it takes more
+    kStop,  // the sink wants no more; the connection closes after the answer
+  };
+  virtual ~BodySink() = default;
+  // A piece of the body; `bytes` is valid during the call only. Must not block.
+  virtual Next Write(std::string_view bytes, std::function<void()> resume) = 0;
+  // The end of the body, called once: OK when it is complete, else why it broke off
+  // (ResourceExhausted over the body limit, DeadlineExceeded when the client was too slow,
+  // InvalidArgument for malformed chunked coding, Unavailable when the connection closed or
+  // the handler stopped reading).
+  virtual void Close(Status status) = 0;
+};
+
 class HttpHandler {
  public:
   virtual ~HttpHandler() = default;
   // Called on the session's strand for each complete request. Must call reply->Send() once,
   // now or later, from any thread.
   virtual void Handle(Request request, ReplyPtr reply) = 0;
+  // Called on the session's strand once a request's header is read, before its body: true to
+  // stream the body to a BodySink (HandleStreamed) instead of reading it whole (Handle). A
+  // streamed body may be up to HttpServerOptions::max_streamed_body_bytes.
+  virtual bool StreamsBody(const Request& header) = 0;
+  // Handles a request StreamsBody accepted; `header` has an empty body. Returns the sink the
+  // body goes to and answers through `reply` later (usually once the sink is closed); or answers
+  // at once and returns nullptr: the body is then not read and the connection closes after the
+  // answer.
+  virtual std::shared_ptr<BodySink> HandleStreamed(Request header, ReplyPtr reply) = 0;
   // Called for each response the server makes itself (limits, malformed requests, the session
   // cap), for metrics.
   virtual void OnServerResponse(http::status status) = 0;
@@ -60,6 +89,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds write_timeout{30000};
   uint64_t max_header_bytes = 16384;
   uint64_t max_body_bytes = 16 << 20;
+  // For bodies streamed to a BodySink (WARC uploads): they are not held, so the limit is larger.
+  uint64_t max_streamed_body_bytes = uint64_t{4} << 30;
   size_t max_sessions = 1024;
   size_t max_pipelined_requests = 8;
   int retry_after_s = 1;

@@ -121,8 +121,9 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.admitted = admitted;
   item.bytes = job.body.size();
   item.content_kind = ContentKindName(job);
-  // Dead pages (404, 410) are recorded without a document: their body is not sketched.
-  if (job.http_status != 404 && job.http_status != 410) {
+  // Dead pages (404, 410) are recorded without a document and revisits point at one already
+  // stored: neither is sketched.
+  if (job.http_status != 404 && job.http_status != 410 && !job.revisit) {
     const Clock::time_point start = Clock::now();
     if (ReuseStoredSketch(job.body, &item.input.sketch)) {
       if (metrics_ != nullptr) metrics_->SketchReused();
@@ -137,6 +138,8 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.input.date = job.date;
   item.input.http_status = job.http_status;
   item.input.canonical_link = std::move(job.canonical_link);
+  item.input.revisit = job.revisit;
+  item.input.revisit_of = std::move(job.revisit_of);
   Release(0, item.bytes);
   std::vector<Item> cancelled;
   {
@@ -219,7 +222,7 @@ void IngestPipeline::WriterLoop() {
       if (metrics_ != nullptr) {
         if (r.status.ok()) {
           metrics_->PageIngested(r.verdict, item.content_kind, item.bytes,
-                                 SecondsSince(item.admitted), r.cluster);
+                                 SecondsSince(item.admitted));
         } else {
           metrics_->PageFailed("rejected");
         }

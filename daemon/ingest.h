@@ -51,6 +51,10 @@ struct PageJob {
   std::string content_type;  // the HTTP Content-Type, may be empty
   std::string body;
   std::string canonical_link;  // <link rel=canonical>, recorded on the version; may be empty
+  // A revisit (a WARC `revisit` record, store::PageInput::revisit): no body, not sketched; the
+  // version points at the last document of `revisit_of` (empty: `url` itself).
+  bool revisit = false;
+  std::string revisit_of;
 };
 
 // The outcome of one page: a PageResult, or why it was not stored.

@@ -213,8 +213,13 @@ Json StatsJson(const store::StoreStats& s) {
   for (const store::DatabaseStats& d : s.databases) {
     dbs[d.name] = {{"entries", d.entries}, {"bytes", d.bytes}};
   }
-  return Json{{"documents", s.documents},   {"urls", s.urls},         {"versions", s.versions},
-              {"clusters", s.clusters},     {"map_size", s.map_size}, {"file_bytes", s.file_bytes},
+  return Json{{"documents", s.documents},
+              {"urls", s.urls},
+              {"versions", s.versions},
+              {"clusters", s.clusters},
+              {"largest_cluster", s.largest_cluster},
+              {"map_size", s.map_size},
+              {"file_bytes", s.file_bytes},
               {"databases", std::move(dbs)}};
 }
 

@@ -115,7 +115,7 @@ Metrics::Metrics()
                     .Add({})),
       largest_cluster_(BuildGauge()
                            .Name("shingled_store_largest_cluster_documents")
-                           .Help("Documents in the largest cluster seen growing since start-up")
+                           .Help("Documents in the largest cluster")
                            .Register(*registry_)
                            .Add({})),
       disk_bytes_(BuildGauge()
@@ -214,17 +214,13 @@ Metrics::Metrics()
 }
 
 void Metrics::PageIngested(store::Verdict verdict, std::string_view content_kind, uint64_t bytes,
-                           double latency_s, store::ClusterId cluster) {
+                           double latency_s) {
   pages_
       .Add({{"verdict", std::string(store::VerdictName(verdict))},
             {"content_kind", std::string(content_kind)}})
       .Increment();
   bytes_.Increment(static_cast<double>(bytes));
   ingest_latency_.Observe(latency_s);
-  if (verdict == store::Verdict::kNearDuplicate || verdict == store::Verdict::kDuplicate) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (grown_clusters_.size() < 256) grown_clusters_.insert(cluster);
-  }
 }
 
 void Metrics::PageFailed(std::string_view reason) {
@@ -294,6 +290,7 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     urls_.Set(static_cast<double>(stats->urls));
     versions_.Set(static_cast<double>(stats->versions));
     clusters_.Set(static_cast<double>(stats->clusters));
+    largest_cluster_.Set(static_cast<double>(stats->largest_cluster));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
   }
@@ -301,17 +298,6 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
   struct stat st;
   if (::stat((store_dir + "/data.mdb").c_str(), &st) == 0) {
     disk_bytes_.Set(static_cast<double>(st.st_blocks) * 512);
-  }
-  std::set<store::ClusterId> grown;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    grown.swap(grown_clusters_);
-  }
-  for (store::ClusterId id : grown) {
-    StatusOr<store::ClusterInfo> cluster = store.Cluster(id);
-    if (cluster.ok() && static_cast<double>(cluster->members.size()) > largest_cluster_.Value()) {
-      largest_cluster_.Set(static_cast<double>(cluster->members.size()));
-    }
   }
 }
 

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 
@@ -36,7 +35,7 @@ class Metrics {
 
   // --- ingest (called by the pipeline) ---
   void PageIngested(store::Verdict verdict, std::string_view content_kind, uint64_t bytes,
-                    double latency_s, store::ClusterId cluster);
+                    double latency_s);
   void PageFailed(std::string_view reason);
   void Sketched(double seconds);
   // A page whose raw bytes were already stored: its document's sketch was reused.
@@ -104,9 +103,6 @@ class Metrics {
 
   // State below is protected by mu_.
   std::mutex mu_;
-  // Clusters that grew since the last scrape; their sizes are read then. The store keeps no
-  // "largest cluster" figure, so the gauge is the largest cluster seen growing since start-up.
-  std::set<store::ClusterId> grown_clusters_;
   double cpu_seconds_seen_ = 0;
   // The running sweep's progress as last counted.
   crawler::CrawlProgress crawl_seen_;

@@ -110,6 +110,10 @@ int Serve(const ServeFlags& flags) {
   api_options.default_sweep = config.ingest.default_sweep;
   api_options.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
   api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
+  api_options.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
+  // Each upload may hold a quarter of the ingest queue, so that one WARC leaves room for others.
+  api_options.warc.max_in_flight = std::max<size_t>(1, pipeline_options.queue_pages / 4);
+  api_options.warc.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.canonicalizer = canonicalizer;
   api_options.token = token;
@@ -146,6 +150,8 @@ int Serve(const ServeFlags& flags) {
   server_options.write_timeout = std::chrono::milliseconds(config.server.write_timeout_ms);
   server_options.max_header_bytes = static_cast<uint64_t>(config.limits.max_header_bytes);
   server_options.max_body_bytes = static_cast<uint64_t>(config.limits.max_body_bytes);
+  server_options.max_streamed_body_bytes =
+      static_cast<uint64_t>(config.limits.max_warc_body_bytes);
   server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
   server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
   server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
@@ -186,7 +192,16 @@ int Serve(const ServeFlags& flags) {
   while ((*server)->live_sessions() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // WARC uploads still reading stop; what they read is committed (or cancelled past the
+  // deadline) and answered for before the I/O threads end.
+  api.AbortUploads();
   pipeline.Stop(deadline);
+  api.JoinUploads();
+  // The aborted uploads' answers are with their sessions now: a moment to write them.
+  const Clock::time_point written = Clock::now() + std::chrono::seconds(1);
+  while ((*server)->live_sessions() > 0 && Clock::now() < written) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   pool.Cancel();
   work.reset();
   ioc.stop();

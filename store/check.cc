@@ -361,6 +361,17 @@ class Checker {
       uint64_t stored = s.ok() && v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
       if (stored != actual) Problem(std::string("meta ") + key + " is " + std::to_string(stored) + ", the store has " + std::to_string(actual));
     }
+    StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);
+    if (!largest.ok()) return largest.status();
+    Status s = ops_.Get(d_.meta, internal::kLargestClusterKey, &v, internal::kLargestClusterKey);
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+    if (!s.ok()) {
+      Problem(std::string("meta lacks ") + internal::kLargestClusterKey);
+    } else if (v.size() != 8 || GetLE64(v.data()) != *largest) {
+      Problem(std::string("meta ") + internal::kLargestClusterKey + " is " +
+              (v.size() == 8 ? std::to_string(GetLE64(v.data())) : "not 8 bytes") +
+              ", the largest cluster has " + std::to_string(*largest) + " documents");
+    }
     return OkStatus();
   }
 

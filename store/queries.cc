@@ -434,6 +434,7 @@ StatusOr<StoreStats> Store::Stats() const {
   SHINGLED_RETURN_IF_ERROR(counter("count.urls", &out.urls));
   SHINGLED_RETURN_IF_ERROR(counter("count.versions", &out.versions));
   SHINGLED_RETURN_IF_ERROR(counter("count.clusters", &out.clusters));
+  SHINGLED_RETURN_IF_ERROR(counter(internal::kLargestClusterKey, &out.largest_cluster));
   MDB_envinfo info;
   MDB_stat env_stat;
   mdb_env_info(impl_->env_, &info);

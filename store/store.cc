@@ -425,7 +425,8 @@ Status StoreImpl::Open() {
     for (const ParamField& f : ParamFields(params_, polynomial_)) {
       SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
     }
-    for (const char* key : {"count.documents", "count.urls", "count.versions", "count.clusters"}) {
+    for (const char* key : {"count.documents", "count.urls", "count.versions", "count.clusters",
+                            kLargestClusterKey}) {
       SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, key, Le64(0), 0, "meta"));
     }
   } else if (!s.ok()) {
@@ -451,6 +452,15 @@ Status StoreImpl::Open() {
             "parameters or another store");
       }
     }
+    s = ops.Get(dbis_.meta, kLargestClusterKey, &v, "meta largest_cluster");
+    if (s.code() == StatusCode::kNotFound) {
+      // A store written before the largest cluster was kept: count it once (FORMAT.md, "Meta").
+      StatusOr<uint64_t> largest = LargestClusterByScan(ops);
+      if (!largest.ok()) return largest.status();
+      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, kLargestClusterKey, Le64(*largest), 0, "meta"));
+    } else if (!s.ok()) {
+      return s;
+    }
   }
   return LmdbStatus(txn.Commit(), "commit open transaction");
 }
@@ -467,6 +477,7 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.urls", &urls_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.versions", &versions_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.clusters", &clusters_));
+    SHINGLED_RETURN_IF_ERROR(ReadCounter(kLargestClusterKey, &largest_cluster_));
     SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, &next_doc_));
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
@@ -482,6 +493,7 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(WriteCounter("count.documents", documents_));
     SHINGLED_RETURN_IF_ERROR(WriteCounter("count.urls", urls_));
     SHINGLED_RETURN_IF_ERROR(WriteCounter("count.versions", versions_));
+    SHINGLED_RETURN_IF_ERROR(WriteCounter(kLargestClusterKey, largest_cluster_));
     return WriteCounter("count.clusters", clusters_);
   }
 
@@ -569,9 +581,12 @@ class BatchWriter {
 
   Status Union(DocId a, DocId b, ClusterId* root) {
     int64_t delta = 0;
-    StatusOr<ClusterId> r = UnionClusters(ops_, a, b, &delta);
+    uint64_t merged_size = 0;
+    StatusOr<ClusterId> r = UnionClusters(ops_, a, b, &delta, &merged_size);
     if (!r.ok()) return r.status();
     clusters_ = static_cast<uint64_t>(static_cast<int64_t>(clusters_) + delta);
+    // Clusters only grow (nothing is ever removed): the largest is the largest merge result.
+    largest_cluster_ = std::max(largest_cluster_, merged_size);
     *root = *r;
     return OkStatus();
   }
@@ -619,10 +634,65 @@ class BatchWriter {
   Status ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
                          PageResult* result);
 
+  // A revisit (PageInput::revisit): a version of the last document of the URL it refers to.
+  Status ApplyRevisit(const PageInput& page, SweepRecord* sweep, PageResult* result);
+
+  // The last document of a URL: the document of its latest version that has one; 0 if none.
+  StatusOr<DocId> LastDocument(UrlId url) {
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> last = LastVersion(ops_, url, &seq);
+    if (!last.ok()) return last.status().code() == StatusCode::kNotFound ? StatusOr<DocId>(DocId{0}) : last.status();
+    if (last->doc != 0) return last->doc;
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
+    std::string key = VersionKey(url, seq);
+    MDB_val k = Val(key), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == url) {
+      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
+      if (!ver.ok()) return ver.status();
+      if (ver->doc != 0) return ver->doc;
+      rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+    return DocId{0};
+  }
+
+  // Walks the URL's versions of `sweep` back from `last_seq`; the first that `same` accepts is
+  // the page applied before: `result` then answers it as a replay (`replayed` set).
+  template <typename Same>
+  Status MaybeReplay(UrlId url, uint32_t last_seq, SweepId sweep, Same same, PageResult* result) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
+    std::string key = VersionKey(url, last_seq);
+    MDB_val k = Val(key), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == url) {
+      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
+      if (!ver.ok()) return ver.status();
+      if (ver->sweep != sweep) break;
+      if (same(*ver)) {
+        result->replayed = true;
+        result->verdict = ver->verdict;
+        result->doc = ver->doc;
+        if (ver->doc != 0) {
+          StatusOr<ClusterId> cl = FindCluster(ops_, ver->doc);
+          if (!cl.ok()) return cl.status();
+          result->cluster = *cl;
+        }
+        return OkStatus();
+      }
+      rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+    return OkStatus();
+  }
+
   TxnOps& ops_;
   const StoreImpl& store_;
   const internal::Dbis& d_;
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
+  uint64_t largest_cluster_ = 0;  // documents in the largest cluster
   DocId next_doc_ = 1;
   UrlId next_url_ = 1;
   std::map<SweepId, SweepRecord> sweeps_;
@@ -637,6 +707,7 @@ class BatchWriter {
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
   if (page.http_status == 404 || page.http_status == 410) return OkStatus();
+  if (page.revisit) return OkStatus();  // the sketch is ignored
   const dedup::Sketch& s = page.sketch;
   if (s.empty()) {
     if (!s.features.empty() || !s.sample.values.empty()) {
@@ -674,6 +745,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     result->status = FailedPreconditionError("sweep " + sweep->name + " is closed");
     return OkStatus();
   }
+  const bool dead = page.http_status == 404 || page.http_status == 410;
+  if (page.revisit && !dead) return ApplyRevisit(page, sweep, result);
 
   bool new_url = false;
   StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
@@ -690,38 +763,17 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
   if (last) result->previous_doc = last->doc;
 
-  const bool dead = page.http_status == 404 || page.http_status == 410;
   const dedup::Sketch& sketch = page.sketch;
   StatusOr<DocId> identical = dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(d_.fp_identical, sketch.identical);
   if (!identical.ok()) return identical.status();
 
   // Idempotency: the same (URL, sweep, content) is already recorded in this sweep.
   if (last) {
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
-    std::string key = VersionKey(*url, last_seq);
-    MDB_val k = Val(key), v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *url) {
-      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      if (ver->sweep != page.sweep) break;
-      bool same = dead ? (ver->doc == 0 && ver->http_status == static_cast<uint32_t>(page.http_status))
-                       : (ver->doc != 0 && ver->doc == *identical);
-      if (same) {
-        result->replayed = true;
-        result->verdict = ver->verdict;
-        result->doc = ver->doc;
-        if (ver->doc != 0) {
-          StatusOr<ClusterId> cl = FindCluster(ops_, ver->doc);
-          if (!cl.ok()) return cl.status();
-          result->cluster = *cl;
-        }
-        return OkStatus();
-      }
-      rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
-    }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+    SHINGLED_RETURN_IF_ERROR(MaybeReplay(*url, last_seq, page.sweep, [&](const VersionRecord& ver) {
+      return dead ? (ver.doc == 0 && ver.http_status == static_cast<uint32_t>(page.http_status))
+                  : (ver.doc != 0 && ver.doc == *identical);
+    }, result));
+    if (result->replayed) return OkStatus();
   }
 
   VersionRecord version;
@@ -773,6 +825,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     doc = next_doc_++;
     new_doc = true;
     ++documents_;
+    largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;
     rec.bytes = sketch.bytes;
     rec.tokens = sketch.tokens;
@@ -849,6 +902,83 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
+}
+
+Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, PageResult* result) {
+  const std::string& target = page.revisit_of.empty() ? page.url : page.revisit_of;
+  // The target first, so that a failed revisit adds no URL.
+  StatusOr<UrlId> target_url = LookupUrl(ops_, target);
+  if (!target_url.ok() && target_url.status().code() != StatusCode::kNotFound) return target_url.status();
+  StatusOr<DocId> doc = target_url.ok() ? LastDocument(*target_url) : StatusOr<DocId>(DocId{0});
+  if (!doc.ok()) return doc.status();
+  if (*doc == 0) {
+    result->status = NotFoundError("revisit of " + target + ": the store has no document for this URL " +
+                                   "(the content it refers to was never ingested)");
+    return OkStatus();
+  }
+
+  bool new_url = false;
+  StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
+  if (!url.ok()) return url.status();
+  result->url = *url;
+  uint32_t last_seq = 0;
+  std::optional<VersionRecord> last;
+  if (!new_url) {
+    if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
+      last = std::move(lv).value();
+    } else if (lv.status().code() != StatusCode::kNotFound) {
+      return lv.status();
+    }
+  }
+  if (last) {
+    result->previous_doc = last->doc;
+    // A revisit is one more observation of known content: unlike a page, two revisits (or a page
+    // and its revisit) at different dates of one sweep are two versions. The same one again, at the
+    // same date, is a replay.
+    SHINGLED_RETURN_IF_ERROR(MaybeReplay(*url, last_seq, page.sweep,
+                                         [&](const VersionRecord& ver) {
+                                           return ver.doc == *doc && ver.date == page.date;
+                                         },
+                                         result));
+    if (result->replayed) return OkStatus();
+  }
+
+  StatusOr<DocumentRecord> rec = ReadDocument(ops_, *doc);
+  if (!rec.ok()) return rec.status();
+  rec->first_seen = std::min(rec->first_seen, page.date);
+  rec->last_seen = std::max(rec->last_seen, page.date);
+  SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(*doc).view(), EncodeDocument(*rec), 0, "documents"));
+
+  result->doc = *doc;
+  if (last && last->doc == *doc) {
+    result->verdict = Verdict::kUnchanged;
+    result->previous_resemblance = 1.0;
+  } else {
+    // Another URL's content: what Apply answers for identical bytes.
+    result->verdict = Verdict::kDuplicate;
+    DocId holder = 0;
+    StatusOr<DocumentRecord> own = ReadSketchHolder(ops_, *doc, &holder);
+    if (!own.ok()) return own.status();
+    const dedup::Sketch sketch = SketchOf(*own);
+    result->matches.push_back(Match{*doc, Relation::kIdentical, 1.0, 1.0, 1.0, static_cast<int>(sketch.features.size())});
+    if (last && last->doc != 0) {
+      StatusOr<DocumentRecord> prev = ReadSketchHolder(ops_, last->doc, &holder);
+      if (!prev.ok()) return prev.status();
+      result->previous_resemblance = dedup::ResemblanceFromMinhashes(sketch, SketchOf(*prev));
+    }
+  }
+  StatusOr<ClusterId> cluster = FindCluster(ops_, *doc);
+  if (!cluster.ok()) return cluster.status();
+  result->cluster = *cluster;
+
+  VersionRecord version;
+  version.sweep = page.sweep;
+  version.date = page.date;
+  version.http_status = static_cast<uint32_t>(page.http_status);
+  version.canonical_link = page.canonical_link;
+  version.doc = *doc;
+  version.verdict = result->verdict;
+  return AddVersion(*url, last_seq + 1, version, sweep, new_url);
 }
 
 Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,

@@ -60,8 +60,11 @@ class Store {
   // one result per page, only after the transaction is durable. Pages of a batch see the pages
   // before them. Applying the same (URL, sweep, content) again writes nothing and answers the
   // verdict recorded then (`replayed`).
+  // A revisit (PageInput::revisit) adds a version of an existing document without a sketch; it
+  // is idempotent the same way.
   // A page that cannot be applied (unknown or closed sweep, sketch not made with this store's
-  // params, URL empty) gets a non-OK PageResult::status and writes nothing; the others apply.
+  // params, URL empty; NotFound for a revisit of a URL without a document) gets a non-OK
+  // PageResult::status and writes nothing; the others apply.
   // Errors for the whole batch (nothing applied):
   //   ResourceExhausted when the map is full and may not grow, or the disk is full;
   //   FailedPrecondition after an earlier failed commit; other LMDB errors translated.

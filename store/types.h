@@ -92,6 +92,17 @@ struct PageInput {
   int http_status = 200;
   std::string canonical_link;  // rel=canonical, or empty
   dedup::Sketch sketch;
+  // A revisit (a WARC `revisit` record): the crawler saw the same content again and did not keep
+  // it. The version points at the last document of `revisit_of` (the URL the revisit refers to;
+  // empty means `url` itself) and `sketch` is ignored. The verdict is "unchanged" when that
+  // document is `url`'s last document (a revisit of the same URL), "duplicate" otherwise, as
+  // Apply would answer for the same bytes. A revisit is a distinct observation: it is a replay
+  // (nothing written) only when the URL has a version of that document at the same `date` in the
+  // same sweep, so a page and its revisit at a later date in one sweep (one WARC file) make two
+  // versions. The page fails with NotFound when `revisit_of` has no document in the store.
+  // Ignored when http_status is 404 or 410 (a dead version).
+  bool revisit = false;
+  std::string revisit_of;
 };
 
 struct Match {
@@ -204,6 +215,9 @@ struct DatabaseStats {
 
 struct StoreStats {
   uint64_t documents = 0, urls = 0, versions = 0, clusters = 0;
+  // Documents in the largest cluster (1 when no two documents are clustered, 0 in an empty
+  // store). Kept in the meta record as clusters merge (clusters only grow), not counted here.
+  uint64_t largest_cluster = 0;
   uint64_t map_size = 0;
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
   // Pages on LMDB's free list (reused by later writes) times the page size.

@@ -1,5 +1,7 @@
 #include "store/internal/clusters.h"
 
+#include <algorithm>
+
 #include "store/internal/codec.h"
 
 namespace shingled::store::internal {
@@ -51,7 +53,28 @@ StatusOr<uint64_t> ClusterSize(TxnOps& ops, ClusterId root) {
   return static_cast<uint64_t>(count);
 }
 
-StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_member_clusters) {
+StatusOr<uint64_t> LargestClusterByScan(TxnOps& ops) {
+  MDB_stat st;
+  if (int rc = mdb_stat(ops.txn(), ops.dbis().documents, &st); rc != 0) return ops.Fail(rc, "documents stat");
+  uint64_t largest = st.ms_entries > 0 ? 1 : 0;
+  Cursor cursor;
+  if (int rc = cursor.Open(ops.txn(), ops.dbis().cluster_members); rc != 0) {
+    return ops.Fail(rc, "cluster_members cursor");
+  }
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST);
+  while (rc == 0) {
+    size_t count = 0;
+    if (rc = mdb_cursor_count(cursor.get(), &count); rc != 0) return ops.Fail(rc, "cluster_members count");
+    largest = std::max<uint64_t>(largest, count);
+    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT_NODUP);
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "cluster_members");
+  return largest;
+}
+
+StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_member_clusters,
+                                  uint64_t* merged_size) {
   StatusOr<ClusterId> ra = FindCluster(ops, a);
   if (!ra.ok()) return ra.status();
   StatusOr<ClusterId> rb = FindCluster(ops, b);
@@ -88,6 +111,7 @@ StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_
   // Two clusters became one: count multi-member clusters before and after.
   int64_t before = (winner_size > 1 ? 1 : 0) + (loser_size > 1 ? 1 : 0);
   *multi_member_clusters += 1 - before;
+  if (merged_size != nullptr) *merged_size = winner_size + loser_size;
   return winner;
 }
 

@@ -12,6 +12,14 @@
 
 namespace shingled::store::internal {
 
+// The meta key holding the number of documents in the largest cluster (FORMAT.md, "Meta").
+inline constexpr char kLargestClusterKey[] = "largest_cluster";
+
+// The size of the largest cluster counted from `cluster_members` (1 if the store has documents
+// but no cluster of two, 0 if it has none): one step per cluster, for Check and for stores written
+// before the meta entry was kept.
+StatusOr<uint64_t> LargestClusterByScan(TxnOps& ops);
+
 // The cluster id (root) of `doc`: its parent, or itself when it is a singleton.
 StatusOr<ClusterId> FindCluster(TxnOps& ops, DocId doc);
 
@@ -23,8 +31,11 @@ StatusOr<uint64_t> ClusterSize(TxnOps& ops, ClusterId root);
 
 // Merges the clusters of `a` and `b`; returns the surviving root: the larger cluster's, the
 // older (smaller id) on a tie. `*multi_member_clusters` is adjusted by the change in the number of
-// clusters with two or more members. Costs the size of the smaller cluster.
-StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_member_clusters);
+// clusters with two or more members. `*merged_size` (may be null) is set to the size of the
+// merged cluster, or left unchanged when `a` and `b` were in the same cluster already. Costs the
+// size of the smaller cluster.
+StatusOr<ClusterId> UnionClusters(TxnOps& ops, DocId a, DocId b, int64_t* multi_member_clusters,
+                                  uint64_t* merged_size = nullptr);
 
 }  // namespace shingled::store::internal
 

@@ -27,6 +27,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->server.read_timeout_ms, defaults.server.read_timeout_ms);
   EXPECT_EQ(c->limits.max_body_bytes, defaults.limits.max_body_bytes);
   EXPECT_EQ(c->limits.max_header_bytes, defaults.limits.max_header_bytes);
+  EXPECT_EQ(c->limits.max_warc_body_bytes, defaults.limits.max_warc_body_bytes);
+  EXPECT_EQ(c->limits.max_warc_uploads, defaults.limits.max_warc_uploads);
   EXPECT_EQ(c->ingest.queue_pages, defaults.ingest.queue_pages);
   EXPECT_EQ(c->ingest.batch_pages, defaults.ingest.batch_pages);
   EXPECT_EQ(c->store.path, defaults.store.path);

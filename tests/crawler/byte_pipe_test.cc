@@ -64,5 +64,32 @@ TEST(BytePipeTest, CancelUnblocksTheProducer) {
   producer.join();
 }
 
+// The non-blocking producer: a full pipe says so and calls back once the reader made room.
+TEST(BytePipeTest, WriteOrNotifyCallsBackWhenThereIsRoom) {
+  BytePipe pipe(8);
+  int calls = 0;
+  EXPECT_EQ(pipe.WriteOrNotify("abc", [&] { ++calls; }), BytePipe::Offer::kMore);
+  // Over the bound: all of it is taken, and the producer is told to wait.
+  EXPECT_EQ(pipe.WriteOrNotify("defghijk", [&] { ++calls; }), BytePipe::Offer::kFull);
+  char buffer[4];
+  ASSERT_EQ(*pipe.Read(buffer, 2), 2u);  // 9 left: still full, no call
+  EXPECT_EQ(calls, 0);
+  ASSERT_EQ(*pipe.Read(buffer, 4), 4u);  // 5 left: room
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(*pipe.Read(buffer, 4), 4u);
+  EXPECT_EQ(calls, 1);  // once
+  EXPECT_EQ(std::string(buffer, 4), "ghij");
+}
+
+// A cancelled consumer releases a waiting producer, whose next offer is refused.
+TEST(BytePipeTest, CancelCallsAWaitingProducerBack) {
+  BytePipe pipe(4);
+  bool called = false;
+  EXPECT_EQ(pipe.WriteOrNotify("abcdef", [&] { called = true; }), BytePipe::Offer::kFull);
+  pipe.Cancel();
+  EXPECT_TRUE(called);
+  EXPECT_EQ(pipe.WriteOrNotify("x", [] {}), BytePipe::Offer::kCancelled);
+}
+
 }  // namespace
 }  // namespace shingled::crawler

@@ -238,5 +238,89 @@ TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 6: the same site crawled by shingled's own crawler gives the same documents as the WARC
+// GNU wget wrote. wget's WARC goes into sweep "wget", `shingled crawl` of the site into sweep
+// "ours" of the same store: every page is "unchanged", the same document. Then wget crawls again
+// with --warc-dedup, writing `revisit` records for the unchanged payloads: they go in as
+// unchanged versions of the same documents.
+TEST(CrawlCliTest, OurCrawlerAndWgetGiveTheSameDocuments) {
+  if (std::system("wget --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no GNU wget";
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "wget_same";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  testing::TestServer server;
+  const std::vector<std::string> paths = {"/", "/p1.html", "/p2.html", "/p3.html"};
+  server.Page("/", "<html><body><a href='p1.html'>1</a> <a href='p2.html'>2</a> "
+                   "<a href='p3.html'>3</a></body></html>");
+  server.Page("/p1.html", Article("figs"));
+  server.Page("/p2.html", Article("dates"));
+  server.Page("/p3.html", Article("limes"));
+  ASSERT_TRUE(server.Start());
+  auto wget = [&](const std::string& name, const std::string& extra) {
+    std::filesystem::remove_all(dir / ("127.0.0.1:" + std::to_string(server.port())));
+    const std::string cmd = "cd '" + dir.string() +
+                            "' && wget --no-config --no-proxy --quiet --tries=1 --recursive "
+                            "--level=2 --no-parent --warc-file='" +
+                            name + "' " + extra + " " + server.Url("/") + " >/dev/null 2>&1";
+    ASSERT_NE(std::system(cmd.c_str()), -1);
+    ASSERT_TRUE(std::filesystem::exists(dir / (name + ".warc.gz")));
+  };
+  const std::string store = "--store '" + (dir / "store").string() + "'";
+  auto history = [&](const std::string& path) {
+    Result r = RunShingled("history " + store + " --json " + server.Url(path));
+    EXPECT_EQ(r.exit_code, 0) << path << r.out;
+    return json::parse(r.out)["versions"];
+  };
+
+  wget("first", "--warc-cdx");
+  Result r = RunShingled("ingest " + store + " --sweep wget --json '" +
+                         (dir / "first.warc.gz").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json summary = json::parse(r.out);
+  EXPECT_EQ(summary["new"], 4) << summary;
+  EXPECT_EQ(summary["errors"], 0) << summary;
+
+  r = RunShingled("crawl " + store + " --seed " + server.Url("/") +
+                  " --allow-private-addresses --delay 0 --sweep ours");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  summary = json::parse(r.out);
+  EXPECT_EQ(summary["stored"], 4) << summary;
+  EXPECT_EQ(summary["verdicts"], json({{"unchanged", 4}})) << summary;
+  for (const std::string& path : paths) {
+    const json versions = history(path);
+    ASSERT_EQ(versions.size(), 2u) << path << versions;
+    EXPECT_EQ(versions[1]["verdict"], "unchanged") << path;
+    EXPECT_EQ(versions[1]["doc"], versions[0]["doc"]) << path;
+  }
+
+  // wget again, deduplicating against its first crawl: revisit records, no payloads.
+  wget("second", "--warc-dedup='" + (dir / "first.cdx").string() + "'");
+  FILE* grep = popen(("zcat '" + (dir / "second.warc.gz").string() +
+                      "' | grep -ac '^WARC-Type: revisit'")
+                         .c_str(),
+                     "r");
+  ASSERT_NE(grep, nullptr);
+  int revisits = 0;
+  EXPECT_EQ(std::fscanf(grep, "%d", &revisits), 1);
+  pclose(grep);
+  EXPECT_GE(revisits, 4);  // the four pages (and wget's 404 for /robots.txt)
+  r = RunShingled("ingest " + store + " --sweep wget-dedup --json '" +
+                  (dir / "second.warc.gz").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  summary = json::parse(r.out);
+  EXPECT_EQ(summary["unchanged"], 4) << summary;
+  EXPECT_EQ(summary["new"], 0) << summary;
+  EXPECT_EQ(summary["errors"], 0) << summary;
+  for (const std::string& path : paths) {
+    const json versions = history(path);
+    ASSERT_EQ(versions.size(), 3u) << path << versions;
+    EXPECT_EQ(versions[2]["verdict"], "unchanged") << path;
+    EXPECT_EQ(versions[2]["doc"], versions[0]["doc"]) << path;
+  }
+  Result check = RunShingled("check " + store);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace shingled

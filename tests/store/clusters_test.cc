@@ -35,6 +35,11 @@ class Reference {
   int64_t MultiMember() const {
     return std::count_if(sets_.begin(), sets_.end(), [](const auto& kv) { return kv.second.size() > 1; });
   }
+  uint64_t Largest() const {
+    uint64_t n = 0;
+    for (const auto& [root, set] : sets_) n = std::max<uint64_t>(n, set.size());
+    return n;
+  }
 
  private:
   std::map<DocId, DocId> id_;
@@ -59,6 +64,7 @@ TEST(ClustersTest, MatchesReferenceOnRandomUnions) {
   Reference ref(n);
   std::mt19937_64 rng(7);
   int64_t multi = 0;
+  uint64_t largest = 0;  // the largest merge result so far, as the store's writer keeps it
   for (int round = 0; round < 40; ++round) {
     MDB_txn* raw;
     ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &raw), 0);
@@ -67,10 +73,14 @@ TEST(ClustersTest, MatchesReferenceOnRandomUnions) {
     for (int i = 0; i < 10; ++i) {
       // Skewed pairs so that clusters of very different sizes meet.
       DocId a = 1 + rng() % (round < 20 ? 40 : n), b = 1 + rng() % n;
-      StatusOr<ClusterId> root = UnionClusters(ops, a, b, &multi);
+      uint64_t merged = 0;
+      StatusOr<ClusterId> root = UnionClusters(ops, a, b, &multi, &merged);
       ASSERT_TRUE(root.ok()) << root.status().ToString();
+      const bool already = ref.Find(a) == ref.Find(b);
       ref.Union(a, b);
       EXPECT_EQ(*root, ref.Find(a));
+      EXPECT_EQ(merged, already ? 0u : ref.Members(*root).size());
+      largest = std::max(largest, merged);
     }
     ASSERT_EQ(txn.Commit(), 0);
     // Verify everything in a fresh read transaction (what is persisted).
@@ -91,6 +101,10 @@ TEST(ClustersTest, MatchesReferenceOnRandomUnions) {
       }
     }
     EXPECT_EQ(multi, ref.MultiMember());
+    EXPECT_EQ(largest, ref.Largest());
+    StatusOr<uint64_t> scanned = LargestClusterByScan(rops);  // no documents: singletons count 0
+    ASSERT_TRUE(scanned.ok());
+    EXPECT_EQ(*scanned, ref.Largest());
   }
   mdb_env_close(env);
 }

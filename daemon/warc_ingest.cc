@@ -1,0 +1,85 @@
+#include "daemon/warc_ingest.h"
+
+#include <chrono>
+#include <utility>
+
+#include "crawler/url.h"
+
+namespace shingled::daemon {
+
+StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,
+                                                   store::SweepId sweep, bool* skipped) {
+  *skipped = false;
+  StatusOr<std::optional<crawler::WarcPage>> interpreted = crawler::InterpretRecord(record);
+  if (!interpreted.ok()) return interpreted.status();
+  if (!interpreted->has_value()) return std::optional<PageJob>();  // request, metadata, warcinfo
+  crawler::WarcPage& page = **interpreted;
+  using Kind = crawler::WarcPage::Kind;
+  if (!crawler::ParseUrl(page.url).ok()) {
+    *skipped = true;
+    return std::optional<PageJob>();
+  }
+  const bool dead = page.http_status == 404 || page.http_status == 410;
+  // A revisit without HTTP headers (of a resource record) has status 0: it was a page.
+  const bool ok = page.kind == Kind::kResource ||
+                  (page.kind == Kind::kRevisit && page.http_status == 0) ||
+                  (page.http_status >= 200 && page.http_status < 300);
+  if (!ok && !dead) {
+    *skipped = true;
+    return std::optional<PageJob>();
+  }
+  PageJob job;
+  job.sweep = sweep;
+  job.date = page.date_unix;
+  job.http_status = dead ? page.http_status : 200;
+  job.content_type = std::move(page.content_type);
+  if (page.kind == Kind::kRevisit) {
+    job.revisit = true;
+    if (page.refers_to_uri != page.url) job.revisit_of = std::move(page.refers_to_uri);
+  } else if (!dead) {
+    job.body = std::move(page.body);
+  }
+  job.url = std::move(page.url);
+  return std::optional<PageJob>(std::move(job));
+}
+
+PageFeeder::PageFeeder(IngestPipeline* pipeline, size_t max_in_flight)
+    : pipeline_(pipeline), max_in_flight_(max_in_flight) {}
+
+PageFeeder::~PageFeeder() { Wait(); }
+
+Status PageFeeder::Submit(const PageJob& job, const OnDone& on_done) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    finished_.wait(lock, [this] { return in_flight_ < max_in_flight_; });
+    ++in_flight_;
+    lock.unlock();
+    std::vector<PageJob> jobs;
+    jobs.push_back(job);  // a copy: a refused submission is retried
+    Status s = pipeline_->Submit(std::move(jobs), [this, on_done](std::vector<PageOutcome> out) {
+      on_done(std::move(out.front()));
+      std::lock_guard<std::mutex> done_lock(mu_);
+      --in_flight_;
+      finished_.notify_all();
+    });
+    lock.lock();
+    if (s.ok()) return OkStatus();
+    --in_flight_;
+    if (s.code() != StatusCode::kResourceExhausted) return s;
+    // The queue is full. With pages of our own in it, the next one finishing frees room; with
+    // none (other clients filled it), look again shortly: the pipeline has no "room" signal.
+    if (in_flight_ > 0) {
+      const size_t now = in_flight_;
+      finished_.wait(lock, [&] { return in_flight_ < now; });
+    } else {
+      finished_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+  }
+}
+
+void PageFeeder::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  finished_.wait(lock, [this] { return in_flight_ == 0; });
+}
+
+}  // namespace shingled::daemon

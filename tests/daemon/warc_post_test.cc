@@ -1,0 +1,341 @@
+// POST /v1/pages with a WARC body, against the real daemon on loopback: plain and gzip WARCs
+// streamed into the store, a revisit, a damaged record reported with its offset while the rest
+// goes in, and bodies over limits.max_warc_body_bytes (413).
+#include <nlohmann/json.hpp>
+
+#include "crawler/warc.h"
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kDate = 1709294400;  // 2024-03-01T12:00:00Z
+
+// A page of 300 words drawn from `seed`: pages of different seeds share almost no shingles.
+std::string SyntheticPage(int seed) {
+  std::string text = "<html><body><p>";
+  uint64_t x = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1;
+  for (int i = 0; i < 300; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    text += "w" + std::to_string(x % 5000) + " ";
+  }
+  return text + "</p></body></html>";
+}
+
+class StringSink final : public crawler::ByteSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  Status Write(std::string_view bytes) override {
+    out_->append(bytes);
+    return OkStatus();
+  }
+  Status Close() override { return OkStatus(); }
+
+ private:
+  std::string* out_;
+};
+
+// Builds a WARC file in memory the way a crawler writes it.
+class WarcBuilder {
+ public:
+  explicit WarcBuilder(bool gzip) : writer_(std::make_unique<StringSink>(&bytes_), gzip) {
+    EXPECT_TRUE(writer_.WriteWarcinfo(kDate, {{"software", "shingled test"}}).ok());
+  }
+  // Returns the offset of the record in the file.
+  uint64_t Response(const std::string& url, int64_t date, int status, const std::string& body) {
+    const uint64_t at = bytes_.size();
+    EXPECT_TRUE(
+        writer_.WriteResponse(url, date, status, {{"Content-Type", "text/html"}}, body).ok());
+    return at;
+  }
+  uint64_t Revisit(const std::string& url, int64_t date, const std::string& refers_to) {
+    const uint64_t at = bytes_.size();
+    EXPECT_TRUE(writer_
+                    .WriteRecord("revisit", date,
+                                 {{"WARC-Target-URI", url},
+                                  {"WARC-Refers-To-Target-URI", refers_to},
+                                  {"WARC-Profile",
+                                   "http://netpreserve.org/warc/1.1/revisit/"
+                                   "identical-payload-digest"},
+                                  {"Content-Type", "application/http; msgtype=response"}},
+                                 "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n")
+                    .ok());
+    return at;
+  }
+  void Request(const std::string& url, int64_t date) {
+    EXPECT_TRUE(writer_
+                    .WriteRecord("request", date, {{"WARC-Target-URI", url}},
+                                 "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+                    .ok());
+  }
+  void Raw(const std::string& bytes) { bytes_ += bytes; }
+  uint64_t size() const { return bytes_.size(); }
+  std::string Take() {
+    EXPECT_TRUE(writer_.Close().ok());
+    return std::move(bytes_);
+  }
+
+ private:
+  std::string bytes_;
+  crawler::WarcWriter writer_;
+};
+
+class WarcPostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The page limit is far below the WARCs posted here: a WARC has its own, larger limit.
+    daemon_ = std::make_unique<Daemon>(
+        dir_, dir_.path() + "/store",
+        "[limits]\nmax_body_bytes = 65536\nmax_warc_body_bytes = 8388608\n");
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+  json PostWarc(HttpClient& client, const std::string& sweep, const std::string& body,
+                const std::string& type = "application/warc", int expect = 200) {
+    HttpResponse r = client.Request("POST", "/v1/pages?sweep=" + sweep, body, type);
+    EXPECT_EQ(r.status, expect) << r.body;
+    json j = json::parse(r.body, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.body;
+    return j;
+  }
+  json Get(const std::string& target) {
+    HttpClient client(daemon_->port());
+    HttpResponse r = client.Request("GET", target);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body, nullptr, false);
+  }
+  void OpenSweep(const std::string& name) {
+    HttpClient client(daemon_->port());
+    HttpResponse r =
+        client.Request("POST", "/v1/sweeps", "{\"name\": \"" + name + "\"}", "application/json");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+// 40 pages, a copy of one (identical bytes), a lexical copy of another (other bytes, same text: a
+// document of its own in that page's cluster), a 404, request records, and a revisit of the first
+// page a day later: every verdict arrives in one answer, after the pages are durable.
+std::string SiteWarc(bool gzip) {
+  WarcBuilder b(gzip);
+  for (int i = 0; i < 40; ++i) {
+    b.Request("http://site.test/p" + std::to_string(i), kDate + i);
+    b.Response("http://site.test/p" + std::to_string(i), kDate + i, 200, SyntheticPage(i));
+  }
+  b.Response("http://site.test/copy", kDate + 50, 200, SyntheticPage(3));
+  b.Response("http://site.test/missing", kDate + 51, 404, "not found");
+  std::string near = SyntheticPage(5);
+  near.replace(0, 6, "<html>\n");
+  b.Response("http://site.test/near", kDate + 52, 200, near);
+  b.Revisit("http://site.test/p0", kDate + 86400, "http://site.test/p0");
+  return b.Take();
+}
+
+TEST_F(WarcPostTest, PlainWarcGoesInWithEveryVerdictAndARevisit) {
+  OpenSweep("w1");
+  const std::string warc = SiteWarc(false);
+  ASSERT_GT(warc.size(), 65536u);  // over the page limit, under the WARC limit
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", warc);
+  EXPECT_EQ(j["pages"], 44) << j;
+  EXPECT_EQ(j["new"], 40) << j;
+  EXPECT_EQ(j["duplicate"], 2) << j;
+  EXPECT_EQ(j["unchanged"], 1) << j;  // the revisit
+  EXPECT_EQ(j["near_duplicate"], 0) << j;
+  EXPECT_EQ(j["gone"], 1) << j;
+  EXPECT_EQ(j["records"], 1 + 40 * 2 + 4) << j;  // warcinfo, requests, responses, revisit
+  EXPECT_EQ(j["errors"], json::array()) << j;
+
+  // The connection is reused after a streamed body.
+  HttpResponse stats = client.Request("GET", "/v1/stats");
+  ASSERT_EQ(stats.status, 200) << stats.body;
+  EXPECT_EQ(json::parse(stats.body)["documents"], 41);
+  EXPECT_EQ(json::parse(stats.body)["largest_cluster"], 2);  // p5 and its lexical copy
+  HttpResponse metrics = client.Request("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("\nshingled_store_largest_cluster_documents 2\n"), std::string::npos)
+      << metrics.body;
+
+  // The response and its revisit: two versions of one document, with their WARC-Dates.
+  json history = Get("/v1/urls?url=" + Q("http://site.test/p0"));
+  ASSERT_EQ(history["versions"].size(), 2u) << history;
+  EXPECT_EQ(history["versions"][0]["doc"], history["versions"][1]["doc"]);
+  EXPECT_EQ(history["versions"][0]["verdict"], "new");
+  EXPECT_EQ(history["versions"][1]["verdict"], "unchanged");
+  EXPECT_EQ(history["versions"][1]["date"], "2024-03-02T12:00:00Z");
+
+  // The same WARC again: replays, nothing new.
+  j = PostWarc(client, "w1", warc);
+  EXPECT_EQ(j["pages"], 44) << j;
+  EXPECT_EQ(Get("/v1/stats")["versions"], 44);
+}
+
+TEST_F(WarcPostTest, GzipWarcIsDetectedWhateverItsType) {
+  OpenSweep("w1");
+  const std::string warc = SiteWarc(true);
+  ASSERT_EQ(static_cast<unsigned char>(warc[0]), 0x1f);
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", warc, "application/warc+gzip");
+  EXPECT_EQ(j["pages"], 44) << j;
+  EXPECT_EQ(j["new"], 40) << j;
+  EXPECT_EQ(j["unchanged"], 1) << j;
+  // Next sweep, the same file as application/warc: the reader finds the gzip members itself.
+  OpenSweep("w2");
+  j = PostWarc(client, "w2", warc, "application/warc");
+  EXPECT_EQ(j["pages"], 44) << j;
+  EXPECT_EQ(j["unchanged"], 43) << j;  // every live page is its URL's last content again
+  EXPECT_EQ(j["gone"], 1) << j;
+  EXPECT_EQ(j["errors"], json::array()) << j;
+  EXPECT_EQ(Get("/v1/stats")["documents"], 41);
+}
+
+TEST_F(WarcPostTest, DamagedRecordIsReportedWithItsOffsetAndTheRestGoesIn) {
+  OpenSweep("w1");
+  WarcBuilder b(false);
+  b.Response("http://site.test/a", kDate, 200, SyntheticPage(1));
+  const uint64_t damaged = b.size();
+  // A record without Content-Length, then junk: the reader resynchronizes at the next record.
+  b.Raw("WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://site.test/b\r\n\r\nxx\r\n\r\n");
+  const uint64_t next_good = b.size();
+  b.Response("http://site.test/c", kDate, 200, SyntheticPage(2));
+  // A revisit of a URL the store never saw fails that record only.
+  const uint64_t orphan = b.Revisit("http://site.test/d", kDate, "http://elsewhere.test/never");
+  b.Response("http://site.test/e", kDate, 200, SyntheticPage(3));
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", b.Take());
+  EXPECT_EQ(j["pages"], 3) << j;
+  EXPECT_EQ(j["new"], 3) << j;
+  // The bad record, then its unframed block (skipped up to the next record), then the revisit.
+  ASSERT_EQ(j["errors"].size(), 3u) << j;
+  EXPECT_EQ(j["errors"][0]["offset"], damaged) << j;
+  EXPECT_EQ(j["errors"][0]["message"], "missing or bad Content-Length") << j;
+  EXPECT_GT(j["errors"][1]["offset"], damaged) << j;
+  EXPECT_LT(j["errors"][1]["offset"], next_good) << j;
+  EXPECT_EQ(j["errors"][2]["offset"], orphan) << j;
+  EXPECT_EQ(j["errors"][2]["url"], "http://site.test/d") << j;
+  EXPECT_EQ(j["errors"][2]["message"],
+            "revisit of http://elsewhere.test/never: the store has no document for this URL (the "
+            "content it refers to was never ingested)")
+      << j;
+  EXPECT_EQ(Get("/v1/urls?url=" + Q("http://site.test/e"))["versions"].size(), 1u);
+}
+
+TEST_F(WarcPostTest, SweepParameterAndTypeErrors) {
+  HttpClient client(daemon_->port());
+  HttpResponse r =
+      client.Request("POST", "/v1/pages?sweep=nope", SiteWarc(false), "application/warc");
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_NE(r.body.find("no sweep named"), std::string::npos) << r.body;
+}
+
+// A WARC far larger than the pipe between the network and the reader (1 MiB): the session waits
+// for the reader instead of holding the body.
+TEST_F(WarcPostTest, LargeWarcStreamsThroughTheBoundedPipe) {
+  OpenSweep("big");
+  WarcBuilder b(false);
+  for (int i = 0; i < 1200; ++i) {
+    b.Response("http://big.test/" + std::to_string(i), kDate, 200, SyntheticPage(1000 + i));
+  }
+  const std::string warc = b.Take();
+  ASSERT_GT(warc.size(), 2u << 20);
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "big", warc);
+  EXPECT_EQ(j["pages"], 1200) << j;
+  EXPECT_EQ(j["errors"], json::array()) << j;
+  EXPECT_EQ(Get("/v1/stats")["documents"], 1200);
+}
+
+class WarcLimitTest : public WarcPostTest {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<Daemon>(dir_, dir_.path() + "/store",
+                                       "[limits]\nmax_warc_body_bytes = 65536\n");
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+};
+
+TEST_F(WarcLimitTest, TooLargeWarcIs413) {
+  OpenSweep("w1");
+  const std::string warc = SiteWarc(false);
+  ASSERT_GT(warc.size(), 65536u);
+  // With a Content-Length: refused before the body is read; nothing stored.
+  {
+    HttpClient client(daemon_->port());
+    json j = PostWarc(client, "w1", warc, "application/warc", 413);
+    EXPECT_EQ(j["error"]["code"], "payload_too_large");
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("limits.max_warc_body_bytes"),
+              std::string::npos)
+        << j;
+    EXPECT_EQ(Get("/v1/stats")["documents"], 0);
+  }
+  // Chunked, without a length: cut at the limit; the records before it are stored and counted.
+  {
+    HttpClient client(daemon_->port());
+    std::string req =
+        "POST /v1/pages?sweep=w1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n";
+    for (size_t at = 0; at < warc.size(); at += 8192) {
+      const std::string piece = warc.substr(at, 8192);
+      char size[32];
+      std::snprintf(size, sizeof(size), "%zx\r\n", piece.size());
+      req += size + piece + "\r\n";
+    }
+    req += "0\r\n\r\n";
+    std::thread sender([&] { client.SendRaw(req); });  // the server may stop reading midway
+    HttpResponse r = client.ReadResponse();
+    sender.join();
+    EXPECT_EQ(r.status, 413) << r.body;
+    json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.body;
+    EXPECT_EQ(j["error"]["code"], "payload_too_large");
+    EXPECT_GT(j["pages"].get<int>(), 10) << j;  // ~2.5 KB per page within 64 KiB
+    EXPECT_LT(j["pages"].get<int>(), 44) << j;
+    EXPECT_EQ(Get("/v1/stats")["documents"], j["pages"]);
+  }
+}
+
+class WarcShutdownTest : public WarcPostTest {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<Daemon>(dir_, dir_.path() + "/store",
+                                       "[server]\nshutdown_deadline_ms = 1000\n");
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+};
+
+// SIGTERM while a WARC is still arriving: the records read so far are stored and the upload is
+// answered (503, with what went in) before the daemon exits 0.
+TEST_F(WarcShutdownTest, UploadInFlightIsAnsweredWhenTheServerStops) {
+  OpenSweep("w1");
+  WarcBuilder b(false);
+  for (int i = 0; i < 5; ++i) {
+    b.Response("http://slow.test/" + std::to_string(i), kDate, 200, SyntheticPage(i));
+  }
+  const std::string first_records = b.Take();
+  HttpClient upload(daemon_->port());
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", first_records.size());
+  ASSERT_TRUE(upload.SendRaw(
+      "POST /v1/pages?sweep=w1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      std::string(size) + first_records + "\r\n"));
+  // The records are read and stored as they arrive, before the body ends.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  while (Get("/v1/stats")["documents"] != 5 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+  }
+  ASSERT_EQ(Get("/v1/stats")["documents"], 5);
+  daemon_->Signal(SIGTERM);
+  HttpResponse r = upload.ReadResponse();
+  EXPECT_EQ(r.status, 503) << r.body;
+  json j = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.body;
+  EXPECT_EQ(j["error"]["code"], "unavailable");
+  EXPECT_EQ(j["pages"], 5) << j;
+  EXPECT_EQ(daemon_->Wait(), 0) << daemon_->log();
+}
+
+}  // namespace
+}  // namespace shingled::testing
