@@ -3,9 +3,14 @@
 // pages/s, latency percentiles, errors, and the daemon's RSS at start and end.
 //
 //   load_bench --port P --corpus DIR [--connections 64] [--seconds 30] [--pid DAEMON_PID]
+//              [--unique 1]
 //
 // Each request posts the next corpus file at a fresh URL, so the first pass over the corpus is
-// new content and later passes are unchanged or duplicate content at new URLs.
+// new content and later passes are duplicate content at new URLs: bytes the daemon has stored
+// already, whose stored sketch it reuses. With --unique 1 every body ends in a comment of its
+// own ("<!-- load_bench N -->"): new bytes every time, so every page is canonicalized and
+// sketched (and found a lexical duplicate of its corpus file), the worst case for the sketching
+// stage.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -72,6 +77,7 @@ int main(int argc, char** argv) {
   int port = 8480, connections = 64;
   double seconds = 30;
   std::string corpus = "corpus", pid;
+  bool unique = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--port") port = std::atoi(argv[i + 1]);
@@ -79,6 +85,7 @@ int main(int argc, char** argv) {
     if (flag == "--seconds") seconds = std::atof(argv[i + 1]);
     if (flag == "--corpus") corpus = argv[i + 1];
     if (flag == "--pid") pid = argv[i + 1];
+    if (flag == "--unique") unique = std::atoi(argv[i + 1]) != 0;
   }
   std::vector<std::string> pages;
   uint64_t corpus_bytes = 0;
@@ -98,8 +105,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "load_bench: no files in %s\n", corpus.c_str());
     return 2;
   }
-  std::printf("corpus: %zu pages, %.1f MB; %d connections, %.0f s\n", pages.size(),
-              corpus_bytes / 1e6, connections, seconds);
+  std::printf("corpus: %zu pages, %.1f MB; %d connections, %.0f s%s\n", pages.size(),
+              corpus_bytes / 1e6, connections, seconds, unique ? "; unique bodies" : "");
   if (!pid.empty()) PrintRss(pid, "at start", 0);
   Clock::time_point next_report = Clock::now() + std::chrono::seconds(60);
 
@@ -107,10 +114,12 @@ int main(int argc, char** argv) {
   std::vector<Conn> conns(static_cast<size_t>(connections));
   uint64_t next_page = 0;
   auto start_request = [&](Conn& c) {
-    const std::string& body = pages[next_page % pages.size()];
+    const std::string& page = pages[next_page % pages.size()];
+    const std::string tail =
+        unique ? "\n<!-- load_bench " + std::to_string(next_page) + " -->\n" : std::string();
     c.out = "POST /v1/pages?url=https://bench.example/" + std::to_string(next_page) +
             " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: " +
-            std::to_string(body.size()) + "\r\n\r\n" + body;
+            std::to_string(page.size() + tail.size()) + "\r\n\r\n" + page + tail;
     ++next_page;
     c.sent = 0;
     c.started = Clock::now();
