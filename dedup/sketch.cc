@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "dedup/internal/sketch_context.h"
 #include "dedup/internal/small_set.h"
@@ -18,9 +19,6 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t purpose) {
   return internal::Fmix64(seed ^ internal::Fmix64(purpose));
 }
 
-// Lexical fingerprint input is buffered, because XXH3's streaming update costs tens of
-// nanoseconds per call, more than a short token.
-constexpr size_t kLexicalBuffer = 4096;
 
 }  // namespace
 
@@ -72,7 +70,11 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       token_seed(DeriveSeed(p.seed, 1)),
       feature_seed(DeriveSeed(p.seed, 2)),
       supershingle_seed(DeriveSeed(p.seed, 3)),
-      exact_seed(DeriveSeed(p.seed, 4)) {}
+      exact_seed(DeriveSeed(p.seed, 4)),
+      token_hash(internal::MakeTokenHashConstants(token_seed)),
+      hash_tokens(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512DqVl()
+                      ? &internal::HashTokensAvx512
+                      : &internal::HashTokensScalar) {}
 
 StatusOr<std::shared_ptr<const SketchContext>> SketchContext::Create(const SketchParams& params,
                                                                      SimdLevel simd) {
@@ -93,10 +95,11 @@ SimdLevel SketchContext::simd_level() const { return impl_->simd; }
 
 // The per-page state of a Sketcher: constant size whatever the page.
 //
-// Tokens are hashed as they come and their fingerprints gathered in a block; each full block then
-// goes through the stages one after the other, each a tight loop over an array: the Rabin window
-// (shingle fingerprints), the mix y = pi(x), the minhash kernel, and the two samples, whose
-// thresholds turn away almost every value with one comparison before any call.
+// Tokens are copied as they come into one buffer, the input of the lexical fingerprint; each full
+// block of tokens then goes through the stages one after the other, each a tight loop over an
+// array: the token fingerprints (XXH3, several tokens at a time), the Rabin window (shingle
+// fingerprints), the mix y = pi(x), the minhash kernel, and the two samples, whose thresholds
+// turn away almost every value with one comparison before any call.
 class SketcherState {
  public:
   explicit SketcherState(const SketchContextImpl& ctx)
@@ -104,8 +107,12 @@ class SketcherState {
         width_(static_cast<size_t>(ctx.params.shingle_size)),
         min_size_(static_cast<size_t>(ctx.params.min_sample_size)),
         mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)),
+        lexical_storage_(new char[kLexicalStorage]),
+        lexical_buffer_(lexical_storage_.get() + internal::kTokenHashPadding),
         min_set_(min_size_),
         mod_set_(mod_max_ + 1) {
+    // The padding before the first token is read (and ignored) by the token hash kernel.
+    std::fill(lexical_storage_.get(), lexical_buffer_, 0);
     min_heap_.reserve(min_size_);
     mod_values_.reserve(mod_max_ + 1);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
@@ -140,16 +147,23 @@ class SketcherState {
     bytes_ += bytes.size();
   }
 
+  // kPadded: kTokenPadding bytes after the token are readable (TokenSink::OnPaddedToken).
+  template <bool kPadded>
   void AddToken(std::string_view token) {
     // The lexical fingerprint covers the token stream: tokens never hold a space, so "a b" and
     // "ab" differ.
-    if (lexical_len_ + token.size() + 1 > kLexicalBuffer) FlushLexical();
-    CopyToken(token, lexical_buffer_ + lexical_len_);
+    // The buffer holds a whole block of the longest tokens, so it never fills within a block.
+    if (kPadded && token.size() <= kTokenPadding) {
+      // The buffer has room for kTokenPadding bytes past any token (the hash's padding).
+      std::memcpy(lexical_buffer_ + lexical_len_, token.data(), kTokenPadding);
+    } else {
+      CopyToken(token, lexical_buffer_ + lexical_len_);
+    }
+    token_offsets_[pending_] = static_cast<uint32_t>(internal::kTokenHashPadding + lexical_len_);
+    token_lengths_[pending_] = static_cast<uint32_t>(token.size());
     lexical_len_ += token.size();
     lexical_buffer_[lexical_len_++] = ' ';
-    words_[kMaxWindowWords + pending_++] =
-        XXH3_64bits_withSeed(token.data(), token.size(), ctx_.token_seed);
-    if (pending_ == kBlock) FlushBlock();
+    if (++pending_ == kBlock) FlushBlock();
   }
 
   Sketch Finish() {
@@ -159,7 +173,6 @@ class SketcherState {
       fps_[0] = fp_;
       AddShingles(1);
     }
-    FlushLexical();
     Sketch sketch;
     sketch.bytes = bytes_;
     sketch.tokens = tokens_;
@@ -178,6 +191,11 @@ class SketcherState {
   // Tokens per block: large enough that each stage's loop runs long, small enough for L1.
   static constexpr size_t kBlock = 128;
   static constexpr uint64_t kNoThreshold = ~uint64_t{0};
+  // A block's tokens, each followed by a space, and the padding the token hash may read around
+  // them.
+  static_assert(kTokenPadding <= internal::kTokenHashPadding);
+  static constexpr size_t kLexicalStorage =
+      internal::kTokenHashPadding + kBlock * (kMaxTokenBytes + 1) + internal::kTokenHashPadding;
 
   static Fingerprint128 ToFingerprint(XXH128_hash_t h) { return {h.high64, h.low64}; }
 
@@ -204,7 +222,13 @@ class SketcherState {
   // complete windows.
   void FlushBlock() {
     if (pending_ == 0) return;
-    const uint64_t* block = words_ + kMaxWindowWords;
+    // Defined bytes after the last token, for the token hash kernel's reads past it.
+    std::fill(lexical_buffer_ + lexical_len_,
+              lexical_buffer_ + lexical_len_ + internal::kTokenHashPadding, 0);
+    uint64_t* block = words_ + kMaxWindowWords;
+    ctx_.hash_tokens(ctx_.token_hash, lexical_storage_.get(), token_offsets_, token_lengths_,
+                     pending_, block);
+    FlushLexical();
     fp_ = ctx_.use_clmul
               ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_, pending_, fps_)
               : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
@@ -322,8 +346,13 @@ class SketcherState {
   const size_t mod_max_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
-  char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
+  // The pending block's tokens; not zero-filled, the Sketcher of each page would pay for it.
+  std::unique_ptr<char[]> lexical_storage_;
+  char* const lexical_buffer_;  // after the padding
   size_t lexical_len_ = 0;
+  // Where each pending token starts in lexical_storage_, and its length.
+  uint32_t token_offsets_[kBlock] = {};
+  uint32_t token_lengths_[kBlock] = {};
   // Token fingerprints: the last kMaxWindowWords of earlier blocks, then the pending block.
   uint64_t words_[kMaxWindowWords + kBlock] = {};
   size_t pending_ = 0;
@@ -354,7 +383,8 @@ Sketcher::Sketcher(const SketchContext& context)
     : state_(std::make_unique<SketcherState>(context.impl())) {}
 Sketcher::~Sketcher() = default;
 void Sketcher::AddRawBytes(std::string_view bytes) { state_->AddRawBytes(bytes); }
-void Sketcher::OnToken(std::string_view token) { state_->AddToken(token); }
+void Sketcher::OnToken(std::string_view token) { state_->AddToken<false>(token); }
+void Sketcher::OnPaddedToken(std::string_view token) { state_->AddToken<true>(token); }
 Sketch Sketcher::Finish() { return state_->Finish(); }
 void Sketcher::set_shingle_observer(ShingleObserver* observer) { state_->observer = observer; }
 

@@ -158,6 +158,7 @@ class Sketcher final : public TokenSink {
 
   // Adds the next canonical token.
   void OnToken(std::string_view token) override;
+  void OnPaddedToken(std::string_view token) override;
 
   // Completes the sketch and resets the Sketcher for the next page.
   Sketch Finish();

@@ -115,7 +115,7 @@ Tokenizer::Tokenizer(TokenSink* sink, SimdLevel simd)
 void Tokenizer::Emit() {
   if (token_len_ == 0) return;
   ++token_count_;
-  sink_->OnToken(std::string_view(token_, token_len_));
+  sink_->OnPaddedToken(std::string_view(token_, token_len_));
   token_len_ = 0;
 }
 
@@ -204,7 +204,7 @@ void Tokenizer::TakeAsciiBlock(const char* lower, uint64_t alnum) {
     if (token_len_ == 0 && pos + run < internal::kAsciiBlock) {
       // run <= 63 < kMaxTokenBytes: never cut.
       ++token_count_;
-      sink_->OnToken(std::string_view(lower + pos, static_cast<size_t>(run)));
+      sink_->OnPaddedToken(std::string_view(lower + pos, static_cast<size_t>(run)));
     } else {
       AppendAscii(lower + pos, static_cast<size_t>(run));
     }
@@ -250,7 +250,9 @@ void Tokenizer::Feed(std::string_view utf8) {
   const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
   const size_t n = utf8.size();
   if (use_avx2_) {
-    alignas(64) char lower[internal::kAsciiBlock];
+    // The padding after the block, for OnPaddedToken: defined bytes, though never used.
+    alignas(64) char lower[internal::kAsciiBlock + kTokenPadding];
+    std::memset(lower + internal::kAsciiBlock, 0, kTokenPadding);
     while (n - i >= internal::kAsciiBlock) {
       uint64_t alnum;
       if (internal::ClassifyAsciiAvx2(s + i, lower, &alnum)) {

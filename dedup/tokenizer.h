@@ -27,14 +27,20 @@
 
 namespace shingled::dedup {
 
+inline constexpr size_t kMaxTokenBytes = 256;
+// Bytes after a token that OnPaddedToken may read (their values mean nothing).
+inline constexpr size_t kTokenPadding = 16;
+
 // Receives tokens in document order. The view is valid only during the call.
 class TokenSink {
  public:
   virtual ~TokenSink() = default;
   virtual void OnToken(std::string_view token) = 0;
+  // The same, for a token followed in memory by kTokenPadding readable bytes, which lets a sink
+  // copy a short token with one fixed-size move instead of a branch on its length. The Tokenizer
+  // calls this one. By default, OnToken.
+  virtual void OnPaddedToken(std::string_view token) { OnToken(token); }
 };
-
-inline constexpr size_t kMaxTokenBytes = 256;
 
 class Tokenizer {
  public:
@@ -71,7 +77,7 @@ class Tokenizer {
   const bool use_avx2_;
   // The token being built, case-folded UTF-8. A fixed array: appending a byte is a store, with
   // no capacity check or zero fill as std::string would do.
-  char token_[kMaxTokenBytes] = {};
+  char token_[kMaxTokenBytes + kTokenPadding] = {};
   size_t token_len_ = 0;
   char pending_[4] = {};    // an incomplete UTF-8 sequence carried to the next Feed
   size_t pending_len_ = 0;

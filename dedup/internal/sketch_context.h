@@ -6,6 +6,7 @@
 
 #include "dedup/internal/minhash.h"
 #include "dedup/internal/rabin_clmul.h"
+#include "dedup/internal/token_hash.h"
 #include "dedup/rabin.h"
 #include "dedup/sketch.h"
 
@@ -31,6 +32,10 @@ class SketchContextImpl {
   const uint64_t feature_seed;
   const uint64_t supershingle_seed;
   const uint64_t exact_seed;
+  // Token fingerprints: XXH3 with token_seed, in blocks (the AVX-512 kernel at that level when the
+  // CPU has DQ and VL, otherwise the library call per token).
+  const internal::TokenHashConstants token_hash;
+  const internal::TokenHashKernel hash_tokens;
 };
 
 }  // namespace shingled::dedup

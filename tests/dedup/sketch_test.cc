@@ -97,6 +97,18 @@ class TokenSource {
     for (size_t i = 0; i < n; ++i) out.push_back("w" + std::to_string(rng_()));
     return out;
   }
+  // Mostly short tokens, as in prose, some up to kMaxTokenBytes.
+  Tokens MakeOfAnyLength(size_t n) {
+    Tokens out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t len = rng_() % 8 == 0 ? 1 + rng_() % kMaxTokenBytes : 1 + rng_() % 16;
+      std::string t(len, 'a');
+      for (char& c : t) c = static_cast<char>('a' + rng_() % 26);
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
   std::mt19937_64& rng() { return rng_; }
 
  private:
@@ -267,11 +279,13 @@ TEST(SketchTest, EveryMinhashKernelGivesBitIdenticalSketches) {
     for (SimdLevel level : levels) contexts.push_back(MakeContext(params, level));
     TokenSource source(5);
     for (size_t n : {1, 7, 8, 100, 1000, 20000}) {
-      const Tokens tokens = source.Make(n);
-      const Sketch reference = SketchTokens(*contexts[0], tokens);
-      for (size_t k = 1; k < contexts.size(); ++k) {
-        EXPECT_EQ(SketchTokens(*contexts[k], tokens), reference)
-            << SimdLevelName(levels[k]) << " differs from scalar at " << n << " tokens";
+      // Tokens of about 20 bytes, and of every length the token hash kernels tell apart.
+      for (const Tokens& tokens : {source.Make(n), source.MakeOfAnyLength(n)}) {
+        const Sketch reference = SketchTokens(*contexts[0], tokens);
+        for (size_t k = 1; k < contexts.size(); ++k) {
+          EXPECT_EQ(SketchTokens(*contexts[k], tokens), reference)
+              << SimdLevelName(levels[k]) << " differs from scalar at " << n << " tokens";
+        }
       }
     }
   }
