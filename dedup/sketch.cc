@@ -109,11 +109,10 @@ class SketcherState {
         mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)),
         lexical_storage_(new char[kLexicalStorage]),
         lexical_buffer_(lexical_storage_.get() + internal::kTokenHashPadding),
-        min_set_(min_size_),
         mod_set_(mod_max_ + 1) {
     // The padding before the first token is read (and ignored) by the token hash kernel.
     std::fill(lexical_storage_.get(), lexical_buffer_, 0);
-    min_heap_.reserve(min_size_);
+    min_sorted_.reserve(min_size_ + 1);
     mod_values_.reserve(mod_max_ + 1);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
     // new one; on reused heap memory that stored seed can be stale while the secret was
@@ -132,8 +131,7 @@ class SketcherState {
     pending_ = 0;
     fp_ = 0;
     minhash_.Reset();
-    min_heap_.clear();
-    min_set_.Clear();
+    min_sorted_.clear();
     min_threshold_ = kNoThreshold;
     mod_values_.clear();
     mod_set_.Clear();
@@ -265,19 +263,23 @@ class SketcherState {
     lexical_len_ = 0;
   }
 
-  // MIN_s of pi(S), pi(x) = y: a max-heap of the s smallest distinct values seen. Called only for
-  // y < min_threshold_, the heap's largest value once it is full.
+  // MIN_s of pi(S), pi(x) = y: the s smallest distinct values seen, in increasing order. Called
+  // only for y < min_threshold_, the largest value once there are s. A sorted array rather than a
+  // heap and a hash set: the place to insert at is found without branches, and it shows a repeated
+  // value (option B: a repeated shingle must not enter twice) by its neighbour.
   void AddToMinSample(uint64_t y) {
-    // Option B: a repeated shingle must not enter twice.
-    if (!min_set_.Insert(y)) return;
-    if (min_heap_.size() == min_size_) {
-      std::pop_heap(min_heap_.begin(), min_heap_.end());
-      min_set_.Erase(min_heap_.back());
-      min_heap_.pop_back();
+    const uint64_t* v = min_sorted_.data();
+    size_t pos = 0;  // the first index whose value is >= y
+    for (size_t len = min_sorted_.size(); len > 0;) {
+      const size_t half = len / 2;
+      const bool right = v[pos + half] < y;
+      pos = right ? pos + half + 1 : pos;
+      len = right ? len - half - 1 : half;
     }
-    min_heap_.push_back(y);
-    std::push_heap(min_heap_.begin(), min_heap_.end());
-    if (min_heap_.size() == min_size_) min_threshold_ = min_heap_.front();
+    if (pos < min_sorted_.size() && v[pos] == y) return;
+    min_sorted_.insert(min_sorted_.begin() + static_cast<std::ptrdiff_t>(pos), y);
+    if (min_sorted_.size() > min_size_) min_sorted_.pop_back();
+    if (min_sorted_.size() == min_size_) min_threshold_ = min_sorted_.back();
   }
 
   // MOD_{2^i}(pi(S)) with i raised whenever more than mod_sample_max values would be kept. Since
@@ -309,8 +311,7 @@ class SketcherState {
           &sketch->minhashes[static_cast<size_t>(g) * p.group_size],
           sizeof(uint64_t) * static_cast<size_t>(p.group_size), ctx_.feature_seed + g);
     }
-    sketch->min_sample = min_heap_;
-    std::sort(sketch->min_sample.begin(), sketch->min_sample.end());
+    sketch->min_sample = min_sorted_;
     // Super shingles: windows over the smallest values; a page with fewer values than a window
     // has one super shingle of all of them, as a short page has one shingle.
     const size_t span = std::min(sketch->min_sample.size(), static_cast<size_t>(p.supershingle_span));
@@ -360,8 +361,7 @@ class SketcherState {
   uint64_t fps_[kBlock] = {};  // the block's shingle fingerprints
   alignas(64) uint64_t ys_[kBlock] = {};  // and their mixed values, pi(x)
   internal::MinhashState minhash_;
-  std::vector<uint64_t> min_heap_;
-  internal::SmallU64Set min_set_;  // the values in min_heap_
+  std::vector<uint64_t> min_sorted_;
   uint64_t min_threshold_ = kNoThreshold;  // the heap's largest value once it is full
   std::vector<uint64_t> mod_values_;
   internal::SmallU64Set mod_set_;  // the values in mod_values_
