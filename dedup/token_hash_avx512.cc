@@ -8,7 +8,9 @@
 
 // GCC 12's unmasked AVX-512 intrinsics pass an undefined vector as the unused merge operand, and
 // once inlined -Wmaybe-uninitialized reports it (GCC bug 105593); nothing here is uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "dedup/internal/token_hash.h"
 
