@@ -413,6 +413,15 @@ void CurlFetcher::Finish(Transfer* transfer, int curl_code, std::vector<FetchRes
   long code = 0;
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
   if (code != 0) result.http_status = static_cast<int>(code);
+  long version = 0;
+  curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+  switch (version) {
+    case CURL_HTTP_VERSION_1_0: result.http_version = "1.0"; break;
+    case CURL_HTTP_VERSION_1_1: result.http_version = "1.1"; break;
+    case CURL_HTTP_VERSION_2_0: result.http_version = "2"; break;
+    case CURL_HTTP_VERSION_3: result.http_version = "3"; break;
+    default: break;
+  }
 
   if (!transfer->refused_redirect.empty()) {
     result.error_kind = FetchErrorKind::kRedirectRefused;

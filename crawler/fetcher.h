@@ -61,6 +61,7 @@ struct FetchResult {
   std::string final_url;  // after redirects
   std::vector<RedirectHop> redirects;
   int http_status = 0;  // of the final response; 0 when none arrived
+  std::string http_version;  // of the final response: "1.0", "1.1", "2" or "3"; empty if none
   HeaderList headers;   // of the final response
   std::string body;     // decoded (Content-Encoding undone); empty unless status is 2xx
   // OK when an HTTP response arrived and passed the filters (any status, 404 included);

@@ -20,6 +20,7 @@ packages=(
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   wget  # the WARC interop test crawls a loopback site with GNU wget
+  nghttp2-server  # nghttpd: the HTTP/2 fetch test
 )
 corpus_packages=(postgresql-doc-15 python3-doc)
 

@@ -16,11 +16,14 @@
 #include <string>
 
 #include "tests/crawler/test_server.h"
+#include "tests/crawler/test_site.h"
 
 namespace shingled {
 namespace {
 
 using nlohmann::json;
+using testing::Article;
+using testing::Site;
 
 struct Result {
   int exit_code;
@@ -39,62 +42,13 @@ Result RunShingled(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-std::string Article(const std::string& topic, const std::string& extra = "") {
-  std::string text = "<html><body><h1>" + topic + "</h1><p>";
-  for (int i = 0; i < 40; ++i) {
-    text += topic + " paragraph sentence number " + std::to_string(i) +
-            " tells the reader something plain about it. ";
-  }
-  return text + extra + "</p></body></html>";
-}
-
-// The site: path -> (status, body or Location). Guarded: the server threads read it.
-class Site {
- public:
-  void Set(const std::string& path, int status, std::string body) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pages_[path] = {status, std::move(body)};
-  }
-  void Remove(const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pages_.erase(path);
-  }
-  testing::TestResponse Answer(const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    testing::TestResponse r;
-    const auto it = pages_.find(path);
-    if (it == pages_.end()) {
-      r.status = 404;
-      r.body = "not found";
-      r.headers = {{"Content-Type", "text/html"}};
-      return r;
-    }
-    r.status = it->second.first;
-    if (r.status == 301) {
-      r.headers = {{"Location", it->second.second}};
-    } else {
-      r.headers = {{"Content-Type", "text/html; charset=utf-8"}};
-      r.body = it->second.second;
-    }
-    return r;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::pair<int, std::string>> pages_;
-};
-
 TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "crawl_cli_store";
   std::filesystem::remove_all(dir);
   Site site;
   testing::TestServer server;
-  for (const char* path : {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
-                           "/orphan.html", "/added.html", "/robots.txt"}) {
-    server.Route(path, [&site](const testing::TestRequest& request) {
-      return site.Answer(request.target.substr(0, request.target.find('?')));
-    });
-  }
+  site.Serve(&server, {"/", "/a.html", "/b.html", "/old.html", "/new.html", "/gone.html",
+                       "/orphan.html", "/added.html", "/robots.txt"});
   ASSERT_TRUE(server.Start());
   site.Set("/", 200,
            "<a href='a.html'>a</a><a href='b.html'>b</a><a href='old.html'>old</a>"

@@ -5,6 +5,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -12,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/crawler/gzip.h"
@@ -117,6 +122,7 @@ TEST_F(CurlFetcherTest, FetchesAPage) {
   const FetchResult r = FetchOne(LoopbackOptions(), server_.Url("/page.html"));
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.http_version, "1.1");
   EXPECT_EQ(r.body, "<html><body>hello</body></html>");
   EXPECT_EQ(*FindHeader(r.headers, "content-type"), "text/html; charset=utf-8");
   EXPECT_EQ(r.final_url, server_.Url("/page.html"));
@@ -323,6 +329,76 @@ TEST(CurlFetcherTlsTest, VerifiesCertificates) {
   EXPECT_EQ(ok.body, "<p>over TLS</p>");
   server.Stop();
   std::filesystem::remove_all(dir);
+}
+
+// HTTP/2 where the server offers it (ALPN over TLS): nghttpd, Debian's nghttp2 server, serves a
+// folder on loopback with a certificate made for the test; the page arrives over HTTP/2 with its
+// status, headers and gzip-decoded body, as over HTTP/1.1.
+TEST(CurlFetcherTlsTest, SpeaksHttp2WhereTheServerOffersIt) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("shingled_h2_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "htdocs");
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                         "-addext subjectAltName=IP:127.0.0.1 -keyout '" +
+                         key + "' -out '" + cert + "' >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  std::ofstream(dir / "htdocs" / "page.html") << "<p>over HTTP/2</p>";
+  // A free port: bind port 0, read it, close, hand it to nghttpd (retried if taken meanwhile).
+  int port = 0;
+  pid_t pid = -1;
+  for (int attempt = 0; attempt < 5 && pid < 0; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+    ::close(fd);
+    pid = ::fork();
+    if (pid == 0) {
+      const std::string htdocs = (dir / "htdocs").string(), port_text = std::to_string(port);
+      ::execlp("nghttpd", "nghttpd", "--address=127.0.0.1", "-d", htdocs.c_str(),
+               port_text.c_str(), key.c_str(), cert.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait until it listens (or has died: a taken port, or no nghttpd).
+    bool listening = false;
+    for (int i = 0; i < 100 && !listening; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        ASSERT_NE(WEXITSTATUS(status), 127) << "nghttpd is not installed (scripts/install-deps.sh)";
+        pid = -1;
+        break;
+      }
+      const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+      listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      ::close(probe);
+    }
+    if (!listening && pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      pid = -1;
+    }
+  }
+  ASSERT_GT(pid, 0) << "nghttpd did not start";
+
+  CurlFetcherOptions options = LoopbackOptions();
+  options.ca_file = cert;
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/page.html";
+  const FetchResult page = FetchOne(options, url);
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(page.status.ok()) << page.status.ToString();
+  EXPECT_EQ(page.http_version, "2");
+  EXPECT_EQ(page.http_status, 200);
+  EXPECT_EQ(page.body, "<p>over HTTP/2</p>");
+  EXPECT_NE(FindHeader(page.headers, "Content-Type"), nullptr);
 }
 
 TEST(CurlCodeToStatusTest, KeepsTheUrlAndClassifies) {

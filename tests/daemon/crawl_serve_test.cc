@@ -13,71 +13,13 @@
 #include <string>
 
 #include "tests/crawler/test_server.h"
+#include "tests/crawler/test_site.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Article(const std::string& topic, const std::string& extra = "") {
-  std::string text = "<html><body><h1>" + topic + "</h1><p>";
-  for (int i = 0; i < 40; ++i) {
-    text += topic + " paragraph sentence number " + std::to_string(i) +
-            " tells the reader something plain about it. ";
-  }
-  return text + extra + "</p></body></html>";
-}
-
-// The site: path -> (status, body or Location, delay). Guarded: the server threads read it.
-class Site {
- public:
-  void Set(const std::string& path, int status, std::string body,
-           std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pages_[path] = {status, std::move(body), delay};
-  }
-  void Remove(const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pages_.erase(path);
-  }
-  TestResponse Answer(const TestRequest& request) {
-    const std::string path = request.target.substr(0, request.target.find('?'));
-    std::lock_guard<std::mutex> lock(mu_);
-    TestResponse r;
-    const auto it = pages_.find(path);
-    if (it == pages_.end()) {
-      r.status = 404;
-      r.body = "not found";
-      r.headers = {{"Content-Type", "text/html"}};
-      return r;
-    }
-    r.status = it->second.status;
-    r.delay = it->second.delay;
-    if (r.status == 301) {
-      r.headers = {{"Location", it->second.body}};
-    } else {
-      r.headers = {{"Content-Type", path == "/robots.txt" ? "text/plain" : "text/html"}};
-      r.body = it->second.body;
-    }
-    return r;
-  }
-  // Routes every path this site may serve to Answer().
-  void Serve(TestServer* server, std::initializer_list<const char*> paths) {
-    for (const char* path : paths) {
-      server->Route(path, [this](const TestRequest& request) { return Answer(request); });
-    }
-  }
-
- private:
-  struct Entry {
-    int status;
-    std::string body;
-    std::chrono::milliseconds delay;
-  };
-  std::mutex mu_;
-  std::map<std::string, Entry> pages_;
-};
 
 std::string CrawlerConfig(const TestServer& server, const std::string& extra = "") {
   return "[ingest]\ndefault_sweep = \"\"\n[crawler]\nenabled = true\nseeds = [\"" +
