@@ -3,6 +3,7 @@
 // versions, dead URLs and lost-and-found answers that tell that story.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -42,8 +43,17 @@ Result RunShingled(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+// A directory of its own under the test temp dir: tests run in parallel processes, and other
+// checkouts may run the same tests at the same time.
+std::filesystem::path FreshDir(const std::string& name) {
+  std::string pattern = ::testing::TempDir() + name + "_XXXXXX";
+  const char* made = mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr) << pattern;
+  return made == nullptr ? std::filesystem::path(pattern) : std::filesystem::path(made);
+}
+
 TEST(CrawlCliTest, TwoSweepsTellTheStory) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "crawl_cli_store";
+  const std::filesystem::path dir = FreshDir("crawl_cli_store");
   std::filesystem::remove_all(dir);
   Site site;
   testing::TestServer server;
@@ -128,7 +138,7 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
 // damage is reported with its offset.
 TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
   if (std::system("wget --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no GNU wget";
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "warc_ingest";
+  const std::filesystem::path dir = FreshDir("warc_ingest");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   testing::TestServer server;
@@ -199,7 +209,7 @@ TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
 // unchanged versions of the same documents.
 TEST(CrawlCliTest, OurCrawlerAndWgetGiveTheSameDocuments) {
   if (std::system("wget --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no GNU wget";
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "wget_same";
+  const std::filesystem::path dir = FreshDir("wget_same");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   testing::TestServer server;

@@ -1,6 +1,7 @@
 // Runs the real shingled binary: `sketch` and `compare` on files, their JSON and exit codes.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -22,7 +23,9 @@ struct Result {
 // Runs the binary with `args` (already shell-quoted), capturing stdout; stderr goes to a file
 // whose content is appended to `err` when given.
 Result RunShingled(const std::string& args, std::string* err = nullptr) {
-  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  // Per process: ctest runs this file's tests in parallel processes.
+  const std::string err_path =
+      ::testing::TempDir() + "/cli_stderr." + std::to_string(::getpid()) + ".txt";
   const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>" + err_path;
   FILE* pipe = popen(cmd.c_str(), "r");
   EXPECT_NE(pipe, nullptr);
@@ -132,12 +135,13 @@ TEST(CliTest, BadArgumentsAreExitCode2) {
 }
 
 TEST(CliTest, OversizedFileIsRefused) {
-  const std::string big = ::testing::TempDir() + "/big.txt";
+  const std::string big = ::testing::TempDir() + "/big." + std::to_string(::getpid()) + ".txt";
   std::ofstream(big) << std::string(5000, 'x');
   std::string err;
   const Result r = RunShingled("sketch --max-file-bytes 1000 " + big, &err);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(err.find("over the limit"), std::string::npos) << err;
+  std::filesystem::remove(big);
 }
 
 }  // namespace
