@@ -13,6 +13,7 @@
 #include "daemon/cli.h"
 #include "dedup/canonicalize.h"
 #include "dedup/estimate.h"
+#include "dedup/page.h"
 #include "dedup/sketch.h"
 
 namespace shingled::cli {
@@ -26,6 +27,7 @@ constexpr uint64_t kDefaultMaxFileBytes = 256ull << 20;
 
 struct DedupOptions {
   std::string content_type;
+  std::string canonicalizer = "streaming";
   int shingle_size = dedup::SketchParams{}.shingle_size;
   uint64_t max_file_bytes = kDefaultMaxFileBytes;
 };
@@ -83,12 +85,13 @@ StatusOr<Sketch> SketchFile(const dedup::SketchContext& ctx, const std::string& 
                             const DedupOptions& options, std::vector<uint64_t>* shingles) {
   StatusOr<std::string> data = ReadFile(path, options.max_file_bytes);
   if (!data.ok()) return data.status();
-  dedup::Sketcher sketcher(ctx);
+  StatusOr<dedup::CanonicalizerKind> kind = dedup::ParseCanonicalizerKind(options.canonicalizer);
+  if (!kind.ok()) return kind.status();
+  dedup::PageSketcher page(ctx, ContentTypeFor(path, options.content_type), *kind);
   ShingleRecorder recorder;
-  if (shingles != nullptr) sketcher.set_shingle_observer(&recorder);
-  sketcher.AddRawBytes(*data);
-  dedup::CanonicalizePage(*data, ContentTypeFor(path, options.content_type), &sketcher);
-  Sketch sketch = sketcher.Finish();
+  if (shingles != nullptr) page.set_shingle_observer(&recorder);
+  page.Feed(*data);
+  Sketch sketch = page.Finish();
   if (shingles != nullptr) *shingles = std::move(recorder.shingles);
   return sketch;
 }
@@ -180,6 +183,9 @@ void AddCommonOptions(CLI::App* cmd, DedupOptions* options) {
                   "Content-Type of the files (default: from the extension, else sniffed)");
   cmd->add_option("--shingle-size", options->shingle_size, "Tokens per shingle (w)")
       ->check(CLI::Range(1, 32));
+  cmd->add_option("--canonicalizer", options->canonicalizer,
+                  "HTML to tokens: streaming (default) or gumbo (the reference)")
+      ->check(CLI::IsMember({"streaming", "gumbo"}));
   cmd->add_option("--max-file-bytes", options->max_file_bytes, "Largest file read")
       ->check(CLI::PositiveNumber);
 }

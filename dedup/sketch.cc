@@ -104,6 +104,11 @@ class SketcherState {
         mod_set_(static_cast<size_t>(ctx.params.mod_sample_max) + 1) {
     min_heap_.reserve(static_cast<size_t>(ctx.params.min_sample_size));
     mod_values_.reserve(static_cast<size_t>(ctx.params.mod_sample_max) + 1);
+    // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
+    // new one; on reused heap memory that stored seed can be stale while the secret was
+    // overwritten, which made the raw-bytes fingerprint depend on the heap's history.
+    XXH3_INITSTATE(&raw_hash_);
+    XXH3_INITSTATE(&lexical_hash_);
     Reset();
   }
 
@@ -170,11 +175,23 @@ class SketcherState {
  private:
   static Fingerprint128 ToFingerprint(XXH128_hash_t h) { return {h.high64, h.low64}; }
 
-  // memcpy with a size unknown at compile time is a library call; most tokens are short, so they
-  // are copied in fixed 16-byte steps into a buffer with room to spare (kLexicalSlack).
+  // memcpy with a size unknown at compile time is a library call, dear for tokens of a few bytes:
+  // short tokens are copied with two fixed-size copies that may overlap, never reading past the
+  // token.
   static void CopyToken(std::string_view token, char* out) {
-    size_t i = 0;
-    for (; i < token.size(); i += 16) std::memcpy(out + i, token.data() + i, 16);
+    const char* in = token.data();
+    const size_t n = token.size();
+    if (n >= 16) {
+      std::memcpy(out, in, n);
+    } else if (n >= 8) {
+      std::memcpy(out, in, 8);
+      std::memcpy(out + n - 8, in + n - 8, 8);
+    } else if (n >= 4) {
+      std::memcpy(out, in, 4);
+      std::memcpy(out + n - 4, in + n - 4, 4);
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] = in[i];
+    }
   }
 
   void AddShingle(uint64_t fp) {
@@ -276,8 +293,7 @@ class SketcherState {
   const SketchContextImpl& ctx_;
   XXH3_state_t raw_hash_;
   XXH3_state_t lexical_hash_;
-  // Whole tokens: kLexicalBuffer > kMaxTokenBytes, plus slack for CopyToken's 16-byte steps.
-  char lexical_buffer_[kLexicalBuffer + 16] = {};
+  char lexical_buffer_[kLexicalBuffer] = {};  // holds whole tokens: kLexicalBuffer > kMaxTokenBytes
   size_t lexical_len_ = 0;
   RabinWindow window_;
   internal::MinhashState minhash_;

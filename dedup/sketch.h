@@ -164,10 +164,16 @@ class Sketcher final : public TokenSink {
   std::unique_ptr<SketcherState> state_;
 };
 
-// Sketches a whole page held in memory: canonicalization (dedup/canonicalize.h) and sketch.
-// `content_type` is the HTTP Content-Type header value, or empty.
+// Which canonicalizer turns HTML into tokens (dedup/streaming_canonicalizer.h).
+enum class CanonicalizerKind;
+
+// Sketches a whole page held in memory: canonicalization and sketch, with the streaming
+// canonicalizer, or with `kind`. `content_type` is the HTTP Content-Type header value, or empty.
+// For a page that arrives in pieces, use PageSketcher (dedup/page.h).
 Sketch SketchPage(const SketchContext& context, std::string_view bytes,
                   std::string_view content_type);
+Sketch SketchPage(const SketchContext& context, std::string_view bytes,
+                  std::string_view content_type, CanonicalizerKind kind);
 
 }  // namespace shingled::dedup
 

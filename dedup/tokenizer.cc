@@ -197,8 +197,10 @@ void Tokenizer::TakeAsciiBlock(const char* lower, uint64_t alnum) {
       if (rest == 0) return;
       pos += __builtin_ctzll(rest);
     }
-    // Bits shifted in above the block are 0, so ~rest ends the run at the block's end at most.
-    const int run = __builtin_ctzll(~(alnum >> pos));
+    // Bits shifted in above the block are 0, so ~rest ends the run at the block's end at most;
+    // ~rest is 0 only for a block that is one run of 64 letters (ctz of 0 is undefined).
+    const uint64_t ends = ~(alnum >> pos);
+    const int run = ends == 0 ? internal::kAsciiBlock : __builtin_ctzll(ends);
     if (token_len_ == 0 && pos + run < internal::kAsciiBlock) {
       // run <= 63 < kMaxTokenBytes: never cut.
       ++token_count_;

@@ -69,9 +69,10 @@ class Checker {
     return OkStatus();
   }
 
-  // Whether the posting list of `key` in `dbi` holds `doc`.
-  StatusOr<bool> HasPosting(MDB_dbi dbi, uint64_t key, uint64_t doc) {
-    Key64 k(key), p(doc);
+  // Whether the posting index `dbi` files `doc` under `value`.
+  StatusOr<bool> HasPosting(MDB_dbi dbi, uint64_t value, uint64_t doc) {
+    internal::PostingKey k(value);
+    internal::Posting p(value, doc);
     MDB_val kv = Val(k.view()), pv = Val(p.view());
     Cursor c;
     if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
@@ -127,10 +128,14 @@ class Checker {
         }
       }
       if (!rec.has_sketch()) continue;
+      std::vector<uint64_t> indexed_sample;
+      for (uint64_t value : rec.sample.values) {
+        if (internal::IndexedSampleValue(value, rec.sample.log2_modulus)) indexed_sample.push_back(value);
+      }
       for (auto [dbi, name, values] :
            {std::tuple{d_.features, "features", &rec.features},
             std::tuple{d_.supershingles, "supershingles", &rec.supershingles},
-            std::tuple{d_.samples, "samples", &rec.sample.values}}) {
+            std::tuple{d_.samples, "samples", &indexed_sample}}) {
         for (uint64_t value : *values) {
           StatusOr<bool> has = HasPosting(dbi, value, id);
           if (!has.ok()) return has.status();
@@ -145,10 +150,15 @@ class Checker {
     for (auto [dbi, name] : {std::pair{d_.features, "features"}, std::pair{d_.supershingles, "supershingles"},
                              std::pair{d_.samples, "samples"}}) {
       SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, [&](std::string_view k, std::string_view v) {
-        DocId d = GetBE64(v.data());
+        if (k.size() != internal::kPostingKeySize || v.size() != internal::kPostingSize) {
+          Problem(std::string(name) + " has an entry of " + std::to_string(k.size()) + " + " + std::to_string(v.size()) +
+                  " bytes, not a posting");
+          return OkStatus();
+        }
+        DocId d = internal::PostingDoc(v);
         auto it = rep_.find(d);
         if (it == rep_.end() || it->second != 0) {
-          Problem(std::string(name) + " posting under " + std::to_string(GetBE64(k.data())) + " names " + Doc(d) + ", not a document with a sketch");
+          Problem(std::string(name) + " posting under " + std::to_string(internal::PostingValue(k, v)) + " names " + Doc(d) + ", not a document with a sketch");
         }
         return OkStatus();
       }));
@@ -172,11 +182,12 @@ class Checker {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
     return ForEach(d_.common_values, "common_values", [&](std::string_view k, std::string_view v) {
-      MDB_val kv = Val(k), dv;
+      std::vector<DocId> docs;
       size_t n = 0;
-      int rc = mdb_cursor_get(c.get(), &kv, &dv, MDB_SET_KEY);
-      if (rc == 0) rc = mdb_cursor_count(c.get(), &n);
-      if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "samples");
+      bool more = false;
+      if (int rc = internal::ReadValuePostings(c.get(), GetBE64(k.data()), SIZE_MAX, &docs, &n, &more); rc != 0) {
+        return ops_.Fail(rc, "samples");
+      }
       uint64_t stored = v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
       if (stored != n) {
         Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " + std::to_string(stored) +

@@ -1,5 +1,6 @@
 // Store: the read-only queries. Each runs in one read transaction.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -83,12 +84,16 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   std::vector<DocId> candidates;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
+  // One record and one sketch, reused for every candidate.
+  DocumentRecord rec;
+  dedup::Sketch other;
   for (DocId cand : candidates) {
     if (cand == exclude) continue;
-    StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, cand);
-    if (!rec.ok()) return rec.status();
-    if (!rec->has_sketch()) continue;
-    dedup::Sketch other = internal::SketchOf(*rec);
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(bytes, &rec));
+    if (!rec.has_sketch()) continue;
+    internal::SketchInto(rec, &other);
     SimilarDoc s;
     s.doc = cand;
     s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
@@ -425,6 +430,27 @@ StatusOr<StoreStats> Store::Stats() const {
   mdb_env_stat(impl_->env_, &env_stat);
   out.map_size = info.me_mapsize;
   out.file_bytes = (info.me_last_pgno + 1) * env_stat.ms_psize;
+  // The free list (database 0): each record is a page-number list whose first word is its
+  // length.
+  Cursor fc;
+  if (int rc = fc.Open(ops.txn(), 0); rc != 0) return ops.Fail(rc, "free list cursor");
+  MDB_val k, v;
+  uint64_t free_pages = 0;
+  int rc = mdb_cursor_get(fc.get(), &k, &v, MDB_FIRST);
+  while (rc == 0) {
+    if (v.mv_size >= sizeof(size_t)) {
+      size_t n = 0;
+      std::memcpy(&n, v.mv_data, sizeof(n));
+      free_pages += n;
+    }
+    rc = mdb_cursor_get(fc.get(), &k, &v, MDB_NEXT);
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "free list");
+  out.free_bytes = free_pages * env_stat.ms_psize;
+  uint64_t in_databases = 0;
+  for (const DatabaseStats& d : out.databases) in_databases += d.bytes;
+  uint64_t accounted = out.free_bytes + in_databases;
+  out.other_bytes = out.file_bytes > accounted ? out.file_bytes - accounted : 0;
   return out;
 }
 

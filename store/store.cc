@@ -21,11 +21,15 @@
 namespace shingled::store {
 
 using internal::Cursor;
+using internal::DecodeDocumentInto;
 using internal::DocumentRecord;
+using internal::SketchInto;
 using internal::GetBE32;
 using internal::GetBE64;
 using internal::SweepKey;
 using internal::Key64;
+using internal::Posting;
+using internal::PostingKey;
 using internal::SweepRecord;
 using internal::TxnOps;
 using internal::Val;
@@ -130,44 +134,133 @@ StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder)
   return ReadDocument(ops, rec->rep);
 }
 
+int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
+                      size_t* count, bool* more) {
+  *count = 0;
+  *more = false;
+  PostingKey key(value);
+  Posting first(value, 0);
+  MDB_val k = Val(key.view()), v = Val(first.view());
+  // The value's entries are contiguous in its bucket: from the first entry >= (value, 0) while
+  // the 6-byte value prefix matches.
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_BOTH_RANGE);
+  while (rc == 0) {
+    if (v.mv_size != kPostingSize || std::memcmp(v.mv_data, first.value_prefix().data(), 6) != 0) return 0;
+    if (*count == max) {
+      *more = true;
+      return 0;
+    }
+    out->push_back(PostingDoc(View(v)));
+    ++*count;
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT_DUP);
+  }
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated) {
+                      std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples) {
   const Dbis& d = ops.dbis();
   // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
   // shingle or sample value; the strongest max_candidates are examined.
-  std::unordered_map<DocId, uint32_t> score;
-  std::vector<uint64_t> postings;
+  // (document, points) per posting read, summed after a sort: a page reads a few dozen postings,
+  // for which a sorted vector beats a hash map.
+  std::vector<std::pair<DocId, uint32_t>> hits;
+  hits.reserve(128);
+  std::vector<DocId> postings;
+  postings.reserve(64);
   size_t count = 0;
+  bool more = false;
   const size_t cap = 4 * options.common_value_limit;
-  auto scan = [&](MDB_dbi dbi, const std::vector<uint64_t>& keys, uint32_t weight, bool stop_list) -> Status {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, "postings cursor");
-    for (uint64_t key : keys) {
-      postings.clear();
-      Key64 k(key);
-      // Reading a value over the limit would be wasted work; read one more than the limit to
-      // learn that it is over.
-      size_t max = stop_list ? options.common_value_limit + 1 : cap;
-      if (int rc = internal::ReadPostings(c.get(), k.view(), max, &postings, &count); rc != 0) {
-        return ops.Fail(rc, "postings");
-      }
-      if (stop_list && count > options.common_value_limit) continue;
-      for (DocId doc : postings) score[doc] += weight;
+  auto scan = [&](MDB_cursor* c, uint64_t value, size_t max, uint32_t weight) -> Status {
+    postings.clear();
+    if (int rc = ReadValuePostings(c, value, max, &postings, &count, &more); rc != 0) {
+      return ops.Fail(rc, "postings");
     }
+    for (DocId doc : postings) hits.emplace_back(doc, weight);
     return OkStatus();
   };
-  SHINGLED_RETURN_IF_ERROR(scan(d.features, sketch.features, 4, false));
-  SHINGLED_RETURN_IF_ERROR(scan(d.supershingles, sketch.supershingles, 1, false));
-  SHINGLED_RETURN_IF_ERROR(scan(d.samples, sketch.sample.values, 1, true));
+  Cursor fc, sc;
+  if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
+  for (uint64_t f : sketch.features) SHINGLED_RETURN_IF_ERROR(scan(fc.get(), f, cap, 4));
+  if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
+  for (uint64_t s : sketch.supershingles) SHINGLED_RETURN_IF_ERROR(scan(sc.get(), s, cap, 1));
+
+  Cursor mc, cc;
+  if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
+  if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
+  // A value is used when it has at most common_value_limit postings. The writer (`samples`
+  // given) needs every value's stop-list entry to keep the counts exact, so it reads it first,
+  // and skips reading the postings of a listed value over the limit. A query reads at most
+  // kQuickRead postings first and looks at the stop list only for a value with more: most values
+  // have a few postings, and the stop list is then one lookup saved per value.
+  constexpr size_t kQuickRead = 64;
+  const uint64_t limit = options.common_value_limit;
+  for (uint64_t value : sketch.sample.values) {
+    if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+    SampleValueState st;
+    st.value = value;
+    auto read_stop_list = [&]() -> Status {
+      Key64 key(value);
+      MDB_val k = Val(key.view()), v;
+      int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
+      if (rc == 0) {
+        if (v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
+        st.listed = true;
+        st.listed_count = GetLE64(static_cast<const char*>(v.mv_data));
+      } else if (rc != MDB_NOTFOUND) {
+        return ops.Fail(rc, "common_values");
+      }
+      return OkStatus();
+    };
+    auto read_postings = [&](size_t max) -> Status {
+      postings.clear();
+      if (int rc = ReadValuePostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
+        return ops.Fail(rc, "samples");
+      }
+      return OkStatus();
+    };
+    bool use = false;
+    if (samples != nullptr) {
+      SHINGLED_RETURN_IF_ERROR(read_stop_list());
+      // A listed value over the limit is not read at all; otherwise read up to the limit
+      // (ReadValuePostings stops there and says whether more follow).
+      if (!st.listed || st.listed_count <= limit) {
+        SHINGLED_RETURN_IF_ERROR(read_postings(limit));
+        st.read = true;
+        st.over = more;
+        st.postings = count;
+        use = !more;
+      }
+      samples->push_back(st);
+    } else {
+      SHINGLED_RETURN_IF_ERROR(read_postings(std::min<uint64_t>(limit, kQuickRead)));
+      use = !more;
+      if (more && limit > kQuickRead) {
+        SHINGLED_RETURN_IF_ERROR(read_stop_list());
+        if (!st.listed || st.listed_count <= limit) {
+          SHINGLED_RETURN_IF_ERROR(read_postings(limit));
+          use = !more;
+        }
+      }
+    }
+    if (use) {
+      for (DocId doc : postings) hits.emplace_back(doc, 1);
+    }
+  }
+  std::sort(hits.begin(), hits.end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
-  ranked.reserve(score.size());
-  for (auto [doc, points] : score) ranked.emplace_back(points, doc);
+  for (size_t i = 0; i < hits.size();) {
+    DocId doc = hits[i].first;
+    uint32_t points = 0;
+    for (; i < hits.size() && hits[i].first == doc; ++i) points += hits[i].second;
+    ranked.emplace_back(points, doc);
+  }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
-  size_t limit = options.max_candidates;
-  *truncated = ranked.size() > limit;
-  if (ranked.size() > limit) ranked.resize(limit);
+  const size_t max_candidates = options.max_candidates;
+  *truncated = ranked.size() > max_candidates;
+  if (ranked.size() > max_candidates) ranked.resize(max_candidates);
   for (auto& [points, doc] : ranked) out->push_back(doc);
   return OkStatus();
 }
@@ -355,6 +448,7 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
     ++next_url_;
+    if (int rc = samples_cursor_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
     return OkStatus();
   }
 
@@ -387,10 +481,16 @@ class BatchWriter {
   }
 
   // Appends a version to the URL and counts it in its sweep.
-  Status AddVersion(UrlId url, uint32_t seq, const VersionRecord& v, SweepRecord* sweep) {
-    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), 0, "versions"));
+  // `new_url`: the URL was added by this page, so its key sorts after every other version;
+  // `new_doc`: likewise for the document in `doc_urls`. Both append to the last leaf page (full
+  // pages instead of half-full ones after a split, no search from the root).
+  Status AddVersion(UrlId url, uint32_t seq, const VersionRecord& v, SweepRecord* sweep, bool new_url = false,
+                    bool new_doc = false) {
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), new_url ? MDB_APPEND : 0, "versions"));
     if (v.doc != 0) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(), MDB_NODUPDATA, "doc_urls"));
+      // MDB_APPEND without MDB_NODUPDATA: an out-of-order key would be an error, not ignored.
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(),
+                                        new_doc ? MDB_APPEND : MDB_NODUPDATA, "doc_urls"));
     }
     sweep->Count(v.verdict);
     ++versions_;
@@ -422,9 +522,11 @@ class BatchWriter {
     return OkStatus();
   }
 
-  StatusOr<UrlId> FindOrAddUrl(std::string_view url) {
+  StatusOr<UrlId> FindOrAddUrl(std::string_view url, bool* added) {
+    *added = false;
     StatusOr<UrlId> id = LookupUrl(ops_, url);
     if (id.ok() || id.status().code() != StatusCode::kNotFound) return id;
+    *added = true;
     UrlId fresh = next_url_++;
     Key64 key(fresh);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.urls, UrlKey(url), key.view(), MDB_NOOVERWRITE, "urls"));
@@ -452,9 +554,37 @@ class BatchWriter {
   }
 
   Status IndexPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
-    Key64 posting(doc);
     for (uint64_t value : values) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, Key64(value).view(), posting.view(), MDB_NODUPDATA, what));
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
+    }
+    return OkStatus();
+  }
+
+  // Files the page's indexed sample values and keeps `common_values` equal to their posting
+  // counts (FORMAT.md, invariant 5), from what candidate search read before.
+  Status IndexSample(const std::vector<SampleValueState>& states, DocId doc) {
+    const uint64_t limit = store_.options_.common_value_limit;
+    for (const SampleValueState& st : states) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.samples, PostingKey(st.value).view(), Posting(st.value, doc).view(),
+                                        MDB_NODUPDATA, "samples"));
+      uint64_t after = 0;
+      if (st.listed) {
+        // The listed count equals the postings before this page (invariant 5).
+        after = st.listed_count + 1;
+      } else if (st.read && !st.over) {
+        after = st.postings + 1;
+        if (after <= limit) continue;
+      } else {
+        // Over the limit but not listed: the store was written under a higher limit. Count.
+        std::vector<DocId> all;
+        size_t n = 0;
+        bool more = false;
+        if (int rc = ReadValuePostings(samples_cursor_.get(), st.value, SIZE_MAX, &all, &n, &more); rc != 0) {
+          return ops_.Fail(rc, "samples");
+        }
+        after = n;
+      }
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, Key64(st.value).view(), Le64(after), 0, "common_values"));
     }
     return OkStatus();
   }
@@ -469,6 +599,12 @@ class BatchWriter {
   DocId next_doc_ = 1;
   UrlId next_url_ = 1;
   std::map<SweepId, SweepRecord> sweeps_;
+  // Reused from page to page: no allocation per page once warm.
+  std::vector<DocId> candidates_;
+  std::vector<SampleValueState> sample_states_;
+  DocumentRecord scratch_record_;
+  dedup::Sketch scratch_sketch_;
+  Cursor samples_cursor_;  // for recounting a value's postings (rare)
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -512,12 +648,15 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     return OkStatus();
   }
 
-  StatusOr<UrlId> url = FindOrAddUrl(page.url);
+  bool new_url = false;
+  StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
   if (!url.ok()) return url.status();
   result->url = *url;
   uint32_t last_seq = 0;
   std::optional<VersionRecord> last;
-  if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
+  if (new_url) {
+    // A URL added just now has no version: nothing to look up.
+  } else if (StatusOr<VersionRecord> lv = LastVersion(ops_, *url, &last_seq); lv.ok()) {
     last = std::move(lv).value();
   } else if (lv.status().code() != StatusCode::kNotFound) {
     return lv.status();
@@ -568,10 +707,11 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     version.doc = 0;
     version.verdict = Verdict::kGone;
     result->verdict = Verdict::kGone;
-    return AddVersion(*url, last_seq + 1, version, sweep);
+    return AddVersion(*url, last_seq + 1, version, sweep, new_url);
   }
 
   DocId doc = 0;
+  bool new_doc = false;
   if (*identical != 0) {
     // Identical bytes: the same document, seen again.
     doc = *identical;
@@ -600,7 +740,11 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       equivalent = *sh;
       relation = Relation::kShingle;
     }
+    if (next_doc_ > kMaxDocId) {
+      return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
+    }
     doc = next_doc_++;
+    new_doc = true;
     ++documents_;
     DocumentRecord rec;
     rec.bytes = sketch.bytes;
@@ -641,33 +785,15 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
       // Candidates before the page's own postings, so that it does not find itself.
-      std::vector<DocId> candidates;
-      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates, &result->candidates_truncated));
+      candidates_.clear();
+      sample_states_.clear();
+      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates_, &result->candidates_truncated,
+                                              &sample_states_));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
       SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.features, sketch.features, doc, "features"));
       SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
-      SHINGLED_RETURN_IF_ERROR(IndexPostings(d_.samples, sketch.sample.values, doc, "samples"));
-      // The stop list: values now in more postings than the limit.
-      Cursor c;
-      if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
-      for (uint64_t value : sketch.sample.values) {
-        Key64 key(value);
-        MDB_val k = Val(key.view()), v;
-        int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-        if (rc != 0) return ops_.Fail(rc, "samples");
-        size_t n = 0;
-        if (rc = mdb_cursor_count(c.get(), &n); rc != 0) return ops_.Fail(rc, "samples count");
-        bool listed = n > store_.options_.common_value_limit;
-        if (!listed) {
-          // A value may be listed under an earlier, lower limit: keep its count exact.
-          std::string_view old;
-          Status s = ops_.Get(d_.common_values, key.view(), &old, "common_values");
-          if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-          listed = s.ok();
-        }
-        if (listed) SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, key.view(), Le64(n), 0, "common_values"));
-      }
-      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates, result));
+      SHINGLED_RETURN_IF_ERROR(IndexSample(sample_states_, doc));
+      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
     }
   }
 
@@ -693,7 +819,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   });
   version.doc = doc;
   version.verdict = result->verdict;
-  return AddVersion(*url, last_seq + 1, version, sweep);
+  return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
 }
 
 Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
@@ -702,10 +828,12 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   const int r = store_.params_.fungible_threshold;
   bool joined = false;
   for (DocId cand : candidates) {
-    StatusOr<DocumentRecord> rec = ReadDocument(ops_, cand);
-    if (!rec.ok()) return rec.status();
-    if (!rec->has_sketch()) continue;  // postings only name representatives; be safe
-    dedup::Sketch other = SketchOf(*rec);
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
+    SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &scratch_record_));
+    if (!scratch_record_.has_sketch()) continue;  // postings only name representatives; be safe
+    SketchInto(scratch_record_, &scratch_sketch_);
+    const dedup::Sketch& other = scratch_sketch_;
     Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
             dedup::ContainmentFromModSample(sketch.sample, other.sample),
             dedup::ContainmentFromModSample(other.sample, sketch.sample), dedup::FeaturesInCommon(sketch, other)};

@@ -41,8 +41,9 @@ struct StoreOptions {
   // (the estimate's standard error at t = 84 is about 0.055 at 0.5). Range (0, 1].
   double similar_threshold = 0.5;
   // A MOD sample value found in more than this many documents is machine-made boilerplate and is
-  // not used for candidate search (it is still stored, so the limit can change). Larger limits
-  // find more candidates through common text but cost more lookups per page. Range >= 1.
+  // not used for candidate search (it is still stored, so the limit can change). Only the indexed
+  // quarter of each sample is counted (FORMAT.md, "Posting lists"). Larger limits find more
+  // candidates through common text but cost more lookups per page. Range >= 1.
   uint64_t common_value_limit = 1000;
   // Relations that merge clusters (ClusterRelation bits). Exact and fungible by default;
   // adding kClusterSimilar makes paper 001's looser 50% clusters, which chain more.
@@ -204,7 +205,14 @@ struct DatabaseStats {
 struct StoreStats {
   uint64_t documents = 0, urls = 0, versions = 0, clusters = 0;
   uint64_t map_size = 0;
-  uint64_t file_bytes = 0;  // pages in use times the page size
+  uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
+  // Pages on LMDB's free list (reused by later writes) times the page size.
+  uint64_t free_bytes = 0;
+  // The rest: file_bytes minus free_bytes minus every database's main tree. Mostly the nested
+  // trees of posting lists too long to stay on their key's leaf page, which mdb_stat does not
+  // count in their database (FORMAT.md, "Disk per document"), plus LMDB's meta pages, catalog
+  // and free-list tree.
+  uint64_t other_bytes = 0;
   std::vector<DatabaseStats> databases;
 };
 

@@ -53,15 +53,15 @@ class Reader {
     in_.remove_prefix(n);
     return s;
   }
-  std::vector<uint64_t> Values(const char* field) {
+  void ValuesInto(const char* field, std::vector<uint64_t>* values) {
+    values->clear();
     uint64_t n = Varint(field);
     if (!ok_ || n > in_.size() / 8) {
       Fail(field);
-      return {};
+      return;
     }
-    std::vector<uint64_t> values(n);
-    for (auto& v : values) v = Fixed64(field);
-    return values;
+    values->resize(n);
+    for (auto& v : *values) v = Fixed64(field);
   }
   Status Finish(const char* record) {
     if (ok_ && !in_.empty()) Fail("trailing bytes");
@@ -169,11 +169,12 @@ std::string EncodeDocument(const DocumentRecord& doc) {
   return out;
 }
 
-StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
+Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out) {
   Reader r(bytes);
-  DocumentRecord doc;
+  DocumentRecord& doc = *out;
   uint8_t flags = r.Byte("flags");
   bool has_sketch = (flags & 1) != 0;
+  doc.rep = 0;
   if (!has_sketch) {
     doc.rep = r.Varint("rep");
     if (doc.rep == 0) return DataLossError("document record without sketch names no representative");
@@ -187,29 +188,45 @@ StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
     fp->high = r.Fixed64("fingerprint");
     fp->low = r.Fixed64("fingerprint");
   }
+  doc.minhashes.clear();
+  doc.features.clear();
+  doc.supershingles.clear();
+  doc.sample.log2_modulus = 0;
+  doc.sample.values.clear();
   if (has_sketch) {
-    doc.minhashes = r.Values("minhashes");
-    doc.features = r.Values("features");
-    doc.supershingles = r.Values("supershingles");
+    r.ValuesInto("minhashes", &doc.minhashes);
+    r.ValuesInto("features", &doc.features);
+    r.ValuesInto("supershingles", &doc.supershingles);
     doc.sample.log2_modulus = r.Byte("sample modulus");
-    doc.sample.values = r.Values("sample");
+    r.ValuesInto("sample", &doc.sample.values);
   }
-  SHINGLED_RETURN_IF_ERROR(r.Finish("document"));
+  return r.Finish("document");
+}
+
+StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
+  DocumentRecord doc;
+  SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &doc));
   return doc;
+}
+
+void SketchInto(const DocumentRecord& doc, dedup::Sketch* s) {
+  s->bytes = doc.bytes;
+  s->tokens = doc.tokens;
+  s->shingles = doc.shingles;
+  s->minhashes.assign(doc.minhashes.begin(), doc.minhashes.end());
+  s->features.assign(doc.features.begin(), doc.features.end());
+  s->min_sample.clear();
+  s->supershingles.assign(doc.supershingles.begin(), doc.supershingles.end());
+  s->sample.log2_modulus = doc.sample.log2_modulus;
+  s->sample.values.assign(doc.sample.values.begin(), doc.sample.values.end());
+  s->identical = doc.identical;
+  s->lexical = doc.lexical;
+  s->shingle = doc.shingle;
 }
 
 dedup::Sketch SketchOf(const DocumentRecord& doc) {
   dedup::Sketch s;
-  s.bytes = doc.bytes;
-  s.tokens = doc.tokens;
-  s.shingles = doc.shingles;
-  s.minhashes = doc.minhashes;
-  s.features = doc.features;
-  s.supershingles = doc.supershingles;
-  s.sample = doc.sample;
-  s.identical = doc.identical;
-  s.lexical = doc.lexical;
-  s.shingle = doc.shingle;
+  SketchInto(doc, &s);
   return s;
 }
 

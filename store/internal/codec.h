@@ -16,7 +16,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 1;
+inline constexpr uint64_t kFormatVersion = 3;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -64,6 +64,75 @@ class Key64 {
  private:
   std::array<char, 8> bytes_;
 };
+// --- posting lists (FORMAT.md, "Posting lists") ---
+//
+// `features`, `supershingles` and `samples` file a hash value v under its bucket, the top 20
+// bits of v (3 bytes BE), as a 12-byte DUPFIXED entry: the low 44 bits of v (6 bytes BE), then
+// the document id (6 bytes BE). Entries of one bucket sort by (value, document).
+inline constexpr int kBucketBits = 20;
+inline constexpr int kLowBits = 64 - kBucketBits;
+inline constexpr uint64_t kLowMask = (uint64_t{1} << kLowBits) - 1;
+inline constexpr size_t kPostingKeySize = 3;
+inline constexpr size_t kPostingSize = 12;
+// Document ids must fit the 6 bytes of a posting.
+inline constexpr DocId kMaxDocId = (uint64_t{1} << 48) - 1;
+
+class PostingKey {
+ public:
+  explicit PostingKey(uint64_t value) {
+    const uint64_t bucket = value >> kLowBits;
+    bytes_[0] = static_cast<char>(bucket >> 16);
+    bytes_[1] = static_cast<char>((bucket >> 8) & 0xff);
+    bytes_[2] = static_cast<char>(bucket & 0xff);
+  }
+  std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
+
+ private:
+  std::array<char, kPostingKeySize> bytes_;
+};
+
+class Posting {
+ public:
+  // REQUIRES: doc <= kMaxDocId.
+  Posting(uint64_t value, DocId doc) {
+    const uint64_t low = value & kLowMask;
+    for (int i = 0; i < 6; ++i) {
+      bytes_[5 - i] = static_cast<char>((low >> (8 * i)) & 0xff);
+      bytes_[11 - i] = static_cast<char>((doc >> (8 * i)) & 0xff);
+    }
+  }
+  std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
+  // The first 6 bytes: the value's low bits, the prefix shared by the value's entries.
+  std::string_view value_prefix() const { return {bytes_.data(), 6}; }
+
+ private:
+  std::array<char, kPostingSize> bytes_;
+};
+
+inline uint64_t GetBE48(const char* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 6; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+// The value and the document of an entry under `key`. REQUIRES: sizes kPostingKeySize and
+// kPostingSize.
+inline uint64_t PostingValue(std::string_view key, std::string_view entry) {
+  uint64_t bucket = (uint64_t{static_cast<uint8_t>(key[0])} << 16) |
+                    (uint64_t{static_cast<uint8_t>(key[1])} << 8) | static_cast<uint8_t>(key[2]);
+  return (bucket << kLowBits) | GetBE48(entry.data());
+}
+inline DocId PostingDoc(std::string_view entry) { return GetBE48(entry.data() + 6); }
+
+// Whether a MOD sample value is filed in `samples` (FORMAT.md, "Posting lists"): the values that
+// are 0 mod 2^(log2_modulus + kSampleIndexShift), about a quarter of the sample. The document
+// record keeps the whole sample for the estimates.
+inline constexpr uint32_t kSampleIndexShift = 2;
+inline bool IndexedSampleValue(uint64_t value, uint32_t log2_modulus) {
+  uint32_t bits = log2_modulus + kSampleIndexShift;
+  if (bits >= 64) return value == 0;
+  return (value & ((uint64_t{1} << bits) - 1)) == 0;
+}
+
 std::string SweepKey(SweepId id);                 // 4 bytes BE
 std::string FingerprintKey(const dedup::Fingerprint128& fp);  // 16 bytes: high BE, low BE
 std::string VersionKey(UrlId url, uint32_t seq);  // 12 bytes
@@ -99,8 +168,13 @@ struct DocumentRecord {
 std::string EncodeDocument(const DocumentRecord& doc);
 // DataLoss naming the field when the bytes do not decode.
 StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes);
+// The same into `*out`, reusing its vectors' memory (no allocation once they are large enough);
+// on error `*out` holds a partial record.
+Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out);
 // Copies the stored parts of a record into a Sketch (min_sample stays empty).
 dedup::Sketch SketchOf(const DocumentRecord& doc);
+// The same into `*out`, reusing its memory.
+void SketchInto(const DocumentRecord& doc, dedup::Sketch* out);
 
 struct VersionRecord {
   SweepId sweep = 0;

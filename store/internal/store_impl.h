@@ -39,11 +39,33 @@ StatusOr<DocumentRecord> ReadDocument(TxnOps& ops, DocId doc);
 // The record that holds the sketch of `doc`: itself, or its representative.
 StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder);
 
+// Reads the documents filed under `value` in a posting index (`features`, `supershingles`,
+// `samples`; FORMAT.md, "Posting lists") with an open cursor: appends at most `max` of them to
+// `*out`, sets `*count` to the number appended and `*more` to whether others follow. Returns an
+// LMDB code.
+int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
+                      size_t* count, bool* more);
+
+// What candidate search learnt of one indexed sample value of the page: its entry in
+// `common_values` (listed, with the count stored there) and, when it was read, how many postings
+// it had (`over`: more than the common-value limit; `postings` is then not exact).
+struct SampleValueState {
+  uint64_t value = 0;
+  bool listed = false;
+  uint64_t listed_count = 0;
+  bool read = false;
+  bool over = false;
+  uint64_t postings = 0;
+};
+
 // Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
 // more than options.common_value_limit documents skipped), strongest first (4 points per shared
-// feature, 1 per shared super shingle or sample value), at most options.max_candidates.
+// feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
+// `samples` (may be null) receives the state of each indexed sample value of the sketch, for the
+// writer's upkeep of `common_values`.
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated);
+                      std::vector<DocId>* out, bool* truncated,
+                      std::vector<SampleValueState>* samples = nullptr);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 

@@ -10,6 +10,8 @@
 #include <xxhash.h>
 
 #include "dedup/canonicalize.h"
+#include "dedup/page.h"
+#include "dedup/streaming_canonicalizer.h"
 #include "dedup/rabin.h"
 #include "dedup/sketch.h"
 #include "dedup/tokenizer.h"
@@ -47,17 +49,23 @@ class NullSink final : public TokenSink {
   void OnToken(std::string_view token) override { benchmark::DoNotOptimize(token.data()); }
 };
 
+// Canonicalization alone (HTML to tokens, tokens dropped): Gumbo, the reference, and streaming.
 void BM_Canonicalize(benchmark::State& state) {
+  const auto kind = static_cast<CanonicalizerKind>(state.range(0));
+  state.SetLabel(std::string(CanonicalizerKindName(kind)));
   Pages();  // loaded before the clock starts
   for (auto _ : state) {
     for (const std::string& page : Pages().pages) {
       NullSink sink;
-      CanonicalizePage(page, "text/html", &sink);
+      CanonicalizePageWith(kind, page, "text/html", &sink);
     }
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * Pages().bytes));
 }
-BENCHMARK(BM_Canonicalize)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Canonicalize)
+    ->Arg(static_cast<int>(CanonicalizerKind::kGumbo))
+    ->Arg(static_cast<int>(CanonicalizerKind::kStreaming))
+    ->Unit(benchmark::kMillisecond);
 
 // Tokenizer, token fingerprints and the sliding Rabin window: the shingle stream without samples.
 class ShingleSink final : public TokenSink {
@@ -116,20 +124,26 @@ BENCHMARK(BM_SketchFromText)
     ->Arg(static_cast<int>(SimdLevel::kAvx512))
     ->Unit(benchmark::kMillisecond);
 
+// HTML to complete sketch, with each canonicalizer.
 void BM_HtmlToSketch(benchmark::State& state) {
+  const auto kind = static_cast<CanonicalizerKind>(state.range(0));
   auto ctx = SketchContext::Create(SketchParams{});
-  state.SetLabel(std::string(SimdLevelName((*ctx)->simd_level())));
+  state.SetLabel(std::string(CanonicalizerKindName(kind)) + " " +
+                 std::string(SimdLevelName((*ctx)->simd_level())));
   Pages();
   for (auto _ : state) {
     for (const std::string& page : Pages().pages) {
-      benchmark::DoNotOptimize(SketchPage(**ctx, page, "text/html"));
+      benchmark::DoNotOptimize(SketchPage(**ctx, page, "text/html", kind));
     }
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * Pages().bytes));
   state.counters["pages/s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * Pages().pages.size()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_HtmlToSketch)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HtmlToSketch)
+    ->Arg(static_cast<int>(CanonicalizerKind::kGumbo))
+    ->Arg(static_cast<int>(CanonicalizerKind::kStreaming))
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace shingled::dedup

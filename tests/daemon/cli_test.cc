@@ -82,6 +82,16 @@ TEST(CliTest, CompareReadableLinesAndLabelled) {
   EXPECT_NE(r.out.find("shingle_size: 3"), std::string::npos);
 }
 
+TEST(CliTest, BothCanonicalizersGiveTheSameAnswerOnTheSamples) {
+  const std::string files = kSamples + "page-a.html " + kSamples + "page-b.html";
+  const Result streaming = RunShingled("compare --json " + files);
+  const Result gumbo = RunShingled("compare --json --canonicalizer gumbo " + files);
+  ASSERT_EQ(streaming.exit_code, 0);
+  ASSERT_EQ(gumbo.exit_code, 0);
+  EXPECT_EQ(streaming.out, gumbo.out);
+  EXPECT_EQ(RunShingled("compare --canonicalizer lxml " + files).exit_code, 2);
+}
+
 TEST(CliTest, SketchPrintsOneObjectPerFile) {
   const Result r = RunShingled("sketch " + kSamples + "page-a.html " + kSamples + "page-b.html");
   ASSERT_EQ(r.exit_code, 0);

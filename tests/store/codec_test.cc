@@ -203,6 +203,55 @@ TEST(CodecTest, SweepExactBytes) {
   EXPECT_EQ(*back, s);
 }
 
+TEST(CodecTest, PostingExactBytes) {
+  // Bucket: the value's top 20 bits (3 bytes BE); entry: its low 44 bits (6 bytes BE), then the
+  // document id (6 bytes BE).
+  EXPECT_EQ(Hex(PostingKey(0x0102030405060708ull).view()), "001020");
+  EXPECT_EQ(Hex(PostingKey(0xffffffffffffffffull).view()), "0fffff");
+  EXPECT_EQ(Hex(Posting(0x0102030405060708ull, 0x0a0b0c0d0e0full).view()), "030405060708" "0a0b0c0d0e0f");
+  EXPECT_EQ(Hex(Posting(0xffffffffffffffffull, 5).view()), "0fffffffffff" "000000000005");
+  EXPECT_EQ(Hex(Posting(0x0102030405060708ull, 5).value_prefix()), "030405060708");
+  EXPECT_EQ(kMaxDocId, 0xffffffffffffull);
+}
+
+TEST(CodecTest, PostingRoundTripsAndSortsByValueThenDocument) {
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 10000; ++i) {
+    uint64_t value = rng() >> (rng() % 64), other = rng() >> (rng() % 64);
+    DocId doc = (rng() >> (rng() % 64)) & kMaxDocId, doc2 = rng() & kMaxDocId;
+    Posting p(value, doc);
+    EXPECT_EQ(PostingValue(PostingKey(value).view(), p.view()), value);
+    EXPECT_EQ(PostingDoc(p.view()), doc);
+    // Buckets sort like the values' top bits; within a bucket, memcmp order is (value,
+    // document) order.
+    EXPECT_EQ((value >> 44) < (other >> 44), PostingKey(value).view() < PostingKey(other).view());
+    uint64_t same_bucket = (value & ~kLowMask) | (other & kLowMask);
+    auto a = std::pair(value, doc), b = std::pair(same_bucket, doc2);
+    EXPECT_EQ(a < b, p.view() < Posting(same_bucket, doc2).view()) << value << " " << same_bucket;
+  }
+}
+
+TEST(CodecTest, IndexedSampleValuesAreZeroModFourTimesTheModulus) {
+  EXPECT_TRUE(IndexedSampleValue(0, 0));
+  EXPECT_TRUE(IndexedSampleValue(4, 0));
+  EXPECT_FALSE(IndexedSampleValue(2, 0));
+  EXPECT_FALSE(IndexedSampleValue(8, 2));
+  EXPECT_TRUE(IndexedSampleValue(16, 2));
+  EXPECT_TRUE(IndexedSampleValue(uint64_t{1} << 63, 61));
+  EXPECT_FALSE(IndexedSampleValue(uint64_t{1} << 63, 62));  // 2^64 would be the modulus
+  EXPECT_TRUE(IndexedSampleValue(0, 64));
+  // A value indexed at a larger modulus is indexed at every smaller one: two pages sharing a
+  // value at the larger of their moduli both file it when it is 0 mod 4 times that modulus.
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 10000; ++i) {
+    uint64_t v = rng() << (rng() % 16);
+    uint32_t m = rng() % 20;
+    if (IndexedSampleValue(v, m + 1)) {
+      EXPECT_TRUE(IndexedSampleValue(v, m));
+    }
+  }
+}
+
 TEST(CodecTest, LinkExactBytes) {
   EXPECT_EQ(Hex(EncodeLink(5, 1.0)), "0000000000000005" "ffff");
   EXPECT_EQ(Hex(EncodeLink(5, 0.5)), "0000000000000005" "8000");

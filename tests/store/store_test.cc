@@ -5,9 +5,11 @@
 #include <lmdb.h>
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
+#include "store/internal/codec.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -334,8 +336,116 @@ TEST_F(StoreTest, CommonValuesAreStopListed) {
   for (const DatabaseStats& d : st->databases) {
     if (d.name == "common_values") common = d.entries;
   }
-  EXPECT_EQ(common, 20u);
+  // Every page's sample holds all 40 of its values (modulus 1); the 20 shared ones are in ten
+  // pages, over the limit of 5, but only the indexed quarter (FORMAT.md, "Posting lists") has
+  // postings to count.
+  const dedup::ModSample& sample = batch[0].sketch.sample;
+  ASSERT_EQ(sample.log2_modulus, 0u);
+  uint64_t shared_indexed = 0;
+  for (uint64_t v : sample.values) {
+    bool shared = std::all_of(batch.begin(), batch.end(), [&](const PageInput& p) {
+      return std::binary_search(p.sketch.sample.values.begin(), p.sketch.sample.values.end(), v);
+    });
+    if (shared && internal::IndexedSampleValue(v, sample.log2_modulus)) ++shared_indexed;
+  }
+  EXPECT_GT(shared_indexed, 0u);
+  EXPECT_EQ(common, shared_indexed);
   ExpectConsistent(*store);
+}
+
+// The stop list keeps exact counts when the limit changes from one run to the next: a value
+// over a lowered limit but never listed is counted in full; a value listed under a lower limit
+// keeps its count up to date under a higher one.
+TEST_F(StoreTest, CommonValueCountsStayExactWhenTheLimitChanges) {
+  auto page = [&](int i, SweepId s) {
+    std::vector<uint64_t> sh = Range(0, 20);
+    auto own = Range(1000 * (i + 1), 20);
+    sh.insert(sh.end(), own.begin(), own.end());
+    return Page("http://p" + std::to_string(i) + "/", s, 1, sh);
+  };
+  auto common_entries = [](const Store& store) {
+    uint64_t n = 0;
+    StatusOr<StoreStats> st = store.Stats();
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return n;
+    for (const DatabaseStats& d : st->databases) {
+      if (d.name == "common_values") n = d.entries;
+    }
+    return n;
+  };
+  SweepId s = 0;
+  {
+    auto store = OpenStore();  // limit 1000: nothing is common
+    s = store->OpenSweep("s", 1)->id;
+    std::vector<PageInput> batch;
+    for (int i = 0; i < 10; ++i) batch.push_back(page(i, s));
+    ASSERT_TRUE(store->Apply(batch).ok());
+    EXPECT_EQ(common_entries(*store), 0u);
+  }
+  uint64_t listed = 0;
+  {
+    StoreOptions o;
+    o.common_value_limit = 5;  // ten postings each, never listed: counted when next touched
+    auto store = OpenStore(o);
+    ApplyOne(*store, page(10, s));
+    listed = common_entries(*store);
+    EXPECT_GT(listed, 0u);
+    ExpectConsistent(*store);
+  }
+  {
+    StoreOptions o;
+    o.common_value_limit = 100;  // listed under the lower limit: counts go on
+    auto store = OpenStore(o);
+    ApplyOne(*store, page(11, s));
+    EXPECT_EQ(common_entries(*store), listed);
+    ExpectConsistent(*store);
+  }
+}
+
+// Queries skip sample values with more postings than the limit, whether they are read in full
+// or found on the stop list (queries consult it only for values with over 64 postings).
+TEST_F(StoreTest, QueriesSkipCommonValuesAboveTheLimit) {
+  auto shingles = [](int i) {
+    std::vector<uint64_t> sh = Range(0, 20);  // boilerplate shared by every page
+    auto own = Range(1000 * (i + 1), 20);
+    sh.insert(sh.end(), own.begin(), own.end());
+    return sh;
+  };
+  SweepId s = 0;
+  {
+    StoreOptions o;
+    o.common_value_limit = 65;
+    auto store = OpenStore(o);
+    s = store->OpenSweep("s", 1)->id;
+    std::vector<PageInput> batch;
+    for (int i = 0; i < 70; ++i) batch.push_back(Page("http://p" + std::to_string(i) + "/", s, 1, shingles(i)));
+    ASSERT_TRUE(store->Apply(batch).ok());
+    ExpectConsistent(*store);
+  }
+  // A new page with the same boilerplate resembles each stored page at 20/60.
+  dedup::Sketch query = SyntheticSketch(params_, shingles(1000));
+  QueryOptions q;
+  q.threshold = 0.1;
+  q.limit = 1000;
+  size_t above = 0, below = 0;
+  for (uint64_t limit : {uint64_t{65}, uint64_t{100}, uint64_t{40}}) {
+    StoreOptions o;
+    o.common_value_limit = limit;
+    auto store = OpenStore(o);
+    StatusOr<std::vector<SimilarDoc>> r = store->SimilarToSketch(query, q);
+    ASSERT_TRUE(r.ok());
+    if (limit == 100) {
+      // 70 postings are within the limit: the boilerplate finds every page.
+      EXPECT_EQ(r->size(), 70u);
+      below = r->size();
+    } else {
+      // Over the limit (listed at 65; never listed at 40): only super shingles and features
+      // can find pages, which share no window of the page's own values.
+      if (limit == 65) above = r->size();
+      EXPECT_EQ(r->size(), above) << "limit " << limit;
+    }
+  }
+  EXPECT_LT(above, below);
 }
 
 TEST_F(StoreTest, MapGrowsWhenFull) {
