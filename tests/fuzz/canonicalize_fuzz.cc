@@ -6,7 +6,7 @@
 //   - info.tokens equals the number of tokens delivered;
 //   - converting the page to UTF-8 in two pieces gives the same text as in one.
 //
-//   build-fuzz/tests/fuzz/canonicalize_fuzz -max_total_time=180 -max_len=65536 \
+//   build-fuzz/tests/fuzz/canonicalize_fuzz -max_total_time=180 -max_len=65536
 //       tests/fuzz/corpus/canonicalize
 #include <cstddef>
 #include <cstdint>
