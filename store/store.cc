@@ -637,54 +637,57 @@ class BatchWriter {
   // A revisit (PageInput::revisit): a version of the last document of the URL it refers to.
   Status ApplyRevisit(const PageInput& page, SweepRecord* sweep, PageResult* result);
 
-  // The last document of a URL: the document of its latest version that has one; 0 if none.
-  StatusOr<DocId> LastDocument(UrlId url) {
-    uint32_t seq = 0;
-    StatusOr<VersionRecord> last = LastVersion(ops_, url, &seq);
-    if (!last.ok()) return last.status().code() == StatusCode::kNotFound ? StatusOr<DocId>(DocId{0}) : last.status();
-    if (last->doc != 0) return last->doc;
+  // Calls `visit` on the URL's versions from seq `from_seq` back to its first, newest first,
+  // until `visit` returns true.
+  template <typename Visit>
+  Status WalkVersionsBack(UrlId url, uint32_t from_seq, Visit visit) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
-    std::string key = VersionKey(url, seq);
+    std::string key = VersionKey(url, from_seq);
     MDB_val k = Val(key), v;
     int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
     while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == url) {
       StatusOr<VersionRecord> ver = DecodeVersion(View(v));
       if (!ver.ok()) return ver.status();
-      if (ver->doc != 0) return ver->doc;
+      if (visit(*ver)) return OkStatus();
       rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
     }
     if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
-    return DocId{0};
+    return OkStatus();
+  }
+
+  // The last document of a URL: the document of its latest version that has one; 0 if none.
+  StatusOr<DocId> LastDocument(UrlId url) {
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> last = LastVersion(ops_, url, &seq);
+    if (!last.ok()) return last.status().code() == StatusCode::kNotFound ? StatusOr<DocId>(DocId{0}) : last.status();
+    DocId doc = 0;
+    SHINGLED_RETURN_IF_ERROR(WalkVersionsBack(url, seq, [&doc](const VersionRecord& ver) {
+      doc = ver.doc;
+      return doc != 0;
+    }));
+    return doc;
   }
 
   // Walks the URL's versions of `sweep` back from `last_seq`; the first that `same` accepts is
   // the page applied before: `result` then answers it as a replay (`replayed` set).
   template <typename Same>
   Status MaybeReplay(UrlId url, uint32_t last_seq, SweepId sweep, Same same, PageResult* result) {
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
-    std::string key = VersionKey(url, last_seq);
-    MDB_val k = Val(key), v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == url) {
-      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      if (ver->sweep != sweep) break;
-      if (same(*ver)) {
-        result->replayed = true;
-        result->verdict = ver->verdict;
-        result->doc = ver->doc;
-        if (ver->doc != 0) {
-          StatusOr<ClusterId> cl = FindCluster(ops_, ver->doc);
-          if (!cl.ok()) return cl.status();
-          result->cluster = *cl;
-        }
-        return OkStatus();
-      }
-      rc = mdb_cursor_get(c.get(), &k, &v, MDB_PREV);
+    std::optional<VersionRecord> before;
+    SHINGLED_RETURN_IF_ERROR(WalkVersionsBack(url, last_seq, [&](const VersionRecord& ver) {
+      if (ver.sweep != sweep) return true;  // older sweeps: no replay
+      if (same(ver)) before = ver;
+      return before.has_value();
+    }));
+    if (!before) return OkStatus();
+    result->replayed = true;
+    result->verdict = before->verdict;
+    result->doc = before->doc;
+    if (before->doc != 0) {
+      StatusOr<ClusterId> cl = FindCluster(ops_, before->doc);
+      if (!cl.ok()) return cl.status();
+      result->cluster = *cl;
     }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
     return OkStatus();
   }
 
