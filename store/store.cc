@@ -162,6 +162,14 @@ bool OccursOnce(const std::vector<uint64_t>& values, uint64_t value) {
   return std::count(values.begin(), values.end(), value) == 1;
 }
 
+// Whether `values` is strictly ascending, so that every value occurs once: sketches make their
+// super shingles and MOD samples so, which spares the writer an OccursOnce scan per value (the
+// quadratic scans were ~5% of its instructions).
+bool StrictlyAscending(const std::vector<uint64_t>& values) {
+  return std::adjacent_find(values.begin(), values.end(), [](uint64_t a, uint64_t b) { return a >= b; }) ==
+         values.end();
+}
+
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
                       std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples,
                       DocId file_as, const StopList* stop_list) {
@@ -188,13 +196,14 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
     return OkStatus();
   };
   auto scan = [&](MDB_cursor* c, const std::vector<uint64_t>& values, uint32_t weight, const char* what) -> Status {
+    const bool distinct = file_as != 0 && StrictlyAscending(values);
     for (uint64_t value : values) {
       postings.clear();
       if (int rc = ReadValuePostings(c, value, cap, &postings, &count, &more); rc != 0) {
         return ops.Fail(rc, "postings");
       }
       for (DocId doc : postings) hits.emplace_back(doc, weight);
-      if (file_as != 0 && OccursOnce(values, value)) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
+      if (file_as != 0 && (distinct || OccursOnce(values, value))) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
     }
     return OkStatus();
   };
@@ -214,6 +223,7 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   // have a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
+  const bool sample_distinct = file_as != 0 && StrictlyAscending(sketch.sample.values);
   for (uint64_t value : sketch.sample.values) {
     if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
     SampleValueState st;
@@ -257,7 +267,7 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
         st.postings = count;
         use = !more;
       }
-      if (file_as != 0 && OccursOnce(sketch.sample.values, value)) {
+      if (file_as != 0 && (sample_distinct || OccursOnce(sketch.sample.values, value))) {
         SHINGLED_RETURN_IF_ERROR(file(mc.get(), value, "samples"));
         st.filed = true;
       }
@@ -654,6 +664,7 @@ class BatchWriter {
 
   // Files the values FindCandidates left to the writer: those that occur more than once in `values`.
   Status IndexRepeatedPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
+    if (StrictlyAscending(values)) return OkStatus();  // none repeated
     for (uint64_t value : values) {
       if (OccursOnce(values, value)) continue;
       SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
