@@ -363,8 +363,8 @@ Status StoreImpl::CommitFailure(int rc) const {
 }
 
 Status StoreImpl::LoadStopList(TxnOps& ops) {
-  const uint64_t snapshot = mdb_txn_id(ops.txn()) - 1;
-  if (stop_list_txn_ == snapshot) return OkStatus();
+  const uint64_t txn_id = mdb_txn_id(ops.txn());
+  if (StopListCurrentFor(txn_id)) return OkStatus();
   stop_list_.clear();
   Cursor c;
   if (int rc = c.Open(ops.txn(), dbis_.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
@@ -375,7 +375,8 @@ Status StoreImpl::LoadStopList(TxnOps& ops) {
     stop_list_[GetBE64(static_cast<const char*>(k.mv_data))] = GetLE64(static_cast<const char*>(v.mv_data));
   }
   if (rc != MDB_NOTFOUND) return ops.Fail(rc, "common_values");
-  stop_list_txn_ = snapshot;
+  stop_list_loaded_ = true;
+  stop_list_txn_ = txn_id - 1;  // the snapshot this transaction sees
   return OkStatus();
 }
 

@@ -122,14 +122,17 @@ class StoreImpl {
 
   // The writer's copy of `common_values` (the stop list: small, and only the writer changes it),
   // so that a page's ~25 indexed sample values cost no descent each into it. It is equal to
-  // `common_values` as of the transaction id `stop_list_txn_` (0: not loaded). A write
+  // `common_values` as of the transaction id `stop_list_txn_` when `stop_list_loaded_`. A write
   // transaction with id T sees the store as of T - 1: when stop_list_txn_ is T - 1, no other
   // writer (another process, or another Store on the same files) came in since, and the copy is
   // current; otherwise LoadStopList reads it again. The writer keeps it equal during a batch
   // (IndexSample); RunWrite advances stop_list_txn_ on commit and drops the copy on anything
   // else (an aborted batch may have changed it). Guarded by write_mu_.
   StopList stop_list_;
+  bool stop_list_loaded_ = false;
   uint64_t stop_list_txn_ = 0;
+  // Whether stop_list_ is current for a write transaction with id `txn_id`.
+  bool StopListCurrentFor(uint64_t txn_id) const { return stop_list_loaded_ && stop_list_txn_ + 1 == txn_id; }
   // Makes stop_list_ current for the write transaction `ops` (reading `common_values` unless
   // stop_list_txn_ is the transaction's id - 1). REQUIRES: write_mu_ held, in RunWrite's body.
   Status LoadStopList(TxnOps& ops);
@@ -170,8 +173,8 @@ Status StoreImpl::RunWrite(Body&& body) {
       // The copy was current for this transaction's snapshot (from the last commit, or loaded
       // by the body) and the body kept it equal. Unless the commit below succeeds, the body's
       // changes to it are undone with the transaction: drop it.
-      const bool stop_list_loaded = stop_list_txn_ + 1 == txn_id;
-      stop_list_txn_ = 0;
+      const bool stop_list_current = StopListCurrentFor(txn_id);
+      stop_list_loaded_ = false;
       if (!s.ok()) {
         if (ops.last_error() != MDB_MAP_FULL) return s;
         map_full = 1;
@@ -193,7 +196,10 @@ Status StoreImpl::RunWrite(Body&& body) {
           }
           return failed;
         } else {
-          if (stop_list_loaded) stop_list_txn_ = txn_id;
+          if (stop_list_current) {
+            stop_list_loaded_ = true;
+            stop_list_txn_ = txn_id;
+          }
           return OkStatus();
         }
       }
