@@ -598,15 +598,14 @@ class BatchWriter {
 
   // Looks `key` up through `c` and leaves the cursor on the leaf where the key is or would go
   // (MDB_SET_RANGE), so that PutThrough(c, key) right after finds that leaf without a second
-  // descent from the root (FORMAT.md, "Write cost and lookups"). Sets `*value` (empty when
-  // absent); returns an LMDB code.
-  int Seek(const Cursor& c, std::string_view key, std::string_view* value) {
+  // descent from the root (FORMAT.md, "Write cost and lookups"). Sets `*found` and, when
+  // found, `*value`; returns an LMDB code (0 when the key is absent).
+  int Seek(const Cursor& c, std::string_view key, bool* found, std::string_view* value) {
     MDB_val k = Val(key), v;
     int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-    *value = {};
-    if (rc == MDB_NOTFOUND) return 0;
-    if (rc == 0 && View(k) == key) *value = View(v);
-    return rc;
+    *found = rc == 0 && View(k) == key;
+    if (*found) *value = View(v);
+    return rc == MDB_NOTFOUND ? 0 : rc;
   }
   // Puts a new key through `c` (MDB_NOOVERWRITE: a key already there is left as it is).
   Status PutThrough(const Cursor& c, std::string_view key, std::string_view value, const char* what) {
@@ -620,9 +619,10 @@ class BatchWriter {
   StatusOr<UrlId> FindOrAddUrl(std::string_view url, bool* added) {
     *added = false;
     const std::string url_key = UrlKey(url);
+    bool found = false;
     std::string_view v;
-    if (int rc = Seek(urls_cursor_, url_key, &v); rc != 0) return ops_.Fail(rc, "url");
-    if (!v.empty()) {
+    if (int rc = Seek(urls_cursor_, url_key, &found, &v); rc != 0) return ops_.Fail(rc, "url");
+    if (found) {
       if (v.size() != 8) return DataLossError("urls value is not 8 bytes");
       UrlId id = GetBE64(v.data());
       if (url.size() > kMaxWholeUrlKey) {
@@ -644,9 +644,10 @@ class BatchWriter {
   // The document an exact fingerprint maps to, or 0; `c` is the index's cursor, left for
   // PutThrough.
   StatusOr<DocId> LookupFingerprint(const Cursor& c, const dedup::Fingerprint128& fp) {
+    bool found = false;
     std::string_view v;
-    if (int rc = Seek(c, FingerprintKey(fp), &v); rc != 0) return ops_.Fail(rc, "fingerprint");
-    if (v.empty()) return DocId{0};
+    if (int rc = Seek(c, FingerprintKey(fp), &found, &v); rc != 0) return ops_.Fail(rc, "fingerprint");
+    if (!found) return DocId{0};
     if (v.size() != 8) return DataLossError("fingerprint value is not 8 bytes");
     return GetBE64(v.data());
   }

@@ -174,8 +174,8 @@ void Report(benchmark::State& state, const std::string& prefix, const IngestTota
 
 // Two phases on one fresh copy of the filled store:
 //   cold (the counters without a prefix, and the benchmark's time): the first 10 commits after
-//   opening. The file grows by about two commits' worth of pages (LMDB reuses a page only two
-//   commits after the one that freed it, and the filled store has few free pages), and the
+//   opening. When the filled store holds few free pages, the file grows by about two commits'
+//   worth of pages (LMDB reuses a page only two commits after the one that freed it); and the
 //   process touches the map for the first time (page faults);
 //   steady ("steady_" counters): 10 commits after size / 20,000 more (0 at 10k, 50 at 1M: the
 //   store grows by 5% at most before them), as in a daemon that has run for a while: LMDB
