@@ -100,13 +100,17 @@ StatusOr<UrlId> LookupUrl(TxnOps& ops, std::string_view url) {
 StatusOr<VersionRecord> LastVersion(TxnOps& ops, UrlId url, uint32_t* seq) {
   Cursor cursor;
   if (int rc = cursor.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  return LastVersion(ops, cursor.get(), url, seq);
+}
+
+StatusOr<VersionRecord> LastVersion(TxnOps& ops, MDB_cursor* versions, UrlId url, uint32_t* seq) {
   std::string next = VersionKey(url + 1, 0);
   MDB_val k = Val(next), v;
-  int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_SET_RANGE);
+  int rc = mdb_cursor_get(versions, &k, &v, MDB_SET_RANGE);
   if (rc == 0) {
-    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_PREV);
+    rc = mdb_cursor_get(versions, &k, &v, MDB_PREV);
   } else if (rc == MDB_NOTFOUND) {
-    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_LAST);
+    rc = mdb_cursor_get(versions, &k, &v, MDB_LAST);
   }
   if (rc == MDB_NOTFOUND) return NotFoundError("no version");
   if (rc != 0) return ops.Fail(rc, "versions");
@@ -201,8 +205,13 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   Cursor fc, sc;
   if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
   SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
-  if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
-  SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
+  // Super shingles find candidates for the writer's "similar" relation; a query (`samples`
+  // null) skips them: ~22 descents, and a page they would find shares sample values too
+  // (FORMAT.md, "Lookups").
+  if (samples != nullptr) {
+    if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
+    SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
+  }
 
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
