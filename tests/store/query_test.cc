@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -149,6 +152,75 @@ TEST_F(QueryTest, ResultsNameTheMostRecentLiveUrlOfTheirDocument) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].url, "http://first/");
+}
+
+// Resident bytes of this process's mappings of `file` (/proc/self/smaps, "Rss").
+uint64_t MappedBytesOf(const std::string& file) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_file = false;
+  uint64_t kib = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') != std::string::npos &&
+        line.find(':') > line.find(' ')) {
+      in_file = line.size() >= file.size() && line.compare(line.size() - file.size(), file.size(), file) == 0;
+    } else if (in_file && line.rfind("Rss:", 0) == 0) {
+      std::istringstream in(line.substr(4));
+      uint64_t n = 0;
+      in >> n;
+      kib += n;
+    }
+  }
+  return kib * 1024;
+}
+
+// WarmMap puts every page of the file in the page tables (the map's resident size reaches the
+// file's size), stops when told to, and after the map grew (a remap) warms the new map.
+TEST_F(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
+  StoreOptions options;
+  options.durable = false;
+  options.initial_map_size = uint64_t{1} << 20;  // grows (doubling, remapping) under the pages below
+  auto store = std::move(Store::Open(dir_.Sub("db"), options, params_, kPolynomial)).value();
+  SweepId s = store->OpenSweep("s", 1)->id;
+  auto fill = [&](int from, int to) {
+    std::vector<PageInput> batch;
+    for (int i = from; i < to; ++i) {
+      batch.push_back(Page("http://p/" + std::to_string(i), s, SyntheticSketch(params_, Range(i * 100000, 300))));
+    }
+    ASSERT_TRUE(store->Apply(batch).ok());
+  };
+  fill(0, 200);
+  const std::string file = dir_.Sub("db") + "/data.mdb";
+  int calls = 0;
+  StatusOr<uint64_t> none = store->WarmMap([&] {
+    ++calls;
+    return false;
+  });
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, 0u);
+  EXPECT_EQ(calls, 1);
+
+  StatusOr<uint64_t> warmed = store->WarmMap();
+  ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
+  StatusOr<StoreStats> stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(*warmed, stats->file_bytes);
+  EXPECT_GE(MappedBytesOf(file), stats->file_bytes);
+
+  const uint64_t map_before = stats->map_size;
+  fill(200, 1200);
+  stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_GT(stats->map_size, map_before);  // the map grew: LMDB mapped it anew
+  warmed = store->WarmMap();
+  ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
+  EXPECT_EQ(*warmed, stats->file_bytes);
+  EXPECT_GE(MappedBytesOf(file), stats->file_bytes);
+  // Queries answer as before.
+  StatusOr<std::vector<SimilarDoc>> r = store->SimilarToSketch(SyntheticSketch(params_, Range(700 * 100000, 300)), QueryOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].url, "http://p/700");
 }
 
 }  // namespace
