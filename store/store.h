@@ -114,8 +114,8 @@ class Store {
       UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const;
 
   // On-the-fly resemblance (paper 001): candidates from the sample index (values above the
-  // common-value limit skipped) and the features (not the super shingles, which the writer
-  // uses: FORMAT.md, "Lookups"); resemblance and
+  // common-value limit skipped) and, when fewer than 8 of the sample values are usable, the
+  // features (not the super shingles, which the writer uses: FORMAT.md, "Lookups"); resemblance and
   // containment both ways; results that reach `query.threshold` in any of the three, sorted by
   // resemblance, then containment, then id; at most `query.limit`. By document (itself
   // excluded, NotFound if unknown), by URL (its last document; NotFound) or by a sketch made with

@@ -66,8 +66,9 @@ struct SampleValueState {
 // more than options.common_value_limit documents skipped), strongest first (4 points per shared
 // feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
 // `samples` (the writer) receives the state of each indexed sample value of the sketch, for the
-// writer's upkeep of `common_values`. A query passes null and reads the feature and sample
-// indexes only, not the super shingles (FORMAT.md, "Lookups").
+// writer's upkeep of `common_values`. A query passes null and reads the sample index, the
+// feature index only when fewer than 8 of its indexed sample values were usable or they found
+// more than max_candidates postings, and not the super shingles (FORMAT.md, "Lookups").
 // `file_as` (the writer, a new document's id; 0 for a query): each value of the sketch that occurs
 // once in its list is also filed for `file_as`, through the cursor that has just read its postings
 // (the insert then finds its leaf page without a second descent from the root). A value that

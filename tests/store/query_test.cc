@@ -53,9 +53,9 @@ class QueryTest : public ::testing::Test {
   dedup::SketchParams params_;
 };
 
-// Queries take their candidates from the feature and sample indexes only (FORMAT.md, "Lookups"):
-// a page of resemblance 0.5 shares no feature with the query, so only the sample index can find
-// it. 1000-shingle pages share 667: resemblance 667/1333 = 0.50, containment 0.67 both ways.
+// Queries take their candidates from the sample index and, when the sample is too small, the
+// features (FORMAT.md, "Lookups"): a page of resemblance 0.5 shares no feature with the query,
+// so only the sample index can find it. 1000-shingle pages share 667: resemblance 667/1333 = 0.50, containment 0.67 both ways.
 // Each of the query's indexed sample values (8 to 26 here, 15 typical) is in the stored page's
 // sample with probability ~0.67, so a page is missed with probability ~0.33^n: ~1e-4 for the
 // fewest, ~6e-8 for 15; every one of the 40 (fixed seeds) must be found.
@@ -120,6 +120,41 @@ TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   EXPECT_EQ(rb.matches[0].doc, ra.doc);
   EXPECT_EQ(rb.matches[0].relation, Relation::kSimilar);
   EXPECT_DOUBLE_EQ(rb.matches[0].resemblance, 1.0);
+}
+
+// A query reads the feature index only when its sample values are too few to be trusted (fewer
+// than 8 usable indexed values): a page that shares every feature and minhash with the query but
+// none of its sample values is found through the features then, and not when the query has 8 or
+// more indexed values (a real page sharing a feature shares ~80% of them: FORMAT.md, "Lookups").
+TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
+  auto store = OpenStore();
+  SweepId s = store->OpenSweep("s", 1)->id;
+  const dedup::Sketch a = SyntheticSketch(params_, Range(0, 1000));
+  PageInput pa = Page("http://a/", s, a);
+  const PageResult ra = store->Apply(std::span(&pa, 1)).value()[0];
+  const dedup::Sketch fresh = SyntheticSketch(params_, Range(900000, 1000));
+  ASSERT_GE(IndexedValues(fresh), 8u);
+  QueryOptions q;
+  q.threshold = 0.5;
+
+  dedup::Sketch many = a;  // a's features and minhashes, another page's sample
+  many.sample = fresh.sample;
+  StatusOr<std::vector<SimilarDoc>> r = store->SimilarToSketch(many, q);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->empty());
+
+  dedup::Sketch few = many;  // the same with 5 indexed sample values
+  few.sample.values.clear();
+  for (uint64_t v : fresh.sample.values) {
+    if (internal::IndexedSampleValue(v, fresh.sample.log2_modulus) && IndexedValues(few) < 5) few.sample.values.push_back(v);
+  }
+  ASSERT_EQ(IndexedValues(few), 5u);
+  r = store->SimilarToSketch(few, q);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].doc, ra.doc);
+  EXPECT_EQ((*r)[0].features_in_common, params_.feature_groups);
+  EXPECT_DOUBLE_EQ((*r)[0].resemblance, 1.0);
 }
 
 // The most recent URL of each result: the latest version that still shows the document, the
