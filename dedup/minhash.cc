@@ -89,7 +89,8 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
 bool CpuHasAvx512Gfni() {
   // Checked here, in portable code: the kernel's file may use AVX-512 anywhere.
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+         __builtin_cpu_supports("gfni");
 }
 
 MinhashKernel KernelFor(SimdLevel level) {

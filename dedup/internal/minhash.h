@@ -92,7 +92,7 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n, Mi
 void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 void MinhashAvx512(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 // The leads by GF2P8AFFINEQB, 8 shingles at a time, instead of table rows read from L2; for CPUs
-// with AVX-512 (F, BW, VBMI) and GFNI, which all CPUs with AVX-512 and GFNI so far have.
+// with AVX-512 (F, BW, VBMI, VBMI2) and GFNI, which all CPUs with AVX-512 and GFNI so far have.
 void MinhashAvx512Gfni(const MinhashTables& tables, const uint64_t* ys, size_t n,
                        MinhashState* state);
 bool CpuHasAvx512Gfni();
@@ -103,16 +103,21 @@ MinhashKernel KernelFor(SimdLevel level);
 // Replaces the state's minimum for permutation i with (lead, tail_i(y)) when that is smaller in
 // the lexicographic order; correct for any lead, though kernels call it only when lead does not
 // exceed the minimum's. Without branches: whether a candidate wins is a coin toss early in a page,
-// and a mispredicted branch costs more than the two conditional moves. Shared by all kernels, so
+// and a mispredicted branch costs more than the arithmetic. Shared by all kernels, so
 // that they decide alike.
 inline void MaybeReplace(const MinhashTables& tables, int i, uint8_t lead, uint64_t y,
                          MinhashState* state) {
   const uint64_t tail = tables.Tail(i, y);
   const uint8_t min_lead = state->lead[i];
   const uint64_t min_tail = state->tail[i];
-  const bool smaller = (lead < min_lead) | ((lead == min_lead) & (tail < min_tail));
-  state->lead[i] = smaller ? lead : min_lead;
-  state->tail[i] = smaller ? tail : min_tail;
+  // (lead, tail) < (min_lead, min_tail) exactly when lead - min_lead - [tail < min_tail] < 0: the
+  // leads differ by at least 1 when they differ. In arithmetic and masks, because GCC turned the
+  // logical form into a branch.
+  const int difference = static_cast<int>(lead) - static_cast<int>(min_lead) -
+                         static_cast<int>(tail < min_tail);
+  const uint64_t smaller = uint64_t{0} - (static_cast<uint32_t>(difference) >> 31);
+  state->lead[i] = static_cast<uint8_t>(min_lead ^ ((min_lead ^ lead) & smaller));
+  state->tail[i] = min_tail ^ ((min_tail ^ tail) & smaller);
 }
 
 }  // namespace shingled::dedup::internal
