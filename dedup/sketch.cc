@@ -112,7 +112,7 @@ class SketcherState {
         lexical_buffer_(lexical_storage_.get() + internal::kTokenHashPadding),
         min_capacity_(std::bit_ceil(min_size_)),
         min_sorted_(min_capacity_, kNoThreshold),
-        mod_set_(mod_max_ + 1) {
+        mod_set_(2 * (mod_max_ + 1)) {
     // The padding before the first token is read (and ignored) by the token hash kernel.
     std::fill(lexical_storage_.get(), lexical_buffer_, 0);
     mod_values_.reserve(mod_max_ + 1);
@@ -320,14 +320,19 @@ class SketcherState {
   void AddToModSample(uint64_t y) {
     if (!mod_set_.Insert(y)) return;
     mod_values_.push_back(y);
+    if (mod_values_.size() <= mod_max_) return;
     while (mod_values_.size() > mod_max_) {
       ++log2_modulus_;
       mod_mask_ = (uint64_t{1} << log2_modulus_) - 1;
-      std::erase_if(mod_values_, [this](uint64_t v) {
-        if ((v & mod_mask_) == 0) return false;
-        mod_set_.Erase(v);
-        return true;
-      });
+      std::erase_if(mod_values_, [this](uint64_t v) { return (v & mod_mask_) != 0; });
+    }
+    // The values dropped stay in mod_set_, rather than being erased one by one: no later value
+    // can equal one of them (every later value is 0 mod 2^log2_modulus_, and they are not), so
+    // they only take room. The set is rebuilt from the values kept once the dropped ones could
+    // fill it past half (it holds 2 (mod_max + 1) values at a load of at most one half).
+    if (mod_set_.size() > mod_max_ + 1) {
+      mod_set_.Clear();
+      for (uint64_t v : mod_values_) mod_set_.Insert(v);
     }
   }
 
@@ -399,7 +404,7 @@ class SketcherState {
   size_t min_count_ = 0;
   uint64_t min_threshold_ = kNoThreshold;  // the largest value of MIN_s once it is full
   std::vector<uint64_t> mod_values_;
-  internal::SmallU64Set mod_set_;  // the values in mod_values_
+  internal::SmallU64Set mod_set_;  // the values in mod_values_, and some dropped from it
   uint32_t log2_modulus_ = 0;
   uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
   uint64_t bytes_ = 0;
