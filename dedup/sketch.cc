@@ -68,6 +68,8 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       kernel(internal::KernelFor(simd)),
       use_clmul(simd != SimdLevel::kScalar && internal::CpuHasClmul()),
       clmul(internal::MakeRabinClmulConstants(polynomial, p.shingle_size)),
+      use_avx512_windows(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512Clmul()),
+      window_powers(internal::MakeRabinWindowPowers(polynomial, p.shingle_size)),
       token_seed(DeriveSeed(p.seed, 1)),
       feature_seed(DeriveSeed(p.seed, 2)),
       supershingle_seed(DeriveSeed(p.seed, 3)),
@@ -231,9 +233,16 @@ class SketcherState {
     ctx_.hash_tokens(ctx_.token_hash, lexical_storage_.get(), token_offsets_, token_lengths_,
                      pending_, block);
     FlushLexical();
-    fp_ = ctx_.use_clmul
-              ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_, pending_, fps_)
-              : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
+    if (ctx_.use_avx512_windows) {
+      // The words before the block are the kMaxWindowWords kept from earlier blocks (zeros at the
+      // start of a page), as the window function requires.
+      internal::RabinWindowsAvx512(ctx_.window_powers, block, pending_, fps_);
+      fp_ = fps_[pending_ - 1];
+    } else {
+      fp_ = ctx_.use_clmul ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_,
+                                                            pending_, fps_)
+                           : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
+    }
     // The first width - 1 tokens of a page make no complete window.
     const size_t incomplete =
         tokens_ >= width_ - 1 ? 0 : std::min(pending_, width_ - 1 - static_cast<size_t>(tokens_));
