@@ -56,6 +56,10 @@ MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
   }
 }
 
+void MixScalar(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys) {
+  for (size_t k = 0; k < n; ++k) ys[k] = Fmix64(xs[k] ^ seed);
+}
+
 void MinhashState::Reset() {
   std::memset(lead, 0xFF, sizeof(lead));
   std::memset(tail, 0xFF, sizeof(tail));

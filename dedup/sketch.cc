@@ -77,7 +77,9 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       token_hash(internal::MakeTokenHashConstants(token_seed)),
       hash_tokens(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512DqVl()
                       ? &internal::HashTokensAvx512
-                      : &internal::HashTokensScalar) {}
+                      : &internal::HashTokensScalar),
+      mix(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512DqVl() ? &internal::MixAvx512
+                                                                     : &internal::MixScalar) {}
 
 StatusOr<std::shared_ptr<const SketchContext>> SketchContext::Create(const SketchParams& params,
                                                                      SimdLevel simd) {
@@ -261,8 +263,7 @@ class SketcherState {
     if (observer != nullptr) {
       for (size_t k = 0; k < n; ++k) observer->OnShingle(fps_[k]);
     }
-    const uint64_t mix_seed = ctx_.minhash.mix_seed;
-    for (size_t k = 0; k < n; ++k) ys_[k] = internal::Fmix64(fps_[k] ^ mix_seed);
+    ctx_.mix(fps_, n, ctx_.minhash.mix_seed, ys_);
     ctx_.kernel(ctx_.minhash, ys_, n, &minhash_);
     // Early in a page, whether a value enters a sample is a coin toss, and a branch on it per
     // shingle mispredicted about once in five shingles. The values that pass the block's starting

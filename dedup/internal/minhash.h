@@ -47,6 +47,13 @@ inline uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
+// ys[k] = Fmix64(xs[k] ^ seed) for k in [0, n): the mix before the permutations. The scalar loop,
+// and the same 8 values at a time with AVX-512 (F, DQ) 64-bit multiplies, which the portable build
+// cannot use; call MixAvx512 only when CpuHasAvx512DqVl() (dedup/internal/token_hash.h).
+using MixKernel = void (*)(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+void MixScalar(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+void MixAvx512(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+
 // The permutations, derived from a seed. Immutable after construction.
 struct MinhashTables {
   MinhashTables(int num_permutations, uint64_t seed);

@@ -41,6 +41,8 @@ class SketchContextImpl {
   // CPU has DQ and VL, otherwise the library call per token).
   const internal::TokenHashConstants token_hash;
   const internal::TokenHashKernel hash_tokens;
+  // The mix y = Fmix64(x ^ seed) before the minhash kernel: with AVX-512 on the same terms.
+  const internal::MixKernel mix;
 };
 
 }  // namespace shingled::dedup

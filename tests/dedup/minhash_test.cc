@@ -17,6 +17,7 @@
 #include "dedup/canonicalize.h"
 #include "dedup/internal/sketch_context.h"
 #include "dedup/internal/splitmix.h"
+#include "dedup/internal/token_hash.h"
 #include "dedup/sketch.h"
 
 namespace shingled::dedup::internal {
@@ -136,6 +137,23 @@ TEST(MinhashTest, EveryVectorKernelEqualsScalarOnRepeatsAndTies) {
     for (const NamedKernel& k : kernels) {
       EXPECT_EQ(Minima(RunKernel(k.kernel, tables, ys, 128), 84), expected) << k.name;
     }
+  }
+}
+
+// The mix before the permutations: the AVX-512 loop equals Fmix64 for every count of values (the
+// masked last 1..7), and leaves the values past n alone.
+TEST(MinhashTest, Avx512MixEqualsScalar) {
+  if (!CpuHasAvx512DqVl()) GTEST_SKIP() << "no AVX-512 DQ on this CPU";
+  uint64_t rng = 17;
+  for (size_t n = 0; n <= 140; ++n) {
+    std::vector<uint64_t> xs(n);
+    for (uint64_t& x : xs) x = n % 3 == 0 ? SplitMix64(&rng) : SplitMix64(&rng) & 0xFFFF;
+    const uint64_t seed = SplitMix64(&rng);
+    std::vector<uint64_t> expected(n + 8, 7), got(n + 8, 7);
+    MixScalar(xs.data(), n, seed, expected.data());
+    MixAvx512(xs.data(), n, seed, got.data());
+    ASSERT_EQ(got, expected) << n;
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(got[k], Fmix64(xs[k] ^ seed));
   }
 }
 
