@@ -295,6 +295,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.max_map_size);
     r.Bool("durable", &c.store.durable);
     r.Int("max_readers", 1, 4096, &c.store.max_readers);
+    r.Bool("warm_map", &c.store.warm_map);
   });
   Section(root, "sketch", source, &status, [&](TableReader& r) {
     r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);

@@ -112,6 +112,9 @@ struct StoreOptions {
   // false only for throw-away stores: commits are not fsynced and a crash may lose them.
   bool durable = true;
   int64_t max_readers = 126;  // 1..4096
+  // serve: map the store's file in advance on a background thread at start-up
+  // (store::Store::WarmMap), so that the first lookups take no page faults.
+  bool warm_map = true;
 };
 
 // The sketch parameters are recorded in the store; the config may only repeat them. A key given

@@ -4,6 +4,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -174,8 +175,25 @@ int Serve(const ServeFlags& flags) {
   for (int64_t i = 0; i < config.server.io_threads; ++i)
     io_threads.emplace_back([&ioc] { ioc.run(); });
   if (Status s = daemon::NotifySystemd("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
+  // Maps the store's file while requests are served; stops early when the daemon stops.
+  std::atomic<bool> stop_warming{false};
+  std::thread warming;
+  if (config.store.warm_map) {
+    warming = std::thread([&store, &stop_warming] {
+      const Clock::time_point start = Clock::now();
+      StatusOr<uint64_t> mapped = store.WarmMap([&stop_warming] { return !stop_warming.load(); });
+      if (!mapped.ok()) {
+        spdlog::warn("warming the store's map: {}", mapped.status().ToString());
+        return;
+      }
+      spdlog::info("store map warmed: {} MiB in {} ms", *mapped >> 20,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+    });
+  }
 
   const std::string signal_name = signals.WaitForStop();
+  stop_warming = true;
+  if (warming.joinable()) warming.join();
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(config.server.shutdown_deadline_ms);
   spdlog::info("{}: stopping; in-flight requests have {} ms", signal_name,

@@ -60,18 +60,58 @@ StatusOr<UrlState> ReadUrlState(TxnOps& ops, UrlId url) {
   return st;
 }
 
-// The URL most recently seen with `doc` as its live content; empty if none.
-Status MostRecentUrl(TxnOps& ops, DocId doc, std::string* url) {
-  std::vector<UrlId> urls;
-  SHINGLED_RETURN_IF_ERROR(UrlsOfDocument(ops, doc, &urls));
-  int64_t best = INT64_MIN;
-  for (UrlId u : urls) {
-    StatusOr<UrlState> st = ReadUrlState(ops, u);
-    if (!st.ok()) return st.status();
-    if (st->last.doc == doc && st->last.date > best) {
-      best = st->last.date;
-      *url = st->name;
+// Per result: its cluster and the URL most recently seen with it as its live content (empty if
+// none). Each database is read through one cursor, in key order: a key on the leaf page the
+// cursor is on is found without a descent from the root, which documents stored close together
+// (near-copies from one crawl) share (FORMAT.md, "Lookups").
+Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
+  std::vector<size_t> by_doc(results->size());
+  for (size_t i = 0; i < by_doc.size(); ++i) by_doc[i] = i;
+  std::sort(by_doc.begin(), by_doc.end(), [&](size_t a, size_t b) { return (*results)[a].doc < (*results)[b].doc; });
+  Cursor parents, doc_urls;
+  if (int rc = parents.Open(ops.txn(), ops.dbis().cluster_parent); rc != 0) return ops.Fail(rc, "cluster_parent cursor");
+  if (int rc = doc_urls.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) return ops.Fail(rc, "doc_urls cursor");
+  // (url, result) for every URL that ever pointed at a result's document.
+  std::vector<std::pair<UrlId, size_t>> urls;
+  std::vector<uint64_t> ids;
+  for (size_t i : by_doc) {
+    SimilarDoc& s = (*results)[i];
+    StatusOr<ClusterId> cl = internal::FindCluster(ops, parents.get(), s.doc);
+    if (!cl.ok()) return cl.status();
+    s.cluster = *cl;
+    ids.clear();
+    size_t count = 0;
+    if (int rc = internal::ReadPostings(doc_urls.get(), Key64(s.doc).view(), SIZE_MAX, &ids, &count); rc != 0) {
+      return ops.Fail(rc, "doc_urls");
     }
+    for (uint64_t u : ids) urls.emplace_back(u, i);
+  }
+  // The last version of each URL; per result, the latest that still shows its document (the
+  // smallest url id on equal dates).
+  std::sort(urls.begin(), urls.end());
+  Cursor versions;
+  if (int rc = versions.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  std::vector<std::pair<int64_t, UrlId>> best(results->size(), {INT64_MIN, 0});
+  for (const auto& [url, i] : urls) {
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> last = internal::LastVersion(ops, versions.get(), url, &seq);
+    if (!last.ok()) return last.status();
+    if (last->doc == (*results)[i].doc && last->date > best[i].first) best[i] = {last->date, url};
+  }
+  std::vector<std::pair<UrlId, size_t>> winners;
+  for (size_t i = 0; i < best.size(); ++i) {
+    if (best[i].second != 0) winners.emplace_back(best[i].second, i);
+  }
+  std::sort(winners.begin(), winners.end());
+  Cursor names;
+  if (int rc = names.Open(ops.txn(), ops.dbis().url_names); rc != 0) return ops.Fail(rc, "url_names cursor");
+  for (const auto& [url, i] : winners) {
+    Key64 key(url);
+    MDB_val k = Val(key.view()), v;
+    if (int rc = mdb_cursor_get(names.get(), &k, &v, MDB_SET_KEY); rc != 0) {
+      return ops.Fail(rc, "url_names of url " + std::to_string(url));
+    }
+    (*results)[i].url = std::string(View(v));
   }
   return OkStatus();
 }
@@ -84,14 +124,21 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   std::vector<DocId> candidates;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
-  // One record and one sketch, reused for every candidate.
+  // The records in id order through one cursor (see Enrich); one record and one sketch, reused
+  // for every candidate.
+  std::sort(candidates.begin(), candidates.end());
+  Cursor documents;
+  if (int rc = documents.Open(ops.txn(), ops.dbis().documents); rc != 0) return ops.Fail(rc, "documents cursor");
   DocumentRecord rec;
   dedup::Sketch other;
   for (DocId cand : candidates) {
     if (cand == exclude) continue;
-    std::string_view bytes;
-    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
-    SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(bytes, &rec));
+    Key64 key(cand);
+    MDB_val k = Val(key.view()), v;
+    if (int rc = mdb_cursor_get(documents.get(), &k, &v, MDB_SET_KEY); rc != 0) {
+      return ops.Fail(rc, "document " + std::to_string(cand));
+    }
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(View(v), &rec));
     if (!rec.has_sketch()) continue;
     internal::SketchInto(rec, &other);
     SimilarDoc s;
@@ -111,12 +158,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
     return a.doc < b.doc;
   });
   if (out.size() > query.limit) out.resize(query.limit);
-  for (SimilarDoc& s : out) {
-    StatusOr<ClusterId> cl = internal::FindCluster(ops, s.doc);
-    if (!cl.ok()) return cl.status();
-    s.cluster = *cl;
-    SHINGLED_RETURN_IF_ERROR(MostRecentUrl(ops, s.doc, &s.url));
-  }
+  SHINGLED_RETURN_IF_ERROR(Enrich(ops, &out));
   return out;
 }
 

@@ -100,13 +100,17 @@ StatusOr<UrlId> LookupUrl(TxnOps& ops, std::string_view url) {
 StatusOr<VersionRecord> LastVersion(TxnOps& ops, UrlId url, uint32_t* seq) {
   Cursor cursor;
   if (int rc = cursor.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
+  return LastVersion(ops, cursor.get(), url, seq);
+}
+
+StatusOr<VersionRecord> LastVersion(TxnOps& ops, MDB_cursor* versions, UrlId url, uint32_t* seq) {
   std::string next = VersionKey(url + 1, 0);
   MDB_val k = Val(next), v;
-  int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_SET_RANGE);
+  int rc = mdb_cursor_get(versions, &k, &v, MDB_SET_RANGE);
   if (rc == 0) {
-    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_PREV);
+    rc = mdb_cursor_get(versions, &k, &v, MDB_PREV);
   } else if (rc == MDB_NOTFOUND) {
-    rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_LAST);
+    rc = mdb_cursor_get(versions, &k, &v, MDB_LAST);
   }
   if (rc == MDB_NOTFOUND) return NotFoundError("no version");
   if (rc != 0) return ops.Fail(rc, "versions");
@@ -198,11 +202,18 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
     }
     return OkStatus();
   };
+  // A query (`samples` null) reads fewer indexes than the writer (FORMAT.md, "Lookups"): no
+  // super shingles (the writer's "similar" relation; ~22 descents, and a page they would find
+  // shares sample values too), and the features only after the sample values, when those are
+  // too few to be trusted (below).
+  const bool query = samples == nullptr;
   Cursor fc, sc;
   if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
-  SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
-  if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
-  SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
+  if (!query) {
+    SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
+    if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
+    SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
+  }
 
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
@@ -214,6 +225,7 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   // have a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
+  size_t usable = 0;  // indexed values read and within the limit (with postings or not)
   for (uint64_t value : sketch.sample.values) {
     if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
     SampleValueState st;
@@ -267,8 +279,18 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
       }
     }
     if (use) {
+      ++usable;
       for (DocId doc : postings) hits.emplace_back(doc, 1);
     }
+  }
+  // A page that shares a feature with the query (14 equal minhashes: resemblance ~0.7 or more)
+  // holds each of the query's usable sample values with probability ~0.8 or more, so 8 usable
+  // values miss it with probability ~0.2^8 (~3e-6): the query reads its 6 features only below
+  // that, or when the sample values found more postings than max_candidates (the features' 4
+  // points then decide which candidates are kept).
+  constexpr size_t kEnoughSampleValues = 8;
+  if (query && (usable < kEnoughSampleValues || hits.size() > options.max_candidates)) {
+    SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
   }
   std::sort(hits.begin(), hits.end());
   std::vector<std::pair<uint32_t, DocId>> ranked;

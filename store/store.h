@@ -16,7 +16,6 @@
 #define SHINGLED_STORE_STORE_H_
 
 #include <functional>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -115,7 +114,8 @@ class Store {
       UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const;
 
   // On-the-fly resemblance (paper 001): candidates from the sample index (values above the
-  // common-value limit skipped), the features and the super shingles; resemblance and
+  // common-value limit skipped) and, when fewer than 8 of the sample values are usable, the
+  // features (not the super shingles, which the writer uses: FORMAT.md, "Lookups"); resemblance and
   // containment both ways; results that reach `query.threshold` in any of the three, sorted by
   // resemblance, then containment, then id; at most `query.limit`. By document (itself
   // excluded, NotFound if unknown), by URL (its last document; NotFound) or by a sketch made with
@@ -128,6 +128,17 @@ class Store {
                                                                   const QueryOptions& query) const;
 
   [[nodiscard]] StatusOr<StoreStats> Stats() const;
+
+  // Maps the used part of the store's file into this process's page tables in advance
+  // (madvise MADV_POPULATE_READ, reading from disk what the page cache lacks), so that later
+  // queries take no page faults (FORMAT.md, "Lookups"). A daemon calls it on a thread of its own
+  // after opening the store; queries and writes go on meanwhile. Works in 32 MiB chunks, each
+  // holding off a map growth as a read transaction does, and calls `keep_going` (may be null)
+  // before each: it returns early when that answers false. Returns the bytes mapped. Pages
+  // written later, and the whole map after it grows (LMDB maps it anew), fault in as usual.
+  // Internal on an madvise failure other than EINVAL (a kernel before 5.14, on which it falls
+  // back to reading one byte per page).
+  [[nodiscard]] StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going = nullptr) const;
 
   // --- operations ---
 

@@ -15,6 +15,16 @@ StatusOr<ClusterId> FindCluster(TxnOps& ops, DocId doc) {
   return GetBE64(parent.data());
 }
 
+StatusOr<ClusterId> FindCluster(TxnOps& ops, MDB_cursor* cluster_parent, DocId doc) {
+  Key64 key(doc);
+  MDB_val k = Val(key.view()), v;
+  int rc = mdb_cursor_get(cluster_parent, &k, &v, MDB_SET_KEY);
+  if (rc == MDB_NOTFOUND) return doc;
+  if (rc != 0) return ops.Fail(rc, "cluster_parent");
+  if (v.mv_size != 8) return DataLossError("cluster_parent of doc " + std::to_string(doc) + " is not 8 bytes");
+  return GetBE64(static_cast<const char*>(v.mv_data));
+}
+
 StatusOr<std::vector<DocId>> ClusterMembers(TxnOps& ops, ClusterId root) {
   Cursor cursor;
   if (int rc = cursor.Open(ops.txn(), ops.dbis().cluster_members); rc != 0) {

@@ -22,6 +22,9 @@ StatusOr<uint64_t> LargestClusterByScan(TxnOps& ops);
 
 // The cluster id (root) of `doc`: its parent, or itself when it is a singleton.
 StatusOr<ClusterId> FindCluster(TxnOps& ops, DocId doc);
+// The same through an open `cluster_parent` cursor: a key on the leaf page the cursor is on is
+// found without a descent from the root (queries look up several documents in id order).
+StatusOr<ClusterId> FindCluster(TxnOps& ops, MDB_cursor* cluster_parent, DocId doc);
 
 // Members of the cluster whose root is `root`, by id ({root} for a singleton).
 StatusOr<std::vector<DocId>> ClusterMembers(TxnOps& ops, ClusterId root);

@@ -35,6 +35,8 @@ int ReadPostings(MDB_cursor* cursor, std::string_view key, size_t max, std::vect
 StatusOr<UrlId> LookupUrl(TxnOps& ops, std::string_view url);
 // The last version of a URL (NotFound if it has none); `*seq` is its sequence number.
 StatusOr<VersionRecord> LastVersion(TxnOps& ops, UrlId url, uint32_t* seq);
+// The same through an open `versions` cursor (left on the version found).
+StatusOr<VersionRecord> LastVersion(TxnOps& ops, MDB_cursor* versions, UrlId url, uint32_t* seq);
 StatusOr<DocumentRecord> ReadDocument(TxnOps& ops, DocId doc);
 // The record that holds the sketch of `doc`: itself, or its representative.
 StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder);
@@ -63,8 +65,10 @@ struct SampleValueState {
 // Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
 // more than options.common_value_limit documents skipped), strongest first (4 points per shared
 // feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
-// `samples` (may be null) receives the state of each indexed sample value of the sketch, for the
-// writer's upkeep of `common_values`.
+// `samples` (the writer) receives the state of each indexed sample value of the sketch, for the
+// writer's upkeep of `common_values`. A query passes null and reads the sample index, the
+// feature index only when fewer than 8 of its indexed sample values were usable or they found
+// more than max_candidates postings, and not the super shingles (FORMAT.md, "Lookups").
 // `file_as` (the writer, a new document's id; 0 for a query): each value of the sketch that occurs
 // once in its list is also filed for `file_as`, through the cursor that has just read its postings
 // (the insert then finds its leaf page without a second descent from the root). A value that

@@ -34,6 +34,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->store.path, defaults.store.path);
   EXPECT_EQ(c->store.max_map_size, defaults.store.max_map_size);
   EXPECT_EQ(c->store.cluster_relations, defaults.store.cluster_relations);
+  EXPECT_EQ(c->store.warm_map, defaults.store.warm_map);
+  EXPECT_TRUE(c->store.warm_map);
   EXPECT_FALSE(c->sketch.shingle_size.has_value());
   EXPECT_EQ(c->auth.token_file, "");
   EXPECT_EQ(c->logging.level, "info");
@@ -110,6 +112,7 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
   ExpectError("[limits]\n\nmax_body_bytes = \"16M\"\n",
               {"test.toml:3:", "limits.max_body_bytes", "expected an integer"});
   ExpectError("[store]\ndurable = 1\n", {"test.toml:2:", "store.durable", "true or false"});
+  ExpectError("[store]\nwarm_map = \"yes\"\n", {"test.toml:2:", "store.warm_map", "true or false"});
   ExpectError("[store]\ncluster_relations = \"exact\"\n",
               {"test.toml:2:", "store.cluster_relations", "array"});
   ExpectError("server = 3\n", {"test.toml:1:", "server", "expected a table"});
