@@ -56,6 +56,10 @@ MinhashTables::MinhashTables(int num_permutations, uint64_t seed)
   }
 }
 
+void MixScalar(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys) {
+  for (size_t k = 0; k < n; ++k) ys[k] = Fmix64(xs[k] ^ seed);
+}
+
 void MinhashState::Reset() {
   std::memset(lead, 0xFF, sizeof(lead));
   std::memset(tail, 0xFF, sizeof(tail));
@@ -89,7 +93,8 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n,
 bool CpuHasAvx512Gfni() {
   // Checked here, in portable code: the kernel's file may use AVX-512 anywhere.
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+         __builtin_cpu_supports("gfni");
 }
 
 MinhashKernel KernelFor(SimdLevel level) {

@@ -1,5 +1,5 @@
 // The AVX-512 minhash kernel with GFNI. This file alone is compiled with -mavx512f -mavx512bw
-// -mavx512vbmi -mgfni; it runs only when CpuHasAvx512Gfni() (dedup/minhash.cc).
+// -mavx512vbmi -mavx512vbmi2 -mgfni; it runs only when CpuHasAvx512Gfni() (dedup/minhash.cc).
 //
 // The table kernels read 8 rows of t bytes from 256 KB of tables per shingle, which lives in L2;
 // here the leads are computed instead. GF2P8AFFINEQB multiplies each byte of a 64-bit lane by
@@ -17,18 +17,23 @@ namespace shingled::dedup::internal {
 namespace {
 
 constexpr int kLanes = 8;  // shingles per step, and permutations per group
+constexpr int kMaxGroups = kMaxMinhashes / kLanes;
 
-// Byte indexes for vpermb: kSpread[j] makes every lane l hold byte j of the 8 shingles
-// (byte p of each lane from byte 8 p + j of the source); kReplicate makes lane l hold 8 copies of
-// byte l.
+// Byte indexes for vpermb: spread[j] makes every lane l hold byte j of the 8 shingles (byte p of
+// each lane from byte 8 p + j of the source); replicate[h] makes lane l hold 8 copies of byte
+// 8 h + l, the minimum lead of permutation 8 h + l of a 64-byte block of minimum leads.
 struct Indexes {
   alignas(64) uint8_t spread[kChunks][64];
-  alignas(64) uint8_t replicate[64];
-  constexpr Indexes() : spread{}, replicate{} {
+  alignas(64) uint8_t replicate[kLanes][64];
+  alignas(64) uint8_t iota[64];  // 0, 1, ..., 63
+  constexpr Indexes() : spread{}, replicate{}, iota{} {
+    for (int b = 0; b < 64; ++b) iota[b] = static_cast<uint8_t>(b);
     for (int j = 0; j < kChunks; ++j) {
       for (int b = 0; b < 64; ++b) spread[j][b] = static_cast<uint8_t>(8 * (b % 8) + j);
     }
-    for (int b = 0; b < 64; ++b) replicate[b] = static_cast<uint8_t>(b / 8);
+    for (int h = 0; h < kLanes; ++h) {
+      for (int b = 0; b < 64; ++b) replicate[h][b] = static_cast<uint8_t>(8 * h + b / 8);
+    }
   }
 };
 constexpr Indexes kIndexes;
@@ -39,66 +44,81 @@ inline __m512i Permute(__m512i index, __m512i v) {
   return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, index, v);
 }
 
-// Folds the 8 shingles ys[0..8) into `state`, whose minimum leads are also held replicated in
-// `current` (group g's lane l holds 8 copies of lead[8 g + l]).
+// Folds ys[0..n) into `state`, 8 shingles per step. kGroups is the number of groups of 8
+// permutations when it is a compile-time constant (the loops over groups unroll and the
+// intermediate vectors stay in registers), or 0 for any count (tables.groups).
 //
 // Candidates (a lead not above the permutation's minimum) are rare after a page's first few
-// hundred shingles, about t / 256 per shingle, but a branch on each group's mask mispredicts a
-// quarter of the time: the masks of all groups are computed first, without branches, and only
-// the groups that have a candidate are visited.
-inline void Step(const MinhashTables& tables, const uint64_t* ys, __m512i* current,
-                 MinhashState* state) {
-  const __m512i shingles = _mm512_loadu_si512(ys);
-  __m512i spread[kChunks];
-#pragma GCC unroll 8
-  for (int j = 0; j < kChunks; ++j) {
-    spread[j] = Permute(_mm512_load_si512(kIndexes.spread[j]), shingles);
-  }
-  const uint64_t* matrices = tables.gf2_matrices.data();
-  const int groups = tables.groups;
-  alignas(64) uint8_t leads[kMaxMinhashes / kLanes][64];
-  uint64_t masks[kMaxMinhashes / kLanes];
-  uint32_t with_candidates = 0;
-  for (int g = 0; g < groups; ++g) {
-    const uint64_t* m = matrices + static_cast<size_t>(g) * kChunks * kLanes;
-    __m512i part[kChunks];
+// hundred shingles, about t / 256 per shingle, but frequent before; whichever groups hold them,
+// a branch per group and per candidate mispredicts. So the candidates of all groups are gathered
+// first, without branches (VPCOMPRESSB), and one loop then visits every candidate of the step:
+// one loop exit to predict per step. The minimum leads the
+// masks compare with are read back from `state` at each step rather than kept as vectors: no
+// vector upkeep per group with candidates.
+template <int kGroups>
+void Kernel(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state) {
+  const int groups = kGroups > 0 ? kGroups : tables.groups;
+  const uint64_t* const matrices = tables.gf2_matrices.data();
+  // Lanes past t are padding (zero matrices, lead 0) and never a candidate.
+  const int valid = tables.t - kLanes * (groups - 1);
+  const uint64_t last_mask = valid == kLanes ? ~uint64_t{0} : (uint64_t{1} << (kLanes * valid)) - 1;
+  alignas(64) uint8_t leads[kMaxGroups][64];
+  // The step's candidates: bit position in its group's mask (8 l + p for permutation 8 g + l and
+  // shingle p), and group. Room for a full 64-byte store past the last.
+  uint8_t candidate_bits[kMaxGroups * 64 + 64];
+  uint8_t candidate_groups[kMaxGroups * 64 + 64];
+  const __m512i bit_index = _mm512_load_si512(kIndexes.iota);
+  uint64_t last[kLanes];
+  for (size_t k = 0; k < n; k += kLanes) {
+    const uint64_t* step_ys = ys + k;
+    if (k + kLanes > n) {
+      // The last few shingles, padded with copies of the last one: a repeated shingle changes no
+      // minimum.
+      for (size_t p = 0; p < kLanes; ++p) last[p] = ys[k + p < n ? k + p : n - 1];
+      step_ys = last;
+    }
+    const __m512i shingles = _mm512_loadu_si512(step_ys);
+    __m512i spread[kChunks];
 #pragma GCC unroll 8
     for (int j = 0; j < kChunks; ++j) {
-      part[j] = _mm512_gf2p8affine_epi64_epi8(
-          spread[j], _mm512_loadu_si512(m + static_cast<size_t>(j) * kLanes), 0);
+      spread[j] = Permute(_mm512_load_si512(kIndexes.spread[j]), shingles);
     }
-    // 0x96: a ^ b ^ c.
-    const __m512i lead = _mm512_ternarylogic_epi64(
-        _mm512_ternarylogic_epi64(part[0], part[1], part[2], 0x96),
-        _mm512_ternarylogic_epi64(part[3], part[4], part[5], 0x96),
-        _mm512_xor_si512(part[6], part[7]), 0x96);
-    _mm512_store_si512(leads[g], lead);
-    masks[g] = _mm512_cmple_epu8_mask(lead, current[g]);
-    with_candidates |= static_cast<uint32_t>(masks[g] != 0) << g;
-  }
-  // Lanes past t are padding (zero matrices) and never a candidate.
-  const int valid = tables.t - kLanes * (groups - 1);
-  if (valid < kLanes) {
-    masks[groups - 1] &= (uint64_t{1} << (kLanes * valid)) - 1;
-    if (masks[groups - 1] == 0) with_candidates &= ~(uint32_t{1} << (groups - 1));
-  }
-  while (with_candidates != 0) {
-    const int g = __builtin_ctz(with_candidates);
-    with_candidates &= with_candidates - 1;
-    for (uint64_t mask = masks[g]; mask != 0; mask &= mask - 1) {
-      const int bit = __builtin_ctzll(mask);
-      const int i = kLanes * g + bit / kLanes;
+    size_t candidates = 0;
+    __m512i minimum = _mm512_setzero_si512();
+#pragma GCC unroll 32
+    for (int g = 0; g < groups; ++g) {
+      const uint64_t* m = matrices + static_cast<size_t>(g) * kChunks * kLanes;
+      __m512i part[kChunks];
+#pragma GCC unroll 8
+      for (int j = 0; j < kChunks; ++j) {
+        part[j] = _mm512_gf2p8affine_epi64_epi8(
+            spread[j], _mm512_loadu_si512(m + static_cast<size_t>(j) * kLanes), 0);
+      }
+      // 0x96: a ^ b ^ c.
+      const __m512i lead = _mm512_ternarylogic_epi64(
+          _mm512_ternarylogic_epi64(part[0], part[1], part[2], 0x96),
+          _mm512_ternarylogic_epi64(part[3], part[4], part[5], 0x96),
+          _mm512_xor_si512(part[6], part[7]), 0x96);
+      _mm512_store_si512(leads[g], lead);
+      if (g % kLanes == 0) minimum = _mm512_load_si512(state->lead + 64 * (g / kLanes));
+      const __m512i current = Permute(_mm512_load_si512(kIndexes.replicate[g % kLanes]), minimum);
+      uint64_t mask = _mm512_cmple_epu8_mask(lead, current);
+      if (g == groups - 1) mask &= last_mask;
+      // Appended without a branch; the bytes stored past the group's candidates are overwritten
+      // by the next group's or ignored.
+      _mm512_storeu_si512(candidate_bits + candidates, _mm512_maskz_compress_epi8(mask, bit_index));
+      _mm512_storeu_si512(candidate_groups + candidates, _mm512_set1_epi8(static_cast<char>(g)));
+      candidates += static_cast<size_t>(__builtin_popcountll(mask));
+    }
+    // The candidates are independent of one another, except through `state` when two are of the
+    // same permutation: the loop carries no dependency but its counter.
+    for (size_t c = 0; c < candidates; ++c) {
+      const int g = candidate_groups[c];
+      const int bit = candidate_bits[c];
       // An earlier shingle of this step may have lowered the minimum since the mask was made:
       // MaybeReplace compares again.
-      MaybeReplace(tables, i, leads[g][bit], ys[bit % kLanes], state);
+      MaybeReplace(tables, kLanes * g + bit / kLanes, leads[g][bit], step_ys[bit % kLanes], state);
     }
-    // The minimum lead of a permutation is the least lead it has seen: fold this step's leads
-    // into `current` (rotations within each lane bring every byte of it to every position).
-    __m512i lead = _mm512_load_si512(leads[g]);
-    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 8));
-    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 16));
-    lead = _mm512_min_epu8(lead, _mm512_maskz_ror_epi64(~__mmask8{0}, lead, 32));
-    current[g] = _mm512_min_epu8(current[g], lead);
   }
 }
 
@@ -106,21 +126,12 @@ inline void Step(const MinhashTables& tables, const uint64_t* ys, __m512i* curre
 
 void MinhashAvx512Gfni(const MinhashTables& tables, const uint64_t* ys, size_t n,
                        MinhashState* state) {
-  __m512i current[kMaxMinhashes / kLanes];
-  const __m512i replicate = _mm512_load_si512(kIndexes.replicate);
-  for (int g = 0; g < tables.groups; ++g) {
-    uint64_t lead8;
-    std::memcpy(&lead8, state->lead + static_cast<size_t>(kLanes) * g, sizeof(lead8));
-    current[g] = Permute(replicate, _mm512_set1_epi64(static_cast<long long>(lead8)));
+  // The two configurations SketchParams documents (6 x 14 and 8 x 25) get unrolled kernels.
+  switch (tables.groups) {
+    case 11: return Kernel<11>(tables, ys, n, state);
+    case 25: return Kernel<25>(tables, ys, n, state);
+    default: return Kernel<0>(tables, ys, n, state);
   }
-  size_t k = 0;
-  for (; k + kLanes <= n; k += kLanes) Step(tables, ys + k, current, state);
-  if (k == n) return;
-  // The last few shingles, padded with copies of the last one: a repeated shingle changes no
-  // minimum.
-  uint64_t last[kLanes];
-  for (size_t p = 0; p < kLanes; ++p) last[p] = ys[k + p < n ? k + p : n - 1];
-  Step(tables, last, current, state);
 }
 
 }  // namespace shingled::dedup::internal

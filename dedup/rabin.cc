@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "dedup/internal/rabin_avx512.h"
+#include "dedup/internal/rabin_clmul.h"
 #include "dedup/internal/splitmix.h"
 
 namespace shingled::dedup {
@@ -139,4 +141,22 @@ RabinWindowTables::RabinWindowTables(const RabinFingerprinter& fingerprinter, in
   }
 }
 
+namespace internal {
+
+RabinWindowPowers MakeRabinWindowPowers(uint64_t low, int width) {
+  assert(width >= 1 && width <= kMaxWindowWords);
+  RabinWindowPowers c{};
+  c.width = width;
+  c.poly_low = low;
+  c.mu_low = MakeRabinClmulConstants(low, width).mu_low;
+  for (int j = 0; j < width; ++j) c.power[j] = Gf2XPowMod(64 * static_cast<uint64_t>(j), low);
+  return c;
+}
+
+bool CpuHasAvx512Clmul() {
+  // Checked here, in portable code: the kernel's file may use AVX-512 anywhere.
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
+}
+
+}  // namespace internal
 }  // namespace shingled::dedup

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 
@@ -67,6 +68,8 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       kernel(internal::KernelFor(simd)),
       use_clmul(simd != SimdLevel::kScalar && internal::CpuHasClmul()),
       clmul(internal::MakeRabinClmulConstants(polynomial, p.shingle_size)),
+      use_avx512_windows(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512Clmul()),
+      window_powers(internal::MakeRabinWindowPowers(polynomial, p.shingle_size)),
       token_seed(DeriveSeed(p.seed, 1)),
       feature_seed(DeriveSeed(p.seed, 2)),
       supershingle_seed(DeriveSeed(p.seed, 3)),
@@ -74,7 +77,9 @@ SketchContextImpl::SketchContextImpl(const SketchParams& p, SimdLevel level)
       token_hash(internal::MakeTokenHashConstants(token_seed)),
       hash_tokens(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512DqVl()
                       ? &internal::HashTokensAvx512
-                      : &internal::HashTokensScalar) {}
+                      : &internal::HashTokensScalar),
+      mix(simd == SimdLevel::kAvx512 && internal::CpuHasAvx512DqVl() ? &internal::MixAvx512
+                                                                     : &internal::MixScalar) {}
 
 StatusOr<std::shared_ptr<const SketchContext>> SketchContext::Create(const SketchParams& params,
                                                                      SimdLevel simd) {
@@ -109,10 +114,11 @@ class SketcherState {
         mod_max_(static_cast<size_t>(ctx.params.mod_sample_max)),
         lexical_storage_(new char[kLexicalStorage]),
         lexical_buffer_(lexical_storage_.get() + internal::kTokenHashPadding),
-        mod_set_(mod_max_ + 1) {
+        min_capacity_(std::bit_ceil(min_size_)),
+        min_sorted_(min_capacity_, kNoThreshold),
+        mod_set_(2 * (mod_max_ + 1)) {
     // The padding before the first token is read (and ignored) by the token hash kernel.
     std::fill(lexical_storage_.get(), lexical_buffer_, 0);
-    min_sorted_.reserve(min_size_ + 1);
     mod_values_.reserve(mod_max_ + 1);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
     // new one; on reused heap memory that stored seed can be stale while the secret was
@@ -131,7 +137,9 @@ class SketcherState {
     pending_ = 0;
     fp_ = 0;
     minhash_.Reset();
-    min_sorted_.clear();
+    std::fill(min_sorted_.begin(), min_sorted_.begin() + static_cast<std::ptrdiff_t>(min_count_),
+              kNoThreshold);
+    min_count_ = 0;
     min_threshold_ = kNoThreshold;
     mod_values_.clear();
     mod_set_.Clear();
@@ -227,9 +235,16 @@ class SketcherState {
     ctx_.hash_tokens(ctx_.token_hash, lexical_storage_.get(), token_offsets_, token_lengths_,
                      pending_, block);
     FlushLexical();
-    fp_ = ctx_.use_clmul
-              ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_, pending_, fps_)
-              : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
+    if (ctx_.use_avx512_windows) {
+      // The words before the block are the kMaxWindowWords kept from earlier blocks (zeros at the
+      // start of a page), as the window function requires.
+      internal::RabinWindowsAvx512(ctx_.window_powers, block, pending_, fps_);
+      fp_ = fps_[pending_ - 1];
+    } else {
+      fp_ = ctx_.use_clmul ? internal::RabinSlideBlockClmul(ctx_.clmul, fp_, block, block - width_,
+                                                            pending_, fps_)
+                           : ctx_.window_tables.SlideBlock(fp_, block, block - width_, pending_, fps_);
+    }
     // The first width - 1 tokens of a page make no complete window.
     const size_t incomplete =
         tokens_ >= width_ - 1 ? 0 : std::min(pending_, width_ - 1 - static_cast<size_t>(tokens_));
@@ -248,13 +263,30 @@ class SketcherState {
     if (observer != nullptr) {
       for (size_t k = 0; k < n; ++k) observer->OnShingle(fps_[k]);
     }
-    const uint64_t mix_seed = ctx_.minhash.mix_seed;
-    for (size_t k = 0; k < n; ++k) ys_[k] = internal::Fmix64(fps_[k] ^ mix_seed);
+    ctx_.mix(fps_, n, ctx_.minhash.mix_seed, ys_);
     ctx_.kernel(ctx_.minhash, ys_, n, &minhash_);
+    // Early in a page, whether a value enters a sample is a coin toss, and a branch on it per
+    // shingle mispredicted about once in five shingles. The values that pass the block's starting
+    // thresholds are gathered first without a branch; the thresholds only fall within the block,
+    // so these include every value that enters, and the calls check again.
+    uint64_t* const min_candidates = candidates_;
+    uint64_t* const mod_candidates = candidates_ + kBlock;
+    size_t min_n = 0;
+    size_t mod_n = 0;
+    const uint64_t min_threshold = min_threshold_;
+    const uint64_t mod_mask = mod_mask_;
     for (size_t k = 0; k < n; ++k) {
       const uint64_t y = ys_[k];
-      if (y < min_threshold_) AddToMinSample(y);
-      if ((y & mod_mask_) == 0) AddToModSample(y);
+      min_candidates[min_n] = y;
+      min_n += static_cast<size_t>(y < min_threshold);
+      mod_candidates[mod_n] = y;
+      mod_n += static_cast<size_t>((y & mod_mask) == 0);
+    }
+    for (size_t k = 0; k < min_n; ++k) {
+      if (min_candidates[k] < min_threshold_) AddToMinSample(min_candidates[k]);
+    }
+    for (size_t k = 0; k < mod_n; ++k) {
+      if ((mod_candidates[k] & mod_mask_) == 0) AddToModSample(mod_candidates[k]);
     }
   }
 
@@ -263,23 +295,31 @@ class SketcherState {
     lexical_len_ = 0;
   }
 
-  // MIN_s of pi(S), pi(x) = y: the s smallest distinct values seen, in increasing order. Called
-  // only for y < min_threshold_, the largest value once there are s. A sorted array rather than a
-  // heap and a hash set: the place to insert at is found without branches, and it shows a repeated
-  // value (option B: a repeated shingle must not enter twice) by its neighbour.
+  // MIN_s of pi(S), pi(x) = y: the s smallest distinct values seen, in increasing order, in the
+  // first min_count_ slots of min_sorted_; the other slots hold kNoThreshold. Called only for
+  // y < min_threshold_ (the largest value once there are s, else kNoThreshold), so y is never
+  // kNoThreshold and the filler sorts after it. A sorted array rather than a heap and a hash set:
+  // the place to insert at is found without branches, in a fixed number of steps over the
+  // power-of-two array, and it shows a repeated value (option B: a repeated shingle must not
+  // enter twice) by its neighbour.
   void AddToMinSample(uint64_t y) {
-    const uint64_t* v = min_sorted_.data();
-    size_t pos = 0;  // the first index whose value is >= y
-    for (size_t len = min_sorted_.size(); len > 0;) {
+    uint64_t* const v = min_sorted_.data();
+    const uint64_t* base = v;
+    for (size_t len = min_capacity_; len > 1;) {
       const size_t half = len / 2;
-      const bool right = v[pos + half] < y;
-      pos = right ? pos + half + 1 : pos;
-      len = right ? len - half - 1 : half;
+      // Arithmetic rather than a conditional: GCC made the conditional a branch.
+      base += half & (uint64_t{0} - static_cast<uint64_t>(base[half - 1] < y));
+      len -= half;
     }
-    if (pos < min_sorted_.size() && v[pos] == y) return;
-    min_sorted_.insert(min_sorted_.begin() + static_cast<std::ptrdiff_t>(pos), y);
-    if (min_sorted_.size() > min_size_) min_sorted_.pop_back();
-    if (min_sorted_.size() == min_size_) min_threshold_ = min_sorted_.back();
+    // The first index whose value is >= y: below min_capacity_, since y < min_threshold_.
+    const size_t pos = static_cast<size_t>(base - v) + static_cast<size_t>(*base < y);
+    if (v[pos] == y) return;
+    // The last value drops out when the sample is full.
+    const size_t moved = std::min(min_count_, min_size_ - 1) - pos;
+    std::memmove(v + pos + 1, v + pos, moved * sizeof(uint64_t));
+    v[pos] = y;
+    min_count_ = std::min(min_count_ + 1, min_size_);
+    if (min_count_ == min_size_) min_threshold_ = v[min_size_ - 1];
   }
 
   // MOD_{2^i}(pi(S)) with i raised whenever more than mod_sample_max values would be kept. Since
@@ -290,14 +330,19 @@ class SketcherState {
   void AddToModSample(uint64_t y) {
     if (!mod_set_.Insert(y)) return;
     mod_values_.push_back(y);
+    if (mod_values_.size() <= mod_max_) return;
     while (mod_values_.size() > mod_max_) {
       ++log2_modulus_;
       mod_mask_ = (uint64_t{1} << log2_modulus_) - 1;
-      std::erase_if(mod_values_, [this](uint64_t v) {
-        if ((v & mod_mask_) == 0) return false;
-        mod_set_.Erase(v);
-        return true;
-      });
+      std::erase_if(mod_values_, [this](uint64_t v) { return (v & mod_mask_) != 0; });
+    }
+    // The values dropped stay in mod_set_, rather than being erased one by one: no later value
+    // can equal one of them (every later value is 0 mod 2^log2_modulus_, and they are not), so
+    // they only take room. The set is rebuilt from the values kept once the dropped ones could
+    // fill it past half (it holds 2 (mod_max + 1) values at a load of at most one half).
+    if (mod_set_.size() > mod_max_ + 1) {
+      mod_set_.Clear();
+      for (uint64_t v : mod_values_) mod_set_.Insert(v);
     }
   }
 
@@ -311,7 +356,8 @@ class SketcherState {
           &sketch->minhashes[static_cast<size_t>(g) * p.group_size],
           sizeof(uint64_t) * static_cast<size_t>(p.group_size), ctx_.feature_seed + g);
     }
-    sketch->min_sample = min_sorted_;
+    sketch->min_sample.assign(min_sorted_.begin(),
+                              min_sorted_.begin() + static_cast<std::ptrdiff_t>(min_count_));
     // Super shingles: windows over the smallest values; a page with fewer values than a window
     // has one super shingle of all of them, as a short page has one shingle.
     const size_t span = std::min(sketch->min_sample.size(), static_cast<size_t>(p.supershingle_span));
@@ -361,10 +407,14 @@ class SketcherState {
   uint64_t fps_[kBlock] = {};  // the block's shingle fingerprints
   alignas(64) uint64_t ys_[kBlock] = {};  // and their mixed values, pi(x)
   internal::MinhashState minhash_;
-  std::vector<uint64_t> min_sorted_;
-  uint64_t min_threshold_ = kNoThreshold;  // the heap's largest value once it is full
+  // The values of each block that may enter MIN_s, then those that may enter the MOD sample.
+  uint64_t candidates_[2 * kBlock] = {};
+  const size_t min_capacity_;  // s rounded up to a power of two
+  std::vector<uint64_t> min_sorted_;  // min_capacity_ slots
+  size_t min_count_ = 0;
+  uint64_t min_threshold_ = kNoThreshold;  // the largest value of MIN_s once it is full
   std::vector<uint64_t> mod_values_;
-  internal::SmallU64Set mod_set_;  // the values in mod_values_
+  internal::SmallU64Set mod_set_;  // the values in mod_values_, and some dropped from it
   uint32_t log2_modulus_ = 0;
   uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
   uint64_t bytes_ = 0;

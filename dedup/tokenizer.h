@@ -67,6 +67,7 @@ class Tokenizer {
  private:
   void Emit();
   void AppendAscii(const char* bytes, size_t n);
+  void AppendAsciiRun(const char* bytes, size_t n);
   void TakeAsciiBlock(const char* lower, uint64_t alnum);
   size_t FeedScalar(const unsigned char* s, size_t i, size_t n, size_t limit);
   void AppendCodePoint(char32_t cp);

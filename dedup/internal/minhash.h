@@ -47,6 +47,13 @@ inline uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
+// ys[k] = Fmix64(xs[k] ^ seed) for k in [0, n): the mix before the permutations. The scalar loop,
+// and the same 8 values at a time with AVX-512 (F, DQ) 64-bit multiplies, which the portable build
+// cannot use; call MixAvx512 only when CpuHasAvx512DqVl() (dedup/internal/token_hash.h).
+using MixKernel = void (*)(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+void MixScalar(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+void MixAvx512(const uint64_t* xs, size_t n, uint64_t seed, uint64_t* ys);
+
 // The permutations, derived from a seed. Immutable after construction.
 struct MinhashTables {
   MinhashTables(int num_permutations, uint64_t seed);
@@ -92,7 +99,7 @@ void MinhashScalar(const MinhashTables& tables, const uint64_t* ys, size_t n, Mi
 void MinhashAvx2(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 void MinhashAvx512(const MinhashTables& tables, const uint64_t* ys, size_t n, MinhashState* state);
 // The leads by GF2P8AFFINEQB, 8 shingles at a time, instead of table rows read from L2; for CPUs
-// with AVX-512 (F, BW, VBMI) and GFNI, which all CPUs with AVX-512 and GFNI so far have.
+// with AVX-512 (F, BW, VBMI, VBMI2) and GFNI, which all CPUs with AVX-512 and GFNI so far have.
 void MinhashAvx512Gfni(const MinhashTables& tables, const uint64_t* ys, size_t n,
                        MinhashState* state);
 bool CpuHasAvx512Gfni();
@@ -103,16 +110,21 @@ MinhashKernel KernelFor(SimdLevel level);
 // Replaces the state's minimum for permutation i with (lead, tail_i(y)) when that is smaller in
 // the lexicographic order; correct for any lead, though kernels call it only when lead does not
 // exceed the minimum's. Without branches: whether a candidate wins is a coin toss early in a page,
-// and a mispredicted branch costs more than the two conditional moves. Shared by all kernels, so
+// and a mispredicted branch costs more than the arithmetic. Shared by all kernels, so
 // that they decide alike.
 inline void MaybeReplace(const MinhashTables& tables, int i, uint8_t lead, uint64_t y,
                          MinhashState* state) {
   const uint64_t tail = tables.Tail(i, y);
   const uint8_t min_lead = state->lead[i];
   const uint64_t min_tail = state->tail[i];
-  const bool smaller = (lead < min_lead) | ((lead == min_lead) & (tail < min_tail));
-  state->lead[i] = smaller ? lead : min_lead;
-  state->tail[i] = smaller ? tail : min_tail;
+  // (lead, tail) < (min_lead, min_tail) exactly when lead - min_lead - [tail < min_tail] < 0: the
+  // leads differ by at least 1 when they differ. In arithmetic and masks, because GCC turned the
+  // logical form into a branch.
+  const int difference = static_cast<int>(lead) - static_cast<int>(min_lead) -
+                         static_cast<int>(tail < min_tail);
+  const uint64_t smaller = uint64_t{0} - (static_cast<uint32_t>(difference) >> 31);
+  state->lead[i] = static_cast<uint8_t>(min_lead ^ ((min_lead ^ lead) & smaller));
+  state->tail[i] = min_tail ^ ((min_tail ^ tail) & smaller);
 }
 
 }  // namespace shingled::dedup::internal

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "dedup/internal/minhash.h"
+#include "dedup/internal/rabin_avx512.h"
 #include "dedup/internal/rabin_clmul.h"
 #include "dedup/internal/token_hash.h"
 #include "dedup/rabin.h"
@@ -27,6 +28,10 @@ class SketchContextImpl {
   // scalar level, which keeps the portable table code (tests compare the two).
   const bool use_clmul;
   const internal::RabinClmulConstants clmul;
+  // At the AVX-512 level, when the CPU has VPCLMULQDQ, each window is fingerprinted on its own,
+  // 8 at a time, instead of sliding (internal/rabin_avx512.h).
+  const bool use_avx512_windows;
+  const internal::RabinWindowPowers window_powers;
   // Seeds of the XXH3 hashes: token fingerprints, features, super shingles, exact fingerprints.
   const uint64_t token_seed;
   const uint64_t feature_seed;
@@ -36,6 +41,8 @@ class SketchContextImpl {
   // CPU has DQ and VL, otherwise the library call per token).
   const internal::TokenHashConstants token_hash;
   const internal::TokenHashKernel hash_tokens;
+  // The mix y = Fmix64(x ^ seed) before the minhash kernel: with AVX-512 on the same terms.
+  const internal::MixKernel mix;
 };
 
 }  // namespace shingled::dedup

@@ -71,6 +71,8 @@ class SmallU64Set {
     slots_[i] = kEmpty;
   }
 
+  size_t size() const { return size_ + (has_empty_value_ ? 1 : 0); }
+
   void Clear() {
     std::fill(slots_.begin(), slots_.end(), kEmpty);
     size_ = 0;

@@ -1,5 +1,6 @@
 #include "dedup/rabin.h"
 
+#include "dedup/internal/rabin_avx512.h"
 #include "dedup/internal/rabin_clmul.h"
 
 #include <gtest/gtest.h>
@@ -217,6 +218,40 @@ TEST(RabinTest, BlockSlidesEqualTheWindow) {
         }
       }
       ASSERT_EQ(out, expected) << "clmul " << clmul << " width " << width;
+    }
+  }
+}
+
+// The AVX-512 window fingerprints, each window computed on its own, equal the sliding window's at
+// every offset, for every width, over blocks of every length cut from one word stream (each block
+// reading the words before it, and zeros before the first).
+TEST(RabinTest, Avx512WindowsEqualTheSlidingWindow) {
+  if (!internal::CpuHasAvx512Clmul()) GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
+  std::mt19937_64 rng(7);
+  for (uint64_t seed : {2ull, 0x5348494e474c4544ull}) {
+    const RabinFingerprinter rabin(PickIrreduciblePolynomial(seed));
+    for (int width = 1; width <= kMaxWindowWords; ++width) {
+      const RabinWindowTables tables(rabin, width);
+      const internal::RabinWindowPowers powers =
+          internal::MakeRabinWindowPowers(rabin.polynomial(), width);
+      // kMaxWindowWords zeros, then the stream.
+      std::vector<uint64_t> words(kMaxWindowWords + 1200, 0);
+      RabinWindow window(tables);
+      std::vector<uint64_t> expected;
+      for (size_t i = kMaxWindowWords; i < words.size(); ++i) {
+        words[i] = (i % 5 == 0) ? ~0ull : rng();  // all-ones words stress the reduction
+        expected.push_back(window.Push(words[i]));
+      }
+      std::vector<uint64_t> out(expected.size() + 8, 0x5555);  // guard words past the end
+      size_t k = 0;
+      for (size_t block = 0; k < expected.size(); ++block) {
+        const size_t n = std::min(expected.size() - k, block % 9 == 0 ? size_t{0} : block * 7 % 130);
+        internal::RabinWindowsAvx512(powers, words.data() + kMaxWindowWords + k, n, &out[k]);
+        k += n;
+      }
+      for (size_t i = expected.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0x5555u);
+      out.resize(expected.size());
+      ASSERT_EQ(out, expected) << "seed " << seed << " width " << width;
     }
   }
 }
