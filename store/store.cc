@@ -437,6 +437,14 @@ Status StoreImpl::Open() {
     if (rc = mdb_dbi_open(txn.get(), t.name, MDB_CREATE | t.flags, &(dbis_.*t.member)); rc != 0) {
       return LmdbStatus(rc, std::string("open database ") + t.name);
     }
+    if (rc = mdb_set_compare(txn.get(), dbis_.*t.member, CompareBytes); rc != 0) {
+      return LmdbStatus(rc, std::string("key order of ") + t.name);
+    }
+    if ((t.flags & MDB_DUPSORT) != 0) {
+      if (rc = mdb_set_dupsort(txn.get(), dbis_.*t.member, CompareBytes); rc != 0) {
+        return LmdbStatus(rc, std::string("duplicate order of ") + t.name);
+      }
+    }
   }
   TxnOps ops(txn.get(), dbis_);
   std::string_view v;
