@@ -21,9 +21,7 @@
 namespace shingled::store {
 
 using internal::Cursor;
-using internal::DecodeDocumentInto;
 using internal::DocumentRecord;
-using internal::SketchInto;
 using internal::GetBE32;
 using internal::GetBE64;
 using internal::SweepKey;
@@ -732,7 +730,6 @@ class BatchWriter {
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;
-  DocumentRecord scratch_record_;
   dedup::Sketch scratch_sketch_;
   Cursor samples_cursor_;  // for recounting a value's postings (rare)
 };
@@ -1022,9 +1019,9 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   for (DocId cand : candidates) {
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
-    SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &scratch_record_));
-    if (!scratch_record_.has_sketch()) continue;  // postings only name representatives; be safe
-    SketchInto(scratch_record_, &scratch_sketch_);
+    bool has_sketch = false;
+    SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
+    if (!has_sketch) continue;  // postings only name representatives; be safe
     const dedup::Sketch& other = scratch_sketch_;
     Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
             dedup::ContainmentFromModSample(sketch.sample, other.sample),
