@@ -164,9 +164,17 @@ bool OccursOnce(const std::vector<uint64_t>& values, uint64_t value) {
   return std::count(values.begin(), values.end(), value) == 1;
 }
 
+// Whether `values` is strictly ascending, so that every value occurs once: sketches make their
+// super shingles and MOD samples so, which spares the writer an OccursOnce scan per value (the
+// quadratic scans were ~5% of its instructions).
+bool StrictlyAscending(const std::vector<uint64_t>& values) {
+  return std::adjacent_find(values.begin(), values.end(), [](uint64_t a, uint64_t b) { return a >= b; }) ==
+         values.end();
+}
+
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
                       std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples,
-                      DocId file_as) {
+                      DocId file_as, const StopList* stop_list) {
   const Dbis& d = ops.dbis();
   // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
   // shingle or sample value; the strongest max_candidates are examined.
@@ -190,13 +198,14 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
     return OkStatus();
   };
   auto scan = [&](MDB_cursor* c, const std::vector<uint64_t>& values, uint32_t weight, const char* what) -> Status {
+    const bool distinct = file_as != 0 && StrictlyAscending(values);
     for (uint64_t value : values) {
       postings.clear();
       if (int rc = ReadValuePostings(c, value, cap, &postings, &count, &more); rc != 0) {
         return ops.Fail(rc, "postings");
       }
       for (DocId doc : postings) hits.emplace_back(doc, weight);
-      if (file_as != 0 && OccursOnce(values, value)) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
+      if (file_as != 0 && (distinct || OccursOnce(values, value))) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
     }
     return OkStatus();
   };
@@ -223,12 +232,20 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
   // have a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
+  const bool sample_distinct = file_as != 0 && StrictlyAscending(sketch.sample.values);
   size_t usable = 0;  // indexed values read and within the limit (with postings or not)
   for (uint64_t value : sketch.sample.values) {
     if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
     SampleValueState st;
     st.value = value;
     auto read_stop_list = [&]() -> Status {
+      if (stop_list != nullptr) {
+        if (auto it = stop_list->find(value); it != stop_list->end()) {
+          st.listed = true;
+          st.listed_count = it->second;
+        }
+        return OkStatus();
+      }
       Key64 key(value);
       MDB_val k = Val(key.view()), v;
       int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
@@ -260,7 +277,7 @@ Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Ske
         st.postings = count;
         use = !more;
       }
-      if (file_as != 0 && OccursOnce(sketch.sample.values, value)) {
+      if (file_as != 0 && (sample_distinct || OccursOnce(sketch.sample.values, value))) {
         SHINGLED_RETURN_IF_ERROR(file(mc.get(), value, "samples"));
         st.filed = true;
       }
@@ -363,6 +380,24 @@ Status StoreImpl::CommitFailure(int rc) const {
                                   " bytes free under " + dir_ + " (" + lmdb.message() + ")");
   }
   return lmdb;
+}
+
+Status StoreImpl::LoadStopList(TxnOps& ops) {
+  const uint64_t txn_id = mdb_txn_id(ops.txn());
+  if (StopListCurrentFor(txn_id)) return OkStatus();
+  stop_list_.clear();
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), dbis_.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
+  MDB_val k, v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+  for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 8 || v.mv_size != 8) return DataLossError("common_values entry is not 8 + 8 bytes");
+    stop_list_[GetBE64(static_cast<const char*>(k.mv_data))] = GetLE64(static_cast<const char*>(v.mv_data));
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "common_values");
+  stop_list_loaded_ = true;
+  stop_list_txn_ = txn_id - 1;  // the snapshot this transaction sees
+  return OkStatus();
 }
 
 StatusOr<ReadTxn> StoreImpl::BeginRead() const {
@@ -498,7 +533,7 @@ namespace {
 // One write batch: the decision for each page (issue 3, "The decision for each page").
 class BatchWriter {
  public:
-  BatchWriter(TxnOps& ops, const StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()) {}
+  BatchWriter(TxnOps& ops, StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()) {}
 
   Status Begin() {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
@@ -511,7 +546,11 @@ class BatchWriter {
     ++next_doc_;
     ++next_url_;
     if (int rc = samples_cursor_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
-    return OkStatus();
+    for (auto [cursor, dbi] : {std::pair{&urls_cursor_, d_.urls}, std::pair{&identical_cursor_, d_.fp_identical},
+                               std::pair{&lexical_cursor_, d_.fp_lexical}, std::pair{&shingle_cursor_, d_.fp_shingle}}) {
+      if (int rc = cursor->Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
+    }
+    return store_.LoadStopList(ops_);
   }
 
   Status Finish() {
@@ -585,25 +624,59 @@ class BatchWriter {
     return OkStatus();
   }
 
+  // Looks `key` up through `c` and leaves the cursor on the leaf where the key is or would go
+  // (MDB_SET_RANGE), so that PutThrough(c, key) right after finds that leaf without a second
+  // descent from the root (FORMAT.md, "Write cost and lookups"). Sets `*found` and, when
+  // found, `*value`; returns an LMDB code (0 when the key is absent).
+  int Seek(const Cursor& c, std::string_view key, bool* found, std::string_view* value) {
+    MDB_val k = Val(key), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    *found = rc == 0 && View(k) == key;
+    if (*found) *value = View(v);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  }
+  // Puts a new key through `c` (MDB_NOOVERWRITE: a key already there is left as it is).
+  Status PutThrough(const Cursor& c, std::string_view key, std::string_view value, const char* what) {
+    MDB_val k = Val(key), v = Val(value);
+    int rc = mdb_cursor_put(c.get(), &k, &v, MDB_NOOVERWRITE);
+    if (rc != 0 && rc != MDB_KEYEXIST) return ops_.Fail(rc, what);
+    return OkStatus();
+  }
+
+  // LookupUrl, then the insert of a new URL through the cursor of the lookup.
   StatusOr<UrlId> FindOrAddUrl(std::string_view url, bool* added) {
     *added = false;
-    StatusOr<UrlId> id = LookupUrl(ops_, url);
-    if (id.ok() || id.status().code() != StatusCode::kNotFound) return id;
+    const std::string url_key = UrlKey(url);
+    bool found = false;
+    std::string_view v;
+    if (int rc = Seek(urls_cursor_, url_key, &found, &v); rc != 0) return ops_.Fail(rc, "url");
+    if (found) {
+      if (v.size() != 8) return DataLossError("urls value is not 8 bytes");
+      UrlId id = GetBE64(v.data());
+      if (url.size() > kMaxWholeUrlKey) {
+        std::string_view name;
+        SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(id).view(), &name, "url_names"));
+        if (name != url) return InternalError("URL hash collision with url id " + std::to_string(id));
+      }
+      return id;
+    }
     *added = true;
     UrlId fresh = next_url_++;
     Key64 key(fresh);
-    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.urls, UrlKey(url), key.view(), MDB_NOOVERWRITE, "urls"));
+    SHINGLED_RETURN_IF_ERROR(PutThrough(urls_cursor_, url_key, key.view(), "urls"));
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.url_names, key.view(), url, MDB_APPEND, "url_names"));
     ++urls_;
     return fresh;
   }
 
-  // The document an exact fingerprint maps to, or 0.
-  StatusOr<DocId> LookupFingerprint(MDB_dbi dbi, const dedup::Fingerprint128& fp) {
+  // The document an exact fingerprint maps to, or 0; `c` is the index's cursor, left for
+  // PutThrough.
+  StatusOr<DocId> LookupFingerprint(const Cursor& c, const dedup::Fingerprint128& fp) {
+    bool found = false;
     std::string_view v;
-    Status s = ops_.Get(dbi, FingerprintKey(fp), &v, "fingerprint");
-    if (s.code() == StatusCode::kNotFound) return DocId{0};
-    if (!s.ok()) return s;
+    if (int rc = Seek(c, FingerprintKey(fp), &found, &v); rc != 0) return ops_.Fail(rc, "fingerprint");
+    if (!found) return DocId{0};
+    if (v.size() != 8) return DataLossError("fingerprint value is not 8 bytes");
     return GetBE64(v.data());
   }
 
@@ -621,6 +694,7 @@ class BatchWriter {
 
   // Files the values FindCandidates left to the writer: those that occur more than once in `values`.
   Status IndexRepeatedPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
+    if (StrictlyAscending(values)) return OkStatus();  // none repeated
     for (uint64_t value : values) {
       if (OccursOnce(values, value)) continue;
       SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
@@ -655,6 +729,7 @@ class BatchWriter {
         after = n;
       }
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, Key64(st.value).view(), Le64(after), 0, "common_values"));
+      store_.stop_list_[st.value] = after;
     }
     return OkStatus();
   }
@@ -720,7 +795,7 @@ class BatchWriter {
   }
 
   TxnOps& ops_;
-  const StoreImpl& store_;
+  StoreImpl& store_;
   const internal::Dbis& d_;
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
   uint64_t largest_cluster_ = 0;  // documents in the largest cluster
@@ -732,6 +807,8 @@ class BatchWriter {
   std::vector<SampleValueState> sample_states_;
   dedup::Sketch scratch_sketch_;
   Cursor samples_cursor_;  // for recounting a value's postings (rare)
+  // A lookup and the insert of the same key share one of these (Seek, PutThrough).
+  Cursor urls_cursor_, identical_cursor_, lexical_cursor_, shingle_cursor_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -794,7 +871,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   if (last) result->previous_doc = last->doc;
 
   const dedup::Sketch& sketch = page.sketch;
-  StatusOr<DocId> identical = dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(d_.fp_identical, sketch.identical);
+  StatusOr<DocId> identical = dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(identical_cursor_, sketch.identical);
   if (!identical.ok()) return identical.status();
 
   // Idempotency: the same (URL, sweep, content) is already recorded in this sweep.
@@ -839,12 +916,12 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     DocId equivalent = 0;
     Relation relation = Relation::kLexical;
     if (sketch.tokens > 0) {
-      StatusOr<DocId> lex = LookupFingerprint(d_.fp_lexical, sketch.lexical);
+      StatusOr<DocId> lex = LookupFingerprint(lexical_cursor_, sketch.lexical);
       if (!lex.ok()) return lex.status();
       equivalent = *lex;
     }
     if (equivalent == 0 && sketch.shingles > 0) {
-      StatusOr<DocId> sh = LookupFingerprint(d_.fp_shingle, sketch.shingle);
+      StatusOr<DocId> sh = LookupFingerprint(shingle_cursor_, sketch.shingle);
       if (!sh.ok()) return sh.status();
       equivalent = *sh;
       relation = Relation::kShingle;
@@ -865,12 +942,12 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec.lexical = sketch.lexical;
     rec.shingle = sketch.shingle;
     Key64 doc_key(doc);
-    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_identical, FingerprintKey(sketch.identical), doc_key.view(), MDB_NOOVERWRITE, "fp_identical"));
+    SHINGLED_RETURN_IF_ERROR(PutThrough(identical_cursor_, FingerprintKey(sketch.identical), doc_key.view(), "fp_identical"));
     if (sketch.tokens > 0) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_lexical, FingerprintKey(sketch.lexical), doc_key.view(), MDB_NOOVERWRITE, "fp_lexical"));
+      SHINGLED_RETURN_IF_ERROR(PutThrough(lexical_cursor_, FingerprintKey(sketch.lexical), doc_key.view(), "fp_lexical"));
     }
     if (sketch.shingles > 0) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.fp_shingle, FingerprintKey(sketch.shingle), doc_key.view(), MDB_NOOVERWRITE, "fp_shingle"));
+      SHINGLED_RETURN_IF_ERROR(PutThrough(shingle_cursor_, FingerprintKey(sketch.shingle), doc_key.view(), "fp_shingle"));
     }
     if (equivalent != 0) {
       DocId holder = 0;
@@ -900,7 +977,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       // FindCandidates files the page's postings as it reads each value's (FORMAT.md, "Write cost
       // and lookups"), and leaves repeated values to IndexRepeatedPostings and IndexSample.
       SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates_, &result->candidates_truncated,
-                                              &sample_states_, doc));
+                                              &sample_states_, doc, &store_.stop_list_));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
       SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.features, sketch.features, doc, "features"));
       SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -62,6 +63,9 @@ struct SampleValueState {
   bool filed = false;
 };
 
+// The stop list (`common_values`: value -> its posting count) as the writer keeps it in memory.
+using StopList = std::unordered_map<uint64_t, uint64_t>;
+
 // Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
 // more than options.common_value_limit documents skipped), strongest first (4 points per shared
 // feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
@@ -74,9 +78,12 @@ struct SampleValueState {
 // (the insert then finds its leaf page without a second descent from the root). A value that
 // occurs twice is left to the caller (`filed` false for a sample value), so that no read sees the
 // page's own posting. REQUIRES: `samples` given when `file_as` is not 0.
+// `stop_list` (the writer's, may be null): the stop-list entries are taken from it instead of
+// `common_values`. REQUIRES: equal to `common_values` as this transaction sees it.
 Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
                       std::vector<DocId>* out, bool* truncated,
-                      std::vector<SampleValueState>* samples = nullptr, DocId file_as = 0);
+                      std::vector<SampleValueState>* samples = nullptr, DocId file_as = 0,
+                      const StopList* stop_list = nullptr);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 
@@ -117,6 +124,23 @@ class StoreImpl {
   mutable std::shared_mutex resize_mu_;
   std::atomic<int> fail_next_commit_{0};
 
+  // The writer's copy of `common_values` (the stop list: small, and only the writer changes it),
+  // so that a page's ~25 indexed sample values cost no descent each into it. It is equal to
+  // `common_values` as of the transaction id `stop_list_txn_` when `stop_list_loaded_`. A write
+  // transaction with id T sees the store as of T - 1: when stop_list_txn_ is T - 1, no other
+  // writer (another process, or another Store on the same files) came in since, and the copy is
+  // current; otherwise LoadStopList reads it again. The writer keeps it equal during a batch
+  // (IndexSample); RunWrite advances stop_list_txn_ on commit and drops the copy on anything
+  // else (an aborted batch may have changed it). Guarded by write_mu_.
+  StopList stop_list_;
+  bool stop_list_loaded_ = false;
+  uint64_t stop_list_txn_ = 0;
+  // Whether stop_list_ is current for a write transaction with id `txn_id`.
+  bool StopListCurrentFor(uint64_t txn_id) const { return stop_list_loaded_ && stop_list_txn_ + 1 == txn_id; }
+  // Makes stop_list_ current for the write transaction `ops` (reading `common_values` unless
+  // stop_list_txn_ is the transaction's id - 1). REQUIRES: write_mu_ held, in RunWrite's body.
+  Status LoadStopList(TxnOps& ops);
+
  private:
   Status GrowMap();
   // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
@@ -147,8 +171,14 @@ Status StoreImpl::RunWrite(Body&& body) {
       }
       if (rc != 0) return LmdbStatus(rc, "begin write transaction");
       Txn txn(raw);
+      const uint64_t txn_id = mdb_txn_id(raw);
       TxnOps ops(txn.get(), dbis_);
       Status s = body(ops);
+      // The copy was current for this transaction's snapshot (from the last commit, or loaded
+      // by the body) and the body kept it equal. Unless the commit below succeeds, the body's
+      // changes to it are undone with the transaction: drop it.
+      const bool stop_list_current = StopListCurrentFor(txn_id);
+      stop_list_loaded_ = false;
       if (!s.ok()) {
         if (ops.last_error() != MDB_MAP_FULL) return s;
         map_full = 1;
@@ -170,6 +200,10 @@ Status StoreImpl::RunWrite(Body&& body) {
           }
           return failed;
         } else {
+          if (stop_list_current) {
+            stop_list_loaded_ = true;
+            stop_list_txn_ = txn_id;
+          }
           return OkStatus();
         }
       }
