@@ -28,15 +28,43 @@ size_t IntersectionSize(std::span<const uint64_t> a, std::span<const uint64_t> b
 }
 
 // The values of a MOD sample that are 0 mod 2^log2_modulus.
-std::vector<uint64_t> AtModulus(const ModSample& s, uint32_t log2_modulus) {
-  if (log2_modulus >= 64) return {};
+// The values of two (sorted) MOD samples that are 0 mod 2^log2_modulus: how many each has, and
+// how many they share. One merge over both, no copies: the store scores every candidate of a
+// page or a query with it.
+struct Overlap {
+  size_t a = 0, b = 0, common = 0;
+};
+Overlap OverlapAtModulus(const ModSample& a, const ModSample& b, uint32_t log2_modulus) {
+  Overlap o;
+  if (log2_modulus >= 64) return o;
   const uint64_t mask = (uint64_t{1} << log2_modulus) - 1;
-  std::vector<uint64_t> out;
-  out.reserve(s.values.size());
-  for (uint64_t v : s.values) {
-    if ((v & mask) == 0) out.push_back(v);
+  const std::vector<uint64_t>& x = a.values;
+  const std::vector<uint64_t>& y = b.values;
+  size_t i = 0, j = 0;
+  auto next = [mask](const std::vector<uint64_t>& v, size_t k) {
+    while (k < v.size() && (v[k] & mask) != 0) ++k;
+    return k;
+  };
+  i = next(x, i);
+  j = next(y, j);
+  while (i < x.size() && j < y.size()) {
+    if (x[i] < y[j]) {
+      ++o.a;
+      i = next(x, i + 1);
+    } else if (y[j] < x[i]) {
+      ++o.b;
+      j = next(y, j + 1);
+    } else {
+      ++o.a;
+      ++o.b;
+      ++o.common;
+      i = next(x, i + 1);
+      j = next(y, j + 1);
+    }
   }
-  return out;
+  for (; i < x.size(); i = next(x, i + 1)) ++o.a;
+  for (; j < y.size(); j = next(y, j + 1)) ++o.b;
+  return o;
 }
 
 }  // namespace
@@ -73,18 +101,15 @@ double ResemblanceFromMinSample(std::span<const uint64_t> a, std::span<const uin
 }
 
 double ResemblanceFromModSample(const ModSample& a, const ModSample& b) {
-  const uint32_t m = std::max(a.log2_modulus, b.log2_modulus);
-  const std::vector<uint64_t> va = AtModulus(a, m), vb = AtModulus(b, m);
-  if (va.empty() || vb.empty()) return 0.0;
-  const size_t common = IntersectionSize(va, vb);
-  return static_cast<double>(common) / static_cast<double>(va.size() + vb.size() - common);
+  const Overlap o = OverlapAtModulus(a, b, std::max(a.log2_modulus, b.log2_modulus));
+  if (o.a == 0 || o.b == 0) return 0.0;
+  return static_cast<double>(o.common) / static_cast<double>(o.a + o.b - o.common);
 }
 
 double ContainmentFromModSample(const ModSample& a_in, const ModSample& b) {
-  const uint32_t m = std::max(a_in.log2_modulus, b.log2_modulus);
-  const std::vector<uint64_t> va = AtModulus(a_in, m), vb = AtModulus(b, m);
-  if (va.empty() || vb.empty()) return 0.0;
-  return static_cast<double>(IntersectionSize(va, vb)) / static_cast<double>(va.size());
+  const Overlap o = OverlapAtModulus(a_in, b, std::max(a_in.log2_modulus, b.log2_modulus));
+  if (o.a == 0 || o.b == 0) return 0.0;
+  return static_cast<double>(o.common) / static_cast<double>(o.a);
 }
 
 int FeaturesInCommon(const Sketch& a, const Sketch& b) {

@@ -124,13 +124,13 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   std::vector<DocId> candidates;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
-  // The records in id order through one cursor (see Enrich); one record and one sketch, reused
+  // The records in id order through one cursor (see Enrich), each decoded into one sketch reused
   // for every candidate.
   std::sort(candidates.begin(), candidates.end());
   Cursor documents;
   if (int rc = documents.Open(ops.txn(), ops.dbis().documents); rc != 0) return ops.Fail(rc, "documents cursor");
-  DocumentRecord rec;
   dedup::Sketch other;
+  bool has_sketch = false;
   for (DocId cand : candidates) {
     if (cand == exclude) continue;
     Key64 key(cand);
@@ -138,9 +138,8 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
     if (int rc = mdb_cursor_get(documents.get(), &k, &v, MDB_SET_KEY); rc != 0) {
       return ops.Fail(rc, "document " + std::to_string(cand));
     }
-    SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(View(v), &rec));
-    if (!rec.has_sketch()) continue;
-    internal::SketchInto(rec, &other);
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(View(v), &other, &has_sketch));
+    if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
     s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);

@@ -21,9 +21,7 @@
 namespace shingled::store {
 
 using internal::Cursor;
-using internal::DecodeDocumentInto;
 using internal::DocumentRecord;
-using internal::SketchInto;
 using internal::GetBE32;
 using internal::GetBE64;
 using internal::SweepKey;
@@ -472,6 +470,14 @@ Status StoreImpl::Open() {
     if (rc = mdb_dbi_open(txn.get(), t.name, MDB_CREATE | t.flags, &(dbis_.*t.member)); rc != 0) {
       return LmdbStatus(rc, std::string("open database ") + t.name);
     }
+    if (rc = mdb_set_compare(txn.get(), dbis_.*t.member, CompareBytes); rc != 0) {
+      return LmdbStatus(rc, std::string("key order of ") + t.name);
+    }
+    if ((t.flags & MDB_DUPSORT) != 0) {
+      if (rc = mdb_set_dupsort(txn.get(), dbis_.*t.member, CompareBytes); rc != 0) {
+        return LmdbStatus(rc, std::string("duplicate order of ") + t.name);
+      }
+    }
   }
   TxnOps ops(txn.get(), dbis_);
   std::string_view v;
@@ -799,7 +805,6 @@ class BatchWriter {
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;
-  DocumentRecord scratch_record_;
   dedup::Sketch scratch_sketch_;
   Cursor samples_cursor_;  // for recounting a value's postings (rare)
   // A lookup and the insert of the same key share one of these (Seek, PutThrough).
@@ -1091,9 +1096,9 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   for (DocId cand : candidates) {
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
-    SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &scratch_record_));
-    if (!scratch_record_.has_sketch()) continue;  // postings only name representatives; be safe
-    SketchInto(scratch_record_, &scratch_sketch_);
+    bool has_sketch = false;
+    SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
+    if (!has_sketch) continue;  // postings only name representatives; be safe
     const dedup::Sketch& other = scratch_sketch_;
     Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
             dedup::ContainmentFromModSample(sketch.sample, other.sample),

@@ -77,6 +77,15 @@ class Reader {
     }
     in_.remove_prefix(8 * n);
   }
+  // Steps over a list of 8-byte values.
+  void SkipValues(const char* field) {
+    uint64_t n = Varint(field);
+    if (!ok_ || n > in_.size() / 8) {
+      Fail(field);
+      return;
+    }
+    in_.remove_prefix(8 * n);
+  }
   Status Finish(const char* record) {
     if (ok_ && !in_.empty()) Fail("trailing bytes");
     if (ok_) return OkStatus();
@@ -221,6 +230,39 @@ StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
   DocumentRecord doc;
   SHINGLED_RETURN_IF_ERROR(DecodeDocumentInto(bytes, &doc));
   return doc;
+}
+
+Status DecodeScoringSketch(std::string_view bytes, dedup::Sketch* out, bool* has_sketch) {
+  Reader r(bytes);
+  dedup::Sketch& s = *out;
+  uint8_t flags = r.Byte("flags");
+  *has_sketch = (flags & 1) != 0;
+  if (!*has_sketch) {
+    if (r.Varint("rep") == 0) return DataLossError("document record without sketch names no representative");
+  }
+  s.bytes = r.Varint("bytes");
+  s.tokens = r.Varint("tokens");
+  s.shingles = r.Varint("shingles");
+  r.Varint("first_seen");
+  r.Varint("last_seen");
+  for (dedup::Fingerprint128* fp : {&s.identical, &s.lexical, &s.shingle}) {
+    fp->high = r.Fixed64("fingerprint");
+    fp->low = r.Fixed64("fingerprint");
+  }
+  s.min_sample.clear();
+  s.supershingles.clear();
+  s.minhashes.clear();
+  s.features.clear();
+  s.sample.log2_modulus = 0;
+  s.sample.values.clear();
+  if (*has_sketch) {
+    r.ValuesInto("minhashes", &s.minhashes);
+    r.ValuesInto("features", &s.features);
+    r.SkipValues("supershingles");
+    s.sample.log2_modulus = r.Byte("sample modulus");
+    r.ValuesInto("sample", &s.sample.values);
+  }
+  return r.Finish("document");
 }
 
 void SketchInto(const DocumentRecord& doc, dedup::Sketch* s) {

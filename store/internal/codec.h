@@ -171,6 +171,12 @@ StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes);
 // The same into `*out`, reusing its vectors' memory (no allocation once they are large enough);
 // on error `*out` holds a partial record.
 Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out);
+// What scoring a candidate reads, straight from a record's bytes into `*out` (reusing its
+// memory): sizes, fingerprints, minhashes, features and the MOD sample. Super shingles (only
+// candidate search uses them) and min_sample are left empty. `*has_sketch` is false for a
+// document stored without a sketch (it names a representative); its lists are then empty.
+// DataLoss naming the field when the bytes do not decode.
+Status DecodeScoringSketch(std::string_view bytes, dedup::Sketch* out, bool* has_sketch);
 // Copies the stored parts of a record into a Sketch (min_sample stays empty).
 dedup::Sketch SketchOf(const DocumentRecord& doc);
 // The same into `*out`, reusing its memory.

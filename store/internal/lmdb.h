@@ -25,6 +25,14 @@ namespace shingled::store::internal {
 //   -> Internal.
 Status LmdbStatus(int rc, std::string_view context);
 
+// LMDB's default order for keys and duplicates (memcmp over the shorter length; on a tie the
+// shorter first), computed inline. Every key and posting entry here is big-endian bytes of 3 to
+// 16 bytes, for which the default comparator's two calls (its own, then libc's memcmp) were ~12%
+// of a lookup. Set on every database when the store opens (`mdb_set_compare`,
+// `mdb_set_dupsort`); since the order is the default's, a process that opens the store without
+// it (mdb_dump, mdb_stat, an older shingled) reads and writes the same trees.
+int CompareBytes(const MDB_val* a, const MDB_val* b);
+
 inline MDB_val Val(std::string_view s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -392,6 +393,41 @@ TEST(SketchTest, SampleEstimatorsAreUnbiased) {
     check(min_s, point.p, "MIN_s resemblance");
     check(mod_r, point.p, "MOD resemblance");
     check(mod_c, containment, "MOD containment");
+  }
+}
+
+// The MOD-sample estimators against their definition (paper 001): both samples cut to the larger
+// modulus, then |A n B| / |A| and |A n B| / |A u B|, on random sorted samples of many moduli.
+TEST(SketchTest, ModSampleEstimatorsFollowTheirDefinition) {
+  std::mt19937_64 rng(21);
+  auto sample = [&](uint32_t log2_modulus, size_t n, const std::vector<uint64_t>& shared) {
+    ModSample s;
+    s.log2_modulus = log2_modulus;
+    const uint64_t mask = (uint64_t{1} << log2_modulus) - 1;
+    for (uint64_t v : shared) {
+      if ((v & mask) == 0 && rng() % 3 != 0) s.values.push_back(v);
+    }
+    while (s.values.size() < n) s.values.push_back(rng() & ~mask);
+    std::sort(s.values.begin(), s.values.end());
+    s.values.erase(std::unique(s.values.begin(), s.values.end()), s.values.end());
+    return s;
+  };
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::vector<uint64_t> shared(rng() % 200);
+    for (uint64_t& v : shared) v = rng() & ~uint64_t{(1u << (rng() % 4)) - 1};
+    ModSample a = sample(rng() % 4, rng() % 100, shared);
+    ModSample b = sample(rng() % 4, rng() % 100, shared);
+    const uint32_t m = std::max(a.log2_modulus, b.log2_modulus);
+    const uint64_t mask = (uint64_t{1} << m) - 1;
+    std::vector<uint64_t> va, vb, common, all;
+    std::copy_if(a.values.begin(), a.values.end(), std::back_inserter(va), [&](uint64_t v) { return (v & mask) == 0; });
+    std::copy_if(b.values.begin(), b.values.end(), std::back_inserter(vb), [&](uint64_t v) { return (v & mask) == 0; });
+    std::set_intersection(va.begin(), va.end(), vb.begin(), vb.end(), std::back_inserter(common));
+    std::set_union(va.begin(), va.end(), vb.begin(), vb.end(), std::back_inserter(all));
+    const bool none = va.empty() || vb.empty();
+    EXPECT_EQ(ContainmentFromModSample(a, b), none ? 0.0 : static_cast<double>(common.size()) / va.size());
+    EXPECT_EQ(ContainmentFromModSample(b, a), none ? 0.0 : static_cast<double>(common.size()) / vb.size());
+    EXPECT_EQ(ResemblanceFromModSample(a, b), none ? 0.0 : static_cast<double>(common.size()) / all.size());
   }
 }
 

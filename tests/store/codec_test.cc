@@ -169,6 +169,52 @@ TEST(CodecTest, DocumentRoundTripsAndRejectsTruncation) {
   }
 }
 
+// The scoring decode reads the same bytes as DecodeDocument, minus the super shingles and dates.
+TEST(CodecTest, ScoringSketchIsTheRecordsSketchWithoutSuperShingles) {
+  std::mt19937_64 rng(4);
+  dedup::Sketch s;
+  for (int iter = 0; iter < 200; ++iter) {
+    DocumentRecord d;
+    if (iter % 3 == 0) d.rep = 1 + rng() % 1000;
+    d.bytes = rng();
+    d.tokens = rng() % 100000;
+    d.shingles = rng() % 100000;
+    d.first_seen = static_cast<int64_t>(rng() % 4000000000ull);
+    d.last_seen = d.first_seen + 5;
+    d.identical = {rng(), rng()};
+    d.lexical = {rng(), rng()};
+    d.shingle = {rng(), rng()};
+    if (d.rep == 0) {
+      d.minhashes.resize(84);
+      for (auto& v : d.minhashes) v = rng();
+      d.features = {rng(), rng(), rng(), rng(), rng(), rng()};
+      d.supershingles.resize(1 + rng() % 22);
+      for (auto& v : d.supershingles) v = rng();
+      d.sample.log2_modulus = rng() % 20;
+      d.sample.values.resize(rng() % 101);
+      for (auto& v : d.sample.values) v = rng();
+    }
+    const std::string bytes = EncodeDocument(d);
+    bool has_sketch = true;
+    ASSERT_TRUE(DecodeScoringSketch(bytes, &s, &has_sketch).ok());  // `s` reused: nothing left over
+    EXPECT_EQ(has_sketch, d.has_sketch());
+    dedup::Sketch want = SketchOf(d);
+    want.supershingles.clear();
+    EXPECT_EQ(s.minhashes, want.minhashes);
+    EXPECT_EQ(s.features, want.features);
+    EXPECT_TRUE(s.supershingles.empty());
+    EXPECT_EQ(s.sample, want.sample);
+    EXPECT_EQ(s.bytes, want.bytes);
+    EXPECT_EQ(s.tokens, want.tokens);
+    EXPECT_EQ(s.shingles, want.shingles);
+    EXPECT_EQ(s.identical, want.identical);
+    EXPECT_EQ(s.lexical, want.lexical);
+    EXPECT_EQ(s.shingle, want.shingle);
+    Status cut = DecodeScoringSketch(std::string_view(bytes).substr(0, rng() % bytes.size()), &s, &has_sketch);
+    EXPECT_EQ(cut.code(), StatusCode::kDataLoss);
+  }
+}
+
 TEST(CodecTest, VersionExactBytes) {
   VersionRecord v;
   v.sweep = 2;
