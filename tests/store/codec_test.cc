@@ -134,27 +134,36 @@ TEST(CodecTest, DocumentWithoutSketchExactBytes) {
   EXPECT_EQ(*back, d);
 }
 
+// A record of random content: with a sketch (lists of random lengths, some empty), or naming a
+// representative.
+DocumentRecord RandomDocument(std::mt19937_64& rng, bool with_sketch) {
+  DocumentRecord d;
+  if (!with_sketch) d.rep = 1 + rng() % 1000;
+  d.bytes = rng();
+  d.tokens = rng() % 100000;
+  d.shingles = rng() % 100000;
+  d.first_seen = static_cast<int64_t>(rng() % 4000000000ull) - 1000;
+  d.last_seen = d.first_seen + static_cast<int64_t>(rng() % 100000);
+  d.identical = {rng(), rng()};
+  d.lexical = {rng(), rng()};
+  d.shingle = {rng(), rng()};
+  if (with_sketch) {
+    d.minhashes.resize(84);
+    for (auto& v : d.minhashes) v = rng();
+    d.features = {rng(), rng(), rng(), rng(), rng(), rng()};
+    d.supershingles.resize(rng() % 23);
+    for (auto& v : d.supershingles) v = rng();
+    d.sample.log2_modulus = rng() % 20;
+    d.sample.values.resize(rng() % 101);
+    for (auto& v : d.sample.values) v = rng();
+  }
+  return d;
+}
+
 TEST(CodecTest, DocumentRoundTripsAndRejectsTruncation) {
   std::mt19937_64 rng(3);
   for (int iter = 0; iter < 200; ++iter) {
-    DocumentRecord d;
-    if (iter % 3 == 0) d.rep = 1 + rng() % 1000;
-    d.bytes = rng();
-    d.tokens = rng() % 100000;
-    d.shingles = rng() % 100000;
-    d.first_seen = static_cast<int64_t>(rng() % 4000000000ull) - 1000;
-    d.last_seen = d.first_seen + static_cast<int64_t>(rng() % 100000);
-    d.identical = {rng(), rng()};
-    if (d.rep == 0) {
-      d.minhashes.resize(84);
-      for (auto& v : d.minhashes) v = rng();
-      d.features = {rng(), rng(), rng(), rng(), rng(), rng()};
-      d.supershingles.resize(rng() % 23);
-      for (auto& v : d.supershingles) v = rng();
-      d.sample.log2_modulus = rng() % 20;
-      d.sample.values.resize(rng() % 101);
-      for (auto& v : d.sample.values) v = rng();
-    }
+    const DocumentRecord d = RandomDocument(rng, /*with_sketch=*/iter % 3 != 0);
     std::string bytes = EncodeDocument(d);
     StatusOr<DocumentRecord> back = DecodeDocument(bytes);
     ASSERT_TRUE(back.ok());
@@ -174,26 +183,7 @@ TEST(CodecTest, ScoringSketchIsTheRecordsSketchWithoutSuperShingles) {
   std::mt19937_64 rng(4);
   dedup::Sketch s;
   for (int iter = 0; iter < 200; ++iter) {
-    DocumentRecord d;
-    if (iter % 3 == 0) d.rep = 1 + rng() % 1000;
-    d.bytes = rng();
-    d.tokens = rng() % 100000;
-    d.shingles = rng() % 100000;
-    d.first_seen = static_cast<int64_t>(rng() % 4000000000ull);
-    d.last_seen = d.first_seen + 5;
-    d.identical = {rng(), rng()};
-    d.lexical = {rng(), rng()};
-    d.shingle = {rng(), rng()};
-    if (d.rep == 0) {
-      d.minhashes.resize(84);
-      for (auto& v : d.minhashes) v = rng();
-      d.features = {rng(), rng(), rng(), rng(), rng(), rng()};
-      d.supershingles.resize(1 + rng() % 22);
-      for (auto& v : d.supershingles) v = rng();
-      d.sample.log2_modulus = rng() % 20;
-      d.sample.values.resize(rng() % 101);
-      for (auto& v : d.sample.values) v = rng();
-    }
+    const DocumentRecord d = RandomDocument(rng, /*with_sketch=*/iter % 3 != 0);
     const std::string bytes = EncodeDocument(d);
     bool has_sketch = true;
     ASSERT_TRUE(DecodeScoringSketch(bytes, &s, &has_sketch).ok());  // `s` reused: nothing left over
