@@ -192,31 +192,57 @@ std::string EncodeDocument(const DocumentRecord& doc) {
   return out;
 }
 
-Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out) {
-  Reader r(bytes);
-  DocumentRecord& doc = *out;
+namespace {
+
+// The part of a document record before its lists (FORMAT.md, "Document record").
+struct RecordHead {
+  DocId rep = 0;  // 0: the record has a sketch
+  uint64_t bytes = 0, tokens = 0, shingles = 0;
+  int64_t first_seen = 0, last_seen = 0;
+  dedup::Fingerprint128 identical, lexical, shingle;
+};
+
+// Reads the head; a failed read is left in `r` for Finish to report.
+Status ReadHead(Reader& r, RecordHead* h) {
   uint8_t flags = r.Byte("flags");
-  bool has_sketch = (flags & 1) != 0;
-  doc.rep = 0;
-  if (!has_sketch) {
-    doc.rep = r.Varint("rep");
-    if (doc.rep == 0) return DataLossError("document record without sketch names no representative");
+  if ((flags & 1) == 0) {
+    h->rep = r.Varint("rep");
+    if (h->rep == 0) return DataLossError("document record without sketch names no representative");
   }
-  doc.bytes = r.Varint("bytes");
-  doc.tokens = r.Varint("tokens");
-  doc.shingles = r.Varint("shingles");
-  doc.first_seen = UnZigZag(r.Varint("first_seen"));
-  doc.last_seen = doc.first_seen + UnZigZag(r.Varint("last_seen"));
-  for (dedup::Fingerprint128* fp : {&doc.identical, &doc.lexical, &doc.shingle}) {
+  h->bytes = r.Varint("bytes");
+  h->tokens = r.Varint("tokens");
+  h->shingles = r.Varint("shingles");
+  h->first_seen = UnZigZag(r.Varint("first_seen"));
+  h->last_seen = h->first_seen + UnZigZag(r.Varint("last_seen"));
+  for (dedup::Fingerprint128* fp : {&h->identical, &h->lexical, &h->shingle}) {
     fp->high = r.Fixed64("fingerprint");
     fp->low = r.Fixed64("fingerprint");
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out) {
+  Reader r(bytes);
+  DocumentRecord& doc = *out;
+  RecordHead h;
+  SHINGLED_RETURN_IF_ERROR(ReadHead(r, &h));
+  doc.rep = h.rep;
+  doc.bytes = h.bytes;
+  doc.tokens = h.tokens;
+  doc.shingles = h.shingles;
+  doc.first_seen = h.first_seen;
+  doc.last_seen = h.last_seen;
+  doc.identical = h.identical;
+  doc.lexical = h.lexical;
+  doc.shingle = h.shingle;
   doc.minhashes.clear();
   doc.features.clear();
   doc.supershingles.clear();
   doc.sample.log2_modulus = 0;
   doc.sample.values.clear();
-  if (has_sketch) {
+  if (doc.has_sketch()) {
     r.ValuesInto("minhashes", &doc.minhashes);
     r.ValuesInto("features", &doc.features);
     r.ValuesInto("supershingles", &doc.supershingles);
@@ -235,20 +261,15 @@ StatusOr<DocumentRecord> DecodeDocument(std::string_view bytes) {
 Status DecodeScoringSketch(std::string_view bytes, dedup::Sketch* out, bool* has_sketch) {
   Reader r(bytes);
   dedup::Sketch& s = *out;
-  uint8_t flags = r.Byte("flags");
-  *has_sketch = (flags & 1) != 0;
-  if (!*has_sketch) {
-    if (r.Varint("rep") == 0) return DataLossError("document record without sketch names no representative");
-  }
-  s.bytes = r.Varint("bytes");
-  s.tokens = r.Varint("tokens");
-  s.shingles = r.Varint("shingles");
-  r.Varint("first_seen");
-  r.Varint("last_seen");
-  for (dedup::Fingerprint128* fp : {&s.identical, &s.lexical, &s.shingle}) {
-    fp->high = r.Fixed64("fingerprint");
-    fp->low = r.Fixed64("fingerprint");
-  }
+  RecordHead h;
+  SHINGLED_RETURN_IF_ERROR(ReadHead(r, &h));
+  *has_sketch = h.rep == 0;
+  s.bytes = h.bytes;
+  s.tokens = h.tokens;
+  s.shingles = h.shingles;
+  s.identical = h.identical;
+  s.lexical = h.lexical;
+  s.shingle = h.shingle;
   s.min_sample.clear();
   s.supershingles.clear();
   s.minhashes.clear();
