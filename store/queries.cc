@@ -16,6 +16,7 @@ using internal::Cursor;
 using internal::DocumentRecord;
 using internal::GetBE32;
 using internal::GetBE64;
+using internal::GetLE64;
 using internal::Key64;
 using internal::SweepRecord;
 using internal::TxnOps;
@@ -116,6 +117,79 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
   return OkStatus();
 }
 
+// Candidates for a query (FORMAT.md, "Lookups"): the sample index first, a value with more than
+// options.common_value_limit documents skipped; the features only when fewer than 8 of the
+// sample values were usable or they found more than max_candidates postings; never the super
+// shingles (the writer's "similar" relation: ~22 descents, and a page they would find shares
+// sample values too). Ranked as internal::RankCandidates says.
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
+                           std::vector<DocId>* out, bool* truncated) {
+  const internal::Dbis& d = ops.dbis();
+  std::vector<std::pair<DocId, uint32_t>> hits;
+  hits.reserve(128);
+  std::vector<DocId> postings;
+  postings.reserve(64);
+  size_t count = 0;
+  bool more = false;
+  Cursor mc, cc;
+  if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
+  if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
+  auto read_postings = [&](uint64_t value, size_t max) -> Status {
+    postings.clear();
+    if (int rc = internal::ReadValuePostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
+      return ops.Fail(rc, "samples");
+    }
+    return OkStatus();
+  };
+  // A value is used when it has at most common_value_limit postings. At most kQuickRead postings
+  // are read first, and the stop list is looked at only for a value with more: most values have
+  // a few postings, and the stop list is then one lookup saved per value.
+  constexpr size_t kQuickRead = 64;
+  const uint64_t limit = options.common_value_limit;
+  size_t usable = 0;  // indexed values read and within the limit (with postings or not)
+  for (uint64_t value : sketch.sample.values) {
+    if (!internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+    SHINGLED_RETURN_IF_ERROR(read_postings(value, std::min<uint64_t>(limit, kQuickRead)));
+    bool use = !more;
+    if (more && limit > kQuickRead) {
+      Key64 key(value);
+      MDB_val k = Val(key.view()), v;
+      int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
+      if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "common_values");
+      if (rc == 0 && v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
+      const bool over = rc == 0 && GetLE64(static_cast<const char*>(v.mv_data)) > limit;
+      if (!over) {
+        SHINGLED_RETURN_IF_ERROR(read_postings(value, limit));
+        use = !more;
+      }
+    }
+    if (use) {
+      ++usable;
+      for (DocId doc : postings) hits.emplace_back(doc, 1);
+    }
+  }
+  // A page that shares a feature with the query (14 equal minhashes: resemblance ~0.7 or more)
+  // holds each of the query's usable sample values with probability ~0.8 or more, so 8 usable
+  // values miss it with probability ~0.2^8 (~3e-6): the query reads its 6 features only below
+  // that, or when the sample values found more postings than max_candidates (the features' 4
+  // points then decide which candidates are kept).
+  constexpr size_t kEnoughSampleValues = 8;
+  if (usable < kEnoughSampleValues || hits.size() > options.max_candidates) {
+    Cursor fc;
+    if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
+    const size_t cap = 4 * options.common_value_limit;
+    for (uint64_t value : sketch.features) {
+      postings.clear();
+      if (int rc = internal::ReadValuePostings(fc.get(), value, cap, &postings, &count, &more); rc != 0) {
+        return ops.Fail(rc, "features");
+      }
+      for (DocId doc : postings) hits.emplace_back(doc, 4);
+    }
+  }
+  internal::RankCandidates(&hits, options.max_candidates, out, truncated);
+  return OkStatus();
+}
+
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& options,
                                             const dedup::Sketch& sketch, DocId exclude,
                                             const QueryOptions& query) {
@@ -123,7 +197,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   if (sketch.empty()) return out;
   std::vector<DocId> candidates;
   bool truncated = false;
-  SHINGLED_RETURN_IF_ERROR(internal::FindCandidates(ops, options, sketch, &candidates, &truncated));
+  SHINGLED_RETURN_IF_ERROR(FindQueryCandidates(ops, options, sketch, &candidates, &truncated));
   // The records in id order through one cursor (see Enrich), each decoded into one sketch reused
   // for every candidate.
   std::sort(candidates.begin(), candidates.end());

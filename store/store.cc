@@ -11,9 +11,12 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
+#include <tuple>
 #include <unordered_map>
 
 #include "dedup/estimate.h"
+#include "store/internal/batch_postings.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
@@ -159,170 +162,22 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-// Whether `value` occurs once in `values` (the lists hold a few dozen values: a scan is cheapest).
-bool OccursOnce(const std::vector<uint64_t>& values, uint64_t value) {
-  return std::count(values.begin(), values.end(), value) == 1;
-}
-
-// Whether `values` is strictly ascending, so that every value occurs once: sketches make their
-// super shingles and MOD samples so, which spares the writer an OccursOnce scan per value (the
-// quadratic scans were ~5% of its instructions).
-bool StrictlyAscending(const std::vector<uint64_t>& values) {
-  return std::adjacent_find(values.begin(), values.end(), [](uint64_t a, uint64_t b) { return a >= b; }) ==
-         values.end();
-}
-
-Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated, std::vector<SampleValueState>* samples,
-                      DocId file_as, const StopList* stop_list) {
-  const Dbis& d = ops.dbis();
-  // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
-  // shingle or sample value; the strongest max_candidates are examined.
-  // (document, points) per posting read, summed after a sort: a page reads a few dozen postings,
-  // for which a sorted vector beats a hash map.
-  std::vector<std::pair<DocId, uint32_t>> hits;
-  hits.reserve(128);
-  std::vector<DocId> postings;
-  postings.reserve(64);
-  size_t count = 0;
-  bool more = false;
-  const size_t cap = 4 * options.common_value_limit;
-  // Files `file_as` under `value` through `c`, which has just read the value's postings: LMDB
-  // finds the key on the cursor's leaf page without descending from the root.
-  auto file = [&](MDB_cursor* c, uint64_t value, const char* what) -> Status {
-    PostingKey key(value);
-    Posting posting(value, file_as);
-    MDB_val k = Val(key.view()), v = Val(posting.view());
-    int rc = mdb_cursor_put(c, &k, &v, MDB_NODUPDATA);
-    if (rc != 0 && rc != MDB_KEYEXIST) return ops.Fail(rc, what);
-    return OkStatus();
-  };
-  auto scan = [&](MDB_cursor* c, const std::vector<uint64_t>& values, uint32_t weight, const char* what) -> Status {
-    const bool distinct = file_as != 0 && StrictlyAscending(values);
-    for (uint64_t value : values) {
-      postings.clear();
-      if (int rc = ReadValuePostings(c, value, cap, &postings, &count, &more); rc != 0) {
-        return ops.Fail(rc, "postings");
-      }
-      for (DocId doc : postings) hits.emplace_back(doc, weight);
-      if (file_as != 0 && (distinct || OccursOnce(values, value))) SHINGLED_RETURN_IF_ERROR(file(c, value, what));
-    }
-    return OkStatus();
-  };
-  // A query (`samples` null) reads fewer indexes than the writer (FORMAT.md, "Lookups"): no
-  // super shingles (the writer's "similar" relation; ~22 descents, and a page they would find
-  // shares sample values too), and the features only after the sample values, when those are
-  // too few to be trusted (below).
-  const bool query = samples == nullptr;
-  Cursor fc, sc;
-  if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
-  if (!query) {
-    SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
-    if (int rc = sc.Open(ops.txn(), d.supershingles); rc != 0) return ops.Fail(rc, "supershingles cursor");
-    SHINGLED_RETURN_IF_ERROR(scan(sc.get(), sketch.supershingles, 1, "supershingles"));
-  }
-
-  Cursor mc, cc;
-  if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
-  if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
-  // A value is used when it has at most common_value_limit postings. The writer (`samples`
-  // given) needs every value's stop-list entry to keep the counts exact, so it reads it first,
-  // and skips reading the postings of a listed value over the limit. A query reads at most
-  // kQuickRead postings first and looks at the stop list only for a value with more: most values
-  // have a few postings, and the stop list is then one lookup saved per value.
-  constexpr size_t kQuickRead = 64;
-  const uint64_t limit = options.common_value_limit;
-  const bool sample_distinct = file_as != 0 && StrictlyAscending(sketch.sample.values);
-  size_t usable = 0;  // indexed values read and within the limit (with postings or not)
-  for (uint64_t value : sketch.sample.values) {
-    if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
-    SampleValueState st;
-    st.value = value;
-    auto read_stop_list = [&]() -> Status {
-      if (stop_list != nullptr) {
-        if (auto it = stop_list->find(value); it != stop_list->end()) {
-          st.listed = true;
-          st.listed_count = it->second;
-        }
-        return OkStatus();
-      }
-      Key64 key(value);
-      MDB_val k = Val(key.view()), v;
-      int rc = mdb_cursor_get(cc.get(), &k, &v, MDB_SET_KEY);
-      if (rc == 0) {
-        if (v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
-        st.listed = true;
-        st.listed_count = GetLE64(static_cast<const char*>(v.mv_data));
-      } else if (rc != MDB_NOTFOUND) {
-        return ops.Fail(rc, "common_values");
-      }
-      return OkStatus();
-    };
-    auto read_postings = [&](size_t max) -> Status {
-      postings.clear();
-      if (int rc = ReadValuePostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
-        return ops.Fail(rc, "samples");
-      }
-      return OkStatus();
-    };
-    bool use = false;
-    if (samples != nullptr) {
-      SHINGLED_RETURN_IF_ERROR(read_stop_list());
-      // A listed value over the limit is not read at all; otherwise read up to the limit
-      // (ReadValuePostings stops there and says whether more follow).
-      if (!st.listed || st.listed_count <= limit) {
-        SHINGLED_RETURN_IF_ERROR(read_postings(limit));
-        st.read = true;
-        st.over = more;
-        st.postings = count;
-        use = !more;
-      }
-      if (file_as != 0 && (sample_distinct || OccursOnce(sketch.sample.values, value))) {
-        SHINGLED_RETURN_IF_ERROR(file(mc.get(), value, "samples"));
-        st.filed = true;
-      }
-      samples->push_back(st);
-    } else {
-      SHINGLED_RETURN_IF_ERROR(read_postings(std::min<uint64_t>(limit, kQuickRead)));
-      use = !more;
-      if (more && limit > kQuickRead) {
-        SHINGLED_RETURN_IF_ERROR(read_stop_list());
-        if (!st.listed || st.listed_count <= limit) {
-          SHINGLED_RETURN_IF_ERROR(read_postings(limit));
-          use = !more;
-        }
-      }
-    }
-    if (use) {
-      ++usable;
-      for (DocId doc : postings) hits.emplace_back(doc, 1);
-    }
-  }
-  // A page that shares a feature with the query (14 equal minhashes: resemblance ~0.7 or more)
-  // holds each of the query's usable sample values with probability ~0.8 or more, so 8 usable
-  // values miss it with probability ~0.2^8 (~3e-6): the query reads its 6 features only below
-  // that, or when the sample values found more postings than max_candidates (the features' 4
-  // points then decide which candidates are kept).
-  constexpr size_t kEnoughSampleValues = 8;
-  if (query && (usable < kEnoughSampleValues || hits.size() > options.max_candidates)) {
-    SHINGLED_RETURN_IF_ERROR(scan(fc.get(), sketch.features, 4, "features"));
-  }
-  std::sort(hits.begin(), hits.end());
+void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates, std::vector<DocId>* out,
+                    bool* truncated) {
+  std::sort(hits->begin(), hits->end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
-  for (size_t i = 0; i < hits.size();) {
-    DocId doc = hits[i].first;
+  for (size_t i = 0; i < hits->size();) {
+    DocId doc = (*hits)[i].first;
     uint32_t points = 0;
-    for (; i < hits.size() && hits[i].first == doc; ++i) points += hits[i].second;
+    for (; i < hits->size() && (*hits)[i].first == doc; ++i) points += (*hits)[i].second;
     ranked.emplace_back(points, doc);
   }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
-  const size_t max_candidates = options.max_candidates;
   *truncated = ranked.size() > max_candidates;
   if (ranked.size() > max_candidates) ranked.resize(max_candidates);
   for (auto& [points, doc] : ranked) out->push_back(doc);
-  return OkStatus();
 }
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
@@ -530,10 +385,24 @@ Status StoreImpl::Open() {
 
 namespace {
 
+// What the writer's candidate search learnt of one indexed sample value of the page: its entry
+// in the stop list (listed, with its count there) and, when it was read, how many postings it had
+// (`over`: more than the common-value limit; `postings` is then not exact).
+struct SampleValueState {
+  uint64_t value = 0;
+  bool listed = false;
+  uint64_t listed_count = 0;
+  bool read = false;
+  bool over = false;
+  uint64_t postings = 0;
+};
+
+Status ValidatePage(const PageInput& page, const dedup::SketchParams& params);
+
 // One write batch: the decision for each page (issue 3, "The decision for each page").
 class BatchWriter {
  public:
-  BatchWriter(TxnOps& ops, StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()) {}
+  BatchWriter(TxnOps& ops, StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()), postings_(ops) {}
 
   Status Begin() {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
@@ -545,7 +414,6 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
     ++next_url_;
-    if (int rc = samples_cursor_.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples cursor");
     for (auto [cursor, dbi] : {std::pair{&urls_cursor_, d_.urls}, std::pair{&identical_cursor_, d_.fp_identical},
                                std::pair{&lexical_cursor_, d_.fp_lexical}, std::pair{&shingle_cursor_, d_.fp_shingle}}) {
       if (int rc = cursor->Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
@@ -553,7 +421,47 @@ class BatchWriter {
     return store_.LoadStopList(ops_);
   }
 
+  // Reads, in key order, the stored postings that candidate search will read for the pages
+  // whose content is new to the store (FORMAT.md, "Write cost and lookups"). The pages whose
+  // raw bytes are stored already, or repeat an earlier page of the batch, need none: their
+  // fingerprints are looked up first, in key order too.
+  Status Prefetch(std::span<const PageInput> pages) {
+    std::vector<std::pair<std::string, size_t>> fresh;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      const PageInput& page = pages[i];
+      if (page.revisit || page.http_status == 404 || page.http_status == 410 || page.sketch.empty()) continue;
+      if (!ValidatePage(page, store_.params_).ok()) continue;
+      fresh.emplace_back(FingerprintKey(page.sketch.identical), i);
+    }
+    std::sort(fresh.begin(), fresh.end());
+    const uint64_t limit = store_.options_.common_value_limit;
+    std::array<std::vector<uint64_t>, BatchPostings::kIndexes> values;
+    for (size_t j = 0; j < fresh.size(); ++j) {
+      if (j > 0 && fresh[j].first == fresh[j - 1].first) continue;
+      bool found = false;
+      std::string_view v;
+      if (int rc = Seek(identical_cursor_, fresh[j].first, &found, &v); rc != 0) return ops_.Fail(rc, "fingerprint");
+      if (found) continue;
+      const dedup::Sketch& sketch = pages[fresh[j].second].sketch;
+      auto& f = values[BatchPostings::kFeatures];
+      f.insert(f.end(), sketch.features.begin(), sketch.features.end());
+      auto& ss = values[BatchPostings::kSupershingles];
+      ss.insert(ss.end(), sketch.supershingles.begin(), sketch.supershingles.end());
+      for (uint64_t value : sketch.sample.values) {
+        if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+        auto it = store_.stop_list_.find(value);
+        if (it == store_.stop_list_.end() || it->second <= limit) values[BatchPostings::kSamples].push_back(value);
+      }
+    }
+    const size_t cap = FeatureReadCap();
+    SHINGLED_RETURN_IF_ERROR(postings_.Prefetch(BatchPostings::kFeatures, std::move(values[BatchPostings::kFeatures]), cap));
+    SHINGLED_RETURN_IF_ERROR(
+        postings_.Prefetch(BatchPostings::kSupershingles, std::move(values[BatchPostings::kSupershingles]), cap));
+    return postings_.Prefetch(BatchPostings::kSamples, std::move(values[BatchPostings::kSamples]), limit);
+  }
+
   Status Finish() {
+    SHINGLED_RETURN_IF_ERROR(postings_.Flush());
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
     }
@@ -692,25 +600,69 @@ class BatchWriter {
     return OkStatus();
   }
 
-  // Files the values FindCandidates left to the writer: those that occur more than once in `values`.
-  Status IndexRepeatedPostings(MDB_dbi dbi, const std::vector<uint64_t>& values, DocId doc, const char* what) {
-    if (StrictlyAscending(values)) return OkStatus();  // none repeated
-    for (uint64_t value : values) {
-      if (OccursOnce(values, value)) continue;
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(dbi, PostingKey(value).view(), Posting(value, doc).view(), MDB_NODUPDATA, what));
+  // At most this many postings of a feature or super shingle are read (a sample value's stop
+  // at common_value_limit).
+  size_t FeatureReadCap() const { return 4 * store_.options_.common_value_limit; }
+
+  // Candidates for the new document `doc` from the feature, super-shingle and sample indexes
+  // (sample values in more than common_value_limit documents skipped), ranked by RankCandidates
+  // into candidates_; sample_states_ receives the state of each indexed sample value, for
+  // CountSample. Then files the page's postings: every read saw the postings of the store and
+  // of the batch's earlier pages, not the page's own.
+  Status FindCandidates(const dedup::Sketch& sketch, DocId doc, bool* truncated) {
+    candidates_.clear();
+    sample_states_.clear();
+    hits_.clear();
+    size_t count = 0;
+    bool more = false;
+    const size_t cap = FeatureReadCap();
+    // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
+    // shingle or sample value.
+    for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},
+                                          std::tuple{BatchPostings::kSupershingles, &sketch.supershingles, 1u}}) {
+      for (uint64_t value : *values) {
+        found_.clear();
+        SHINGLED_RETURN_IF_ERROR(postings_.Read(index, value, cap, &found_, &count, &more));
+        for (DocId d : found_) hits_.emplace_back(d, weight);
+      }
     }
+    // A value is used when it has at most common_value_limit postings. CountSample needs every
+    // value's stop-list entry to keep the counts exact; a listed value over the limit is not
+    // read at all.
+    const uint64_t limit = store_.options_.common_value_limit;
+    for (uint64_t value : sketch.sample.values) {
+      if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+      SampleValueState st;
+      st.value = value;
+      if (auto it = store_.stop_list_.find(value); it != store_.stop_list_.end()) {
+        st.listed = true;
+        st.listed_count = it->second;
+      }
+      if (!st.listed || st.listed_count <= limit) {
+        found_.clear();
+        SHINGLED_RETURN_IF_ERROR(postings_.Read(BatchPostings::kSamples, value, limit, &found_, &count, &more));
+        st.read = true;
+        st.over = more;
+        st.postings = count;
+        if (!more) {
+          for (DocId d : found_) hits_.emplace_back(d, 1);
+        }
+      }
+      sample_states_.push_back(st);
+    }
+    RankCandidates(&hits_, store_.options_.max_candidates, &candidates_, truncated);
+    for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
+    for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);
+    for (const SampleValueState& st : sample_states_) postings_.File(BatchPostings::kSamples, st.value, doc);
     return OkStatus();
   }
 
-  // Files the page's indexed sample values and keeps `common_values` equal to their posting
-  // counts (FORMAT.md, invariant 5), from what candidate search read before.
-  Status IndexSample(const std::vector<SampleValueState>& states, DocId doc) {
+  // Keeps `common_values` equal to the posting counts of the page's indexed sample values
+  // (FORMAT.md, invariant 5), from what candidate search read before. REQUIRES: the page's
+  // postings filed (FindCandidates).
+  Status CountSample() {
     const uint64_t limit = store_.options_.common_value_limit;
-    for (const SampleValueState& st : states) {
-      if (!st.filed) {
-        SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.samples, PostingKey(st.value).view(), Posting(st.value, doc).view(),
-                                          MDB_NODUPDATA, "samples"));
-      }
+    for (const SampleValueState& st : sample_states_) {
       uint64_t after = 0;
       if (st.listed) {
         // The listed count equals the postings before this page (invariant 5).
@@ -723,9 +675,7 @@ class BatchWriter {
         std::vector<DocId> all;
         size_t n = 0;
         bool more = false;
-        if (int rc = ReadValuePostings(samples_cursor_.get(), st.value, SIZE_MAX, &all, &n, &more); rc != 0) {
-          return ops_.Fail(rc, "samples");
-        }
+        SHINGLED_RETURN_IF_ERROR(postings_.Read(BatchPostings::kSamples, st.value, SIZE_MAX, &all, &n, &more));
         after = n;
       }
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.common_values, Key64(st.value).view(), Le64(after), 0, "common_values"));
@@ -805,8 +755,10 @@ class BatchWriter {
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;
+  std::vector<std::pair<DocId, uint32_t>> hits_;
+  std::vector<DocId> found_;
   dedup::Sketch scratch_sketch_;
-  Cursor samples_cursor_;  // for recounting a value's postings (rare)
+  BatchPostings postings_;
   // A lookup and the insert of the same key share one of these (Seek, PutThrough).
   Cursor urls_cursor_, identical_cursor_, lexical_cursor_, shingle_cursor_;
 };
@@ -971,17 +923,9 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.features = sketch.features;
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
-      // Each value's postings are read before the page's own is filed: it does not find itself.
-      candidates_.clear();
-      sample_states_.clear();
-      // FindCandidates files the page's postings as it reads each value's (FORMAT.md, "Write cost
-      // and lookups"), and leaves repeated values to IndexRepeatedPostings and IndexSample.
-      SHINGLED_RETURN_IF_ERROR(FindCandidates(ops_, store_.options_, sketch, &candidates_, &result->candidates_truncated,
-                                              &sample_states_, doc, &store_.stop_list_));
+      SHINGLED_RETURN_IF_ERROR(FindCandidates(sketch, doc, &result->candidates_truncated));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
-      SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.features, sketch.features, doc, "features"));
-      SHINGLED_RETURN_IF_ERROR(IndexRepeatedPostings(d_.supershingles, sketch.supershingles, doc, "supershingles"));
-      SHINGLED_RETURN_IF_ERROR(IndexSample(sample_states_, doc));
+      SHINGLED_RETURN_IF_ERROR(CountSample());
       SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
     }
   }
@@ -1159,6 +1103,7 @@ StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages)
     results.assign(pages.size(), PageResult{});
     internal::BatchWriter writer(ops, *impl_);
     SHINGLED_RETURN_IF_ERROR(writer.Begin());
+    SHINGLED_RETURN_IF_ERROR(writer.Prefetch(pages));
     for (size_t i = 0; i < pages.size(); ++i) {
       SHINGLED_RETURN_IF_ERROR(writer.ApplyPage(pages[i], &results[i]));
     }

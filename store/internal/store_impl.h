@@ -49,41 +49,16 @@ StatusOr<DocumentRecord> ReadSketchHolder(TxnOps& ops, DocId doc, DocId* holder)
 int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
                       size_t* count, bool* more);
 
-// What candidate search learnt of one indexed sample value of the page: its entry in
-// `common_values` (listed, with the count stored there) and, when it was read, how many postings
-// it had (`over`: more than the common-value limit; `postings` is then not exact), and whether
-// FindCandidates filed the page's own posting of it (`filed`).
-struct SampleValueState {
-  uint64_t value = 0;
-  bool listed = false;
-  uint64_t listed_count = 0;
-  bool read = false;
-  bool over = false;
-  uint64_t postings = 0;
-  bool filed = false;
-};
-
 // The stop list (`common_values`: value -> its posting count) as the writer keeps it in memory.
 using StopList = std::unordered_map<uint64_t, uint64_t>;
 
-// Candidates for `sketch` from the feature, super-shingle and sample indexes (sample values in
-// more than options.common_value_limit documents skipped), strongest first (4 points per shared
-// feature, 1 per shared super shingle or indexed sample value), at most options.max_candidates.
-// `samples` (the writer) receives the state of each indexed sample value of the sketch, for the
-// writer's upkeep of `common_values`. A query passes null and reads the sample index, the
-// feature index only when fewer than 8 of its indexed sample values were usable or they found
-// more than max_candidates postings, and not the super shingles (FORMAT.md, "Lookups").
-// `file_as` (the writer, a new document's id; 0 for a query): each value of the sketch that occurs
-// once in its list is also filed for `file_as`, through the cursor that has just read its postings
-// (the insert then finds its leaf page without a second descent from the root). A value that
-// occurs twice is left to the caller (`filed` false for a sample value), so that no read sees the
-// page's own posting. REQUIRES: `samples` given when `file_as` is not 0.
-// `stop_list` (the writer's, may be null): the stop-list entries are taken from it instead of
-// `common_values`. REQUIRES: equal to `common_values` as this transaction sees it.
-Status FindCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                      std::vector<DocId>* out, bool* truncated,
-                      std::vector<SampleValueState>* samples = nullptr, DocId file_as = 0,
-                      const StopList* stop_list = nullptr);
+// Ranks candidate documents from `hits`, one (document, points) per posting read (4 points per
+// shared feature, 1 per shared super shingle or sample value): appends to `*out` the
+// documents in decreasing order of their summed points (the older first on a tie), at most
+// `max_candidates`, and sets `*truncated` when there were more. Sorts `*hits`: a page reads a few
+// dozen postings, for which a sorted vector beats a hash map.
+void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates, std::vector<DocId>* out,
+                    bool* truncated);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 

@@ -118,5 +118,80 @@ TEST_F(WriterTest, StopListCopyIsDroppedWithAnAbortedBatch) {
   ExpectConsistent(*store);
 }
 
+// A batch reads the postings of the store and of its own earlier pages from memory and writes
+// them at its end (BatchPostings): its answers must be those of the same pages applied one per
+// batch. The pages: families of near-copies (within one batch and across batches), pages that
+// repeat an earlier page's bytes or text, boilerplate that reaches the stop list mid-batch, a
+// dead page and a page with a bad sketch.
+TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
+  StoreOptions o;
+  o.durable = false;
+  o.common_value_limit = 6;
+  o.similar_threshold = 0.4;
+  std::vector<PageInput> pages;
+  for (int i = 0; i < 90; ++i) {
+    const int family = i % 7;
+    std::vector<uint64_t> sh = Range(0, 25);  // boilerplate: every page
+    auto base = Range(10000 * (static_cast<uint64_t>(family) + 1), 60);
+    sh.insert(sh.end(), base.begin(), base.end());
+    auto own = Range(500000 + 1000 * static_cast<uint64_t>(i), 3 + i % 9);  // 3-11 shingles of its own
+    if (i % 11 != 5) sh.insert(sh.end(), own.begin(), own.end());  // some repeat the family's text
+    PageInput p;
+    p.url = "http://f" + std::to_string(family) + "/" + std::to_string(i % 40);  // URLs come back
+    p.date = 1 + i;
+    p.sketch = SyntheticSketch(params_, sh, i % 13 == 4 ? i : 0);  // other bytes, same text
+    if (i == 30) p.http_status = 404;
+    if (i == 31) p.sketch.features.pop_back();  // invalid: fails this page only
+    pages.push_back(std::move(p));
+  }
+  auto run = [&](const std::string& name, size_t batch) -> std::vector<PageResult> {
+    auto opened = Store::Open(dir_.Sub(name), o, params_, kPolynomial);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok()) return {};
+    auto store = std::move(opened).value();
+    SweepId s = store->OpenSweep("s", 1)->id;
+    std::vector<PageResult> all;
+    for (size_t from = 0; from < pages.size(); from += batch) {
+      std::vector<PageInput> part(pages.begin() + static_cast<std::ptrdiff_t>(from),
+                                  pages.begin() + static_cast<std::ptrdiff_t>(std::min(pages.size(), from + batch)));
+      for (PageInput& p : part) p.sweep = s;
+      StatusOr<std::vector<PageResult>> r = store->Apply(part);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) return {};
+      all.insert(all.end(), r->begin(), r->end());
+    }
+    ExpectConsistent(*store);
+    EXPECT_GT(CommonValues(*store), 0u);
+    return all;
+  };
+  const std::vector<PageResult> one_by_one = run("one", 1);
+  const std::vector<PageResult> batched = run("all", pages.size());
+  const std::vector<PageResult> in_fours = run("four", 4);
+  ASSERT_EQ(one_by_one.size(), pages.size());
+  int near = 0;
+  for (const auto* other : {&batched, &in_fours}) {
+    ASSERT_EQ(other->size(), pages.size());
+    for (size_t i = 0; i < pages.size(); ++i) {
+      const PageResult& a = one_by_one[i];
+      const PageResult& b = (*other)[i];
+      SCOPED_TRACE("page " + std::to_string(i));
+      EXPECT_EQ(a.status.code(), b.status.code());
+      EXPECT_EQ(a.verdict, b.verdict);
+      EXPECT_EQ(a.doc, b.doc);
+      EXPECT_EQ(a.cluster, b.cluster);
+      EXPECT_EQ(a.replayed, b.replayed);
+      EXPECT_EQ(a.candidates_truncated, b.candidates_truncated);
+      ASSERT_EQ(a.matches.size(), b.matches.size());
+      for (size_t m = 0; m < a.matches.size(); ++m) {
+        EXPECT_EQ(a.matches[m].doc, b.matches[m].doc);
+        EXPECT_EQ(a.matches[m].relation, b.matches[m].relation);
+        EXPECT_EQ(a.matches[m].resemblance, b.matches[m].resemblance);
+      }
+      near += a.verdict == Verdict::kNearDuplicate;
+    }
+  }
+  EXPECT_GT(near, 20);  // the families did find each other
+}
+
 }  // namespace
 }  // namespace shingled::store

@@ -1,0 +1,182 @@
+#include "store/internal/batch_postings.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+
+namespace shingled::store::internal {
+namespace {
+
+// Fmix64 (MurmurHash3's finalizer): the values are hashes already, but a sample value's low bits
+// are zeros by construction (it is 0 mod 2^i).
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+BatchPostings::Slot* BatchPostings::SlotMap::Find(uint64_t value) {
+  if (buckets_.empty()) return nullptr;
+  const size_t mask = buckets_.size() - 1;
+  for (size_t i = Mix(value) & mask;; i = (i + 1) & mask) {
+    const uint32_t b = buckets_[i];
+    if (b == 0) return nullptr;
+    if (slots_[b - 1].value == value) return &slots_[b - 1];
+  }
+}
+
+BatchPostings::Slot& BatchPostings::SlotMap::FindOrAdd(uint64_t value) {
+  if ((slots_.size() + 1) * 2 > buckets_.size()) Grow();
+  const size_t mask = buckets_.size() - 1;
+  for (size_t i = Mix(value) & mask;; i = (i + 1) & mask) {
+    const uint32_t b = buckets_[i];
+    if (b == 0) {
+      slots_.emplace_back().value = value;
+      buckets_[i] = static_cast<uint32_t>(slots_.size());
+      return slots_.back();
+    }
+    if (slots_[b - 1].value == value) return slots_[b - 1];
+  }
+}
+
+void BatchPostings::SlotMap::Grow() {
+  buckets_.assign(std::max<size_t>(1024, buckets_.size() * 2), 0);
+  const size_t mask = buckets_.size() - 1;
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    size_t i = Mix(slots_[s].value) & mask;
+    while (buckets_[i] != 0) i = (i + 1) & mask;
+    buckets_[i] = static_cast<uint32_t>(s + 1);
+  }
+}
+
+MDB_dbi BatchPostings::Dbi(Index index) const {
+  const Dbis& d = ops_.dbis();
+  switch (index) {
+    case kFeatures: return d.features;
+    case kSupershingles: return d.supershingles;
+    case kSamples: return d.samples;
+  }
+  return d.samples;
+}
+
+Status BatchPostings::OpenCursor(Index index) {
+  if (cursor_open_[index]) return OkStatus();
+  if (int rc = cursors_[index].Open(ops_.txn(), Dbi(index)); rc != 0) return ops_.Fail(rc, "posting cursor");
+  cursor_open_[index] = true;
+  return OkStatus();
+}
+
+Status BatchPostings::Prefetch(Index index, std::vector<uint64_t> values, size_t max) {
+  SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+  Table& t = tables_[index];
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  for (uint64_t value : values) {
+    const auto first = static_cast<uint32_t>(t.docs.size());
+    size_t count = 0;
+    bool more = false;
+    if (int rc = ReadValuePostings(cursors_[index].get(), value, max, &t.docs, &count, &more); rc != 0) {
+      return ops_.Fail(rc, "postings");
+    }
+    Slot& slot = t.slots.FindOrAdd(value);
+    slot.prefetched = true;
+    slot.stored_first = first;
+    slot.stored_count = static_cast<uint32_t>(count);
+    slot.complete = !more;
+  }
+  return OkStatus();
+}
+
+Status BatchPostings::Read(Index index, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
+                           bool* more) {
+  *count = 0;
+  *more = false;
+  Table& t = tables_[index];
+  const Slot* slot = t.slots.Find(value);
+  // The stored postings, from the prefetch when it read enough of them, else from the B-tree
+  // (which the batch leaves unchanged until Flush).
+  const DocId* stored = nullptr;
+  size_t stored_count = 0;
+  bool stored_more = false;
+  if (slot != nullptr && slot->prefetched && (slot->complete || slot->stored_count >= max)) {
+    stored = t.docs.data() + slot->stored_first;
+    stored_count = std::min<size_t>(slot->stored_count, max);
+    stored_more = !slot->complete || slot->stored_count > max;
+  } else {
+    SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+    scratch_.clear();
+    if (int rc = ReadValuePostings(cursors_[index].get(), value, max, &scratch_, &stored_count, &stored_more);
+        rc != 0) {
+      return ops_.Fail(rc, "postings");
+    }
+    stored = scratch_.data();
+  }
+  out->insert(out->end(), stored, stored + stored_count);
+  *count = stored_count;
+  if (stored_more) {
+    *more = true;
+    return OkStatus();
+  }
+  if (slot == nullptr) return OkStatus();
+  for (uint32_t e = slot->head; e != 0; e = t.entries[e - 1].next) {
+    if (*count == max) {
+      *more = true;
+      return OkStatus();
+    }
+    out->push_back(t.entries[e - 1].doc);
+    ++*count;
+  }
+  return OkStatus();
+}
+
+void BatchPostings::File(Index index, uint64_t value, DocId doc) {
+  Table& t = tables_[index];
+  Slot& slot = t.slots.FindOrAdd(value);
+  if (slot.tail != 0 && t.entries[slot.tail - 1].doc == doc) return;
+  t.entries.push_back(Entry{value, doc, 0});
+  const auto e = static_cast<uint32_t>(t.entries.size());
+  if (slot.tail != 0) {
+    t.entries[slot.tail - 1].next = e;
+  } else {
+    slot.head = e;
+  }
+  slot.tail = e;
+}
+
+size_t BatchPostings::filed() const {
+  size_t n = 0;
+  for (const Table& t : tables_) n += t.entries.size();
+  return n;
+}
+
+Status BatchPostings::Flush() {
+  std::vector<std::pair<uint64_t, DocId>> sorted;
+  for (int i = 0; i < kIndexes; ++i) {
+    const auto index = static_cast<Index>(i);
+    const Table& t = tables_[index];
+    if (t.entries.empty()) continue;
+    SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+    sorted.clear();
+    sorted.reserve(t.entries.size());
+    for (const Entry& e : t.entries) sorted.emplace_back(e.value, e.doc);
+    std::sort(sorted.begin(), sorted.end());
+    MDB_cursor* c = cursors_[index].get();
+    for (const auto& [value, doc] : sorted) {
+      PostingKey key(value);
+      Posting posting(value, doc);
+      MDB_val k = Val(key.view()), v = Val(posting.view());
+      int rc = mdb_cursor_put(c, &k, &v, MDB_NODUPDATA);
+      if (rc != 0 && rc != MDB_KEYEXIST) return ops_.Fail(rc, "postings");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace shingled::store::internal
