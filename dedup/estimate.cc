@@ -27,43 +27,42 @@ size_t IntersectionSize(std::span<const uint64_t> a, std::span<const uint64_t> b
   return n;
 }
 
-// The values of a MOD sample that are 0 mod 2^log2_modulus.
 // The values of two (sorted) MOD samples that are 0 mod 2^log2_modulus: how many each has, and
-// how many they share. One merge over both, no copies: the store scores every candidate of a
-// page or a query with it.
+// how many they share. The store scores every candidate of a page or a query with it.
 struct Overlap {
   size_t a = 0, b = 0, common = 0;
 };
+
+// The values of `v` that are 0 mod mask + 1: `v` itself when all are (a sample at the larger of
+// two moduli), else a copy of those in `*kept`.
+const std::vector<uint64_t>& ZeroModulo(const std::vector<uint64_t>& v, uint64_t mask, std::vector<uint64_t>* kept) {
+  uint64_t any = 0;
+  for (uint64_t x : v) any |= x;
+  if ((any & mask) == 0) return v;
+  for (uint64_t x : v) {
+    if ((x & mask) == 0) kept->push_back(x);
+  }
+  return *kept;
+}
+
 Overlap OverlapAtModulus(const ModSample& a, const ModSample& b, uint32_t log2_modulus) {
   Overlap o;
   if (log2_modulus >= 64) return o;
   const uint64_t mask = (uint64_t{1} << log2_modulus) - 1;
-  const std::vector<uint64_t>& x = a.values;
-  const std::vector<uint64_t>& y = b.values;
+  std::vector<uint64_t> kept_a, kept_b;
+  const std::vector<uint64_t>& x = ZeroModulo(a.values, mask, &kept_a);
+  const std::vector<uint64_t>& y = ZeroModulo(b.values, mask, &kept_b);
+  o.a = x.size();
+  o.b = y.size();
+  // One merge step per value without a branch on the comparison (random values make it
+  // unpredictable: the branches cost more than the counting).
   size_t i = 0, j = 0;
-  auto next = [mask](const std::vector<uint64_t>& v, size_t k) {
-    while (k < v.size() && (v[k] & mask) != 0) ++k;
-    return k;
-  };
-  i = next(x, i);
-  j = next(y, j);
   while (i < x.size() && j < y.size()) {
-    if (x[i] < y[j]) {
-      ++o.a;
-      i = next(x, i + 1);
-    } else if (y[j] < x[i]) {
-      ++o.b;
-      j = next(y, j + 1);
-    } else {
-      ++o.a;
-      ++o.b;
-      ++o.common;
-      i = next(x, i + 1);
-      j = next(y, j + 1);
-    }
+    const uint64_t u = x[i], w = y[j];
+    o.common += u == w;
+    i += u <= w;
+    j += w <= u;
   }
-  for (; i < x.size(); i = next(x, i + 1)) ++o.a;
-  for (; j < y.size(); j = next(y, j + 1)) ++o.b;
   return o;
 }
 
@@ -110,6 +109,16 @@ double ContainmentFromModSample(const ModSample& a_in, const ModSample& b) {
   const Overlap o = OverlapAtModulus(a_in, b, std::max(a_in.log2_modulus, b.log2_modulus));
   if (o.a == 0 || o.b == 0) return 0.0;
   return static_cast<double>(o.common) / static_cast<double>(o.a);
+}
+
+Containments ContainmentsFromModSample(const ModSample& a, const ModSample& b) {
+  // OverlapAtModulus(b, a) at the same modulus counts o.b, o.a and the same common values.
+  const Overlap o = OverlapAtModulus(a, b, std::max(a.log2_modulus, b.log2_modulus));
+  Containments c;
+  if (o.a == 0 || o.b == 0) return c;
+  c.a_in_b = static_cast<double>(o.common) / static_cast<double>(o.a);
+  c.b_in_a = static_cast<double>(o.common) / static_cast<double>(o.b);
+  return c;
 }
 
 int FeaturesInCommon(const Sketch& a, const Sketch& b) {

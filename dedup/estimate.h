@@ -28,6 +28,14 @@ double ResemblanceFromMinSample(std::span<const uint64_t> a, std::span<const uin
 // (a sample at 2^i contains the one at 2^(i+1), so the smaller modulus's sample is filtered).
 double ResemblanceFromModSample(const ModSample& a, const ModSample& b);
 double ContainmentFromModSample(const ModSample& a_in, const ModSample& b);
+// Both containments from one merge of the two samples: `a_in_b` equals
+// ContainmentFromModSample(a, b) and `b_in_a` equals ContainmentFromModSample(b, a), exactly (the
+// same counts divided the same way). A query scores each candidate both ways.
+struct Containments {
+  double a_in_b = 0.0;
+  double b_in_a = 0.0;
+};
+Containments ContainmentsFromModSample(const ModSample& a, const ModSample& b);
 
 // Features on which two sketches agree, group by group. Zero if either is empty.
 int FeaturesInCommon(const Sketch& a, const Sketch& b);

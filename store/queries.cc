@@ -12,6 +12,52 @@
 
 namespace shingled::store {
 
+namespace internal {
+
+int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
+                       bool* more) {
+  *count = 0;
+  *more = false;
+  PostingKey key(value);
+  MDB_val k = Val(key.view()), v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc != 0) return rc;
+  size_t n = 0;
+  if (rc = mdb_cursor_count(cursor, &n); rc != 0) return rc;
+  // For a key with one entry GET_MULTIPLE leaves `v` as MDB_SET_KEY returned it.
+  if (rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_MULTIPLE); rc != 0) return rc;
+  if (v.mv_size != n * kPostingSize) {
+    return ReadValuePostings(cursor, value, max, out, count, more);
+  }
+  // Entries sort by memcmp, that is by their big-endian value bits, then document: the value's
+  // run starts at the first entry whose 6 value bytes are >= the value's low bits.
+  const uint64_t low = value & kLowMask;
+  const char* entries = static_cast<const char*>(v.mv_data);
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (GetBE48(entries + mid * kPostingSize) < low) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (size_t i = lo; i < n; ++i) {
+    const char* e = entries + i * kPostingSize;
+    if (GetBE48(e) != low) break;
+    if (*count == max) {
+      *more = true;
+      break;
+    }
+    out->push_back(GetBE48(e + 6));
+    ++*count;
+  }
+  return 0;
+}
+
+}  // namespace internal
+
 using internal::Cursor;
 using internal::DocumentRecord;
 using internal::GetBE32;
@@ -32,6 +78,14 @@ struct UrlState {
   std::string name;
   VersionRecord last;
 };
+
+// Asks the CPU to load every cache line of `bytes` (a value in the map) without waiting for them.
+void Prefetch(std::string_view bytes) {
+  constexpr size_t kLine = 64;
+  const char* p = bytes.data();
+  const char* end = p + bytes.size();
+  for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
+}
 
 bool Live(const VersionRecord& v) { return v.doc != 0 && v.http_status < 400; }
 
@@ -121,7 +175,8 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
 // options.common_value_limit documents skipped; the features only when fewer than 8 of the
 // sample values were usable or they found more than max_candidates postings; never the super
 // shingles (the writer's "similar" relation: ~22 descents, and a page they would find shares
-// sample values too). Ranked as internal::RankCandidates says.
+// sample values too). The documents found, in id order; when they are more than max_candidates,
+// the max_candidates that internal::RankCandidates ranks first.
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
                            std::vector<DocId>* out, bool* truncated) {
   const internal::Dbis& d = ops.dbis();
@@ -136,7 +191,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup
   if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
   auto read_postings = [&](uint64_t value, size_t max) -> Status {
     postings.clear();
-    if (int rc = internal::ReadValuePostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
+    if (int rc = internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
       return ops.Fail(rc, "samples");
     }
     return OkStatus();
@@ -186,7 +241,19 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup
       for (DocId doc : postings) hits.emplace_back(doc, 4);
     }
   }
-  internal::RankCandidates(&hits, options.max_candidates, out, truncated);
+  // The ranking only decides which candidates are kept when there are more than max_candidates
+  // (SimilarIn scores each candidate and orders the results itself). Below that the candidates
+  // are all the documents found, which are listed in id order without ranking them.
+  std::vector<DocId>& docs = *out;
+  docs.reserve(hits.size());
+  for (const auto& hit : hits) docs.push_back(hit.first);
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  *truncated = false;
+  if (docs.size() > options.max_candidates) {
+    docs.clear();
+    internal::RankCandidates(&hits, options.max_candidates, out, truncated);
+  }
   return OkStatus();
 }
 
@@ -198,13 +265,14 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
   std::vector<DocId> candidates;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(FindQueryCandidates(ops, options, sketch, &candidates, &truncated));
-  // The records in id order through one cursor (see Enrich), each decoded into one sketch reused
-  // for every candidate.
+  // The records in id order through one cursor (see Enrich). All are found first, each record's
+  // cache lines prefetched as soon as its address is known, so that they load while the cursor
+  // looks for the next one; then each is decoded into one sketch reused for every candidate.
   std::sort(candidates.begin(), candidates.end());
   Cursor documents;
   if (int rc = documents.Open(ops.txn(), ops.dbis().documents); rc != 0) return ops.Fail(rc, "documents cursor");
-  dedup::Sketch other;
-  bool has_sketch = false;
+  std::vector<std::pair<DocId, std::string_view>> records;
+  records.reserve(candidates.size());
   for (DocId cand : candidates) {
     if (cand == exclude) continue;
     Key64 key(cand);
@@ -212,13 +280,20 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& opt
     if (int rc = mdb_cursor_get(documents.get(), &k, &v, MDB_SET_KEY); rc != 0) {
       return ops.Fail(rc, "document " + std::to_string(cand));
     }
-    SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(View(v), &other, &has_sketch));
+    Prefetch(View(v));
+    records.emplace_back(cand, View(v));
+  }
+  dedup::Sketch other;
+  bool has_sketch = false;
+  for (const auto& [cand, record] : records) {
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(record, &other, &has_sketch));
     if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
     s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
-    s.containment_of_query = dedup::ContainmentFromModSample(sketch.sample, other.sample);
-    s.containment_in_query = dedup::ContainmentFromModSample(other.sample, sketch.sample);
+    const dedup::Containments c = dedup::ContainmentsFromModSample(sketch.sample, other.sample);
+    s.containment_of_query = c.a_in_b;
+    s.containment_in_query = c.b_in_a;
     s.features_in_common = dedup::FeaturesInCommon(sketch, other);
     if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) < query.threshold) continue;
     out.push_back(std::move(s));

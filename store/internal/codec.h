@@ -4,6 +4,7 @@
 #define SHINGLED_STORE_INTERNAL_CODEC_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -28,9 +29,13 @@ inline void PutBE64(char* out, uint64_t v) {
     v >>= 8;
   }
 }
+// The readers load the bytes with one memcpy and swap them if the host's order differs: GCC
+// does not always merge a loop over the bytes into one load (in a query's candidate decode and
+// posting reads it stayed a loop, ~10% of a lookup).
 inline uint64_t GetBE64(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  uint64_t v;
+  std::memcpy(&v, in, sizeof(v));
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
   return v;
 }
 inline void PutBE32(char* out, uint32_t v) {
@@ -40,8 +45,9 @@ inline void PutBE32(char* out, uint32_t v) {
   }
 }
 inline uint32_t GetBE32(const char* in) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  uint32_t v;
+  std::memcpy(&v, in, sizeof(v));
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
   return v;
 }
 inline void AppendLE64(std::string* out, uint64_t v) {
@@ -50,8 +56,9 @@ inline void AppendLE64(std::string* out, uint64_t v) {
   out->append(b, 8);
 }
 inline uint64_t GetLE64(const char* in) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  uint64_t v;
+  std::memcpy(&v, in, sizeof(v));
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
   return v;
 }
 
@@ -110,9 +117,10 @@ class Posting {
 };
 
 inline uint64_t GetBE48(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 6; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
-  return v;
+  uint16_t low;
+  std::memcpy(&low, in + 4, sizeof(low));
+  if constexpr (std::endian::native == std::endian::little) low = __builtin_bswap16(low);
+  return (uint64_t{GetBE32(in)} << 16) | low;
 }
 // The value and the document of an entry under `key`. REQUIRES: sizes kPostingKeySize and
 // kPostingSize.

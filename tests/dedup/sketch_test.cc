@@ -397,7 +397,8 @@ TEST(SketchTest, SampleEstimatorsAreUnbiased) {
 }
 
 // The MOD-sample estimators against their definition (paper 001): both samples cut to the larger
-// modulus, then |A n B| / |A| and |A n B| / |A u B|, on random sorted samples of many moduli.
+// modulus, then |A n B| / |A| and |A n B| / |A u B|, on random sorted samples of many moduli
+// (equal moduli, where neither sample is cut, and unequal ones).
 TEST(SketchTest, ModSampleEstimatorsFollowTheirDefinition) {
   std::mt19937_64 rng(21);
   auto sample = [&](uint32_t log2_modulus, size_t n, const std::vector<uint64_t>& shared) {
@@ -428,6 +429,10 @@ TEST(SketchTest, ModSampleEstimatorsFollowTheirDefinition) {
     EXPECT_EQ(ContainmentFromModSample(a, b), none ? 0.0 : static_cast<double>(common.size()) / va.size());
     EXPECT_EQ(ContainmentFromModSample(b, a), none ? 0.0 : static_cast<double>(common.size()) / vb.size());
     EXPECT_EQ(ResemblanceFromModSample(a, b), none ? 0.0 : static_cast<double>(common.size()) / all.size());
+    // Both ways from one merge, exactly as the two calls (queries score candidates with it).
+    const Containments both = ContainmentsFromModSample(a, b);
+    EXPECT_EQ(both.a_in_b, ContainmentFromModSample(a, b));
+    EXPECT_EQ(both.b_in_a, ContainmentFromModSample(b, a));
   }
 }
 

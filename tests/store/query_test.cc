@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
@@ -155,6 +158,240 @@ TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
   EXPECT_EQ((*r)[0].doc, ra.doc);
   EXPECT_EQ((*r)[0].features_in_common, params_.feature_groups);
   EXPECT_DOUBLE_EQ((*r)[0].resemblance, 1.0);
+}
+
+// SimilarToSketch against a reference computed here from each stored document's sketch
+// (Store::Document): the candidates are the documents holding one of the query's indexed sample
+// values (1 point each), plus 4 points per shared feature when the features are read (fewer than
+// 8 indexed values, all usable here, or hits over max_candidates); above max_candidates only the
+// max_candidates with the most points (the older first) are scored; results reach the threshold by
+// resemblance or either containment, ordered by resemblance, then containment, then id, cut at
+// the limit. Exact equality, scores included: the query path's faster reads (ReadBucketPostings,
+// records prefetched, both containments from one merge, no ranking below max_candidates) must
+// not change an answer. Pages: 50 families of 4 near-copies (resemblance ~0.9, as the
+// benchmark's), and 40 pages made of parts of three families (candidates, mostly below threshold).
+TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
+  for (uint32_t max_candidates : {500u, 3u}) {
+    SCOPED_TRACE(max_candidates);
+    TestDir dir;
+    StoreOptions options;
+    options.durable = false;
+    options.max_candidates = max_candidates;
+    auto store = std::move(Store::Open(dir.Sub("db"), options, params_, kPolynomial)).value();
+    SweepId s = store->OpenSweep("s", 1)->id;
+    auto family_page = [](uint64_t family, uint64_t variant) {
+      return Variant(family * 1000, 200, 190, (uint64_t{1} << 40) + variant * 100);
+    };
+    std::vector<PageInput> batch;
+    for (uint64_t f = 0; f < 50; ++f) {
+      for (uint64_t v = 0; v < 4; ++v) {
+        const uint64_t j = f * 4 + v;
+        batch.push_back(Page("http://f/" + std::to_string(j), s, SyntheticSketch(params_, family_page(f, j))));
+      }
+    }
+    for (uint64_t m = 0; m < 40; ++m) {
+      std::vector<uint64_t> shingles;
+      for (uint64_t part = 0; part < 3; ++part) {
+        const std::vector<uint64_t> r = Range(((m + part * 7) % 50) * 1000 + part * 60, 60 + 20 * part);
+        shingles.insert(shingles.end(), r.begin(), r.end());
+      }
+      batch.push_back(Page("http://m/" + std::to_string(m), s, SyntheticSketch(params_, shingles)));
+    }
+    StatusOr<std::vector<PageResult>> stored = store->Apply(batch);
+    ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+    std::vector<DocumentInfo> infos;  // every stored document, with the URL of batch[i] in urls[i]
+    std::vector<std::string> urls;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      StatusOr<DocumentInfo> info = store->Document((*stored)[i].doc);
+      ASSERT_TRUE(info.ok()) << info.status().ToString();
+      ASSERT_EQ(info->representative, info->id);  // distinct pages: each has its own sketch
+      infos.push_back(*info);
+      urls.push_back(batch[i].url);
+    }
+
+    QueryOptions q;
+    q.threshold = 0.3;
+    q.limit = 5;
+    size_t answers = 0, truncated_queries = 0;
+    for (uint64_t i = 0; i < 120; ++i) {
+      // Stored pages, new near-copies of a family, and new pages made of part of one.
+      const dedup::Sketch query = i % 3 == 0   ? batch[i * 2].sketch
+                                  : i % 3 == 1 ? SyntheticSketch(params_, family_page(i % 50, 100000 + i))
+                                               : SyntheticSketch(params_, Range((i % 50) * 1000 + 100, 150));
+      std::vector<uint64_t> indexed;
+      for (uint64_t v : query.sample.values) {
+        if (internal::IndexedSampleValue(v, query.sample.log2_modulus)) indexed.push_back(v);
+      }
+      // Points per document as the indexes give them: a sample value is filed by a document
+      // whose sample holds it and whose modulus files it.
+      std::vector<uint32_t> sample_points(infos.size(), 0);
+      size_t hits = 0;
+      for (size_t d = 0; d < infos.size(); ++d) {
+        const dedup::ModSample& ds = infos[d].sketch.sample;
+        for (uint64_t v : indexed) {
+          if (internal::IndexedSampleValue(v, ds.log2_modulus) && std::binary_search(ds.values.begin(), ds.values.end(), v)) {
+            ++sample_points[d];
+          }
+        }
+        hits += sample_points[d];
+      }
+      std::vector<std::pair<uint32_t, size_t>> found;  // (points, index in infos)
+      for (size_t d = 0; d < infos.size(); ++d) {
+        uint32_t points = sample_points[d];
+        if (indexed.size() < 8 || hits > max_candidates) {  // every value is usable here
+          const std::vector<uint64_t>& df = infos[d].sketch.features;
+          for (uint64_t f : query.features) points += 4 * static_cast<uint32_t>(std::count(df.begin(), df.end(), f));
+        }
+        if (points > 0) found.emplace_back(points, d);
+      }
+      std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : infos[a.second].id < infos[b.second].id;
+      });
+      if (found.size() > max_candidates) {
+        found.resize(max_candidates);
+        ++truncated_queries;
+      }
+      std::vector<SimilarDoc> want;
+      for (const auto& [points, d] : found) {
+        const dedup::Sketch& other = infos[d].sketch;
+        SimilarDoc r;
+        r.doc = infos[d].id;
+        r.cluster = infos[d].cluster;
+        r.resemblance = dedup::ResemblanceFromMinhashes(query, other);
+        r.containment_of_query = dedup::ContainmentFromModSample(query.sample, other.sample);
+        r.containment_in_query = dedup::ContainmentFromModSample(other.sample, query.sample);
+        r.features_in_common = dedup::FeaturesInCommon(query, other);
+        r.url = urls[d];
+        if (std::max({r.resemblance, r.containment_of_query, r.containment_in_query}) >= q.threshold) want.push_back(r);
+      }
+      std::sort(want.begin(), want.end(), [](const SimilarDoc& a, const SimilarDoc& b) {
+        if (a.resemblance != b.resemblance) return a.resemblance > b.resemblance;
+        const double ca = std::max(a.containment_of_query, a.containment_in_query);
+        const double cb = std::max(b.containment_of_query, b.containment_in_query);
+        if (ca != cb) return ca > cb;
+        return a.doc < b.doc;
+      });
+      if (want.size() > q.limit) want.resize(q.limit);
+
+      StatusOr<std::vector<SimilarDoc>> got = store->SimilarToSketch(query, q);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ASSERT_EQ(got->size(), want.size()) << "query " << i;
+      for (size_t k = 0; k < want.size(); ++k) {
+        SCOPED_TRACE("query " + std::to_string(i) + " result " + std::to_string(k));
+        EXPECT_EQ((*got)[k].doc, want[k].doc);
+        EXPECT_EQ((*got)[k].cluster, want[k].cluster);
+        EXPECT_EQ((*got)[k].resemblance, want[k].resemblance);
+        EXPECT_EQ((*got)[k].containment_of_query, want[k].containment_of_query);
+        EXPECT_EQ((*got)[k].containment_in_query, want[k].containment_in_query);
+        EXPECT_EQ((*got)[k].features_in_common, want[k].features_in_common);
+        EXPECT_EQ((*got)[k].url, want[k].url);
+      }
+      answers += want.size();
+    }
+    // The queries found something, and with 3 candidates at most, many were cut.
+    EXPECT_GT(answers, 200u);
+    if (max_candidates == 3) {
+      EXPECT_GT(truncated_queries, 60u);
+    }
+  }
+}
+
+// ReadBucketPostings (the queries' read of `samples`) against ReadValuePostings on a real
+// posting database: the same documents, count, `more` and return code for every stored value,
+// values absent from a stored bucket (before, between and after its values), values of absent
+// buckets, and every `max`; through one cursor per reader, reused in a random order as a query
+// reuses it. The buckets: one posting alone (no duplicates), inline ones of a few dozen entries,
+// and one of ~1,200 entries, which LMDB keeps in a nested tree of several pages (the fallback).
+TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
+  TestDir dir;
+  MDB_env* env = nullptr;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  std::unique_ptr<MDB_env, decltype(&mdb_env_close)> env_owner(env, &mdb_env_close);
+  ASSERT_EQ(mdb_env_set_maxdbs(env, 1), 0);
+  ASSERT_EQ(mdb_env_set_mapsize(env, size_t{1} << 28), 0);
+  ASSERT_EQ(mdb_env_open(env, dir.path().c_str(), MDB_NOSYNC, 0644), 0);
+  MDB_txn* raw = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &raw), 0);
+  internal::Txn txn(raw);
+  MDB_dbi dbi = 0;
+  ASSERT_EQ(mdb_dbi_open(raw, "samples", MDB_CREATE | internal::kPostings, &dbi), 0);
+  ASSERT_EQ(mdb_set_compare(raw, dbi, internal::CompareBytes), 0);
+  ASSERT_EQ(mdb_set_dupsort(raw, dbi, internal::CompareBytes), 0);
+
+  std::mt19937_64 rng(7);
+  std::map<uint64_t, std::vector<DocId>> model;  // value -> its documents
+  auto put = [&](uint64_t value, DocId doc) {
+    internal::PostingKey key(value);
+    internal::Posting posting(value, doc);
+    MDB_val k = internal::Val(key.view()), v = internal::Val(posting.view());
+    ASSERT_EQ(mdb_put(raw, dbi, &k, &v, MDB_NODUPDATA), 0);
+    model[value].push_back(doc);
+  };
+  auto value_in = [&](uint64_t bucket) { return (bucket << internal::kLowBits) | (rng() & internal::kLowMask); };
+  const uint64_t single = 0x00001, nested = 0xfedcb;
+  put(value_in(single), 42);
+  for (uint64_t bucket = 0x10000; bucket < 0x10010; ++bucket) {
+    for (int i = 0, n = 1 + static_cast<int>(rng() % 12); i < n; ++i) {
+      const uint64_t value = value_in(bucket);
+      for (int d = 0, m = 1 + static_cast<int>(rng() % 6); d < m; ++d) put(value, 1 + rng() % internal::kMaxDocId);
+    }
+  }
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t value = value_in(nested);
+    for (int d = 0, m = 1 + static_cast<int>(rng() % 5); d < m; ++d) put(value, 1 + rng() % internal::kMaxDocId);
+  }
+  const uint64_t crowded = value_in(nested);  // a value with 300 documents in the nested bucket
+  for (DocId d = 1; d <= 300; ++d) put(crowded, d * 1000);
+  for (auto& [value, docs] : model) {
+    std::sort(docs.begin(), docs.end());
+    docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  }
+
+  internal::Cursor a, b;
+  ASSERT_EQ(a.Open(raw, dbi), 0);
+  ASSERT_EQ(b.Open(raw, dbi), 0);
+  {
+    // The nested bucket does not come back in one page (the test covers the fallback).
+    internal::PostingKey key(crowded);
+    MDB_val k = internal::Val(key.view()), v;
+    size_t n = 0;
+    ASSERT_EQ(mdb_cursor_get(a.get(), &k, &v, MDB_SET_KEY), 0);
+    ASSERT_EQ(mdb_cursor_count(a.get(), &n), 0);
+    ASSERT_EQ(mdb_cursor_get(a.get(), &k, &v, MDB_GET_MULTIPLE), 0);
+    ASSERT_LT(v.mv_size, n * internal::kPostingSize);
+  }
+  std::vector<uint64_t> probes;
+  for (const auto& [value, docs] : model) {
+    probes.push_back(value);
+    probes.push_back(value + 1);
+    probes.push_back(value - 1);
+    probes.push_back((value & ~internal::kLowMask) | internal::kLowMask);  // after its bucket's values
+    probes.push_back(value & ~internal::kLowMask);                         // before them
+  }
+  probes.push_back(uint64_t{0x77777} << internal::kLowBits);  // an absent bucket
+  probes.push_back(~uint64_t{0});
+  std::shuffle(probes.begin(), probes.end(), rng);
+  size_t with_postings = 0;
+  for (uint64_t value : probes) {
+    for (size_t max : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{64}, SIZE_MAX}) {
+      std::vector<DocId> want, got;
+      size_t want_count = 7, got_count = 7;
+      bool want_more = false, got_more = true;
+      const int want_rc = internal::ReadValuePostings(b.get(), value, max, &want, &want_count, &want_more);
+      const int got_rc = internal::ReadBucketPostings(a.get(), value, max, &got, &got_count, &got_more);
+      ASSERT_EQ(got_rc, want_rc) << std::hex << value << std::dec << " max " << max;
+      ASSERT_EQ(got, want) << std::hex << value << std::dec << " max " << max;
+      ASSERT_EQ(got_count, want_count);
+      ASSERT_EQ(got_more, want_more);
+      // And both are the model's.
+      auto it = model.find(value);
+      const std::vector<DocId> all = it == model.end() ? std::vector<DocId>{} : it->second;
+      ASSERT_EQ(got, std::vector<DocId>(all.begin(), all.begin() + std::min(max, all.size())));
+      ASSERT_EQ(got_more, all.size() > max);
+      with_postings += !got.empty();
+    }
+  }
+  EXPECT_GT(with_postings, model.size());
 }
 
 // The most recent URL of each result: the latest version that still shows the document, the
