@@ -39,6 +39,7 @@ const std::vector<uint64_t>& ZeroModulo(const std::vector<uint64_t>& v, uint64_t
   uint64_t any = 0;
   for (uint64_t x : v) any |= x;
   if ((any & mask) == 0) return v;
+  kept->reserve(v.size());
   for (uint64_t x : v) {
     if ((x & mask) == 0) kept->push_back(x);
   }

@@ -31,18 +31,14 @@ int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vect
     return ReadValuePostings(cursor, value, max, out, count, more);
   }
   // Entries sort by memcmp, that is by their big-endian value bits, then document: the value's
-  // run starts at the first entry whose 6 value bytes are >= the value's low bits.
+  // run starts after the entries whose 6 value bytes are below the value's low bits. They are
+  // counted rather than searched for: the loads do not depend on each other, so the entry lines
+  // the descent has not touched yet load at once (a binary search waits for each in turn; the
+  // count was ~0.5 us faster per lookup at 1M documents, a bucket holding ~19 entries).
   const uint64_t low = value & kLowMask;
   const char* entries = static_cast<const char*>(v.mv_data);
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (GetBE48(entries + mid * kPostingSize) < low) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  size_t lo = 0;
+  for (size_t i = 0; i < n; ++i) lo += GetBE48(entries + i * kPostingSize) < low;
   for (size_t i = lo; i < n; ++i) {
     const char* e = entries + i * kPostingSize;
     if (GetBE48(e) != low) break;
