@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/fmix.h"
 #include "dedup/sketch.h"
 
 namespace shingled::dedup::internal {
@@ -37,15 +38,7 @@ inline constexpr int kChunkBits = 8;
 inline constexpr int kChunks = 64 / kChunkBits;
 inline constexpr int kChunkValues = 1 << kChunkBits;
 
-// The murmur3 64-bit finalizer: a bijection of 64-bit words with full avalanche.
-inline uint64_t Fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ull;
-  k ^= k >> 33;
-  return k;
-}
+using ::shingled::Fmix64;  // the murmur3 64-bit finalizer (base/fmix.h)
 
 // ys[k] = Fmix64(xs[k] ^ seed) for k in [0, n): the mix before the permutations. The scalar loop,
 // and the same 8 values at a time with AVX-512 (F, DQ) 64-bit multiplies, which the portable build

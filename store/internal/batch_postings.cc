@@ -3,29 +3,18 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/fmix.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 
 namespace shingled::store::internal {
-namespace {
 
-// Fmix64 (MurmurHash3's finalizer): the values are hashes already, but a sample value's low bits
+// Buckets by Fmix64 of the value: the values are hashes already, but a sample value's low bits
 // are zeros by construction (it is 0 mod 2^i).
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-}  // namespace
-
 BatchPostings::Slot* BatchPostings::SlotMap::Find(uint64_t value) {
   if (buckets_.empty()) return nullptr;
   const size_t mask = buckets_.size() - 1;
-  for (size_t i = Mix(value) & mask;; i = (i + 1) & mask) {
+  for (size_t i = Fmix64(value) & mask;; i = (i + 1) & mask) {
     const uint32_t b = buckets_[i];
     if (b == 0) return nullptr;
     if (slots_[b - 1].value == value) return &slots_[b - 1];
@@ -35,7 +24,7 @@ BatchPostings::Slot* BatchPostings::SlotMap::Find(uint64_t value) {
 BatchPostings::Slot& BatchPostings::SlotMap::FindOrAdd(uint64_t value) {
   if ((slots_.size() + 1) * 2 > buckets_.size()) Grow();
   const size_t mask = buckets_.size() - 1;
-  for (size_t i = Mix(value) & mask;; i = (i + 1) & mask) {
+  for (size_t i = Fmix64(value) & mask;; i = (i + 1) & mask) {
     const uint32_t b = buckets_[i];
     if (b == 0) {
       slots_.emplace_back().value = value;
@@ -50,7 +39,7 @@ void BatchPostings::SlotMap::Grow() {
   buckets_.assign(std::max<size_t>(1024, buckets_.size() * 2), 0);
   const size_t mask = buckets_.size() - 1;
   for (size_t s = 0; s < slots_.size(); ++s) {
-    size_t i = Mix(slots_[s].value) & mask;
+    size_t i = Fmix64(slots_[s].value) & mask;
     while (buckets_[i] != 0) i = (i + 1) & mask;
     buckets_[i] = static_cast<uint32_t>(s + 1);
   }

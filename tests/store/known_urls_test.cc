@@ -7,27 +7,20 @@
 #include <vector>
 
 #include "store/store.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
-#include "tests/store/test_dir.h"
 
 namespace shingled::store {
 namespace {
 
 using testing::Range;
 using testing::SyntheticSketch;
-using testing::TestDir;
 
-constexpr uint64_t kPolynomial = 0x1234567890abcdefull;
-
-class KnownUrlsTest : public ::testing::Test {
+class KnownUrlsTest : public testing::StoreFixture {
  protected:
   void SetUp() override {
-    StoreOptions options;
-    options.durable = false;  // a throw-away store
-    StatusOr<std::unique_ptr<Store>> s =
-        Store::Open(dir_.Sub("db"), options, params_, kPolynomial);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
   }
   PageInput Page(std::string url, SweepId sweep, int64_t date, uint64_t first_shingle,
                  int http_status = 200) {
@@ -60,8 +53,6 @@ class KnownUrlsTest : public ::testing::Test {
     return out;
   }
 
-  TestDir dir_;
-  dedup::SketchParams params_;
   std::unique_ptr<Store> store_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "store/internal/codec.h"
 #include "store/store.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -18,26 +19,8 @@ using testing::SyntheticSketch;
 using testing::TestDir;
 using testing::Variant;
 
-constexpr uint64_t kPolynomial = 0x1234567890abcdefull;
-
-class RevisitTest : public ::testing::Test {
+class RevisitTest : public testing::StoreFixture {
  protected:
-  std::unique_ptr<Store> OpenStore() {
-    StoreOptions options;
-    options.durable = false;
-    StatusOr<std::unique_ptr<Store>> s = Store::Open(dir_.Sub("db"), options, params_, kPolynomial);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(s).value() : nullptr;
-  }
-  PageInput Page(std::string url, SweepId sweep, int64_t date, const std::vector<uint64_t>& shingles,
-                 uint64_t variant = 0) {
-    PageInput p;
-    p.url = std::move(url);
-    p.sweep = sweep;
-    p.date = date;
-    p.sketch = SyntheticSketch(params_, shingles, variant);
-    return p;
-  }
   static PageInput Revisit(std::string url, SweepId sweep, int64_t date, std::string of = "") {
     PageInput p;
     p.url = std::move(url);
@@ -46,16 +29,6 @@ class RevisitTest : public ::testing::Test {
     p.revisit = true;
     p.revisit_of = std::move(of);
     return p;
-  }
-  PageResult ApplyOne(Store& store, const PageInput& page) {
-    StatusOr<std::vector<PageResult>> r = store.Apply(std::span(&page, 1));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? (*r)[0] : PageResult{};
-  }
-  void ExpectConsistent(const Store& store) {
-    StatusOr<std::vector<std::string>> problems = store.Check();
-    ASSERT_TRUE(problems.ok()) << problems.status().ToString();
-    for (const std::string& p : *problems) ADD_FAILURE() << p;
   }
   // Writes (or deletes, when `value` is empty) a meta entry behind the store's back.
   void SetMeta(const std::string& key, const std::string& value) {
@@ -77,9 +50,6 @@ class RevisitTest : public ::testing::Test {
     ASSERT_EQ(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
   }
-
-  TestDir dir_;
-  dedup::SketchParams params_;
 };
 
 TEST_F(RevisitTest, PageThenItsRevisitAreTwoVersionsOfOneDocument) {

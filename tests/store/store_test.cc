@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "store/internal/codec.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -21,39 +22,9 @@ using testing::SyntheticSketch;
 using testing::TestDir;
 using testing::Variant;
 
-constexpr uint64_t kPolynomial = 0x1234567890abcdefull;
+using testing::kPolynomial;
 
-class StoreTest : public ::testing::Test {
- protected:
-  std::unique_ptr<Store> OpenStore(StoreOptions options = {}) {
-    options.durable = false;  // throw-away stores; the crash test runs durable
-    StatusOr<std::unique_ptr<Store>> s = Store::Open(dir_.Sub("db"), options, params_, kPolynomial);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(s).value() : nullptr;
-  }
-  PageInput Page(std::string url, SweepId sweep, int64_t date, const std::vector<uint64_t>& shingles,
-                 uint64_t variant = 0) {
-    PageInput p;
-    p.url = std::move(url);
-    p.sweep = sweep;
-    p.date = date;
-    p.sketch = SyntheticSketch(params_, shingles, variant);
-    return p;
-  }
-  PageResult ApplyOne(Store& store, const PageInput& page) {
-    StatusOr<std::vector<PageResult>> r = store.Apply(std::span(&page, 1));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? (*r)[0] : PageResult{};
-  }
-  void ExpectConsistent(const Store& store) {
-    StatusOr<std::vector<std::string>> problems = store.Check();
-    ASSERT_TRUE(problems.ok()) << problems.status().ToString();
-    for (const std::string& p : *problems) ADD_FAILURE() << p;
-  }
-
-  TestDir dir_;
-  dedup::SketchParams params_;
-};
+class StoreTest : public testing::StoreFixture {};
 
 TEST_F(StoreTest, CreatesThenRefusesOtherParamsNamingTheField) {
   { ASSERT_NE(OpenStore(), nullptr); }

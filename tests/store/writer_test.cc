@@ -8,23 +8,17 @@
 #include <vector>
 
 #include "store/store.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
-#include "tests/store/test_dir.h"
 
 namespace shingled::store {
 namespace {
 
 using testing::Range;
 using testing::SyntheticSketch;
-using testing::TestDir;
 
-constexpr uint64_t kPolynomial = 0x1234567890abcdefull;
-
-class WriterTest : public ::testing::Test {
+class WriterTest : public testing::StoreFixture {
  protected:
-  StatusOr<std::unique_ptr<Store>> Open(StoreOptions options) {
-    return Store::Open(dir_.Sub("db"), options, params_, kPolynomial);
-  }
   // Page i: 20 boilerplate shingles shared by every page, and 20 of its own. With a small
   // common-value limit, the boilerplate's sample values go on the stop list and their counts
   // change with every page.
@@ -44,12 +38,6 @@ class WriterTest : public ::testing::Test {
     for (int i = from; i < to; ++i) batch.push_back(Page(i, sweep));
     return batch;
   }
-  // Check compares every `common_values` count with its posting list.
-  void ExpectConsistent(const Store& store) {
-    StatusOr<std::vector<std::string>> problems = store.Check();
-    ASSERT_TRUE(problems.ok()) << problems.status().ToString();
-    for (const std::string& p : *problems) ADD_FAILURE() << p;
-  }
   static uint64_t CommonValues(const Store& store) {
     StatusOr<StoreStats> st = store.Stats();
     EXPECT_TRUE(st.ok());
@@ -59,9 +47,6 @@ class WriterTest : public ::testing::Test {
     }
     return 0;
   }
-
-  TestDir dir_;
-  dedup::SketchParams params_;
 };
 
 // Another writer (here another process) changes the stop list between two batches of this
@@ -70,9 +55,8 @@ TEST_F(WriterTest, StopListCopyIsReloadedAfterAnotherProcessWrote) {
   StoreOptions o;
   o.durable = false;
   o.common_value_limit = 3;
-  auto opened = Open(o);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto store = std::move(opened).value();
+  auto store = OpenStore(o);
+  ASSERT_NE(store, nullptr);
   SweepId s = store->OpenSweep("s", 1)->id;
   ASSERT_TRUE(store->Apply(Batch(0, 10, s)).ok());
   ASSERT_GT(CommonValues(*store), 0u);  // the copy is loaded and holds entries now
@@ -81,10 +65,10 @@ TEST_F(WriterTest, StopListCopyIsReloadedAfterAnotherProcessWrote) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     // Another process on the same files; it does not touch the parent's environment.
-    auto other = Open(o);
-    if (!other.ok()) _exit(2);
-    if (!(*other)->Apply(Batch(10, 20, s)).ok()) _exit(3);
-    other->reset();
+    auto other = OpenStore(o);
+    if (other == nullptr) _exit(2);
+    if (!other->Apply(Batch(10, 20, s)).ok()) _exit(3);
+    other.reset();
     _exit(0);
   }
   int status = 0;
@@ -103,9 +87,8 @@ TEST_F(WriterTest, StopListCopyIsDroppedWithAnAbortedBatch) {
   o.durable = false;
   o.common_value_limit = 3;
   o.initial_map_size = 256 << 10;  // 256 KiB: grows (abort, retry) several times below
-  auto opened = Open(o);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto store = std::move(opened).value();
+  auto store = OpenStore(o);
+  ASSERT_NE(store, nullptr);
   SweepId s = store->OpenSweep("s", 1)->id;
   for (int b = 0; b < 20; ++b) {
     StatusOr<std::vector<PageResult>> r = store->Apply(Batch(b * 50, b * 50 + 50, s));
@@ -145,10 +128,8 @@ TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
     pages.push_back(std::move(p));
   }
   auto run = [&](const std::string& name, size_t batch) -> std::vector<PageResult> {
-    auto opened = Store::Open(dir_.Sub(name), o, params_, kPolynomial);
-    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
-    if (!opened.ok()) return {};
-    auto store = std::move(opened).value();
+    auto store = OpenStore(o, name);
+    if (store == nullptr) return {};
     SweepId s = store->OpenSweep("s", 1)->id;
     std::vector<PageResult> all;
     for (size_t from = 0; from < pages.size(); from += batch) {
