@@ -112,7 +112,7 @@ class StoreImpl {
   // transaction with id T sees the store as of T - 1: when stop_list_txn_ is T - 1, no other
   // writer (another process, or another Store on the same files) came in since, and the copy is
   // current; otherwise LoadStopList reads it again. The writer keeps it equal during a batch
-  // (IndexSample); RunWrite advances stop_list_txn_ on commit and drops the copy on anything
+  // (CountSample); RunWrite advances stop_list_txn_ on commit and drops the copy on anything
   // else (an aborted batch may have changed it). Guarded by write_mu_.
   StopList stop_list_;
   bool stop_list_loaded_ = false;

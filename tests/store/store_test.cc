@@ -139,8 +139,8 @@ TEST_F(StoreTest, SimilarLinksFromSuperShinglesAndSamples) {
   ExpectConsistent(*store2);
 }
 
-// The writer files a page's postings while it reads them (FindCandidates, `file_as`); a value
-// that occurs twice in the page's own lists must not be read after it was filed.
+// The writer files a page's postings after reading those of its values (BatchWriter::FindCandidates);
+// a value that occurs twice in the page's own lists must not find the page itself.
 TEST_F(StoreTest, RepeatedValuesInASketchDoNotFindThePageItself) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
