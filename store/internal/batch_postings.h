@@ -42,6 +42,7 @@ class BatchPostings {
   void File(Index index, uint64_t value, DocId doc);
 
   // Writes the batch's postings to the B-trees, sorted by key, through one cursor per index.
+  // REQUIRES: the last call (a Read after it would count the batch's postings twice).
   Status Flush();
 
   // Postings filed so far in this batch.

@@ -15,6 +15,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/store.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -26,17 +27,8 @@ using testing::SyntheticSketch;
 using testing::TestDir;
 using testing::Variant;
 
-constexpr uint64_t kPolynomial = 0x1234567890abcdefull;
-
-class QueryTest : public ::testing::Test {
+class QueryTest : public testing::StoreFixture {
  protected:
-  std::unique_ptr<Store> OpenStore() {
-    StoreOptions options;
-    options.durable = false;  // throw-away stores
-    StatusOr<std::unique_ptr<Store>> s = Store::Open(dir_.Sub("db"), options, params_, kPolynomial);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(s).value() : nullptr;
-  }
   PageInput Page(std::string url, SweepId sweep, dedup::Sketch sketch) {
     PageInput p;
     p.url = std::move(url);
@@ -51,9 +43,6 @@ class QueryTest : public ::testing::Test {
       return internal::IndexedSampleValue(v, s.sample.log2_modulus);
     }));
   }
-
-  TestDir dir_;
-  dedup::SketchParams params_;
 };
 
 // Queries take their candidates from the sample index and, when the sample is too small, the
@@ -173,11 +162,10 @@ TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
 TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
   for (uint32_t max_candidates : {500u, 3u}) {
     SCOPED_TRACE(max_candidates);
-    TestDir dir;
     StoreOptions options;
-    options.durable = false;
     options.max_candidates = max_candidates;
-    auto store = std::move(Store::Open(dir.Sub("db"), options, params_, kPolynomial)).value();
+    auto store = OpenStore(options, "db" + std::to_string(max_candidates));
+    ASSERT_NE(store, nullptr);
     SweepId s = store->OpenSweep("s", 1)->id;
     auto family_page = [](uint64_t family, uint64_t variant) {
       return Variant(family * 1000, 200, 190, (uint64_t{1} << 40) + variant * 100);
@@ -450,9 +438,9 @@ uint64_t MappedBytesOf(const std::string& file) {
 // file's size), stops when told to, and after the map grew (a remap) warms the new map.
 TEST_F(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   StoreOptions options;
-  options.durable = false;
   options.initial_map_size = uint64_t{1} << 20;  // grows (doubling, remapping) under the pages below
-  auto store = std::move(Store::Open(dir_.Sub("db"), options, params_, kPolynomial)).value();
+  auto store = OpenStore(options);
+  ASSERT_NE(store, nullptr);
   SweepId s = store->OpenSweep("s", 1)->id;
   auto fill = [&](int from, int to) {
     std::vector<PageInput> batch;
