@@ -88,13 +88,14 @@ struct IngestOptions {
   // Sketching threads; 0 means one per core. 0..256.
   int64_t workers = 0;
   // Pages accepted but not yet committed, at most; above this requests get 503. Bounds memory and
-  // latency under overload. 1..1000000.
-  int64_t queue_pages = 1024;
+  // latency under overload; at least twice batch_pages, so that a batch gathers while one
+  // commits. 1..1000000.
+  int64_t queue_pages = 4096;
   // Bytes of accepted, uncommitted page bodies, at most. 1 MiB..64 GiB.
   int64_t queue_bytes = int64_t{256} << 20;
   // Most pages per group commit (one LMDB transaction, one fsync). The writer takes whatever is
   // queued up to this. Larger batches amortize the fsync; smaller ones answer sooner. 1..100000.
-  int64_t batch_pages = 256;
+  int64_t batch_pages = 1000;
 };
 
 struct StoreOptions {

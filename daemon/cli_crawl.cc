@@ -69,7 +69,9 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   if (!opened.ok()) return Fail("crawl", opened.status());
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
   daemon::PipelineOptions pipeline_options;
-  pipeline_options.queue_pages = 512;
+  pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
+  pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
+  pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,
                                   pipeline_options);
   daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options.queue_pages,

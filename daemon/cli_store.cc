@@ -176,8 +176,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   std::vector<std::string> errors;
   const std::vector<FileRef> files = ListFiles(in.paths, &errors);
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
-  daemon::PipelineOptions options;
-  options.queue_pages = 512;
+  daemon::PipelineOptions options;  // the defaults of [ingest] (config/shingled.toml)
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, options);
 
   std::mutex mu;

@@ -65,9 +65,9 @@ struct PageOutcome {
 };
 
 struct PipelineOptions {
-  size_t queue_pages = 1024;
+  size_t queue_pages = 4096;
   uint64_t queue_bytes = uint64_t{256} << 20;
-  size_t batch_pages = 256;
+  size_t batch_pages = 1000;
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
 };
 

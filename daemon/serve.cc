@@ -4,8 +4,11 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -179,9 +182,14 @@ int Serve(const ServeFlags& flags) {
   std::atomic<bool> stop_warming{false};
   std::thread warming;
   if (config.store.warm_map) {
-    warming = std::thread([&store, &stop_warming] {
+    // At most half of the physical memory: a larger store would be read whole from disk and
+    // push out of the page cache what lookups need.
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    const uint64_t max_bytes =
+        pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2 : UINT64_MAX;
+    warming = std::thread([&store, &stop_warming, max_bytes] {
       const Clock::time_point start = Clock::now();
-      StatusOr<uint64_t> mapped = store.WarmMap([&stop_warming] { return !stop_warming.load(); });
+      StatusOr<uint64_t> mapped = store.WarmMap([&stop_warming] { return !stop_warming.load(); }, max_bytes);
       if (!mapped.ok()) {
         spdlog::warn("warming the store's map: {}", mapped.status().ToString());
         return;

@@ -476,8 +476,9 @@ class BatchWriter {
   // batch.
   Status ApplyPage(const PageInput& page, PageResult* result);
 
-  // Loads a sweep record into the batch's cache. NotFound if unknown.
-  Status LoadSweep(SweepId id, SweepRecord** out) {
+  // The sweep's record in the batch's cache (never null), loaded on first use. NotFound if
+  // unknown.
+  StatusOr<SweepRecord*> LoadSweep(SweepId id) {
     auto it = sweeps_.find(id);
     if (it == sweeps_.end()) {
       std::string_view v;
@@ -486,8 +487,7 @@ class BatchWriter {
       if (!rec.ok()) return rec.status();
       it = sweeps_.emplace(id, std::move(rec).value()).first;
     }
-    *out = &it->second;
-    return OkStatus();
+    return &it->second;
   }
 
   // Appends a version to the URL and counts it in its sweep.
@@ -794,12 +794,13 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     result->status = s;
     return OkStatus();
   }
-  SweepRecord* sweep = nullptr;
-  if (Status s = LoadSweep(page.sweep, &sweep); !s.ok()) {
-    if (s.code() != StatusCode::kNotFound) return s;
+  StatusOr<SweepRecord*> loaded = LoadSweep(page.sweep);
+  if (!loaded.ok()) {
+    if (loaded.status().code() != StatusCode::kNotFound) return loaded.status();
     result->status = NotFoundError("no sweep with id " + std::to_string(page.sweep));
     return OkStatus();
   }
+  SweepRecord* sweep = *loaded;
   if (!sweep->open) {
     result->status = FailedPreconditionError("sweep " + sweep->name + " is closed");
     return OkStatus();
@@ -1157,8 +1158,9 @@ StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end, const GoneFilter&
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
     internal::BatchWriter writer(ops, *impl_);
     SHINGLED_RETURN_IF_ERROR(writer.Begin());
-    SweepRecord* rec = nullptr;
-    SHINGLED_RETURN_IF_ERROR(writer.LoadSweep(id, &rec));
+    StatusOr<SweepRecord*> loaded = writer.LoadSweep(id);
+    if (!loaded.ok()) return loaded.status();
+    SweepRecord* rec = *loaded;
     if (!rec->open) return FailedPreconditionError("sweep " + rec->name + " is already closed");
     // Every URL whose last version is live and from another sweep was not seen in this one.
     const internal::Dbis& d = ops.dbis();

@@ -137,8 +137,12 @@ class Store {
   // before each: it returns early when that answers false. Returns the bytes mapped. Pages
   // written later, and the whole map after it grows (LMDB maps it anew), fault in as usual.
   // Internal on an madvise failure other than EINVAL (a kernel before 5.14, on which it falls
-  // back to reading one byte per page).
-  [[nodiscard]] StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going = nullptr) const;
+  // back to reading one byte per page). FailedPrecondition, mapping nothing, when the file's used
+  // part is larger than `max_bytes`: warming a store larger than the memory the page cache can
+  // keep would read it all from disk and evict what lookups need (a daemon passes half of the
+  // physical memory).
+  [[nodiscard]] StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going = nullptr,
+                                           uint64_t max_bytes = UINT64_MAX) const;
 
   // --- operations ---
 

@@ -42,7 +42,7 @@ bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end) {
 
 }  // namespace
 
-StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going) const {
+StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going, uint64_t max_bytes) const {
   // Each chunk is mapped inside a read transaction, which holds off a map growth (a remap); a
   // writer may grow the map between chunks, and the next chunk finds the new mapping.
   constexpr uint64_t kChunk = uint64_t{32} << 20;
@@ -67,6 +67,11 @@ StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going) const
     // The pages up to the last committed one are in the file; past the map's end (another
     // process grew the store) is not mapped here.
     const uint64_t used = std::min<uint64_t>((info.me_last_pgno + 1) * stat.ms_psize, map_end - map_begin);
+    if (offset == 0 && used > max_bytes) {
+      return FailedPreconditionError("not warmed: the store's " + std::to_string(used >> 20) +
+                                     " MiB in use are more than the " + std::to_string(max_bytes >> 20) +
+                                     " MiB allowed");
+    }
     if (offset >= used) return warmed;
     const uint64_t length = std::min(kChunk, used - offset);
     char* begin = reinterpret_cast<char*>(map_begin) + offset;

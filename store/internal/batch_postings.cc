@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <boost/sort/spreadsort/integer_sort.hpp>
+
 #include "base/fmix.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
@@ -65,7 +67,9 @@ Status BatchPostings::OpenCursor(Index index) {
 Status BatchPostings::Prefetch(Index index, std::vector<uint64_t> values, size_t max) {
   SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
   Table& t = tables_[index];
-  std::sort(values.begin(), values.end());
+  // A batch's values are random 64-bit hashes, tens of thousands of them: a radix sort
+  // (spreadsort) takes less than half of std::sort's time on them.
+  boost::sort::spreadsort::integer_sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   for (uint64_t value : values) {
     const auto first = static_cast<uint32_t>(t.docs.size());
@@ -155,7 +159,10 @@ Status BatchPostings::Flush() {
     sorted.clear();
     sorted.reserve(t.entries.size());
     for (const Entry& e : t.entries) sorted.emplace_back(e.value, e.doc);
-    std::sort(sorted.begin(), sorted.end());
+    boost::sort::spreadsort::integer_sort(
+        sorted.begin(), sorted.end(),
+        [](const std::pair<uint64_t, DocId>& p, unsigned shift) { return p.first >> shift; },
+        [](const std::pair<uint64_t, DocId>& a, const std::pair<uint64_t, DocId>& b) { return a < b; });
     MDB_cursor* c = cursors_[index].get();
     for (const auto& [value, doc] : sorted) {
       PostingKey key(value);

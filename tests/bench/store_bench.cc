@@ -1,10 +1,10 @@
 // Store benchmark on synthetic sketches (tests/store/synthetic.h: 200-shingle pages in families of
 // 4 near-copies, resemblance ~0.9), at 10k, 100k and 1M stored documents:
-//   BM_IngestDurable/N  durable group commits of 1,000 new pages into a store of N documents:
-//                       pages/s (wall and CPU), CPU us per page, KiB written per page (write
-//                       syscalls), dirty pages and write calls per commit, cold (the first 10
-//                       commits after opening a copy) and steady ("steady_", 10 commits after
-//                       size / 20,000 more);
+//   BM_IngestDurable/N/B durable group commits of B new pages (1,000; also 256 and 4,000) into a
+//                       store of N documents: pages/s (wall and CPU), CPU us per page, KiB
+//                       written per page (write syscalls), dirty pages and write calls per
+//                       commit, cold (the first 10,000 pages after opening a copy) and steady
+//                       ("steady_", 10,000 pages after size / 20 more);
 //   BM_Lookup/N         SimilarToSketch latency percentiles (p50, p99; wall clock and thread CPU
 //                       time) over 2,000 queries, half of them stored pages, half new
 //                       near-copies of stored families, cold (just opened), warm (after
@@ -48,7 +48,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kPolynomial = 0x42;
-constexpr int kBatch = 1000;
+constexpr uint64_t kTimedPages = 10000;  // per phase of BM_IngestDurable
 constexpr uint64_t kFillBatch = 10000;
 constexpr uint64_t kSizes[] = {10000, 100000, 1000000};
 
@@ -160,11 +160,11 @@ Written WrittenSoFar() {
 // Sums over a run of timed commits.
 struct IngestTotals {
   double wall = 0, cpu = 0;
-  uint64_t written = 0, write_calls = 0, commits = 0;
+  uint64_t written = 0, write_calls = 0, commits = 0, pages = 0;
 };
 
 void Report(benchmark::State& state, const std::string& prefix, const IngestTotals& t) {
-  const double pages = static_cast<double>(t.commits) * kBatch;
+  const double pages = static_cast<double>(t.pages);
   const double commits = static_cast<double>(t.commits);
   state.counters[prefix + "pages/s"] = pages / t.wall;
   state.counters[prefix + "cpu_pages/s"] = pages / t.cpu;
@@ -175,11 +175,11 @@ void Report(benchmark::State& state, const std::string& prefix, const IngestTota
 }
 
 // Two phases on one fresh copy of the filled store:
-//   cold (the counters without a prefix, and the benchmark's time): the first 10 commits after
+//   cold (the counters without a prefix, and the benchmark's time): the first 10,000 pages after
 //   opening. When the filled store holds few free pages, the file grows by about two commits'
 //   worth of pages (LMDB reuses a page only two commits after the one that freed it); and the
 //   process touches the map for the first time (page faults);
-//   steady ("steady_" counters): 10 commits after size / 20,000 more (0 at 10k, 50 at 1M: the
+//   steady ("steady_" counters): 10,000 pages after size / 20 more (none at 10k, 50,000 at 1M: the
 //   store grows by 5% at most before them), as in a daemon that has run for a while: LMDB
 //   allocates pages freed by earlier commits (scattered in the file: one write call each, where
 //   the cold commits' new pages at the end of the file go out in runs), and the pages the writer
@@ -188,9 +188,10 @@ void Report(benchmark::State& state, const std::string& prefix, const IngestTota
 // KiB_written and dirty_pages count write(2) bytes (LMDB writes each page a commit dirtied once,
 // plus its meta page); write_calls the write calls.
 void BM_IngestDurable(benchmark::State& state) {
-  constexpr int kSteadyCommits = 10;
   const uint64_t size = static_cast<uint64_t>(state.range(0));
-  const int warmup_commits = static_cast<int>(size / 20000);
+  const auto batch_pages = static_cast<uint64_t>(state.range(1));
+  const uint64_t timed_commits = (kTimedPages + batch_pages - 1) / batch_pages;
+  const uint64_t warmup_commits = size / 20 / batch_pages;
   std::string base = Filled(size);
   // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
   std::string dir = base + "-run-" + std::to_string(getpid());
@@ -209,10 +210,10 @@ void BM_IngestDurable(benchmark::State& state) {
   auto store = std::move(Store::Open(dir, o, Params(), kPolynomial)).value();
   SweepId sweep = store->OpenSweep("run", 1)->id;
   uint64_t next = size;
-  // One commit of kBatch new pages; returns its wall time and adds to `t` (may be null).
+  // One commit of batch_pages new pages; returns its wall time and adds to `t` (may be null).
   auto commit = [&](IngestTotals* t) {
-    std::vector<PageInput> batch = MakeBatch(next, next + kBatch, sweep);
-    next += kBatch;
+    std::vector<PageInput> batch = MakeBatch(next, next + batch_pages, sweep);
+    next += batch_pages;
     Written w0 = WrittenSoFar();
     double c0 = CpuSeconds();
     auto t0 = std::chrono::steady_clock::now();
@@ -225,21 +226,26 @@ void BM_IngestDurable(benchmark::State& state) {
       t->write_calls += w1.calls - w0.calls;
       t->wall += seconds;
       ++t->commits;
+      t->pages += batch_pages;
     }
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
     return seconds;
   };
   IngestTotals cold, steady;
   const uint64_t file0 = fs::file_size(dir + "/data.mdb");
-  for (auto _ : state) state.SetIterationTime(commit(&cold));
+  for (auto _ : state) {
+    double seconds = 0;
+    for (uint64_t i = 0; i < timed_commits; ++i) seconds += commit(&cold);
+    state.SetIterationTime(seconds);
+  }
   const uint64_t file1 = fs::file_size(dir + "/data.mdb");
-  for (int i = 0; i < warmup_commits; ++i) commit(nullptr);
+  for (uint64_t i = 0; i < warmup_commits; ++i) commit(nullptr);
   const uint64_t file2 = fs::file_size(dir + "/data.mdb");
-  for (int i = 0; i < kSteadyCommits; ++i) commit(&steady);
+  for (uint64_t i = 0; i < timed_commits; ++i) commit(&steady);
   const uint64_t file3 = fs::file_size(dir + "/data.mdb");
   Report(state, "", cold);
   Report(state, "steady_", steady);
-  state.counters["steady_docs"] = static_cast<double>(size + (10 + warmup_commits) * kBatch);
+  state.counters["steady_docs"] = static_cast<double>(size + (timed_commits + warmup_commits) * batch_pages);
   // How much the file grew in each measured phase: the cold phase's ~2 commits of pages not yet
   // reusable, then only what the store's data grows by.
   state.counters["file_MiB_grown"] = static_cast<double>(file1 - file0) / (1 << 20);
@@ -373,7 +379,14 @@ void Sizes(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) b->Arg(static_cast<int64_t>(size));
 }
 
-BENCHMARK(BM_IngestDurable)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(10)->UseManualTime();
+// Commits of 1,000 pages at every size; of 256 (the daemon's ingest.batch_pages) and 4,000 too.
+void IngestArgs(benchmark::internal::Benchmark* b) {
+  for (uint64_t size : kSizes) {
+    for (int64_t batch : {256, 1000, 4000}) b->Args({static_cast<int64_t>(size), batch});
+  }
+}
+
+BENCHMARK(BM_IngestDurable)->Apply(IngestArgs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
 BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);

@@ -460,9 +460,18 @@ TEST_F(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   EXPECT_EQ(*none, 0u);
   EXPECT_EQ(calls, 1);
 
-  StatusOr<uint64_t> warmed = store->WarmMap();
-  ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
+  // A store larger than the bytes allowed is not warmed at all.
   StatusOr<StoreStats> stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  const uint64_t mapped_before = MappedBytesOf(file);
+  StatusOr<uint64_t> refused = store->WarmMap(nullptr, stats->file_bytes - 4096);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("MiB allowed"), std::string::npos) << refused.status().ToString();
+  EXPECT_LE(MappedBytesOf(file), mapped_before);
+
+  StatusOr<uint64_t> warmed = store->WarmMap(nullptr, stats->file_bytes);
+  ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
+  stats = store->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(*warmed, stats->file_bytes);
   EXPECT_GE(MappedBytesOf(file), stats->file_bytes);
