@@ -44,7 +44,7 @@ Response Api::StopCrawl() {
     }
     return Error(name.status());
   }
-  // The name is empty in the instant a scheduled sweep is being named: it is stopped all the same.
+  // The name is empty in the instant a sweep is being named: it is stopped all the same.
   return JsonResponse(http::status::accepted,
                       {{"sweep", name->empty() ? Json() : Json(*name)}, {"stopping", true}});
 }

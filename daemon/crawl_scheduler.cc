@@ -93,7 +93,7 @@ StatusOr<std::string> CrawlScheduler::StopSweep() {
   // Under mu_: Loop() clears the stop under mu_ too, when the sweep ends and running_ falls, so
   // the stop can never outlive its sweep and hit the next one.
   runner_->StopSweep();
-  // running_ is also set while a scheduled sweep is being named (requested_ and current_ still
+  // running_ is also set while a sweep is being named (requested_ and current_ still
   // empty); the stop then applies to that sweep, whose name is not known yet.
   const std::string& name = !requested_.empty() ? requested_ : current_;
   spdlog::info("crawler: sweep {} stopped on request", name.empty() ? "(starting)" : name);
