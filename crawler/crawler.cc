@@ -24,6 +24,8 @@ std::string_view PageOutcomeName(PageOutcome outcome) {
       return "redirected";
     case PageOutcome::kError:
       return "error";
+    case PageOutcome::kRobotsDisallowed:
+      return "robots_disallowed";
   }
   return "unknown";
 }
@@ -157,7 +159,7 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
 
   auto deliver = [&](CrawledPage page) {
     update([&](CrawlProgress& p) {
-      ++p.fetched;
+      if (page.outcome != PageOutcome::kRobotsDisallowed) ++p.fetched;
       switch (page.outcome) {
         case PageOutcome::kPage:
           ++p.pages;
@@ -177,6 +179,9 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
           ++p.errors_by_kind[kind];
           break;
         }
+        case PageOutcome::kRobotsDisallowed:
+          ++p.robots_disallowed;
+          break;
       }
     });
     const Backpressure answer = on_page(std::move(page));
@@ -251,7 +256,13 @@ Status Crawler::Run(const std::vector<std::string>& known_urls, const PageCallba
         }
         StatusOr<Url> url = ParseUrl(entry.url);
         if (options_.obey_robots && url.ok() && !host.robots.IsAllowed(url->PathAndQuery())) {
-          update([](CrawlProgress& p) { ++p.robots_disallowed; });
+          // Told, not only counted: a known URL robots.txt now refuses is not gone.
+          CrawledPage page;
+          page.outcome = PageOutcome::kRobotsDisallowed;
+          page.url = page.final_url = entry.url;
+          page.depth = entry.depth;
+          page.fetched_at = clock_->WallNow();
+          deliver(std::move(page));
           continue;
         }
         if (sweep.pages_started >= options_.max_pages) {

@@ -15,8 +15,10 @@
 // Outcomes handed to the callback: kPage for a 2xx answer; kDead for 404, 410 and a host that
 // no longer resolves; kRedirected for a redirect off the origin or to a disallowed path (see
 // below); kError for the rest (5xx, other 4xx, timeouts, limits, refused addresses),
-// with the Status and its kind. URLs refused by robots.txt or outside the scope are only
-// counted.
+// with the Status and its kind; kRobotsDisallowed, without a fetch, for each in-scope URL that
+// robots.txt refuses (a disallowed path, or a host whose robots.txt answered 5xx or could not be
+// fetched), so that a caller keeping pages across sweeps can tell "not looked at" from "gone".
+// URLs outside the scope are only counted.
 //
 // Backpressure (soft, then hard limit): the callback answers kSlowDown to delay every later
 // fetch by slow_down_delay, kStop to stop starting fetches (fetches in flight still complete and
@@ -107,7 +109,12 @@ class CrawlScope {
   std::vector<std::string> prefixes_;
 };
 
-enum class PageOutcome { kPage, kDead, kRedirected, kError };
+// kRobotsDisallowed is the one outcome without a fetch (besides kDead for a host known not to
+// resolve): the URL was not requested because robots.txt refuses it. It says nothing about
+// whether the page exists; its CrawledPage has only url, final_url (== url), depth and
+// fetched_at (when the crawler decided) set. Counted in robots_disallowed, not in fetched.
+enum class PageOutcome { kPage, kDead, kRedirected, kError, kRobotsDisallowed };
+// "page", "dead", "redirected", "error", "robots_disallowed".
 std::string_view PageOutcomeName(PageOutcome outcome);
 
 struct CrawledPage {
@@ -134,13 +141,13 @@ struct CrawlProgress {
   bool running = false;
   uint64_t queued = 0;      // in the frontier now
   uint64_t in_flight = 0;   // page and robots.txt fetches
-  uint64_t fetched = 0;     // page fetches finished (any outcome)
+  uint64_t fetched = 0;     // page fetches finished (any outcome but kRobotsDisallowed)
   uint64_t pages = 0;       // kPage outcomes
   uint64_t dead = 0;        // kDead outcomes
   uint64_t redirected = 0;  // kRedirected outcomes
   uint64_t errors = 0;      // kError outcomes
   uint64_t robots_fetches = 0;
-  uint64_t robots_disallowed = 0;                  // URLs not fetched because of robots.txt
+  uint64_t robots_disallowed = 0;                  // kRobotsDisallowed outcomes
   uint64_t out_of_scope = 0;                       // links not followed: outside the scope
   uint64_t over_budget = 0;                        // URLs left when max_pages was reached
   std::map<std::string, uint64_t> errors_by_kind;  // "timeout", "http_5xx", ...

@@ -307,7 +307,8 @@ class WarcReader::Stream {
 
 WarcReader::WarcReader(std::unique_ptr<ByteSource> source, WarcReaderOptions options)
     : stream_(std::make_unique<Stream>(std::move(source), &problems_, &status_)),
-      options_(options) {}
+      options_(options),
+      targets_(options.max_remembered_records) {}
 
 WarcReader::~WarcReader() = default;
 
@@ -407,6 +408,7 @@ bool WarcReader::Next(WarcRecord* record) {
                                      " bytes is over the limit; skipped"));
       continue;
     }
+    targets_.Remember(*record);
     return true;
   }
 }
@@ -598,8 +600,36 @@ std::string FormatWarcDate(int64_t unix_seconds) {
   return buffer;
 }
 
+void WarcRecordTargets::Remember(const WarcRecord& record) {
+  if (max_records_ == 0) return;
+  const std::string type = record.Type();
+  if (type != "response" && type != "resource") return;
+  const std::string* id = record.Header("WARC-Record-ID");
+  const std::string* uri = record.Header("WARC-Target-URI");
+  if (id == nullptr || uri == nullptr) return;
+  std::string key(StripAngles(*id));
+  std::string target(StripAngles(*uri));
+  if (key.empty() || target.empty()) return;
+  if (auto it = targets_.find(key); it != targets_.end()) {
+    it->second = std::move(target);
+    return;
+  }
+  if (targets_.size() >= max_records_) {
+    targets_.erase(order_.front());
+    order_.pop_front();
+  }
+  order_.push_back(key);
+  targets_.emplace(std::move(key), std::move(target));
+}
+
+const std::string* WarcRecordTargets::Find(std::string_view record_id) const {
+  const auto it = targets_.find(std::string(StripAngles(record_id)));
+  return it == targets_.end() ? nullptr : &it->second;
+}
+
 StatusOr<std::optional<WarcPage>> InterpretRecord(const WarcRecord& record,
-                                                  const WarcPageOptions& options) {
+                                                  const WarcPageOptions& options,
+                                                  const WarcRecordTargets* targets) {
   const std::string type = record.Type();
   WarcPage page;
   if (type == "response") {
@@ -632,8 +662,19 @@ StatusOr<std::optional<WarcPage>> InterpretRecord(const WarcRecord& record,
     return std::optional<WarcPage>(std::move(page));
   }
   if (page.kind == WarcPage::Kind::kRevisit) {
-    const std::string* refers = record.Header("WARC-Refers-To-Target-URI");
-    page.refers_to_uri = refers != nullptr ? std::string(StripAngles(*refers)) : page.url;
+    // WARC-Refers-To-Target-URI, else the target of the record WARC-Refers-To names, else
+    // itself (see warc.h).
+    const std::string* refers_uri = record.Header("WARC-Refers-To-Target-URI");
+    const std::string* refers_id = record.Header("WARC-Refers-To");
+    const std::string* resolved =
+        targets != nullptr && refers_id != nullptr ? targets->Find(*refers_id) : nullptr;
+    if (refers_uri != nullptr && !StripAngles(*refers_uri).empty()) {
+      page.refers_to_uri = std::string(StripAngles(*refers_uri));
+    } else if (resolved != nullptr) {
+      page.refers_to_uri = *resolved;
+    } else {
+      page.refers_to_uri = page.url;
+    }
     // Revisits usually keep the HTTP head; its absence is not an error.
     if (record.block.starts_with("HTTP/")) {
       if (ParseHttpHead(record.block, &page.http_status, &page.http_headers).ok()) {

@@ -14,6 +14,12 @@
 // itself; `revisit` records are an unchanged version of the URL they refer to. `request`,
 // `metadata`, `warcinfo` and `conversion` records yield no page.
 //
+// The URL a revisit refers to: its WARC-Refers-To-Target-URI when present; else the target URI of
+// the record its WARC-Refers-To names (a WARC-Record-ID, WARC 1.1 section 5.11; wget writes only
+// this one), looked up among the response and resource records the same reader returned before
+// (WarcRecordTargets, bounded by WarcReaderOptions::max_remembered_records); else, when neither
+// resolves (an original in another file, or forgotten), its own WARC-Target-URI.
+//
 // The writer writes one record per gzip member (so readers can seek and recover), with
 // WARC-Record-ID, WARC-Date, WARC-Target-URI, Content-Type and Content-Length; it is for the
 // crawler's own archive and for tests.
@@ -24,10 +30,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,6 +68,13 @@ struct WarcReaderOptions {
   uint64_t max_record_bytes = 64ull << 20;
   // Longest header line and most header bytes per record; beyond them the record is malformed.
   size_t max_header_bytes = 256 << 10;
+  // Response and resource records whose WARC-Record-ID -> WARC-Target-URI the reader keeps, the
+  // latest ones, to resolve revisits that name their original only by WARC-Refers-To. Each costs
+  // its two strings and ~100 bytes of bookkeeping: with URLs of ~100 bytes the default keeps at
+  // most ~15 MB per reader, and covers originals up to 65,536 pages back (more than wget's
+  // revisits of a crawl's own duplicates usually reach). A revisit whose original was forgotten
+  // refers to its own target URI. 0 remembers none. Range >= 0.
+  size_t max_remembered_records = 65536;
 };
 
 struct WarcRecord {
@@ -79,6 +94,27 @@ struct WarcProblem {
   Status status;
 };
 
+// The WARC-Record-ID -> WARC-Target-URI of the latest `response` and `resource` records given to
+// Remember(), at most `max_records` of them: when full, the oldest is forgotten first. IDs are
+// compared as written, without their angle brackets. Not safe for concurrent use.
+class WarcRecordTargets {
+ public:
+  explicit WarcRecordTargets(size_t max_records) : max_records_(max_records) {}
+
+  // Remembers a response or resource record that has both fields; any other record is ignored.
+  // A record ID seen before gets the new target and keeps its place in the order.
+  void Remember(const WarcRecord& record);
+  // The target URI (without angle brackets) of the remembered record with ID `record_id`, or
+  // nullptr when unknown or forgotten. Valid until the next Remember().
+  const std::string* Find(std::string_view record_id) const;
+  size_t size() const { return targets_.size(); }
+
+ private:
+  const size_t max_records_;
+  std::unordered_map<std::string, std::string> targets_;
+  std::deque<std::string> order_;  // the keys of targets_, oldest first
+};
+
 class WarcReader {
  public:
   explicit WarcReader(std::unique_ptr<ByteSource> source, WarcReaderOptions options = {});
@@ -96,11 +132,15 @@ class WarcReader {
   const Status& status() const { return status_; }
   // Whether the input was gzip.
   bool gzip() const;
+  // The response and resource records returned so far (the latest max_remembered_records), for
+  // InterpretRecord() to resolve revisits' WARC-Refers-To.
+  const WarcRecordTargets& targets() const { return targets_; }
 
  private:
   class Stream;
   std::unique_ptr<Stream> stream_;
   WarcReaderOptions options_;
+  WarcRecordTargets targets_;
   std::vector<WarcProblem> problems_;
   Status status_;
 };
@@ -117,7 +157,7 @@ struct WarcPage {
   std::string content_type;   // HTTP Content-Type (response) or the record's (resource)
   std::string charset;        // the charset parameter of content_type, as given; may be empty
   std::string body;           // decoded entity body; empty for revisits
-  std::string refers_to_uri;  // revisit: WARC-Refers-To-Target-URI, or the target URI
+  std::string refers_to_uri;  // revisit: the URL it refers to (see the file comment)
   uint64_t offset = 0;        // record.member_offset, for messages
 };
 
@@ -128,12 +168,15 @@ struct WarcPageOptions {
 };
 
 // The page a record holds. nullopt for record types that hold no page (request, metadata,
-// warcinfo, conversion, continuation, unknown). InvalidArgument for a record without a valid
+// warcinfo, conversion, continuation, unknown). `targets` (may be null: then WARC-Refers-To is
+// not resolved) resolves a revisit's WARC-Refers-To when it has no WARC-Refers-To-Target-URI;
+// pass the reader's targets(). InvalidArgument for a record without a valid
 // WARC-Target-URI or WARC-Date, or a response whose HTTP head is malformed; ResourceExhausted
 // when the decoded body exceeds the limit; InvalidArgument for an unsupported content encoding
 // (br, zstd) or corrupt gzip/deflate/chunked data.
 StatusOr<std::optional<WarcPage>> InterpretRecord(const WarcRecord& record,
-                                                  const WarcPageOptions& options = {});
+                                                  const WarcPageOptions& options = {},
+                                                  const WarcRecordTargets* targets = nullptr);
 
 // Parses an ISO 8601 UTC date as WARC uses it ("2024-03-01T12:00:00Z", optionally with
 // fractional seconds, or only a date). InvalidArgument otherwise.

@@ -113,6 +113,10 @@ void Api::Handle(Request req, ReplyPtr reply) {
     route = "stats", allow = "GET";
   } else if (path == "/v1/crawl") {
     route = "crawl", allow = "GET, POST";
+  } else if (path == "/v1/crawl/stop") {
+    // An action on the running sweep, like /v1/sweeps/NAME/close, rather than DELETE /v1/crawl:
+    // nothing is deleted (the pages stay, the sweep stays open), and writes are POSTs here.
+    route = "crawl_stop", allow = "POST";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -148,6 +152,7 @@ void Api::Handle(Request req, ReplyPtr reply) {
     if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
     if (route == "stats") return GetStats();
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
+    if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg);
     if (route == "documents") return GetDocument(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close

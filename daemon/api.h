@@ -103,6 +103,7 @@ class Api : public HttpHandler {
   // api_crawl.cc
   Response GetCrawl();
   Response PostCrawl();
+  Response StopCrawl();  // POST /v1/crawl/stop
 
   StatusOr<std::string> RequiredUrl(const Target& target) const;
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.

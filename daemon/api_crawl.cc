@@ -1,4 +1,5 @@
-// GET and POST /v1/crawl: the crawler's progress, and a sweep started now.
+// GET and POST /v1/crawl: the crawler's progress, and a sweep started now; POST /v1/crawl/stop:
+// the running sweep stopped.
 #include "daemon/api.h"
 #include "daemon/crawl_scheduler.h"
 
@@ -12,12 +13,18 @@ Response Api::GetCrawl() {
   return JsonResponse(http::status::ok, crawl_->StatusJson());
 }
 
+namespace {
+
+Response NotConfigured() {
+  return ErrorResponse(http::status::conflict, "crawler_not_configured",
+                       "the crawler is not enabled: set enabled = true and seeds in the "
+                       "[crawler] table of the config");
+}
+
+}  // namespace
+
 Response Api::PostCrawl() {
-  if (crawl_ == nullptr) {
-    return ErrorResponse(http::status::conflict, "crawler_not_configured",
-                         "the crawler is not enabled: set enabled = true and seeds in the "
-                         "[crawler] table of the config");
-  }
+  if (crawl_ == nullptr) return NotConfigured();
   StatusOr<std::string> name = crawl_->RequestSweep();
   if (!name.ok()) {
     if (name.status().code() == StatusCode::kFailedPrecondition) {
@@ -26,6 +33,20 @@ Response Api::PostCrawl() {
     return Error(name.status());
   }
   return JsonResponse(http::status::accepted, {{"sweep", *name}, {"running", true}});
+}
+
+Response Api::StopCrawl() {
+  if (crawl_ == nullptr) return NotConfigured();
+  StatusOr<std::string> name = crawl_->StopSweep();
+  if (!name.ok()) {
+    if (name.status().code() == StatusCode::kFailedPrecondition) {
+      return ErrorResponse(http::status::conflict, "crawl_not_running", name.status().message());
+    }
+    return Error(name.status());
+  }
+  // The name is empty in the instant a sweep is being named: it is stopped all the same.
+  return JsonResponse(http::status::accepted,
+                      {{"sweep", name->empty() ? Json() : Json(*name)}, {"stopping", true}});
 }
 
 }  // namespace shingled::daemon

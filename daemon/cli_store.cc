@@ -140,7 +140,8 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
     report_problems();
     const std::string where = path + ": offset " + std::to_string(record.member_offset);
     bool skip = false;
-    StatusOr<std::optional<daemon::PageJob>> job = daemon::JobFromWarcRecord(record, sweep, &skip);
+    StatusOr<std::optional<daemon::PageJob>> job =
+        daemon::JobFromWarcRecord(record, sweep, &skip, &reader.targets());
     if (!job.ok()) {
       std::lock_guard<std::mutex> lock(*mu);
       errors->push_back(where + ": " + job.status().message());

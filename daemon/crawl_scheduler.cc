@@ -71,13 +71,33 @@ StatusOr<std::string> CrawlScheduler::RequestSweep() {
   StatusOr<std::string> name = FreshName(UnixSeconds(SystemClock::now()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!name.ok() || stopping_) {
-    running_ = false;
+    NotRunningLocked();
     if (!name.ok()) return name.status();
     return UnavailableError("shutting down");
   }
   requested_ = *name;
   cv_.notify_all();
   return *name;
+}
+
+void CrawlScheduler::NotRunningLocked() {
+  running_ = false;
+  current_.clear();
+  runner_->ClearSweepStop();  // a StopSweep() meant the sweep that ended; the next one runs
+}
+
+StatusOr<std::string> CrawlScheduler::StopSweep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return UnavailableError("shutting down");
+  if (!running_) return FailedPreconditionError("no crawler sweep is running");
+  // Under mu_: Loop() clears the stop under mu_ too, when the sweep ends and running_ falls, so
+  // the stop can never outlive its sweep and hit the next one.
+  runner_->StopSweep();
+  // running_ is also set while a sweep is being named (requested_ and current_ still
+  // empty); the stop then applies to that sweep, whose name is not known yet.
+  const std::string& name = !requested_.empty() ? requested_ : current_;
+  spdlog::info("crawler: sweep {} stopped on request", name.empty() ? "(starting)" : name);
+  return name;
 }
 
 void CrawlScheduler::Loop() {
@@ -99,7 +119,7 @@ void CrawlScheduler::Loop() {
         lock.lock();
         if (!name.ok()) {
           spdlog::error("crawler: cannot name the scheduled sweep: {}", name.status().ToString());
-          running_ = false;
+          NotRunningLocked();
           next_due_ = SystemClock::now() + std::chrono::seconds(options_.every_s);
           continue;
         }
@@ -109,6 +129,7 @@ void CrawlScheduler::Loop() {
     }
     const std::string name = std::move(requested_);
     requested_.clear();
+    current_ = name;
     // The schedule counts from the start of the last sweep, requested or scheduled.
     if (options_.every_s > 0) {
       next_due_ = SystemClock::now() + std::chrono::seconds(options_.every_s);
@@ -116,13 +137,13 @@ void CrawlScheduler::Loop() {
     lock.unlock();
     const SweepReport report = runner_->Run(name);
     lock.lock();
-    running_ = false;
+    NotRunningLocked();
     last_in_store_.reset();
     if (!report.status.ok()) {
       spdlog::error("crawler sweep {} failed: {}", name, report.status.ToString());
     }
   }
-  running_ = false;
+  NotRunningLocked();
   exited_ = true;
   cv_.notify_all();
 }

@@ -53,6 +53,13 @@ class CrawlScheduler {
   // start; Unavailable once stopping.
   [[nodiscard]] StatusOr<std::string> RequestSweep();
 
+  // POST /v1/crawl/stop: stops the running sweep (SweepRunner::StopSweep: fetches in flight
+  // finish, the pages handed over are committed, the sweep is left open "stopped on request");
+  // returns its name. A sweep requested but not yet started is stopped as it starts. The schedule
+  // goes on: the next scheduled or requested sweep runs. FailedPrecondition when no sweep runs
+  // or is about to; Unavailable once stopping (shutdown stops the sweep anyway).
+  [[nodiscard]] StatusOr<std::string> StopSweep();
+
   // GET /v1/crawl: the schedule, and the running sweep's progress or the last sweep's report.
   Json StatusJson() const;
 
@@ -64,6 +71,8 @@ class CrawlScheduler {
 
  private:
   void Loop();
+  // running_ = false, and the end of what StopSweep() stopped. REQUIRES: mu_ held.
+  void NotRunningLocked();
   // A name no closed sweep has: prefix + the ISO date of `unix_seconds`, "-2"... if taken.
   StatusOr<std::string> FreshName(int64_t unix_seconds) const;
 
@@ -77,6 +86,7 @@ class CrawlScheduler {
   bool stopping_ = false;
   bool running_ = false;             // a sweep runs, or is requested and about to
   std::string requested_;            // the name of a requested sweep not yet started
+  std::string current_;              // the name of the sweep the runner runs, while it does
   std::optional<std::chrono::system_clock::time_point> next_due_;  // none: no schedule
   // The last crawler sweep in the store at Start(), until one runs here.
   std::optional<store::SweepInfo> last_in_store_;

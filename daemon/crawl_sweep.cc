@@ -106,7 +106,8 @@ Json SweepReportJson(const SweepReport& r) {
 }
 
 // The crawler's Clock: real time, but a sleep ends at once when the runner stops, so that a long
-// Crawl-delay cannot hold up a shutdown. `tick` runs on the crawler's thread before each sleep.
+// Crawl-delay cannot hold up a shutdown or a stop request. Interrupt() holds for good (shutdown);
+// InterruptSweep() until ClearSweep(). `tick` runs on the crawler's thread before each sleep.
 class SweepRunner::InterruptibleClock final : public crawler::Clock {
  public:
   std::chrono::steady_clock::time_point Now() override { return std::chrono::steady_clock::now(); }
@@ -116,12 +117,21 @@ class SweepRunner::InterruptibleClock final : public crawler::Clock {
   void SleepUntil(std::chrono::steady_clock::time_point t) override {
     if (tick_) tick_();
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, t, [&] { return interrupted_; });
+    cv_.wait_until(lock, t, [&] { return interrupted_ || sweep_interrupted_; });
   }
   void Interrupt() {
     std::lock_guard<std::mutex> lock(mu_);
     interrupted_ = true;
     cv_.notify_all();
+  }
+  void InterruptSweep() {
+    std::lock_guard<std::mutex> lock(mu_);
+    sweep_interrupted_ = true;
+    cv_.notify_all();
+  }
+  void ClearSweep() {
+    std::lock_guard<std::mutex> lock(mu_);
+    sweep_interrupted_ = false;
   }
   // Set while no sweep runs.
   void set_tick(std::function<void()> tick) { tick_ = std::move(tick); }
@@ -130,7 +140,8 @@ class SweepRunner::InterruptibleClock final : public crawler::Clock {
   std::function<void()> tick_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool interrupted_ = false;  // guarded by mu_
+  bool interrupted_ = false;        // guarded by mu_
+  bool sweep_interrupted_ = false;  // guarded by mu_
 };
 
 // The CurlFetcher, with a way to end every transfer at once from another thread: Cancel() makes
@@ -290,6 +301,18 @@ void SweepRunner::Stop() {
   if (crawler_ != nullptr) crawler_->Stop();
 }
 
+void SweepRunner::StopSweep() {
+  sweep_stopped_ = true;
+  clock_->InterruptSweep();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (crawler_ != nullptr) crawler_->Stop();
+}
+
+void SweepRunner::ClearSweepStop() {
+  sweep_stopped_ = false;
+  clock_->ClearSweep();
+}
+
 void SweepRunner::Cancel() {
   cancelled_ = true;
   Stop();
@@ -351,18 +374,18 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     });
     if (!next.ok()) return fail(next.status());
     after = *next;
-  } while (after != 0 && !stopped_);
+  } while (after != 0 && !stopped_ && !sweep_stopped_);
   report.known_urls = known.size();
 
   StatusOr<std::unique_ptr<crawler::CurlFetcher>> curl =
       crawler::CurlFetcher::Create(setup_.fetcher);
   if (!curl.ok()) return fail(curl.status());
   crawler::Crawler* crawler_ptr = nullptr;
-  // Runs on the crawler's thread inside Run(): applies a Stop() that came before Run() began
-  // (Run() clears the crawler's stop flag) and refreshes the metrics.
+  // Runs on the crawler's thread inside Run(): applies a Stop() or StopSweep() that came before
+  // Run() began (Run() clears the crawler's stop flag) and refreshes the metrics.
   auto tick = [this, &crawler_ptr] {
     if (crawler_ptr == nullptr) return;
-    if (stopped_) crawler_ptr->Stop();
+    if (stopped_ || sweep_stopped_) crawler_ptr->Stop();
     if (metrics_ != nullptr) metrics_->CrawlProgressed(crawler_ptr->Progress());
   };
   CancellableFetcher fetcher(std::move(curl).value(), tick);
@@ -383,9 +406,11 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
                setup_.crawler.seeds.size(), known.size());
 
   const store::SweepId sweep_id = sweep->id;
-  std::unordered_set<std::string> failed;  // URLs whose fetch failed (normalized)
+  // URLs this sweep cannot call gone though it did not store them (normalized): fetches that
+  // failed, and URLs robots.txt refused.
+  std::unordered_set<std::string> not_gone;
   // Stopped while the URLs were listed: no fetch at all.
-  Status run = stopped_ ? OkStatus() : crawler.Run(
+  Status run = stopped_ || sweep_stopped_ ? OkStatus() : crawler.Run(
       known,
       [&](crawler::CrawledPage page) {
         PageJob job;
@@ -407,7 +432,8 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
             job.http_status = page.http_status == 410 ? 410 : 404;
             break;
           case crawler::PageOutcome::kError:
-            failed.insert(page.url);  // not known to be gone: see the file comment
+          case crawler::PageOutcome::kRobotsDisallowed:
+            not_gone.insert(page.url);  // not known to be gone: see the file comment
             return crawler::Backpressure::kContinue;  // counted by the crawler
           case crawler::PageOutcome::kRedirected:
             return crawler::Backpressure::kContinue;  // counted by the crawler
@@ -438,6 +464,8 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   if (!run.ok()) {
     report.status = run;
     report.left_open_because = "the crawl did not run: " + run.message();
+  } else if (sweep_stopped_) {
+    report.left_open_because = "stopped on request";
   } else if (stopped_) {
     report.left_open_because = "stopped before its frontier was empty";
   } else if (progress.over_budget > 0) {
@@ -452,7 +480,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
         store_->CloseSweep(sweep_id, UnixNow(), [&](std::string_view url) {
           StatusOr<crawler::Url> parsed = crawler::ParseUrl(url);
           return parsed.ok() && scope.Contains(*parsed, parsed->Spec()) &&
-                 !failed.contains(parsed->Spec());
+                 !not_gone.contains(parsed->Spec());
         });
     if (closed.ok()) {
       report.closed = true;

@@ -8,16 +8,21 @@
 // as a dead version at the fetch's date. The sweep is closed only when the crawl ended with its
 // frontier empty; a sweep stopped early or cut short by max_pages is left open, so that URLs it
 // did not reach are not recorded gone. Closing records "gone" only for the live URLs in the
-// crawler's scope that the sweep did not see and whose fetch did not fail: URLs other sweeps
-// brought in (pages posted to the API, WARC files) are not the crawler's to declare gone, and a
-// timeout or a 5xx says nothing about whether a page still exists.
+// crawler's scope that the sweep did not see, whose fetch did not fail and that robots.txt did
+// not refuse (crawler::PageOutcome::kRobotsDisallowed): URLs other sweeps brought in (pages
+// posted to the API, WARC files) are not the crawler's to declare gone, a timeout or a 5xx says
+// nothing about whether a page still exists, and neither does a robots.txt that now disallows a
+// known URL (or answers 5xx, which disallows its whole host for the sweep).
 //
 // Backpressure (STYLE.md, soft then hard limit): above half the pipeline's page queue the crawler
 // is told to slow down; a page the pipeline refuses (full queue) is held and the crawler stops
 // pulling from its frontier until the held pages are in.
 //
-// Thread-safety: Run() is called from one thread at a time; Stop(), Cancel() and Snapshot() from
-// any thread.
+// Two ways to stop: Stop() is for shutdown and holds for every later Run(); StopSweep() (POST
+// /v1/crawl/stop) ends one sweep and holds until ClearSweepStop(), so that the next sweep runs.
+//
+// Thread-safety: Run() is called from one thread at a time; Stop(), Cancel(), StopSweep(),
+// ClearSweepStop() and Snapshot() from any thread.
 #ifndef SHINGLED_DAEMON_CRAWL_SWEEP_H_
 #define SHINGLED_DAEMON_CRAWL_SWEEP_H_
 
@@ -96,6 +101,13 @@ class SweepRunner {
   // Stops the running sweep, and every later one: nothing new is fetched; fetches in flight
   // complete and their pages are stored; the sweep is left open. Idempotent.
   void Stop();
+  // Stops the running sweep as Stop() does, with left_open_because "stopped on request", but not
+  // the sweeps after it. The stop holds until ClearSweepStop(): a Run() that begins meanwhile
+  // opens its sweep and leaves it open without fetching (so a stop that comes between a sweep's
+  // request and its start is not lost). The caller clears it when the sweep it meant has ended
+  // (CrawlScheduler does, under its lock). Idempotent.
+  void StopSweep();
+  void ClearSweepStop();
   // Stop(), and also ends fetches in flight at once (as failed) and stops waiting for pages not
   // yet committed (the pipeline's own Stop settles them). For the shutdown deadline.
   void Cancel();
@@ -117,6 +129,7 @@ class SweepRunner {
   Metrics* const metrics_;
   const std::unique_ptr<InterruptibleClock> clock_;
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> sweep_stopped_{false};  // StopSweep() until ClearSweepStop()
   std::atomic<bool> cancelled_{false};
 
   // State below is protected by mu_.

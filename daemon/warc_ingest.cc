@@ -8,9 +8,11 @@
 namespace shingled::daemon {
 
 StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,
-                                                   store::SweepId sweep, bool* skipped) {
+                                                   store::SweepId sweep, bool* skipped,
+                                                   const crawler::WarcRecordTargets* targets) {
   *skipped = false;
-  StatusOr<std::optional<crawler::WarcPage>> interpreted = crawler::InterpretRecord(record);
+  StatusOr<std::optional<crawler::WarcPage>> interpreted =
+      crawler::InterpretRecord(record, {}, targets);
   if (!interpreted.ok()) return interpreted.status();
   if (!interpreted->has_value()) return std::optional<PageJob>();  // request, metadata, warcinfo
   crawler::WarcPage& page = **interpreted;

@@ -25,14 +25,16 @@ namespace shingled::daemon {
 //   `response` with a 2xx status, and `resource`: a page (its decoded body);
 //   `response` with 404 or 410: a dead version;
 //   `revisit`: a revisit (PageJob::revisit) of the URL it refers to (WARC-Refers-To-Target-URI,
-//     else its own target); a dead version when it records a 404 or 410 answer;
+//     else the target of the record WARC-Refers-To names when `targets` knows it, else its own
+//     target; crawler/warc.h); a dead version when it records a 404 or 410 answer;
 //   nullopt with *skipped false: records that hold no page (request, metadata, warcinfo);
 //   nullopt with *skipped true: other HTTP statuses, and targets that are not http(s) URLs
 //     (wget's own metadata://gnu.org/... records).
-// Errors are InterpretRecord's (a malformed record); the caller reports them with the record's
-// offset.
+// `targets` is the reader's (WarcReader::targets()), or null. Errors are InterpretRecord's (a
+// malformed record); the caller reports them with the record's offset.
 StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,
-                                                   store::SweepId sweep, bool* skipped);
+                                                   store::SweepId sweep, bool* skipped,
+                                                   const crawler::WarcRecordTargets* targets);
 
 class PageFeeder {
  public:

@@ -85,7 +85,8 @@ void WarcUpload::Run() {
         ++records_;
       }
       bool skipped = false;
-      StatusOr<std::optional<PageJob>> job = JobFromWarcRecord(record, sweep_, &skipped);
+      StatusOr<std::optional<PageJob>> job =
+          JobFromWarcRecord(record, sweep_, &skipped, &reader.targets());
       if (!job.ok()) {
         const std::string* uri = record.Header("WARC-Target-URI");
         AddError(record.member_offset, uri != nullptr ? *uri : "", job.status().message());

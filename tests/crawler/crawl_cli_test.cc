@@ -18,6 +18,7 @@
 
 #include "tests/crawler/test_server.h"
 #include "tests/crawler/test_site.h"
+#include "tests/daemon/run_shingled.h"
 
 namespace shingled {
 namespace {
@@ -26,22 +27,8 @@ using nlohmann::json;
 using testing::Article;
 using testing::Site;
 
-struct Result {
-  int exit_code;
-  std::string out;
-};
-
-Result RunShingled(const std::string& args) {
-  const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = testing::CliResult;
+using testing::RunShingled;
 
 // A directory of its own under the test temp dir: tests run in parallel processes, and other
 // checkouts may run the same tests at the same time.

@@ -119,7 +119,9 @@ TEST_F(CrawlerSiteTest, CrawlsTheSite) {
   ASSERT_TRUE(crawler
                   .Run({},
                        [&](CrawledPage page) {
-                         dates.push_back(page.fetched_at);
+                         if (page.outcome != PageOutcome::kRobotsDisallowed) {
+                           dates.push_back(page.fetched_at);
+                         }
                          pages[page.url.substr(page.url.find('/', 7))] = std::move(page);
                          return Backpressure::kContinue;
                        })
@@ -128,8 +130,12 @@ TEST_F(CrawlerSiteTest, CrawlsTheSite) {
   std::vector<std::string> fetched;
   for (const auto& [path, page] : pages) fetched.push_back(path);
   EXPECT_THAT(fetched, ElementsAre("/", "/a.html", "/cp1252.html", "/dir/b.html", "/endless.html",
-                                   "/error.html", "/gzip.html", "/loop-a", "/missing.html", "/r1",
+                                   "/error.html", "/gzip.html", "/loop-a", "/missing.html",
+                                   "/private/moved.html", "/private/secret.html", "/r1",
                                    "/sjis.html", "/slow.html", "/to-outside", "/to-private"));
+  // The two disallowed URLs are told, not fetched.
+  EXPECT_EQ(pages["/private/secret.html"].outcome, PageOutcome::kRobotsDisallowed);
+  EXPECT_EQ(pages["/private/moved.html"].outcome, PageOutcome::kRobotsDisallowed);
   // Hops off the origin or into a disallowed path are not requested; their targets go through
   // the frontier (and are then refused there: out of scope, disallowed).
   EXPECT_EQ(pages["/to-private"].outcome, PageOutcome::kRedirected);

@@ -110,14 +110,19 @@ TEST_F(CrawlerTest, FollowsLinksInScopeAndObeysRobots) {
   CrawlerOptions options;
   options.seeds = {"http://A.example:80/"};
   const std::vector<CrawledPage> pages = Crawl(options);
-  EXPECT_THAT(Urls(pages), ElementsAre("http://a.example/", "http://a.example/one.html"));
+  // The disallowed link is told to the callback, without a fetch.
+  EXPECT_THAT(Urls(pages), ElementsAre("http://a.example/", "http://a.example/one.html",
+                                       "http://a.example/private/x.html"));
   EXPECT_THAT(fetcher_.started_, ElementsAre("http://a.example/robots.txt", "http://a.example/",
                                              "http://a.example/one.html"));
   EXPECT_EQ(pages[1].canonical, "http://a.example/canonical");
   EXPECT_EQ(pages[1].depth, 1);
+  EXPECT_EQ(pages[2].outcome, PageOutcome::kRobotsDisallowed);
+  EXPECT_EQ(pages[2].depth, 1);
   EXPECT_EQ(progress_.robots_disallowed, 1u);
   EXPECT_EQ(progress_.out_of_scope, 1u);
   EXPECT_EQ(progress_.pages, 2u);
+  EXPECT_EQ(progress_.fetched, 2u);  // the disallowed URL was not fetched
   EXPECT_FALSE(progress_.running);
 }
 
@@ -154,7 +159,11 @@ TEST_F(CrawlerTest, RobotsServerErrorDisallowsTheHostAnd404AllowsAll) {
   CrawlerOptions options;
   options.seeds = {"http://down.example/", "http://open.example/"};
   const std::vector<CrawledPage> pages = Crawl(options);
-  EXPECT_THAT(Urls(pages), ElementsAre("http://open.example/"));
+  std::map<std::string, PageOutcome> outcome;
+  for (const CrawledPage& p : pages) outcome[p.url] = p.outcome;
+  EXPECT_THAT(Urls(pages), UnorderedElementsAre("http://down.example/", "http://open.example/"));
+  EXPECT_EQ(outcome["http://down.example/"], PageOutcome::kRobotsDisallowed);
+  EXPECT_EQ(outcome["http://open.example/"], PageOutcome::kPage);
   EXPECT_EQ(progress_.robots_disallowed, 1u);
   EXPECT_EQ(std::count(fetcher_.started_.begin(), fetcher_.started_.end(), "http://down.example/"),
             0);
@@ -206,6 +215,37 @@ TEST_F(CrawlerTest, KnownUrlsAreRevisited) {
   const std::vector<CrawledPage> pages =
       Crawl(options, {"http://a.example/old", "http://elsewhere.example/x", "not a url"});
   EXPECT_THAT(Urls(pages), UnorderedElementsAre("http://a.example/", "http://a.example/old"));
+}
+
+// Bug: a known URL that robots.txt came to disallow was only counted, so the sweep closing saw
+// it as "not seen" and recorded it gone. The callback is now told, and nothing is fetched.
+TEST_F(CrawlerTest, KnownUrlDisallowedByRobotsIsToldNotFetched) {
+  fetcher_.Page("http://a.example/robots.txt", "User-agent: *\nDisallow: /old\n", "text/plain");
+  fetcher_.Page("http://a.example/", "seed");
+  fetcher_.Page("http://a.example/old", "still here");
+  CrawlerOptions options;
+  options.seeds = {"http://a.example/"};
+  const std::vector<CrawledPage> pages = Crawl(options, {"http://a.example/old"});
+  ASSERT_EQ(pages.size(), 2u);
+  EXPECT_EQ(pages[0].url, "http://a.example/");
+  EXPECT_EQ(pages[0].outcome, PageOutcome::kPage);
+  EXPECT_EQ(pages[1].url, "http://a.example/old");
+  EXPECT_EQ(pages[1].final_url, "http://a.example/old");
+  EXPECT_EQ(pages[1].outcome, PageOutcome::kRobotsDisallowed);
+  EXPECT_EQ(pages[1].http_status, 0);
+  EXPECT_TRUE(pages[1].error.ok());
+  EXPECT_EQ(PageOutcomeName(pages[1].outcome), "robots_disallowed");
+  EXPECT_EQ(std::count(fetcher_.started_.begin(), fetcher_.started_.end(), "http://a.example/old"),
+            0);
+  EXPECT_EQ(progress_.robots_disallowed, 1u);
+  EXPECT_EQ(progress_.fetched, 1u);
+  EXPECT_EQ(progress_.pages, 1u);
+  // With robots.txt not obeyed, the same URL is fetched.
+  options.obey_robots = false;
+  const std::vector<CrawledPage> again = Crawl(options, {"http://a.example/old"});
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].outcome, PageOutcome::kPage);
+  EXPECT_EQ(progress_.robots_disallowed, 0u);
 }
 
 TEST_F(CrawlerTest, MaxDepthAndMaxPages) {

@@ -162,6 +162,136 @@ TEST(WarcReaderTest, Revisit) {
   EXPECT_TRUE((*page)->body.empty());
 }
 
+// A record with its own WARC-Record-ID (Record() gives every record the same one).
+std::string RecordWithId(std::string_view type, std::string_view id, std::string_view uri,
+                         std::string_view extra = "") {
+  std::string r = Record(type, uri,
+                         type == "request" ? "GET / HTTP/1.1\r\n\r\n"
+                                           : "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+                         extra);
+  const std::string fixed = "<urn:uuid:00000000-0000-4000-8000-000000000000>";
+  r.replace(r.find(fixed), fixed.size(), std::string(id));
+  return r;
+}
+
+// Reads `bytes` as the daemon does, interpreting each record with the reader's targets as they
+// are when it is read; returns each revisit's refers_to_uri, in order.
+std::vector<std::string> RevisitTargets(std::string_view bytes, WarcReaderOptions options = {}) {
+  WarcReader reader(MakeStringSource(bytes), options);
+  std::vector<std::string> out;
+  WarcRecord record;
+  while (reader.Next(&record)) {
+    StatusOr<std::optional<WarcPage>> page = InterpretRecord(record, {}, &reader.targets());
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    if (page.ok() && page->has_value() && (*page)->kind == WarcPage::Kind::kRevisit) {
+      out.push_back((*page)->refers_to_uri);
+    }
+  }
+  EXPECT_TRUE(reader.problems().empty());
+  return out;
+}
+
+// Bug: a revisit that names its original only by WARC-Refers-To (a record ID, as wget writes
+// it) was taken to be a revisit of its own target URI.
+TEST(WarcReaderTest, RevisitWithOnlyRefersToResolvesTheRecordId) {
+  const std::string original = RecordWithId("response", "<urn:uuid:a>", "http://h.example/orig");
+  const std::string resource = RecordWithId("resource", "<urn:uuid:r>", "<http://h.example/res>");
+  const std::string revisit = RecordWithId("revisit", "<urn:uuid:v1>", "http://h.example/copy",
+                                           "WARC-Refers-To: <urn:uuid:a>\r\n"
+                                           "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/"
+                                           "identical-payload-digest\r\n");
+  const std::string revisit_of_resource = RecordWithId(
+      "revisit", "<urn:uuid:v2>", "http://h.example/copy2", "WARC-Refers-To: <urn:uuid:r>\r\n");
+  const std::string file = original + resource + revisit + revisit_of_resource;
+  EXPECT_EQ(RevisitTargets(file),
+            (std::vector<std::string>{"http://h.example/orig", "http://h.example/res"}));
+  // The same through a gzip member per record.
+  EXPECT_EQ(
+      RevisitTargets(Gzip(original) + Gzip(resource) + Gzip(revisit) + Gzip(revisit_of_resource)),
+      (std::vector<std::string>{"http://h.example/orig", "http://h.example/res"}));
+  // Without the reader's targets, WARC-Refers-To cannot be resolved: today's fallback.
+  const ReadAll all = Read(file);
+  ASSERT_EQ(all.records.size(), 4u);
+  StatusOr<std::optional<WarcPage>> page = InterpretRecord(all.records[2]);
+  ASSERT_TRUE(page.ok() && page->has_value());
+  EXPECT_EQ((*page)->refers_to_uri, "http://h.example/copy");
+}
+
+TEST(WarcReaderTest, RefersToTargetUriWinsOverTheRecordId) {
+  const std::string file = RecordWithId("response", "<urn:uuid:a>", "http://h.example/orig") +
+                           RecordWithId("revisit", "<urn:uuid:v>", "http://h.example/copy",
+                                        "WARC-Refers-To: <urn:uuid:a>\r\n"
+                                        "WARC-Refers-To-Target-URI: <http://h.example/named>\r\n");
+  EXPECT_EQ(RevisitTargets(file), std::vector<std::string>{"http://h.example/named"});
+}
+
+TEST(WarcReaderTest, UnknownRefersToFallsBackToTheOwnTargetUri) {
+  const std::string file =
+      RecordWithId("response", "<urn:uuid:a>", "http://h.example/orig") +
+      // Only responses and resources are remembered: a request's or a revisit's ID is unknown.
+      RecordWithId("request", "<urn:uuid:q>", "http://h.example/orig") +
+      RecordWithId("revisit", "<urn:uuid:v1>", "http://h.example/one",
+                   "WARC-Refers-To: <urn:uuid:elsewhere>\r\n") +
+      RecordWithId("revisit", "<urn:uuid:v2>", "http://h.example/two",
+                   "WARC-Refers-To: <urn:uuid:q>\r\n") +
+      RecordWithId("revisit", "<urn:uuid:v3>", "http://h.example/three",
+                   "WARC-Refers-To: <urn:uuid:v1>\r\n") +
+      // An original read after its revisit does not count.
+      RecordWithId("revisit", "<urn:uuid:v4>", "http://h.example/four",
+                   "WARC-Refers-To: <urn:uuid:late>\r\n") +
+      RecordWithId("response", "<urn:uuid:late>", "http://h.example/late");
+  EXPECT_EQ(RevisitTargets(file),
+            (std::vector<std::string>{"http://h.example/one", "http://h.example/two",
+                                      "http://h.example/three", "http://h.example/four"}));
+}
+
+TEST(WarcReaderTest, RememberedRecordIdsAreBounded) {
+  std::string file;
+  for (int i = 0; i < 5; ++i) {
+    file += RecordWithId("response", "<urn:uuid:" + std::to_string(i) + ">",
+                         "http://h.example/" + std::to_string(i));
+  }
+  for (int i = 0; i < 5; ++i) {
+    file += RecordWithId("revisit", "<urn:uuid:v" + std::to_string(i) + ">",
+                         "http://h.example/copy" + std::to_string(i),
+                         "WARC-Refers-To: <urn:uuid:" + std::to_string(i) + ">\r\n");
+  }
+  WarcReaderOptions options;
+  options.max_remembered_records = 2;
+  // Only the latest two originals (3 and 4) are still known.
+  EXPECT_EQ(RevisitTargets(file, options),
+            (std::vector<std::string>{"http://h.example/copy0", "http://h.example/copy1",
+                                      "http://h.example/copy2", "http://h.example/3",
+                                      "http://h.example/4"}));
+  {
+    WarcReader reader(MakeStringSource(file), options);
+    WarcRecord record;
+    while (reader.Next(&record)) EXPECT_LE(reader.targets().size(), 2u);
+    EXPECT_EQ(reader.targets().size(), 2u);
+    EXPECT_EQ(reader.targets().Find("urn:uuid:2"), nullptr);
+    ASSERT_NE(reader.targets().Find("urn:uuid:4"), nullptr);
+    EXPECT_EQ(*reader.targets().Find("<urn:uuid:4>"), "http://h.example/4");
+  }
+  options.max_remembered_records = 0;  // remembers none
+  EXPECT_EQ(RevisitTargets(file, options).back(), "http://h.example/copy4");
+  // With the default bound, all five resolve.
+  EXPECT_EQ(RevisitTargets(file)[0], "http://h.example/0");
+
+  // Directly: an ID remembered again gets its new target and keeps its place in the order.
+  WarcRecordTargets targets(2);
+  const ReadAll all = Read(RecordWithId("response", "<urn:uuid:x>", "http://h.example/x1") +
+                           RecordWithId("response", "<urn:uuid:y>", "http://h.example/y") +
+                           RecordWithId("response", "<urn:uuid:x>", "http://h.example/x2") +
+                           RecordWithId("resource", "<urn:uuid:z>", "http://h.example/z"));
+  ASSERT_EQ(all.records.size(), 4u);
+  for (const WarcRecord& r : all.records) targets.Remember(r);
+  EXPECT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets.Find("urn:uuid:x"), nullptr);  // the oldest, though renewed
+  ASSERT_NE(targets.Find("urn:uuid:y"), nullptr);
+  EXPECT_EQ(*targets.Find("urn:uuid:y"), "http://h.example/y");
+  ASSERT_NE(targets.Find("urn:uuid:z"), nullptr);
+}
+
 TEST(WarcReaderTest, BadRecordsAreReportedWithOffsetsAndSkipped) {
   const std::string good1 = Record("resource", "http://h.example/a", "A");
   const std::string no_length =

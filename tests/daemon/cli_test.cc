@@ -11,37 +11,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/daemon/run_shingled.h"
+
 namespace {
 
 using nlohmann::json;
 
-struct Result {
-  int exit_code;
-  std::string out;
-};
-
-// Runs the binary with `args` (already shell-quoted), capturing stdout; stderr goes to a file
-// whose content is appended to `err` when given.
-Result RunShingled(const std::string& args, std::string* err = nullptr) {
-  // Per process: ctest runs this file's tests in parallel processes.
-  const std::string err_path =
-      ::testing::TempDir() + "/cli_stderr." + std::to_string(::getpid()) + ".txt";
-  const std::string cmd = std::string(SHINGLED_BINARY) + " " + args + " 2>" + err_path;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  if (err != nullptr) {
-    std::ifstream in(err_path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    *err = ss.str();
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = shingled::testing::CliResult;
+using shingled::testing::RunShingled;
 
 const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
 

@@ -3,7 +3,8 @@
 // it is done; two sweeps with the site changed in between (a page edited, a page moved with a
 // redirect, a page removed, a page added) leave versions, dead URLs, lost-and-found answers and
 // clusters that tell that story; the schedule survives a restart; SIGTERM during a sweep exits 0
-// with a consistent store and the sweep left open.
+// with a consistent store and the sweep left open; POST /v1/crawl/stop ends one sweep only; a
+// known URL robots.txt comes to refuse is not recorded gone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/crawler/test_server.h"
 #include "tests/crawler/test_site.h"
@@ -278,6 +280,165 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   EXPECT_EQ(daemon.Wait(), 0);
 }
 
+// Bug: a known URL that robots.txt came to disallow was dropped by the crawler, so closing the
+// sweep recorded it gone although nothing said the page was gone. Now it keeps its last version,
+// while a page that really disappeared (404) still gets its dead version. A robots.txt that
+// answers 5xx (the whole host disallowed for the sweep) records nothing gone either.
+TEST(CrawlServeTest, KnownUrlDisallowedByRobotsIsNotRecordedGone) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/kept.html", "/removed.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200,
+           "<a href='a.html'>a</a><a href='kept.html'>kept</a><a href='removed.html'>r</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/kept.html", 200, Article("walnuts"));
+  site.Set("/removed.html", 200, Article("grapes"));
+
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store", CrawlerConfig(server));
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const int port = daemon.port();
+  const std::string one = StartSweep(port);
+  const json first = WaitForSweep(port, one);
+  EXPECT_EQ(first["closed"], true) << first.dump();
+  EXPECT_EQ(first["pages"], 4);
+
+  // robots.txt now refuses kept.html (still linked and still served); removed.html is gone.
+  site.Set("/robots.txt", 200, "User-agent: *\nDisallow: /kept.html\n");
+  site.Remove("/removed.html");
+  // Sweep names carry the second they started: make each sweep's differ.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string two = StartSweep(port);
+  const json second = WaitForSweep(port, two);
+  EXPECT_EQ(second["closed"], true) << second.dump();
+  EXPECT_EQ(second["known_urls"], 4);
+  EXPECT_EQ(second["robots_disallowed"], 1);
+  EXPECT_EQ(second["dead"], 1);
+  EXPECT_EQ(second["pages"], 2);                      // /, a
+  EXPECT_EQ(server.CountRequests("/kept.html"), 1u);  // the first sweep's fetch only
+
+  const json kept = History(port, server.Url("/kept.html"));
+  ASSERT_EQ(kept.size(), 1u) << kept.dump();  // no gone version
+  EXPECT_EQ(kept[0]["status"], 200);
+  const json removed = History(port, server.Url("/removed.html"));
+  ASSERT_EQ(removed.size(), 2u) << removed.dump();
+  EXPECT_EQ(removed[1]["status"], 404);
+  EXPECT_EQ(removed[1]["doc"], 0);
+  const json a = History(port, server.Url("/a.html"));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1]["verdict"], "unchanged");
+
+  // robots.txt answers 503: the host is disallowed for the sweep, every URL is told
+  // disallowed, the sweep closes and records nothing gone.
+  site.Set("/robots.txt", 503, "busy");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string three = StartSweep(port);
+  const json third = WaitForSweep(port, three);
+  EXPECT_EQ(third["closed"], true) << third.dump();
+  EXPECT_EQ(third["fetched"], 0);
+  EXPECT_EQ(third["robots_disallowed"], 3);  // /, a, kept (removed.html is dead, not live)
+  EXPECT_EQ(History(port, server.Url("/a.html")).size(), 2u);
+  EXPECT_EQ(History(port, server.Url("/")).size(), 2u);
+  EXPECT_EQ(History(port, server.Url("/kept.html")).size(), 1u);
+  EXPECT_EQ(History(port, server.Url("/removed.html")).size(), 2u);
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// POST /v1/crawl/stop ends the running sweep: the pages it stored stay, it is left open "stopped
+// on request", a second stop is a conflict, and the next POST /v1/crawl runs a whole sweep.
+TEST(CrawlServeTest, StopEndsTheRunningSweepAndTheNextOneRuns) {
+  Site site;
+  TestServer server;
+  std::string links;
+  std::vector<std::string> paths = {"/", "/robots.txt"};
+  for (int i = 0; i < 10; ++i) {
+    const std::string path = "/p" + std::to_string(i) + ".html";
+    links += "<a href='" + path.substr(1) + "'>" + std::to_string(i) + "</a>";
+    paths.push_back(path);
+  }
+  for (const std::string& path : paths) {
+    server.Route(path, [&site](const TestRequest& request) { return site.Answer(request); });
+  }
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, links);
+  // One fetch at a time (max_fetches_per_host = 1), 400 ms each: the sweep takes 4 s or more.
+  for (int i = 0; i < 10; ++i) {
+    site.Set(paths[i + 2], 200, Article("topic" + std::to_string(i)),
+             std::chrono::milliseconds(400));
+  }
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store", CrawlerConfig(server));
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const int port = daemon.port();
+  {
+    HttpClient client(port);
+    HttpResponse none = client.Request("POST", "/v1/crawl/stop");
+    EXPECT_EQ(none.status, 409) << none.body;
+    EXPECT_NE(none.body.find("crawl_not_running"), std::string::npos) << none.body;
+  }
+  const std::string name = StartSweep(port);
+  // Wait until a page of the site has been stored.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+  json progress;
+  while (Clock::now() < deadline) {
+    progress = Get(port, "/v1/crawl");
+    if (progress["sweep"].is_object() && progress["sweep"]["stored"].is_number() &&
+        progress["sweep"]["stored"].get<int>() >= 2) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+  }
+  ASSERT_GE(progress["sweep"]["stored"].get<int>(), 2) << progress.dump();
+  {
+    HttpClient client(port);
+    HttpResponse stop = client.Request("POST", "/v1/crawl/stop");
+    ASSERT_EQ(stop.status, 202) << stop.body;
+    const json answer = json::parse(stop.body, nullptr, false);
+    EXPECT_EQ(answer["sweep"], name) << stop.body;
+  }
+  const json stopped = WaitForSweep(port, name);
+  EXPECT_EQ(stopped["closed"], false) << stopped.dump();
+  EXPECT_EQ(stopped["left_open_because"], "stopped on request") << stopped.dump();
+  EXPECT_FALSE(stopped["finished"].is_null());
+  EXPECT_LT(stopped["fetched"].get<int>(), 11) << stopped.dump();
+  // Every page fetched before the stop (the one in flight included) is committed.
+  EXPECT_EQ(stopped["stored"], stopped["pages"]) << stopped.dump();
+  EXPECT_EQ(stopped["store_errors"], 0);
+  EXPECT_EQ(History(port, server.Url("/")).size(), 1u);
+  bool open = false;
+  const json sweeps = Get(port, "/v1/sweeps");
+  for (const json& s : sweeps["sweeps"]) {
+    if (s["name"] == name) open = s["open"] == true;
+  }
+  EXPECT_TRUE(open) << sweeps.dump();
+  {
+    HttpClient client(port);
+    HttpResponse again = client.Request("POST", "/v1/crawl/stop");
+    EXPECT_EQ(again.status, 409) << again.body;
+    EXPECT_NE(again.body.find("crawl_not_running"), std::string::npos) << again.body;
+  }
+
+  // The stop held for that sweep only: a new one runs to its end.
+  for (int i = 0; i < 10; ++i) site.Set(paths[i + 2], 200, Article("topic" + std::to_string(i)));
+  const std::string next = StartSweep(port);
+  ASSERT_FALSE(next.empty());
+  const json whole = WaitForSweep(port, next);
+  EXPECT_EQ(whole["closed"], true) << whole.dump();
+  EXPECT_EQ(whole["pages"], 11) << whole.dump();
+  EXPECT_EQ(whole["stored"], 11);
+  for (const std::string& path : paths) {
+    if (path != "/robots.txt") {
+      EXPECT_FALSE(History(port, server.Url(path)).empty()) << path;
+    }
+  }
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
 // A schedule: the first sweep runs at start-up on an empty store; after a restart, the last
 // sweep in the store sets the next date and nothing is crawled at once.
 TEST(CrawlServeTest, ScheduleStartsAtOnceAndSurvivesARestart) {
@@ -378,6 +539,12 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
     EXPECT_NE(r.body.find("[crawler]"), std::string::npos) << r.body;
     HttpResponse put = client.Request("PUT", "/v1/crawl");
     EXPECT_EQ(put.status, 405);
+    HttpResponse stop = client.Request("POST", "/v1/crawl/stop");
+    EXPECT_EQ(stop.status, 409);
+    EXPECT_NE(stop.body.find("crawler_not_configured"), std::string::npos) << stop.body;
+    HttpResponse get_stop = client.Request("GET", "/v1/crawl/stop");
+    EXPECT_EQ(get_stop.status, 405);
+    EXPECT_EQ(get_stop.headers["allow"], "POST");
   }
   TestServer server;
   server.Page("/", "<p>hello</p>");
@@ -388,6 +555,7 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
   ASSERT_GT(daemon.port(), 0) << daemon.log();
   HttpClient client(daemon.port());
   EXPECT_EQ(client.Request("POST", "/v1/crawl").status, 401);
+  EXPECT_EQ(client.Request("POST", "/v1/crawl/stop").status, 401);
   EXPECT_EQ(client.Request("GET", "/v1/crawl").status, 200);  // reads are open by default
   EXPECT_EQ(client.Request("POST", "/v1/crawl", "", "", "Authorization: Bearer s3cret\r\n").status,
             202);
