@@ -185,11 +185,13 @@ int Serve(const ServeFlags& flags) {
     // At most half of the physical memory: a larger store would be read whole from disk and
     // push out of the page cache what lookups need.
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    const uint64_t max_bytes =
-        pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2 : UINT64_MAX;
+    const uint64_t max_bytes = pages > 0 && page_size > 0
+                                   ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2
+                                   : UINT64_MAX;
     warming = std::thread([&store, &stop_warming, max_bytes] {
       const Clock::time_point start = Clock::now();
-      StatusOr<uint64_t> mapped = store.WarmMap([&stop_warming] { return !stop_warming.load(); }, max_bytes);
+      StatusOr<uint64_t> mapped =
+          store.WarmMap([&stop_warming] { return !stop_warming.load(); }, max_bytes);
       if (!mapped.ok()) {
         spdlog::warn("warming the store's map: {}", mapped.status().ToString());
         return;

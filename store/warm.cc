@@ -42,7 +42,8 @@ bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end) {
 
 }  // namespace
 
-StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going, uint64_t max_bytes) const {
+StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
+                                  uint64_t max_bytes) const {
   // Each chunk is mapped inside a read transaction, which holds off a map growth (a remap); a
   // writer may grow the map between chunks, and the next chunk finds the new mapping.
   constexpr uint64_t kChunk = uint64_t{32} << 20;
@@ -69,8 +70,8 @@ StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going, uint6
     const uint64_t used = std::min<uint64_t>((info.me_last_pgno + 1) * stat.ms_psize, map_end - map_begin);
     if (offset == 0 && used > max_bytes) {
       return FailedPreconditionError("not warmed: the store's " + std::to_string(used >> 20) +
-                                     " MiB in use are more than the " + std::to_string(max_bytes >> 20) +
-                                     " MiB allowed");
+                                     " MiB in use are more than the " +
+                                     std::to_string(max_bytes >> 20) + " MiB allowed");
     }
     if (offset >= used) return warmed;
     const uint64_t length = std::min(kChunk, used - offset);

@@ -1,9 +1,9 @@
 #include "store/internal/batch_postings.h"
 
+#include <boost/sort/spreadsort/integer_sort.hpp>
+
 #include <algorithm>
 #include <utility>
-
-#include <boost/sort/spreadsort/integer_sort.hpp>
 
 #include "base/fmix.h"
 #include "store/internal/codec.h"
@@ -162,7 +162,9 @@ Status BatchPostings::Flush() {
     boost::sort::spreadsort::integer_sort(
         sorted.begin(), sorted.end(),
         [](const std::pair<uint64_t, DocId>& p, unsigned shift) { return p.first >> shift; },
-        [](const std::pair<uint64_t, DocId>& a, const std::pair<uint64_t, DocId>& b) { return a < b; });
+        [](const std::pair<uint64_t, DocId>& a, const std::pair<uint64_t, DocId>& b) {
+          return a < b;
+        });
     MDB_cursor* c = cursors_[index].get();
     for (const auto& [value, doc] : sorted) {
       PostingKey key(value);

@@ -465,8 +465,10 @@ TEST_F(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   ASSERT_TRUE(stats.ok());
   const uint64_t mapped_before = MappedBytesOf(file);
   StatusOr<uint64_t> refused = store->WarmMap(nullptr, stats->file_bytes - 4096);
-  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
-  EXPECT_NE(refused.status().message().find("MiB allowed"), std::string::npos) << refused.status().ToString();
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("MiB allowed"), std::string::npos)
+      << refused.status().ToString();
   EXPECT_LE(MappedBytesOf(file), mapped_before);
 
   StatusOr<uint64_t> warmed = store->WarmMap(nullptr, stats->file_bytes);
