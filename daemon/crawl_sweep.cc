@@ -374,7 +374,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     });
     if (!next.ok()) return fail(next.status());
     after = *next;
-  } while (after != 0 && !stopped_ && !sweep_stopped_);
+  } while (after != 0 && !StopRequested());
   report.known_urls = known.size();
 
   StatusOr<std::unique_ptr<crawler::CurlFetcher>> curl =
@@ -385,7 +385,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   // Run() began (Run() clears the crawler's stop flag) and refreshes the metrics.
   auto tick = [this, &crawler_ptr] {
     if (crawler_ptr == nullptr) return;
-    if (stopped_ || sweep_stopped_) crawler_ptr->Stop();
+    if (StopRequested()) crawler_ptr->Stop();
     if (metrics_ != nullptr) metrics_->CrawlProgressed(crawler_ptr->Progress());
   };
   CancellableFetcher fetcher(std::move(curl).value(), tick);
@@ -410,7 +410,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   // failed, and URLs robots.txt refused.
   std::unordered_set<std::string> not_gone;
   // Stopped while the URLs were listed: no fetch at all.
-  Status run = stopped_ || sweep_stopped_ ? OkStatus() : crawler.Run(
+  Status run = StopRequested() ? OkStatus() : crawler.Run(
       known,
       [&](crawler::CrawledPage page) {
         PageJob job;

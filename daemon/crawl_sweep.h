@@ -121,6 +121,8 @@ class SweepRunner {
   struct Sink;
 
   void Finish(SweepReport* report, const crawler::CrawlProgress& progress);
+  // Stop() or StopSweep(): the running sweep ends.
+  bool StopRequested() const { return stopped_ || sweep_stopped_; }
 
   store::Store* const store_;
   IngestPipeline* const pipeline_;
