@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -104,8 +105,8 @@ TEST_F(WriterTest, StopListCopyIsDroppedWithAnAbortedBatch) {
 // A batch reads the postings of the store and of its own earlier pages from memory and writes
 // them at its end (BatchPostings): its answers must be those of the same pages applied one per
 // batch. The pages: families of near-copies (within one batch and across batches), pages that
-// repeat an earlier page's bytes or text, boilerplate that reaches the stop list mid-batch, a
-// dead page and a page with a bad sketch.
+// repeat an earlier page's bytes, text or shingles, URLs that come back, revisits, boilerplate
+// that reaches the stop list mid-batch, a dead page and a page with a bad sketch.
 TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
   StoreOptions o;
   o.durable = false;
@@ -123,8 +124,23 @@ TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
     p.url = "http://f" + std::to_string(family) + "/" + std::to_string(i % 40);  // URLs come back
     p.date = 1 + i;
     p.sketch = SyntheticSketch(params_, sh, i % 13 == 4 ? i : 0);  // other bytes, same text
+    if (i == 60) {
+      // Page 5's shingles (family 5's text alone), its words in another order: shingle
+      // equivalent to it, not lexically.
+      sh = Range(0, 25);
+      auto five = Range(10000 * 6, 60);
+      sh.insert(sh.end(), five.begin(), five.end());
+      p.sketch = SyntheticSketch(params_, sh, 60);
+      p.sketch.lexical.low ^= 0x5a5a;
+    }
     if (i == 30) p.http_status = 404;
     if (i == 31) p.sketch.features.pop_back();  // invalid: fails this page only
+    if (i % 23 == 22 || i == 89) {
+      // Revisits (WARC): of a URL seen earlier in the run (within a batch of four or not), and
+      // of one never seen.
+      p.revisit = true;
+      p.revisit_of = i == 89 ? "http://nowhere/" : pages[i - 2 - i % 5].url;
+    }
     pages.push_back(std::move(p));
   }
   auto run = [&](const std::string& name, size_t batch) -> std::vector<PageResult> {
@@ -158,6 +174,8 @@ TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
       SCOPED_TRACE("page " + std::to_string(i));
       EXPECT_EQ(a.status.code(), b.status.code());
       EXPECT_EQ(a.verdict, b.verdict);
+      EXPECT_EQ(a.url, b.url);
+      EXPECT_EQ(a.previous_doc, b.previous_doc);
       EXPECT_EQ(a.doc, b.doc);
       EXPECT_EQ(a.cluster, b.cluster);
       EXPECT_EQ(a.replayed, b.replayed);
@@ -172,6 +190,19 @@ TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
     }
   }
   EXPECT_GT(near, 20);  // the families did find each other
+  // What the pages were, so that the comparison above covers each kind.
+  std::map<Relation, int> equivalents;
+  int revisits = 0;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const PageResult& a = one_by_one[i];
+    if (a.verdict == Verdict::kDuplicate && !a.matches.empty()) ++equivalents[a.matches[0].relation];
+    revisits += pages[i].revisit && a.status.ok();
+  }
+  EXPECT_GT(equivalents[Relation::kIdentical], 0);
+  EXPECT_GT(equivalents[Relation::kLexical], 0);
+  EXPECT_GT(equivalents[Relation::kShingle], 0);
+  EXPECT_EQ(revisits, 3);
+  EXPECT_EQ(one_by_one[89].status.code(), StatusCode::kNotFound);
 }
 
 }  // namespace
