@@ -1,9 +1,9 @@
 // Store benchmark on synthetic sketches (tests/store/synthetic.h: 200-shingle pages in families of
 // 4 near-copies, resemblance ~0.9), at 10k, 100k and 1M stored documents:
-//   BM_IngestDurable/N/B durable group commits of B new pages (1,000; also 256, 2,000 and 4,000) into a
-//                       store of N documents: pages/s (wall and CPU), CPU us per page, KiB
-//                       written per page (write syscalls), dirty pages and write calls per
-//                       commit, cold (the first 10,000 pages after opening a copy) and steady
+//   BM_IngestDurable/N/B durable group commits of B new pages (1,000; also 256, 2,000 and
+//                       4,000) into a store of N documents: pages/s (wall and CPU), CPU us per
+//                       page, KiB written per page (write syscalls), dirty pages and write calls
+//                       per commit, cold (the first 10,000 pages after opening a copy) and steady
 //                       ("steady_", 10,000 pages after size / 20 more);
 //   BM_Lookup/N         SimilarToSketch latency percentiles (p50, p99; wall clock and thread CPU
 //                       time) over 2,000 queries, half of them stored pages, half new
@@ -379,7 +379,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) b->Arg(static_cast<int64_t>(size));
 }
 
-// Commits of 1,000 pages at every size; of 256 (the daemon's ingest.batch_pages) and 4,000 too.
+// Commits of 1,000 pages (the daemon's ingest.batch_pages) at every size; of 256, 2,000 and 4,000 too.
 void IngestArgs(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) {
     for (int64_t batch : {256, 1000, 2000, 4000}) b->Args({static_cast<int64_t>(size), batch});

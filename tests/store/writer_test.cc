@@ -136,10 +136,10 @@ TEST_F(WriterTest, ABatchDecidesAsItsPagesAppliedOneByOne) {
     if (i == 30) p.http_status = 404;
     if (i == 31) p.sketch.features.pop_back();  // invalid: fails this page only
     if (i % 23 == 22 || i == 89) {
-      // Revisits (WARC): of a URL seen earlier in the run (within a batch of four or not), and
-      // of one never seen.
+      // Revisits (WARC): of a URL of an earlier batch of four (22, 68) or of the same one (45),
+      // and of one never seen.
       p.revisit = true;
-      p.revisit_of = i == 89 ? "http://nowhere/" : pages[i - 2 - i % 5].url;
+      p.revisit_of = i == 89 ? "http://nowhere/" : pages[i == 45 ? 44 : i - 4].url;
     }
     pages.push_back(std::move(p));
   }
