@@ -228,7 +228,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup
   if (usable < kEnoughSampleValues || hits.size() > options.max_candidates) {
     Cursor fc;
     if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
-    const size_t cap = 4 * options.common_value_limit;
+    const size_t cap = internal::FeatureReadCap(options);
     for (uint64_t value : sketch.features) {
       postings.clear();
       if (int rc = internal::ReadValuePostings(fc.get(), value, cap, &postings, &count, &more); rc != 0) {

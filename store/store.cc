@@ -453,7 +453,7 @@ class BatchWriter {
         if (it == store_.stop_list_.end() || it->second <= limit) values[BatchPostings::kSamples].push_back(value);
       }
     }
-    const size_t cap = FeatureReadCap();
+    const size_t cap = FeatureReadCap(store_.options_);
     SHINGLED_RETURN_IF_ERROR(postings_.Prefetch(BatchPostings::kFeatures, std::move(values[BatchPostings::kFeatures]), cap));
     SHINGLED_RETURN_IF_ERROR(
         postings_.Prefetch(BatchPostings::kSupershingles, std::move(values[BatchPostings::kSupershingles]), cap));
@@ -600,10 +600,6 @@ class BatchWriter {
     return OkStatus();
   }
 
-  // At most this many postings of a feature or super shingle are read (a sample value's stop
-  // at common_value_limit).
-  size_t FeatureReadCap() const { return 4 * store_.options_.common_value_limit; }
-
   // Candidates for the new document `doc` from the feature, super-shingle and sample indexes
   // (sample values in more than common_value_limit documents skipped), ranked by RankCandidates
   // into candidates_; sample_states_ receives the state of each indexed sample value, for
@@ -615,7 +611,7 @@ class BatchWriter {
     hits_.clear();
     size_t count = 0;
     bool more = false;
-    const size_t cap = FeatureReadCap();
+    const size_t cap = FeatureReadCap(store_.options_);
     // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
     // shingle or sample value.
     for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},
