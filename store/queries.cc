@@ -173,8 +173,8 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
 // shingles (the writer's "similar" relation: ~22 descents, and a page they would find shares
 // sample values too). The documents found, in id order; when they are more than max_candidates,
 // the max_candidates that internal::RankCandidates ranks first.
-Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup::Sketch& sketch,
-                           std::vector<DocId>* out, bool* truncated) {
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::MapBase* map,
+                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
   hits.reserve(128);
@@ -197,6 +197,18 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup
   // a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
+  // The buckets' leaves, loaded together before the lookups that read them (leaf_prefetch.h;
+  // FORMAT.md, "Lookups").
+  {
+    std::vector<internal::PostingKey> buckets;
+    for (uint64_t value : sketch.sample.values) {
+      if (internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) buckets.emplace_back(value);
+    }
+    std::vector<std::string_view> keys;
+    keys.reserve(buckets.size());
+    for (const internal::PostingKey& bucket : buckets) keys.push_back(bucket.view());
+    internal::LeafPrefetcher(ops.txn(), d.main, "samples", map).Prefetch(keys);
+  }
   size_t usable = 0;  // indexed values read and within the limit (with postings or not)
   for (uint64_t value : sketch.sample.values) {
     if (!internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
@@ -253,14 +265,15 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const dedup
   return OkStatus();
 }
 
-StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const StoreOptions& options,
+StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
                                             const dedup::Sketch& sketch, DocId exclude,
                                             const QueryOptions& query) {
   std::vector<SimilarDoc> out;
   if (sketch.empty()) return out;
   std::vector<DocId> candidates;
   bool truncated = false;
-  SHINGLED_RETURN_IF_ERROR(FindQueryCandidates(ops, options, sketch, &candidates, &truncated));
+  SHINGLED_RETURN_IF_ERROR(
+      FindQueryCandidates(ops, impl.options_, &impl.map_base_, sketch, &candidates, &truncated));
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.
@@ -576,7 +589,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return SimilarIn(ops, impl_->options_, internal::SketchOf(*rec), doc, query);
+  return SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query);
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -587,7 +600,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return SimilarIn(ops, impl_->options_, internal::SketchOf(*rec), doc, query);
+  return SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query);
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
@@ -598,7 +611,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
     return InvalidArgumentError("sketch was not made with this store's params");
   }
   SHINGLED_READ_TXN(ops);
-  return SimilarIn(ops, impl_->options_, sketch, 0, query);
+  return SimilarIn(ops, *impl_, sketch, 0, query);
 }
 
 StatusOr<StoreStats> Store::Stats() const {

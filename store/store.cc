@@ -321,6 +321,7 @@ Status StoreImpl::Open() {
   MDB_txn* raw = nullptr;
   if (rc = mdb_txn_begin(env_, nullptr, 0, &raw); rc != 0) return LmdbStatus(rc, "begin open transaction");
   Txn txn(raw);
+  if (rc = mdb_dbi_open(txn.get(), nullptr, 0, &dbis_.main); rc != 0) return LmdbStatus(rc, "open the unnamed database");
   for (const TableSpec& t : kTables) {
     if (rc = mdb_dbi_open(txn.get(), t.name, MDB_CREATE | t.flags, &(dbis_.*t.member)); rc != 0) {
       return LmdbStatus(rc, std::string("open database ") + t.name);

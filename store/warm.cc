@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "store/internal/leaf_prefetch.h"
 #include "store/internal/store_impl.h"
 #include "store/store.h"
 
@@ -18,29 +19,6 @@
 #endif
 
 namespace shingled::store {
-
-namespace {
-
-// The [begin, end) of the mapping of this process that holds `p`, from /proc/self/maps; false if
-// none does. LMDB does not tell where it mapped the file (mdb_env_info's address is that of a
-// fixed map only), so the map is found through a pointer into it.
-bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end) {
-  std::ifstream maps("/proc/self/maps");
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long long b = 0, e = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx", &b, &e) != 2) continue;
-    if (at >= b && at < e) {
-      *begin = static_cast<uintptr_t>(b);
-      *end = static_cast<uintptr_t>(e);
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
                                   uint64_t max_bytes) const {
@@ -60,7 +38,7 @@ StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
     MDB_val k, v;
     if (int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST); rc != 0) return ops.Fail(rc, "meta");
     uintptr_t map_begin = 0, map_end = 0;
-    if (!MappingOf(v.mv_data, &map_begin, &map_end)) return InternalError("the store's map is not in /proc/self/maps");
+    if (!internal::MappingOf(v.mv_data, &map_begin, &map_end)) return InternalError("the store's map is not in /proc/self/maps");
     MDB_envinfo info;
     MDB_stat stat;
     if (int rc = mdb_env_info(impl_->env_, &info); rc != 0) return internal::LmdbStatus(rc, "env info");

@@ -14,6 +14,7 @@
 namespace shingled::store::internal {
 
 struct Dbis {
+  MDB_dbi main;  // the unnamed database, which holds the named ones' records
   MDB_dbi meta, documents, fp_identical, fp_lexical, fp_shingle, features, supershingles, samples,
       common_values, urls, url_names, versions, doc_urls, sweeps, sweep_names, cluster_parent,
       cluster_members, links;

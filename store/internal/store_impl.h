@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "dedup/sketch.h"
 #include "store/internal/codec.h"
+#include "store/internal/leaf_prefetch.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
 #include "store/types.h"
@@ -102,6 +103,8 @@ class StoreImpl {
   const uint64_t polynomial_;
   MDB_env* env_ = nullptr;
   Dbis dbis_{};
+  // Where this process mapped the file, for queries' LeafPrefetchers.
+  mutable MapBase map_base_;
 
   // Serializes writers (Apply, sweeps).
   std::mutex write_mu_;

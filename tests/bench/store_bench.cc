@@ -10,7 +10,10 @@
 //                       near-copies of stored families, cold (just opened), warm (after
 //                       20,000 other queries: the map as a daemon that has served a while has
 //                       it, partly faulted in) and mapped (after Store::WarmMap: every page of
-//                       the file in the page tables; warm_map_s is its time);
+//                       the file in the page tables; warm_map_s is its time); then ab_: 4,000
+//                       more mapped, every other one without leaf prefetching (queries load the
+//                       leaves of their ~20 sample buckets and candidates ahead, leaf_prefetch.h),
+//                       the two halves' p50 and p99 side by side;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -39,6 +42,7 @@
 #include <vector>
 
 #include "store/internal/codec.h"
+#include "store/internal/leaf_prefetch.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"
 
@@ -274,25 +278,42 @@ struct Latency {
   double p50 = 0, p99 = 0, cpu_p50 = 0, cpu_p99 = 0;
   double results = 0;  // per query
 };
-Latency MeasureLookups(const Store& store, const std::vector<dedup::Sketch>& queries, benchmark::State& state) {
-  QueryOptions q;
+struct Timings {
   std::vector<double> micros, cpu;
-  micros.reserve(queries.size());
-  cpu.reserve(queries.size());
   size_t results = 0;
-  for (const dedup::Sketch& sketch : queries) {
+
+  void Ask(const Store& store, const dedup::Sketch& sketch, benchmark::State& state) {
     double c0 = ThreadCpuMicros();
     auto t0 = std::chrono::steady_clock::now();
-    auto r = store.SimilarToSketch(sketch, q);
+    auto r = store.SimilarToSketch(sketch, QueryOptions{});
     micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     cpu.push_back(ThreadCpuMicros() - c0);
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
     results += r.ok() ? r->size() : 0;
   }
-  std::sort(micros.begin(), micros.end());
-  std::sort(cpu.begin(), cpu.end());
-  auto at = [](const std::vector<double>& v, size_t per100) { return v[v.size() * per100 / 100]; };
-  return {at(micros, 50), at(micros, 99), at(cpu, 50), at(cpu, 99), static_cast<double>(results) / queries.size()};
+  Latency Summary() {
+    std::sort(micros.begin(), micros.end());
+    std::sort(cpu.begin(), cpu.end());
+    auto at = [](const std::vector<double>& v, size_t per100) { return v[v.size() * per100 / 100]; };
+    return {at(micros, 50), at(micros, 99), at(cpu, 50), at(cpu, 99), static_cast<double>(results) / micros.size()};
+  }
+};
+Latency MeasureLookups(const Store& store, const std::vector<dedup::Sketch>& queries, benchmark::State& state) {
+  Timings t;
+  for (const dedup::Sketch& sketch : queries) t.Ask(store, sketch, state);
+  return t.Summary();
+}
+// The queries in turn, every other one with leaf prefetching off (internal::EnableLeafPrefetch):
+// the two halves meet the same machine, moment by moment.
+std::pair<Latency, Latency> MeasureWithAndWithoutLeafPrefetch(const Store& store, const std::vector<dedup::Sketch>& queries,
+                                                              benchmark::State& state) {
+  Timings with, without;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    internal::EnableLeafPrefetch(i % 2 == 0);
+    (i % 2 == 0 ? with : without).Ask(store, queries[i], state);
+  }
+  internal::EnableLeafPrefetch(true);
+  return {with.Summary(), without.Summary()};
 }
 
 // Cold: the first 2,000 queries after opening the store (each touches B-tree pages the process
@@ -313,7 +334,9 @@ void BM_Lookup(benchmark::State& state) {
   std::vector<dedup::Sketch> warmup = sketches(kQueries, kWarmup);
   std::vector<dedup::Sketch> warm = sketches(kQueries + kWarmup, kQueries);
   std::vector<dedup::Sketch> populated = sketches(2 * kQueries + kWarmup, kQueries);
+  std::vector<dedup::Sketch> ab = sketches(3 * kQueries + kWarmup, 2 * kQueries);
   Latency c, w, m;
+  std::pair<Latency, Latency> with_without;
   double warm_map_seconds = 0;
   for (auto _ : state) {
     c = MeasureLookups(*store, cold, state);
@@ -324,6 +347,7 @@ void BM_Lookup(benchmark::State& state) {
     warm_map_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!mapped.ok()) state.SkipWithError(mapped.status().ToString().c_str());
     m = MeasureLookups(*store, populated, state);
+    with_without = MeasureWithAndWithoutLeafPrefetch(*store, ab, state);
   }
   state.counters["cold_p50_us"] = c.p50;
   state.counters["cold_p99_us"] = c.p99;
@@ -338,6 +362,10 @@ void BM_Lookup(benchmark::State& state) {
   state.counters["mapped_cpu_p50_us"] = m.cpu_p50;
   state.counters["mapped_cpu_p99_us"] = m.cpu_p99;
   state.counters["warm_map_s"] = warm_map_seconds;
+  state.counters["ab_prefetch_p50_us"] = with_without.first.p50;
+  state.counters["ab_no_prefetch_p50_us"] = with_without.second.p50;
+  state.counters["ab_prefetch_p99_us"] = with_without.first.p99;
+  state.counters["ab_no_prefetch_p99_us"] = with_without.second.p99;
 }
 
 void BM_Bytes(benchmark::State& state) {

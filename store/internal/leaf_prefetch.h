@@ -1,0 +1,101 @@
+// Loading ahead the leaf pages that a query's next lookups will read (FORMAT.md, "Lookups").
+// Private to store/.
+//
+// A query looks up ~20 keys at random places in one tree (its sample values' buckets). Each LMDB
+// lookup descends alone: the branch pages are in the cache, but the leaf is not, and its header,
+// node offsets, node keys and value are loads that wait for one another, at 1M documents on a
+// leaf among ~100,000 (400 MB). LeafPrefetcher first walks every key's branch pages itself, in
+// the map and by LMDB's file format, and then, a pass over all keys per step, asks the CPU for
+// each leaf's header, then for its nodes, then for the key's value, so that the loads of
+// different keys overlap; the lookups that follow go through LMDB as before and find what they
+// read in the cache (group prefetching: Chen, Ailamaki, Gibbons and Mowry, "Improving hash join
+// performance through prefetching", ICDE 2004).
+//
+// Only a hint: what the walk reads never decides an answer. It reads the data file format of
+// LMDB 0.9 (a page: its number, flags, the bounds of its free space, its node offsets; a node:
+// the child's page number or the value's size, flags, key, value), which every 0.9 release
+// shares, since files move between them. Each page it reads must name itself, lie inside the
+// file and be of the kind expected, and each node must lie inside its page, or the walk of that
+// key stops there. The map's start is checked against the process's mappings once (MapBase), so
+// that a file of another format is not read at all.
+//
+// Read transactions only: a write transaction's changed pages are not in the map.
+#ifndef SHINGLED_STORE_INTERNAL_LEAF_PREFETCH_H_
+#define SHINGLED_STORE_INTERNAL_LEAF_PREFETCH_H_
+
+#include <lmdb.h>
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace shingled::store::internal {
+
+// The [begin, end) of the mapping of this process that holds `p`, from /proc/self/maps; false if
+// none does. LMDB does not tell where it mapped the file (mdb_env_info's address is that of a
+// fixed map only), so the map is found through a pointer into it.
+bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end);
+
+// Where this process mapped a store's file, as far as LeafPrefetcher may trust it (one per
+// environment; thread-safe).
+//
+// A page in the map names itself, so a pointer into page N places page 0 N pages before it. That
+// is only as good as the format's reading, and the walk reads pages by it: the first time a page
+// 0 is derived (and after a map growth moves the map), MapBase checks it against the process's
+// mappings, where LMDB maps the whole file from its start. A derived page 0 that is not the
+// start of the mapping (a file format other than LMDB 0.9's) turns prefetching off for good.
+class MapBase {
+ public:
+  // Whether `page0` is the start of the map that holds `inside`.
+  bool Confirm(uintptr_t page0, const char* inside);
+
+ private:
+  std::atomic<uintptr_t> confirmed_{0};
+  std::atomic<bool> refused_{false};
+};
+
+// Whether new LeafPrefetchers may be usable (on unless switched off), for every store of the
+// process: store_bench switches it query by query to measure what prefetching saves.
+void EnableLeafPrefetch(bool on);
+
+class LeafPrefetcher {
+ public:
+  // The tree of the named database `table` (opened in `main`, the environment's unnamed database)
+  // in the snapshot of the read-only `txn`; `map` is the environment's. Not usable (usable()
+  // false) when the tree is empty or its root or the map does not check out.
+  LeafPrefetcher(MDB_txn* txn, MDB_dbi main, const char* table, MapBase* map);
+
+  bool usable() const { return root_ != 0; }
+
+  // Walks down to the leaf of each key, all keys one level at a time, and prefetches what LMDB
+  // will read there: the leaf's header and node offsets, its nodes' keys, and the key's value (up
+  // to a page of it; on its overflow page for a large one; a nested tree of duplicates is not
+  // followed). Returns how many leaves were found (0 when not usable).
+  size_t Prefetch(std::span<const std::string_view> keys) const;
+
+  // For tests: the page number of the leaf where LMDB finds `key` (or would put it), 0 when not
+  // usable or the walk met a page that did not check out; and the value found there under `key`
+  // (a value on overflow pages, or the page of duplicates inside the leaf or a nested tree's
+  // record), empty if none.
+  uint64_t LeafOf(std::string_view key) const;
+  std::string_view ValueOf(std::string_view key) const;
+
+ private:
+  // One step down from branch page `pgno` towards `key`: the child's page number, 0 on a check
+  // that fails.
+  uint64_t Child(uint64_t pgno, std::string_view key) const;
+  // The value of `key` in leaf page `leaf`: false if the key is not there or a check fails.
+  bool Value(uint64_t leaf, std::string_view key, const char** data, size_t* size) const;
+  const char* Page(uint64_t pgno) const { return base_ + pgno * page_size_; }
+
+  const char* base_ = nullptr;  // page 0 of the map
+  uint64_t page_size_ = 0;
+  uint64_t last_pgno_ = 0;  // the last page in the file (of the newest snapshot, so of ours too)
+  uint64_t root_ = 0;       // 0: not usable (page 0 and 1 are meta pages, never a root)
+  int depth_ = 0;           // levels, the leaves included
+};
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_LEAF_PREFETCH_H_

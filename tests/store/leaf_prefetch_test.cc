@@ -1,0 +1,362 @@
+// LeafPrefetcher reads LMDB's file format on its own: the leaf it walks to must be the one LMDB
+// reads for the same key, in trees of posting buckets and of records (some on overflow pages) as
+// the store has them, and a page that does not check out must stop the walk, never send it
+// astray.
+#include "store/internal/leaf_prefetch.h"
+
+#include <gtest/gtest.h>
+#include <lmdb.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "store/internal/codec.h"
+#include "store/internal/lmdb.h"
+#include "store/store.h"
+#include "tests/store/synthetic.h"
+#include "tests/store/test_dir.h"
+
+namespace shingled::store::internal {
+namespace {
+
+constexpr unsigned kBucketFlags = MDB_DUPSORT | MDB_DUPFIXED;
+
+std::string Be(uint64_t v, size_t bytes) {
+  std::string s(bytes, '\0');
+  for (size_t i = 0; i < bytes; ++i) s[bytes - 1 - i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+
+// An environment in a temporary directory with the named databases a test fills.
+class Env {
+ public:
+  explicit Env(const std::string& dir, unsigned flags = 0) {
+    EXPECT_EQ(mdb_env_create(&env_), 0);
+    EXPECT_EQ(mdb_env_set_maxdbs(env_, 4), 0);
+    EXPECT_EQ(mdb_env_set_mapsize(env_, size_t{1} << 30), 0);
+    EXPECT_EQ(mdb_env_open(env_, dir.c_str(), flags | MDB_NOSYNC, 0644), 0);
+  }
+  ~Env() { mdb_env_close(env_); }
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+  MDB_env* get() const { return env_; }
+
+ private:
+  MDB_env* env_ = nullptr;
+};
+
+struct Filled {
+  std::vector<std::string> bucket_keys;
+  std::vector<std::string> record_keys;
+};
+
+// "buckets": 3-byte keys with 1 to 30 12-byte entries each; "records": 8-byte keys with values of
+// 40 to 3,000 bytes (those over ~2 KB on overflow pages). Both at least 3 levels deep.
+Filled Fill(MDB_env* env, size_t buckets, size_t records) {
+  std::mt19937_64 rng(20261121);
+  Filled out;
+  MDB_txn* txn = nullptr;
+  EXPECT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+  MDB_dbi b = 0, r = 0;
+  EXPECT_EQ(mdb_dbi_open(txn, "buckets", MDB_CREATE | kBucketFlags, &b), 0);
+  EXPECT_EQ(mdb_dbi_open(txn, "records", MDB_CREATE, &r), 0);
+  for (size_t i = 0; i < buckets; ++i) {
+    std::string key = Be(rng() >> 40, 3);
+    size_t n = 1 + rng() % 30;
+    for (size_t j = 0; j < n; ++j) {
+      std::string entry = Be(rng(), 12);
+      MDB_val k = Val(key), v = Val(entry);
+      EXPECT_EQ(mdb_put(txn, b, &k, &v, 0), 0);
+    }
+    out.bucket_keys.push_back(key);
+  }
+  for (size_t i = 0; i < records; ++i) {
+    std::string key = Be(rng(), 8);
+    std::string value(40 + rng() % 2960, static_cast<char>('a' + i % 26));
+    MDB_val k = Val(key), v = Val(value);
+    EXPECT_EQ(mdb_put(txn, r, &k, &v, 0), 0);
+    out.record_keys.push_back(key);
+  }
+  EXPECT_EQ(mdb_txn_commit(txn), 0);
+  return out;
+}
+
+// The page that LMDB's cursor finds `key` on (it must be there), by the number the page holds.
+uint64_t LmdbLeaf(MDB_txn* txn, MDB_dbi dbi, const std::string& key) {
+  MDB_cursor* c = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, dbi, &c), 0);
+  MDB_val k = Val(key), v;
+  EXPECT_EQ(mdb_cursor_get(c, &k, &v, MDB_SET_KEY), 0);
+  const char* p = static_cast<const char*>(k.mv_data);
+  p -= reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uint64_t pgno = 0;
+  std::memcpy(&pgno, p, sizeof pgno);
+  mdb_cursor_close(c);
+  return pgno;
+}
+
+// The value LMDB reads for `key`: its record, or for a bucket of several entries, from the sub-page
+// header before them to their end (the sub-page that the node holds may have room after them).
+std::string_view LmdbValue(MDB_txn* txn, MDB_dbi dbi, const std::string& key, bool bucket) {
+  MDB_cursor* c = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, dbi, &c), 0);
+  MDB_val k = Val(key), v;
+  EXPECT_EQ(mdb_cursor_get(c, &k, &v, MDB_SET_KEY), 0);
+  size_t entries = 1;
+  if (bucket) {
+    EXPECT_EQ(mdb_cursor_count(c, &entries), 0);
+    EXPECT_EQ(mdb_cursor_get(c, &k, &v, MDB_GET_MULTIPLE), 0);
+  }
+  mdb_cursor_close(c);
+  constexpr size_t kSubPageHeader = 16;
+  if (entries > 1) return {static_cast<const char*>(v.mv_data) - kSubPageHeader, v.mv_size + kSubPageHeader};
+  return View(v);  // a record, or a bucket's one entry (in the node itself)
+}
+
+struct Tree {
+  uint64_t root = 0;
+  int depth = 0;
+};
+
+Tree TreeOf(MDB_env* env, const char* table) {
+  MDB_txn* txn = nullptr;
+  EXPECT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi main = 0;
+  EXPECT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  MDB_val k{std::strlen(table), const_cast<char*>(table)}, v;
+  EXPECT_EQ(mdb_get(txn, main, &k, &v), 0);
+  EXPECT_EQ(v.mv_size, 48u);
+  Tree t;
+  uint16_t depth = 0;
+  std::memcpy(&depth, static_cast<const char*>(v.mv_data) + 6, 2);
+  std::memcpy(&t.root, static_cast<const char*>(v.mv_data) + 40, 8);
+  t.depth = depth;
+  mdb_txn_abort(txn);
+  return t;
+}
+
+TEST(LeafPrefetcherTest, WalksToTheLeafLmdbReadsForEveryKey) {
+  testing::TestDir dir;
+  Env env(dir.path());
+  const Filled filled = Fill(env.get(), 60000, 20000);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi main = 0, b = 0, r = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  ASSERT_EQ(mdb_dbi_open(txn, "buckets", kBucketFlags, &b), 0);
+  ASSERT_EQ(mdb_dbi_open(txn, "records", 0, &r), 0);
+  MapBase map;
+  for (auto [table, dbi, keys] : {std::tuple{"buckets", b, &filled.bucket_keys}, std::tuple{"records", r, &filled.record_keys}}) {
+    SCOPED_TRACE(table);
+    MDB_stat st;
+    ASSERT_EQ(mdb_stat(txn, dbi, &st), 0);
+    ASSERT_GE(st.ms_depth, 3u) << "too small a tree to walk two branch levels";
+    LeafPrefetcher prefetcher(txn, main, table, &map);
+    ASSERT_TRUE(prefetcher.usable());
+    std::vector<std::string_view> views;
+    for (const std::string& key : *keys) {
+      ASSERT_EQ(prefetcher.LeafOf(key), LmdbLeaf(txn, dbi, key));
+      // The value it would load: a record where LMDB reads it (in the leaf or on its overflow
+      // pages), or the page of a bucket's entries that LMDB hands out.
+      const std::string_view value = prefetcher.ValueOf(key);
+      ASSERT_FALSE(value.empty());
+      const std::string_view lmdb = LmdbValue(txn, dbi, key, dbi == b);
+      ASSERT_EQ(value.data(), lmdb.data());
+      if (dbi == b) {
+        ASSERT_GE(value.size(), lmdb.size()) << "a sub-page keeps room to grow";
+      } else {
+        ASSERT_EQ(value.size(), lmdb.size());
+      }
+      views.push_back(key);
+    }
+    EXPECT_EQ(prefetcher.Prefetch(views), views.size());
+    // Keys that are not there still lead to a leaf: the one a put would start from.
+    for (uint64_t i = 0; i < 1000; ++i) EXPECT_NE(prefetcher.LeafOf(Be(i * 7919, 5)), 0u);
+  }
+  mdb_txn_abort(txn);
+}
+
+TEST(LeafPrefetcherTest, AOneLeafTreeIsItsOwnLeafAndAnEmptyOrMissingOneIsNotUsable) {
+  testing::TestDir dir;
+  Env env(dir.path());
+  const Filled filled = Fill(env.get(), 5, 0);  // "records" stays empty
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi main = 0, b = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  ASSERT_EQ(mdb_dbi_open(txn, "buckets", kBucketFlags, &b), 0);
+  MapBase map;
+  LeafPrefetcher buckets(txn, main, "buckets", &map);
+  ASSERT_TRUE(buckets.usable());
+  for (const std::string& key : filled.bucket_keys) EXPECT_EQ(buckets.LeafOf(key), LmdbLeaf(txn, b, key));
+  for (const char* table : {"records", "absent"}) {
+    LeafPrefetcher none(txn, main, table, &map);
+    EXPECT_FALSE(none.usable()) << table;
+    EXPECT_EQ(none.LeafOf("abc"), 0u);
+    std::string_view keys[] = {"abc"};
+    EXPECT_EQ(none.Prefetch(keys), 0u);
+  }
+  mdb_txn_abort(txn);
+}
+
+// Writes `bytes` at `offset` of the environment's data file.
+void Patch(const std::string& dir, uint64_t offset, const void* bytes, size_t n) {
+  std::fstream f(dir + "/data.mdb", std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(n));
+  ASSERT_TRUE(f.good());
+}
+
+TEST(LeafPrefetcherTest, APageThatDoesNotCheckOutStopsTheWalk) {
+  testing::TestDir dir;
+  Filled filled;
+  Tree tree;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::string root_page(page, '\0');
+  {
+    Env env(dir.path());
+    filled = Fill(env.get(), 0, 20000);
+    tree = TreeOf(env.get(), "records");
+  }
+  ASSERT_GE(tree.depth, 3);
+  {
+    std::ifstream f(dir.path() + "/data.mdb", std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(tree.root * page));
+    f.read(root_page.data(), static_cast<std::streamsize>(page));
+  }
+  // The root's node 1 now names a page far past the end of the file: the keys it leads to (from
+  // its key to node 2's) find no leaf, the others still do.
+  auto node_at = [&](size_t i) {
+    uint16_t at = 0;
+    std::memcpy(&at, root_page.data() + 16 + 2 * i, 2);
+    return at;
+  };
+  auto key_of = [&](size_t i) {
+    uint16_t size = 0;
+    std::memcpy(&size, root_page.data() + node_at(i) + 6, 2);
+    return std::string(root_page.data() + node_at(i) + 8, size);
+  };
+  uint16_t lower = 0;
+  std::memcpy(&lower, root_page.data() + 12, 2);
+  ASSERT_GE((lower - 16) / 2, 3) << "the root should have at least 3 children";
+  const std::string from = key_of(1), to = key_of(2);
+  const uint16_t far[3] = {0xffff, 0xffff, 0x00ff};
+  Patch(dir.path(), tree.root * page + node_at(1), far, sizeof far);
+  {
+    Env env(dir.path(), MDB_RDONLY);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+    MDB_dbi main = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+    MapBase map;
+    LeafPrefetcher prefetcher(txn, main, "records", &map);
+    ASSERT_TRUE(prefetcher.usable());
+    size_t stopped = 0;
+    for (const std::string& key : filled.record_keys) {
+      if (key >= from && key < to) {
+        EXPECT_EQ(prefetcher.LeafOf(key), 0u);
+        ++stopped;
+      } else {
+        EXPECT_NE(prefetcher.LeafOf(key), 0u);
+      }
+    }
+    EXPECT_GT(stopped, 0u);
+    mdb_txn_abort(txn);
+  }
+  // The root no longer names itself: the tree is not walked at all.
+  const uint64_t wrong = tree.root + 1;
+  Patch(dir.path(), tree.root * page, &wrong, sizeof wrong);
+  {
+    Env env(dir.path(), MDB_RDONLY);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+    MDB_dbi main = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+    MapBase map;
+    EXPECT_FALSE(LeafPrefetcher(txn, main, "records", &map).usable());
+    mdb_txn_abort(txn);
+  }
+}
+
+TEST(MapBaseTest, ConfirmsTheMapsStartAndRefusesAnythingElseForGood) {
+  testing::TestDir dir;
+  Env env(dir.path());
+  Fill(env.get(), 10, 10);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi main = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  MDB_val k{7, const_cast<char*>("records")}, v;
+  ASSERT_EQ(mdb_get(txn, main, &k, &v), 0);
+  uintptr_t begin = 0, end = 0;
+  ASSERT_TRUE(MappingOf(v.mv_data, &begin, &end));
+  MapBase good;
+  EXPECT_TRUE(good.Confirm(begin, static_cast<const char*>(v.mv_data)));
+  EXPECT_TRUE(good.Confirm(begin, static_cast<const char*>(v.mv_data)));
+  MapBase bad;
+  EXPECT_FALSE(bad.Confirm(begin + 4096, static_cast<const char*>(v.mv_data)));
+  EXPECT_FALSE(bad.Confirm(begin, static_cast<const char*>(v.mv_data)));
+  EXPECT_FALSE(LeafPrefetcher(txn, main, "records", &bad).usable());
+  EXPECT_TRUE(LeafPrefetcher(txn, main, "records", &good).usable());
+  mdb_txn_abort(txn);
+}
+
+// The store's own trees, as the writer leaves them (with its comparator set): the sample buckets
+// and the documents walk to LMDB's leaves.
+TEST(LeafPrefetcherTest, WalksTheStoresSamplesAndDocuments) {
+  testing::TestDir dir;
+  const dedup::SketchParams params;
+  std::vector<uint64_t> sample_values;
+  {
+    StoreOptions options;
+    options.durable = false;
+    auto store = std::move(Store::Open(dir.path(), options, params, 0x42)).value();
+    const SweepId sweep = store->OpenSweep("s", 1).value().id;
+    for (uint64_t batch = 0; batch < 20; ++batch) {
+      std::vector<PageInput> pages;
+      for (uint64_t j = batch * 500; j < (batch + 1) * 500; ++j) {
+        PageInput p;
+        p.url = "http://t/" + std::to_string(j);
+        p.sweep = sweep;
+        p.date = 1;
+        p.sketch = testing::SyntheticSketch(params, testing::Variant(j * 1000, 200, 150, j));
+        for (uint64_t value : p.sketch.sample.values) {
+          if (IndexedSampleValue(value, p.sketch.sample.log2_modulus)) sample_values.push_back(value);
+        }
+        pages.push_back(std::move(p));
+      }
+      ASSERT_TRUE(store->Apply(pages).ok());
+    }
+  }
+  Env env(dir.path(), MDB_RDONLY);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi main = 0, samples = 0, documents = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  ASSERT_EQ(mdb_dbi_open(txn, "samples", kBucketFlags, &samples), 0);
+  ASSERT_EQ(mdb_dbi_open(txn, "documents", 0, &documents), 0);
+  MapBase map;
+  LeafPrefetcher by_bucket(txn, main, "samples", &map), by_doc(txn, main, "documents", &map);
+  ASSERT_TRUE(by_bucket.usable());
+  ASSERT_TRUE(by_doc.usable());
+  MDB_stat st;
+  ASSERT_EQ(mdb_stat(txn, samples, &st), 0);
+  EXPECT_GE(st.ms_depth, 2u);
+  for (uint64_t value : sample_values) {
+    const std::string key(PostingKey(value).view());
+    ASSERT_EQ(by_bucket.LeafOf(key), LmdbLeaf(txn, samples, key));
+  }
+  for (DocId doc = 1; doc <= 10000; ++doc) {
+    const std::string key(Key64(doc).view());
+    ASSERT_EQ(by_doc.LeafOf(key), LmdbLeaf(txn, documents, key));
+  }
+  mdb_txn_abort(txn);
+}
+
+}  // namespace
+}  // namespace shingled::store::internal
