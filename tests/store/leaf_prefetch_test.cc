@@ -50,6 +50,29 @@ class Env {
   MDB_env* env_ = nullptr;
 };
 
+// A read transaction of an environment, with its unnamed database open; aborted when destroyed.
+class Reader {
+ public:
+  explicit Reader(MDB_env* env) {
+    EXPECT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn_), 0);
+    EXPECT_EQ(mdb_dbi_open(txn_, nullptr, 0, &main_), 0);
+  }
+  ~Reader() { mdb_txn_abort(txn_); }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  MDB_txn* txn() const { return txn_; }
+  MDB_dbi main() const { return main_; }
+  MDB_dbi Open(const char* name, unsigned flags) const {
+    MDB_dbi dbi = 0;
+    EXPECT_EQ(mdb_dbi_open(txn_, name, flags, &dbi), 0);
+    return dbi;
+  }
+
+ private:
+  MDB_txn* txn_ = nullptr;
+  MDB_dbi main_ = 0;
+};
+
 struct Filled {
   std::vector<std::string> bucket_keys;
   std::vector<std::string> record_keys;
@@ -124,19 +147,15 @@ struct Tree {
 };
 
 Tree TreeOf(MDB_env* env, const char* table) {
-  MDB_txn* txn = nullptr;
-  EXPECT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
-  MDB_dbi main = 0;
-  EXPECT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  Reader reader(env);
   MDB_val k{std::strlen(table), const_cast<char*>(table)}, v;
-  EXPECT_EQ(mdb_get(txn, main, &k, &v), 0);
+  EXPECT_EQ(mdb_get(reader.txn(), reader.main(), &k, &v), 0);
   EXPECT_EQ(v.mv_size, 48u);
   Tree t;
   uint16_t depth = 0;
   std::memcpy(&depth, static_cast<const char*>(v.mv_data) + 6, 2);
   std::memcpy(&t.root, static_cast<const char*>(v.mv_data) + 40, 8);
   t.depth = depth;
-  mdb_txn_abort(txn);
   return t;
 }
 
@@ -144,12 +163,9 @@ TEST(LeafPrefetcherTest, WalksToTheLeafLmdbReadsForEveryKey) {
   testing::TestDir dir;
   Env env(dir.path());
   const Filled filled = Fill(env.get(), 60000, 20000);
-  MDB_txn* txn = nullptr;
-  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-  MDB_dbi main = 0, b = 0, r = 0;
-  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
-  ASSERT_EQ(mdb_dbi_open(txn, "buckets", kBucketFlags, &b), 0);
-  ASSERT_EQ(mdb_dbi_open(txn, "records", 0, &r), 0);
+  Reader reader(env.get());
+  MDB_txn* txn = reader.txn();
+  const MDB_dbi main = reader.main(), b = reader.Open("buckets", kBucketFlags), r = reader.Open("records", 0);
   MapBase map;
   for (auto [table, dbi, keys] : {std::tuple{"buckets", b, &filled.bucket_keys}, std::tuple{"records", r, &filled.record_keys}}) {
     SCOPED_TRACE(table);
@@ -178,18 +194,15 @@ TEST(LeafPrefetcherTest, WalksToTheLeafLmdbReadsForEveryKey) {
     // Keys that are not there still lead to a leaf: the one a put would start from.
     for (uint64_t i = 0; i < 1000; ++i) EXPECT_NE(prefetcher.LeafOf(Be(i * 7919, 5)), 0u);
   }
-  mdb_txn_abort(txn);
 }
 
 TEST(LeafPrefetcherTest, AOneLeafTreeIsItsOwnLeafAndAnEmptyOrMissingOneIsNotUsable) {
   testing::TestDir dir;
   Env env(dir.path());
   const Filled filled = Fill(env.get(), 5, 0);  // "records" stays empty
-  MDB_txn* txn = nullptr;
-  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-  MDB_dbi main = 0, b = 0;
-  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
-  ASSERT_EQ(mdb_dbi_open(txn, "buckets", kBucketFlags, &b), 0);
+  Reader reader(env.get());
+  MDB_txn* txn = reader.txn();
+  const MDB_dbi main = reader.main(), b = reader.Open("buckets", kBucketFlags);
   MapBase map;
   LeafPrefetcher buckets(txn, main, "buckets", &map);
   ASSERT_TRUE(buckets.usable());
@@ -201,7 +214,6 @@ TEST(LeafPrefetcherTest, AOneLeafTreeIsItsOwnLeafAndAnEmptyOrMissingOneIsNotUsab
     std::string_view keys[] = {"abc"};
     EXPECT_EQ(none.Prefetch(keys), 0u);
   }
-  mdb_txn_abort(txn);
 }
 
 // Writes `bytes` at `offset` of the environment's data file.
@@ -249,10 +261,9 @@ TEST(LeafPrefetcherTest, APageThatDoesNotCheckOutStopsTheWalk) {
   Patch(dir.path(), tree.root * page + node_at(1), far, sizeof far);
   {
     Env env(dir.path(), MDB_RDONLY);
-    MDB_txn* txn = nullptr;
-    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-    MDB_dbi main = 0;
-    ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+    Reader reader(env.get());
+    MDB_txn* txn = reader.txn();
+    const MDB_dbi main = reader.main();
     MapBase map;
     LeafPrefetcher prefetcher(txn, main, "records", &map);
     ASSERT_TRUE(prefetcher.usable());
@@ -266,20 +277,17 @@ TEST(LeafPrefetcherTest, APageThatDoesNotCheckOutStopsTheWalk) {
       }
     }
     EXPECT_GT(stopped, 0u);
-    mdb_txn_abort(txn);
   }
   // The root no longer names itself: the tree is not walked at all.
   const uint64_t wrong = tree.root + 1;
   Patch(dir.path(), tree.root * page, &wrong, sizeof wrong);
   {
     Env env(dir.path(), MDB_RDONLY);
-    MDB_txn* txn = nullptr;
-    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-    MDB_dbi main = 0;
-    ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+    Reader reader(env.get());
+    MDB_txn* txn = reader.txn();
+    const MDB_dbi main = reader.main();
     MapBase map;
     EXPECT_FALSE(LeafPrefetcher(txn, main, "records", &map).usable());
-    mdb_txn_abort(txn);
   }
 }
 
@@ -287,10 +295,9 @@ TEST(MapBaseTest, ConfirmsTheMapsStartAndRefusesAnythingElseForGood) {
   testing::TestDir dir;
   Env env(dir.path());
   Fill(env.get(), 10, 10);
-  MDB_txn* txn = nullptr;
-  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-  MDB_dbi main = 0;
-  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
+  Reader reader(env.get());
+  MDB_txn* txn = reader.txn();
+  const MDB_dbi main = reader.main();
   MDB_val k{7, const_cast<char*>("records")}, v;
   ASSERT_EQ(mdb_get(txn, main, &k, &v), 0);
   uintptr_t begin = 0, end = 0;
@@ -303,7 +310,6 @@ TEST(MapBaseTest, ConfirmsTheMapsStartAndRefusesAnythingElseForGood) {
   EXPECT_FALSE(bad.Confirm(begin, static_cast<const char*>(v.mv_data)));
   EXPECT_FALSE(LeafPrefetcher(txn, main, "records", &bad).usable());
   EXPECT_TRUE(LeafPrefetcher(txn, main, "records", &good).usable());
-  mdb_txn_abort(txn);
 }
 
 // The store's own trees, as the writer leaves them (with its comparator set): the sample buckets
@@ -334,12 +340,10 @@ TEST(LeafPrefetcherTest, WalksTheStoresSamplesAndDocuments) {
     }
   }
   Env env(dir.path(), MDB_RDONLY);
-  MDB_txn* txn = nullptr;
-  ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, MDB_RDONLY, &txn), 0);
-  MDB_dbi main = 0, samples = 0, documents = 0;
-  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &main), 0);
-  ASSERT_EQ(mdb_dbi_open(txn, "samples", kBucketFlags, &samples), 0);
-  ASSERT_EQ(mdb_dbi_open(txn, "documents", 0, &documents), 0);
+  Reader reader(env.get());
+  MDB_txn* txn = reader.txn();
+  const MDB_dbi main = reader.main(), samples = reader.Open("samples", kBucketFlags),
+                documents = reader.Open("documents", 0);
   MapBase map;
   LeafPrefetcher by_bucket(txn, main, "samples", &map), by_doc(txn, main, "documents", &map);
   ASSERT_TRUE(by_bucket.usable());
@@ -355,7 +359,6 @@ TEST(LeafPrefetcherTest, WalksTheStoresSamplesAndDocuments) {
     const std::string key(Key64(doc).view());
     ASSERT_EQ(by_doc.LeafOf(key), LmdbLeaf(txn, documents, key));
   }
-  mdb_txn_abort(txn);
 }
 
 }  // namespace
