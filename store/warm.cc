@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "store/internal/leaf_prefetch.h"

@@ -12,7 +12,7 @@
 //                       it, partly faulted in) and mapped (after Store::WarmMap: every page of
 //                       the file in the page tables; warm_map_s is its time); then ab_: 4,000
 //                       more mapped, every other one without leaf prefetching (queries load the
-//                       leaves of their ~20 sample buckets and candidates ahead, leaf_prefetch.h),
+//                       leaves of their ~20 sample buckets ahead, leaf_prefetch.h),
 //                       the two halves' p50 and p99 side by side;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
