@@ -26,6 +26,7 @@ namespace {
 
 constexpr unsigned kBucketFlags = MDB_DUPSORT | MDB_DUPFIXED;
 
+// The low `bytes` (at most 8) bytes of `v`, big-endian.
 std::string Be(uint64_t v, size_t bytes) {
   std::string s(bytes, '\0');
   for (size_t i = 0; i < bytes; ++i) s[bytes - 1 - i] = static_cast<char>((v >> (8 * i)) & 0xff);
@@ -92,7 +93,7 @@ Filled Fill(MDB_env* env, size_t buckets, size_t records) {
     std::string key = Be(rng() >> 40, 3);
     size_t n = 1 + rng() % 30;
     for (size_t j = 0; j < n; ++j) {
-      std::string entry = Be(rng(), 12);
+      std::string entry = Be(rng(), 8) + Be(rng(), 4);
       MDB_val k = Val(key), v = Val(entry);
       EXPECT_EQ(mdb_put(txn, b, &k, &v, 0), 0);
     }
