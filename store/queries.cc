@@ -75,14 +75,6 @@ struct UrlState {
   VersionRecord last;
 };
 
-// Asks the CPU to load every cache line of `bytes` (a value in the map) without waiting for them.
-void Prefetch(std::string_view bytes) {
-  constexpr size_t kLine = 64;
-  const char* p = bytes.data();
-  const char* end = p + bytes.size();
-  for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
-}
-
 bool Live(const VersionRecord& v) { return v.doc != 0 && v.http_status < 400; }
 
 // Every url id that ever pointed at `doc`.
@@ -199,19 +191,21 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
   const uint64_t limit = options.common_value_limit;
   // The buckets' leaves, loaded together before the lookups that read them (leaf_prefetch.h;
   // FORMAT.md, "Lookups").
+  std::vector<uint64_t> indexed;
+  std::vector<internal::PostingKey> buckets;
+  for (uint64_t value : sketch.sample.values) {
+    if (!internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+    indexed.push_back(value);
+    buckets.emplace_back(value);
+  }
   {
-    std::vector<internal::PostingKey> buckets;
-    for (uint64_t value : sketch.sample.values) {
-      if (internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) buckets.emplace_back(value);
-    }
     std::vector<std::string_view> keys;
     keys.reserve(buckets.size());
     for (const internal::PostingKey& bucket : buckets) keys.push_back(bucket.view());
     internal::LeafPrefetcher(ops.txn(), d.main, "samples", map).Prefetch(keys);
   }
   size_t usable = 0;  // indexed values read and within the limit (with postings or not)
-  for (uint64_t value : sketch.sample.values) {
-    if (!internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+  for (uint64_t value : indexed) {
     SHINGLED_RETURN_IF_ERROR(read_postings(value, std::min<uint64_t>(limit, kQuickRead)));
     bool use = !more;
     if (more && limit > kQuickRead) {
@@ -289,7 +283,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     if (int rc = mdb_cursor_get(documents.get(), &k, &v, MDB_SET_KEY); rc != 0) {
       return ops.Fail(rc, "document " + std::to_string(cand));
     }
-    Prefetch(View(v));
+    internal::PrefetchLines(View(v));
     records.emplace_back(cand, View(v));
   }
   dedup::Sketch other;

@@ -134,11 +134,6 @@ class CheckedPage {
   size_t n_ = 0;
 };
 
-void PrefetchBytes(const char* p, size_t n) {
-  const char* end = p + n;
-  for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
-}
-
 }  // namespace
 
 uint64_t LeafPrefetcher::Child(uint64_t pgno, std::string_view key) const {
@@ -224,7 +219,7 @@ size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys) const {
       for (size_t i = 0; i < n; ++i) {
         if (at[i] == 0) continue;
         at[i] = Child(at[i], keys[from + i]);
-        if (at[i] != 0) PrefetchBytes(Page(at[i]), 2 * kLine);
+        if (at[i] != 0) PrefetchLines({Page(at[i]), 2 * kLine});
       }
     }
     // ... its nodes' keys, ...
@@ -241,7 +236,7 @@ size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys) const {
       ++found;
       const char* data = nullptr;
       size_t size = 0;
-      if (Value(at[i], keys[from + i], &data, &size)) PrefetchBytes(data, std::min<size_t>(size, page_size_));
+      if (Value(at[i], keys[from + i], &data, &size)) PrefetchLines({data, std::min<size_t>(size, page_size_)});
     }
   }
   return found;

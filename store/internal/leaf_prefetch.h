@@ -32,6 +32,14 @@
 
 namespace shingled::store::internal {
 
+// Asks the CPU to load every cache line of `bytes` without waiting for them.
+inline void PrefetchLines(std::string_view bytes) {
+  constexpr uintptr_t kLine = 64;
+  const char* p = bytes.data();
+  const char* end = p + bytes.size();
+  for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
+}
+
 // The [begin, end) of the mapping of this process that holds `p`, from /proc/self/maps; false if
 // none does. LMDB does not tell where it mapped the file (mdb_env_info's address is that of a
 // fixed map only), so the map is found through a pointer into it.
