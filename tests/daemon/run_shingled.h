@@ -46,6 +46,8 @@ inline CliResult RunShingled(const std::string& args, std::string* err = nullptr
     std::stringstream ss;
     ss << in.rdbuf();
     *err = ss.str();
+    in.close();
+    std::remove(err_path.c_str());
   }
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
