@@ -284,6 +284,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("queue_pages", 1, 1000000, &c.ingest.queue_pages);
     r.Int("queue_bytes", int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);
     r.Int("batch_pages", 1, 100000, &c.ingest.batch_pages);
+    r.Int("min_batch_pages", 1, 100000, &c.ingest.min_batch_pages);
   });
   Section(root, "store", source, &status, [&](TableReader& r) {
     r.String("path", &c.store.path);
@@ -379,6 +380,12 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
                                   line_of((std::string("crawler.") + key).c_str()) +
                                   ": crawler." + key + ": must be 1..200 characters");
     }
+  }
+  if (c.ingest.min_batch_pages > c.ingest.batch_pages) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("ingest.min_batch_pages") +
+                                ": ingest.min_batch_pages: " + std::to_string(c.ingest.min_batch_pages) +
+                                " is above ingest.batch_pages (" + std::to_string(c.ingest.batch_pages) +
+                                "); make them equal for a fixed commit size");
   }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();

@@ -72,6 +72,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
   pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
   pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
+  pipeline_options.min_batch_pages = static_cast<size_t>(config.ingest.min_batch_pages);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,
                                   pipeline_options);
   daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options.queue_pages,

@@ -57,7 +57,10 @@ IngestPipeline::IngestPipeline(store::Store* store,
       pool_(pool),
       metrics_(metrics),
       options_(options),
-      writer_([this] { WriterLoop(); }) {}
+      sizer_(BatchSizer::Options{.min_pages = options.min_batch_pages, .max_pages = options.batch_pages}),
+      writer_([this] { WriterLoop(); }) {
+  if (metrics_ != nullptr) metrics_->SetBatchLimit(sizer_.chosen());
+}
 
 IngestPipeline::~IngestPipeline() { Stop(); }
 
@@ -192,7 +195,8 @@ void IngestPipeline::WriterLoop() {
       writer_cv_.wait(lock, [this] { return stop_writer_ || !writer_queue_.empty(); });
       if (writer_queue_.empty()) return;  // stopping, and nothing left
       // Group commit: whatever is queued now, up to the batch limit.
-      while (!writer_queue_.empty() && batch.size() < options_.batch_pages) {
+      const size_t limit = sizer_.limit();
+      while (!writer_queue_.empty() && batch.size() < limit) {
         batch.push_back(std::move(writer_queue_.front()));
         writer_queue_.pop_front();
       }
@@ -205,7 +209,11 @@ void IngestPipeline::WriterLoop() {
     if (!results.ok()) {
       spdlog::error("store commit of {} pages failed: {}", batch.size(),
                     results.status().ToString());
-      if (metrics_ != nullptr) metrics_->CommitFailed();
+      sizer_.Failed();
+      if (metrics_ != nullptr) {
+        metrics_->CommitFailed();
+        metrics_->SetBatchLimit(sizer_.chosen());
+      }
       if (!store_->health().ok()) healthy_ = false;
       for (Item& item : batch) {
         if (metrics_ != nullptr) metrics_->PageFailed("commit");
@@ -215,7 +223,12 @@ void IngestPipeline::WriterLoop() {
       }
       continue;
     }
-    if (metrics_ != nullptr) metrics_->Committed(batch.size(), SecondsSince(start));
+    const double seconds = SecondsSince(start);
+    sizer_.Committed(batch.size(), seconds);
+    if (metrics_ != nullptr) {
+      metrics_->Committed(batch.size(), seconds);
+      metrics_->SetBatchLimit(sizer_.chosen());
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
       store::PageResult& r = (*results)[i];
       Item& item = batch[i];

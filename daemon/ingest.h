@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/batch_sizer.h"
 #include "daemon/metrics.h"
 #include "daemon/task_pool.h"
 #include "dedup/sketch.h"
@@ -65,9 +66,12 @@ struct PageOutcome {
 };
 
 struct PipelineOptions {
-  size_t queue_pages = 4096;
+  size_t queue_pages = 8192;
   uint64_t queue_bytes = uint64_t{256} << 20;
-  size_t batch_pages = 1000;
+  // A group commit takes at most batch_pages; between min_batch_pages and batch_pages, a
+  // BatchSizer chooses by measuring (config/shingled.toml, [ingest]).
+  size_t min_batch_pages = 1000;
+  size_t batch_pages = 4000;
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
 };
 
@@ -137,6 +141,7 @@ class IngestPipeline {
   bool stopping_ = false;     // Submit refuses
   bool stop_writer_ = false;  // the writer exits when its queue is empty
 
+  BatchSizer sizer_;  // the writer thread's own
   std::thread writer_;
 };
 

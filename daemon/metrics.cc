@@ -89,6 +89,13 @@ Metrics::Metrics()
                        .Help("Bytes of page bodies accepted and not yet sketched")
                        .Register(*registry_)
                        .Add({})),
+      batch_limit_(BuildGauge()
+                       .Name("shingled_store_commit_batch_limit")
+                       .Help("The commit size (pages) the writer has chosen between "
+                             "ingest.min_batch_pages and ingest.batch_pages; it tries the others "
+                             "for a few commits now and then")
+                       .Register(*registry_)
+                       .Add({})),
       http_requests_(BuildCounter()
                          .Name("shingled_http_requests_total")
                          .Help("HTTP responses by route and status code")
@@ -234,6 +241,8 @@ void Metrics::Committed(size_t pages, double seconds) {
   commit_latency_.Observe(seconds);
   batch_size_.Observe(static_cast<double>(pages));
 }
+
+void Metrics::SetBatchLimit(size_t pages) { batch_limit_.Set(static_cast<double>(pages)); }
 
 void Metrics::CommitFailed() { commit_failures_.Increment(); }
 

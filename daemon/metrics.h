@@ -41,6 +41,8 @@ class Metrics {
   // A page whose raw bytes were already stored: its document's sketch was reused.
   void SketchReused();
   void Committed(size_t pages, double seconds);
+  // The commit size the writer has chosen (BatchSizer::chosen, daemon/batch_sizer.h).
+  void SetBatchLimit(size_t pages);
   void CommitFailed();
   void SetQueue(uint64_t pages, uint64_t bytes);
 
@@ -77,6 +79,7 @@ class Metrics {
   prometheus::Counter& commit_failures_;
   prometheus::Gauge& queue_pages_;
   prometheus::Gauge& queue_bytes_;
+  prometheus::Gauge& batch_limit_;
   prometheus::Family<prometheus::Counter>& http_requests_;
   prometheus::Family<prometheus::Histogram>& http_duration_;
   prometheus::Gauge& documents_;

@@ -14,6 +14,9 @@
 //                       more mapped, every other one without leaf prefetching (queries load the
 //                       leaves of their ~20 sample buckets ahead, leaf_prefetch.h),
 //                       the two halves' p50 and p99 side by side;
+//   BM_IngestSized/N/S  200,000 new pages in commits of 1,000 (S = 0) or of the size a
+//                       daemon::BatchSizer chooses between 1,000 and 4,000 (S = 1, the daemon's
+//                       default): pages/s, CPU us per page, the share of pages at each size;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -37,10 +40,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <future>
 #include <string>
 #include <vector>
 
+#include "daemon/batch_sizer.h"
 #include "store/internal/codec.h"
 #include "store/internal/leaf_prefetch.h"
 #include "store/store.h"
@@ -53,6 +59,7 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kPolynomial = 0x42;
 constexpr uint64_t kTimedPages = 10000;  // per phase of BM_IngestDurable
+constexpr uint64_t kSizedPages = 200000;  // BM_IngestSized
 constexpr uint64_t kFillBatch = 10000;
 constexpr uint64_t kSizes[] = {10000, 100000, 1000000};
 
@@ -178,6 +185,67 @@ void Report(benchmark::State& state, const std::string& prefix, const IngestTota
   state.counters[prefix + "write_calls/commit"] = static_cast<double>(t.write_calls) / commits;
 }
 
+// A fresh copy of the filled store of `size` documents (synced, so that its pages go to disk now
+// and not in the first timed commit's fsync), opened, with a sweep to ingest into. Removed when
+// it goes.
+class StoreCopy {
+ public:
+  explicit StoreCopy(uint64_t size) : next_(size) {
+    std::string base = Filled(size);
+    // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
+    dir_ = base + "-run-" + std::to_string(getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::copy_file(base + "/data.mdb", dir_ + "/data.mdb");
+    if (int fd = open((dir_ + "/data.mdb").c_str(), O_RDONLY); fd < 0 || fdatasync(fd) != 0 || close(fd) != 0) {
+      std::perror("sync the copy");
+      std::abort();
+    }
+    // Room to grow: a map that fills makes the writer double it and redo the batch, which the
+    // doubling makes rare in a long-lived store but would be one batch in the ten timed here.
+    StoreOptions o;
+    o.initial_map_size = 2 * fs::file_size(data()) + (uint64_t{256} << 20);
+    store_ = std::move(Store::Open(dir_, o, Params(), kPolynomial)).value();
+    sweep_ = store_->OpenSweep("run", 1)->id;
+  }
+  ~StoreCopy() {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  StoreCopy(const StoreCopy&) = delete;
+  StoreCopy& operator=(const StoreCopy&) = delete;
+
+  std::string data() const { return dir_ + "/data.mdb"; }
+
+  // One durable commit of `pages` new pages; returns its wall time and adds to `t` (may be null).
+  double Commit(uint64_t pages, IngestTotals* t, benchmark::State& state) {
+    std::vector<PageInput> batch = MakeBatch(next_, next_ + pages, sweep_);
+    next_ += pages;
+    Written w0 = WrittenSoFar();
+    double c0 = CpuSeconds();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = store_->Apply(batch);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (t != nullptr) {
+      t->cpu += CpuSeconds() - c0;
+      Written w1 = WrittenSoFar();
+      t->written += w1.bytes - w0.bytes;
+      t->write_calls += w1.calls - w0.calls;
+      t->wall += seconds;
+      ++t->commits;
+      t->pages += pages;
+    }
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    return seconds;
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<Store> store_;
+  SweepId sweep_ = 0;
+  uint64_t next_;  // the next page's number
+};
+
 // Two phases on one fresh copy of the filled store:
 //   cold (the counters without a prefix, and the benchmark's time): the first 10,000 pages after
 //   opening. When the filled store holds few free pages, the file grows by about two commits'
@@ -196,57 +264,20 @@ void BM_IngestDurable(benchmark::State& state) {
   const auto batch_pages = static_cast<uint64_t>(state.range(1));
   const uint64_t timed_commits = (kTimedPages + batch_pages - 1) / batch_pages;
   const uint64_t warmup_commits = size / 20 / batch_pages;
-  std::string base = Filled(size);
-  // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
-  std::string dir = base + "-run-" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy_file(base + "/data.mdb", dir + "/data.mdb");
-  // The copy's pages go to disk now, not in the first timed commit's fsync.
-  if (int fd = open((dir + "/data.mdb").c_str(), O_RDONLY); fd < 0 || fdatasync(fd) != 0 || close(fd) != 0) {
-    std::perror("sync the copy");
-    std::abort();
-  }
-  // Room to grow: a map that fills makes the writer double it and redo the batch, which the
-  // doubling makes rare in a long-lived store but would be one batch in the ten timed here.
-  StoreOptions o;
-  o.initial_map_size = 2 * fs::file_size(dir + "/data.mdb") + (uint64_t{256} << 20);
-  auto store = std::move(Store::Open(dir, o, Params(), kPolynomial)).value();
-  SweepId sweep = store->OpenSweep("run", 1)->id;
-  uint64_t next = size;
-  // One commit of batch_pages new pages; returns its wall time and adds to `t` (may be null).
-  auto commit = [&](IngestTotals* t) {
-    std::vector<PageInput> batch = MakeBatch(next, next + batch_pages, sweep);
-    next += batch_pages;
-    Written w0 = WrittenSoFar();
-    double c0 = CpuSeconds();
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = store->Apply(batch);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (t != nullptr) {
-      t->cpu += CpuSeconds() - c0;
-      Written w1 = WrittenSoFar();
-      t->written += w1.bytes - w0.bytes;
-      t->write_calls += w1.calls - w0.calls;
-      t->wall += seconds;
-      ++t->commits;
-      t->pages += batch_pages;
-    }
-    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
-    return seconds;
-  };
+  StoreCopy copy(size);
+  auto commit = [&](IngestTotals* t) { return copy.Commit(batch_pages, t, state); };
   IngestTotals cold, steady;
-  const uint64_t file0 = fs::file_size(dir + "/data.mdb");
+  const uint64_t file0 = fs::file_size(copy.data());
   for (auto _ : state) {
     double seconds = 0;
     for (uint64_t i = 0; i < timed_commits; ++i) seconds += commit(&cold);
     state.SetIterationTime(seconds);
   }
-  const uint64_t file1 = fs::file_size(dir + "/data.mdb");
+  const uint64_t file1 = fs::file_size(copy.data());
   for (uint64_t i = 0; i < warmup_commits; ++i) commit(nullptr);
-  const uint64_t file2 = fs::file_size(dir + "/data.mdb");
+  const uint64_t file2 = fs::file_size(copy.data());
   for (uint64_t i = 0; i < timed_commits; ++i) commit(&steady);
-  const uint64_t file3 = fs::file_size(dir + "/data.mdb");
+  const uint64_t file3 = fs::file_size(copy.data());
   Report(state, "", cold);
   Report(state, "steady_", steady);
   state.counters["steady_docs"] = static_cast<double>(size + (timed_commits + warmup_commits) * batch_pages);
@@ -254,8 +285,34 @@ void BM_IngestDurable(benchmark::State& state) {
   // reusable, then only what the store's data grows by.
   state.counters["file_MiB_grown"] = static_cast<double>(file1 - file0) / (1 << 20);
   state.counters["steady_file_MiB_grown"] = static_cast<double>(file3 - file2) / (1 << 20);
-  store.reset();
-  fs::remove_all(dir);
+}
+
+// BM_IngestSized/N/S: kSizedPages new pages into a copy of the N store in durable commits whose
+// size a daemon::BatchSizer chooses between 1,000 and 4,000 pages (S = 1: the daemon's defaults,
+// ingest.min_batch_pages and ingest.batch_pages), or of 1,000 pages each (S = 0: the default
+// before the sizer), as the daemon's writer takes them from a queue that is never empty. The
+// same pages either way: pages/s compares the two. Also: the share of the pages committed at
+// each size, and the limit at the end.
+void BM_IngestSized(benchmark::State& state) {
+  const uint64_t size = static_cast<uint64_t>(state.range(0));
+  const bool sized = state.range(1) != 0;
+  StoreCopy copy(size);
+  daemon::BatchSizer sizer(daemon::BatchSizer::Options{.min_pages = 1000, .max_pages = sized ? 4000u : 1000u});
+  IngestTotals t;
+  std::map<uint64_t, uint64_t> pages_at;
+  for (auto _ : state) {
+    while (t.pages < kSizedPages) {
+      const uint64_t pages = std::min<uint64_t>(sizer.limit(), kSizedPages - t.pages);
+      sizer.Committed(pages, copy.Commit(pages, &t, state));
+      pages_at[pages] += pages;
+    }
+    state.SetIterationTime(t.wall);
+  }
+  Report(state, "", t);
+  for (const auto& [pages, n] : pages_at) {
+    state.counters["share_at_" + std::to_string(pages)] = static_cast<double>(n) / static_cast<double>(t.pages);
+  }
+  state.counters["final_limit"] = static_cast<double>(sizer.limit());
 }
 
 // A lookup for a page: even i a stored page, odd i a new near-copy of a stored family.
@@ -415,6 +472,7 @@ void IngestArgs(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_IngestDurable)->Apply(IngestArgs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK(BM_IngestSized)->ArgsProduct({{10000, 100000, 1000000}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
 BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);

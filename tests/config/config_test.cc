@@ -31,6 +31,7 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->limits.max_warc_uploads, defaults.limits.max_warc_uploads);
   EXPECT_EQ(c->ingest.queue_pages, defaults.ingest.queue_pages);
   EXPECT_EQ(c->ingest.batch_pages, defaults.ingest.batch_pages);
+  EXPECT_EQ(c->ingest.min_batch_pages, defaults.ingest.min_batch_pages);
   EXPECT_EQ(c->store.path, defaults.store.path);
   EXPECT_EQ(c->store.max_map_size, defaults.store.max_map_size);
   EXPECT_EQ(c->store.cluster_relations, defaults.store.cluster_relations);
@@ -121,6 +122,11 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
 TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
   ExpectError("[server]\nmax_pipelined_requests = 0\n",
               {"test.toml:2:", "server.max_pipelined_requests", "0 is out of range 1..128"});
+  ExpectError("[ingest]\nbatch_pages = 2000\nmin_batch_pages = 3000\n",
+              {"test.toml:3:", "ingest.min_batch_pages", "3000 is above ingest.batch_pages (2000)"});
+  ExpectError("[ingest]\nmin_batch_pages = 5000\n",
+              {"test.toml:2:", "ingest.min_batch_pages", "above ingest.batch_pages (4000)"});
+  ExpectError("[ingest]\nmin_batch_pages = 0\n", {"test.toml:2:", "ingest.min_batch_pages", "out of range"});
   ExpectError("[ingest]\nqueue_pages = 2000000\n",
               {"test.toml:2:", "ingest.queue_pages", "out of range"});
   ExpectError("[store]\nsimilar_threshold = 0.0\n",

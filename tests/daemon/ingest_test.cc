@@ -117,6 +117,35 @@ TEST_F(IngestTest, StoredBytesReuseTheStoredSketch) {
   EXPECT_TRUE(store_->Check()->empty());
 }
 
+// The writer takes at most its sizer's limit into a commit, and the limit is a gauge.
+TEST_F(IngestTest, CommitsTakeAtMostTheWritersLimit) {
+  TaskPool pool(2, 100);
+  Metrics metrics;
+  PipelineOptions options;
+  options.min_batch_pages = 2;
+  options.batch_pages = 2;
+  auto value = [&](const std::string& line_start) {
+    const std::string text = metrics.Scrape(nullptr, "");
+    const size_t at = text.find("\n" + line_start + " ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + line_start.size() + 2));
+  };
+  {
+    IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, options);
+    EXPECT_EQ(value("shingled_store_commit_batch_limit"), 2);
+    std::vector<PageJob> jobs;
+    for (int i = 0; i < 9; ++i) jobs.push_back(Job("https://e.com/" + std::to_string(i), kText + std::to_string(i)));
+    for (const PageOutcome& o : Run(&pipeline, std::move(jobs))) ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+  }
+  EXPECT_EQ(value("shingled_store_commit_batch_pages_sum"), 9);
+  EXPECT_GE(value("shingled_store_commit_batch_pages_count"), 5);
+  EXPECT_EQ(value("shingled_store_commit_batch_pages_bucket{le=\"2\"}"),
+            value("shingled_store_commit_batch_pages_count"));
+  // A sizer with room to choose starts at its smallest limit.
+  options.batch_pages = 8;
+  IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, options);
+  EXPECT_EQ(value("shingled_store_commit_batch_limit"), 2);
+}
+
 TEST_F(IngestTest, AdmissionIsBoundedByPagesAndBytes) {
   TaskPool pool(1, 100);
   PipelineOptions options;
