@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -21,13 +22,13 @@ using prometheus::Histogram;
 // 100 us to ~26 s, doubling: covers a sketch of a small page up to a commit under a full queue.
 Histogram::BucketBoundaries LatencyBuckets() {
   Histogram::BucketBoundaries b;
-  for (double v = 0.0001; v < 30; v *= 2) b.push_back(v);
+  for (int i = 0; i < 19; ++i) b.push_back(std::ldexp(0.0001, i));  // 0.0001 * 2^18 = 26.2
   return b;
 }
 
 Histogram::BucketBoundaries BatchBuckets() {
   Histogram::BucketBoundaries b;
-  for (double v = 1; v <= 65536; v *= 2) b.push_back(v);
+  for (int i = 0; i <= 16; ++i) b.push_back(std::ldexp(1.0, i));
   return b;
 }
 
