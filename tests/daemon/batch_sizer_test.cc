@@ -81,7 +81,7 @@ TEST(BatchSizerTest, ClimbsToTheCheapestSizeAndStaysThere) {
   Commit(sizer, kStore100k, 25);
   EXPECT_EQ(sizer.chosen(), 4000u);
   std::map<size_t, int> taken = Commit(sizer, kStore100k, 1000);
-  // Thereafter only the rounds' tries leave 4,000: 5 commits at each other size, every 24 to 192.
+  // Thereafter only the rounds' tries leave 4,000: 5 commits at each other size, every 48 to 384.
   EXPECT_GE(taken.at(4000), 900) << "of 1000";
   EXPECT_LE(taken[1000], 50);
 }
