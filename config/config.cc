@@ -382,10 +382,11 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     }
   }
   if (c.ingest.min_batch_pages > c.ingest.batch_pages) {
-    return InvalidArgumentError(std::string(source) + ":" + line_of("ingest.min_batch_pages") +
-                                ": ingest.min_batch_pages: " + std::to_string(c.ingest.min_batch_pages) +
-                                " is above ingest.batch_pages (" + std::to_string(c.ingest.batch_pages) +
-                                "); make them equal for a fixed commit size");
+    return InvalidArgumentError(
+        std::string(source) + ":" + line_of("ingest.min_batch_pages") +
+        ": ingest.min_batch_pages: " + std::to_string(c.ingest.min_batch_pages) +
+        " is above ingest.batch_pages (" + std::to_string(c.ingest.batch_pages) +
+        "); make them equal for a fixed commit size");
   }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();

@@ -43,7 +43,8 @@ void BatchSizer::Committed(size_t pages, double seconds) {
   }
   const bool probe_turn = this->probe_turn();
   if (!full) {
-    if (probe_turn && ++probe_misses_ >= kMissesPerProbeCommit * (options_.settle_commits + options_.probe_commits)) {
+    if (probe_turn && ++probe_misses_ >= kMissesPerProbeCommit *
+                                             (options_.settle_commits + options_.probe_commits)) {
       NextProbe(std::numeric_limits<double>::infinity());  // given up: infinitely dear
     }
     return;  // level_'s turn waits for full commits

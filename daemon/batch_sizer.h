@@ -42,7 +42,9 @@ class BatchSizer {
   explicit BatchSizer(const Options& options);
 
   // The most pages the next commit should take.
-  size_t limit() const { return ladder_[probing_ && probe_turn() ? probes_[probe_index_] : level_]; }
+  size_t limit() const {
+    return ladder_[probing_ && probe_turn() ? probes_[probe_index_] : level_];
+  }
 
   // The size chosen: limit() but while a round tries other sizes.
   size_t chosen() const { return ladder_[level_]; }
@@ -71,9 +73,9 @@ class BatchSizer {
   int quiet_rounds_ = 0;  // rounds in a row that did not move (the stay lengthens)
 
   bool probing_ = false;
-  std::vector<size_t> probes_;       // the levels this round tries
-  size_t probe_index_ = 0;           // into probes_
-  int step_ = 0;                     // full commits into this probe: the probe's size, then level_'s
+  std::vector<size_t> probes_;  // the levels this round tries
+  size_t probe_index_ = 0;      // into probes_
+  int step_ = 0;                // full commits into this probe: the probe's size, then level_'s
   std::vector<double> probe_costs_;  // seconds per page of the probe's measured commits
   std::vector<double> level_costs_;  // and of level_'s after them
   std::vector<double> ratios_;       // per finished probe: its median over level_'s

@@ -57,7 +57,8 @@ IngestPipeline::IngestPipeline(store::Store* store,
       pool_(pool),
       metrics_(metrics),
       options_(options),
-      sizer_(BatchSizer::Options{.min_pages = options.min_batch_pages, .max_pages = options.batch_pages}),
+      sizer_(BatchSizer::Options{.min_pages = options.min_batch_pages,
+                                 .max_pages = options.batch_pages}),
       writer_([this] { WriterLoop(); }) {
   if (metrics_ != nullptr) metrics_->SetBatchLimit(sizer_.chosen());
 }

@@ -297,7 +297,8 @@ void BM_IngestSized(benchmark::State& state) {
   const uint64_t size = static_cast<uint64_t>(state.range(0));
   const bool sized = state.range(1) != 0;
   StoreCopy copy(size);
-  daemon::BatchSizer sizer(daemon::BatchSizer::Options{.min_pages = 1000, .max_pages = sized ? 4000u : 1000u});
+  daemon::BatchSizer sizer(
+      daemon::BatchSizer::Options{.min_pages = 1000, .max_pages = sized ? 4000u : 1000u});
   IngestTotals t;
   std::map<uint64_t, uint64_t> pages_at;
   for (auto _ : state) {
@@ -310,7 +311,8 @@ void BM_IngestSized(benchmark::State& state) {
   }
   Report(state, "", t);
   for (const auto& [pages, n] : pages_at) {
-    state.counters["share_at_" + std::to_string(pages)] = static_cast<double>(n) / static_cast<double>(t.pages);
+    state.counters["share_at_" + std::to_string(pages)] =
+        static_cast<double>(n) / static_cast<double>(t.pages);
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
 }

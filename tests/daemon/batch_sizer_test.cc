@@ -26,14 +26,15 @@ CostCurve Measured(double at1000, double at2000, double at4000) {
   };
 }
 const CostCurve kStore100k = Measured(254, 174, 119);  // cheapest at 4,000
-const CostCurve kStore1M = Measured(234, 240, 380);     // 1,000 and 2,000 alike, 4,000 dear
+const CostCurve kStore1M = Measured(234, 240, 380);    // 1,000 and 2,000 alike, 4,000 dear
 // Twice the cost per page at each step up.
 const CostCurve kTwofoldDown = Measured(120, 240, 480);
 
 // Runs `commits` full commits at the sizer's limits, with multiplicative noise of +-`noise` and
 // the i-th commit's cost times trend(i); returns how many commits each limit took.
-std::map<size_t, int> Commit(BatchSizer& sizer, const CostCurve& cost, int commits, double noise = 0,
-                             unsigned seed = 1, const std::function<double(int)>& trend = nullptr) {
+std::map<size_t, int> Commit(BatchSizer& sizer, const CostCurve& cost, int commits,
+                             double noise = 0, unsigned seed = 1,
+                             const std::function<double(int)>& trend = nullptr) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
   std::map<size_t, int> taken;
@@ -55,7 +56,8 @@ BatchSizer::Options Options(size_t min_pages, size_t max_pages) {
 
 TEST(BatchSizerTest, LadderDoublesFromTheSmallestToTheLargest) {
   EXPECT_EQ(BatchSizer(Options(1000, 4000)).ladder(), (std::vector<size_t>{1000, 2000, 4000}));
-  EXPECT_EQ(BatchSizer(Options(1000, 5000)).ladder(), (std::vector<size_t>{1000, 2000, 4000, 5000}));
+  EXPECT_EQ(BatchSizer(Options(1000, 5000)).ladder(),
+            (std::vector<size_t>{1000, 2000, 4000, 5000}));
   EXPECT_EQ(BatchSizer(Options(256, 1000)).ladder(), (std::vector<size_t>{256, 512, 1000}));
   // A smallest at or above the largest fixes the limit (the pre-sizer behaviour).
   EXPECT_EQ(BatchSizer(Options(1000, 1000)).ladder(), (std::vector<size_t>{1000}));
@@ -63,7 +65,9 @@ TEST(BatchSizerTest, LadderDoublesFromTheSmallestToTheLargest) {
   EXPECT_EQ(BatchSizer(Options(0, 1000)).ladder(), (std::vector<size_t>{1000}));
 }
 
-TEST(BatchSizerTest, StartsAtTheSmallest) { EXPECT_EQ(BatchSizer(Options(1000, 4000)).limit(), 1000u); }
+TEST(BatchSizerTest, StartsAtTheSmallest) {
+  EXPECT_EQ(BatchSizer(Options(1000, 4000)).limit(), 1000u);
+}
 
 TEST(BatchSizerTest, AFixedLimitNeverMoves) {
   BatchSizer sizer(Options(2000, 2000));

@@ -133,8 +133,12 @@ TEST_F(IngestTest, CommitsTakeAtMostTheWritersLimit) {
     IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, options);
     EXPECT_EQ(value("shingled_store_commit_batch_limit"), 2);
     std::vector<PageJob> jobs;
-    for (int i = 0; i < 9; ++i) jobs.push_back(Job("https://e.com/" + std::to_string(i), kText + std::to_string(i)));
-    for (const PageOutcome& o : Run(&pipeline, std::move(jobs))) ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+    for (int i = 0; i < 9; ++i) {
+      jobs.push_back(Job("https://e.com/" + std::to_string(i), kText + std::to_string(i)));
+    }
+    for (const PageOutcome& o : Run(&pipeline, std::move(jobs))) {
+      ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+    }
   }
   EXPECT_EQ(value("shingled_store_commit_batch_pages_sum"), 9);
   EXPECT_GE(value("shingled_store_commit_batch_pages_count"), 5);
