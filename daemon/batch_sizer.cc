@@ -41,19 +41,18 @@ void BatchSizer::Committed(size_t pages, double seconds) {
     if (full && --stay_left_ <= 0) StartRound();
     return;
   }
+  const int stretch = options_.settle_commits + options_.probe_commits;
   const bool probe_turn = this->probe_turn();
   if (!full) {
-    if (probe_turn && ++probe_misses_ >= kMissesPerProbeCommit *
-                                             (options_.settle_commits + options_.probe_commits)) {
-      NextProbe(std::numeric_limits<double>::infinity());  // given up: infinitely dear
+    if (probe_turn && ++probe_misses_ >= kMissesPerProbeCommit * stretch) {
+      FinishProbe(std::numeric_limits<double>::infinity());  // given up: infinitely dear
     }
     return;  // level_'s turn waits for full commits
   }
-  const int block = options_.settle_commits + options_.probe_commits;
-  if (step_ % block >= options_.settle_commits) {
+  if (step_ % stretch >= options_.settle_commits) {
     (probe_turn ? probe_costs_ : level_costs_).push_back(seconds / static_cast<double>(pages));
   }
-  if (++step_ == 2 * block) NextProbe(Median(probe_costs_) / Median(level_costs_));
+  if (++step_ == 2 * stretch) FinishProbe(Median(probe_costs_) / Median(level_costs_));
 }
 
 void BatchSizer::Failed() {
@@ -71,20 +70,23 @@ void BatchSizer::StartRound() {
   ratios_.clear();
   probe_index_ = 0;
   probing_ = true;
-  NextProbe(-1);
+  StartProbe();
 }
 
-// Records the ratio of the probe that ended (none when negative) and starts the next one.
-void BatchSizer::NextProbe(double ratio) {
-  if (ratio >= 0) {
-    ratios_.push_back(ratio);
-    ++probe_index_;
-  }
+void BatchSizer::StartProbe() {
   probe_costs_.clear();
   level_costs_.clear();
   probe_misses_ = 0;
   step_ = 0;
-  if (probe_index_ == probes_.size()) EndRound();
+}
+
+void BatchSizer::FinishProbe(double ratio) {
+  ratios_.push_back(ratio);
+  if (++probe_index_ == probes_.size()) {
+    EndRound();
+  } else {
+    StartProbe();
+  }
 }
 
 void BatchSizer::EndRound() {

@@ -62,7 +62,9 @@ class BatchSizer {
 
  private:
   void StartRound();
-  void NextProbe(double ratio);
+  void StartProbe();
+  // Records the ratio of the probe that ended and starts the next one, or ends the round.
+  void FinishProbe(double ratio);
   void EndRound();
   static double Median(std::vector<double> costs);
 

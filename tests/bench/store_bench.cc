@@ -202,7 +202,7 @@ class StoreCopy {
       std::abort();
     }
     // Room to grow: a map that fills makes the writer double it and redo the batch, which the
-    // doubling makes rare in a long-lived store but would be one batch in the ten timed here.
+    // doubling makes rare in a long-lived store but would be one of the few batches timed here.
     StoreOptions o;
     o.initial_map_size = 2 * fs::file_size(data()) + (uint64_t{256} << 20);
     store_ = std::move(Store::Open(dir_, o, Params(), kPolynomial)).value();
