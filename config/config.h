@@ -90,16 +90,17 @@ struct IngestOptions {
   // Pages accepted but not yet committed, at most; above this requests get 503. Bounds memory and
   // latency under overload; at least twice batch_pages, so that a batch gathers while one
   // commits. 1..1000000.
-  int64_t queue_pages = 8192;
+  int64_t queue_pages = 32768;
   // Bytes of accepted, uncommitted page bodies, at most. 1 MiB..64 GiB.
   int64_t queue_bytes = int64_t{256} << 20;
-  // Most pages per group commit (one LMDB transaction, one fsync). The writer takes whatever is
-  // queued up to a limit it chooses between min_batch_pages and this, by measuring which size
-  // costs least per page in this store (daemon/batch_sizer.h). Larger batches amortize the fsync
-  // and the index pages a commit rewrites; smaller ones answer sooner. 1..100000.
-  int64_t batch_pages = 4000;
-  // The smallest limit the writer chooses, and its first. Equal to batch_pages: a fixed limit.
-  // 1..100000, at most batch_pages.
+  // Most pages per group commit (one LMDB transaction, one fsync), and the writer's first limit.
+  // The writer takes whatever is queued up to a limit it chooses between min_batch_pages and this
+  // (and at most queue_pages), by measuring which size costs least per page in this store
+  // (daemon/batch_sizer.h). Larger batches amortize the fsync and the index pages a commit
+  // rewrites; smaller ones answer sooner and hold less memory. 1..100000.
+  int64_t batch_pages = 16000;
+  // The smallest limit the writer chooses. Equal to batch_pages: a fixed limit. 1..100000, at
+  // most batch_pages.
   int64_t min_batch_pages = 1000;
 };
 

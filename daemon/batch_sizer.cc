@@ -24,8 +24,12 @@ BatchSizer::BatchSizer(const Options& options) : options_(options) {
     for (size_t s = options_.min_pages; s < max_pages; s *= 2) ladder_.push_back(s);
     ladder_.push_back(max_pages);
   }
-  // The first round comes soon: the sizer climbs from the smallest size to the store's best.
-  stay_left_ = options_.probe_commits;
+  // It starts at the largest size, the cheapest per page wherever it was measured, and looks
+  // around after a quarter of a stay (12 full commits): the tries of the smaller sizes are dear
+  // where the largest is the cheapest (at 100k documents, a page costs 2.5 times as much in a
+  // 1,000-page commit), so they wait until the largest has had its turn.
+  level_ = ladder_.size() - 1;
+  stay_left_ = std::max(options_.probe_commits, options_.stay_commits / 4);
 }
 
 double BatchSizer::Median(std::vector<double> costs) {

@@ -2,21 +2,23 @@
 // ingest.batch_pages; store/FORMAT.md, "Commit size").
 //
 // A commit's cost per page falls as the commit grows, as long as its pages share the index pages
-// it rewrites, and rises again once it dirties so many pages that their bookkeeping (LMDB's and
-// the kernel's) dominates. Where the cheapest size lies depends on the store: measured on these
-// machines, 4,000 pages per commit at 10k and 100k documents (twice the pages/s of 1,000 at
-// 100k), but 1,000 to 2,000 at 1M (4,000 there is a third slower). So the sizer measures
-// instead of assuming. It keeps a ladder of sizes (min, 2 min, 4 min, ..., max) and commits at
-// one of them; every round, it tries each other size for a few commits, then the current one
-// again for as many, and moves to the size whose cost per page, over the current size's just
-// after, is lowest (by the medians, and only when lower by a margin: the machine is noisy).
-// Each stretch starts with commits that are not measured: a commit reuses the pages freed two
-// commits before (LMDB's free list), so its cost depends on the sizes of the two before it, and
-// only the third commit of a size costs what that size costs in a run of its own (a 4,000-page
-// commit after 1,000-page ones finds few free pages and writes the rest at the file's end, in
-// long runs: cheaper than its steady cost). Trying every size, not only the neighbours, finds
-// 4,000 at 100k documents just opened, where 2,000 costs about what 1,000 does. Rounds come
-// soon while the sizer moves, then further apart (up to 8 times stay_commits).
+// it rewrites; in between it can rise, while the commit dirties so many pages that their
+// bookkeeping (LMDB's and the kernel's) dominates. Measured on these machines over 200,000 new
+// pages (store_bench BM_IngestSized), 16,000 pages per commit is the cheapest at 10k, 100k and
+// 1M documents (2.0x, 2.7x and 1.55x the pages/s of 1,000), but at 1M the curve is not
+// monotonic: 4,000 there is slower than 1,000. Other machines (less memory, slower disks) may
+// differ, so the sizer measures instead of assuming. It keeps a ladder of sizes (min, 2 min,
+// 4 min, ..., max), starts at the largest and commits at one of them; every round, it tries each
+// other size for a few commits, then the current one again for as many, and moves to the size
+// whose cost per page, over the current size's just after, is lowest (by the medians, and only
+// when lower by a margin: the machine is noisy). Each stretch starts with commits that are not
+// measured: a commit reuses the pages freed two commits before (LMDB's free list), so its cost
+// depends on the sizes of the two before it, and only the third commit of a size costs what that
+// size costs in a run of its own (a 4,000-page commit after 1,000-page ones finds few free pages
+// and writes the rest at the file's end, in long runs: cheaper than its steady cost). Every size
+// is tried, not only the neighbours: the curve has plateaus and bumps (at 1M documents, 8,000 is
+// cheaper than 4,000 and 1,000 than 2,000). Rounds come soon while the sizer moves, then further
+// apart (up to 8 times stay_commits); the first comes after a quarter of stay_commits.
 //
 // Only commits that took the whole limit count: a shorter one means the queue ran dry, when the
 // size does not matter (a lightly loaded writer commits what it has and answers soon).
@@ -31,8 +33,8 @@ namespace shingled::daemon {
 class BatchSizer {
  public:
   struct Options {
-    size_t min_pages = 1000;  // the smallest limit; the first one
-    size_t max_pages = 4000;  // the largest; min_pages >= max_pages fixes the limit at max_pages
+    size_t min_pages = 1000;   // the smallest limit
+    size_t max_pages = 16000;  // the largest, and the first; min_pages >= max_pages fixes it
     int settle_commits = 2;   // full commits at a size, in a round, before its measured ones
     int probe_commits = 3;    // measured full commits at a size tried (and then at the current)
     int stay_commits = 48;    // full commits at the chosen size between rounds (at first fewer)

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "dedup/charset.h"
 
 namespace shingled::daemon {
@@ -57,8 +59,10 @@ IngestPipeline::IngestPipeline(store::Store* store,
       pool_(pool),
       metrics_(metrics),
       options_(options),
+      // A commit cannot take more than the queue holds: a limit above it would never be filled,
+      // and the sizer learns only from full commits.
       sizer_(BatchSizer::Options{.min_pages = options.min_batch_pages,
-                                 .max_pages = options.batch_pages}),
+                                 .max_pages = std::min(options.batch_pages, options.queue_pages)}),
       writer_([this] { WriterLoop(); }) {
   if (metrics_ != nullptr) metrics_->SetBatchLimit(sizer_.chosen());
 }

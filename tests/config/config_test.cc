@@ -124,8 +124,8 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "server.max_pipelined_requests", "0 is out of range 1..128"});
   ExpectError("[ingest]\nbatch_pages = 2000\nmin_batch_pages = 3000\n",
               {"test.toml:3:", "ingest.min_batch_pages", "3000 is above ingest.batch_pages (2000)"});
-  ExpectError("[ingest]\nmin_batch_pages = 5000\n",
-              {"test.toml:2:", "ingest.min_batch_pages", "above ingest.batch_pages (4000)"});
+  ExpectError("[ingest]\nmin_batch_pages = 20000\n",
+              {"test.toml:2:", "ingest.min_batch_pages", "above ingest.batch_pages (16000)"});
   ExpectError("[ingest]\nmin_batch_pages = 0\n", {"test.toml:2:", "ingest.min_batch_pages", "out of range"});
   ExpectError("[ingest]\nqueue_pages = 2000000\n",
               {"test.toml:2:", "ingest.queue_pages", "out of range"});
