@@ -1,7 +1,7 @@
 // Store benchmark on synthetic sketches (tests/store/synthetic.h: 200-shingle pages in families of
 // 4 near-copies, resemblance ~0.9), at 10k, 100k and 1M stored documents:
-//   BM_IngestDurable/N/B durable group commits of B new pages (1,000; also 256, 2,000 and
-//                       4,000) into a store of N documents: pages/s (wall and CPU), CPU us per
+//   BM_IngestDurable/N/B durable group commits of B new pages (256 to 16,000) into a store of N
+//                       documents: pages/s (wall and CPU), CPU us per
 //                       page, KiB written per page (write syscalls), dirty pages and write calls
 //                       per commit, cold (the first 10,000 pages after opening a copy) and steady
 //                       ("steady_", 10,000 pages after size / 20 more);
@@ -14,9 +14,10 @@
 //                       more mapped, every other one without leaf prefetching (queries load the
 //                       leaves of their ~20 sample buckets ahead, leaf_prefetch.h),
 //                       the two halves' p50 and p99 side by side;
-//   BM_IngestSized/N/S  200,000 new pages in commits of 1,000 (S = 0) or of the size a
-//                       daemon::BatchSizer chooses between 1,000 and 4,000 (S = 1, the daemon's
-//                       default): pages/s, CPU us per page, the share of pages at each size;
+//   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
+//                       chooses between MIN and MAX (1,000 and 16,000: the daemon's default;
+//                       MIN = MAX: a fixed size): pages/s, CPU us per page, the share of pages at
+//                       each size, the heap at the end;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -185,6 +186,21 @@ void Report(benchmark::State& state, const std::string& prefix, const IngestTota
   state.counters[prefix + "write_calls/commit"] = static_cast<double>(t.write_calls) / commits;
 }
 
+// The process's anonymous resident memory (RssAnon), in MiB: the heap, where LMDB keeps the
+// pages a write transaction dirtied (and, after the commit, keeps them for the next one).
+double AnonMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  double kib = 0;
+  while (status >> key) {
+    if (key == "RssAnon:") {
+      status >> kib;
+      break;
+    }
+  }
+  return kib / 1024;
+}
+
 // A fresh copy of the filled store of `size` documents (synced, so that its pages go to disk now
 // and not in the first timed commit's fsync), opened, with a sweep to ingest into. Removed when
 // it goes.
@@ -287,18 +303,19 @@ void BM_IngestDurable(benchmark::State& state) {
   state.counters["steady_file_MiB_grown"] = static_cast<double>(file3 - file2) / (1 << 20);
 }
 
-// BM_IngestSized/N/S: kSizedPages new pages into a copy of the N store in durable commits whose
-// size a daemon::BatchSizer chooses between 1,000 and 4,000 pages (S = 1: the daemon's defaults,
-// ingest.min_batch_pages and ingest.batch_pages), or of 1,000 pages each (S = 0: the default
-// before the sizer), as the daemon's writer takes them from a queue that is never empty. The
-// same pages either way: pages/s compares the two. Also: the share of the pages committed at
-// each size, and the limit at the end.
+// BM_IngestSized/N/MIN/MAX: kSizedPages new pages into a copy of the N store in durable commits
+// whose size a daemon::BatchSizer chooses between MIN and MAX pages (1,000 and 16,000: the
+// daemon's defaults, ingest.min_batch_pages and ingest.batch_pages; MIN = MAX: a fixed size), as
+// the daemon's writer takes them from a queue that is never empty. The same pages for every
+// MIN/MAX: pages/s compares them. Also: the share of the pages committed at each size, the limit
+// at the end, and the process's anonymous memory at the end (anon_MiB: LMDB keeps the pages a
+// commit dirtied for the next one).
 void BM_IngestSized(benchmark::State& state) {
   const uint64_t size = static_cast<uint64_t>(state.range(0));
-  const bool sized = state.range(1) != 0;
   StoreCopy copy(size);
   daemon::BatchSizer sizer(
-      daemon::BatchSizer::Options{.min_pages = 1000, .max_pages = sized ? 4000u : 1000u});
+      daemon::BatchSizer::Options{.min_pages = static_cast<size_t>(state.range(1)),
+                                  .max_pages = static_cast<size_t>(state.range(2))});
   IngestTotals t;
   std::map<uint64_t, uint64_t> pages_at;
   for (auto _ : state) {
@@ -315,6 +332,7 @@ void BM_IngestSized(benchmark::State& state) {
         static_cast<double>(n) / static_cast<double>(t.pages);
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
+  state.counters["anon_MiB"] = AnonMiB();
 }
 
 // A lookup for a page: even i a stored page, odd i a new near-copy of a stored family.
@@ -466,15 +484,30 @@ void Sizes(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) b->Arg(static_cast<int64_t>(size));
 }
 
-// Commits of 1,000 pages (the daemon's ingest.batch_pages) at every size; of 256, 2,000 and 4,000 too.
+// Commits of each size of the daemon's ladder (ingest.min_batch_pages 1,000 doubled up to
+// ingest.batch_pages 16,000), and of 256.
 void IngestArgs(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) {
-    for (int64_t batch : {256, 1000, 2000, 4000}) b->Args({static_cast<int64_t>(size), batch});
+    for (int64_t batch : {256, 1000, 2000, 4000, 8000, 16000})
+      b->Args({static_cast<int64_t>(size), batch});
+  }
+}
+
+// The daemon's sizer (1,000 to 16,000), the one before it (1,000 to 4,000), and fixed sizes.
+void SizedArgs(benchmark::internal::Benchmark* b) {
+  for (uint64_t size : kSizes) {
+    constexpr std::pair<int64_t, int64_t> kMinMax[] = {{1000, 1000},   {4000, 4000}, {16000, 16000},
+                                                       {32000, 32000}, {1000, 4000}, {1000, 16000}};
+    for (auto [min, max] : kMinMax) b->Args({static_cast<int64_t>(size), min, max});
   }
 }
 
 BENCHMARK(BM_IngestDurable)->Apply(IngestArgs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
-BENCHMARK(BM_IngestSized)->ArgsProduct({{10000, 100000, 1000000}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK(BM_IngestSized)
+    ->Apply(SizedArgs)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseManualTime();
 BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);
