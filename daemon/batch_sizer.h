@@ -5,7 +5,7 @@
 // it rewrites; in between it can rise, while the commit dirties so many pages that their
 // bookkeeping (LMDB's and the kernel's) dominates. Measured on these machines over 200,000 new
 // pages (store_bench BM_IngestSized), 16,000 pages per commit is the cheapest at 10k, 100k and
-// 1M documents (2.0x, 2.7x and 1.55x the pages/s of 1,000), but at 1M the curve is not
+// 1M documents (3.3x, 3.6x and 1.7x the pages/s of 1,000), but at 1M the curve is not
 // monotonic: 4,000 there is slower than 1,000. Other machines (less memory, slower disks) may
 // differ, so the sizer measures instead of assuming. It keeps a ladder of sizes (min, 2 min,
 // 4 min, ..., max), starts at the largest and commits at one of them; every round, it tries each
@@ -16,9 +16,10 @@
 // depends on the sizes of the two before it, and only the third commit of a size costs what that
 // size costs in a run of its own (a 4,000-page commit after 1,000-page ones finds few free pages
 // and writes the rest at the file's end, in long runs: cheaper than its steady cost). Every size
-// is tried, not only the neighbours: the curve has plateaus and bumps (at 1M documents, 8,000 is
-// cheaper than 4,000 and 1,000 than 2,000). Rounds come soon while the sizer moves, then further
-// apart (up to 8 times stay_commits); the first comes after a quarter of stay_commits.
+// is tried, not only the neighbours: the curve has plateaus and bumps (at 1M documents, 2,000
+// and 4,000 are dearer than 1,000, 8,000 and 16,000 cheaper). Rounds come soon while the sizer
+// moves, then further apart (up to 8 times stay_commits); the first comes after a quarter of
+// stay_commits.
 //
 // Only commits that took the whole limit count: a shorter one means the queue ran dry, when the
 // size does not matter (a lightly loaded writer commits what it has and answers soon).
