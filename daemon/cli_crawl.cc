@@ -68,11 +68,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
   if (!opened.ok()) return Fail("crawl", opened.status());
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
-  daemon::PipelineOptions pipeline_options;
-  pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
-  pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
-  pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
-  pipeline_options.min_batch_pages = static_cast<size_t>(config.ingest.min_batch_pages);
+  const daemon::PipelineOptions pipeline_options = daemon::PipelineBounds(config.ingest);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,
                                   pipeline_options);
   daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options.queue_pages,

@@ -99,11 +99,7 @@ int Serve(const ServeFlags& flags) {
   // queue behind admitted pages: leave them room above a full ingest queue.
   daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
   daemon::Metrics metrics;
-  daemon::PipelineOptions pipeline_options;
-  pipeline_options.queue_pages = static_cast<size_t>(config.ingest.queue_pages);
-  pipeline_options.queue_bytes = static_cast<uint64_t>(config.ingest.queue_bytes);
-  pipeline_options.batch_pages = static_cast<size_t>(config.ingest.batch_pages);
-  pipeline_options.min_batch_pages = static_cast<size_t>(config.ingest.min_batch_pages);
+  daemon::PipelineOptions pipeline_options = daemon::PipelineBounds(config.ingest);
   // Validated by the config loader, so this parse cannot fail.
   const dedup::CanonicalizerKind canonicalizer =
       *dedup::ParseCanonicalizerKind(config.ingest.canonicalizer);

@@ -54,6 +54,15 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config) {
   return OpenedStore{std::move(*context), std::move(*store)};
 }
 
+PipelineOptions PipelineBounds(const config::IngestOptions& ingest) {
+  PipelineOptions options;
+  options.queue_pages = static_cast<size_t>(ingest.queue_pages);
+  options.queue_bytes = static_cast<uint64_t>(ingest.queue_bytes);
+  options.batch_pages = static_cast<size_t>(ingest.batch_pages);
+  options.min_batch_pages = static_cast<size_t>(ingest.min_batch_pages);
+  return options;
+}
+
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFoundError("auth.token_file " + path + ": " + std::strerror(errno));

@@ -1,5 +1,6 @@
 // Opening the store as the configuration says: the sketch parameters (defaults, or the ones the
-// config repeats) and the store options. Shared by `serve` and the store subcommands.
+// config repeats) and the store options, and the ingest pipeline's bounds. Shared by `serve`,
+// `crawl` and the store subcommands.
 #ifndef SHINGLED_DAEMON_STORE_SETUP_H_
 #define SHINGLED_DAEMON_STORE_SETUP_H_
 
@@ -8,6 +9,7 @@
 
 #include "base/status.h"
 #include "config/config.h"
+#include "daemon/ingest.h"
 #include "dedup/sketch.h"
 #include "store/store.h"
 
@@ -22,6 +24,10 @@ struct OpenedStore {
 // parameters, FailedPrecondition names the field and says that the [sketch] section may only
 // repeat the store's values. InvalidArgument for parameters that do not validate.
 StatusOr<OpenedStore> OpenStore(const config::Config& config);
+
+// The ingest pipeline's queue and commit bounds from [ingest] (queue_pages, queue_bytes,
+// batch_pages, min_batch_pages); the other options keep their defaults.
+PipelineOptions PipelineBounds(const config::IngestOptions& ingest);
 
 // Reads the bearer token: the first line of `path`, surrounding white space removed.
 // NotFound if unreadable; InvalidArgument if empty.
