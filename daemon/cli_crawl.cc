@@ -65,13 +65,16 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   StatusOr<daemon::CrawlSetup> setup = daemon::MakeCrawlSetup(c);
   if (!setup.ok()) return Fail("crawl", setup.status(), kExitUsage);
 
+  // [ingest] too: the crawl stores pages as `serve` would, with the same canonicalizer.
+  StatusOr<daemon::PipelineOptions> pipeline_options = daemon::IngestPipelineOptions(config.ingest);
+  if (!pipeline_options.ok()) return Fail("crawl", pipeline_options.status(), kExitUsage);
+
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
   if (!opened.ok()) return Fail("crawl", opened.status());
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
-  const daemon::PipelineOptions pipeline_options = daemon::PipelineBounds(config.ingest);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,
-                                  pipeline_options);
-  daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options.queue_pages,
+                                  *pipeline_options);
+  daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options->queue_pages,
                              std::move(*setup), nullptr);
   const daemon::SweepReport report = runner.Run(flags.sweep, !flags.keep_open);
   pipeline.Stop();
@@ -99,7 +102,7 @@ void AddCrawlCommand(CLI::App* app, int* exit_code) {
                   "allowed_prefixes their hosts are the scope");
   cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
   cmd->add_option("--config", flags->config_file,
-                  "TOML config (store options, [sketch], [crawler])");
+                  "TOML config (store options, [sketch], [ingest], [crawler])");
   cmd->add_option("--sweep", flags->sweep, "Sweep name (opened if needed)")->required();
   cmd->add_flag("--allow-private-addresses", flags->allow_private_addresses,
                 "Allow private, loopback and link-local addresses");

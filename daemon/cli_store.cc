@@ -36,7 +36,8 @@ int64_t UnixNow() {
       .count();
 }
 
-StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
+// The --config file (or the defaults), with --store on top.
+StatusOr<config::Config> LoadConfig(const StoreFlags& flags) {
   config::Config config;
   if (!flags.config_file.empty()) {
     StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
@@ -44,7 +45,13 @@ StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
     config = std::move(*loaded);
   }
   if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  return daemon::OpenStore(config);
+  return config;
+}
+
+StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
+  StatusOr<config::Config> config = LoadConfig(flags);
+  if (!config.ok()) return config.status();
+  return daemon::OpenStore(*config);
 }
 
 int Fail(const char* command, const Status& status, int code = kExitFailure) {
@@ -168,7 +175,12 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     if (!parsed.ok()) return Fail("ingest", parsed.status(), kExitUsage);
     date = *parsed;
   }
-  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  StatusOr<config::Config> config = LoadConfig(flags);
+  if (!config.ok()) return Fail("ingest", config.status(), kExitUsage);
+  // [ingest]'s bounds and canonicalizer: files are stored as `serve` would store them.
+  StatusOr<daemon::PipelineOptions> options = daemon::IngestPipelineOptions(config->ingest);
+  if (!options.ok()) return Fail("ingest", options.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config);
   if (!opened.ok()) return Fail("ingest", opened.status());
   StatusOr<store::SweepInfo> sweep = opened->store->OpenSweep(in.sweep, date);
   if (!sweep.ok()) return Fail("ingest", sweep.status());
@@ -176,14 +188,13 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   std::vector<std::string> errors;
   const std::vector<FileRef> files = ListFiles(in.paths, &errors);
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
-  daemon::PipelineOptions options;  // the defaults of [ingest] (config/shingled.toml)
-  daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, options);
+  daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, *options);
 
   std::mutex mu;
   uint64_t counts[6] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
   uint64_t pages = 0;
-  daemon::PageFeeder feeder(&pipeline, options.queue_pages);
+  daemon::PageFeeder feeder(&pipeline, options->queue_pages);
   // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
   // Errors other than a full queue end the ingest.
   auto submit = [&](const daemon::PageJob& job, const std::string& label) -> Status {
@@ -292,7 +303,12 @@ struct QueryFlags {
 };
 
 int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
-  StatusOr<daemon::OpenedStore> opened = Open(flags);
+  StatusOr<config::Config> config = LoadConfig(flags);
+  if (!config.ok()) return Fail("similar", config.status(), kExitUsage);
+  // A --file is sketched with [ingest]'s canonicalizer, as the stored pages were.
+  StatusOr<daemon::PipelineOptions> ingest = daemon::IngestPipelineOptions(config->ingest);
+  if (!ingest.ok()) return Fail("similar", ingest.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config);
   if (!opened.ok()) return Fail("similar", opened.status());
   store::QueryOptions options{q.threshold, q.limit};
   StatusOr<std::vector<store::SimilarDoc>> result = NotFoundError("");
@@ -301,8 +317,8 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
     std::stringstream data;
     data << file.rdbuf();
     if (!file) return Fail("similar", NotFoundError(q.file + ": cannot read"), kExitUsage);
-    const dedup::Sketch sketch =
-        dedup::SketchPage(*opened->context, data.str(), ContentTypeForPath(q.file, ""));
+    const dedup::Sketch sketch = dedup::SketchPage(
+        *opened->context, data.str(), ContentTypeForPath(q.file, ""), ingest->canonicalizer);
     result = opened->store->SimilarToSketch(sketch, options);
   } else if (!q.url.empty()) {
     result = opened->store->SimilarToUrl(q.url, options);
@@ -365,7 +381,8 @@ int RunSweep(const StoreFlags& flags, const std::string& action, const QueryFlag
 
 void AddStoreFlags(CLI::App* cmd, StoreFlags* flags) {
   cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
-  cmd->add_option("--config", flags->config_file, "TOML config (store options, [sketch])");
+  cmd->add_option("--config", flags->config_file,
+                  "TOML config (store options, [sketch], [ingest])");
   cmd->add_flag("--json", flags->json, "One compact JSON object");
 }
 

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "config/config.h"
-#include "dedup/streaming_canonicalizer.h"
 #include "daemon/api.h"
 #include "daemon/crawl_scheduler.h"
 #include "daemon/crawl_sweep.h"
@@ -77,6 +76,12 @@ int Serve(const ServeFlags& flags) {
     token = std::move(*read);
   }
 
+  StatusOr<daemon::PipelineOptions> pipeline_options = daemon::IngestPipelineOptions(config.ingest);
+  if (!pipeline_options.ok()) {
+    spdlog::critical("{}", pipeline_options.status().message());
+    return kExitUsage;
+  }
+
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
   if (!opened.ok()) {
     spdlog::critical("cannot open the store {}: {}", config.store.path, opened.status().ToString());
@@ -99,12 +104,7 @@ int Serve(const ServeFlags& flags) {
   // queue behind admitted pages: leave them room above a full ingest queue.
   daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
   daemon::Metrics metrics;
-  daemon::PipelineOptions pipeline_options = daemon::PipelineBounds(config.ingest);
-  // Validated by the config loader, so this parse cannot fail.
-  const dedup::CanonicalizerKind canonicalizer =
-      *dedup::ParseCanonicalizerKind(config.ingest.canonicalizer);
-  pipeline_options.canonicalizer = canonicalizer;
-  daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, pipeline_options);
+  daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, *pipeline_options);
 
   daemon::ApiOptions api_options;
   api_options.store_dir = config.store.path;
@@ -113,10 +113,10 @@ int Serve(const ServeFlags& flags) {
   api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
   api_options.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
   // Each upload may hold a quarter of the ingest queue, so that one WARC leaves room for others.
-  api_options.warc.max_in_flight = std::max<size_t>(1, pipeline_options.queue_pages / 4);
+  api_options.warc.max_in_flight = std::max<size_t>(1, pipeline_options->queue_pages / 4);
   api_options.warc.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
-  api_options.canonicalizer = canonicalizer;
+  api_options.canonicalizer = pipeline_options->canonicalizer;
   api_options.token = token;
   api_options.protect_writes = config.auth.protect_writes;
   api_options.protect_reads = config.auth.protect_reads;
@@ -131,7 +131,7 @@ int Serve(const ServeFlags& flags) {
       return kExitUsage;
     }
     auto runner = std::make_unique<daemon::SweepRunner>(
-        &store, &pipeline, pipeline_options.queue_pages, std::move(*setup), &metrics);
+        &store, &pipeline, pipeline_options->queue_pages, std::move(*setup), &metrics);
     crawl = std::make_unique<daemon::CrawlScheduler>(
         &store, std::move(runner),
         daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});

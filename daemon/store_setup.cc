@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "dedup/streaming_canonicalizer.h"
+
 namespace shingled::daemon {
 
 StatusOr<OpenedStore> OpenStore(const config::Config& config) {
@@ -54,8 +56,14 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config) {
   return OpenedStore{std::move(*context), std::move(*store)};
 }
 
-PipelineOptions PipelineBounds(const config::IngestOptions& ingest) {
+StatusOr<PipelineOptions> IngestPipelineOptions(const config::IngestOptions& ingest) {
+  StatusOr<dedup::CanonicalizerKind> canonicalizer =
+      dedup::ParseCanonicalizerKind(ingest.canonicalizer);
+  if (!canonicalizer.ok()) {
+    return InvalidArgumentError("ingest.canonicalizer: " + canonicalizer.status().message());
+  }
   PipelineOptions options;
+  options.canonicalizer = *canonicalizer;
   options.queue_pages = static_cast<size_t>(ingest.queue_pages);
   options.queue_bytes = static_cast<uint64_t>(ingest.queue_bytes);
   options.batch_pages = static_cast<size_t>(ingest.batch_pages);

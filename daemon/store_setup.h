@@ -1,5 +1,5 @@
 // Opening the store as the configuration says: the sketch parameters (defaults, or the ones the
-// config repeats) and the store options, and the ingest pipeline's bounds. Shared by `serve`,
+// config repeats) and the store options, and the ingest pipeline's options. Shared by `serve`,
 // `crawl` and the store subcommands.
 #ifndef SHINGLED_DAEMON_STORE_SETUP_H_
 #define SHINGLED_DAEMON_STORE_SETUP_H_
@@ -25,9 +25,11 @@ struct OpenedStore {
 // repeat the store's values. InvalidArgument for parameters that do not validate.
 StatusOr<OpenedStore> OpenStore(const config::Config& config);
 
-// The ingest pipeline's queue and commit bounds from [ingest] (queue_pages, queue_bytes,
-// batch_pages, min_batch_pages); the other options keep their defaults.
-PipelineOptions PipelineBounds(const config::IngestOptions& ingest);
+// The ingest pipeline's options from [ingest]: its queue and commit bounds (queue_pages,
+// queue_bytes, batch_pages, min_batch_pages) and the canonicalizer, so that every command that
+// stores pages (serve, crawl, ingest) sketches them as the configuration says. InvalidArgument
+// for an unknown canonicalizer (the config loader refuses one already).
+StatusOr<PipelineOptions> IngestPipelineOptions(const config::IngestOptions& ingest);
 
 // Reads the bearer token: the first line of `path`, surrounding white space removed.
 // NotFound if unreadable; InvalidArgument if empty.

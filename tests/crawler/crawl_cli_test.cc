@@ -273,5 +273,43 @@ TEST(CrawlCliTest, OurCrawlerAndWgetGiveTheSameDocuments) {
   std::filesystem::remove_all(dir);
 }
 
+// `crawl --config` stores pages with [ingest]'s canonicalizer, as `serve` does. The two pages
+// have the same tokens in Gumbo's tree and different ones in the streaming canonicalizer's
+// (foster parenting, dedup/CANONICALIZER_DIFFERENCES.md kind 1), so they make one cluster with
+// "gumbo" and two with the default.
+TEST(CrawlCliTest, StoresWithTheConfiguredCanonicalizer) {
+  const std::filesystem::path dir = FreshDir("crawl_canonicalizer");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string gumbo = (dir / "gumbo.toml").string();
+  std::ofstream(gumbo) << "[ingest]\ncanonicalizer = \"gumbo\"\n";
+  testing::TestServer server;
+  server.Page("/table.html",
+              "<html><body><table><tr><td>alpha beta gamma delta</td>epsilon zeta eta "
+              "theta</tr></table>iota kappa lambda mu</body></html>");
+  server.Page("/text.html", "epsilon zeta eta theta alpha beta gamma delta iota kappa lambda mu");
+  ASSERT_TRUE(server.Start());
+
+  for (const bool use_gumbo : {true, false}) {
+    SCOPED_TRACE(use_gumbo ? "gumbo" : "streaming");
+    const std::string store = (dir / (use_gumbo ? "gumbo" : "streaming")).string();
+    Result crawl = RunShingled("crawl --store '" + store + "' --seed " + server.Url("/text.html") +
+                               " --seed " + server.Url("/table.html") +
+                               " --allow-private-addresses --delay 0 --sweep s" +
+                               (use_gumbo ? " --config '" + gumbo + "'" : ""));
+    ASSERT_EQ(crawl.exit_code, 0) << crawl.out;
+    EXPECT_EQ(json::parse(crawl.out)["stored"], 2) << crawl.out;
+    Result history =
+        RunShingled("history --store '" + store + "' --json " + server.Url("/table.html"));
+    ASSERT_EQ(history.exit_code, 0) << history.out;
+    const int doc = json::parse(history.out)["versions"][0]["doc"];
+    Result cluster =
+        RunShingled("cluster " + std::to_string(doc) + " --store '" + store + "' --json");
+    ASSERT_EQ(cluster.exit_code, 0) << cluster.out;
+    EXPECT_EQ(json::parse(cluster.out)["size"], use_gumbo ? 2 : 1) << cluster.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace shingled

@@ -94,5 +94,65 @@ TEST(CliStoreTest, IngestFileUrlsAndErrors) {
   EXPECT_EQ(RunCli("ingest " + page + " --store " + store + " --sweep s --date nonsense", &out), 2);
 }
 
+// A page on which the two canonicalizers give different tokens
+// (dedup/CANONICALIZER_DIFFERENCES.md, kind 1): Gumbo moves the text that is inside the table but
+// outside a cell in front of the table; the streaming canonicalizer keeps it where it is.
+const char kFosterParented[] =
+    "<html><body><table><tr><td>alpha beta gamma delta</td>epsilon zeta eta theta</tr></table>"
+    "iota kappa lambda mu</body></html>";
+// Gumbo's tokens of that page, as plain text.
+const char kGumboOrder[] = "epsilon zeta eta theta alpha beta gamma delta iota kappa lambda mu";
+
+TEST(CliStoreTest, IngestAndSimilarSketchWithTheConfiguredCanonicalizer) {
+  TempDir dir;
+  const std::string page = dir.Write("page.html", kFosterParented);
+  const std::string text = dir.Write("text.txt", kGumboOrder);
+  const std::string gumbo = dir.Write("gumbo.toml", "[ingest]\ncanonicalizer = \"gumbo\"\n");
+  std::string out;
+  // One store per canonicalizer: the text first, then the page, which Gumbo's tokens make a
+  // copy of the text and the streaming canonicalizer's make a page of its own.
+  for (const bool use_gumbo : {true, false}) {
+    SCOPED_TRACE(use_gumbo ? "gumbo" : "streaming");
+    const std::string store = dir.path() + (use_gumbo ? "/gumbo" : "/streaming");
+    const std::string config = use_gumbo ? " --config " + gumbo : "";
+    ASSERT_EQ(RunCli("ingest " + text + " --store " + store + config + " --sweep s --json", &out),
+              0)
+        << out;
+    ASSERT_EQ(RunCli("ingest " + page + " --store " + store + config + " --sweep s --json", &out),
+              0)
+        << out;
+    json j = json::parse(out);
+    EXPECT_EQ(j["duplicate"], use_gumbo ? 1 : 0) << out;
+    EXPECT_EQ(j["new"], use_gumbo ? 0 : 1) << out;
+
+    ASSERT_EQ(RunCli("history file://" + text + " --store " + store + " --json", &out), 0) << out;
+    const int text_doc = json::parse(out)["versions"][0]["doc"];
+    ASSERT_EQ(RunCli("history file://" + page + " --store " + store + " --json", &out), 0) << out;
+    const int page_doc = json::parse(out)["versions"][0]["doc"];
+    ASSERT_EQ(RunCli("cluster " + std::to_string(page_doc) + " --store " + store + " --json", &out),
+              0)
+        << out;
+    EXPECT_EQ(json::parse(out)["size"], use_gumbo ? 2 : 1) << out;
+
+    // `similar --file` sketches the page as the configuration says, so it finds the text (with
+    // Gumbo) or the page's own document (streaming) at resemblance 1.
+    ASSERT_EQ(RunCli("similar --file " + page + " --store " + store + config + " --json", &out), 0)
+        << out;
+    j = json::parse(out);
+    ASSERT_FALSE(j["results"].empty()) << out;
+    EXPECT_EQ(j["results"][0]["doc"], use_gumbo ? text_doc : page_doc) << out;
+    EXPECT_DOUBLE_EQ(j["results"][0]["resemblance"].get<double>(), 1.0) << out;
+  }
+
+  // An unknown canonicalizer is refused before the store is touched.
+  const std::string lxml = dir.Write("lxml.toml", "[ingest]\ncanonicalizer = \"lxml\"\n");
+  EXPECT_EQ(
+      RunCli("ingest " + page + " --store " + dir.path() + "/other --config " + lxml + " --sweep s",
+             &out),
+      2);
+  EXPECT_NE(out.find("canonicalizer"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/other"));
+}
+
 }  // namespace
 }  // namespace shingled::testing

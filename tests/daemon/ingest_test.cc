@@ -1,5 +1,5 @@
 // The ingest pipeline against a real store in a temp dir: order, admission bounds, a failed
-// commit (the writer turns unhealthy), and stopping.
+// commit (the writer turns unhealthy), and stopping; and its options from [ingest].
 #include "daemon/ingest.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <future>
 
+#include "daemon/store_setup.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::daemon {
@@ -212,6 +213,33 @@ TEST_F(IngestTest, StopCommitsWhatWasAdmittedThenRefuses) {
   for (int i = 0; i < 20; ++i) {
     EXPECT_TRUE(store_->History("https://e.com/" + std::to_string(i)).ok()) << i;
   }
+}
+
+// [ingest] maps to the pipeline's options: the bounds and the canonicalizer, which every command
+// that stores pages uses (serve, crawl, ingest).
+TEST(IngestPipelineOptionsTest, MapsTheIngestTable) {
+  config::IngestOptions ingest;
+  ingest.queue_pages = 300;
+  ingest.queue_bytes = int64_t{5} << 20;
+  ingest.batch_pages = 200;
+  ingest.min_batch_pages = 100;
+  ingest.canonicalizer = "gumbo";
+  StatusOr<PipelineOptions> options = IngestPipelineOptions(ingest);
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->queue_pages, 300u);
+  EXPECT_EQ(options->queue_bytes, uint64_t{5} << 20);
+  EXPECT_EQ(options->batch_pages, 200u);
+  EXPECT_EQ(options->min_batch_pages, 100u);
+  EXPECT_EQ(options->canonicalizer, dedup::CanonicalizerKind::kGumbo);
+
+  ingest.canonicalizer = "streaming";
+  EXPECT_EQ(IngestPipelineOptions(ingest)->canonicalizer, dedup::CanonicalizerKind::kStreaming);
+  // The config loader refuses an unknown name; a config made in code gets the same answer here.
+  ingest.canonicalizer = "lxml";
+  options = IngestPipelineOptions(ingest);
+  EXPECT_EQ(options.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(options.status().message().find("ingest.canonicalizer"), std::string::npos)
+      << options.status().message();
 }
 
 }  // namespace
