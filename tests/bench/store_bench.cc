@@ -15,9 +15,13 @@
 //                       leaves of their ~20 sample buckets ahead, leaf_prefetch.h),
 //                       the two halves' p50 and p99 side by side;
 //   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
-//                       chooses between MIN and MAX (1,000 and 16,000: the daemon's default;
-//                       MIN = MAX: a fixed size): pages/s, CPU us per page, the share of pages at
-//                       each size, the heap at the end;
+//                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
+//                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
+//                       default): pages/s, CPU us per page, the share of pages at each size (and
+//                       the CPU us per page at each), the heap at the end;
+//   BM_IngestSizedLong/N/MIN/MAX/PAGES  the same over PAGES (800,000) pages: the sizer's first
+//                       whole round against a fixed 16,000 (SHINGLED_BENCH_TRACE=1 prints each
+//                       commit's size, CPU us per page and dirty pages on stderr);
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -39,11 +43,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
-#include <future>
 #include <string>
 #include <vector>
 
@@ -173,6 +178,16 @@ Written WrittenSoFar() {
 struct IngestTotals {
   double wall = 0, cpu = 0;
   uint64_t written = 0, write_calls = 0, commits = 0, pages = 0;
+
+  IngestTotals& operator+=(const IngestTotals& o) {
+    wall += o.wall;
+    cpu += o.cpu;
+    written += o.written;
+    write_calls += o.write_calls;
+    commits += o.commits;
+    pages += o.pages;
+    return *this;
+  }
 };
 
 void Report(benchmark::State& state, const std::string& prefix, const IngestTotals& t) {
@@ -304,35 +319,58 @@ void BM_IngestDurable(benchmark::State& state) {
 }
 
 // BM_IngestSized/N/MIN/MAX: kSizedPages new pages into a copy of the N store in durable commits
-// whose size a daemon::BatchSizer chooses between MIN and MAX pages (1,000 and 16,000: the
-// daemon's defaults, ingest.min_batch_pages and ingest.batch_pages; MIN = MAX: a fixed size), as
+// whose size a daemon::BatchSizer chooses between MIN and MAX pages (1,000 and 16,000:
+// ingest.min_batch_pages and ingest.batch_pages, with ingest.measure_batch_size; MIN = MAX: a
+// fixed size, as the daemon commits by default), as
 // the daemon's writer takes them from a queue that is never empty. The same pages for every
 // MIN/MAX: pages/s compares them. Also: the share of the pages committed at each size, the limit
 // at the end, and the process's anonymous memory at the end (anon_MiB: LMDB keeps the pages a
 // commit dirtied for the next one).
-void BM_IngestSized(benchmark::State& state) {
+void IngestSized(benchmark::State& state, uint64_t total_pages) {
   const uint64_t size = static_cast<uint64_t>(state.range(0));
   StoreCopy copy(size);
   daemon::BatchSizer sizer(
       daemon::BatchSizer::Options{.min_pages = static_cast<size_t>(state.range(1)),
                                   .max_pages = static_cast<size_t>(state.range(2))});
   IngestTotals t;
-  std::map<uint64_t, uint64_t> pages_at;
+  std::map<uint64_t, IngestTotals> at;  // by commit size
+  // SHINGLED_BENCH_TRACE=1: one line per commit on stderr (size, CPU us per page, dirty pages).
+  const bool trace = std::getenv("SHINGLED_BENCH_TRACE") != nullptr;
   for (auto _ : state) {
-    while (t.pages < kSizedPages) {
-      const uint64_t pages = std::min<uint64_t>(sizer.limit(), kSizedPages - t.pages);
-      sizer.Committed(pages, copy.Commit(pages, &t, state));
-      pages_at[pages] += pages;
+    while (t.pages < total_pages) {
+      const uint64_t pages = std::min<uint64_t>(sizer.limit(), total_pages - t.pages);
+      IngestTotals c;
+      sizer.Committed(pages, copy.Commit(pages, &c, state));
+      t += c;
+      at[pages] += c;
+      if (trace) {
+        std::fprintf(stderr, "commit %llu pages %llu cpu_us/page %.1f dirty_pages %llu\n",
+                     static_cast<unsigned long long>(t.commits),
+                     static_cast<unsigned long long>(pages),
+                     c.cpu / static_cast<double>(pages) * 1e6,
+                     static_cast<unsigned long long>(c.written / 4096));
+      }
     }
     state.SetIterationTime(t.wall);
   }
   Report(state, "", t);
-  for (const auto& [pages, n] : pages_at) {
-    state.counters["share_at_" + std::to_string(pages)] =
-        static_cast<double>(n) / static_cast<double>(t.pages);
+  for (const auto& [pages, c] : at) {
+    const std::string n = std::to_string(pages);
+    const double p = static_cast<double>(c.pages);
+    state.counters["share_at_" + n] = p / static_cast<double>(t.pages);
+    if (at.size() > 1) state.counters["cpu_us/page_at_" + n] = c.cpu / p * 1e6;
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
   state.counters["anon_MiB"] = AnonMiB();
+}
+
+void BM_IngestSized(benchmark::State& state) { IngestSized(state, kSizedPages); }
+
+// BM_IngestSizedLong/N/MIN/MAX/PAGES: the same with PAGES new pages, enough for the sizer's
+// first whole round (12 commits at 16,000, then 5 at each other size and 5 at 16,000 after each:
+// ~590,000 pages) and some of the stay after it.
+void BM_IngestSizedLong(benchmark::State& state) {
+  IngestSized(state, static_cast<uint64_t>(state.range(3)));
 }
 
 // A lookup for a page: even i a stored page, odd i a new near-copy of a stored family.
@@ -493,7 +531,8 @@ void IngestArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
-// The daemon's sizer (1,000 to 16,000), the one before it (1,000 to 4,000), and fixed sizes.
+// The daemon's sizer (1,000 to 16,000, with ingest.measure_batch_size), the one before it (1,000
+// to 4,000), and fixed sizes (16,000 the daemon's default).
 void SizedArgs(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) {
     constexpr std::pair<int64_t, int64_t> kMinMax[] = {{1000, 1000},   {4000, 4000}, {16000, 16000},
@@ -502,9 +541,21 @@ void SizedArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
+// The daemon's sizer against its largest size, fixed (the default), over 800,000 pages.
+void LongSizedArgs(benchmark::internal::Benchmark* b) {
+  for (uint64_t size : kSizes) {
+    for (int64_t min : {1000, 16000}) b->Args({static_cast<int64_t>(size), min, 16000, 800000});
+  }
+}
+
 BENCHMARK(BM_IngestDurable)->Apply(IngestArgs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
 BENCHMARK(BM_IngestSized)
     ->Apply(SizedArgs)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseManualTime();
+BENCHMARK(BM_IngestSizedLong)
+    ->Apply(LongSizedArgs)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseManualTime();
