@@ -285,6 +285,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("queue_bytes", int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);
     r.Int("batch_pages", 1, 100000, &c.ingest.batch_pages);
     r.Int("min_batch_pages", 1, 100000, &c.ingest.min_batch_pages);
+    r.Bool("measure_batch_size", &c.ingest.measure_batch_size);
   });
   Section(root, "store", source, &status, [&](TableReader& r) {
     r.String("path", &c.store.path);

@@ -93,15 +93,18 @@ struct IngestOptions {
   int64_t queue_pages = 32768;
   // Bytes of accepted, uncommitted page bodies, at most. 1 MiB..64 GiB.
   int64_t queue_bytes = int64_t{256} << 20;
-  // Most pages per group commit (one LMDB transaction, one fsync), and the writer's first limit.
-  // The writer takes whatever is queued up to a limit it chooses between min_batch_pages and this
-  // (and at most queue_pages), by measuring which size costs least per page in this store
-  // (daemon/batch_sizer.h). Larger batches amortize the fsync and the index pages a commit
-  // rewrites; smaller ones answer sooner and hold less memory. 1..100000.
+  // Most pages per group commit (one LMDB transaction, one fsync; at most queue_pages): the
+  // writer takes whatever is queued up to this. Larger batches amortize the fsync and the index
+  // pages a commit rewrites; smaller ones answer sooner and hold less memory. 1..100000.
   int64_t batch_pages = 16000;
-  // The smallest limit the writer chooses. Equal to batch_pages: a fixed limit. 1..100000, at
-  // most batch_pages.
+  // The smallest limit: after a failed commit (a full disk, a full map) the writer commits at
+  // most this many pages for a while; with measure_batch_size, the smallest size it tries.
+  // 1..100000, at most batch_pages.
   int64_t min_batch_pages = 1000;
+  // true: the writer now and then tries each size from min_batch_pages to batch_pages (doubling)
+  // for a few commits and keeps the cheapest per page (daemon/batch_sizer.h). Off by default: on
+  // the machines measured the largest was the cheapest at every store size, and the tries cost.
+  bool measure_batch_size = false;
 };
 
 struct StoreOptions {

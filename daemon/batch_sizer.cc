@@ -42,7 +42,13 @@ void BatchSizer::Committed(size_t pages, double seconds) {
   if (ladder_.size() == 1) return;
   const bool full = pages > 0 && pages == limit();
   if (!probing_) {
-    if (full && --stay_left_ <= 0) StartRound();
+    if (full && --stay_left_ <= 0) {
+      if (options_.explore) {
+        StartRound();
+      } else {
+        BackToTheLargest();
+      }
+    }
     return;
   }
   const int stretch = options_.settle_commits + options_.probe_commits;
@@ -64,6 +70,11 @@ void BatchSizer::Failed() {
   level_ = 0;
   quiet_rounds_ = 8;
   stay_left_ = options_.stay_commits * quiet_rounds_;
+}
+
+void BatchSizer::BackToTheLargest() {
+  level_ = ladder_.size() - 1;
+  stay_left_ = std::numeric_limits<int>::max();
 }
 
 void BatchSizer::StartRound() {

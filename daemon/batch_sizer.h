@@ -23,6 +23,14 @@
 //
 // Only commits that took the whole limit count: a shorter one means the queue ran dry, when the
 // size does not matter (a lightly loaded writer commits what it has and answers soon).
+//
+// The rounds cost what the sizes they try cost, and more: the first commits at a size after
+// another size's are dearer than its steady ones. Over 800,000 pages (store_bench
+// BM_IngestSizedLong), into a store of 100k documents, the sizer's first round (5 commits at each
+// of 1,000 to 8,000, 8,000 the dearest at ~4x 16,000's cost per page) made the whole run cost 41%
+// more CPU per page than a fixed 16,000. So the daemon runs it only when asked
+// (ingest.measure_batch_size, Options::explore); by default it commits at the largest size, and
+// keeps the smallest for what it is also for: after a failed commit.
 #ifndef SHINGLED_DAEMON_BATCH_SIZER_H_
 #define SHINGLED_DAEMON_BATCH_SIZER_H_
 
@@ -40,6 +48,12 @@ class BatchSizer {
     int probe_commits = 3;    // measured full commits at a size tried (and then at the current)
     int stay_commits = 48;    // full commits at the chosen size between rounds (at first fewer)
     double margin = 0.10;     // a size must be this much cheaper per page to be moved to
+    // false: no rounds. It commits at the largest size but after a failed commit (at the
+    // smallest for 8 stays, then back to the largest). The daemon's default
+    // (ingest.measure_batch_size): on the machines measured the largest size was the cheapest at
+    // every store size, so the tries were pure cost (over 800,000 pages into a store of 100k
+    // documents, 41% more CPU per page than a fixed 16,000: store_bench BM_IngestSizedLong).
+    bool explore = true;
   };
 
   explicit BatchSizer(const Options& options);
@@ -57,7 +71,8 @@ class BatchSizer {
   void Committed(size_t pages, double seconds);
 
   // A commit that failed (a full disk, a full map): back to the smallest size, which dirties the
-  // fewest pages, and no round for a long while (8 times stay_commits full commits).
+  // fewest pages, for a long while (8 times stay_commits full commits); then a round, or, without
+  // exploring, the largest size again.
   void Failed();
 
   // The sizes the sizer chooses among, ascending.
@@ -65,6 +80,8 @@ class BatchSizer {
 
  private:
   void StartRound();
+  // Without exploring: the stay after a failure ended.
+  void BackToTheLargest();
   void StartProbe();
   // Records the ratio of the probe that ended and starts the next one, or ends the round.
   void FinishProbe(double ratio);

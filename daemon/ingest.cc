@@ -62,7 +62,8 @@ IngestPipeline::IngestPipeline(store::Store* store,
       // A commit cannot take more than the queue holds: a limit above it would never be filled,
       // and the sizer learns only from full commits.
       sizer_(BatchSizer::Options{.min_pages = options.min_batch_pages,
-                                 .max_pages = std::min(options.batch_pages, options.queue_pages)}),
+                                 .max_pages = std::min(options.batch_pages, options.queue_pages),
+                                 .explore = options.measure_batch_size}),
       writer_([this] { WriterLoop(); }) {
   if (metrics_ != nullptr) metrics_->SetBatchLimit(sizer_.chosen());
 }

@@ -68,10 +68,12 @@ struct PageOutcome {
 struct PipelineOptions {
   size_t queue_pages = 32768;
   uint64_t queue_bytes = uint64_t{256} << 20;
-  // A group commit takes at most batch_pages (and at most queue_pages); between min_batch_pages
-  // and that, a BatchSizer chooses by measuring (config/shingled.toml, [ingest]).
+  // A group commit takes at most batch_pages (and at most queue_pages); after a failed commit,
+  // at most min_batch_pages for a while. With measure_batch_size a BatchSizer chooses between
+  // the two by measuring (config/shingled.toml, [ingest]).
   size_t min_batch_pages = 1000;
   size_t batch_pages = 16000;
+  bool measure_batch_size = false;
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
 };
 

@@ -92,9 +92,9 @@ Metrics::Metrics()
                        .Add({})),
       batch_limit_(BuildGauge()
                        .Name("shingled_store_commit_batch_limit")
-                       .Help("The commit size (pages) the writer has chosen between "
-                             "ingest.min_batch_pages and ingest.batch_pages; it tries the others "
-                             "for a few commits now and then")
+                       .Help("The most pages the writer commits at once: ingest.batch_pages, "
+                             "ingest.min_batch_pages for a while after a failed commit, and with "
+                             "ingest.measure_batch_size the size it has chosen between them")
                        .Register(*registry_)
                        .Add({})),
       http_requests_(BuildCounter()

@@ -68,6 +68,7 @@ StatusOr<PipelineOptions> IngestPipelineOptions(const config::IngestOptions& ing
   options.queue_bytes = static_cast<uint64_t>(ingest.queue_bytes);
   options.batch_pages = static_cast<size_t>(ingest.batch_pages);
   options.min_batch_pages = static_cast<size_t>(ingest.min_batch_pages);
+  options.measure_batch_size = ingest.measure_batch_size;
   return options;
 }
 

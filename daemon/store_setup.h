@@ -26,9 +26,9 @@ struct OpenedStore {
 StatusOr<OpenedStore> OpenStore(const config::Config& config);
 
 // The ingest pipeline's options from [ingest]: its queue and commit bounds (queue_pages,
-// queue_bytes, batch_pages, min_batch_pages) and the canonicalizer, so that every command that
-// stores pages (serve, crawl, ingest) sketches them as the configuration says. InvalidArgument
-// for an unknown canonicalizer (the config loader refuses one already).
+// queue_bytes, batch_pages, min_batch_pages, measure_batch_size) and the canonicalizer, so that
+// every command that stores pages (serve, crawl, ingest) sketches them as the configuration says.
+// InvalidArgument for an unknown canonicalizer (the config loader refuses one already).
 StatusOr<PipelineOptions> IngestPipelineOptions(const config::IngestOptions& ingest);
 
 // Reads the bearer token: the first line of `path`, surrounding white space removed.

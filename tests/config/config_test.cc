@@ -32,6 +32,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->ingest.queue_pages, defaults.ingest.queue_pages);
   EXPECT_EQ(c->ingest.batch_pages, defaults.ingest.batch_pages);
   EXPECT_EQ(c->ingest.min_batch_pages, defaults.ingest.min_batch_pages);
+  EXPECT_EQ(c->ingest.measure_batch_size, defaults.ingest.measure_batch_size);
+  EXPECT_FALSE(c->ingest.measure_batch_size);
   EXPECT_EQ(c->store.path, defaults.store.path);
   EXPECT_EQ(c->store.max_map_size, defaults.store.max_map_size);
   EXPECT_EQ(c->store.cluster_relations, defaults.store.cluster_relations);
@@ -84,6 +86,7 @@ token_file = "/etc/token"
 protect_reads = true
 [ingest]
 canonicalizer = "gumbo"
+measure_batch_size = true
 )",
                                    "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -98,6 +101,7 @@ canonicalizer = "gumbo"
   EXPECT_EQ(c->sketch.seed, 0xffu);
   EXPECT_TRUE(c->auth.protect_reads);
   EXPECT_EQ(c->ingest.canonicalizer, "gumbo");
+  EXPECT_TRUE(c->ingest.measure_batch_size);
 }
 
 TEST(ConfigTest, UnknownKeyNamesKeyAndLine) {
@@ -114,6 +118,8 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
               {"test.toml:3:", "limits.max_body_bytes", "expected an integer"});
   ExpectError("[store]\ndurable = 1\n", {"test.toml:2:", "store.durable", "true or false"});
   ExpectError("[store]\nwarm_map = \"yes\"\n", {"test.toml:2:", "store.warm_map", "true or false"});
+  ExpectError("[ingest]\nmeasure_batch_size = 1\n",
+              {"test.toml:2:", "ingest.measure_batch_size", "true or false"});
   ExpectError("[store]\ncluster_relations = \"exact\"\n",
               {"test.toml:2:", "store.cluster_relations", "array"});
   ExpectError("server = 3\n", {"test.toml:1:", "server", "expected a table"});

@@ -225,6 +225,29 @@ TEST(BatchSizerTest, AFailedCommitGoesBackToTheSmallestSize) {
   EXPECT_EQ(sizer.limit(), 2000u);
 }
 
+TEST(BatchSizerTest, WithoutExploringItStaysAtTheLargest) {
+  // The daemon's default (ingest.measure_batch_size = false): no rounds, even where a smaller
+  // size is much cheaper.
+  BatchSizer::Options options;
+  options.explore = false;
+  BatchSizer sizer(options);
+  std::map<size_t, int> taken = Commit(sizer, kTwofoldDown, 2000);
+  EXPECT_EQ(taken, (std::map<size_t, int>{{16000, 2000}}));
+  // A failed commit: the smallest for 8 stays (384 full commits), then the largest again.
+  sizer.Failed();
+  EXPECT_EQ(sizer.limit(), 1000u);
+  // Short commits do not count towards the stay.
+  for (int i = 0; i < 100; ++i) sizer.Committed(500, 0.1);
+  taken = Commit(sizer, kTwofoldDown, 384);
+  EXPECT_EQ(taken, (std::map<size_t, int>{{1000, 384}}));
+  EXPECT_EQ(sizer.limit(), 16000u);
+  taken = Commit(sizer, kTwofoldDown, 2000);
+  EXPECT_EQ(taken, (std::map<size_t, int>{{16000, 2000}}));
+  // And again after another failure.
+  sizer.Failed();
+  EXPECT_EQ(sizer.limit(), 1000u);
+}
+
 TEST(BatchSizerTest, ShortCommitsDoNotCount) {
   BatchSizer sizer(Options(1000, 4000));
   // A lightly loaded writer: commits of what was queued, below the limit. Nothing is learnt and

@@ -224,12 +224,14 @@ TEST(IngestPipelineOptionsTest, MapsTheIngestTable) {
   ingest.batch_pages = 200;
   ingest.min_batch_pages = 100;
   ingest.canonicalizer = "gumbo";
+  ingest.measure_batch_size = true;
   StatusOr<PipelineOptions> options = IngestPipelineOptions(ingest);
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_EQ(options->queue_pages, 300u);
   EXPECT_EQ(options->queue_bytes, uint64_t{5} << 20);
   EXPECT_EQ(options->batch_pages, 200u);
   EXPECT_EQ(options->min_batch_pages, 100u);
+  EXPECT_TRUE(options->measure_batch_size);
   EXPECT_EQ(options->canonicalizer, dedup::CanonicalizerKind::kGumbo);
 
   ingest.canonicalizer = "streaming";
