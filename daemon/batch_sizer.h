@@ -26,11 +26,12 @@
 //
 // The rounds cost what the sizes they try cost, and more: the first commits at a size after
 // another size's are dearer than its steady ones. Over 800,000 pages (store_bench
-// BM_IngestSizedLong), into a store of 100k documents, the sizer's first round (5 commits at each
-// of 1,000 to 8,000, 8,000 the dearest at ~4x 16,000's cost per page) made the whole run cost 41%
-// more CPU per page than a fixed 16,000. So the daemon runs it only when asked
-// (ingest.measure_batch_size, Options::explore); by default it commits at the largest size, and
-// keeps the smallest for what it is also for: after a failed commit.
+// BM_IngestSizedLong), the sizer's first round (5 commits at each of 1,000 to 8,000, each
+// followed by 5 at 16,000) made the whole run cost 41% more CPU per page than a fixed 16,000
+// into a store of 100k documents, 29% more into 1M (store/FORMAT.md, "Commit size"). So the
+// daemon runs the rounds only when asked (ingest.measure_batch_size, Options::explore); by
+// default it commits at the largest size, and keeps the smallest for its other use: after a
+// failed commit.
 #ifndef SHINGLED_DAEMON_BATCH_SIZER_H_
 #define SHINGLED_DAEMON_BATCH_SIZER_H_
 
@@ -51,8 +52,7 @@ class BatchSizer {
     // false: no rounds. It commits at the largest size but after a failed commit (at the
     // smallest for 8 stays, then back to the largest). The daemon's default
     // (ingest.measure_batch_size): on the machines measured the largest size was the cheapest at
-    // every store size, so the tries were pure cost (over 800,000 pages into a store of 100k
-    // documents, 41% more CPU per page than a fixed 16,000: store_bench BM_IngestSizedLong).
+    // every store size, so the tries were pure cost (above).
     bool explore = true;
   };
 
