@@ -145,7 +145,8 @@ TEST_F(IngestTest, CommitsTakeAtMostTheWritersLimit) {
   EXPECT_GE(value("shingled_store_commit_batch_pages_count"), 5);
   EXPECT_EQ(value("shingled_store_commit_batch_pages_bucket{le=\"2\"}"),
             value("shingled_store_commit_batch_pages_count"));
-  // A sizer with room to choose starts at its largest limit, which is at most the queue's bound.
+  // With room between the smallest and the largest limit, the writer starts at the largest, which
+  // is at most the queue's bound.
   options.batch_pages = 8;
   {
     IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, options);
