@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "crawler/warc.h"
 #include "daemon/cli.h"
+#include "daemon/http_query.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
 #include "daemon/store_setup.h"
@@ -57,6 +59,20 @@ StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
 int Fail(const char* command, const Status& status, int code = kExitFailure) {
   std::cerr << "shingled " << command << ": " << status.message() << "\n";
   return code;
+}
+
+// A URL argument, normalized as the daemon normalizes the URLs it stores and looks up
+// (daemon::PageUrl); a URL it refuses is a usage error. No length limit: that protects the server.
+constexpr size_t kNoUrlLimit = std::numeric_limits<size_t>::max();
+CLI::Validator UrlArgument() {
+  return CLI::Validator(
+      [](std::string& url) {
+        StatusOr<std::string> normalized = daemon::PageUrl(url, kNoUrlLimit);
+        if (!normalized.ok()) return std::string(normalized.status().message());
+        url = std::move(*normalized);
+        return std::string();
+      },
+      "URL");
 }
 
 void Print(const StoreFlags& flags, const Json& j) {
@@ -228,7 +244,14 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     daemon::PageJob job;
     if (!in.base_url.empty()) {
       const bool slash = in.base_url.back() == '/';
-      job.url = in.base_url + (slash ? "" : "/") + EncodePath(f.relative);
+      StatusOr<std::string> url =
+          daemon::PageUrl(in.base_url + (slash ? "" : "/") + EncodePath(f.relative), kNoUrlLimit);
+      if (!url.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
+        continue;
+      }
+      job.url = std::move(*url);
     } else {
       job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
     }
@@ -401,7 +424,8 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->add_option("--sweep", ingest->sweep, "Sweep name (opened if needed)")->required();
   cmd->add_option("--date", ingest->date, "Date of the pages, ISO-8601 (default: now)");
   cmd->add_option("--base-url", ingest->base_url,
-                  "URL prefix for relative paths (default: file: URLs)");
+                  "URL prefix for relative paths (default: file: URLs)")
+      ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
@@ -416,7 +440,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunBackup(*flags, *dest); });
 
   cmd = app->add_subcommand("similar", "Documents resembling a stored URL, a document or a file");
-  cmd->add_option("--url", query->url, "A stored URL");
+  cmd->add_option("--url", query->url, "A stored URL")->transform(UrlArgument());
   cmd->add_option("--doc", query->id, "A document id");
   cmd->add_option("--file", query->file, "A page on disk");
   cmd->add_option("--threshold", query->threshold, "Least resemblance or containment")
@@ -426,7 +450,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunSimilar(*flags, *query); });
 
   cmd = app->add_subcommand("history", "The dated versions of a URL");
-  cmd->add_option("url", query->url, "URL")->required();
+  cmd->add_option("url", query->url, "URL")->required()->transform(UrlArgument());
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     *exit_code = RunJsonQuery("history", *flags, [=](store::Store& s) {
@@ -445,7 +469,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   });
 
   cmd = app->add_subcommand("lost", "Lost and found: where a URL's content lives now");
-  cmd->add_option("url", query->url, "URL")->required();
+  cmd->add_option("url", query->url, "URL")->required()->transform(UrlArgument());
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     *exit_code = RunJsonQuery("lost", *flags, [=](store::Store& s) {

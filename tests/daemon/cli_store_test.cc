@@ -10,6 +10,38 @@ using nlohmann::json;
 
 const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
 
+// URLs on the command line are normalized as the daemon normalizes them: --base-url's pages are
+// stored under normalized URLs, and a query finds them under any spelling.
+TEST(CliStoreTest, UrlsAreNormalized) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  dir.Write("site/a.html", ReadWholeFile(kSamples + "page-a.html"));
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --base-url HTTP://Files.Test:80/base/./ --json",
+                   &out),
+            0)
+      << out;
+  EXPECT_EQ(json::parse(out)["pages"], 1) << out;
+  ASSERT_EQ(RunCli("history http://files.test/base/a.html --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["url"], "http://files.test/base/a.html") << out;
+  ASSERT_EQ(
+      RunCli("history HTTP://FILES.TEST:80/base/x/../a.html --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["versions"].size(), 1u) << out;
+  ASSERT_EQ(RunCli("lost http://Files.Test/base/a.html --store " + store + " --json", &out), 0)
+      << out;
+  // A URL the daemon would refuse is a usage error.
+  EXPECT_EQ(RunCli("history ftp://files.test/a --store " + store, &out), 2) << out;
+  EXPECT_NE(out.find("http, https or file"), std::string::npos) << out;
+  EXPECT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --base-url http://files.test:0/",
+                   &out),
+            2)
+      << out;
+}
+
 TEST(CliStoreTest, IngestQueryCheckBackup) {
   TempDir dir;
   const std::string store = dir.path() + "/store";
