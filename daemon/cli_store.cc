@@ -76,7 +76,7 @@ CLI::Validator UrlArgument() {
 }
 
 void Print(const StoreFlags& flags, const Json& j) {
-  std::cout << j.dump(flags.json ? -1 : 2) << "\n";
+  std::cout << daemon::DumpJson(j, flags.json ? -1 : 2) << "\n";
 }
 
 // Characters kept as they are in a file: URL path; the rest is percent-encoded.
@@ -268,16 +268,15 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
   for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
   if (flags.json) {
-    std::cout << Json{{"pages", pages},
-                      {"new", count(Verdict::kNew)},
-                      {"unchanged", count(Verdict::kUnchanged)},
-                      {"duplicate", count(Verdict::kDuplicate)},
-                      {"near_duplicate", count(Verdict::kNearDuplicate)},
-                      {"clusters", clusters.size()},
-                      {"warc_records_skipped", warc_skipped},
-                      {"errors", errors.size()}}
-                     .dump()
-              << "\n";
+    const Json summary{{"pages", pages},
+                       {"new", count(Verdict::kNew)},
+                       {"unchanged", count(Verdict::kUnchanged)},
+                       {"duplicate", count(Verdict::kDuplicate)},
+                       {"near_duplicate", count(Verdict::kNearDuplicate)},
+                       {"clusters", clusters.size()},
+                       {"warc_records_skipped", warc_skipped},
+                       {"errors", errors.size()}};
+    std::cout << daemon::DumpJson(summary) << "\n";
   } else {
     std::cout << "ingested " << pages << " pages into sweep " << in.sweep << ": "
               << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged) << " unchanged, "
@@ -296,7 +295,7 @@ int RunCheck(const StoreFlags& flags) {
   auto problems = opened->store->Check();
   if (!problems.ok()) return Fail("check", problems.status());
   if (flags.json) {
-    std::cout << Json{{"ok", problems->empty()}, {"problems", *problems}}.dump() << "\n";
+    std::cout << daemon::DumpJson(Json{{"ok", problems->empty()}, {"problems", *problems}}) << "\n";
   } else {
     for (const std::string& p : *problems) std::cout << p << "\n";
     if (problems->empty()) std::cout << "store " << flags.store_dir << ": consistent\n";
