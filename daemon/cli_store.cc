@@ -233,6 +233,17 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       if (!s.ok()) return Fail("ingest", s);
       continue;
     }
+    // A page file is read whole, so it has the daemon's limit for a posted page (a WARC file
+    // streams, above, and has none).
+    std::error_code size_error;
+    const uintmax_t size = fs::file_size(f.file, size_error);
+    if (!size_error && size > static_cast<uintmax_t>(config->limits.max_body_bytes)) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(f.file.string() + ": " + std::to_string(size) +
+                       " bytes, over the limit of " +
+                       std::to_string(config->limits.max_body_bytes) + " (limits.max_body_bytes)");
+      continue;
+    }
     std::ifstream file(f.file, std::ios::binary);
     std::stringstream data;
     data << file.rdbuf();

@@ -42,6 +42,29 @@ TEST(CliStoreTest, UrlsAreNormalized) {
       << out;
 }
 
+// A page file is read whole, so it has the daemon's limit for a posted page
+// (limits.max_body_bytes): a larger one is an error naming the limit, and the rest go in.
+TEST(CliStoreTest, IngestRefusesPageFilesOverTheBodyLimit) {
+  TempDir dir;
+  dir.Write("limits.toml", "[limits]\nmax_body_bytes = 4096\n");
+  dir.Write("site/small.html", "<p>a small page of a few words</p>");
+  dir.Write("site/large.html", "<p>" + std::string(5000, 'x') + "</p>");
+  std::string out;
+  EXPECT_EQ(RunCli("ingest " + dir.path() + "/site --store " + dir.path() + "/store --config " +
+                       dir.path() + "/limits.toml --sweep s --json",
+                   &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("large.html: 5007 bytes, over the limit of 4096 (limits.max_body_bytes)"),
+            std::string::npos)
+      << out;
+  const size_t brace = out.find('{');
+  ASSERT_NE(brace, std::string::npos) << out;
+  const json j = json::parse(out.substr(brace, out.find('}', brace) - brace + 1));
+  EXPECT_EQ(j["pages"], 1) << out;
+  EXPECT_EQ(j["errors"], 1) << out;
+}
+
 TEST(CliStoreTest, IngestQueryCheckBackup) {
   TempDir dir;
   const std::string store = dir.path() + "/store";
