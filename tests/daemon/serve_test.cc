@@ -1,6 +1,9 @@
 // The real daemon on loopback: verdicts, every endpoint, bad requests of every kind, auth.
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
+#include "tests/crawler/gzip.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -253,6 +256,45 @@ TEST_F(ServeTest, PageUrlsAreNormalizedWhereverTheyComeIn) {
       400, "invalid_argument", "\"url\" is given more than once");
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("http://site.test/1")).status, 404);
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("http://site.test/2")).status, 404);
+}
+
+// A body sent with Content-Encoding gzip or deflate is decoded before anything else sees it, with
+// limits.max_body_bytes on what it decodes to; other codings are refused, not stored as a page.
+TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
+  const std::string page = SyntheticPage(11);
+  HttpResponse r = Call("POST", "/v1/pages?url=" + Q("https://e.com/gz"), Gzip(page), "text/html",
+                        "Content-Encoding: gzip\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json first = json::parse(r.body);
+  EXPECT_EQ(first["verdict"], "new");
+  // The same bytes sent as they are: identical to the decoded page.
+  json j = Post("https://e.com/plain", page);
+  EXPECT_EQ(j["verdict"], "duplicate") << j;
+  EXPECT_EQ(j["doc"], first["doc"]) << j;
+  // A batch, zlib-wrapped deflate.
+  const std::string line =
+      "{\"url\": \"https://e.com/deflated\", \"content\": \"<p>one two three four five</p>\"}\n";
+  std::string deflated(compressBound(line.size()), '\0');
+  uLongf size = deflated.size();
+  ASSERT_EQ(compress(reinterpret_cast<Bytef*>(deflated.data()), &size,
+                     reinterpret_cast<const Bytef*>(line.data()), line.size()),
+            Z_OK);
+  deflated.resize(size);
+  r = Call("POST", "/v1/pages", deflated, "application/x-ndjson", "Content-Encoding: Deflate\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["verdict"], "new") << r.body;
+
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/br"), page, "text/html",
+                   "Content-Encoding: br\r\n"),
+              415, "unsupported_media_type", "Content-Encoding br");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/bad"), "not gzip at all",
+                   "text/html", "Content-Encoding: gzip\r\n"),
+              400, "invalid_argument", "Content-Encoding gzip: corrupt");
+  // 1 MB of one byte gzips to ~1 KB, under the 64 KiB limit, and decodes past it.
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/bomb"),
+                   Gzip(std::string(1 << 20, 'a')), "text/html", "Content-Encoding: gzip\r\n"),
+              413, "payload_too_large", "decoded from gzip is over the limit of 65536");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/bomb")).status, 404);
 }
 
 TEST_F(ServeTest, KeepAliveAndPipelining) {
