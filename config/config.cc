@@ -3,6 +3,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -377,10 +378,16 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   for (const char* key : {"sweep_prefix", "user_agent"}) {
     const std::string& value =
         std::string_view(key) == "sweep_prefix" ? c.crawler.sweep_prefix : c.crawler.user_agent;
-    if (value.empty() || value.size() > 200) {
+    // The user agent goes into every request's headers, the prefix into sweep names: a control
+    // character (a line break above all) has no place in either.
+    const bool control = std::any_of(value.begin(), value.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+    });
+    if (value.empty() || value.size() > 200 || control) {
       return InvalidArgumentError(std::string(source) + ":" +
                                   line_of((std::string("crawler.") + key).c_str()) +
-                                  ": crawler." + key + ": must be 1..200 characters");
+                                  ": crawler." + key +
+                                  ": must be 1..200 characters, none of them control characters");
     }
   }
   if (c.ingest.min_batch_pages > c.ingest.batch_pages) {

@@ -261,6 +261,11 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
   ExpectError("[crawler]\nobey_robots = \"yes\"\n",
               {"test.toml:2:", "crawler.obey_robots", "true or false"});
   ExpectError("[crawler]\nuser_agent = \"\"\n", {"test.toml:2:", "crawler.user_agent"});
+  // A line break in the user agent would end the header it is sent in.
+  ExpectError("[crawler]\nuser_agent = \"bot\\r\\nX-Injected: 1\"\n",
+              {"test.toml:2:", "crawler.user_agent", "control characters"});
+  ExpectError("[crawler]\nsweep_prefix = \"crawl\\t\"\n",
+              {"test.toml:2:", "crawler.sweep_prefix", "control characters"});
   ExpectError("[crawler]\ndelay = 1\n", {"test.toml:2:", "crawler.delay", "unknown key"});
   ExpectError("[crawler]\ncontent_types = [\"\"]\n",
               {"test.toml:2:", "crawler.content_types", "empty"});
