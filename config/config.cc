@@ -16,6 +16,12 @@
 namespace shingled::config {
 namespace {
 
+bool HasControlCharacter(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+}
+
 // Reads the keys of one table into fields, remembering the first error. Every key read is
 // marked; Finish() then rejects the keys nobody asked for, so a typo never passes silently.
 class TableReader {
@@ -380,15 +386,18 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
         std::string_view(key) == "sweep_prefix" ? c.crawler.sweep_prefix : c.crawler.user_agent;
     // The user agent goes into every request's headers, the prefix into sweep names: a control
     // character (a line break above all) has no place in either.
-    const bool control = std::any_of(value.begin(), value.end(), [](char ch) {
-      return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-    });
-    if (value.empty() || value.size() > 200 || control) {
+    if (value.empty() || value.size() > 200 || HasControlCharacter(value)) {
       return InvalidArgumentError(std::string(source) + ":" +
                                   line_of((std::string("crawler.") + key).c_str()) +
                                   ": crawler." + key +
                                   ": must be 1..200 characters, none of them control characters");
     }
+  }
+  // A sweep name (Store::OpenSweep's rule), or "" for none.
+  if (c.ingest.default_sweep.size() > 400 || HasControlCharacter(c.ingest.default_sweep)) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("ingest.default_sweep") +
+                                ": ingest.default_sweep: a sweep name is at most 400 bytes, none "
+                                "of them control characters");
   }
   if (c.ingest.min_batch_pages > c.ingest.batch_pages) {
     return InvalidArgumentError(

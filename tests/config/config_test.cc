@@ -266,6 +266,8 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
               {"test.toml:2:", "crawler.user_agent", "control characters"});
   ExpectError("[crawler]\nsweep_prefix = \"crawl\\t\"\n",
               {"test.toml:2:", "crawler.sweep_prefix", "control characters"});
+  ExpectError("[ingest]\ndefault_sweep = \"a\\tb\"\n",
+              {"test.toml:2:", "ingest.default_sweep", "control characters"});
   ExpectError("[crawler]\ndelay = 1\n", {"test.toml:2:", "crawler.delay", "unknown key"});
   ExpectError("[crawler]\ncontent_types = [\"\"]\n",
               {"test.toml:2:", "crawler.content_types", "empty"});
