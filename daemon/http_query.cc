@@ -109,8 +109,9 @@ StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes) {
     return InvalidArgumentError(quoted + " is not an http, https or file URL");
   }
   const std::string_view rest = url.substr(colon + 3);
-  if (rest.substr(0, rest.find_first_of("/?#")).empty())
+  if (rest.substr(0, rest.find_first_of("/?#")).empty()) {
     return InvalidArgumentError(quoted + " has no host");
+  }
   StatusOr<std::string> normalized = crawler::NormalizeUrl(url);
   if (!normalized.ok()) return InvalidArgumentError(normalized.status().message());
   if (normalized->size() > max_bytes) return too_long(normalized->size());

@@ -1122,9 +1122,10 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
     const utf8proc_ssize_t n =
         utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(name.data() + i),
                          static_cast<utf8proc_ssize_t>(name.size() - i), &cp);
-    if (n <= 0)
+    if (n <= 0) {
       return InvalidArgumentError("sweep name is not UTF-8 (a bad byte at " + std::to_string(i) +
                                   ")");
+    }
     if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
       return InvalidArgumentError("sweep name contains a control character (at byte " +
                                   std::to_string(i) + ")");
