@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -422,11 +423,23 @@ StatusOr<int64_t> ParseDurationSeconds(std::string_view text) {
 }
 
 StatusOr<Config> LoadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(path + ": is a directory, not a TOML file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path);
+  // Read at most one byte past the limit: enough to tell a file over it (or an endless device
+  // such as /dev/zero) from one that fits, without reading it all.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return InvalidArgumentError(path + ": cannot be read: " + std::strerror(errno));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes) {
+    return InvalidArgumentError(path + ": over " + std::to_string(kMaxConfigBytes >> 10) +
+                                " KiB; a config file is a few KiB of TOML");
+  }
+  return ParseConfig(text, path);
 }
 
 }  // namespace shingled::config

@@ -142,7 +142,9 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
             str("fetched_at", &fetched_at), str("sweep", &sweep_name)}) {
         if (!s.ok()) return fail(s);
       }
-      if (Status s = ValidatePageUrl(job.url, options_.max_url_bytes); !s.ok()) return fail(s);
+      StatusOr<std::string> url = PageUrl(job.url, options_.max_url_bytes);
+      if (!url.ok()) return fail(url.status());
+      job.url = std::move(*url);
       if (j.contains("status")) {
         if (!j["status"].is_number_integer())
           return fail(InvalidArgumentError("status must be an integer"));

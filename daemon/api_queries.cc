@@ -65,8 +65,7 @@ StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now) {
 StatusOr<std::string> Api::RequiredUrl(const Target& target) const {
   std::optional<std::string> url = target.Get("url");
   if (!url) return InvalidArgumentError("missing url parameter: add ?url=URL");
-  SHINGLED_RETURN_IF_ERROR(ValidatePageUrl(*url, options_.max_url_bytes));
-  return *url;
+  return PageUrl(*url, options_.max_url_bytes);
 }
 
 Response Api::GetSimilar(const Target& target) {

@@ -3,6 +3,10 @@
 #include "config/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace shingled::config {
 namespace {
@@ -159,6 +163,29 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   StatusOr<Config> c = LoadConfigFile("/nonexistent/shingled.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+// A directory, an endless device and a file far larger than any config are refused with what is
+// wrong, not read as an empty config (a directory gave the defaults) or read without end.
+TEST(ConfigTest, DirectoriesDevicesAndHugeFilesAreRefused) {
+  StatusOr<Config> c = LoadConfigFile(::testing::TempDir());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("is a directory"), std::string::npos) << c.status().message();
+  c = LoadConfigFile("/dev/zero");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("over 1024 KiB"), std::string::npos) << c.status().message();
+  const std::string big =
+      ::testing::TempDir() + "/big-config-" + std::to_string(::getpid()) + ".toml";
+  {
+    std::ofstream out(big);
+    out << "[server]\n";
+    for (size_t i = 0; i * 16 <= kMaxConfigBytes; ++i) out << "# padding line.\n";
+  }
+  c = LoadConfigFile(big);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("over 1024 KiB"), std::string::npos) << c.status().message();
+  std::filesystem::remove(big);
 }
 
 TEST(ConfigTest, ReadsTheCrawlerTable) {
