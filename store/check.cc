@@ -54,15 +54,29 @@ class Checker {
   }
   static std::string Doc(DocId d) { return "document " + std::to_string(d); }
 
-  // Calls fn(key, value) for every entry (every posting of a DUPSORT database).
+  // The sizes FORMAT.md gives a database's keys and values; 0 for any size.
+  struct Shape {
+    size_t key = 0, value = 0;
+  };
+  static std::string SizeName(size_t n) { return n == 0 ? "any" : std::to_string(n); }
+
+  // Calls fn(key, value) for every entry (every posting of a DUPSORT database) of the `shape`. An
+  // entry of another shape is reported and skipped: the checks read fixed-width keys and values
+  // without looking at their sizes, and a short one would make them read past it.
   template <typename Fn>
-  Status ForEach(MDB_dbi dbi, const char* name, Fn&& fn) {
+  Status ForEach(MDB_dbi dbi, const char* name, Shape shape, Fn&& fn) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, name);
     MDB_val k, v;
     int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
     while (rc == 0) {
-      SHINGLED_RETURN_IF_ERROR(fn(View(k), View(v)));
+      if ((shape.key != 0 && k.mv_size != shape.key) || (shape.value != 0 && v.mv_size != shape.value)) {
+        Problem(std::string(name) + " has an entry of " + std::to_string(k.mv_size) + " + " +
+                std::to_string(v.mv_size) + " bytes (key + value), not " + SizeName(shape.key) + " + " +
+                SizeName(shape.value));
+      } else {
+        SHINGLED_RETURN_IF_ERROR(fn(View(k), View(v)));
+      }
       rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
     }
     if (rc != MDB_NOTFOUND) return ops_.Fail(rc, name);
@@ -87,7 +101,7 @@ class Checker {
     Status s = ops_.Get(dbi, internal::FingerprintKey(fp), &v, "fingerprint");
     if (s.code() == StatusCode::kNotFound) return DocId{0};
     if (!s.ok()) return s;
-    return GetBE64(v.data());
+    return v.size() == 8 ? GetBE64(v.data()) : 0;  // the wrong size is reported by ForEach
   }
 
   DocId Holder(DocId d) const {
@@ -97,7 +111,7 @@ class Checker {
 
   Status CheckDocuments() {
     std::vector<std::pair<DocId, DocumentRecord>> records;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.documents, "documents", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.documents, "documents", {8, 0}, [&](std::string_view k, std::string_view v) {
       DocId id = GetBE64(k.data());
       StatusOr<DocumentRecord> rec = internal::DecodeDocument(v);
       if (!rec.ok()) {
@@ -149,12 +163,8 @@ class Checker {
   Status CheckPostings() {
     for (auto [dbi, name] : {std::pair{d_.features, "features"}, std::pair{d_.supershingles, "supershingles"},
                              std::pair{d_.samples, "samples"}}) {
-      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, [&](std::string_view k, std::string_view v) {
-        if (k.size() != internal::kPostingKeySize || v.size() != internal::kPostingSize) {
-          Problem(std::string(name) + " has an entry of " + std::to_string(k.size()) + " + " + std::to_string(v.size()) +
-                  " bytes, not a posting");
-          return OkStatus();
-        }
+      const Shape posting{internal::kPostingKeySize, internal::kPostingSize};
+      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, posting, [&](std::string_view k, std::string_view v) {
         DocId d = internal::PostingDoc(v);
         auto it = rep_.find(d);
         if (it == rep_.end() || it->second != 0) {
@@ -169,8 +179,8 @@ class Checker {
   Status CheckFingerprintEntries() {
     for (auto [dbi, name] : {std::pair{d_.fp_identical, "fp_identical"}, std::pair{d_.fp_lexical, "fp_lexical"},
                              std::pair{d_.fp_shingle, "fp_shingle"}}) {
-      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, [&](std::string_view, std::string_view v) {
-        DocId d = v.size() == 8 ? GetBE64(v.data()) : 0;
+      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, {16, 8}, [&](std::string_view, std::string_view v) {
+        DocId d = GetBE64(v.data());
         if (!rep_.contains(d)) Problem(std::string(name) + " entry names missing " + Doc(d));
         return OkStatus();
       }));
@@ -181,14 +191,14 @@ class Checker {
   Status CheckCommonValues() {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
-    return ForEach(d_.common_values, "common_values", [&](std::string_view k, std::string_view v) {
+    return ForEach(d_.common_values, "common_values", {8, 8}, [&](std::string_view k, std::string_view v) {
       std::vector<DocId> docs;
       size_t n = 0;
       bool more = false;
       if (int rc = internal::ReadValuePostings(c.get(), GetBE64(k.data()), SIZE_MAX, &docs, &n, &more); rc != 0) {
         return ops_.Fail(rc, "samples");
       }
-      uint64_t stored = v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
+      uint64_t stored = GetLE64(v.data());
       if (stored != n) {
         Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " + std::to_string(stored) +
                 " but it has " + std::to_string(n) + " postings");
@@ -199,12 +209,12 @@ class Checker {
 
   Status CheckClusters() {
     std::unordered_map<DocId, DocId> parent;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_parent, "cluster_parent", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_parent, "cluster_parent", {8, 8}, [&](std::string_view k, std::string_view v) {
       parent[GetBE64(k.data())] = GetBE64(v.data());
       return OkStatus();
     }));
     std::map<DocId, std::set<DocId>> members;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_members, "cluster_members", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_members, "cluster_members", {8, 8}, [&](std::string_view k, std::string_view v) {
       members[GetBE64(k.data())].insert(GetBE64(v.data()));
       return OkStatus();
     }));
@@ -237,12 +247,12 @@ class Checker {
 
   Status CheckUrlsAndVersions() {
     std::unordered_map<UrlId, std::string> names;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.url_names, "url_names", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.url_names, "url_names", {8, 0}, [&](std::string_view k, std::string_view v) {
       names[GetBE64(k.data())] = std::string(v);
       return OkStatus();
     }));
     uint64_t url_keys = 0;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.urls, "urls", [&](std::string_view, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.urls, "urls", {0, 8}, [&](std::string_view, std::string_view v) {
       ++url_keys;
       UrlId id = GetBE64(v.data());
       if (!names.contains(id)) Problem("urls entry names url id " + std::to_string(id) + " without a name");
@@ -252,14 +262,14 @@ class Checker {
       std::string_view v;
       Status s = ops_.Get(d_.urls, internal::UrlKey(name), &v, "urls");
       if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-      if (!s.ok() || GetBE64(v.data()) != id) Problem("url " + name + " (id " + std::to_string(id) + ") is not in urls");
+      if (!s.ok() || v.size() != 8 || GetBE64(v.data()) != id) Problem("url " + name + " (id " + std::to_string(id) + ") is not in urls");
     }
     if (url_keys != names.size()) Problem("urls has " + std::to_string(url_keys) + " entries, url_names " + std::to_string(names.size()));
     urls_ = names.size();
 
     std::map<SweepId, SweepRecord> recorded, counted;
     std::unordered_map<std::string, SweepId> by_name;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweeps, "sweeps", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweeps, "sweeps", {4, 0}, [&](std::string_view k, std::string_view v) {
       SweepId id = GetBE32(k.data());
       StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
       if (!rec.ok()) {
@@ -270,7 +280,7 @@ class Checker {
       recorded[id] = std::move(rec).value();
       return OkStatus();
     }));
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweep_names, "sweep_names", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweep_names, "sweep_names", {0, 4}, [&](std::string_view k, std::string_view v) {
       SweepId id = GetBE32(v.data());
       auto it = recorded.find(id);
       if (it == recorded.end() || it->second.name != k) Problem("sweep_names entry " + std::string(k) + " does not match sweep " + std::to_string(id));
@@ -279,10 +289,11 @@ class Checker {
     }));
     if (by_name.size() != recorded.size()) Problem("sweep_names and sweeps differ in size");
 
-    std::set<std::pair<DocId, UrlId>> pairs;
+    // Every (document, url) a version names, with the first such version's seq.
+    std::map<std::pair<DocId, UrlId>, uint32_t> pairs;
     UrlId current = 0;
     uint32_t expected = 1;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.versions, "versions", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
       ++versions_;
       UrlId url = GetBE64(k.data());
       uint32_t seq = GetBE32(k.data() + 8);
@@ -300,7 +311,7 @@ class Checker {
       }
       if (ver->doc != 0) {
         if (!rep_.contains(ver->doc)) Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + " names missing " + Doc(ver->doc));
-        pairs.emplace(ver->doc, url);
+        pairs.try_emplace({ver->doc, url}, seq);
       }
       auto it = counted.find(ver->sweep);
       if (it == counted.end()) {
@@ -310,14 +321,19 @@ class Checker {
       }
       return OkStatus();
     }));
-    uint64_t doc_url_entries = 0;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.doc_urls, "doc_urls", [&](std::string_view k, std::string_view v) {
-      ++doc_url_entries;
+    std::set<std::pair<DocId, UrlId>> listed;
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.doc_urls, "doc_urls", {8, 8}, [&](std::string_view k, std::string_view v) {
       std::pair<DocId, UrlId> p{GetBE64(k.data()), GetBE64(v.data())};
+      listed.insert(p);
       if (!pairs.contains(p)) Problem("doc_urls entry (" + std::to_string(p.first) + ", " + std::to_string(p.second) + ") has no version");
       return OkStatus();
     }));
-    if (doc_url_entries != pairs.size()) Problem("doc_urls has " + std::to_string(doc_url_entries) + " entries, versions name " + std::to_string(pairs.size()) + " (document, url) pairs");
+    for (const auto& [p, seq] : pairs) {
+      if (!listed.contains(p)) {
+        Problem("url id " + std::to_string(p.second) + " version " + std::to_string(seq) + ": (document " +
+                std::to_string(p.first) + ", url id " + std::to_string(p.second) + ") is not in doc_urls");
+      }
+    }
     for (auto& [id, rec] : recorded) {
       const SweepRecord& c = counted[id];
       if (c.pages != rec.pages || c.new_docs != rec.new_docs || c.unchanged != rec.unchanged ||
@@ -330,7 +346,7 @@ class Checker {
 
   Status CheckLinks() {
     std::set<std::pair<DocId, DocId>> links;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.links, "links", [&](std::string_view k, std::string_view v) {
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.links, "links", {8, internal::kLinkSize}, [&](std::string_view k, std::string_view v) {
       DocId a = GetBE64(k.data()), b = 0;
       double r = 0;
       internal::DecodeLink(v, &b, &r);
@@ -358,8 +374,14 @@ class Checker {
                                std::pair{"count.versions", versions_}, std::pair{"count.clusters", clusters_}}) {
       Status s = ops_.Get(d_.meta, key, &v, key);
       if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-      uint64_t stored = s.ok() && v.size() == 8 ? GetLE64(v.data()) : ~uint64_t{0};
-      if (stored != actual) Problem(std::string("meta ") + key + " is " + std::to_string(stored) + ", the store has " + std::to_string(actual));
+      if (!s.ok()) {
+        Problem(std::string("meta lacks ") + key);
+      } else if (v.size() != 8) {
+        Problem(std::string("meta ") + key + " is not 8 bytes");
+      } else if (GetLE64(v.data()) != actual) {
+        Problem(std::string("meta ") + key + " is " + std::to_string(GetLE64(v.data())) + ", the store has " +
+                std::to_string(actual));
+      }
     }
     StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);
     if (!largest.ok()) return largest.status();

@@ -313,6 +313,13 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   return out;
 }
 
+// A `versions` key next to url id `url`'s that is not (url id, seq): reading its seq would read
+// past it.
+Status VersionKeyLoss(const MDB_val& key, UrlId url) {
+  return DataLossError("versions has a key of " + std::to_string(key.mv_size) + " bytes, not 12, next to url id " +
+                       std::to_string(url));
+}
+
 // The last version of `url` with a document.
 Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* doc) {
   StatusOr<UrlId> u = internal::LookupUrl(ops, url);
@@ -328,7 +335,9 @@ Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* do
   MDB_val k = Val(key), v;
   int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
   rc = mdb_cursor_get(c.get(), &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
-  while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *u) {
+  while (rc == 0) {
+    if (k.mv_size != 12) return VersionKeyLoss(k, *u);
+    if (GetBE64(static_cast<const char*>(k.mv_data)) != *u) break;
     StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
     if (!ver.ok()) return ver.status();
     if (ver->doc != 0) {
@@ -490,7 +499,9 @@ StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
   std::string key = internal::VersionKey(*id, 0);
   MDB_val k = Val(key), v;
   int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-  while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == *id) {
+  while (rc == 0) {
+    if (k.mv_size != 12) return VersionKeyLoss(k, *id);
+    if (GetBE64(static_cast<const char*>(k.mv_data)) != *id) break;
     StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
     if (!ver.ok()) return ver.status();
     UrlVersion uv;

@@ -340,6 +340,14 @@ Status StoreImpl::Open() {
   std::string_view v;
   Status s = ops.Get(dbis_.meta, "format_version", &v, "meta format_version");
   if (s.code() == StatusCode::kNotFound) {
+    // Without a format version, meta must be empty: a damaged store that lost only that entry
+    // would otherwise get the caller's parameters and zero counters written over its own.
+    MDB_stat meta_stat;
+    if (rc = mdb_stat(txn.get(), dbis_.meta, &meta_stat); rc != 0) return LmdbStatus(rc, "meta stat");
+    if (meta_stat.ms_entries != 0) {
+      return DataLossError("meta of store " + dir_ + " lacks format_version but holds " +
+                           std::to_string(meta_stat.ms_entries) + " other entries");
+    }
     // A new store: record the format and every parameter sketches depend on.
     SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
     for (const ParamField& f : ParamFields(params_, polynomial_)) {

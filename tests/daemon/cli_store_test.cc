@@ -1,4 +1,6 @@
 // The store's command line against the real binary: ingest, check, backup, queries, sweeps.
+#include <lmdb.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/daemon/daemon_harness.h"
@@ -132,6 +134,53 @@ TEST(CliStoreTest, IngestQueryCheckBackup) {
   ASSERT_EQ(RunCli("backup --store " + store + " " + dir.path() + "/copy", &out), 0) << out;
   ASSERT_EQ(RunCli("check --store " + dir.path() + "/copy --json", &out), 0) << out;
   EXPECT_EQ(json::parse(out)["ok"], true);
+}
+
+// `check` on a store damaged behind its back (tests/store/check_test.cc covers each kind of
+// damage; this is the command's exit code and output).
+TEST(CliStoreTest, CheckNamesTheDamageAndExitsNonZero) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  dir.Write("site/a.html", ReadWholeFile(kSamples + "page-a.html"));
+  dir.Write("site/b.html", ReadWholeFile(kSamples + "page-b.html"));
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store + " --sweep s1", &out), 0)
+      << out;
+  ASSERT_EQ(RunCli("check --store " + store, &out), 0) << out;
+  {
+    // count.documents (FORMAT.md, "Meta": an 8-byte little-endian u64) one more than stored.
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    ASSERT_EQ(mdb_env_open(env, store.c_str(), 0, 0644), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi meta = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    std::string key = "count.documents";
+    MDB_val k{key.size(), key.data()}, v;
+    ASSERT_EQ(mdb_get(txn, meta, &k, &v), 0);
+    ASSERT_EQ(v.mv_size, 8u);
+    const auto* bytes = static_cast<const unsigned char*>(v.mv_data);
+    uint64_t count = 0;
+    for (int i = 7; i >= 0; --i) count = (count << 8) | bytes[i];
+    ASSERT_EQ(count, 2u);
+    ++count;
+    unsigned char le[8];
+    for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(count >> (8 * i));
+    MDB_val nv{8, le};
+    ASSERT_EQ(mdb_put(txn, meta, &k, &nv, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  EXPECT_EQ(RunCli("check --store " + store, &out), 1) << out;
+  EXPECT_NE(out.find("meta count.documents is 3, the store has 2"), std::string::npos) << out;
+  EXPECT_EQ(out.find("consistent"), std::string::npos) << out;
+  EXPECT_EQ(RunCli("check --store " + store + " --json", &out), 1) << out;
+  json j = json::parse(out);
+  EXPECT_EQ(j["ok"], false);
+  ASSERT_EQ(j["problems"].size(), 1u) << out;
+  EXPECT_EQ(j["problems"][0], "meta count.documents is 3, the store has 2");
 }
 
 TEST(CliStoreTest, IngestFileUrlsAndErrors) {

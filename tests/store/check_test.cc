@@ -1,0 +1,567 @@
+// Store::Check against damaged stores: each test opens the store's LMDB environment directly,
+// changes one thing behind Store's back (what a bad disk, a bug in an older build or a hand edit
+// could leave), reopens it and expects Check to name the damage (store/FORMAT.md, "Invariants",
+// numbered as there). Check must report, never crash nor read past a key or value; the queries
+// that read a damaged record must answer an error.
+#include <gtest/gtest.h>
+#include <lmdb.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/internal/clusters.h"
+#include "store/internal/codec.h"
+#include "store/internal/schema.h"
+#include "store/store.h"
+#include "tests/store/store_fixture.h"
+#include "tests/store/synthetic.h"
+
+namespace shingled::store {
+namespace {
+
+using internal::DocumentRecord;
+using internal::Key64;
+using internal::SweepKey;
+using internal::VersionKey;
+using internal::VersionRecord;
+using testing::Range;
+using testing::Variant;
+
+std::string Le64(uint64_t v) {
+  std::string out;
+  internal::AppendLE64(&out, v);
+  return out;
+}
+
+// The store's LMDB environment opened directly, in one write transaction that the destructor
+// commits. Every call adds a test failure on an LMDB error.
+class RawStore {
+ public:
+  explicit RawStore(const std::string& dir) {
+    EXPECT_EQ(mdb_env_create(&env_), 0);
+    EXPECT_EQ(mdb_env_set_maxdbs(env_, 32), 0);
+    EXPECT_EQ(mdb_env_open(env_, dir.c_str(), 0, 0644), 0);
+    EXPECT_EQ(mdb_txn_begin(env_, nullptr, 0, &txn_), 0);
+  }
+  ~RawStore() {
+    EXPECT_EQ(mdb_txn_commit(txn_), 0);
+    mdb_env_close(env_);
+  }
+  RawStore(const RawStore&) = delete;
+  RawStore& operator=(const RawStore&) = delete;
+
+  // Adds the entry (one more duplicate in a DUPSORT database) or overwrites its value.
+  void Put(const char* db, std::string_view key, std::string_view value) {
+    MDB_val k = internal::Val(key), v = internal::Val(value);
+    EXPECT_EQ(mdb_put(txn_, Dbi(db), &k, &v, 0), 0) << db;
+  }
+  // Deletes the key, or only the duplicate `value` of it.
+  void Del(const char* db, std::string_view key, std::string_view value = {}) {
+    MDB_val k = internal::Val(key), v = internal::Val(value);
+    EXPECT_EQ(mdb_del(txn_, Dbi(db), &k, value.empty() ? nullptr : &v), 0) << db;
+  }
+  std::string Get(const char* db, std::string_view key) {
+    MDB_val k = internal::Val(key), v;
+    EXPECT_EQ(mdb_get(txn_, Dbi(db), &k, &v), 0) << db;
+    return std::string(internal::View(v));
+  }
+  DocumentRecord Document(DocId doc) {
+    StatusOr<DocumentRecord> rec = internal::DecodeDocument(Get("documents", Key64(doc).view()));
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    return rec.ok() ? *rec : DocumentRecord{};
+  }
+  VersionRecord Version(UrlId url, uint32_t seq) {
+    StatusOr<VersionRecord> rec = internal::DecodeVersion(Get("versions", VersionKey(url, seq)));
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    return rec.ok() ? *rec : VersionRecord{};
+  }
+  uint64_t Meta(const char* key) { return internal::GetLE64(Get("meta", key).data()); }
+  // The number of entries (duplicates included).
+  size_t Size(const char* db) {
+    MDB_stat st;
+    EXPECT_EQ(mdb_stat(txn_, Dbi(db), &st), 0);
+    return st.ms_entries;
+  }
+
+ private:
+  MDB_dbi Dbi(const char* name) {
+    unsigned flags = 0;
+    for (const internal::TableSpec& t : internal::kTables) {
+      if (std::string_view(t.name) == name) flags = t.flags;
+    }
+    MDB_dbi dbi = 0;
+    EXPECT_EQ(mdb_dbi_open(txn_, name, flags, &dbi), 0) << name;
+    return dbi;
+  }
+
+  MDB_env* env_ = nullptr;
+  MDB_txn* txn_ = nullptr;
+};
+
+// A store with a bit of everything (documents with and without a sketch, a cluster of three, a
+// similar link, two sweeps, a URL with two versions), closed, for each test to damage:
+//   sweep 1 "s1": http://a/ doc 1; http://b/ doc 2 (fungible with 1); http://c/ doc 3 (lexically
+//     equivalent to 1, rep 1); http://d/ doc 4; http://e/ doc 5 (similar to 4, not fungible).
+//   sweep 2 "s2": http://a/ doc 6 (changed); http://b/ unchanged.
+// Url ids follow the letters (a = 1 ... e = 5); cluster 1 = {1, 2, 3}.
+class CheckTest : public testing::StoreFixture {
+ protected:
+  void SetUp() override {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    SweepId s1 = store->OpenSweep("s1", 10)->id;
+    std::vector<PageInput> first = {
+        Page("http://a/", s1, 10, Range(0, 400)),
+        // 395 of 400 shared: fungible (P ~ 0.99)
+        Page("http://b/", s1, 10, Variant(0, 400, 395, 70000)),
+        Page("http://c/", s1, 10, Range(0, 400), /*variant=*/1),
+        Page("http://d/", s1, 10, Range(1u << 20, 1000)),
+        // 800/1200 = 0.67: similar, not fungible (P ~ 2e-4)
+        Page("http://e/", s1, 10, Variant(1u << 20, 1000, 800, 1u << 21))};
+    StatusOr<std::vector<PageResult>> r = store->Apply(first);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    for (size_t i = 0; i < r->size(); ++i) ASSERT_EQ((*r)[i].doc, i + 1);
+    ASSERT_EQ((*r)[1].cluster, 1u);
+    ASSERT_EQ((*r)[2].cluster, 1u);
+    ASSERT_EQ((*r)[4].cluster, 5u);
+    SweepId s2 = store->OpenSweep("s2", 20)->id;
+    std::vector<PageInput> second = {Page("http://a/", s2, 20, Range(1u << 22, 300)),
+                                     Page("http://b/", s2, 20, Variant(0, 400, 395, 70000))};
+    r = store->Apply(second);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ((*r)[0].doc, 6u);
+    ASSERT_EQ((*r)[1].verdict, Verdict::kUnchanged);
+    testing::StoreFixture::ExpectConsistent(*store);
+    store.reset();
+    RawStore raw(dir_.Sub("db"));
+    ASSERT_EQ(raw.Document(3).rep, 1u);
+    // 1 - 2 (fungible and similar) and 4 - 5, both ways.
+    ASSERT_EQ(raw.Size("links"), 4u);
+    ASSERT_EQ(internal::GetBE64(raw.Get("links", Key64(5).view()).data()), 4u);
+  }
+
+  void Damage(const std::function<void(RawStore&)>& damage) {
+    RawStore raw(dir_.Sub("db"));
+    damage(raw);
+  }
+  std::vector<std::string> Problems() {
+    auto store = OpenStore();
+    if (store == nullptr) return {"the store does not open"};
+    StatusOr<std::vector<std::string>> problems = store->Check();
+    EXPECT_TRUE(problems.ok()) << problems.status().ToString();
+    return problems.ok() ? *problems : std::vector<std::string>{};
+  }
+  // Check finds problems, one of which contains `what`.
+  void ExpectProblem(const std::string& what) {
+    std::vector<std::string> problems = Problems();
+    bool found = false;
+    std::string all;
+    for (const std::string& p : problems) {
+      found |= p.find(what) != std::string::npos;
+      all += "\n  " + p;
+    }
+    EXPECT_TRUE(found) << "no problem mentions \"" << what << "\"; problems:" << all;
+  }
+};
+
+// --- 1. meta ---
+
+TEST_F(CheckTest, CountsOffByOne) {
+  Damage([](RawStore& raw) {
+    for (const char* key : {"count.documents", "count.urls", "count.versions", "count.clusters"}) {
+      raw.Put("meta", key, Le64(raw.Meta(key) + 1));
+    }
+  });
+  ExpectProblem("meta count.documents is 7, the store has 6");
+  ExpectProblem("meta count.urls is 6, the store has 5");
+  ExpectProblem("meta count.versions is 8, the store has 7");
+  ExpectProblem("meta count.clusters is 2, the store has 1");
+}
+
+TEST_F(CheckTest, LargestClusterWrong) {
+  Damage([](RawStore& raw) { raw.Put("meta", internal::kLargestClusterKey, Le64(2)); });
+  ExpectProblem("meta largest_cluster is 2, the largest cluster has 3 documents");
+}
+
+TEST_F(CheckTest, MetaCounterOfWrongLength) {
+  Damage([](RawStore& raw) { raw.Put("meta", "count.urls", "\x05"); });
+  ExpectProblem("meta count.urls is not 8 bytes");
+}
+
+TEST_F(CheckTest, MissingParamRefusedAtOpen) {
+  Damage([](RawStore& raw) { raw.Del("meta", "param.seed"); });
+  StatusOr<std::unique_ptr<Store>> s =
+      Store::Open(dir_.Sub("db"), {}, params_, testing::kPolynomial);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.status().message().find("param.seed"), std::string::npos) << s.status().message();
+}
+
+// Open took a store without a format version for a new one and wrote the caller's parameters
+// and zero counters over the store's own.
+TEST_F(CheckTest, MissingFormatVersionRefusedAtOpen) {
+  Damage([](RawStore& raw) { raw.Del("meta", "format_version"); });
+  StatusOr<std::unique_ptr<Store>> s =
+      Store::Open(dir_.Sub("db"), {}, params_, testing::kPolynomial);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.status().message().find("lacks format_version"), std::string::npos)
+      << s.status().message();
+  Damage([](RawStore& raw) { EXPECT_EQ(raw.Meta("count.documents"), 6u); });
+}
+
+// --- 2. documents ---
+
+TEST_F(CheckTest, DocumentRecordTruncated) {
+  Damage([](RawStore& raw) {
+    std::string record = raw.Get("documents", Key64(1).view());
+    raw.Put("documents", Key64(1).view(), record.substr(0, record.size() / 2));
+  });
+  ExpectProblem("document 1: document record does not decode");
+  // Its postings now name a document that is not there.
+  ExpectProblem("names document 1, not a document with a sketch");
+}
+
+TEST_F(CheckTest, DocumentRecordGarbage) {
+  std::mt19937_64 rng(42);
+  std::string random(1600, '\0');
+  for (char& c : random) c = static_cast<char>(rng());
+  // A record whose head decodes and whose minhash count claims 2^60 values.
+  std::string huge_count = "\x01";
+  for (int i = 0; i < 5; ++i) internal::AppendVarint(&huge_count, 1);
+  huge_count += std::string(48, 'x');
+  internal::AppendVarint(&huge_count, uint64_t{1} << 60);
+  for (const std::string& garbage : {std::string(), std::string("\x01"), std::string("\x00", 1),
+                                     std::string(64, '\xff'), random, huge_count}) {
+    SCOPED_TRACE(::testing::PrintToString(garbage.substr(0, 16)));
+    Damage([&](RawStore& raw) { raw.Put("documents", Key64(4).view(), garbage); });
+    ExpectProblem("document 4: ");
+  }
+}
+
+TEST_F(CheckTest, RepNamesMissingDocument) {
+  Damage([](RawStore& raw) {
+    DocumentRecord rec = raw.Document(3);
+    rec.rep = 99;
+    raw.Put("documents", Key64(3).view(), internal::EncodeDocument(rec));
+  });
+  ExpectProblem("document 3: representative 99 is not a document with a sketch");
+}
+
+TEST_F(CheckTest, RepNamesDocumentWithoutSketch) {
+  Damage([](RawStore& raw) {
+    DocumentRecord rec = raw.Document(3);
+    rec.rep = 3;
+    raw.Put("documents", Key64(3).view(), internal::EncodeDocument(rec));
+  });
+  ExpectProblem("document 3: representative 3 is not a document with a sketch");
+}
+
+TEST_F(CheckTest, IdenticalFingerprintMissing) {
+  Damage([](RawStore& raw) {
+    raw.Del("fp_identical", internal::FingerprintKey(raw.Document(4).identical));
+  });
+  ExpectProblem("document 4: fp_identical maps its fingerprint to 0");
+}
+
+TEST_F(CheckTest, LexicalFingerprintOfAnotherGroup) {
+  Damage([](RawStore& raw) {
+    raw.Put("fp_lexical", internal::FingerprintKey(raw.Document(4).lexical), Key64(5).view());
+  });
+  ExpectProblem("document 4: fp_lexical maps its fingerprint to 5, not to its group");
+}
+
+TEST_F(CheckTest, DocumentKeyOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("documents", Key64(7).view().substr(0, 5), raw.Get("documents", Key64(4).view()));
+  });
+  ExpectProblem("documents has an entry of 5 + ");
+}
+
+// --- 3. each document in its indexes ---
+
+TEST_F(CheckTest, SamplePostingMissing) {
+  uint64_t value = 0;
+  Damage([&](RawStore& raw) {
+    DocumentRecord rec = raw.Document(4);
+    for (uint64_t v : rec.sample.values) {
+      if (internal::IndexedSampleValue(v, rec.sample.log2_modulus)) value = v;
+    }
+    ASSERT_NE(value, 0u);
+    raw.Del("samples", internal::PostingKey(value).view(), internal::Posting(value, 4).view());
+  });
+  ExpectProblem("document 4: missing from samples under " + std::to_string(value));
+}
+
+// --- 4. postings and fingerprint entries ---
+
+TEST_F(CheckTest, PostingNamesMissingDocument) {
+  const uint64_t value = 0x0123456789abcdefull;
+  Damage([&](RawStore& raw) {
+    raw.Put("features", internal::PostingKey(value).view(), internal::Posting(value, 99).view());
+  });
+  ExpectProblem("features posting under " + std::to_string(value) +
+                " names document 99, not a document with a sketch");
+}
+
+TEST_F(CheckTest, PostingNamesDocumentWithoutSketch) {
+  const uint64_t value = 0x0123456789abcdefull;
+  Damage([&](RawStore& raw) {
+    raw.Put("supershingles", internal::PostingKey(value).view(),
+            internal::Posting(value, 3).view());
+  });
+  ExpectProblem("names document 3, not a document with a sketch");
+}
+
+TEST_F(CheckTest, PostingOfWrongLength) {
+  // New keys: a DUPFIXED list of one is a plain entry, of any length.
+  Damage([](RawStore& raw) {
+    raw.Put("supershingles", std::string("\xfe\xfe\xfe", 3), std::string(10, '\x01'));
+    raw.Put("samples", std::string("\xfe\xfe\xfe\xfe\xfe", 5), internal::Posting(1, 1).view());
+  });
+  ExpectProblem("supershingles has an entry of 3 + 10 bytes");
+  ExpectProblem("samples has an entry of 5 + 12 bytes");
+}
+
+TEST_F(CheckTest, FingerprintEntryNamesMissingDocument) {
+  Damage([](RawStore& raw) {
+    raw.Put("fp_shingle", internal::FingerprintKey({12345, 678}), Key64(99).view());
+  });
+  ExpectProblem("fp_shingle entry names missing document 99");
+}
+
+TEST_F(CheckTest, FingerprintEntryOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("fp_lexical", internal::FingerprintKey({12345, 678}), "\x01\x02\x03");
+    raw.Put("fp_identical", "short", Key64(4).view());
+  });
+  ExpectProblem("fp_lexical has an entry of 16 + 3 bytes");
+  ExpectProblem("fp_identical has an entry of 5 + 8 bytes");
+}
+
+// --- 5. common_values ---
+
+TEST_F(CheckTest, CommonValuesCountOff) {
+  uint64_t value = 0;
+  Damage([&](RawStore& raw) {
+    DocumentRecord rec = raw.Document(4);
+    for (uint64_t v : rec.sample.values) {
+      if (internal::IndexedSampleValue(v, rec.sample.log2_modulus)) value = v;
+    }
+    ASSERT_NE(value, 0u);
+    raw.Put("common_values", Key64(value).view(), Le64(7));
+  });
+  // Document 5 shares most of 4's sample: the value has 1 or 2 postings, not 7.
+  ExpectProblem("common_values lists " + std::to_string(value) + " with count 7 but it has ");
+}
+
+TEST_F(CheckTest, CommonValuesEntryOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("common_values", "\x01\x02\x03", Le64(7));
+    raw.Put("common_values", Key64(5).view(), "\x07");
+  });
+  ExpectProblem("common_values has an entry of 3 + 8 bytes");
+  ExpectProblem("common_values has an entry of 8 + 1 bytes");
+}
+
+// --- 6. clusters ---
+
+TEST_F(CheckTest, ClusterParentNotARoot) {
+  Damage([](RawStore& raw) { raw.Put("cluster_parent", Key64(2).view(), Key64(4).view()); });
+  ExpectProblem("document 2: cluster parent 4 is not a root");
+}
+
+TEST_F(CheckTest, MemberListMissingAMember) {
+  Damage([](RawStore& raw) { raw.Del("cluster_members", Key64(1).view(), Key64(3).view()); });
+  ExpectProblem("cluster 1: member list (2) differs from the documents whose parent it is (3)");
+}
+
+TEST_F(CheckTest, MemberListOfOne) {
+  Damage([](RawStore& raw) {
+    raw.Put("cluster_parent", Key64(4).view(), Key64(4).view());
+    raw.Put("cluster_members", Key64(4).view(), Key64(4).view());
+  });
+  ExpectProblem("cluster 4 has a member list of one");
+}
+
+TEST_F(CheckTest, ClusterEntriesOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("cluster_parent", Key64(4).view().substr(0, 5), Key64(1).view());
+    raw.Put("cluster_parent", Key64(5).view(), Key64(1).view().substr(0, 5));
+    raw.Put("cluster_members", Key64(6).view(), Key64(6).view().substr(0, 5));
+  });
+  ExpectProblem("cluster_parent has an entry of 5 + 8 bytes");
+  ExpectProblem("cluster_parent has an entry of 8 + 5 bytes");
+  ExpectProblem("cluster_members has an entry of 8 + 5 bytes");
+}
+
+// --- 7. versions and URLs ---
+
+TEST_F(CheckTest, VersionGap) {
+  Damage([](RawStore& raw) {
+    std::string second = raw.Get("versions", VersionKey(1, 2));
+    raw.Del("versions", VersionKey(1, 2));
+    raw.Put("versions", VersionKey(1, 3), second);
+  });
+  ExpectProblem("url id 1: version 3 where 2 was expected");
+}
+
+TEST_F(CheckTest, VersionNamesMissingDocument) {
+  Damage([](RawStore& raw) {
+    VersionRecord v = raw.Version(4, 1);
+    v.doc = 99;
+    raw.Put("versions", VersionKey(4, 1), internal::EncodeVersion(v));
+  });
+  ExpectProblem("url id 4 version 1 names missing document 99");
+}
+
+TEST_F(CheckTest, VersionNamesUnknownSweep) {
+  Damage([](RawStore& raw) {
+    VersionRecord v = raw.Version(4, 1);
+    v.sweep = 9;
+    raw.Put("versions", VersionKey(4, 1), internal::EncodeVersion(v));
+  });
+  ExpectProblem("url id 4 version 1 names unknown sweep 9");
+}
+
+TEST_F(CheckTest, VersionRecordGarbage) {
+  Damage([](RawStore& raw) { raw.Put("versions", VersionKey(4, 1), std::string(7, '\xff')); });
+  ExpectProblem("url id 4 version 1: version record does not decode");
+}
+
+TEST_F(CheckTest, VersionNotInDocUrls) {
+  Damage([](RawStore& raw) { raw.Del("doc_urls", Key64(4).view(), Key64(4).view()); });
+  ExpectProblem("url id 4 version 1: (document 4, url id 4) is not in doc_urls");
+}
+
+TEST_F(CheckTest, DocUrlsEntryWithoutVersion) {
+  Damage([](RawStore& raw) { raw.Put("doc_urls", Key64(4).view(), Key64(1).view()); });
+  ExpectProblem("doc_urls entry (4, 1) has no version");
+}
+
+TEST_F(CheckTest, UrlsAndUrlNamesNotInverse) {
+  Damage([](RawStore& raw) {
+    raw.Put("url_names", Key64(3).view(), "http://elsewhere/");
+    raw.Put("urls", "http://ghost/", Key64(99).view());
+  });
+  ExpectProblem("url http://elsewhere/ (id 3) is not in urls");
+  ExpectProblem("urls entry names url id 99 without a name");
+}
+
+TEST_F(CheckTest, UrlEntriesOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("versions", VersionKey(4, 1).substr(0, 10), internal::EncodeVersion(raw.Version(4, 1)));
+    raw.Put("url_names", Key64(6).view().substr(0, 5), "http://short-key/");
+    raw.Put("urls", "http://short-value/", "\x06");
+    raw.Put("doc_urls", Key64(7).view(), Key64(4).view().substr(0, 3));
+  });
+  ExpectProblem("versions has an entry of 10 + ");
+  ExpectProblem("url_names has an entry of 5 + 17 bytes");
+  ExpectProblem("urls has an entry of 19 + 1 bytes");
+  ExpectProblem("doc_urls has an entry of 8 + 3 bytes");
+}
+
+// --- 8. sweeps ---
+
+TEST_F(CheckTest, SweepCountsOff) {
+  Damage([](RawStore& raw) {
+    StatusOr<internal::SweepRecord> rec = internal::DecodeSweep(raw.Get("sweeps", SweepKey(1)));
+    ASSERT_TRUE(rec.ok());
+    ++rec->pages;
+    raw.Put("sweeps", SweepKey(1), internal::EncodeSweep(*rec));
+  });
+  ExpectProblem("sweep s1: recorded counts (pages 6) differ from its versions (pages 5)");
+}
+
+TEST_F(CheckTest, SweepNamesNotInverse) {
+  Damage([](RawStore& raw) { raw.Put("sweep_names", "s1", SweepKey(2)); });
+  ExpectProblem("sweep_names entry s1 does not match sweep 2");
+}
+
+TEST_F(CheckTest, SweepRecordGarbage) {
+  Damage([](RawStore& raw) { raw.Put("sweeps", SweepKey(2), "\x09s2"); });
+  ExpectProblem("sweep 2: sweep record does not decode");
+}
+
+TEST_F(CheckTest, SweepEntriesOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("sweeps", SweepKey(3).substr(0, 2), raw.Get("sweeps", SweepKey(2)));
+    raw.Put("sweep_names", "s9", "\x09");
+  });
+  ExpectProblem("sweeps has an entry of 2 + ");
+  ExpectProblem("sweep_names has an entry of 2 + 1 bytes");
+}
+
+// --- 9. links ---
+
+TEST_F(CheckTest, OneWayLink) {
+  Damage([](RawStore& raw) {
+    std::string back = raw.Get("links", Key64(5).view());  // the only link of 5: to 4
+    ASSERT_EQ(internal::GetBE64(back.data()), 4u);
+    raw.Del("links", Key64(5).view(), back);
+  });
+  ExpectProblem("link 4 -> 5 has no reverse");
+}
+
+TEST_F(CheckTest, LinkNamesMissingDocument) {
+  Damage([](RawStore& raw) {
+    raw.Put("links", Key64(4).view(), internal::EncodeLink(99, 0.6));
+    raw.Put("links", Key64(99).view(), internal::EncodeLink(4, 0.6));
+  });
+  ExpectProblem("link 4 - 99 names a missing document");
+}
+
+TEST_F(CheckTest, LinkOfWrongLength) {
+  Damage([](RawStore& raw) {
+    raw.Put("links", Key64(6).view(), Key64(4).view());  // 8 bytes, no resemblance
+    raw.Put("links", Key64(6).view().substr(0, 4), internal::EncodeLink(4, 0.6));
+  });
+  ExpectProblem("links has an entry of 8 + 8 bytes");
+  ExpectProblem("links has an entry of 4 + 10 bytes");
+}
+
+// --- queries over damaged records ---
+
+TEST_F(CheckTest, QueriesOverAGarbageDocumentAnswerDataLoss) {
+  Damage([](RawStore& raw) { raw.Put("documents", Key64(1).view(), std::string(40, '\x81')); });
+  auto store = OpenStore();
+  QueryOptions q;
+  q.threshold = 0.1;
+  // The document itself, through a document whose representative it is, and as a candidate.
+  EXPECT_EQ(store->SimilarToDocument(1, q).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->SimilarToUrl("http://c/", q).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->SimilarToDocument(2, q).status().code(), StatusCode::kDataLoss);
+  // A member of the cluster listed.
+  EXPECT_EQ(store->Cluster(2).status().code(), StatusCode::kDataLoss);
+  // Unrelated documents still answer.
+  EXPECT_TRUE(store->SimilarToDocument(4, q).ok());
+}
+
+TEST_F(CheckTest, QueriesOverAGarbageVersionAnswerDataLoss) {
+  Damage([](RawStore& raw) { raw.Put("versions", VersionKey(1, 2), std::string(3, '\x80')); });
+  auto store = OpenStore();
+  EXPECT_EQ(store->History("http://a/").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->Lost("http://a/").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->SimilarToUrl("http://a/", {}).status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(store->History("http://b/").ok());
+}
+
+TEST_F(CheckTest, QueriesOverAVersionKeyOfWrongLengthAnswerDataLoss) {
+  // Url 1's id and 2 more bytes: sorts after its versions (1, 1) and (1, 2), before url 2's.
+  Damage([](RawStore& raw) {
+    raw.Put("versions", std::string(Key64(1).view()) + "\xff\xff",
+            raw.Get("versions", VersionKey(1, 2)));
+  });
+  auto store = OpenStore();
+  StatusOr<std::vector<UrlVersion>> h = store->History("http://a/");
+  EXPECT_EQ(h.status().code(), StatusCode::kDataLoss) << h.status().ToString();
+  // Lost and SimilarToUrl read the URL's versions from the last one backwards.
+  EXPECT_EQ(store->Lost("http://a/").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->SimilarToUrl("http://a/", {}).status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace shingled::store
