@@ -105,7 +105,6 @@ class Api : public HttpHandler {
   Response PostCrawl();
   Response StopCrawl();  // POST /v1/crawl/stop
 
-  StatusOr<std::string> RequiredUrl(const Target& target) const;
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
   Response Error(const Status& status) const;
