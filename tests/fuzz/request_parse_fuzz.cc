@@ -74,7 +74,7 @@ void FuzzTarget(std::string_view text) {
   shingled::StatusOr<PagePost> page = ParsePageTarget(*target, "default", kMaxUrlBytes, kNow);
   if (page.ok()) {
     CheckPage(*page, text);
-    Check(!page->sweep.empty());
+    Check(page->sweep == target->Get("sweep").value_or("default"));
     Check(target->Get("fetched_at").has_value() || page->date == kNow);
   }
   for (const char* name : {"status", "fetched_at", "id"}) {
