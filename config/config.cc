@@ -3,9 +3,11 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -13,6 +15,12 @@
 
 namespace shingled::config {
 namespace {
+
+bool HasControlCharacter(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+}
 
 // Reads the keys of one table into fields, remembering the first error. Every key read is
 // marked; Finish() then rejects the keys nobody asked for, so a typo never passes silently.
@@ -376,11 +384,20 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   for (const char* key : {"sweep_prefix", "user_agent"}) {
     const std::string& value =
         std::string_view(key) == "sweep_prefix" ? c.crawler.sweep_prefix : c.crawler.user_agent;
-    if (value.empty() || value.size() > 200) {
+    // The user agent goes into every request's headers, the prefix into sweep names: a control
+    // character (a line break above all) has no place in either.
+    if (value.empty() || value.size() > 200 || HasControlCharacter(value)) {
       return InvalidArgumentError(std::string(source) + ":" +
                                   line_of((std::string("crawler.") + key).c_str()) +
-                                  ": crawler." + key + ": must be 1..200 characters");
+                                  ": crawler." + key +
+                                  ": must be 1..200 characters, none of them control characters");
     }
+  }
+  // A sweep name (Store::OpenSweep's rule), or "" for none.
+  if (c.ingest.default_sweep.size() > 400 || HasControlCharacter(c.ingest.default_sweep)) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("ingest.default_sweep") +
+                                ": ingest.default_sweep: a sweep name is at most 400 bytes, none "
+                                "of them control characters");
   }
   if (c.ingest.min_batch_pages > c.ingest.batch_pages) {
     return InvalidArgumentError(
@@ -422,11 +439,23 @@ StatusOr<int64_t> ParseDurationSeconds(std::string_view text) {
 }
 
 StatusOr<Config> LoadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(path + ": is a directory, not a TOML file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path);
+  // Read at most one byte past the limit: enough to tell a file over it (or an endless device
+  // such as /dev/zero) from one that fits, without reading it all.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return InvalidArgumentError(path + ": cannot be read: " + std::strerror(errno));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes) {
+    return InvalidArgumentError(path + ": over " + std::to_string(kMaxConfigBytes >> 10) +
+                                " KiB; a config file is a few KiB of TOML");
+  }
+  return ParseConfig(text, path);
 }
 
 }  // namespace shingled::config

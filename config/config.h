@@ -221,7 +221,10 @@ struct Config {
 // Keys left out keep their defaults. InvalidArgument for a syntax error, an unknown key or table,
 // a wrong type or a value out of range, naming the line and the key.
 StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source);
-// Reads and parses a file. NotFound if it cannot be read; otherwise as ParseConfig.
+// The largest config file read (the documented default, comments and all, is ~11 KiB).
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+// Reads and parses a file. NotFound if it cannot be opened; InvalidArgument for a directory, a
+// read error or a file over kMaxConfigBytes; otherwise as ParseConfig.
 StatusOr<Config> LoadConfigFile(const std::string& path);
 
 }  // namespace shingled::config

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 
+#include "crawler/warc.h"
 #include "dedup/charset.h"
 
 namespace shingled::daemon {
@@ -135,6 +137,9 @@ void Api::Handle(Request req, ReplyPtr reply) {
   if (!allowed) return respond(MethodNotAllowed(allow));
 
   if (std::optional<Response> denied = CheckAuth(req, is_post)) return respond(*denied);
+  if (is_post) {
+    if (std::optional<Response> refused = DecodeContentEncoding(req)) return respond(*refused);
+  }
 
   if (route == "pages") {
     if (dedup::ParseContentType(ToStd(req[http::field::content_type])).mime ==
@@ -157,6 +162,34 @@ void Api::Handle(Request req, ReplyPtr reply) {
     if (route == "documents") return GetDocument(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close
   });
+}
+
+std::optional<Response> Api::DecodeContentEncoding(Request& req) const {
+  std::string coding(ToStd(req[http::field::content_encoding]));
+  coding.erase(0, coding.find_first_not_of(" \t"));
+  coding.erase(coding.find_last_not_of(" \t") + 1);
+  for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (coding.empty() || coding == "identity") return std::nullopt;
+  const bool gzip = coding == "gzip" || coding == "x-gzip";
+  if (!gzip && coding != "deflate") {
+    return ErrorResponse(http::status::unsupported_media_type, "unsupported_media_type",
+                         "Content-Encoding " + coding.substr(0, 100) +
+                             " is not accepted: send the body as it is, or with gzip or deflate");
+  }
+  StatusOr<std::string> decoded = crawler::InflateBody(req.body(), gzip, options_.max_body_bytes);
+  if (!decoded.ok()) {
+    if (decoded.status().code() == StatusCode::kResourceExhausted) {
+      return ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                           "the body decoded from " + coding + " is over the limit of " +
+                               std::to_string(options_.max_body_bytes) +
+                               " bytes (limits.max_body_bytes)");
+    }
+    return Error(InvalidArgumentError("Content-Encoding " + coding + ": " +
+                                      std::string(decoded.status().message())));
+  }
+  req.body() = std::move(*decoded);
+  req.erase(http::field::content_encoding);
+  return std::nullopt;
 }
 
 std::optional<Response> Api::CheckAuth(const Request& req, bool is_write) const {

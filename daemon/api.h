@@ -35,6 +35,8 @@ struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
   std::string default_sweep;  // "" : requests must name a sweep
   size_t max_url_bytes = 4096;
+  // limits.max_body_bytes: also the limit of a body once its Content-Encoding is decoded.
+  size_t max_body_bytes = size_t{16} << 20;
   size_t max_batch_pages = 1000;
   // WARC uploads read at once (limits.max_warc_uploads), and how each runs.
   size_t max_warc_uploads = 4;
@@ -106,6 +108,9 @@ class Api : public HttpHandler {
   Response StopCrawl();  // POST /v1/crawl/stop
 
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
+  // Decodes a body sent with Content-Encoding gzip or deflate in place; an error response for
+  // another coding, a corrupt body, or one over max_body_bytes once decoded.
+  std::optional<Response> DecodeContentEncoding(Request& req) const;
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
   Response Error(const Status& status) const;
 

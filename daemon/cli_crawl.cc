@@ -87,7 +87,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
                     ? kExitUsage
                     : kExitFailure);
   }
-  std::cout << daemon::SweepReportJson(report).dump() << "\n";
+  std::cout << daemon::DumpJson(daemon::SweepReportJson(report)) << "\n";
   return report.store_error_count == 0 ? kExitOk : kExitFailure;
 }
 

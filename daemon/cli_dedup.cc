@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/cli.h"
+#include "daemon/json_codec.h"
 #include "dedup/canonicalize.h"
 #include "dedup/estimate.h"
 #include "dedup/page.h"
@@ -118,7 +119,7 @@ int RunSketch(const std::vector<std::string>& files, const DedupOptions& options
       exit_code = kExitUsage;
       continue;
     }
-    std::cout << SketchJson(file, *sketch).dump() << "\n";
+    std::cout << daemon::DumpJson(SketchJson(file, *sketch)) << "\n";
   }
   return exit_code;
 }
@@ -157,10 +158,11 @@ int RunCompare(const std::string& a_path, const std::string& b_path, const Dedup
   j["fungible"] = dedup::Fungible(*a, *b, r);
   j["supershingles_in_common"] = dedup::SuperShinglesInCommon(*a, *b);
   if (as_json) {
-    std::cout << j.dump() << "\n";
+    std::cout << daemon::DumpJson(j) << "\n";
     return kExitOk;
   }
-  for (const auto& [key, value] : j.items()) std::cout << key << ": " << value.dump() << "\n";
+  for (const auto& [key, value] : j.items())
+    std::cout << key << ": " << daemon::DumpJson(value) << "\n";
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "crawler/warc.h"
 #include "daemon/cli.h"
+#include "daemon/http_query.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
 #include "daemon/store_setup.h"
@@ -59,8 +61,22 @@ int Fail(const char* command, const Status& status, int code = kExitFailure) {
   return code;
 }
 
+// A URL argument, normalized as the daemon normalizes the URLs it stores and looks up
+// (daemon::PageUrl); a URL it refuses is a usage error. No length limit: that protects the server.
+constexpr size_t kNoUrlLimit = std::numeric_limits<size_t>::max();
+CLI::Validator UrlArgument() {
+  return CLI::Validator(
+      [](std::string& url) {
+        StatusOr<std::string> normalized = daemon::PageUrl(url, kNoUrlLimit);
+        if (!normalized.ok()) return std::string(normalized.status().message());
+        url = std::move(*normalized);
+        return std::string();
+      },
+      "URL");
+}
+
 void Print(const StoreFlags& flags, const Json& j) {
-  std::cout << j.dump(flags.json ? -1 : 2) << "\n";
+  std::cout << daemon::DumpJson(j, flags.json ? -1 : 2) << "\n";
 }
 
 // Characters kept as they are in a file: URL path; the rest is percent-encoded.
@@ -217,6 +233,17 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       if (!s.ok()) return Fail("ingest", s);
       continue;
     }
+    // A page file is read whole, so it has the daemon's limit for a posted page (a WARC file
+    // streams, above, and has none).
+    std::error_code size_error;
+    const uintmax_t size = fs::file_size(f.file, size_error);
+    if (!size_error && size > static_cast<uintmax_t>(config->limits.max_body_bytes)) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(f.file.string() + ": " + std::to_string(size) +
+                       " bytes, over the limit of " +
+                       std::to_string(config->limits.max_body_bytes) + " (limits.max_body_bytes)");
+      continue;
+    }
     std::ifstream file(f.file, std::ios::binary);
     std::stringstream data;
     data << file.rdbuf();
@@ -228,7 +255,14 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     daemon::PageJob job;
     if (!in.base_url.empty()) {
       const bool slash = in.base_url.back() == '/';
-      job.url = in.base_url + (slash ? "" : "/") + EncodePath(f.relative);
+      StatusOr<std::string> url =
+          daemon::PageUrl(in.base_url + (slash ? "" : "/") + EncodePath(f.relative), kNoUrlLimit);
+      if (!url.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
+        continue;
+      }
+      job.url = std::move(*url);
     } else {
       job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
     }
@@ -245,16 +279,15 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
   for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
   if (flags.json) {
-    std::cout << Json{{"pages", pages},
-                      {"new", count(Verdict::kNew)},
-                      {"unchanged", count(Verdict::kUnchanged)},
-                      {"duplicate", count(Verdict::kDuplicate)},
-                      {"near_duplicate", count(Verdict::kNearDuplicate)},
-                      {"clusters", clusters.size()},
-                      {"warc_records_skipped", warc_skipped},
-                      {"errors", errors.size()}}
-                     .dump()
-              << "\n";
+    const Json summary{{"pages", pages},
+                       {"new", count(Verdict::kNew)},
+                       {"unchanged", count(Verdict::kUnchanged)},
+                       {"duplicate", count(Verdict::kDuplicate)},
+                       {"near_duplicate", count(Verdict::kNearDuplicate)},
+                       {"clusters", clusters.size()},
+                       {"warc_records_skipped", warc_skipped},
+                       {"errors", errors.size()}};
+    std::cout << daemon::DumpJson(summary) << "\n";
   } else {
     std::cout << "ingested " << pages << " pages into sweep " << in.sweep << ": "
               << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged) << " unchanged, "
@@ -273,7 +306,7 @@ int RunCheck(const StoreFlags& flags) {
   auto problems = opened->store->Check();
   if (!problems.ok()) return Fail("check", problems.status());
   if (flags.json) {
-    std::cout << Json{{"ok", problems->empty()}, {"problems", *problems}}.dump() << "\n";
+    std::cout << daemon::DumpJson(Json{{"ok", problems->empty()}, {"problems", *problems}}) << "\n";
   } else {
     for (const std::string& p : *problems) std::cout << p << "\n";
     if (problems->empty()) std::cout << "store " << flags.store_dir << ": consistent\n";
@@ -401,7 +434,8 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->add_option("--sweep", ingest->sweep, "Sweep name (opened if needed)")->required();
   cmd->add_option("--date", ingest->date, "Date of the pages, ISO-8601 (default: now)");
   cmd->add_option("--base-url", ingest->base_url,
-                  "URL prefix for relative paths (default: file: URLs)");
+                  "URL prefix for relative paths (default: file: URLs)")
+      ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
@@ -416,7 +450,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunBackup(*flags, *dest); });
 
   cmd = app->add_subcommand("similar", "Documents resembling a stored URL, a document or a file");
-  cmd->add_option("--url", query->url, "A stored URL");
+  cmd->add_option("--url", query->url, "A stored URL")->transform(UrlArgument());
   cmd->add_option("--doc", query->id, "A document id");
   cmd->add_option("--file", query->file, "A page on disk");
   cmd->add_option("--threshold", query->threshold, "Least resemblance or containment")
@@ -426,7 +460,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunSimilar(*flags, *query); });
 
   cmd = app->add_subcommand("history", "The dated versions of a URL");
-  cmd->add_option("url", query->url, "URL")->required();
+  cmd->add_option("url", query->url, "URL")->required()->transform(UrlArgument());
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     *exit_code = RunJsonQuery("history", *flags, [=](store::Store& s) {
@@ -445,7 +479,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   });
 
   cmd = app->add_subcommand("lost", "Lost and found: where a URL's content lives now");
-  cmd->add_option("url", query->url, "URL")->required();
+  cmd->add_option("url", query->url, "URL")->required()->transform(UrlArgument());
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     *exit_code = RunJsonQuery("lost", *flags, [=](store::Store& s) {

@@ -1,5 +1,9 @@
 #include "daemon/http_query.h"
 
+#include <cctype>
+
+#include "crawler/url.h"
+
 namespace shingled::daemon {
 namespace {
 
@@ -65,18 +69,24 @@ StatusOr<Target> ParseTarget(std::string_view target) {
     StatusOr<std::string> value = PercentDecode(
         eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
     if (!value.ok()) return value.status();
-    out.params[std::move(*key)] = std::move(*value);
+    // A repeated parameter is ambiguous (which url did the client mean?): refused, not guessed.
+    if (!out.params.emplace(*key, std::move(*value)).second) {
+      return InvalidArgumentError("parameter \"" + key->substr(0, 100) +
+                                  "\" is given more than once");
+    }
   }
   return out;
 }
 
-Status ValidatePageUrl(std::string_view url, size_t max_bytes) {
-  if (url.empty()) return InvalidArgumentError("url is empty");
-  if (url.size() > max_bytes) {
-    return InvalidArgumentError("url is " + std::to_string(url.size()) +
-                                " bytes, over the limit of " + std::to_string(max_bytes) +
+StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes) {
+  auto too_long = [&](size_t size) {
+    return InvalidArgumentError("url is " + std::to_string(size) + " bytes" +
+                                (size == url.size() ? "" : " once normalized") +
+                                ", over the limit of " + std::to_string(max_bytes) +
                                 " (limits.max_url_bytes)");
-  }
+  };
+  if (url.empty()) return InvalidArgumentError("url is empty");
+  if (url.size() > max_bytes) return too_long(url.size());
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
       return InvalidArgumentError("url contains white space or a control character");
@@ -88,17 +98,24 @@ Status ValidatePageUrl(std::string_view url, size_t max_bytes) {
     const char c = url[i];
     scheme_ok = IsAlpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
   }
+  const std::string quoted = "url \"" + std::string(url.substr(0, 200)) + "\"";
   if (!scheme_ok) {
-    return InvalidArgumentError("url \"" + std::string(url.substr(0, 200)) +
-                                "\" is not an absolute URL like https://example.com/page");
+    return InvalidArgumentError(quoted + " is not an absolute URL like https://example.com/page");
   }
-  const std::string_view scheme = url.substr(0, colon);
+  std::string scheme(url.substr(0, colon));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "file") return std::string(url);
+  if (scheme != "http" && scheme != "https") {
+    return InvalidArgumentError(quoted + " is not an http, https or file URL");
+  }
   const std::string_view rest = url.substr(colon + 3);
-  const std::string_view host = rest.substr(0, rest.find_first_of("/?#"));
-  if (host.empty() && scheme != "file") {
-    return InvalidArgumentError("url \"" + std::string(url.substr(0, 200)) + "\" has no host");
+  if (rest.substr(0, rest.find_first_of("/?#")).empty()) {
+    return InvalidArgumentError(quoted + " has no host");
   }
-  return OkStatus();
+  StatusOr<std::string> normalized = crawler::NormalizeUrl(url);
+  if (!normalized.ok()) return InvalidArgumentError(normalized.status().message());
+  if (normalized->size() > max_bytes) return too_long(normalized->size());
+  return normalized;
 }
 
 }  // namespace shingled::daemon

@@ -14,24 +14,28 @@ namespace shingled::daemon {
 
 struct Target {
   std::string path;                           // percent-decoded
-  std::map<std::string, std::string> params;  // percent-decoded; '+' is a space; last one wins
+  std::map<std::string, std::string> params;  // percent-decoded; '+' is a space
 
   // The parameter, or nullopt when absent.
   std::optional<std::string> Get(const std::string& name) const;
 };
 
-// Splits and decodes a request target. InvalidArgument for a malformed percent escape or a
-// target that is not an absolute path.
+// Splits and decodes a request target. InvalidArgument for a malformed percent escape, a
+// parameter given twice, or a target that is not an absolute path.
 StatusOr<Target> ParseTarget(std::string_view target);
 
 // Percent-decodes `text` (with '+' as a space when `plus_is_space`). InvalidArgument for a bad
 // escape.
 StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
-// Checks a page URL: at most `max_bytes`, an absolute URL with a scheme ("http://host/...",
-// "https://...", "file:///..."), a host unless file:, no white space or control characters.
-// InvalidArgument saying which rule failed.
-Status ValidatePageUrl(std::string_view url, size_t max_bytes);
+// The URL a page is stored and looked up under, the same from every way in (a posted page, a
+// line of a batch, a WARC record, `shingled ingest`, a query): an http or https URL normalized as
+// the crawler normalizes the links it follows (crawler::NormalizeUrl: scheme and host in lower
+// case, the default port dropped, percent-encoding and dot segments normalized, the fragment
+// dropped), or a file: URL as given. InvalidArgument saying which rule failed: empty, over
+// `max_bytes` (before or after normalizing), white space or a control character, no scheme,
+// another scheme, or an http(s) URL that does not parse (no host, a bad port, a bad IPv6 literal).
+StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes);
 
 }  // namespace shingled::daemon
 

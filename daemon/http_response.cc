@@ -1,5 +1,7 @@
 #include "daemon/http_response.h"
 
+#include "daemon/json_codec.h"
+
 namespace shingled::daemon {
 
 http::status HttpStatusFor(StatusCode code) {
@@ -31,7 +33,7 @@ Response JsonResponse(http::status status, const Json& body) {
   Response res{status, 11};
   res.set(http::field::content_type, "application/json");
   res.set(http::field::server, "shingled");
-  res.body() = body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  res.body() = DumpJson(body) + "\n";
   return res;
 }
 

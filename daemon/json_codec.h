@@ -20,6 +20,14 @@
 
 namespace shingled::daemon {
 
+// `j` as text (`indent` -1: one line). Strings that are not UTF-8 (a file name, a URL or a name
+// given on a command line, where nothing checked the bytes) are written with U+FFFD in place of
+// the bad bytes rather than throwing, which nlohmann's default does.
+template <typename BasicJson>
+std::string DumpJson(const BasicJson& j, int indent = -1) {
+  return j.dump(indent, ' ', false, BasicJson::error_handler_t::replace);
+}
+
 Json PageResultJson(std::string_view url, const store::PageResult& result);
 Json SimilarJson(const std::vector<store::SimilarDoc>& docs);
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions);

@@ -145,8 +145,7 @@ StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
 StatusOr<std::string> RequiredUrl(const Target& target, size_t max_url_bytes) {
   std::optional<std::string> url = target.Get("url");
   if (!url) return InvalidArgumentError("missing url parameter: add ?url=URL");
-  SHINGLED_RETURN_IF_ERROR(ValidatePageUrl(*url, max_url_bytes));
-  return *url;
+  return PageUrl(*url, max_url_bytes);
 }
 
 StatusOr<Json> ParseObjectBody(std::string_view body) {
@@ -205,7 +204,9 @@ StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view defaul
                    str("sweep", &page.sweep)}) {
     if (!s.ok()) return s;
   }
-  SHINGLED_RETURN_IF_ERROR(ValidatePageUrl(page.url, max_url_bytes));
+  StatusOr<std::string> url = PageUrl(page.url, max_url_bytes);
+  if (!url.ok()) return url.status();
+  page.url = std::move(*url);
   if (j.contains("status")) {
     if (!j["status"].is_number_integer()) return InvalidArgumentError("status must be an integer");
     StatusOr<int> code = ParseHttpStatus(std::to_string(j["status"].get<int64_t>()));

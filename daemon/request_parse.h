@@ -39,7 +39,8 @@ StatusOr<uint64_t> ParseId(std::string_view text, const char* what);
 // `threshold` (a number in 0..1) and `limit` (an integer in 1..kMaxQueryLimit) of /v1/similar;
 // the defaults of store::QueryOptions when absent. InvalidArgument naming the bad parameter.
 StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target);
-// The `url` parameter. InvalidArgument when absent or when ValidatePageUrl refuses it.
+// The `url` parameter, normalized by PageUrl. InvalidArgument when absent or when PageUrl
+// refuses it.
 StatusOr<std::string> RequiredUrl(const Target& target, size_t max_url_bytes);
 
 // A JSON object body; an empty body is an empty object. InvalidArgument for anything else.
@@ -58,13 +59,13 @@ struct PagePost {
   std::string sweep;  // the sweep's name
 };
 
-// The query of a single-page POST /v1/pages: `url` (required), `status`, `fetched_at` (absent:
+// The query of a single-page POST /v1/pages: `url` (required, normalized by PageUrl), `status`, `fetched_at` (absent:
 // `now`) and `sweep` (absent: `default_sweep`). The body and Content-Type are the caller's.
 // InvalidArgument saying which parameter is wrong.
 StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,
                                    size_t max_url_bytes, int64_t now);
 
-// One line of an NDJSON batch: a JSON object with `url` (required), `content`, `content_type`,
+// One line of an NDJSON batch: a JSON object with `url` (required, normalized), `content`, `content_type`,
 // `fetched_at`, `sweep` (strings or null) and `status` (an integer). A page needs content unless
 // its status is 404 or 410. InvalidArgument saying what is wrong.
 StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,

@@ -110,6 +110,7 @@ int Serve(const ServeFlags& flags) {
   api_options.store_dir = config.store.path;
   api_options.default_sweep = config.ingest.default_sweep;
   api_options.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
+  api_options.max_body_bytes = static_cast<size_t>(config.limits.max_body_bytes);
   api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
   api_options.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
   // Each upload may hold a quarter of the ingest queue, so that one WARC leaves room for others.

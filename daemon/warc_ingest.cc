@@ -17,7 +17,9 @@ StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& re
   if (!interpreted->has_value()) return std::optional<PageJob>();  // request, metadata, warcinfo
   crawler::WarcPage& page = **interpreted;
   using Kind = crawler::WarcPage::Kind;
-  if (!crawler::ParseUrl(page.url).ok()) {
+  // Stored under the URL every other way in would store it under (PageUrl: normalized).
+  StatusOr<std::string> url = crawler::NormalizeUrl(page.url);
+  if (!url.ok()) {
     *skipped = true;
     return std::optional<PageJob>();
   }
@@ -37,11 +39,13 @@ StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& re
   job.content_type = std::move(page.content_type);
   if (page.kind == Kind::kRevisit) {
     job.revisit = true;
-    if (page.refers_to_uri != page.url) job.revisit_of = std::move(page.refers_to_uri);
+    StatusOr<std::string> refers_to = crawler::NormalizeUrl(page.refers_to_uri);
+    std::string target = refers_to.ok() ? std::move(*refers_to) : std::move(page.refers_to_uri);
+    if (target != *url) job.revisit_of = std::move(target);
   } else if (!dead) {
     job.body = std::move(page.body);
   }
-  job.url = std::move(page.url);
+  job.url = std::move(*url);
   return std::optional<PageJob>(std::move(job));
 }
 

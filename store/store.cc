@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -1114,6 +1115,23 @@ StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages)
 StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
   if (name.empty()) return InvalidArgumentError("sweep name is empty");
   if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
+  // A name is shown in JSON answers, logs and on command lines: UTF-8 text without control
+  // characters.
+  for (size_t i = 0; i < name.size();) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n =
+        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(name.data() + i),
+                         static_cast<utf8proc_ssize_t>(name.size() - i), &cp);
+    if (n <= 0) {
+      return InvalidArgumentError("sweep name is not UTF-8 (a bad byte at " + std::to_string(i) +
+                                  ")");
+    }
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+      return InvalidArgumentError("sweep name contains a control character (at byte " +
+                                  std::to_string(i) + ")");
+    }
+    i += static_cast<size_t>(n);
+  }
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   SweepInfo info;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {

@@ -3,6 +3,10 @@
 #include "config/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace shingled::config {
 namespace {
@@ -161,6 +165,29 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
 }
 
+// A directory, an endless device and a file far larger than any config are refused with what is
+// wrong, not read as an empty config (a directory gave the defaults) or read without end.
+TEST(ConfigTest, DirectoriesDevicesAndHugeFilesAreRefused) {
+  StatusOr<Config> c = LoadConfigFile(::testing::TempDir());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("is a directory"), std::string::npos) << c.status().message();
+  c = LoadConfigFile("/dev/zero");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("over 1024 KiB"), std::string::npos) << c.status().message();
+  const std::string big =
+      ::testing::TempDir() + "/big-config-" + std::to_string(::getpid()) + ".toml";
+  {
+    std::ofstream out(big);
+    out << "[server]\n";
+    for (size_t i = 0; i * 16 <= kMaxConfigBytes; ++i) out << "# padding line.\n";
+  }
+  c = LoadConfigFile(big);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("over 1024 KiB"), std::string::npos) << c.status().message();
+  std::filesystem::remove(big);
+}
+
 TEST(ConfigTest, ReadsTheCrawlerTable) {
   StatusOr<Config> c = ParseConfig(R"toml([crawler]
 enabled = true
@@ -234,6 +261,13 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
   ExpectError("[crawler]\nobey_robots = \"yes\"\n",
               {"test.toml:2:", "crawler.obey_robots", "true or false"});
   ExpectError("[crawler]\nuser_agent = \"\"\n", {"test.toml:2:", "crawler.user_agent"});
+  // A line break in the user agent would end the header it is sent in.
+  ExpectError("[crawler]\nuser_agent = \"bot\\r\\nX-Injected: 1\"\n",
+              {"test.toml:2:", "crawler.user_agent", "control characters"});
+  ExpectError("[crawler]\nsweep_prefix = \"crawl\\t\"\n",
+              {"test.toml:2:", "crawler.sweep_prefix", "control characters"});
+  ExpectError("[ingest]\ndefault_sweep = \"a\\tb\"\n",
+              {"test.toml:2:", "ingest.default_sweep", "control characters"});
   ExpectError("[crawler]\ndelay = 1\n", {"test.toml:2:", "crawler.delay", "unknown key"});
   ExpectError("[crawler]\ncontent_types = [\"\"]\n",
               {"test.toml:2:", "crawler.content_types", "empty"});

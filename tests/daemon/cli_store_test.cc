@@ -10,6 +10,61 @@ using nlohmann::json;
 
 const std::string kSamples = std::string(SHINGLED_TEST_DATA_DIR) + "/samples/";
 
+// URLs on the command line are normalized as the daemon normalizes them: --base-url's pages are
+// stored under normalized URLs, and a query finds them under any spelling.
+TEST(CliStoreTest, UrlsAreNormalized) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  dir.Write("site/a.html", ReadWholeFile(kSamples + "page-a.html"));
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --base-url HTTP://Files.Test:80/base/./ --json",
+                   &out),
+            0)
+      << out;
+  EXPECT_EQ(json::parse(out)["pages"], 1) << out;
+  ASSERT_EQ(RunCli("history http://files.test/base/a.html --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["url"], "http://files.test/base/a.html") << out;
+  ASSERT_EQ(
+      RunCli("history HTTP://FILES.TEST:80/base/x/../a.html --store " + store + " --json", &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["versions"].size(), 1u) << out;
+  ASSERT_EQ(RunCli("lost http://Files.Test/base/a.html --store " + store + " --json", &out), 0)
+      << out;
+  // A URL the daemon would refuse is a usage error.
+  EXPECT_EQ(RunCli("history ftp://files.test/a --store " + store, &out), 2) << out;
+  EXPECT_NE(out.find("http, https or file"), std::string::npos) << out;
+  EXPECT_EQ(RunCli("ingest " + dir.path() + "/site --store " + store +
+                       " --sweep s1 --base-url http://files.test:0/",
+                   &out),
+            2)
+      << out;
+}
+
+// A page file is read whole, so it has the daemon's limit for a posted page
+// (limits.max_body_bytes): a larger one is an error naming the limit, and the rest go in.
+TEST(CliStoreTest, IngestRefusesPageFilesOverTheBodyLimit) {
+  TempDir dir;
+  dir.Write("limits.toml", "[limits]\nmax_body_bytes = 4096\n");
+  dir.Write("site/small.html", "<p>a small page of a few words</p>");
+  dir.Write("site/large.html", "<p>" + std::string(5000, 'x') + "</p>");
+  std::string out;
+  EXPECT_EQ(RunCli("ingest " + dir.path() + "/site --store " + dir.path() + "/store --config " +
+                       dir.path() + "/limits.toml --sweep s --json",
+                   &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("large.html: 5007 bytes, over the limit of 4096 (limits.max_body_bytes)"),
+            std::string::npos)
+      << out;
+  const size_t brace = out.find('{');
+  ASSERT_NE(brace, std::string::npos) << out;
+  const json j = json::parse(out.substr(brace, out.find('}', brace) - brace + 1));
+  EXPECT_EQ(j["pages"], 1) << out;
+  EXPECT_EQ(j["errors"], 1) << out;
+}
+
 TEST(CliStoreTest, IngestQueryCheckBackup) {
   TempDir dir;
   const std::string store = dir.path() + "/store";

@@ -93,6 +93,20 @@ TEST(CliTest, SketchPrintsOneObjectPerFile) {
   EXPECT_EQ(n, 2);
 }
 
+// A file name that is not UTF-8 (Linux allows any bytes but '/' and NUL) is printed with U+FFFD
+// in place of the bad byte: the JSON stays valid, and the command does not abort.
+TEST(CliTest, FileNamesThatAreNotUtf8PrintAsValidJson) {
+  const std::string name =
+      ::testing::TempDir() + "/page-\xff-" + std::to_string(::getpid()) + ".html";
+  std::ofstream(name) << "<p>a few words of a page</p>";
+  const Result r = RunShingled("sketch '" + name + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_NE(j["file"].get<std::string>().find("page-\xef\xbf\xbd-"), std::string::npos) << r.out;
+  std::filesystem::remove(name);
+}
+
 TEST(CliTest, MissingFileIsExitCode2WithTheName) {
   std::string err;
   const Result r = RunShingled("compare " + kSamples + "page-a.html /nonexistent/page.html", &err);

@@ -1,6 +1,9 @@
 // The real daemon on loopback: verdicts, every endpoint, bad requests of every kind, auth.
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
+#include "tests/crawler/gzip.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -118,7 +121,7 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   r = Call("POST", "/v1/sweeps/s2/close", "", "");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["open"], false);
-  ExpectError(Call("POST", "/v1/pages?url=x://h/&sweep=s2", a, "text/html"), 409,
+  ExpectError(Call("POST", "/v1/pages?url=http://h/&sweep=s2", a, "text/html"), 409,
               "failed_precondition", "closed");
   r = Call("GET", "/v1/stats");
   ASSERT_EQ(r.status, 200) << r.body;
@@ -207,6 +210,91 @@ TEST_F(ServeTest, BadRequestsOfEveryKind) {
   }
   // The server still serves after all of that.
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+// A page is stored under its URL normalized (as the crawler normalizes links), and a query finds
+// it under any spelling of that URL: one URL, one history, whichever way it came in.
+TEST_F(ServeTest, PageUrlsAreNormalizedWhereverTheyComeIn) {
+  json j = Post("HTTP://Site.Test:80/a/./b/../c?q=%7e#fragment", SyntheticPage(7));
+  EXPECT_EQ(j["url"], "http://site.test/a/c?q=~") << j;
+  EXPECT_EQ(j["verdict"], "new");
+  // The same page under another spelling of the URL, in the same sweep: the same (URL, sweep,
+  // content), so a replay of the first.
+  const json again = Post("http://site.test/a/c?q=~", SyntheticPage(7));
+  EXPECT_EQ(again["replayed"], true) << again;
+  EXPECT_EQ(again["url_id"], j["url_id"]) << again;
+  HttpResponse r = Call("GET", "/v1/urls?url=" + Q("http://SITE.test:80/a/c?q=%7E"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  EXPECT_EQ(j["url"], "http://site.test/a/c?q=~");
+  EXPECT_EQ(j["versions"].size(), 1u) << j;
+  EXPECT_EQ(Call("GET", "/v1/lost?url=" + Q("HTTP://site.test/a/c?q=~")).status, 200);
+  EXPECT_EQ(Call("GET", "/v1/similar?url=" + Q("http://site.test/x/../a/c?q=~")).status, 200);
+  // A line of a batch too.
+  r = Call("POST", "/v1/pages",
+           "{\"url\": \"https://Site.Test:443/n\", \"content\": \"<p>one two three four</p>\"}\n",
+           "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["url"], "https://site.test/n") << r.body;
+
+  // URLs that do not parse, or that name no web page, are refused with the reason.
+  const std::string page = SyntheticPage(8);
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("http://site.test:99999/"), page, "text/html"), 400,
+              "invalid_argument", "bad port");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("http://:80/"), page, "text/html"), 400,
+              "invalid_argument", "empty host");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("http://[::1/a"), page, "text/html"), 400,
+              "invalid_argument", "IPv6");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("ftp://site.test/f"), page, "text/html"), 400,
+              "invalid_argument", "http, https or file");
+  ExpectError(Call("GET", "/v1/urls?url=" + Q("gopher://site.test/")), 400, "invalid_argument",
+              "http, https or file");
+  // A parameter given twice is ambiguous: refused, not guessed.
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("http://site.test/1") + "&url=" + Q("http://site.test/2"),
+           page, "text/html"),
+      400, "invalid_argument", "\"url\" is given more than once");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("http://site.test/1")).status, 404);
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("http://site.test/2")).status, 404);
+}
+
+// A body sent with Content-Encoding gzip or deflate is decoded before anything else sees it, with
+// limits.max_body_bytes on what it decodes to; other codings are refused, not stored as a page.
+TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
+  const std::string page = SyntheticPage(11);
+  HttpResponse r = Call("POST", "/v1/pages?url=" + Q("https://e.com/gz"), Gzip(page), "text/html",
+                        "Content-Encoding: gzip\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json first = json::parse(r.body);
+  EXPECT_EQ(first["verdict"], "new");
+  // The same bytes sent as they are: identical to the decoded page.
+  json j = Post("https://e.com/plain", page);
+  EXPECT_EQ(j["verdict"], "duplicate") << j;
+  EXPECT_EQ(j["doc"], first["doc"]) << j;
+  // A batch, zlib-wrapped deflate.
+  const std::string line =
+      "{\"url\": \"https://e.com/deflated\", \"content\": \"<p>one two three four five</p>\"}\n";
+  std::string deflated(compressBound(line.size()), '\0');
+  uLongf size = deflated.size();
+  ASSERT_EQ(compress(reinterpret_cast<Bytef*>(deflated.data()), &size,
+                     reinterpret_cast<const Bytef*>(line.data()), line.size()),
+            Z_OK);
+  deflated.resize(size);
+  r = Call("POST", "/v1/pages", deflated, "application/x-ndjson", "Content-Encoding: Deflate\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["verdict"], "new") << r.body;
+
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/br"), page, "text/html",
+                   "Content-Encoding: br\r\n"),
+              415, "unsupported_media_type", "Content-Encoding br");
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/bad"), "not gzip at all",
+                   "text/html", "Content-Encoding: gzip\r\n"),
+              400, "invalid_argument", "Content-Encoding gzip: corrupt");
+  // 1 MB of one byte gzips to ~1 KB, under the 64 KiB limit, and decodes past it.
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/bomb"),
+                   Gzip(std::string(1 << 20, 'a')), "text/html", "Content-Encoding: gzip\r\n"),
+              413, "payload_too_large", "decoded from gzip is over the limit of 65536");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/bomb")).status, 404);
 }
 
 TEST_F(ServeTest, KeepAliveAndPipelining) {

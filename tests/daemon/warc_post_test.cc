@@ -172,6 +172,33 @@ TEST_F(WarcPostTest, PlainWarcGoesInWithEveryVerdictAndARevisit) {
   EXPECT_EQ(Get("/v1/stats")["versions"], 44);
 }
 
+// A record's WARC-Target-URI (and a revisit's WARC-Refers-To-Target-URI) is stored normalized,
+// as a posted page's URL is: one URL whichever way its versions came in.
+TEST_F(WarcPostTest, TargetUrisAreStoredNormalized) {
+  OpenSweep("w1");
+  WarcBuilder b(false);
+  b.Response("HTTP://Site.Test:80/x/./y#top", kDate, 200, SyntheticPage(1));
+  b.Revisit("http://site.test/x/y", kDate + 86400, "http://SITE.TEST/x/y");
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", b.Take());
+  EXPECT_EQ(j["pages"], 2) << j;
+  EXPECT_EQ(j["errors"], json::array()) << j;
+  json history = Get("/v1/urls?url=" + Q("http://site.test/x/y"));
+  ASSERT_EQ(history["versions"].size(), 2u) << history;
+  EXPECT_EQ(history["versions"][0]["verdict"], "new");
+  EXPECT_EQ(history["versions"][1]["verdict"], "unchanged");
+  // A page posted later under yet another spelling joins the same history.
+  HttpResponse r = client.Request("POST", "/v1/pages?sweep=w1&url=" + Q("http://site.test:80/x/y"),
+                                  SyntheticPage(1), "text/html");
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  EXPECT_EQ(j["url"], "http://site.test/x/y") << j;
+  EXPECT_EQ(j["doc"], history["versions"][0]["doc"]) << j;
+  history = Get("/v1/urls?url=" + Q("HTTP://SITE.TEST/x/y"));
+  ASSERT_GE(history["versions"].size(), 2u) << history;
+  for (const json& v : history["versions"]) EXPECT_EQ(v["doc"], j["doc"]) << history;
+}
+
 TEST_F(WarcPostTest, GzipWarcIsDetectedWhateverItsType) {
   OpenSweep("w1");
   const std::string warc = SiteWarc(true);

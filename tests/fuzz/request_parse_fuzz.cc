@@ -5,6 +5,7 @@
 // - a decoded target or percent-decoded text is longer than its input;
 // - an accepted value is outside its documented range (status 100..599, threshold 0..1,
 //   limit 1..1000, ids above 0, a batch page without content that is not dead);
+// - a URL PageUrl accepted changes when normalized again;
 // - a parsed date, printed by FormatIsoTime, does not read back as the same second.
 //
 //   build-fuzz/tests/fuzz/request_parse_fuzz -max_total_time=600 -rss_limit_mb=2048
@@ -35,8 +36,9 @@ void Check(bool ok) {
 
 void CheckPage(const PagePost& page, std::string_view input) {
   Check(page.http_status >= 100 && page.http_status <= 599);
-  Check(ValidatePageUrl(page.url, kMaxUrlBytes).ok());
-  Check(page.url.size() <= input.size());
+  // A stored URL is normalized: normalizing it again changes nothing.
+  shingled::StatusOr<std::string> again = PageUrl(page.url, kMaxUrlBytes);
+  Check(again.ok() && *again == page.url);
   Check(page.body.size() <= input.size() && page.content_type.size() <= input.size());
 }
 
@@ -111,7 +113,12 @@ void FuzzNumbers(std::string_view text) {
   if (status.ok()) Check(*status >= 100 && *status <= 599);
   shingled::StatusOr<uint64_t> id = ParseId(text, "document");
   if (id.ok()) Check(*id > 0);
-  (void)ValidatePageUrl(text, kMaxUrlBytes);  // any outcome; it must just not crash
+  shingled::StatusOr<std::string> url = PageUrl(text, kMaxUrlBytes);
+  if (url.ok()) {
+    Check(!url->empty() && url->size() <= kMaxUrlBytes);
+    shingled::StatusOr<std::string> again = PageUrl(*url, kMaxUrlBytes);
+    Check(again.ok() && *again == *url);
+  }
 }
 
 }  // namespace

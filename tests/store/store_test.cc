@@ -235,6 +235,23 @@ TEST_F(StoreTest, PageErrorsDoNotStopTheBatch) {
   ExpectConsistent(*store);
 }
 
+// A sweep name is shown in JSON answers, logs and command lines: UTF-8 text, no control characters.
+TEST_F(StoreTest, SweepNamesAreUtf8TextWithoutControlCharacters) {
+  auto store = OpenStore();
+  EXPECT_TRUE(store->OpenSweep("2024-05 crawl \xc3\xa9t\xc3\xa9 / seeds", 1).ok());
+  for (std::string_view bad : {std::string_view("bad\xffname"), std::string_view("cut \xc3"),
+                               std::string_view("tab\tname"), std::string_view("nul\0name", 8),
+                               std::string_view("c1 \xc2\x85 control")}) {
+    StatusOr<SweepInfo> r = store->OpenSweep(bad, 1);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(store->OpenSweep("bad\xffname", 1).status().message().find("not UTF-8"),
+            std::string::npos);
+  EXPECT_NE(store->OpenSweep("tab\tname", 1).status().message().find("control character"),
+            std::string::npos);
+  EXPECT_EQ(store->Sweeps()->size(), 1u);
+}
+
 TEST_F(StoreTest, CloseSweepWithAFilterMarksGoneOnlyWhatItAccepts) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 100)->id;
