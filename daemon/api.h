@@ -107,7 +107,6 @@ class Api : public HttpHandler {
   Response PostCrawl();
   Response StopCrawl();  // POST /v1/crawl/stop
 
-  StatusOr<std::string> RequiredUrl(const Target& target) const;
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
   // Decodes a body sent with Content-Encoding gzip or deflate in place; an error response for
   // another coding, a corrupt body, or one over max_body_bytes once decoded.

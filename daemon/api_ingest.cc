@@ -2,10 +2,9 @@
 // streamed: api_warc.cc).
 #include <spdlog/spdlog.h>
 
-#include <charconv>
-
 #include "daemon/api.h"
 #include "daemon/json_codec.h"
+#include "daemon/request_parse.h"
 #include "dedup/charset.h"
 
 namespace shingled::daemon {
@@ -16,17 +15,6 @@ namespace {
 bool AcceptedPageType(const std::string& mime) {
   return mime.empty() || mime.rfind("text/", 0) == 0 || mime == "application/xhtml+xml" ||
          mime == "application/xml" || mime == "application/octet-stream";
-}
-
-Status ParseStatusCode(const std::string& text, int* out) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 100 || value > 599) {
-    return InvalidArgumentError("status \"" + text.substr(0, 20) +
-                                "\" is not an HTTP status 100..599");
-  }
-  *out = value;
-  return OkStatus();
 }
 
 }  // namespace
@@ -59,20 +47,13 @@ void Api::ForgetSweep(const std::string& name) {
 }
 
 void Api::PostPages(const Request& req, const Target& target, Respond respond) {
+  StatusOr<PagePost> post =
+      ParsePageTarget(target, options_.default_sweep, options_.max_url_bytes, options_.now());
+  if (!post.ok()) return respond(Error(post.status()));
   PageJob job;
-  StatusOr<std::string> url = RequiredUrl(target);
-  if (!url.ok()) return respond(Error(url.status()));
-  job.url = std::move(*url);
-  if (auto status = target.Get("status")) {
-    if (Status s = ParseStatusCode(*status, &job.http_status); !s.ok()) return respond(Error(s));
-  }
-  job.date = options_.now();
-  if (auto fetched_at = target.Get("fetched_at")) {
-    StatusOr<int64_t> date = ParseIsoTime(*fetched_at);
-    if (!date.ok())
-      return respond(Error(InvalidArgumentError("fetched_at: " + date.status().message())));
-    job.date = *date;
-  }
+  job.url = std::move(post->url);
+  job.http_status = post->http_status;
+  job.date = post->date;
   job.content_type = std::string(req[http::field::content_type]);
   const std::string mime = dedup::ParseContentType(job.content_type).mime;
   if (!AcceptedPageType(mime)) {
@@ -86,8 +67,7 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   if (req.body().empty() && !dead) {
     return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
   }
-  StatusOr<store::SweepId> sweep =
-      ResolveSweep(target.Get("sweep").value_or(options_.default_sweep));
+  StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
   if (!sweep.ok()) return respond(Error(sweep.status()));
   job.sweep = *sweep;
   job.body = req.body();
@@ -125,45 +105,16 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
                                      "more than " + std::to_string(options_.max_batch_pages) +
                                          " pages in one batch (limits.max_batch_pages)"));
       }
-      const Json j = Json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object())
-        return fail(InvalidArgumentError("invalid JSON object"));
+      StatusOr<PagePost> post =
+          ParseBatchLine(line, default_sweep, options_.max_url_bytes, options_.now());
+      if (!post.ok()) return fail(post.status());
       PageJob job;
-      auto str = [&](const char* key, std::string* out) -> Status {
-        if (!j.contains(key) || j[key].is_null()) return OkStatus();
-        if (!j[key].is_string())
-          return InvalidArgumentError(std::string(key) + " must be a string");
-        *out = j[key].get<std::string>();
-        return OkStatus();
-      };
-      std::string fetched_at, sweep_name = default_sweep, content;
-      for (Status s :
-           {str("url", &job.url), str("content", &job.body), str("content_type", &job.content_type),
-            str("fetched_at", &fetched_at), str("sweep", &sweep_name)}) {
-        if (!s.ok()) return fail(s);
-      }
-      StatusOr<std::string> url = PageUrl(job.url, options_.max_url_bytes);
-      if (!url.ok()) return fail(url.status());
-      job.url = std::move(*url);
-      if (j.contains("status")) {
-        if (!j["status"].is_number_integer())
-          return fail(InvalidArgumentError("status must be an integer"));
-        if (Status s =
-                ParseStatusCode(std::to_string(j["status"].get<int64_t>()), &job.http_status);
-            !s.ok()) {
-          return fail(s);
-        }
-      }
-      job.date = options_.now();
-      if (!fetched_at.empty()) {
-        StatusOr<int64_t> date = ParseIsoTime(fetched_at);
-        if (!date.ok()) return fail(InvalidArgumentError("fetched_at: " + date.status().message()));
-        job.date = *date;
-      }
-      if (job.body.empty() && job.http_status != 404 && job.http_status != 410) {
-        return fail(InvalidArgumentError("content is missing or empty"));
-      }
-      StatusOr<store::SweepId> sweep = ResolveSweep(sweep_name);
+      job.url = std::move(post->url);
+      job.http_status = post->http_status;
+      job.date = post->date;
+      job.content_type = std::move(post->content_type);
+      job.body = std::move(post->body);
+      StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
       if (!sweep.ok()) return fail(sweep.status());
       job.sweep = *sweep;
       jobs.push_back(std::move(job));

@@ -1,75 +1,11 @@
 // The read side of the API and the sweep changes; these run on the TaskPool.
-#include <charconv>
-
 #include "daemon/api.h"
 #include "daemon/json_codec.h"
+#include "daemon/request_parse.h"
 
 namespace shingled::daemon {
-namespace {
-
-constexpr size_t kMaxLimit = 1000;
-
-StatusOr<uint64_t> ParseId(const std::string& text, const char* what) {
-  uint64_t id = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id == 0) {
-    return InvalidArgumentError(std::string(what) + " id \"" + text.substr(0, 40) +
-                                "\" is not a positive integer");
-  }
-  return id;
-}
-
-StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
-  store::QueryOptions q;
-  if (auto t = target.Get("threshold")) {
-    char* end = nullptr;
-    const double v = std::strtod(t->c_str(), &end);
-    if (t->empty() || *end != '\0' || !(v >= 0 && v <= 1)) {
-      return InvalidArgumentError("threshold \"" + t->substr(0, 40) + "\" is not a number in 0..1");
-    }
-    q.threshold = v;
-  }
-  if (auto l = target.Get("limit")) {
-    size_t v = 0;
-    const auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
-    if (ec != std::errc() || end != l->data() + l->size() || v < 1 || v > kMaxLimit) {
-      return InvalidArgumentError("limit \"" + l->substr(0, 40) + "\" is not an integer in 1.." +
-                                  std::to_string(kMaxLimit));
-    }
-    q.limit = v;
-  }
-  return q;
-}
-
-// A JSON object body, or an empty one for an empty body.
-StatusOr<Json> ObjectBody(const Request& req) {
-  if (req.body().empty()) return Json::object();
-  Json j = Json::parse(req.body(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError("the body is not a JSON object");
-  }
-  return j;
-}
-
-// A date from an optional ISO-8601 string member, else `now`.
-StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now) {
-  if (!j.contains(key) || j[key].is_null()) return now;
-  if (!j[key].is_string()) return InvalidArgumentError(std::string(key) + " must be a string");
-  StatusOr<int64_t> t = ParseIsoTime(j[key].get<std::string>());
-  if (!t.ok()) return InvalidArgumentError(std::string(key) + ": " + t.status().message());
-  return t;
-}
-
-}  // namespace
-
-StatusOr<std::string> Api::RequiredUrl(const Target& target) const {
-  std::optional<std::string> url = target.Get("url");
-  if (!url) return InvalidArgumentError("missing url parameter: add ?url=URL");
-  return PageUrl(*url, options_.max_url_bytes);
-}
-
 Response Api::GetSimilar(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target);
+  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
   if (!url.ok()) return Error(url.status());
   StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
   if (!q.ok()) return Error(q.status());
@@ -93,7 +29,7 @@ Response Api::PostSimilar(const Request& req, const Target& target) {
 }
 
 Response Api::GetUrls(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target);
+  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
   if (!url.ok()) return Error(url.status());
   auto history = store_->History(*url);
   if (!history.ok()) return Error(history.status());
@@ -101,7 +37,7 @@ Response Api::GetUrls(const Target& target) {
 }
 
 Response Api::GetLost(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target);
+  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
   if (!url.ok()) return Error(url.status());
   auto lost = store_->Lost(*url);
   if (!lost.ok()) return Error(lost.status());
@@ -133,7 +69,7 @@ Response Api::GetSweeps() {
 }
 
 Response Api::PostSweep(const Request& req) {
-  StatusOr<Json> body = ObjectBody(req);
+  StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
   if (!body->contains("name") || !(*body)["name"].is_string()) {
     return Error(InvalidArgumentError("the body needs a string \"name\""));
@@ -146,7 +82,7 @@ Response Api::PostSweep(const Request& req) {
 }
 
 Response Api::CloseSweep(const Request& req, const std::string& name) {
-  StatusOr<Json> body = ObjectBody(req);
+  StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
   StatusOr<int64_t> end = DateMember(*body, "end", options_.now());
   if (!end.ok()) return Error(end.status());

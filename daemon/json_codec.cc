@@ -1,7 +1,6 @@
 #include "daemon/json_codec.h"
 
 #include <cstdio>
-#include <ctime>
 
 namespace shingled::daemon {
 namespace {
@@ -12,92 +11,7 @@ std::string Hex64(uint64_t v) {
   return buf;
 }
 
-// Reads exactly `n` digits at `*pos`.
-bool Digits(std::string_view s, size_t* pos, int n, int* out) {
-  if (*pos + n > s.size()) return false;
-  int v = 0;
-  for (int i = 0; i < n; ++i) {
-    const char c = s[*pos + i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  *pos += n;
-  *out = v;
-  return true;
-}
-
-bool Expect(std::string_view s, size_t* pos, char c) {
-  if (*pos >= s.size() || s[*pos] != c) return false;
-  ++*pos;
-  return true;
-}
-
 }  // namespace
-
-StatusOr<int64_t> ParseIsoTime(std::string_view s) {
-  auto bad = [&] {
-    return InvalidArgumentError("\"" + std::string(s.substr(0, 64)) +
-                                "\" is not an ISO-8601 date like 2024-05-01T12:00:00Z");
-  };
-  size_t pos = 0;
-  int year, month, day, hour = 0, minute = 0, second = 0;
-  if (!Digits(s, &pos, 4, &year) || !Expect(s, &pos, '-') || !Digits(s, &pos, 2, &month) ||
-      !Expect(s, &pos, '-') || !Digits(s, &pos, 2, &day)) {
-    return bad();
-  }
-  int offset_s = 0;
-  if (pos < s.size()) {
-    if (s[pos] != 'T' && s[pos] != 't' && s[pos] != ' ') return bad();
-    ++pos;
-    if (!Digits(s, &pos, 2, &hour) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &minute)) {
-      return bad();
-    }
-    if (pos < s.size() && s[pos] == ':' && (++pos, !Digits(s, &pos, 2, &second))) return bad();
-    if (pos < s.size() && s[pos] == '.') {
-      ++pos;
-      const size_t start = pos;
-      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
-      if (pos == start) return bad();
-    }
-    if (pos >= s.size()) return bad();  // a time needs its zone: Z or an offset
-    if (s[pos] == 'Z' || s[pos] == 'z') {
-      ++pos;
-    } else if (s[pos] == '+' || s[pos] == '-') {
-      const int sign = s[pos] == '-' ? -1 : 1;
-      ++pos;
-      int oh, om;
-      if (!Digits(s, &pos, 2, &oh) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &om)) {
-        return bad();
-      }
-      offset_s = sign * (oh * 3600 + om * 60);
-    } else {
-      return bad();
-    }
-    if (pos != s.size()) return bad();
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return bad();
-  }
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  const time_t t = timegm(&tm);
-  if (tm.tm_mday != day) return bad();  // timegm normalized 2024-02-31 into March
-  return static_cast<int64_t>(t) - offset_s;
-}
-
-std::string FormatIsoTime(int64_t unix_seconds) {
-  const time_t t = static_cast<time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Json PageResultJson(std::string_view url, const store::PageResult& r) {
   Json j;

@@ -1,5 +1,5 @@
 // JSON forms of the store's answers, shared by the HTTP API and the command line (docs/API.md
-// describes every key), and the ISO-8601 dates both accept.
+// describes every key). The ISO-8601 dates both accept and print are in request_parse.h.
 //
 // Document and cluster ids are JSON numbers; 64-bit hash values are 16-digit hex strings, as
 // `shingled sketch` prints them. Dates are ISO-8601 UTC strings ("2024-05-01T12:00:00Z").
@@ -15,17 +15,10 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/request_parse.h"
 #include "store/types.h"
 
 namespace shingled::daemon {
-
-using Json = nlohmann::ordered_json;
-
-// Parses "2024-05-01", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00.250+02:00" (fractions are
-// dropped) to Unix seconds. InvalidArgument naming the text otherwise.
-StatusOr<int64_t> ParseIsoTime(std::string_view text);
-// Unix seconds to "2024-05-01T12:00:00Z".
-std::string FormatIsoTime(int64_t unix_seconds);
 
 // `j` as text (`indent` -1: one line). Strings that are not UTF-8 (a file name, a URL or a name
 // given on a command line, where nothing checked the bytes) are written with U+FFFD in place of

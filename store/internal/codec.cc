@@ -22,6 +22,15 @@ void AppendValues(std::string* out, const std::vector<uint64_t>& values) {
   }
 }
 
+// last_seen is stored as its difference from first_seen, modulo 2^64: any two dates round-trip,
+// and damaged bytes cannot overflow a signed sum (undefined behaviour).
+int64_t WrappingSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t WrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 // A cursor over a record's bytes that remembers the first failure.
 class Reader {
  public:
@@ -178,7 +187,7 @@ std::string EncodeDocument(const DocumentRecord& doc) {
   AppendVarint(&out, doc.tokens);
   AppendVarint(&out, doc.shingles);
   AppendVarint(&out, ZigZag(doc.first_seen));
-  AppendVarint(&out, ZigZag(doc.last_seen - doc.first_seen));
+  AppendVarint(&out, ZigZag(WrappingSub(doc.last_seen, doc.first_seen)));
   AppendFingerprintLE(&out, doc.identical);
   AppendFingerprintLE(&out, doc.lexical);
   AppendFingerprintLE(&out, doc.shingle);
@@ -213,7 +222,7 @@ Status ReadHead(Reader& r, RecordHead* h) {
   h->tokens = r.Varint("tokens");
   h->shingles = r.Varint("shingles");
   h->first_seen = UnZigZag(r.Varint("first_seen"));
-  h->last_seen = h->first_seen + UnZigZag(r.Varint("last_seen"));
+  h->last_seen = WrappingAdd(h->first_seen, UnZigZag(r.Varint("last_seen")));
   for (dedup::Fingerprint128* fp : {&h->identical, &h->lexical, &h->shingle}) {
     fp->high = r.Fixed64("fingerprint");
     fp->low = r.Fixed64("fingerprint");

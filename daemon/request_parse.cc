@@ -1,0 +1,228 @@
+#include "daemon/request_parse.h"
+
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+
+namespace shingled::daemon {
+namespace {
+
+// Reads exactly `n` digits at `*pos`.
+bool Digits(std::string_view s, size_t* pos, int n, int* out) {
+  if (*pos + n > s.size()) return false;
+  int v = 0;
+  for (int i = 0; i < n; ++i) {
+    const char c = s[*pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *pos += n;
+  *out = v;
+  return true;
+}
+
+bool Expect(std::string_view s, size_t* pos, char c) {
+  if (*pos >= s.size() || s[*pos] != c) return false;
+  ++*pos;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<int64_t> ParseIsoTime(std::string_view s) {
+  auto bad = [&] {
+    return InvalidArgumentError("\"" + std::string(s.substr(0, 64)) +
+                                "\" is not an ISO-8601 date like 2024-05-01T12:00:00Z");
+  };
+  size_t pos = 0;
+  int year, month, day, hour = 0, minute = 0, second = 0;
+  if (!Digits(s, &pos, 4, &year) || !Expect(s, &pos, '-') || !Digits(s, &pos, 2, &month) ||
+      !Expect(s, &pos, '-') || !Digits(s, &pos, 2, &day)) {
+    return bad();
+  }
+  int offset_s = 0;
+  if (pos < s.size()) {
+    if (s[pos] != 'T' && s[pos] != 't' && s[pos] != ' ') return bad();
+    ++pos;
+    if (!Digits(s, &pos, 2, &hour) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &minute)) {
+      return bad();
+    }
+    if (pos < s.size() && s[pos] == ':' && (++pos, !Digits(s, &pos, 2, &second))) return bad();
+    if (pos < s.size() && s[pos] == '.') {
+      ++pos;
+      const size_t start = pos;
+      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+      if (pos == start) return bad();
+    }
+    if (pos >= s.size()) return bad();  // a time needs its zone: Z or an offset
+    if (s[pos] == 'Z' || s[pos] == 'z') {
+      ++pos;
+    } else if (s[pos] == '+' || s[pos] == '-') {
+      const int sign = s[pos] == '-' ? -1 : 1;
+      ++pos;
+      int oh, om;
+      if (!Digits(s, &pos, 2, &oh) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &om) ||
+          oh > 23 || om > 59) {
+        return bad();
+      }
+      offset_s = sign * (oh * 3600 + om * 60);
+    } else {
+      return bad();
+    }
+    if (pos != s.size()) return bad();
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return bad();
+  }
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  const time_t t = timegm(&tm);
+  if (tm.tm_mday != day) return bad();  // timegm normalized 2024-02-31 into March
+  return static_cast<int64_t>(t) - offset_s;
+}
+
+std::string FormatIsoTime(int64_t unix_seconds) {
+  const time_t t = static_cast<time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  // Not strftime's %Y, which does not pad: the year 224 came out as "224-04-01T...", a date
+  // ParseIsoTime (and ISO 8601) refuse.
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02dZ",
+                static_cast<long long>(tm.tm_year) + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec);
+  return buf;
+}
+
+StatusOr<int> ParseHttpStatus(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 100 || value > 599) {
+    return InvalidArgumentError("status \"" + std::string(text.substr(0, 20)) +
+                                "\" is not an HTTP status 100..599");
+  }
+  return value;
+}
+
+StatusOr<uint64_t> ParseId(std::string_view text, const char* what) {
+  uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id == 0) {
+    return InvalidArgumentError(std::string(what) + " id \"" + std::string(text.substr(0, 40)) +
+                                "\" is not a positive integer");
+  }
+  return id;
+}
+
+StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
+  store::QueryOptions q;
+  if (auto t = target.Get("threshold")) {
+    char* end = nullptr;
+    const double v = std::strtod(t->c_str(), &end);
+    // The whole text, not up to a NUL: "0.5%00x" decodes to a NUL inside the value.
+    if (t->empty() || end != t->c_str() + t->size() || !(v >= 0 && v <= 1)) {
+      return InvalidArgumentError("threshold \"" + t->substr(0, 40) + "\" is not a number in 0..1");
+    }
+    q.threshold = v;
+  }
+  if (auto l = target.Get("limit")) {
+    size_t v = 0;
+    const auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
+    if (ec != std::errc() || end != l->data() + l->size() || v < 1 || v > kMaxQueryLimit) {
+      return InvalidArgumentError("limit \"" + l->substr(0, 40) + "\" is not an integer in 1.." +
+                                  std::to_string(kMaxQueryLimit));
+    }
+    q.limit = v;
+  }
+  return q;
+}
+
+StatusOr<std::string> RequiredUrl(const Target& target, size_t max_url_bytes) {
+  std::optional<std::string> url = target.Get("url");
+  if (!url) return InvalidArgumentError("missing url parameter: add ?url=URL");
+  return PageUrl(*url, max_url_bytes);
+}
+
+StatusOr<Json> ParseObjectBody(std::string_view body) {
+  if (body.empty()) return Json::object();
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("the body is not a JSON object");
+  }
+  return j;
+}
+
+StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now) {
+  if (!j.contains(key) || j[key].is_null()) return now;
+  if (!j[key].is_string()) return InvalidArgumentError(std::string(key) + " must be a string");
+  StatusOr<int64_t> t = ParseIsoTime(j[key].get<std::string>());
+  if (!t.ok()) return InvalidArgumentError(std::string(key) + ": " + t.status().message());
+  return t;
+}
+
+StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,
+                                   size_t max_url_bytes, int64_t now) {
+  PagePost page;
+  StatusOr<std::string> url = RequiredUrl(target, max_url_bytes);
+  if (!url.ok()) return url.status();
+  page.url = std::move(*url);
+  if (auto status = target.Get("status")) {
+    StatusOr<int> code = ParseHttpStatus(*status);
+    if (!code.ok()) return code.status();
+    page.http_status = *code;
+  }
+  page.date = now;
+  if (auto fetched_at = target.Get("fetched_at")) {
+    StatusOr<int64_t> date = ParseIsoTime(*fetched_at);
+    if (!date.ok()) return InvalidArgumentError("fetched_at: " + date.status().message());
+    page.date = *date;
+  }
+  page.sweep = target.Get("sweep").value_or(std::string(default_sweep));
+  return page;
+}
+
+StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,
+                                  size_t max_url_bytes, int64_t now) {
+  const Json j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError("invalid JSON object");
+  PagePost page;
+  auto str = [&](const char* key, std::string* out) -> Status {
+    if (!j.contains(key) || j[key].is_null()) return OkStatus();
+    if (!j[key].is_string()) return InvalidArgumentError(std::string(key) + " must be a string");
+    *out = j[key].get<std::string>();
+    return OkStatus();
+  };
+  std::string fetched_at;
+  page.sweep = std::string(default_sweep);
+  for (Status s : {str("url", &page.url), str("content", &page.body),
+                   str("content_type", &page.content_type), str("fetched_at", &fetched_at),
+                   str("sweep", &page.sweep)}) {
+    if (!s.ok()) return s;
+  }
+  StatusOr<std::string> url = PageUrl(page.url, max_url_bytes);
+  if (!url.ok()) return url.status();
+  page.url = std::move(*url);
+  if (j.contains("status")) {
+    if (!j["status"].is_number_integer()) return InvalidArgumentError("status must be an integer");
+    StatusOr<int> code = ParseHttpStatus(std::to_string(j["status"].get<int64_t>()));
+    if (!code.ok()) return code.status();
+    page.http_status = *code;
+  }
+  page.date = now;
+  if (!fetched_at.empty()) {
+    StatusOr<int64_t> date = ParseIsoTime(fetched_at);
+    if (!date.ok()) return InvalidArgumentError("fetched_at: " + date.status().message());
+    page.date = *date;
+  }
+  if (page.body.empty() && page.http_status != 404 && page.http_status != 410) {
+    return InvalidArgumentError("content is missing or empty");
+  }
+  return page;
+}
+
+}  // namespace shingled::daemon
