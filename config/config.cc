@@ -17,9 +17,8 @@ namespace shingled::config {
 namespace {
 
 bool HasControlCharacter(std::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char ch) {
-    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-  });
+  return std::any_of(text.begin(), text.end(),
+                     [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; });
 }
 
 // Reads the keys of one table into fields, remembering the first error. Every key read is
@@ -387,10 +386,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     // The user agent goes into every request's headers, the prefix into sweep names: a control
     // character (a line break above all) has no place in either.
     if (value.empty() || value.size() > 200 || HasControlCharacter(value)) {
-      return InvalidArgumentError(std::string(source) + ":" +
-                                  line_of((std::string("crawler.") + key).c_str()) +
-                                  ": crawler." + key +
-                                  ": must be 1..200 characters, none of them control characters");
+      return InvalidArgumentError(
+          std::string(source) + ":" + line_of((std::string("crawler.") + key).c_str()) +
+          ": crawler." + key + ": must be 1..200 characters, none of them control characters");
     }
   }
   // A sweep name (Store::OpenSweep's rule), or "" for none.

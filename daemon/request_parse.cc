@@ -199,9 +199,9 @@ StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view defaul
   };
   std::string fetched_at;
   page.sweep = std::string(default_sweep);
-  for (Status s : {str("url", &page.url), str("content", &page.body),
-                   str("content_type", &page.content_type), str("fetched_at", &fetched_at),
-                   str("sweep", &page.sweep)}) {
+  for (Status s :
+       {str("url", &page.url), str("content", &page.body), str("content_type", &page.content_type),
+        str("fetched_at", &fetched_at), str("sweep", &page.sweep)}) {
     if (!s.ok()) return s;
   }
   StatusOr<std::string> url = PageUrl(page.url, max_url_bytes);

@@ -59,15 +59,15 @@ struct PagePost {
   std::string sweep;  // the sweep's name
 };
 
-// The query of a single-page POST /v1/pages: `url` (required, normalized by PageUrl), `status`, `fetched_at` (absent:
-// `now`) and `sweep` (absent: `default_sweep`). The body and Content-Type are the caller's.
-// InvalidArgument saying which parameter is wrong.
+// The query of a single-page POST /v1/pages: `url` (required, normalized by PageUrl), `status`,
+// `fetched_at` (absent: `now`) and `sweep` (absent: `default_sweep`). The body and Content-Type are
+// the caller's. InvalidArgument saying which parameter is wrong.
 StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,
                                    size_t max_url_bytes, int64_t now);
 
-// One line of an NDJSON batch: a JSON object with `url` (required, normalized), `content`, `content_type`,
-// `fetched_at`, `sweep` (strings or null) and `status` (an integer). A page needs content unless
-// its status is 404 or 410. InvalidArgument saying what is wrong.
+// One line of an NDJSON batch: a JSON object with `url` (required, normalized), `content`,
+// `content_type`, `fetched_at`, `sweep` (strings or null) and `status` (an integer). A page needs
+// content unless its status is 404 or 410. InvalidArgument saying what is wrong.
 StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,
                                   size_t max_url_bytes, int64_t now);
 

@@ -70,10 +70,11 @@ class Checker {
     MDB_val k, v;
     int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
     while (rc == 0) {
-      if ((shape.key != 0 && k.mv_size != shape.key) || (shape.value != 0 && v.mv_size != shape.value)) {
+      if ((shape.key != 0 && k.mv_size != shape.key) ||
+          (shape.value != 0 && v.mv_size != shape.value)) {
         Problem(std::string(name) + " has an entry of " + std::to_string(k.mv_size) + " + " +
-                std::to_string(v.mv_size) + " bytes (key + value), not " + SizeName(shape.key) + " + " +
-                SizeName(shape.value));
+                std::to_string(v.mv_size) + " bytes (key + value), not " + SizeName(shape.key) +
+                " + " + SizeName(shape.value));
       } else {
         SHINGLED_RETURN_IF_ERROR(fn(View(k), View(v)));
       }
@@ -111,17 +112,18 @@ class Checker {
 
   Status CheckDocuments() {
     std::vector<std::pair<DocId, DocumentRecord>> records;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.documents, "documents", {8, 0}, [&](std::string_view k, std::string_view v) {
-      DocId id = GetBE64(k.data());
-      StatusOr<DocumentRecord> rec = internal::DecodeDocument(v);
-      if (!rec.ok()) {
-        Problem(Doc(id) + ": " + rec.status().message());
-        return OkStatus();
-      }
-      rep_[id] = rec->rep;
-      records.emplace_back(id, std::move(rec).value());
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.documents, "documents", {8, 0}, [&](std::string_view k, std::string_view v) {
+          DocId id = GetBE64(k.data());
+          StatusOr<DocumentRecord> rec = internal::DecodeDocument(v);
+          if (!rec.ok()) {
+            Problem(Doc(id) + ": " + rec.status().message());
+            return OkStatus();
+          }
+          rep_[id] = rec->rep;
+          records.emplace_back(id, std::move(rec).value());
+          return OkStatus();
+        }));
     documents_ = rep_.size();
     for (auto& [id, rec] : records) {
       if (!rec.has_sketch()) {
@@ -164,14 +166,19 @@ class Checker {
     for (auto [dbi, name] : {std::pair{d_.features, "features"}, std::pair{d_.supershingles, "supershingles"},
                              std::pair{d_.samples, "samples"}}) {
       const Shape posting{internal::kPostingKeySize, internal::kPostingSize};
-      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, posting, [&](std::string_view k, std::string_view v) {
-        DocId d = internal::PostingDoc(v);
-        auto it = rep_.find(d);
-        if (it == rep_.end() || it->second != 0) {
-          Problem(std::string(name) + " posting under " + std::to_string(internal::PostingValue(k, v)) + " names " + Doc(d) + ", not a document with a sketch");
-        }
-        return OkStatus();
-      }));
+      SHINGLED_RETURN_IF_ERROR(
+          // `name = name`: clang before 16 (14 builds the fuzzers) does not let a lambda capture
+          // a structured binding (C++20, P1091).
+          ForEach(dbi, name, posting, [&, name = name](std::string_view k, std::string_view v) {
+            DocId d = internal::PostingDoc(v);
+            auto it = rep_.find(d);
+            if (it == rep_.end() || it->second != 0) {
+              Problem(std::string(name) + " posting under " +
+                      std::to_string(internal::PostingValue(k, v)) + " names " + Doc(d) +
+                      ", not a document with a sketch");
+            }
+            return OkStatus();
+          }));
     }
     return OkStatus();
   }
@@ -179,11 +186,12 @@ class Checker {
   Status CheckFingerprintEntries() {
     for (auto [dbi, name] : {std::pair{d_.fp_identical, "fp_identical"}, std::pair{d_.fp_lexical, "fp_lexical"},
                              std::pair{d_.fp_shingle, "fp_shingle"}}) {
-      SHINGLED_RETURN_IF_ERROR(ForEach(dbi, name, {16, 8}, [&](std::string_view, std::string_view v) {
-        DocId d = GetBE64(v.data());
-        if (!rep_.contains(d)) Problem(std::string(name) + " entry names missing " + Doc(d));
-        return OkStatus();
-      }));
+      SHINGLED_RETURN_IF_ERROR(
+          ForEach(dbi, name, {16, 8}, [&, name = name](std::string_view, std::string_view v) {
+            DocId d = GetBE64(v.data());
+            if (!rep_.contains(d)) Problem(std::string(name) + " entry names missing " + Doc(d));
+            return OkStatus();
+          }));
     }
     return OkStatus();
   }
@@ -191,33 +199,38 @@ class Checker {
   Status CheckCommonValues() {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
-    return ForEach(d_.common_values, "common_values", {8, 8}, [&](std::string_view k, std::string_view v) {
-      std::vector<DocId> docs;
-      size_t n = 0;
-      bool more = false;
-      if (int rc = internal::ReadValuePostings(c.get(), GetBE64(k.data()), SIZE_MAX, &docs, &n, &more); rc != 0) {
-        return ops_.Fail(rc, "samples");
-      }
-      uint64_t stored = GetLE64(v.data());
-      if (stored != n) {
-        Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " + std::to_string(stored) +
-                " but it has " + std::to_string(n) + " postings");
-      }
-      return OkStatus();
-    });
+    return ForEach(
+        d_.common_values, "common_values", {8, 8}, [&](std::string_view k, std::string_view v) {
+          std::vector<DocId> docs;
+          size_t n = 0;
+          bool more = false;
+          if (int rc = internal::ReadValuePostings(c.get(), GetBE64(k.data()), SIZE_MAX, &docs, &n,
+                                                   &more);
+              rc != 0) {
+            return ops_.Fail(rc, "samples");
+          }
+          uint64_t stored = GetLE64(v.data());
+          if (stored != n) {
+            Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " +
+                    std::to_string(stored) + " but it has " + std::to_string(n) + " postings");
+          }
+          return OkStatus();
+        });
   }
 
   Status CheckClusters() {
     std::unordered_map<DocId, DocId> parent;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_parent, "cluster_parent", {8, 8}, [&](std::string_view k, std::string_view v) {
-      parent[GetBE64(k.data())] = GetBE64(v.data());
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_parent, "cluster_parent", {8, 8},
+                                     [&](std::string_view k, std::string_view v) {
+                                       parent[GetBE64(k.data())] = GetBE64(v.data());
+                                       return OkStatus();
+                                     }));
     std::map<DocId, std::set<DocId>> members;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_members, "cluster_members", {8, 8}, [&](std::string_view k, std::string_view v) {
-      members[GetBE64(k.data())].insert(GetBE64(v.data()));
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.cluster_members, "cluster_members", {8, 8},
+                                     [&](std::string_view k, std::string_view v) {
+                                       members[GetBE64(k.data())].insert(GetBE64(v.data()));
+                                       return OkStatus();
+                                     }));
     clusters_ = members.size();
     std::map<DocId, std::set<DocId>> from_parents;
     for (auto [d, p] : parent) {
@@ -247,91 +260,110 @@ class Checker {
 
   Status CheckUrlsAndVersions() {
     std::unordered_map<UrlId, std::string> names;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.url_names, "url_names", {8, 0}, [&](std::string_view k, std::string_view v) {
-      names[GetBE64(k.data())] = std::string(v);
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.url_names, "url_names", {8, 0}, [&](std::string_view k, std::string_view v) {
+          names[GetBE64(k.data())] = std::string(v);
+          return OkStatus();
+        }));
     uint64_t url_keys = 0;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.urls, "urls", {0, 8}, [&](std::string_view, std::string_view v) {
-      ++url_keys;
-      UrlId id = GetBE64(v.data());
-      if (!names.contains(id)) Problem("urls entry names url id " + std::to_string(id) + " without a name");
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.urls, "urls", {0, 8}, [&](std::string_view, std::string_view v) {
+          ++url_keys;
+          UrlId id = GetBE64(v.data());
+          if (!names.contains(id))
+            Problem("urls entry names url id " + std::to_string(id) + " without a name");
+          return OkStatus();
+        }));
     for (auto& [id, name] : names) {
       std::string_view v;
       Status s = ops_.Get(d_.urls, internal::UrlKey(name), &v, "urls");
       if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-      if (!s.ok() || v.size() != 8 || GetBE64(v.data()) != id) Problem("url " + name + " (id " + std::to_string(id) + ") is not in urls");
+      if (!s.ok() || v.size() != 8 || GetBE64(v.data()) != id)
+        Problem("url " + name + " (id " + std::to_string(id) + ") is not in urls");
     }
     if (url_keys != names.size()) Problem("urls has " + std::to_string(url_keys) + " entries, url_names " + std::to_string(names.size()));
     urls_ = names.size();
 
     std::map<SweepId, SweepRecord> recorded, counted;
     std::unordered_map<std::string, SweepId> by_name;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweeps, "sweeps", {4, 0}, [&](std::string_view k, std::string_view v) {
-      SweepId id = GetBE32(k.data());
-      StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
-      if (!rec.ok()) {
-        Problem("sweep " + std::to_string(id) + ": " + rec.status().message());
-        return OkStatus();
-      }
-      counted[id].name = rec->name;
-      recorded[id] = std::move(rec).value();
-      return OkStatus();
-    }));
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.sweep_names, "sweep_names", {0, 4}, [&](std::string_view k, std::string_view v) {
-      SweepId id = GetBE32(v.data());
-      auto it = recorded.find(id);
-      if (it == recorded.end() || it->second.name != k) Problem("sweep_names entry " + std::string(k) + " does not match sweep " + std::to_string(id));
-      by_name[std::string(k)] = id;
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.sweeps, "sweeps", {4, 0}, [&](std::string_view k, std::string_view v) {
+          SweepId id = GetBE32(k.data());
+          StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
+          if (!rec.ok()) {
+            Problem("sweep " + std::to_string(id) + ": " + rec.status().message());
+            return OkStatus();
+          }
+          counted[id].name = rec->name;
+          recorded[id] = std::move(rec).value();
+          return OkStatus();
+        }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.sweep_names, "sweep_names", {0, 4}, [&](std::string_view k, std::string_view v) {
+          SweepId id = GetBE32(v.data());
+          auto it = recorded.find(id);
+          if (it == recorded.end() || it->second.name != k)
+            Problem("sweep_names entry " + std::string(k) + " does not match sweep " +
+                    std::to_string(id));
+          by_name[std::string(k)] = id;
+          return OkStatus();
+        }));
     if (by_name.size() != recorded.size()) Problem("sweep_names and sweeps differ in size");
 
     // Every (document, url) a version names, with the first such version's seq.
     std::map<std::pair<DocId, UrlId>, uint32_t> pairs;
     UrlId current = 0;
     uint32_t expected = 1;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
-      ++versions_;
-      UrlId url = GetBE64(k.data());
-      uint32_t seq = GetBE32(k.data() + 8);
-      if (url != current) {
-        current = url;
-        expected = 1;
-        if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
-      }
-      if (seq != expected) Problem("url id " + std::to_string(url) + ": version " + std::to_string(seq) + " where " + std::to_string(expected) + " was expected");
-      expected = seq + 1;
-      StatusOr<VersionRecord> ver = internal::DecodeVersion(v);
-      if (!ver.ok()) {
-        Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + ": " + ver.status().message());
-        return OkStatus();
-      }
-      if (ver->doc != 0) {
-        if (!rep_.contains(ver->doc)) Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + " names missing " + Doc(ver->doc));
-        pairs.try_emplace({ver->doc, url}, seq);
-      }
-      auto it = counted.find(ver->sweep);
-      if (it == counted.end()) {
-        Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + " names unknown sweep " + std::to_string(ver->sweep));
-      } else {
-        it->second.Count(ver->verdict);
-      }
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
+          ++versions_;
+          UrlId url = GetBE64(k.data());
+          uint32_t seq = GetBE32(k.data() + 8);
+          if (url != current) {
+            current = url;
+            expected = 1;
+            if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
+          }
+          if (seq != expected)
+            Problem("url id " + std::to_string(url) + ": version " + std::to_string(seq) +
+                    " where " + std::to_string(expected) + " was expected");
+          expected = seq + 1;
+          StatusOr<VersionRecord> ver = internal::DecodeVersion(v);
+          if (!ver.ok()) {
+            Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + ": " +
+                    ver.status().message());
+            return OkStatus();
+          }
+          if (ver->doc != 0) {
+            if (!rep_.contains(ver->doc))
+              Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) +
+                      " names missing " + Doc(ver->doc));
+            pairs.try_emplace({ver->doc, url}, seq);
+          }
+          auto it = counted.find(ver->sweep);
+          if (it == counted.end()) {
+            Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) +
+                    " names unknown sweep " + std::to_string(ver->sweep));
+          } else {
+            it->second.Count(ver->verdict);
+          }
+          return OkStatus();
+        }));
     std::set<std::pair<DocId, UrlId>> listed;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.doc_urls, "doc_urls", {8, 8}, [&](std::string_view k, std::string_view v) {
-      std::pair<DocId, UrlId> p{GetBE64(k.data()), GetBE64(v.data())};
-      listed.insert(p);
-      if (!pairs.contains(p)) Problem("doc_urls entry (" + std::to_string(p.first) + ", " + std::to_string(p.second) + ") has no version");
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.doc_urls, "doc_urls", {8, 8}, [&](std::string_view k, std::string_view v) {
+          std::pair<DocId, UrlId> p{GetBE64(k.data()), GetBE64(v.data())};
+          listed.insert(p);
+          if (!pairs.contains(p))
+            Problem("doc_urls entry (" + std::to_string(p.first) + ", " + std::to_string(p.second) +
+                    ") has no version");
+          return OkStatus();
+        }));
     for (const auto& [p, seq] : pairs) {
       if (!listed.contains(p)) {
-        Problem("url id " + std::to_string(p.second) + " version " + std::to_string(seq) + ": (document " +
-                std::to_string(p.first) + ", url id " + std::to_string(p.second) + ") is not in doc_urls");
+        Problem("url id " + std::to_string(p.second) + " version " + std::to_string(seq) +
+                ": (document " + std::to_string(p.first) + ", url id " + std::to_string(p.second) +
+                ") is not in doc_urls");
       }
     }
     for (auto& [id, rec] : recorded) {
@@ -346,14 +378,17 @@ class Checker {
 
   Status CheckLinks() {
     std::set<std::pair<DocId, DocId>> links;
-    SHINGLED_RETURN_IF_ERROR(ForEach(d_.links, "links", {8, internal::kLinkSize}, [&](std::string_view k, std::string_view v) {
-      DocId a = GetBE64(k.data()), b = 0;
-      double r = 0;
-      internal::DecodeLink(v, &b, &r);
-      if (!rep_.contains(a) || !rep_.contains(b)) Problem("link " + std::to_string(a) + " - " + std::to_string(b) + " names a missing document");
-      links.emplace(a, b);
-      return OkStatus();
-    }));
+    SHINGLED_RETURN_IF_ERROR(ForEach(d_.links, "links", {8, internal::kLinkSize},
+                                     [&](std::string_view k, std::string_view v) {
+                                       DocId a = GetBE64(k.data()), b = 0;
+                                       double r = 0;
+                                       internal::DecodeLink(v, &b, &r);
+                                       if (!rep_.contains(a) || !rep_.contains(b))
+                                         Problem("link " + std::to_string(a) + " - " +
+                                                 std::to_string(b) + " names a missing document");
+                                       links.emplace(a, b);
+                                       return OkStatus();
+                                     }));
     for (auto [a, b] : links) {
       if (!links.contains({b, a})) Problem("link " + std::to_string(a) + " -> " + std::to_string(b) + " has no reverse");
     }
@@ -379,8 +414,8 @@ class Checker {
       } else if (v.size() != 8) {
         Problem(std::string("meta ") + key + " is not 8 bytes");
       } else if (GetLE64(v.data()) != actual) {
-        Problem(std::string("meta ") + key + " is " + std::to_string(GetLE64(v.data())) + ", the store has " +
-                std::to_string(actual));
+        Problem(std::string("meta ") + key + " is " + std::to_string(GetLE64(v.data())) +
+                ", the store has " + std::to_string(actual));
       }
     }
     StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);

@@ -316,8 +316,8 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
 // A `versions` key next to url id `url`'s that is not (url id, seq): reading its seq would read
 // past it.
 Status VersionKeyLoss(const MDB_val& key, UrlId url) {
-  return DataLossError("versions has a key of " + std::to_string(key.mv_size) + " bytes, not 12, next to url id " +
-                       std::to_string(url));
+  return DataLossError("versions has a key of " + std::to_string(key.mv_size) +
+                       " bytes, not 12, next to url id " + std::to_string(url));
 }
 
 // The last version of `url` with a document.

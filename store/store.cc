@@ -343,7 +343,8 @@ Status StoreImpl::Open() {
     // Without a format version, meta must be empty: a damaged store that lost only that entry
     // would otherwise get the caller's parameters and zero counters written over its own.
     MDB_stat meta_stat;
-    if (rc = mdb_stat(txn.get(), dbis_.meta, &meta_stat); rc != 0) return LmdbStatus(rc, "meta stat");
+    if (rc = mdb_stat(txn.get(), dbis_.meta, &meta_stat); rc != 0)
+      return LmdbStatus(rc, "meta stat");
     if (meta_stat.ms_entries != 0) {
       return DataLossError("meta of store " + dir_ + " lacks format_version but holds " +
                            std::to_string(meta_stat.ms_entries) + " other entries");

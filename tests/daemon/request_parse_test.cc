@@ -24,9 +24,9 @@ TEST(RequestParseTest, IsoDates) {
   EXPECT_EQ(*ParseIsoTime("2024-05-01T14:00:00.250+02:00"), kNow);
   EXPECT_EQ(*ParseIsoTime("2024-05-01t07:30:00-04:30"), kNow);
   EXPECT_EQ(FormatIsoTime(kNow), "2024-05-01T12:00:00Z");
-  for (const char* bad : {"", "2024", "2024-05-01T12:00:00", "2024-02-30", "2024-13-01",
-                          "2024-05-01T24:00:00Z", "2024-05-01T12:00:00.Z", "2024-05-01X",
-                          "2024-05-01T12:00:00Z junk"}) {
+  for (const char* bad :
+       {"", "2024", "2024-05-01T12:00:00", "2024-02-30", "2024-13-01", "2024-05-01T24:00:00Z",
+        "2024-05-01T12:00:00.Z", "2024-05-01X", "2024-05-01T12:00:00Z junk"}) {
     StatusOr<int64_t> t = ParseIsoTime(bad);
     EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << bad;
   }
@@ -40,8 +40,8 @@ TEST(RequestParseTest, FormatIsoTimePadsTheYearToFourDigits) {
   EXPECT_EQ(FormatIsoTime(*t), "0224-04-01T13:00:00Z");
   EXPECT_EQ(FormatIsoTime(-62167219200), "0000-01-01T00:00:00Z");
   EXPECT_EQ(FormatIsoTime(253402300799), "9999-12-31T23:59:59Z");
-  for (int64_t date : {int64_t{-62167219200}, int64_t{-30610224001}, int64_t{0}, kNow,
-                       int64_t{253402300799}}) {
+  for (int64_t date :
+       {int64_t{-62167219200}, int64_t{-30610224001}, int64_t{0}, kNow, int64_t{253402300799}}) {
     StatusOr<int64_t> back = ParseIsoTime(FormatIsoTime(date));
     ASSERT_TRUE(back.ok()) << FormatIsoTime(date);
     EXPECT_EQ(*back, date);
@@ -51,8 +51,8 @@ TEST(RequestParseTest, FormatIsoTimePadsTheYearToFourDigits) {
 // A zone offset is at most 23:59 (ISO 8601); "+99:99" was taken as 100 hours 39 minutes.
 TEST(RequestParseTest, ZoneOffsetsBeyondADayAreRefused) {
   EXPECT_EQ(*ParseIsoTime("2024-05-02T11:59:00+23:59"), kNow);
-  for (const char* bad : {"2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00-99:99",
-                          "2024-05-01T12:00:00+01:60"}) {
+  for (const char* bad :
+       {"2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00-99:99", "2024-05-01T12:00:00+01:60"}) {
     EXPECT_EQ(ParseIsoTime(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
@@ -75,17 +75,16 @@ TEST(RequestParseTest, StatusesIdsAndQueryOptions) {
   EXPECT_EQ(q->threshold, store::QueryOptions{}.threshold);
   EXPECT_EQ(q->limit, store::QueryOptions{}.limit);
   for (const char* bad : {"/v1/similar?threshold=1.5", "/v1/similar?threshold=nan",
-                          "/v1/similar?threshold=", "/v1/similar?limit=0",
-                          "/v1/similar?limit=1001", "/v1/similar?limit=5x",
-                          "/v1/similar?threshold=0.5%00x"}) {
+                          "/v1/similar?threshold=", "/v1/similar?limit=0", "/v1/similar?limit=1001",
+                          "/v1/similar?limit=5x", "/v1/similar?threshold=0.5%00x"}) {
     EXPECT_EQ(ParseQueryOptions(T(bad)).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
 
 TEST(RequestParseTest, PageTarget) {
   StatusOr<PagePost> p = ParsePageTarget(
-      T("/v1/pages?url=https%3A%2F%2Fe.com%2Fa&status=410&fetched_at=2024-05-01T12:00:00Z"),
-      "s0", 4096, 1);
+      T("/v1/pages?url=https%3A%2F%2Fe.com%2Fa&status=410&fetched_at=2024-05-01T12:00:00Z"), "s0",
+      4096, 1);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->url, "https://e.com/a");
   EXPECT_EQ(p->http_status, 410);
@@ -122,12 +121,13 @@ TEST(RequestParseTest, BatchLines) {
   EXPECT_EQ(p->http_status, 404);
   EXPECT_TRUE(p->body.empty());
   EXPECT_EQ(p->sweep, "s1");
-  for (const char* bad : {"", "[]", "{", R"({"content": "x"})", R"({"url": 5, "content": "x"})",
-                          R"({"url": "https://e.com/"})",
-                          R"({"url": "https://e.com/", "content": "x", "status": "200"})",
-                          R"({"url": "https://e.com/", "content": "x", "status": 1e3})",
-                          R"({"url": "https://e.com/", "content": "x", "status": 9223372036854775808})",
-                          R"({"url": "https://e.com/", "content": "x", "fetched_at": "May"})"}) {
+  for (const char* bad :
+       {"", "[]", "{", R"({"content": "x"})", R"({"url": 5, "content": "x"})",
+        R"({"url": "https://e.com/"})",
+        R"({"url": "https://e.com/", "content": "x", "status": "200"})",
+        R"({"url": "https://e.com/", "content": "x", "status": 1e3})",
+        R"({"url": "https://e.com/", "content": "x", "status": 9223372036854775808})",
+        R"({"url": "https://e.com/", "content": "x", "fetched_at": "May"})"}) {
     EXPECT_EQ(ParseBatchLine(bad, "s0", 4096, kNow).status().code(), StatusCode::kInvalidArgument)
         << bad;
   }

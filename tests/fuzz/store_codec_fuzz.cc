@@ -60,8 +60,8 @@ void FuzzDocument(std::string_view in) {
     return;
   }
   Check(reused == *doc);
-  const size_t values = doc->minhashes.size() + doc->features.size() +
-                        doc->supershingles.size() + doc->sample.values.size();
+  const size_t values = doc->minhashes.size() + doc->features.size() + doc->supershingles.size() +
+                        doc->sample.values.size();
   Check(values <= in.size() / 8);
   Check(doc->has_sketch() || values == 0);
 

@@ -430,13 +430,15 @@ bool DecodesOrFailsCleanly(const std::string& kind, const std::string& input) {
 // Every prefix of a real record is refused (each record ends in a count or a flag it needs), and
 // every single-byte change of it either decodes or is refused, without crashing.
 TEST(CodecTest, EveryTruncationAndByteChangeOfRealRecordsFailsCleanly) {
-  const std::pair<std::string, std::string> records[] = {
-      {"document", RealDocumentBytes()}, {"version", RealVersionBytes()}, {"sweep", RealSweepBytes()}};
+  const std::pair<std::string, std::string> records[] = {{"document", RealDocumentBytes()},
+                                                         {"version", RealVersionBytes()},
+                                                         {"sweep", RealSweepBytes()}};
   for (const auto& [kind, bytes] : records) {
     SCOPED_TRACE(kind);
     ASSERT_TRUE(DecodesOrFailsCleanly(kind, bytes));
     for (size_t n = 0; n < bytes.size(); ++n) {
-      EXPECT_FALSE(DecodesOrFailsCleanly(kind, bytes.substr(0, n))) << "prefix of " << n << " bytes";
+      EXPECT_FALSE(DecodesOrFailsCleanly(kind, bytes.substr(0, n)))
+          << "prefix of " << n << " bytes";
     }
     size_t decoded = 0, changes = 0;
     for (size_t i = 0; i < bytes.size(); ++i) {
