@@ -367,7 +367,9 @@ StatusOr<std::vector<SweepInfo>> Store::Sweeps() const {
   while (rc == 0) {
     StatusOr<SweepRecord> rec = internal::DecodeSweep(View(v));
     if (!rec.ok()) return rec.status();
-    out.push_back(internal::SweepInfoOf(GetBE32(static_cast<const char*>(k.mv_data)), *rec));
+    StatusOr<SweepId> id = internal::StoredSweepId(View(k), "a sweeps key");
+    if (!id.ok()) return id.status();
+    out.push_back(internal::SweepInfoOf(*id, *rec));
     rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
   }
   if (rc != MDB_NOTFOUND) return ops.Fail(rc, "sweeps");
@@ -379,11 +381,13 @@ StatusOr<SweepInfo> Store::FindSweep(std::string_view name) const {
   std::string_view v;
   Status s = ops.Get(ops.dbis().sweep_names, name, &v, "sweep " + std::string(name));
   if (!s.ok()) return s;
-  SweepId id = GetBE32(v.data());
-  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().sweeps, internal::SweepKey(id), &v, "sweeps"));
+  StatusOr<SweepId> id =
+      internal::StoredSweepId(v, "the sweep_names value of " + std::string(name));
+  if (!id.ok()) return id.status();
+  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().sweeps, internal::SweepKey(*id), &v, "sweeps"));
   StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
   if (!rec.ok()) return rec.status();
-  return internal::SweepInfoOf(id, *rec);
+  return internal::SweepInfoOf(*id, *rec);
 }
 
 StatusOr<SweepComparison> Store::CompareSweeps(SweepId from, SweepId to) const {

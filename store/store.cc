@@ -197,6 +197,14 @@ SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
   return s;
 }
 
+StatusOr<SweepId> StoredSweepId(std::string_view bytes, std::string_view where) {
+  if (bytes.size() != 4) {
+    return DataLossError(std::string(where) + " is " + std::to_string(bytes.size()) +
+                         " bytes, not a 4-byte sweep id");
+  }
+  return GetBE32(bytes.data());
+}
+
 StoreImpl::~StoreImpl() {
   if (env_ != nullptr) mdb_env_close(env_);
 }
@@ -1148,12 +1156,14 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
     std::string_view v;
     Status found = ops.Get(d.sweep_names, name, &v, "sweep_names");
     if (found.ok()) {
-      SweepId id = GetBE32(v.data());
-      SHINGLED_RETURN_IF_ERROR(ops.Get(d.sweeps, SweepKey(id), &v, "sweeps"));
+      StatusOr<SweepId> id =
+          internal::StoredSweepId(v, "the sweep_names value of " + std::string(name));
+      if (!id.ok()) return id.status();
+      SHINGLED_RETURN_IF_ERROR(ops.Get(d.sweeps, SweepKey(*id), &v, "sweeps"));
       StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
       if (!rec.ok()) return rec.status();
       if (!rec->open) return AlreadyExistsError("sweep " + std::string(name) + " exists and is closed");
-      info = internal::SweepInfoOf(id, *rec);
+      info = internal::SweepInfoOf(*id, *rec);
       return OkStatus();
     }
     if (found.code() != StatusCode::kNotFound) return found;
@@ -1162,8 +1172,13 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
     MDB_val k, val;
     int rc = mdb_cursor_get(c.get(), &k, &val, MDB_LAST);
     SweepId id = 1;
-    if (rc == 0) id = GetBE32(static_cast<const char*>(k.mv_data)) + 1;
-    else if (rc != MDB_NOTFOUND) return ops.Fail(rc, "sweeps");
+    if (rc == 0) {
+      StatusOr<SweepId> last = internal::StoredSweepId(View(k), "the last sweeps key");
+      if (!last.ok()) return last.status();
+      id = *last + 1;
+    } else if (rc != MDB_NOTFOUND) {
+      return ops.Fail(rc, "sweeps");
+    }
     SweepRecord rec;
     rec.name = std::string(name);
     rec.start = start;

@@ -73,6 +73,9 @@ void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_ca
                     bool* truncated);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
+// A sweep id stored as 4 bytes (a `sweeps` key, a `sweep_names` value); DataLoss naming `where`
+// for bytes of another size, which reading as 4 would read past or misread.
+StatusOr<SweepId> StoredSweepId(std::string_view bytes, std::string_view where);
 
 class StoreImpl {
  public:

@@ -493,6 +493,29 @@ TEST_F(CheckTest, SweepEntriesOfWrongLength) {
   });
   ExpectProblem("sweeps has an entry of 2 + ");
   ExpectProblem("sweep_names has an entry of 2 + 1 bytes");
+  // The sweep queries and the writer refuse them too, rather than read a short id past its end.
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->FindSweep("s9").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->OpenSweep("s9", 30).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->Sweeps().status().code(), StatusCode::kDataLoss);
+  // The 2-byte key sorts before SweepKey(2), so a new sweep's id still comes from sweep 2.
+  StatusOr<SweepInfo> opened = store->OpenSweep("s3", 30);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->id, 3u);
+}
+
+// The last `sweeps` key of the wrong size: a new sweep's id is not made from it.
+TEST_F(CheckTest, NewSweepAfterAShortLastSweepsKey) {
+  Damage([](RawStore& raw) {
+    raw.Put("sweeps", std::string("\xff\xff", 2), raw.Get("sweeps", SweepKey(2)));
+  });
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  StatusOr<SweepInfo> opened = store->OpenSweep("s3", 30);
+  EXPECT_EQ(opened.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(opened.status().message().find("the last sweeps key is 2 bytes"), std::string::npos)
+      << opened.status().ToString();
 }
 
 // --- 9. links ---
