@@ -547,6 +547,11 @@ class BatchWriter {
       return OkStatus();
     }
     if (rc != 0) return ops_.Fail(rc, "last id");
+    // Ids are 8-byte keys; a damaged one would give the next id from bytes past its end.
+    if (k.mv_size != 8) {
+      return DataLossError("the last key of a database of ids is " + std::to_string(k.mv_size) +
+                           " bytes, not 8; run shingled check");
+    }
     *out = GetBE64(static_cast<const char*>(k.mv_data));
     return OkStatus();
   }

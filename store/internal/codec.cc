@@ -1,6 +1,7 @@
 #include "store/internal/codec.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace shingled::store::internal {
 namespace {
@@ -334,14 +335,21 @@ std::string EncodeVersion(const VersionRecord& v) {
 StatusOr<VersionRecord> DecodeVersion(std::string_view bytes) {
   Reader r(bytes);
   VersionRecord v;
-  v.sweep = static_cast<SweepId>(r.Varint("sweep"));
+  const uint64_t sweep = r.Varint("sweep");
   v.date = UnZigZag(r.Varint("date"));
   v.doc = r.Varint("doc");
-  v.http_status = static_cast<uint32_t>(r.Varint("http_status"));
+  const uint64_t http_status = r.Varint("http_status");
   uint8_t verdict = r.Byte("verdict");
   uint8_t flags = r.Byte("flags");
   if (flags & 1) v.canonical_link = r.Bytes("canonical_link");
   SHINGLED_RETURN_IF_ERROR(r.Finish("version"));
+  // Both are 32-bit: a larger value is damage, not a value to cut to 32 bits.
+  if (sweep > UINT32_MAX || http_status > UINT32_MAX) {
+    return DataLossError("version record has sweep " + std::to_string(sweep) + " and status " +
+                         std::to_string(http_status) + ", over 32 bits");
+  }
+  v.sweep = static_cast<SweepId>(sweep);
+  v.http_status = static_cast<uint32_t>(http_status);
   if (verdict < 1 || verdict > 5) return DataLossError("version record has verdict " + std::to_string(verdict));
   v.verdict = static_cast<Verdict>(verdict);
   return v;

@@ -505,6 +505,20 @@ TEST_F(CheckTest, SweepEntriesOfWrongLength) {
   EXPECT_EQ(opened->id, 3u);
 }
 
+// The last `documents` key of the wrong size: the writer does not make the next id from it.
+TEST_F(CheckTest, NewDocumentAfterAShortLastDocumentsKey) {
+  Damage([](RawStore& raw) {
+    raw.Put("documents", std::string("\xff\xff\xff", 3), raw.Get("documents", Key64(1).view()));
+  });
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::vector<PageInput> batch = {Page("http://new/", 1, 30, Range(7u << 24, 200))};
+  StatusOr<std::vector<PageResult>> r = store->Apply(batch);
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("3 bytes, not 8"), std::string::npos)
+      << r.status().ToString();
+}
+
 // The last `sweeps` key of the wrong size: a new sweep's id is not made from it.
 TEST_F(CheckTest, NewSweepAfterAShortLastSweepsKey) {
   Damage([](RawStore& raw) {

@@ -225,6 +225,16 @@ TEST(CodecTest, VersionExactBytes) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, v);
   EXPECT_FALSE(DecodeVersion(std::string("\x02\x00\x00\x00\x09\x00", 6)).ok());  // verdict 9
+  // A sweep id or status over 32 bits is damage: refused, not cut to its low 32 bits (2^32 + 2
+  // read as sweep 2).
+  StatusOr<VersionRecord> wide =
+      DecodeVersion(std::string("\x82\x80\x80\x80\x10\x00\x00\x00\x02\x00", 10));
+  EXPECT_EQ(wide.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(wide.status().message().find("sweep 4294967298"), std::string::npos)
+      << wide.status().ToString();
+  EXPECT_EQ(
+      DecodeVersion(std::string("\x02\x00\x00\x80\x80\x80\x80\x10\x02\x00", 10)).status().code(),
+      StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, SweepExactBytes) {
