@@ -394,7 +394,7 @@ std::string RealSweepBytes() {
 // decodes survives Encode then Decode unchanged. Returns whether it decoded. The ASan build
 // catches a read outside `bytes` (each call gets a buffer of exactly its size).
 bool DecodesOrFailsCleanly(const std::string& kind, const std::string& input) {
-  const std::unique_ptr<char[]> copy(new char[input.size() + 1]);
+  const std::unique_ptr<char[]> copy(new char[input.size()]);
   std::memcpy(copy.get(), input.data(), input.size());
   const std::string_view bytes(copy.get(), input.size());
   if (kind == "document") {
