@@ -87,15 +87,38 @@ StatusOr<int64_t> ParseIsoTime(std::string_view s) {
 }
 
 std::string FormatIsoTime(int64_t unix_seconds) {
-  const time_t t = static_cast<time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  // Not strftime's %Y, which does not pad: the year 224 came out as "224-04-01T...", a date
-  // ParseIsoTime (and ISO 8601) refuse.
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02dZ",
-                static_cast<long long>(tm.tm_year) + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec);
+  // Days and seconds of the day, rounding towards minus infinity; then the proleptic Gregorian
+  // date of the day (H. Hinnant's days_from_civil inverse), in 64 bits. Not gmtime_r: it fails
+  // for years an int cannot hold, and left the fields zero ("1900-01-00T00:00:00Z").
+  int64_t days = unix_seconds / 86400;
+  int64_t second_of_day = unix_seconds % 86400;
+  if (second_of_day < 0) {
+    second_of_day += 86400;
+    --days;
+  }
+  const int64_t z = days + 719468;  // days since 0000-03-01
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t day_of_era = z - era * 146097;  // [0, 146096]
+  const int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) /
+      365;  // [0, 399]
+  const int64_t day_of_year =
+      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);  // [0, 365]
+  const int64_t mp = (5 * day_of_year + 2) / 153;  // month from March, [0, 11]
+  const int64_t day = day_of_year - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+  // Years 0000-9999 as ISO 8601's basic form, which ParseIsoTime reads back; others (only a
+  // damaged store holds them) in its expanded form, with a sign.
+  char buf[64];
+  const int n = year >= 0 && year <= 9999
+                    ? std::snprintf(buf, sizeof(buf), "%04lld", static_cast<long long>(year))
+                    : std::snprintf(buf, sizeof(buf), "%+05lld", static_cast<long long>(year));
+  std::snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n),
+                "-%02lld-%02lldT%02lld:%02lld:%02lldZ", static_cast<long long>(month),
+                static_cast<long long>(day), static_cast<long long>(second_of_day / 3600),
+                static_cast<long long>(second_of_day / 60 % 60),
+                static_cast<long long>(second_of_day % 60));
   return buf;
 }
 

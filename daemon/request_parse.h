@@ -26,7 +26,8 @@ using Json = nlohmann::ordered_json;
 // otherwise.
 StatusOr<int64_t> ParseIsoTime(std::string_view text);
 // Unix seconds to "2024-05-01T12:00:00Z" (the year padded to 4 digits). For the years 0000-9999,
-// ParseIsoTime reads it back.
+// ParseIsoTime reads it back; any other int64 prints with a signed year ("-0001-12-31T...",
+// "+292277026596-12-04T15:30:07Z").
 std::string FormatIsoTime(int64_t unix_seconds);
 
 // The most results /v1/similar returns (`limit`).

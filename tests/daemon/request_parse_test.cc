@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <string>
 
 namespace shingled::daemon {
@@ -45,6 +48,27 @@ TEST(RequestParseTest, FormatIsoTimePadsTheYearToFourDigits) {
     StatusOr<int64_t> back = ParseIsoTime(FormatIsoTime(date));
     ASSERT_TRUE(back.ok()) << FormatIsoTime(date);
     EXPECT_EQ(*back, date);
+  }
+}
+
+// Dates that gmtime cannot represent (a year past an int) printed as "1900-01-00T00:00:00Z"; every
+// int64 now prints as its proleptic Gregorian date, with a signed year outside 0000-9999.
+TEST(RequestParseTest, FormatIsoTimePrintsEveryInt64) {
+  EXPECT_EQ(FormatIsoTime(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(FormatIsoTime(951782400), "2000-02-29T00:00:00Z");
+  EXPECT_EQ(FormatIsoTime(-62167219201), "-0001-12-31T23:59:59Z");
+  EXPECT_EQ(FormatIsoTime(253402300800), "+10000-01-01T00:00:00Z");
+  EXPECT_EQ(FormatIsoTime(INT64_MAX), "+292277026596-12-04T15:30:07Z");
+  EXPECT_EQ(FormatIsoTime(INT64_MIN), "-292277022657-01-27T08:29:52Z");
+  // Against gmtime_r wherever it works: every day of 1600-2400 at a second that varies.
+  for (int64_t t = -11676096000; t < 13569465600; t += 86400 + 3607) {
+    const time_t tt = static_cast<time_t>(t);
+    std::tm tm{};
+    ASSERT_NE(gmtime_r(&tt, &tm), nullptr);
+    char want[96];
+    std::snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    ASSERT_EQ(FormatIsoTime(t), want) << t;
   }
 }
 
