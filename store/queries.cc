@@ -423,7 +423,9 @@ StatusOr<SweepComparison> Store::CompareSweeps(SweepId from, SweepId to) const {
     return OkStatus();
   };
   while (rc == 0) {
-    UrlId url = GetBE64(static_cast<const char*>(k.mv_data));
+    UrlId url = 0;
+    uint32_t seq = 0;
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
     if (url != current) {
       SHINGLED_RETURN_IF_ERROR(flush());
       current = url;
@@ -635,7 +637,8 @@ StatusOr<StoreStats> Store::Stats() const {
   auto counter = [&](const char* key, uint64_t* value) -> Status {
     std::string_view v;
     SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().meta, key, &v, key));
-    *value = v.size() == 8 ? internal::GetLE64(v.data()) : 0;
+    if (v.size() != 8) return DataLossError(std::string("meta ") + key + " is not 8 bytes");
+    *value = internal::GetLE64(v.data());
     return OkStatus();
   };
   SHINGLED_RETURN_IF_ERROR(counter("count.documents", &out.documents));

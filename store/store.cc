@@ -116,10 +116,9 @@ StatusOr<VersionRecord> LastVersion(TxnOps& ops, MDB_cursor* versions, UrlId url
   }
   if (rc == MDB_NOTFOUND) return NotFoundError("no version");
   if (rc != 0) return ops.Fail(rc, "versions");
-  if (k.mv_size != 12 || GetBE64(static_cast<const char*>(k.mv_data)) != url) {
-    return NotFoundError("no version");
-  }
-  *seq = GetBE32(static_cast<const char*>(k.mv_data) + 8);
+  UrlId found = 0;
+  SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &found, seq));
+  if (found != url) return NotFoundError("no version");
   return DecodeVersion(View(v));
 }
 
@@ -719,7 +718,11 @@ class BatchWriter {
     std::string key = VersionKey(url, from_seq);
     MDB_val k = Val(key), v;
     int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-    while (rc == 0 && GetBE64(static_cast<const char*>(k.mv_data)) == url) {
+    while (rc == 0) {
+      UrlId at = 0;
+      uint32_t seq = 0;
+      SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &at, &seq));
+      if (at != url) break;
       StatusOr<VersionRecord> ver = DecodeVersion(View(v));
       if (!ver.ok()) return ver.status();
       if (visit(*ver)) return OkStatus();
@@ -1220,12 +1223,14 @@ StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end, const GoneFilter&
       if (last && last->sweep != id && last->doc != 0) gone.emplace_back(current, last_seq + 1);
     };
     while (rc == 0) {
-      UrlId url = GetBE64(static_cast<const char*>(k.mv_data));
+      UrlId url = 0;
+      uint32_t seq = 0;
+      SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
       if (url != current) {
         flush();
         current = url;
       }
-      last_seq = GetBE32(static_cast<const char*>(k.mv_data) + 8);
+      last_seq = seq;
       StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
       if (!ver.ok()) return ver.status();
       last = std::move(ver).value();

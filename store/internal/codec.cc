@@ -134,6 +134,15 @@ std::string VersionKey(UrlId url, uint32_t seq) {
   return key;
 }
 
+Status DecodeVersionKey(std::string_view key, UrlId* url, uint32_t* seq) {
+  if (key.size() != 12) {
+    return DataLossError("versions has a key of " + std::to_string(key.size()) + " bytes, not 12");
+  }
+  *url = GetBE64(key.data());
+  *seq = GetBE32(key.data() + 8);
+  return OkStatus();
+}
+
 uint64_t Fnv1a64(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (char c : bytes) {

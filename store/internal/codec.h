@@ -144,6 +144,8 @@ inline bool IndexedSampleValue(uint64_t value, uint32_t log2_modulus) {
 std::string SweepKey(SweepId id);                 // 4 bytes BE
 std::string FingerprintKey(const dedup::Fingerprint128& fp);  // 16 bytes: high BE, low BE
 std::string VersionKey(UrlId url, uint32_t seq);  // 12 bytes
+// A `versions` key read from the store: DataLoss, naming its size, unless it is 12 bytes.
+Status DecodeVersionKey(std::string_view key, UrlId* url, uint32_t* seq);
 std::string UrlKey(std::string_view url);         // FORMAT.md, "URLs"
 uint64_t Fnv1a64(std::string_view bytes);
 

@@ -189,6 +189,11 @@ TEST_F(CheckTest, LargestClusterWrong) {
 TEST_F(CheckTest, MetaCounterOfWrongLength) {
   Damage([](RawStore& raw) { raw.Put("meta", "count.urls", "\x05"); });
   ExpectProblem("meta count.urls is not 8 bytes");
+  // Stats read it as 0 before.
+  StatusOr<StoreStats> stats = OpenStore()->Stats();
+  EXPECT_EQ(stats.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(stats.status().message().find("meta count.urls is not 8 bytes"), std::string::npos)
+      << stats.status().ToString();
 }
 
 TEST_F(CheckTest, MissingParamRefusedAtOpen) {
@@ -598,6 +603,34 @@ TEST_F(CheckTest, QueriesOverAVersionKeyOfWrongLengthAnswerDataLoss) {
   // Lost and SimilarToUrl read the URL's versions from the last one backwards.
   EXPECT_EQ(store->Lost("http://a/").status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(store->SimilarToUrl("http://a/", {}).status().code(), StatusCode::kDataLoss);
+  // The scans over every URL's versions, and the writer's look at url a's last version (which
+  // took the key for no version at all).
+  StatusOr<SweepComparison> compared = store->CompareSweeps(1, 2);
+  EXPECT_EQ(compared.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(compared.status().message().find("versions has a key of 10 bytes, not 12"),
+            std::string::npos)
+      << compared.status().ToString();
+  EXPECT_EQ(store->CloseSweep(2, 30).status().code(), StatusCode::kDataLoss);
+  std::vector<PageInput> page = {Page("http://a/", 2, 25, Range(1u << 23, 300))};
+  StatusOr<std::vector<PageResult>> applied = store->Apply(page);
+  EXPECT_EQ(applied.status().code(), StatusCode::kDataLoss) << applied.status().ToString();
+  // Nothing was written: the damage is all Check finds.
+  store.reset();
+  std::vector<std::string> problems = Problems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("versions"), std::string::npos) << problems[0];
+}
+
+// A key shorter than a url id sorts first: the scans over every URL read 8 bytes of a 5-byte
+// key before.
+TEST_F(CheckTest, ScansOverAShortVersionKeyAnswerDataLoss) {
+  Damage([](RawStore& raw) {
+    raw.Put("versions", std::string("\0\0\0\0\x01", 5), raw.Get("versions", VersionKey(1, 1)));
+  });
+  auto store = OpenStore();
+  EXPECT_EQ(store->CompareSweeps(1, 2).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->CloseSweep(2, 30).status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(store->History("http://b/").ok());
 }
 
 }  // namespace
