@@ -82,6 +82,9 @@ class Api : public HttpHandler {
 
   // Runs `work` on the pool; 503 when the pool's queue is full.
   void OnPool(const Respond& respond, std::function<Response()> work);
+  // Handles an authorized request to `route` (a /v1/ resource) whose body is decoded.
+  void Dispatch(Request req, const std::string& route, const Target& target, const std::string& arg,
+                const Respond& respond);
 
   // api_ingest.cc
   void PostPages(const Request& req, const Target& target, Respond respond);
@@ -107,10 +110,12 @@ class Api : public HttpHandler {
   Response PostCrawl();
   Response StopCrawl();  // POST /v1/crawl/stop
 
-  // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
+  // The request's Content-Encoding, trimmed and lower-cased; empty for none or identity.
+  static std::string ContentEncoding(const Request& req);
   // Decodes a body sent with Content-Encoding gzip or deflate in place; an error response for
   // another coding, a corrupt body, or one over max_body_bytes once decoded.
   std::optional<Response> DecodeContentEncoding(Request& req) const;
+  // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
   Response Error(const Status& status) const;
 

@@ -271,6 +271,11 @@ TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
   json j = Post("https://e.com/plain", page);
   EXPECT_EQ(j["verdict"], "duplicate") << j;
   EXPECT_EQ(j["doc"], first["doc"]) << j;
+  // A query's body too (decoded on the pool, then the query on the pool).
+  r = Call("POST", "/v1/similar?threshold=0.9", Gzip(page), "text/html",
+           "Content-Encoding: gzip\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["results"][0]["doc"], first["doc"]) << r.body;
   // A batch, zlib-wrapped deflate.
   const std::string line =
       "{\"url\": \"https://e.com/deflated\", \"content\": \"<p>one two three four five</p>\"}\n";
