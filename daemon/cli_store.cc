@@ -264,7 +264,15 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       }
       job.url = std::move(*url);
     } else {
-      job.url = "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
+      StatusOr<std::string> url = daemon::PageUrl(
+          "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string()),
+          kNoUrlLimit);
+      if (!url.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
+        continue;
+      }
+      job.url = std::move(*url);
     }
     job.sweep = sweep->id;
     job.date = date;

@@ -1,5 +1,6 @@
 #include "daemon/http_query.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "crawler/url.h"
@@ -104,7 +105,30 @@ StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes) {
   }
   std::string scheme(url.substr(0, colon));
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (scheme == "file") return std::string(url);
+  if (scheme == "file") {
+    // file://HOST/PATH (RFC 8089): as http(s), the scheme and host in lower case, the fragment
+    // dropped, percent-encoding normalized (what `shingled ingest` writes: raw bytes outside
+    // ASCII's URL characters encoded, escapes of unreserved ones decoded) and dot segments
+    // removed from the path. So "file:///tmp/caf\xc3\xa9.html" finds the file stored as
+    // "file:///tmp/caf%C3%A9.html".
+    std::string_view rest = url.substr(colon + 3);
+    rest = rest.substr(0, rest.find('#'));
+    const size_t path_at = std::min(rest.find_first_of("/?"), rest.size());
+    std::string out = "file://";
+    for (char c : rest.substr(0, path_at)) {
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    const std::string_view path_and_query = rest.substr(path_at);
+    const size_t query_at = path_and_query.find('?');
+    const std::string path = crawler::RemoveDotSegments(
+        crawler::NormalizePercentEncoding(path_and_query.substr(0, query_at)));
+    out += path.empty() ? "/" : path;
+    if (query_at != std::string_view::npos) {
+      out += "?" + crawler::NormalizePercentEncoding(path_and_query.substr(query_at + 1));
+    }
+    if (out.size() > max_bytes) return too_long(out.size());
+    return out;
+  }
   if (scheme != "http" && scheme != "https") {
     return InvalidArgumentError(quoted + " is not an http, https or file URL");
   }

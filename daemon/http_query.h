@@ -32,7 +32,8 @@ StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 // line of a batch, a WARC record, `shingled ingest`, a query): an http or https URL normalized as
 // the crawler normalizes the links it follows (crawler::NormalizeUrl: scheme and host in lower
 // case, the default port dropped, percent-encoding and dot segments normalized, the fragment
-// dropped), or a file: URL as given. InvalidArgument saying which rule failed: empty, over
+// dropped); a file: URL the same way, its host in lower case, its path's percent-encoding and dot
+// segments normalized, its fragment dropped. InvalidArgument saying which rule failed: empty, over
 // `max_bytes` (before or after normalizing), white space or a control character, no scheme,
 // another scheme, or an http(s) URL that does not parse (no host, a bad port, a bad IPv6 literal).
 StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes);

@@ -196,6 +196,14 @@ TEST(CliStoreTest, IngestFileUrlsAndErrors) {
   EXPECT_NE(out.find("\"errors\":1"), std::string::npos) << out;
   ASSERT_EQ(RunCli("history file://" + page + " --store " + store + " --json", &out), 0) << out;
   EXPECT_EQ(RunCli("ingest " + page + " --store " + store + " --sweep s --date nonsense", &out), 2);
+  // A name outside ASCII is stored percent-encoded, and found however the query spells it.
+  const std::string cafe = dir.Write("caf\xc3\xa9.html", ReadWholeFile(kSamples + "page-b.html"));
+  ASSERT_EQ(RunCli("ingest " + cafe + " --store " + store + " --sweep s --json", &out), 0) << out;
+  for (const std::string& url : {"file://" + cafe, "file://" + dir.path() + "/caf%c3%a9.html",
+                                 "file://" + dir.path() + "/./caf%C3%A9.html#top"}) {
+    ASSERT_EQ(RunCli("history '" + url + "' --store " + store + " --json", &out), 0) << url << out;
+    EXPECT_EQ(json::parse(out)["url"], "file://" + dir.path() + "/caf%C3%A9.html") << out;
+  }
 }
 
 // A page on which the two canonicalizers give different tokens

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <utility>
+
+#include "daemon/http_query.h"
 
 namespace shingled::daemon {
 namespace {
@@ -70,6 +73,29 @@ TEST(RequestParseTest, FormatIsoTimePrintsEveryInt64) {
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     ASSERT_EQ(FormatIsoTime(t), want) << t;
   }
+}
+
+// file: URLs were kept as given, so a query had to spell one as `shingled ingest` stored it
+// (percent-encoded, dot segments resolved); they are now normalized as http(s) URLs are.
+TEST(RequestParseTest, FileUrlsAreNormalized) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"file:///tmp/caf\xc3\xa9.html", "file:///tmp/caf%C3%A9.html"},
+      {"FILE:///tmp/caf%c3%a9.html", "file:///tmp/caf%C3%A9.html"},
+      {"file:///tmp/%7Euser/./a/../b%2Fc.html#part", "file:///tmp/~user/b%2Fc.html"},
+      {"file:///tmp/%2E%2E/x", "file:///x"},
+      {"file://HostName/share/x?A%7e", "file://hostname/share/x?A~"},
+      {"file://", "file:///"},
+      {"file:///tmp/100%", "file:///tmp/100%25"},
+  };
+  for (const auto& [given, want] : cases) {
+    StatusOr<std::string> url = PageUrl(given, 1000);
+    ASSERT_TRUE(url.ok()) << given << ": " << url.status().ToString();
+    EXPECT_EQ(*url, want) << given;
+    EXPECT_EQ(*PageUrl(*url, 1000), *url) << given;  // a fixed point
+  }
+  // The limit holds for the normalized form: 3 raw bytes become 9.
+  EXPECT_EQ(PageUrl("file:///\xc3\xa9\xc3", 16).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(PageUrl("file:///\xc3\xa9\xc3", 17).ok());
 }
 
 // A zone offset is at most 23:59 (ISO 8601); "+99:99" was taken as 100 hours 39 minutes.
