@@ -69,7 +69,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   StatusOr<daemon::PipelineOptions> pipeline_options = daemon::IngestPipelineOptions(config.ingest);
   if (!pipeline_options.ok()) return Fail("crawl", pipeline_options.status(), kExitUsage);
 
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/true);
   if (!opened.ok()) return Fail("crawl", opened.status());
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,

@@ -50,10 +50,12 @@ StatusOr<config::Config> LoadConfig(const StoreFlags& flags) {
   return config;
 }
 
-StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags) {
+// The store of a command that reads or checks it: one that is not there is an error, not a new
+// empty store ("consistent" for a mistyped --store).
+StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags, bool create = false) {
   StatusOr<config::Config> config = LoadConfig(flags);
   if (!config.ok()) return config.status();
-  return daemon::OpenStore(*config);
+  return daemon::OpenStore(*config, create);
 }
 
 int Fail(const char* command, const Status& status, int code = kExitFailure) {
@@ -196,7 +198,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   // [ingest]'s bounds and canonicalizer: files are stored as `serve` would store them.
   StatusOr<daemon::PipelineOptions> options = daemon::IngestPipelineOptions(config->ingest);
   if (!options.ok()) return Fail("ingest", options.status(), kExitUsage);
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/true);
   if (!opened.ok()) return Fail("ingest", opened.status());
   StatusOr<store::SweepInfo> sweep = opened->store->OpenSweep(in.sweep, date);
   if (!sweep.ok()) return Fail("ingest", sweep.status());
@@ -349,7 +351,7 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   // A --file is sketched with [ingest]'s canonicalizer, as the stored pages were.
   StatusOr<daemon::PipelineOptions> ingest = daemon::IngestPipelineOptions(config->ingest);
   if (!ingest.ok()) return Fail("similar", ingest.status(), kExitUsage);
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) return Fail("similar", opened.status());
   store::QueryOptions options{q.threshold, q.limit};
   StatusOr<std::vector<store::SimilarDoc>> result = NotFoundError("");
@@ -381,10 +383,10 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   return kExitOk;
 }
 
-// Runs a query that answers one JSON document.
+// Runs a query that answers one JSON document, on a store that must exist unless `create`.
 int RunJsonQuery(const char* command, const StoreFlags& flags,
-                 const std::function<StatusOr<Json>(store::Store&)>& query) {
-  StatusOr<daemon::OpenedStore> opened = Open(flags);
+                 const std::function<StatusOr<Json>(store::Store&)>& query, bool create = false) {
+  StatusOr<daemon::OpenedStore> opened = Open(flags, create);
   if (!opened.ok()) return Fail(command, opened.status());
   StatusOr<Json> j = query(*opened->store);
   if (!j.ok()) return Fail(command, j.status());
@@ -405,19 +407,22 @@ int RunSweep(const StoreFlags& flags, const std::string& action, const QueryFlag
     if (!parsed.ok()) return Fail("sweep", parsed.status(), kExitUsage);
     date = *parsed;
   }
-  return RunJsonQuery("sweep", flags, [&](store::Store& store) -> StatusOr<Json> {
-    if (action == "open") return ToJson(store.OpenSweep(q.name, date), daemon::SweepJson);
-    if (action == "close") {
-      StatusOr<store::SweepInfo> found = store.FindSweep(q.name);
-      if (!found.ok()) return found.status();
-      return ToJson(store.CloseSweep(found->id, date), daemon::SweepJson);
-    }
-    StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
-    if (!sweeps.ok()) return sweeps.status();
-    Json out = Json::array();
-    for (const store::SweepInfo& s : *sweeps) out.push_back(daemon::SweepJson(s));
-    return Json{{"sweeps", std::move(out)}};
-  });
+  return RunJsonQuery(
+      "sweep", flags,
+      [&](store::Store& store) -> StatusOr<Json> {
+        if (action == "open") return ToJson(store.OpenSweep(q.name, date), daemon::SweepJson);
+        if (action == "close") {
+          StatusOr<store::SweepInfo> found = store.FindSweep(q.name);
+          if (!found.ok()) return found.status();
+          return ToJson(store.CloseSweep(found->id, date), daemon::SweepJson);
+        }
+        StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+        if (!sweeps.ok()) return sweeps.status();
+        Json out = Json::array();
+        for (const store::SweepInfo& s : *sweeps) out.push_back(daemon::SweepJson(s));
+        return Json{{"sweeps", std::move(out)}};
+      },
+      /*create=*/action == "open");
 }
 
 void AddStoreFlags(CLI::App* cmd, StoreFlags* flags) {

@@ -82,7 +82,7 @@ int Serve(const ServeFlags& flags) {
     return kExitUsage;
   }
 
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/true);
   if (!opened.ok()) {
     spdlog::critical("cannot open the store {}: {}", config.store.path, opened.status().ToString());
     return kExitFailure;

@@ -8,7 +8,7 @@
 
 namespace shingled::daemon {
 
-StatusOr<OpenedStore> OpenStore(const config::Config& config) {
+StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   dedup::SketchParams params;
   const config::SketchOptions& s = config.sketch;
   auto set = [](const std::optional<int64_t>& value, int* field) {
@@ -42,10 +42,13 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config) {
   options.max_map_size = static_cast<uint64_t>(config.store.max_map_size);
   options.durable = config.store.durable;
   options.max_readers = static_cast<unsigned>(config.store.max_readers);
+  options.create = create;
 
   auto store = store::Store::Open(config.store.path, options, **context);
   if (!store.ok()) {
-    if (store.status().code() == StatusCode::kFailedPrecondition) {
+    // Only for other parameters: not for a directory that cannot be made, nor another format.
+    if (store.status().code() == StatusCode::kFailedPrecondition &&
+        store.status().message().find(" was made with ") != std::string::npos) {
       return FailedPreconditionError(
           store.status().message() +
           " (the sketch parameters are fixed when a store is created; the [sketch] section of "

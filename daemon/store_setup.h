@@ -20,10 +20,11 @@ struct OpenedStore {
   std::unique_ptr<store::Store> store;
 };
 
-// Opens (or creates) the store at config.store.path. When the store was made with other sketch
-// parameters, FailedPrecondition names the field and says that the [sketch] section may only
-// repeat the store's values. InvalidArgument for parameters that do not validate.
-StatusOr<OpenedStore> OpenStore(const config::Config& config);
+// Opens the store at config.store.path, or creates it if `create` (else NotFound when there is
+// none). When the store was made with other sketch parameters, FailedPrecondition names the
+// field and says that the [sketch] section may only repeat the store's values. InvalidArgument
+// for parameters that do not validate.
+StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create);
 
 // The ingest pipeline's options from [ingest]: its queue and commit bounds (queue_pages,
 // queue_bytes, batch_pages, min_batch_pages, measure_batch_size) and the canonicalizer, so that

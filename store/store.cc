@@ -312,6 +312,11 @@ std::string Le64(uint64_t v) {
 
 Status StoreImpl::Open() {
   std::error_code ec;
+  if (!options_.create &&
+      !std::filesystem::is_regular_file(std::filesystem::path(dir_) / "data.mdb", ec)) {
+    return NotFoundError("no store at " + dir_ +
+                         " (no data.mdb there; ingest, crawl and serve create one)");
+  }
   std::filesystem::create_directories(dir_, ec);
   if (ec) return FailedPreconditionError("cannot create store directory " + dir_ + ": " + ec.message());
   int rc = mdb_env_create(&env_);

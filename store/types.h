@@ -67,6 +67,9 @@ struct StoreOptions {
   bool durable = true;
   // LMDB reader slots: the most concurrent read transactions. Range 1..4096.
   unsigned max_readers = 126;
+  // false: a directory without a store (no data.mdb) is NotFound rather than a new empty store
+  // (the commands that only read or check a store).
+  bool create = true;
 };
 
 // Verdicts, with their persisted values (FORMAT.md, "Version record").

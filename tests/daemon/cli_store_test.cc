@@ -136,6 +136,32 @@ TEST(CliStoreTest, IngestQueryCheckBackup) {
   EXPECT_EQ(json::parse(out)["ok"], true);
 }
 
+// A command that reads or checks a store refuses a directory without one: `check --store` with a
+// mistyped path created an empty store there and called it consistent. `sweep open` (like
+// ingest) creates one.
+TEST(CliStoreTest, ReadingCommandsRefuseAMissingStore) {
+  TempDir dir;
+  const std::string missing = dir.path() + "/missing";
+  const std::string flags = " --store " + missing;
+  for (const std::string& command :
+       {"check" + flags, "backup" + flags + " " + dir.path() + "/copy",
+        "history http://a.test/" + flags, "lost http://a.test/" + flags, "cluster 1" + flags,
+        "similar --url http://a.test/" + flags, "sweep list" + flags, "sweep close s" + flags}) {
+    std::string out;
+    EXPECT_EQ(RunCli(command, &out), 1) << command << ": " << out;
+    EXPECT_NE(out.find("no store at " + missing), std::string::npos) << command << ": " << out;
+    EXPECT_FALSE(std::filesystem::exists(missing)) << command;
+  }
+  std::string out;
+  ASSERT_EQ(RunCli("sweep open s" + flags + " --json", &out), 0) << out;
+  EXPECT_EQ(RunCli("check" + flags, &out), 0) << out;
+  // A --store that is a file: the error says so, without the hint about [sketch] parameters.
+  const std::string file = dir.Write("plain", "x");
+  EXPECT_EQ(RunCli("ingest " + file + " --store " + file + " --sweep s", &out), 1) << out;
+  EXPECT_NE(out.find("cannot create store directory " + file), std::string::npos) << out;
+  EXPECT_EQ(out.find("[sketch]"), std::string::npos) << out;
+}
+
 // `check` on a store damaged behind its back (tests/store/check_test.cc covers each kind of
 // damage; this is the command's exit code and output).
 TEST(CliStoreTest, CheckNamesTheDamageAndExitsNonZero) {

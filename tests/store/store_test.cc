@@ -46,6 +46,23 @@ TEST_F(StoreTest, CreatesThenRefusesOtherParamsNamingTheField) {
   EXPECT_NE(OpenStore(), nullptr);
 }
 
+// StoreOptions::create = false (the commands that only read or check a store): a directory
+// without data.mdb, there or not, is NotFound and is left as it was; a store opens as usual.
+TEST_F(StoreTest, WithoutCreateADirectoryWithoutAStoreIsNotFound) {
+  StoreOptions o;
+  o.create = false;
+  for (const std::string& dir : {dir_.Sub("absent"), dir_.path()}) {
+    StatusOr<std::unique_ptr<Store>> s = Store::Open(dir, o, params_, kPolynomial);
+    ASSERT_EQ(s.status().code(), StatusCode::kNotFound) << dir;
+    EXPECT_NE(s.status().message().find("no store at " + dir), std::string::npos)
+        << s.status().message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("absent")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/data.mdb"));
+  { ASSERT_NE(OpenStore(), nullptr); }
+  EXPECT_TRUE(Store::Open(dir_.Sub("db"), o, params_, kPolynomial).ok());
+}
+
 TEST_F(StoreTest, RejectsBadOptions) {
   StoreOptions o;
   o.similar_threshold = 0;
