@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "crawler/warc.h"
+#include "daemon/request_parse.h"
 #include "dedup/charset.h"
 
 namespace shingled::daemon {
@@ -161,10 +162,25 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
   if (route == "pages") {
     if (dedup::ParseContentType(ToStd(req[http::field::content_type])).mime ==
         "application/x-ndjson") {
+      // The lines carry each page's url, date and status.
+      if (Status s = CheckParams(target, {"sweep"}); !s.ok()) return respond(Error(s));
       return PostPagesBatch(std::move(req), target, respond);
+    }
+    if (Status s = CheckParams(target, {"url", "fetched_at", "status", "sweep"}); !s.ok()) {
+      return respond(Error(s));
     }
     return PostPages(req, target, respond);
   }
+  Status params = OkStatus();
+  if (route == "similar") {
+    params = is_post ? CheckParams(target, {"threshold", "limit"})
+                     : CheckParams(target, {"url", "threshold", "limit"});
+  } else if (route == "urls" || route == "lost") {
+    params = CheckParams(target, {"url"});
+  } else {
+    params = CheckParams(target, {});
+  }
+  if (!params.ok()) return respond(Error(params));
   // The rest are store queries and sweep changes: off the I/O thread.
   auto shared_req = std::make_shared<Request>(std::move(req));
   OnPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {

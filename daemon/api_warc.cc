@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "daemon/api.h"
+#include "daemon/request_parse.h"
 #include "dedup/charset.h"
 
 namespace shingled::daemon {
@@ -43,6 +44,11 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
   }
   if (std::optional<Response> denied = CheckAuth(header, /*is_write=*/true)) {
     respond(*denied);
+    return nullptr;
+  }
+  // The records carry each page's URL, date and status.
+  if (Status s = CheckParams(*target, {"sweep"}); !s.ok()) {
+    respond(Error(s));
     return nullptr;
   }
   StatusOr<store::SweepId> sweep =

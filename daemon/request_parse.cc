@@ -1,5 +1,6 @@
 #include "daemon/request_parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -130,6 +131,18 @@ StatusOr<int> ParseHttpStatus(std::string_view text) {
                                 "\" is not an HTTP status 100..599");
   }
   return value;
+}
+
+Status CheckParams(const Target& target, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [name, value] : target.params) {
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    std::string takes;
+    for (std::string_view a : allowed) takes += (takes.empty() ? "" : ", ") + std::string(a);
+    return InvalidArgumentError("unknown parameter \"" + name.substr(0, 40) +
+                                "\": " + target.path.substr(0, 100) +
+                                (takes.empty() ? " takes none" : " takes " + takes));
+  }
+  return OkStatus();
 }
 
 StatusOr<uint64_t> ParseId(std::string_view text, const char* what) {

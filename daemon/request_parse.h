@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ inline constexpr size_t kMaxQueryLimit = 1000;
 
 // An HTTP status given by the client ("404"). InvalidArgument unless an integer 100..599.
 StatusOr<int> ParseHttpStatus(std::string_view text);
+// OK when every query parameter of `target` is one of `allowed`; else InvalidArgument naming the
+// first unknown one and what the resource takes, so that a misspelt parameter ("date" for
+// "fetched_at") is not silently ignored.
+Status CheckParams(const Target& target, std::initializer_list<std::string_view> allowed);
 // A positive decimal id, as in /v1/clusters/ID. InvalidArgument naming `what` otherwise.
 StatusOr<uint64_t> ParseId(std::string_view text, const char* what);
 // `threshold` (a number in 0..1) and `limit` (an integer in 1..kMaxQueryLimit) of /v1/similar;

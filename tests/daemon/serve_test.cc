@@ -302,6 +302,36 @@ TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/bomb")).status, 404);
 }
 
+// A parameter a resource does not take is refused, naming what it takes: a crawler that sent
+// `date` for `fetched_at` had its pages stored at the time of the post, silently.
+TEST_F(ServeTest, UnknownParametersAreRefused) {
+  const std::string page = SyntheticPage(12);
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/dated") + "&date=2024-01-01", page,
+                   "text/html"),
+              400, "invalid_argument",
+              "unknown parameter \"date\": /v1/pages takes url, fetched_at, status, sweep");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/dated")).status, 404);
+  ExpectError(
+      Call("POST", "/v1/pages?fetched_at=2024-01-01",
+           "{\"url\": \"https://e.com/l\", \"content\": \"one two\"}\n", "application/x-ndjson"),
+      400, "invalid_argument", "unknown parameter \"fetched_at\": /v1/pages takes sweep");
+  ExpectError(Call("GET", "/v1/similar?url=" + Q("https://e.com/x") + "&treshold=0.5"), 400,
+              "invalid_argument",
+              "unknown parameter \"treshold\": /v1/similar takes url, threshold, limit");
+  ExpectError(Call("POST", "/v1/similar?url=" + Q("https://e.com/x"), page, "text/html"), 400,
+              "invalid_argument", "/v1/similar takes threshold, limit");
+  ExpectError(Call("GET", "/v1/stats?verbose=1"), 400, "invalid_argument",
+              "unknown parameter \"verbose\": /v1/stats takes none");
+  ExpectError(Call("GET", "/v1/lost?url=" + Q("https://e.com/x") + "&limit=3"), 400,
+              "invalid_argument", "/v1/lost takes url");
+  // The parameters a resource takes still work.
+  EXPECT_EQ(Call("POST",
+                 "/v1/pages?url=" + Q("https://e.com/dated") + "&fetched_at=2024-01-01&status=200",
+                 page, "text/html")
+                .status,
+            200);
+}
+
 TEST_F(ServeTest, KeepAliveAndPipelining) {
   HttpClient client(daemon_->port());
   // Three requests in one write: answered in order on one connection.

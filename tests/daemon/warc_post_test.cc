@@ -199,6 +199,23 @@ TEST_F(WarcPostTest, TargetUrisAreStoredNormalized) {
   for (const json& v : history["versions"]) EXPECT_EQ(v["doc"], j["doc"]) << history;
 }
 
+// A WARC upload takes `sweep` alone (its records carry the URLs and dates): a parameter meant
+// for a single page is refused, before any record is read, not ignored.
+TEST_F(WarcPostTest, ParametersOtherThanSweepAreRefused) {
+  OpenSweep("w1");
+  WarcBuilder b(false);
+  b.Response("http://site.test/p", kDate, 200, SyntheticPage(2));
+  HttpClient client(daemon_->port());
+  HttpResponse r = client.Request("POST", "/v1/pages?sweep=w1&fetched_at=2024-01-01", b.Take(),
+                                  "application/warc");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["message"],
+            "unknown parameter \"fetched_at\": /v1/pages takes sweep")
+      << r.body;
+  HttpClient other(daemon_->port());
+  EXPECT_EQ(other.Request("GET", "/v1/urls?url=" + Q("http://site.test/p")).status, 404);
+}
+
 TEST_F(WarcPostTest, GzipWarcIsDetectedWhateverItsType) {
   OpenSweep("w1");
   const std::string warc = SiteWarc(true);
