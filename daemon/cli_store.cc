@@ -77,6 +77,17 @@ CLI::Validator UrlArgument() {
       "URL");
 }
 
+// A document or cluster id argument: 1..2^64-1 (CLI11 alone took 0, and made any larger number
+// 2^64-1).
+CLI::Validator IdArgument(const char* what) {
+  return CLI::Validator(
+      [what](const std::string& text) {
+        StatusOr<uint64_t> id = daemon::ParseId(text, what);
+        return id.ok() ? std::string() : std::string(id.status().message());
+      },
+      "ID");
+}
+
 void Print(const StoreFlags& flags, const Json& j) {
   std::cout << daemon::DumpJson(j, flags.json ? -1 : 2) << "\n";
 }
@@ -463,9 +474,11 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunBackup(*flags, *dest); });
 
   cmd = app->add_subcommand("similar", "Documents resembling a stored URL, a document or a file");
-  cmd->add_option("--url", query->url, "A stored URL")->transform(UrlArgument());
-  cmd->add_option("--doc", query->id, "A document id");
-  cmd->add_option("--file", query->file, "A page on disk");
+  CLI::Option* url = cmd->add_option("--url", query->url, "A stored URL")->transform(UrlArgument());
+  CLI::Option* doc =
+      cmd->add_option("--doc", query->id, "A document id")->check(IdArgument("document"));
+  cmd->add_option("--file", query->file, "A page on disk")->excludes(url)->excludes(doc);
+  url->excludes(doc);
   cmd->add_option("--threshold", query->threshold, "Least resemblance or containment")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--limit", query->limit, "Most results")->check(CLI::Range(1, 1000));
@@ -483,7 +496,9 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   });
 
   cmd = app->add_subcommand("cluster", "A cluster's members, by cluster or document id");
-  cmd->add_option("id", query->id, "Cluster or member document id")->required();
+  cmd->add_option("id", query->id, "Cluster or member document id")
+      ->required()
+      ->check(IdArgument("cluster or document"));
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     *exit_code = RunJsonQuery("cluster", *flags, [=](store::Store& s) {

@@ -150,7 +150,7 @@ StatusOr<uint64_t> ParseId(std::string_view text, const char* what) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id == 0) {
     return InvalidArgumentError(std::string(what) + " id \"" + std::string(text.substr(0, 40)) +
-                                "\" is not a positive integer");
+                                "\" is not an integer in 1..18446744073709551615");
   }
   return id;
 }

@@ -136,6 +136,30 @@ TEST(CliStoreTest, IngestQueryCheckBackup) {
   EXPECT_EQ(json::parse(out)["ok"], true);
 }
 
+// Ids are 1..2^64-1 (CLI11 took 0, and made 99999999999999999999 into 2^64-1: "document
+// 18446744073709551615 not found"), and `similar` takes one of --url, --doc and --file (--file
+// won silently).
+TEST(CliStoreTest, BadIdsAndTwoQueriesAtOnceAreUsageErrors) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string page = dir.Write("p.html", ReadWholeFile(kSamples + "page-a.html"));
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + page + " --store " + store + " --sweep s", &out), 0) << out;
+  for (const char* id : {"0", "abc", "99999999999999999999", "-1"}) {
+    EXPECT_EQ(RunCli(std::string("cluster ") + id + " --store " + store, &out), 2) << id << out;
+    EXPECT_NE(
+        out.find("cluster or document id \"" + std::string(id) + "\" is not an integer in 1.."),
+        std::string::npos)
+        << out;
+    EXPECT_EQ(RunCli(std::string("similar --doc=") + id + " --store " + store, &out), 2)
+        << id << out;
+  }
+  EXPECT_EQ(RunCli("similar --doc 1 --file " + page + " --store " + store, &out), 2) << out;
+  EXPECT_NE(out.find("excludes"), std::string::npos) << out;
+  EXPECT_EQ(RunCli("similar --doc 1 --url http://a.test/ --store " + store, &out), 2) << out;
+  EXPECT_EQ(RunCli("cluster 1 --store " + store + " --json", &out), 0) << out;
+}
+
 // A command that reads or checks a store refuses a directory without one: `check --store` with a
 // mistyped path created an empty store there and called it consistent. `sweep open` (like
 // ingest) creates one.
