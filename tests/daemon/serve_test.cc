@@ -183,7 +183,7 @@ TEST_F(ServeTest, BadRequestsOfEveryKind) {
   ExpectError(Call("GET", "/v1/pages?url=" + Q("https://e.com/")), 405, "method_not_allowed");
   EXPECT_EQ(Call("DELETE", "/v1/stats").headers["allow"], "GET");
   ExpectError(Call("GET", "/v1/nothing"), 404, "not_found");
-  ExpectError(Call("GET", "/v1/clusters/abc"), 400, "invalid_argument", "positive integer");
+  ExpectError(Call("GET", "/v1/clusters/abc"), 400, "invalid_argument", "is not an integer in 1..18446744073709551615");
   ExpectError(Call("GET", "/v1/documents/999"), 404, "not_found");
   ExpectError(Call("GET", "/v1/urls?url=" + Q("https://never.example/")), 404, "not_found");
   ExpectError(Call("GET", "/v1/similar?url=" + Q("https://e.com/") + "&limit=0"), 400,
