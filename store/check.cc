@@ -1,4 +1,5 @@
 // Store: Check (every invariant of FORMAT.md) and Backup.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -8,6 +9,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/write_buffer.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -33,6 +35,15 @@ class Checker {
   explicit Checker(TxnOps& ops) : ops_(ops), d_(ops.dbis()) {}
 
   Status Run() {
+    // Invariant 10: the B-trees hold a document's postings of a slice up to the slice's
+    // watermark, the write buffer (rebuilt from the documents) those above it.
+    if (Status s = internal::ReadWatermarks(ops_, &marks_); !s.ok()) {
+      if (s.code() != StatusCode::kDataLoss) return s;
+      Problem(std::string(s.message()) +
+              " (the rest is checked as if the B-trees held every posting)");
+      marks_.doc.fill(UINT64_MAX);
+      marks_ok_ = false;
+    }
     SHINGLED_RETURN_IF_ERROR(CheckDocuments());
     SHINGLED_RETURN_IF_ERROR(CheckPostings());
     SHINGLED_RETURN_IF_ERROR(CheckFingerprintEntries());
@@ -53,6 +64,10 @@ class Checker {
     }
   }
   static std::string Doc(DocId d) { return "document " + std::to_string(d); }
+  std::string Watermark(uint64_t value) const {
+    const int slice = internal::BufferSlice(value);
+    return "slice " + std::to_string(slice) + ", document " + std::to_string(marks_.doc[slice]);
+  }
 
   // The sizes FORMAT.md gives a database's keys and values; 0 for any size.
   struct Shape {
@@ -115,6 +130,7 @@ class Checker {
     SHINGLED_RETURN_IF_ERROR(
         ForEach(d_.documents, "documents", {8, 0}, [&](std::string_view k, std::string_view v) {
           DocId id = GetBE64(k.data());
+          last_doc_ = std::max(last_doc_, id);
           StatusOr<DocumentRecord> rec = internal::DecodeDocument(v);
           if (!rec.ok()) {
             Problem(Doc(id) + ": " + rec.status().message());
@@ -155,7 +171,13 @@ class Checker {
         for (uint64_t value : *values) {
           StatusOr<bool> has = HasPosting(dbi, value, id);
           if (!has.ok()) return has.status();
-          if (!*has) Problem(Doc(id) + ": missing from " + name + " under " + std::to_string(value));
+          const bool below = id <= marks_.doc[internal::BufferSlice(value)];
+          if (below && !*has)
+            Problem(Doc(id) + ": missing from " + name + " under " + std::to_string(value));
+          if (!below && *has) {
+            Problem(Doc(id) + ": in " + name + " under " + std::to_string(value) +
+                    ", above the watermark of its slice (" + Watermark(value) + ")");
+          }
         }
       }
     }
@@ -171,11 +193,14 @@ class Checker {
           // a structured binding (C++20, P1091).
           ForEach(dbi, name, posting, [&, name = name](std::string_view k, std::string_view v) {
             DocId d = internal::PostingDoc(v);
+            const uint64_t value = internal::PostingValue(k, v);
             auto it = rep_.find(d);
             if (it == rep_.end() || it->second != 0) {
-              Problem(std::string(name) + " posting under " +
-                      std::to_string(internal::PostingValue(k, v)) + " names " + Doc(d) +
-                      ", not a document with a sketch");
+              Problem(std::string(name) + " posting under " + std::to_string(value) + " names " +
+                      Doc(d) + ", not a document with a sketch");
+            } else if (d > marks_.doc[internal::BufferSlice(value)]) {
+              Problem(std::string(name) + " posting under " + std::to_string(value) + " names " +
+                      Doc(d) + ", above the watermark of its slice (" + Watermark(value) + ")");
             }
             return OkStatus();
           }));
@@ -199,6 +224,7 @@ class Checker {
   Status CheckCommonValues() {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
+    std::shared_ptr<const internal::WriteBuffer> buffer;
     return ForEach(
         d_.common_values, "common_values", {8, 8}, [&](std::string_view k, std::string_view v) {
           std::vector<DocId> docs;
@@ -208,6 +234,19 @@ class Checker {
                                                    &more);
               rc != 0) {
             return ops_.Fail(rc, "samples");
+          }
+          // The count takes the buffered postings too.
+          if (marks_ok_) {
+            if (buffer == nullptr) {
+              StatusOr<std::shared_ptr<const internal::WriteBuffer>> built =
+                  internal::BuildWriteBuffer(ops_);
+              if (!built.ok()) return built.status();
+              buffer = std::move(built).value();
+            }
+            size_t buffered = 0;
+            buffer->Read(internal::kBufferSamples, GetBE64(k.data()), SIZE_MAX, &docs, &buffered,
+                         &more);
+            n += buffered;
           }
           uint64_t stored = GetLE64(v.data());
           if (stored != n) {
@@ -420,6 +459,16 @@ class Checker {
     }
     StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);
     if (!largest.ok()) return largest.status();
+    if (marks_ok_) {
+      const DocId last = last_doc_;
+      for (int slice = 0; slice < internal::kBufferSlices; ++slice) {
+        if (marks_.doc[slice] > last) {
+          Problem("meta buffer.watermarks: slice " + std::to_string(slice) + " is at document " +
+                  std::to_string(marks_.doc[slice]) + ", past the last document, " +
+                  std::to_string(last));
+        }
+      }
+    }
     Status s = ops_.Get(d_.meta, internal::kLargestClusterKey, &v, internal::kLargestClusterKey);
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     if (!s.ok()) {
@@ -436,6 +485,9 @@ class Checker {
   const internal::Dbis& d_;
   std::vector<std::string> problems_;
   std::unordered_map<DocId, DocId> rep_;  // every document -> its rep (0: has a sketch)
+  DocId last_doc_ = 0;
+  internal::Watermarks marks_;
+  bool marks_ok_ = true;
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
 };
 

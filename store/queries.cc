@@ -164,9 +164,11 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
 // sample values were usable or they found more than max_candidates postings; never the super
 // shingles (the writer's "similar" relation: ~22 descents, and a page they would find shares
 // sample values too). The documents found, in id order; when they are more than max_candidates,
-// the max_candidates that internal::RankCandidates ranks first.
+// the max_candidates that internal::RankCandidates ranks first. Each value's postings are the
+// B-tree's, then the write buffer's (the transaction's `buffer`).
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::MapBase* map,
-                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated) {
+                           const internal::WriteBuffer& buffer, const dedup::Sketch& sketch,
+                           std::vector<DocId>* out, bool* truncated) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
   hits.reserve(128);
@@ -181,6 +183,11 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
     postings.clear();
     if (int rc = internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
       return ops.Fail(rc, "samples");
+    }
+    if (!more) {
+      size_t buffered = 0;
+      buffer.Read(internal::kBufferSamples, value, max - count, &postings, &buffered, &more);
+      count += buffered;
     }
     return OkStatus();
   };
@@ -240,6 +247,9 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
       if (int rc = internal::ReadValuePostings(fc.get(), value, cap, &postings, &count, &more); rc != 0) {
         return ops.Fail(rc, "features");
       }
+      size_t buffered = 0;
+      if (!more)
+        buffer.Read(internal::kBufferFeatures, value, cap - count, &postings, &buffered, &more);
       for (DocId doc : postings) hits.emplace_back(doc, 4);
     }
   }
@@ -266,8 +276,10 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   if (sketch.empty()) return out;
   std::vector<DocId> candidates;
   bool truncated = false;
-  SHINGLED_RETURN_IF_ERROR(
-      FindQueryCandidates(ops, impl.options_, &impl.map_base_, sketch, &candidates, &truncated));
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  SHINGLED_RETURN_IF_ERROR(FindQueryCandidates(ops, impl.options_, &impl.map_base_, **buffer,
+                                               sketch, &candidates, &truncated));
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.

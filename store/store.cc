@@ -245,6 +245,60 @@ Status StoreImpl::CommitFailure(int rc) const {
   return lmdb;
 }
 
+void StoreImpl::KeepBuffer(uint64_t txn_id, std::shared_ptr<const WriteBuffer> buffer) const {
+  buffers_[txn_id] = std::move(buffer);
+  while (buffers_.size() > kBuffersKept) buffers_.erase(buffers_.begin());
+}
+
+void StoreImpl::BeginCommit(uint64_t txn_id, std::shared_ptr<const WriteBuffer> buffer) {
+  std::lock_guard<std::mutex> lock(buffer_mu_);
+  if (buffer != nullptr) KeepBuffer(txn_id, std::move(buffer));
+  committing_ = txn_id;
+}
+
+void StoreImpl::EndCommit(uint64_t txn_id, bool committed) {
+  {
+    std::lock_guard<std::mutex> lock(buffer_mu_);
+    committing_ = 0;
+    // Another process may commit this id after a failure here: its buffer is another.
+    if (!committed) buffers_.erase(txn_id);
+  }
+  buffer_cv_.notify_all();
+}
+
+StatusOr<std::shared_ptr<const WriteBuffer>> StoreImpl::BufferFor(TxnOps& ops) const {
+  const uint64_t txn_id = mdb_txn_id(ops.txn());
+  {
+    std::unique_lock<std::mutex> lock(buffer_mu_);
+    buffer_cv_.wait(lock, [&] { return committing_ != txn_id; });
+    if (auto it = buffers_.find(txn_id); it != buffers_.end()) return it->second;
+  }
+  // One rebuild at a time: the queries that arrive together after a start all want the same.
+  std::lock_guard<std::mutex> building(build_mu_);
+  {
+    std::lock_guard<std::mutex> lock(buffer_mu_);
+    if (auto it = buffers_.find(txn_id); it != buffers_.end()) return it->second;
+  }
+  StatusOr<std::shared_ptr<const WriteBuffer>> built = BuildWriteBuffer(ops);
+  if (!built.ok()) return built.status();
+  std::lock_guard<std::mutex> lock(buffer_mu_);
+  KeepBuffer(txn_id, *built);  // unless the last few commits are all newer
+  return built;
+}
+
+StatusOr<std::shared_ptr<const WriteBuffer>> StoreImpl::WriterBuffer(TxnOps& ops) {
+  const uint64_t base = mdb_txn_id(ops.txn()) - 1;
+  {
+    std::lock_guard<std::mutex> lock(buffer_mu_);
+    if (auto it = buffers_.find(base); it != buffers_.end()) return it->second;
+  }
+  StatusOr<std::shared_ptr<const WriteBuffer>> built = BuildWriteBuffer(ops);
+  if (!built.ok()) return built.status();
+  std::lock_guard<std::mutex> lock(buffer_mu_);
+  KeepBuffer(base, *built);
+  return built;
+}
+
 Status StoreImpl::LoadStopList(TxnOps& ops) {
   const uint64_t txn_id = mdb_txn_id(ops.txn());
   if (StopListCurrentFor(txn_id)) return OkStatus();
@@ -370,11 +424,30 @@ Status StoreImpl::Open() {
                             kLargestClusterKey}) {
       SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, key, Le64(0), 0, "meta"));
     }
+    SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, Watermarks{}));
   } else if (!s.ok()) {
     return s;
   } else {
     if (v.size() != 8) return DataLossError("meta format_version is not 8 bytes");
     uint64_t version = GetLE64(v.data());
+    if (version == 3) {
+      // Format 3 had no write buffer: its B-trees hold every posting, so every slice's
+      // watermark is its last document (FORMAT.md, "The write buffer").
+      Cursor docs;
+      if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
+        return LmdbStatus(rc, "documents cursor");
+      MDB_val k, dv;
+      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
+      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
+      if (rc == 0 && k.mv_size != 8)
+        return DataLossError("the last key of documents is not 8 bytes; run shingled check");
+      Watermarks marks;
+      marks.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
+      SHINGLED_RETURN_IF_ERROR(
+          ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
+      version = kFormatVersion;
+    }
     if (version != kFormatVersion) {
       return FailedPreconditionError("store " + dir_ + " has format version " + std::to_string(version) +
                                      ", this build reads version " + std::to_string(kFormatVersion));
@@ -441,7 +514,12 @@ class BatchWriter {
                                std::pair{&lexical_cursor_, d_.fp_lexical}, std::pair{&shingle_cursor_, d_.fp_shingle}}) {
       if (int rc = cursor->Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
     }
-    return store_.LoadStopList(ops_);
+    SHINGLED_RETURN_IF_ERROR(store_.LoadStopList(ops_));
+    StatusOr<std::shared_ptr<const WriteBuffer>> buffer = store_.WriterBuffer(ops_);
+    if (!buffer.ok()) return buffer.status();
+    buffer_ = std::move(buffer).value();
+    postings_.set_buffer(buffer_.get());
+    return OkStatus();
   }
 
   // Reads, in key order, the stored postings that candidate search will read for the pages
@@ -484,7 +562,11 @@ class BatchWriter {
   }
 
   Status Finish() {
-    SHINGLED_RETURN_IF_ERROR(postings_.Flush());
+    StatusOr<std::shared_ptr<const WriteBuffer>> next =
+        postings_.FlushToBuffer(next_doc_ - 1, !store_.options_.write_buffer);
+    if (!next.ok()) return next.status();
+    SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
+    store_.made_buffer_ = std::move(next).value();
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
     }
@@ -775,6 +857,7 @@ class BatchWriter {
   TxnOps& ops_;
   StoreImpl& store_;
   const internal::Dbis& d_;
+  std::shared_ptr<const WriteBuffer> buffer_;  // the buffer this batch began with
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
   uint64_t largest_cluster_ = 0;  // documents in the largest cluster
   DocId next_doc_ = 1;

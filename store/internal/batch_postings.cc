@@ -11,6 +11,11 @@
 
 namespace shingled::store::internal {
 
+static_assert(BatchPostings::kIndexes == kBufferIndexes &&
+              BatchPostings::kFeatures == kBufferFeatures &&
+              BatchPostings::kSupershingles == kBufferSupershingles &&
+              BatchPostings::kSamples == kBufferSamples);
+
 // Buckets by Fmix64 of the value: the values are hashes already, but a sample value's low bits
 // are zeros by construction (it is 0 mod 2^i).
 BatchPostings::Slot* BatchPostings::SlotMap::Find(uint64_t value) {
@@ -64,6 +69,19 @@ Status BatchPostings::OpenCursor(Index index) {
   return OkStatus();
 }
 
+Status BatchPostings::ReadStored(Index index, uint64_t value, size_t max, std::vector<DocId>* out,
+                                 size_t* count, bool* more) {
+  SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+  if (int rc = ReadValuePostings(cursors_[index].get(), value, max, out, count, more); rc != 0) {
+    return ops_.Fail(rc, "postings");
+  }
+  if (buffer_ == nullptr || *more) return OkStatus();
+  size_t buffered = 0;
+  buffer_->Read(index, value, max - *count, out, &buffered, more);
+  *count += buffered;
+  return OkStatus();
+}
+
 Status BatchPostings::Prefetch(Index index, std::vector<uint64_t> values, size_t max) {
   SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
   Table& t = tables_[index];
@@ -75,9 +93,7 @@ Status BatchPostings::Prefetch(Index index, std::vector<uint64_t> values, size_t
     const auto first = static_cast<uint32_t>(t.docs.size());
     size_t count = 0;
     bool more = false;
-    if (int rc = ReadValuePostings(cursors_[index].get(), value, max, &t.docs, &count, &more); rc != 0) {
-      return ops_.Fail(rc, "postings");
-    }
+    SHINGLED_RETURN_IF_ERROR(ReadStored(index, value, max, &t.docs, &count, &more));
     Slot& slot = t.slots.FindOrAdd(value);
     slot.prefetched = true;
     slot.stored_first = first;
@@ -103,12 +119,8 @@ Status BatchPostings::Read(Index index, uint64_t value, size_t max, std::vector<
     stored_count = std::min<size_t>(slot->stored_count, max);
     stored_more = !slot->complete || slot->stored_count > max;
   } else {
-    SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
     scratch_.clear();
-    if (int rc = ReadValuePostings(cursors_[index].get(), value, max, &scratch_, &stored_count, &stored_more);
-        rc != 0) {
-      return ops_.Fail(rc, "postings");
-    }
+    SHINGLED_RETURN_IF_ERROR(ReadStored(index, value, max, &scratch_, &stored_count, &stored_more));
     stored = scratch_.data();
   }
   out->insert(out->end(), stored, stored + stored_count);
@@ -149,13 +161,25 @@ size_t BatchPostings::filed() const {
   return n;
 }
 
+Status BatchPostings::Put(Index index, const std::vector<std::pair<uint64_t, DocId>>& sorted) {
+  if (sorted.empty()) return OkStatus();
+  SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+  MDB_cursor* c = cursors_[index].get();
+  for (const auto& [value, doc] : sorted) {
+    PostingKey key(value);
+    Posting posting(value, doc);
+    MDB_val k = Val(key.view()), v = Val(posting.view());
+    int rc = mdb_cursor_put(c, &k, &v, MDB_NODUPDATA);
+    if (rc != 0 && rc != MDB_KEYEXIST) return ops_.Fail(rc, "postings");
+  }
+  return OkStatus();
+}
+
 Status BatchPostings::Flush() {
   std::vector<std::pair<uint64_t, DocId>> sorted;
   for (int i = 0; i < kIndexes; ++i) {
     const auto index = static_cast<Index>(i);
     const Table& t = tables_[index];
-    if (t.entries.empty()) continue;
-    SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
     sorted.clear();
     sorted.reserve(t.entries.size());
     for (const Entry& e : t.entries) sorted.emplace_back(e.value, e.doc);
@@ -165,16 +189,23 @@ Status BatchPostings::Flush() {
         [](const std::pair<uint64_t, DocId>& a, const std::pair<uint64_t, DocId>& b) {
           return a < b;
         });
-    MDB_cursor* c = cursors_[index].get();
-    for (const auto& [value, doc] : sorted) {
-      PostingKey key(value);
-      Posting posting(value, doc);
-      MDB_val k = Val(key.view()), v = Val(posting.view());
-      int rc = mdb_cursor_put(c, &k, &v, MDB_NODUPDATA);
-      if (rc != 0 && rc != MDB_KEYEXIST) return ops_.Fail(rc, "postings");
-    }
+    SHINGLED_RETURN_IF_ERROR(Put(index, sorted));
   }
   return OkStatus();
+}
+
+StatusOr<std::shared_ptr<const WriteBuffer>> BatchPostings::FlushToBuffer(DocId last_doc,
+                                                                          bool all_slices) {
+  BatchEntries batch, put;
+  for (int i = 0; i < kIndexes; ++i) {
+    const Table& t = tables_[i];
+    batch[i].reserve(t.entries.size());
+    for (const Entry& e : t.entries) batch[i].emplace_back(e.value, e.doc);
+  }
+  std::shared_ptr<const WriteBuffer> next =
+      AdvanceWriteBuffer(*buffer_, std::move(batch), last_doc, all_slices, &put);
+  for (int i = 0; i < kIndexes; ++i) SHINGLED_RETURN_IF_ERROR(Put(static_cast<Index>(i), put[i]));
+  return next;
 }
 
 }  // namespace shingled::store::internal

@@ -11,10 +11,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/status.h"
 #include "store/internal/schema.h"
+#include "store/internal/write_buffer.h"
 #include "store/types.h"
 
 namespace shingled::store::internal {
@@ -25,6 +27,12 @@ class BatchPostings {
   static constexpr int kIndexes = 3;
 
   explicit BatchPostings(TxnOps& ops) : ops_(ops) {}
+
+  // The write buffer the batch's transaction began with: its postings are stored postings too,
+  // read after the B-tree's (their documents are above the watermark, so above the B-tree's of
+  // the same slice). Without one, the B-trees hold every stored posting. REQUIRES: before the
+  // first Prefetch or Read.
+  void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
 
   // Reads the stored postings of `values` (any order, repeats allowed) in `index`, at most
   // `max` per value, in key order, for Read to answer from memory. Optional: Read reads from
@@ -42,8 +50,14 @@ class BatchPostings {
   void File(Index index, uint64_t value, DocId doc);
 
   // Writes the batch's postings to the B-trees, sorted by key, through one cursor per index.
-  // REQUIRES: the last call (a Read after it would count the batch's postings twice).
+  // REQUIRES: the last call (a Read after it would count the batch's postings twice), and no
+  // buffer.
   Status Flush();
+  // With a buffer: puts into the B-trees the buffered postings of the slice due and the batch's
+  // of that slice (of every slice when `all_slices`), and returns the buffer after the commit
+  // (AdvanceWriteBuffer), whose watermarks the caller writes to meta. The batch's documents are
+  // at most `last_doc`. REQUIRES: the last call, with a buffer.
+  StatusOr<std::shared_ptr<const WriteBuffer>> FlushToBuffer(DocId last_doc, bool all_slices);
 
   // Postings filed so far in this batch.
   size_t filed() const;
@@ -88,8 +102,14 @@ class BatchPostings {
 
   MDB_dbi Dbi(Index index) const;
   Status OpenCursor(Index index);
+  // The stored postings of `value`: the B-tree's, then the buffer's; as Read's arguments.
+  Status ReadStored(Index index, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
+                    bool* more);
+  // Puts `sorted` (by value, then document) into `index`'s B-tree through its cursor.
+  Status Put(Index index, const std::vector<std::pair<uint64_t, DocId>>& sorted);
 
   TxnOps& ops_;
+  const WriteBuffer* buffer_ = nullptr;
   std::array<Table, kIndexes> tables_;
   std::array<Cursor, kIndexes> cursors_;
   std::array<bool, kIndexes> cursor_open_{};

@@ -6,6 +6,9 @@
 #include <lmdb.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -18,6 +21,7 @@
 #include "store/internal/leaf_prefetch.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
+#include "store/internal/write_buffer.h"
 #include "store/types.h"
 
 namespace shingled::store::internal {
@@ -133,6 +137,19 @@ class StoreImpl {
   // stop_list_txn_ is the transaction's id - 1). REQUIRES: write_mu_ held, in RunWrite's body.
   Status LoadStopList(TxnOps& ops);
 
+  // --- the write buffer (write_buffer.h; FORMAT.md, "The write buffer") ---
+  // The buffer of the read transaction `ops`, that is of the commit whose id it has: the one
+  // the writer published for that commit (waiting while the commit is in flight), else one
+  // built from the transaction's documents and kept for the next reader of that commit.
+  StatusOr<std::shared_ptr<const WriteBuffer>> BufferFor(TxnOps& ops) const;
+  // The buffer the write transaction `ops` (id T) begins with: that of commit T - 1.
+  // REQUIRES: write_mu_ held, in RunWrite's body.
+  StatusOr<std::shared_ptr<const WriteBuffer>> WriterBuffer(TxnOps& ops);
+  // Set by a write body to the buffer its commit makes; RunWrite publishes it under the
+  // transaction's id before committing (and the buffer of id - 1 when the body set none: the
+  // commit left the postings alone). Guarded by write_mu_.
+  std::shared_ptr<const WriteBuffer> made_buffer_;
+
  private:
   Status GrowMap();
   // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
@@ -142,6 +159,19 @@ class StoreImpl {
 
   mutable std::mutex health_mu_;
   Status health_;  // GUARDED_BY(health_mu_): the failed commit that stopped writes
+
+  // The buffers of the last few commits, by commit id, and the commit in flight (0: none),
+  // whose buffer is already there: a reader of that commit can only begin once it succeeded,
+  // and waits for the writer to say so. Guarded by buffer_mu_.
+  static constexpr size_t kBuffersKept = 3;
+  void KeepBuffer(uint64_t txn_id, std::shared_ptr<const WriteBuffer> buffer) const;
+  void BeginCommit(uint64_t txn_id, std::shared_ptr<const WriteBuffer> buffer);
+  void EndCommit(uint64_t txn_id, bool committed);
+  mutable std::mutex build_mu_;  // held by a reader rebuilding a buffer
+  mutable std::mutex buffer_mu_;
+  mutable std::condition_variable buffer_cv_;
+  mutable std::map<uint64_t, std::shared_ptr<const WriteBuffer>> buffers_;
+  uint64_t committing_ = 0;
 };
 
 template <typename Body>
@@ -165,6 +195,7 @@ Status StoreImpl::RunWrite(Body&& body) {
       Txn txn(raw);
       const uint64_t txn_id = mdb_txn_id(raw);
       TxnOps ops(txn.get(), dbis_);
+      made_buffer_.reset();
       Status s = body(ops);
       // The copy was current for this transaction's snapshot (from the last commit, or loaded
       // by the body) and the body kept it equal. Unless the commit below succeeds, the body's
@@ -175,6 +206,12 @@ Status StoreImpl::RunWrite(Body&& body) {
         if (ops.last_error() != MDB_MAP_FULL) return s;
         map_full = 1;
       } else {
+        std::shared_ptr<const WriteBuffer> buffer = std::move(made_buffer_);
+        if (buffer == nullptr) {
+          std::lock_guard<std::mutex> bl(buffer_mu_);
+          if (auto it = buffers_.find(txn_id - 1); it != buffers_.end()) buffer = it->second;
+        }
+        BeginCommit(txn_id, std::move(buffer));
         int injected = fail_next_commit_.exchange(0);
         if (injected != 0) {
           txn.Abort();
@@ -182,6 +219,7 @@ Status StoreImpl::RunWrite(Body&& body) {
         } else {
           rc = txn.Commit();
         }
+        EndCommit(txn_id, rc == 0);
         if (rc == MDB_MAP_FULL) {
           map_full = 1;
         } else if (rc != 0) {

@@ -18,7 +18,9 @@
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
 //                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
 //                       default): pages/s, CPU us per page, the share of pages at each size (and
-//                       the CPU us per page at each), the heap at the end;
+//                       the CPU us per page at each), the heap at the end, and
+//                       first_query_elsewhere_s: the first query of another Store opened on
+//                       the result, which rebuilds the write buffer from the documents;
 //   BM_IngestSizedLong/N/MIN/MAX/PAGES  the same over PAGES (800,000) pages: the sizer's first
 //                       whole round against a fixed 16,000 (SHINGLED_BENCH_TRACE=1 prints each
 //                       commit's size, CPU us per page and dirty pages on stderr);
@@ -248,6 +250,17 @@ class StoreCopy {
 
   std::string data() const { return dir_ + "/data.mdb"; }
 
+  // The wall seconds of a query asked of another Store opened on the copy (as `shingled similar`
+  // or another process would): its first query rebuilds the write buffer from the documents
+  // above the lowest watermark (FORMAT.md, "The write buffer").
+  double FirstQueryElsewhere() const {
+    auto other = std::move(Store::Open(dir_, StoreOptions{}, Params(), kPolynomial)).value();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = other->SimilarToSketch(MakePage(0, 0).sketch, QueryOptions{});
+    if (!r.ok()) std::abort();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   // One durable commit of `pages` new pages; returns its wall time and adds to `t` (may be null).
   double Commit(uint64_t pages, IngestTotals* t, benchmark::State& state) {
     std::vector<PageInput> batch = MakeBatch(next_, next_ + pages, sweep_);
@@ -362,6 +375,7 @@ void IngestSized(benchmark::State& state, uint64_t total_pages) {
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
   state.counters["anon_MiB"] = AnonMiB();
+  state.counters["first_query_elsewhere_s"] = copy.FirstQueryElsewhere();
 }
 
 void BM_IngestSized(benchmark::State& state) { IngestSized(state, kSizedPages); }

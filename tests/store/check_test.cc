@@ -15,6 +15,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/schema.h"
+#include "store/internal/write_buffer.h"
 #include "store/store.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
@@ -110,7 +111,10 @@ class RawStore {
 class CheckTest : public testing::StoreFixture {
  protected:
   void SetUp() override {
-    auto store = OpenStore();
+    // Every posting in the B-trees (the tests damage them there); reopened with the buffer.
+    StoreOptions o;
+    o.write_buffer = false;
+    auto store = OpenStore(o);
     ASSERT_NE(store, nullptr);
     SweepId s1 = store->OpenSweep("s1", 10)->id;
     std::vector<PageInput> first = {
@@ -216,6 +220,70 @@ TEST_F(CheckTest, MissingFormatVersionRefusedAtOpen) {
   EXPECT_NE(s.status().message().find("lacks format_version"), std::string::npos)
       << s.status().message();
   Damage([](RawStore& raw) { EXPECT_EQ(raw.Meta("count.documents"), 6u); });
+}
+
+// --- 10. the write buffer's watermarks ---
+
+std::string Watermarks(uint64_t each) {
+  std::string v;
+  for (int i = 0; i < internal::kBufferSlices; ++i) internal::AppendLE64(&v, each);
+  return v;
+}
+
+// The fixture wrote every posting to the B-trees (watermarks at document 6). Watermarks lowered
+// to 2 leave the postings of documents 3-6 in the B-trees, where the store would not look for them
+// (its buffer, rebuilt from the documents, holds them too): both directions are named.
+TEST_F(CheckTest, PostingsAboveTheirWatermark) {
+  Damage([](RawStore& raw) {
+    EXPECT_EQ(raw.Get("meta", internal::kBufferWatermarksKey), Watermarks(6));
+    raw.Put("meta", internal::kBufferWatermarksKey, Watermarks(2));
+  });
+  ExpectProblem("document 4: in features under ");
+  ExpectProblem(", above the watermark of its slice (slice ");
+  ExpectProblem("features posting under ");
+}
+
+TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
+  Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, Watermarks(9)); });
+  ExpectProblem("meta buffer.watermarks: slice 0 is at document 9, past the last document, 6");
+  Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, "\x01"); });
+  ExpectProblem("meta buffer.watermarks is 1 bytes, not 64");
+  // The store refuses to write over it, and its queries say why.
+  auto store = OpenStore();
+  std::vector<PageInput> page = {Page("http://f/", 2, 30, Range(1u << 23, 300))};
+  EXPECT_EQ(store->Apply(page).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->SimilarToDocument(1, {}).status().code(), StatusCode::kDataLoss);
+}
+
+// A store of format 3 (no write buffer: every posting in the B-trees) opens as format 4 with
+// every watermark at its last document, and takes new pages.
+TEST_F(CheckTest, Format3IsUpgraded) {
+  Damage([](RawStore& raw) {
+    raw.Put("meta", "format_version", Le64(3));
+    raw.Del("meta", internal::kBufferWatermarksKey);
+    raw.Del("meta", internal::kBufferNextSliceKey);
+  });
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    testing::StoreFixture::ExpectConsistent(*store);
+    std::vector<PageInput> page = {Page("http://f/", 2, 30, Range(1u << 23, 300))};
+    ASSERT_TRUE(store->Apply(page).ok());
+    testing::StoreFixture::ExpectConsistent(*store);
+  }
+  Damage([](RawStore& raw) {
+    EXPECT_EQ(raw.Meta("format_version"), internal::kFormatVersion);
+    std::string marks = raw.Get("meta", internal::kBufferWatermarksKey);
+    ASSERT_EQ(marks.size(), 64u);
+    // One slice put by the commit above, at document 7; the others at 6, as upgraded.
+    size_t at7 = 0;
+    for (int i = 0; i < internal::kBufferSlices; ++i) {
+      const uint64_t w = internal::GetLE64(marks.data() + 8 * i);
+      EXPECT_TRUE(w == 6 || w == 7) << w;
+      at7 += w == 7;
+    }
+    EXPECT_EQ(at7, 1u);
+  });
 }
 
 // --- 2. documents ---

@@ -322,6 +322,7 @@ TEST(LeafPrefetcherTest, WalksTheStoresSamplesAndDocuments) {
   {
     StoreOptions options;
     options.durable = false;
+    options.write_buffer = false;  // every posting in the B-tree, where the walk looks
     auto store = std::move(Store::Open(dir.path(), options, params, 0x42)).value();
     const SweepId sweep = store->OpenSweep("s", 1).value().id;
     for (uint64_t batch = 0; batch < 20; ++batch) {

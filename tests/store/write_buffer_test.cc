@@ -1,0 +1,272 @@
+// The write buffer (store/internal/write_buffer.h; FORMAT.md, "The write buffer"): its parts
+// against a sorted list, a commit's step against its definition, and a store with it against one
+// without (every posting put at every commit): the same answers, in the writer, in queries of
+// the same process, of another Store on the same files and after reopening.
+#include "store/internal/write_buffer.h"
+
+#include <gtest/gtest.h>
+#include <lmdb.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/internal/codec.h"
+#include "store/store.h"
+#include "tests/store/store_fixture.h"
+#include "tests/store/synthetic.h"
+
+namespace shingled::store {
+namespace {
+
+using internal::BufferEntry;
+using internal::BufferPart;
+using internal::kBufferSlices;
+using testing::Range;
+using testing::Variant;
+
+// Values in slice `slice` with few distinct ones, so that values have several documents.
+std::vector<BufferEntry> RandomEntries(size_t n, int slice, std::mt19937_64& rng) {
+  std::vector<BufferEntry> out;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t value =
+        (uint64_t{static_cast<uint64_t>(slice)} << 61) | ((rng() % (n / 3 + 1)) << 20) | 0xabc;
+    out.emplace_back(value, rng() % 1000 + 1);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+TEST(BufferPartTest, ReadsAsTheSortedListDoes) {
+  std::mt19937_64 rng(7);
+  for (size_t n :
+       {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{100}, size_t{5000}, size_t{100000}}) {
+    const int slice = static_cast<int>(n % kBufferSlices);
+    const std::vector<BufferEntry> entries = RandomEntries(n, slice, rng);
+    const BufferPart part(entries);
+    std::vector<uint64_t> probes;
+    for (size_t i = 0; i < std::min<size_t>(entries.size(), 300); ++i)
+      probes.push_back(entries[rng() % entries.size()].first);
+    for (int i = 0; i < 100; ++i)
+      probes.push_back((uint64_t{static_cast<uint64_t>(slice)} << 61) | (rng() >> 3));
+    for (uint64_t value : probes) {
+      std::vector<DocId> want;
+      for (const BufferEntry& e : entries) {
+        if (e.first == value) want.push_back(e.second);
+      }
+      for (size_t max : {size_t{0}, size_t{1}, size_t{2}, SIZE_MAX}) {
+        std::vector<DocId> got = {42};  // Read appends
+        size_t count = 99;
+        bool more = false;
+        part.Read(value, max, &got, &count, &more);
+        const size_t taken = std::min(max, want.size());
+        ASSERT_EQ(count, taken) << n << " " << value << " " << max;
+        ASSERT_EQ(more, want.size() > max);
+        ASSERT_EQ(got.size(), taken + 1);
+        EXPECT_TRUE(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(taken),
+                               got.begin() + 1));
+      }
+    }
+  }
+}
+
+TEST(WriteBufferTest, ACommitPutsTheSliceDueAndKeepsTheRest) {
+  std::mt19937_64 rng(11);
+  internal::WriteBuffer base;
+  base.marks.next_slice = 5;
+  for (int s = 0; s < kBufferSlices; ++s) base.marks.doc[s] = 100 + s;
+  for (int i = 0; i < internal::kBufferIndexes; ++i) {
+    for (int s = 0; s < kBufferSlices; ++s) {
+      std::vector<BufferEntry> e = RandomEntries(50 + 10 * s, s, rng);
+      for (auto& [value, doc] : e) doc += 200;  // above every watermark
+      base.parts[i][s] = std::make_shared<BufferPart>(std::move(e));
+    }
+  }
+  internal::BatchEntries batch;
+  for (int i = 0; i < internal::kBufferIndexes; ++i) {
+    for (int s = 0; s < kBufferSlices; s += 2) {  // the batch files in the even slices
+      for (int j = 0; j < 20; ++j)
+        batch[i].emplace_back((uint64_t{static_cast<uint64_t>(s)} << 61) | (rng() >> 3), 2000 + j);
+    }
+    std::shuffle(batch[i].begin(), batch[i].end(), rng);
+  }
+  for (bool all : {false, true}) {
+    SCOPED_TRACE(all ? "all slices" : "one slice");
+    internal::BatchEntries put;
+    std::shared_ptr<const internal::WriteBuffer> next =
+        internal::AdvanceWriteBuffer(base, batch, 3000, all, &put);
+    EXPECT_EQ(next->marks.next_slice, 6u);
+    for (int i = 0; i < internal::kBufferIndexes; ++i) {
+      std::vector<BufferEntry> want_put;
+      for (int s = 0; s < kBufferSlices; ++s) {
+        const bool due = all || s == 5;
+        std::vector<BufferEntry> want(base.parts[i][s]->entries());
+        for (const BufferEntry& e : batch[i]) {
+          if (internal::BufferSlice(e.first) == s) want.push_back(e);
+        }
+        std::sort(want.begin(), want.end());
+        EXPECT_EQ(next->marks.doc[s], due ? 3000u : 100u + s) << s;
+        if (due) {
+          EXPECT_TRUE(next->parts[i][s]->entries().empty()) << i << " " << s;
+          want_put.insert(want_put.end(), want.begin(), want.end());
+        } else {
+          EXPECT_EQ(next->parts[i][s]->entries(), want) << i << " " << s;
+        }
+      }
+      EXPECT_EQ(put[i], want_put) << i;
+    }
+  }
+}
+
+class WriteBufferStoreTest : public testing::StoreFixture {
+ protected:
+  // Page j: families of 3 near-copies, some pages a copy of one from 40 pages before (so that
+  // candidates sit in the buffer and in the B-trees).
+  PageInput PageAt(uint64_t j, SweepId sweep) const {
+    const uint64_t family = (j % 7 == 0 && j >= 40) ? (j - 40) / 3 : j / 3;
+    return Page("http://p/" + std::to_string(j), sweep, static_cast<int64_t>(j),
+                Variant(family * 1000, 300, 280, (j + 1) << 20));
+  }
+  static std::vector<std::string> Answer(const Store& store, const dedup::Sketch& sketch) {
+    QueryOptions q;
+    q.threshold = 0.2;
+    StatusOr<std::vector<SimilarDoc>> r = store.SimilarToSketch(sketch, q);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::vector<std::string> out;
+    if (!r.ok()) return out;
+    for (const SimilarDoc& d : *r)
+      out.push_back(std::to_string(d.doc) + " " + std::to_string(d.resemblance));
+    return out;
+  }
+};
+
+// A store with the buffer and one without take the same pages in the same batches: every
+// decision is the same, and so is every query's answer, asked of the store that wrote, of another
+// Store on the same files, and of the store reopened (which rebuilds its buffer).
+TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
+  StoreOptions without;
+  without.write_buffer = false;
+  auto plain = OpenStore(without, "plain");
+  auto buffered = OpenStore({}, "buffered");
+  const SweepId s = plain->OpenSweep("s", 1)->id;
+  ASSERT_EQ(buffered->OpenSweep("s", 1)->id, s);
+  constexpr uint64_t kBatches = 20, kPerBatch = 30;
+  std::vector<dedup::Sketch> queries;
+  for (uint64_t b = 0; b < kBatches; ++b) {
+    std::vector<PageInput> pages;
+    for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
+    StatusOr<std::vector<PageResult>> a = plain->Apply(pages), c = buffered->Apply(pages);
+    ASSERT_TRUE(a.ok() && c.ok());
+    for (size_t i = 0; i < pages.size(); ++i) {
+      EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
+      EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
+      EXPECT_EQ((*a)[i].cluster, (*c)[i].cluster) << pages[i].url;
+      EXPECT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
+    }
+    queries.push_back(pages[b % kPerBatch].sketch);
+    queries.push_back(PageAt((b + 1) * kPerBatch + 5, s).sketch);  // a page not stored
+    for (const dedup::Sketch& q : queries) ASSERT_EQ(Answer(*buffered, q), Answer(*plain, q));
+  }
+  {
+    auto other = OpenStore({}, "buffered");  // as another process would
+    for (const dedup::Sketch& q : queries) EXPECT_EQ(Answer(*other, q), Answer(*plain, q));
+  }
+  ExpectConsistent(*buffered);
+  buffered.reset();
+  buffered = OpenStore({}, "buffered");
+  for (const dedup::Sketch& q : queries) EXPECT_EQ(Answer(*buffered, q), Answer(*plain, q));
+  ExpectConsistent(*buffered);
+}
+
+// Each commit puts one slice: after as many commits as there are slices, even commits without a
+// page, the B-trees hold every posting the store without the buffer holds.
+TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinEightCommits) {
+  StoreOptions without;
+  without.write_buffer = false;
+  auto plain = OpenStore(without, "plain");
+  auto buffered = OpenStore({}, "buffered");
+  const SweepId s = plain->OpenSweep("s", 1)->id;
+  ASSERT_TRUE(buffered->OpenSweep("s", 1).ok());
+  std::vector<PageInput> pages;
+  for (uint64_t j = 0; j < 50; ++j) pages.push_back(PageAt(j, s));
+  ASSERT_TRUE(plain->Apply(pages).ok());
+  ASSERT_TRUE(buffered->Apply(pages).ok());
+  auto entries = [&](const std::string& name) {
+    plain.reset();
+    buffered.reset();
+    MDB_env* env = nullptr;
+    EXPECT_EQ(mdb_env_create(&env), 0);
+    EXPECT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    EXPECT_EQ(mdb_env_open(env, dir_.Sub(name).c_str(), MDB_RDONLY, 0644), 0);
+    MDB_txn* txn = nullptr;
+    EXPECT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
+    size_t n = 0;
+    for (const char* db : {"features", "supershingles", "samples"}) {
+      MDB_dbi dbi = 0;
+      EXPECT_EQ(mdb_dbi_open(txn, db, MDB_DUPSORT | MDB_DUPFIXED, &dbi), 0);
+      MDB_stat st;
+      EXPECT_EQ(mdb_stat(txn, dbi, &st), 0);
+      n += st.ms_entries;
+    }
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    plain = OpenStore(without, "plain");
+    buffered = OpenStore({}, "buffered");
+    return n;
+  };
+  const size_t all = entries("plain");
+  ASSERT_GT(all, 1000u);
+  EXPECT_LT(entries("buffered"), all);  // one commit put one eighth
+  for (int i = 0; i < kBufferSlices - 1; ++i) ASSERT_TRUE(buffered->Apply({}).ok());
+  EXPECT_EQ(entries("buffered"), all);
+  ExpectConsistent(*buffered);
+}
+
+// Queries from other threads while the writer commits: each finds every page committed before
+// it began, whichever buffer it gets (one kept for its commit, one in flight, or a rebuild).
+TEST_F(WriteBufferStoreTest, ReadersDuringCommitsFindEveryCommittedPage) {
+  auto store = OpenStore();
+  const SweepId s = store->OpenSweep("s", 1)->id;
+  constexpr uint64_t kBatches = 40, kPerBatch = 20;
+  std::atomic<int64_t> committed{-1};
+  std::atomic<bool> done{false};
+  std::atomic<int> queries{0}, misses{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(r);
+      while (!done.load()) {
+        const int64_t c = committed.load();
+        if (c < 0) continue;
+        const uint64_t j = static_cast<uint64_t>(rng() % static_cast<uint64_t>(c + 1)) * kPerBatch +
+                           rng() % kPerBatch;
+        QueryOptions q;
+        q.threshold = 0.99;
+        StatusOr<std::vector<SimilarDoc>> r2 = store->SimilarToSketch(PageAt(j, s).sketch, q);
+        ++queries;
+        if (!r2.ok() || r2->empty() || (*r2)[0].resemblance < 1.0) ++misses;
+      }
+    });
+  }
+  for (uint64_t b = 0; b < kBatches; ++b) {
+    std::vector<PageInput> pages;
+    for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
+    ASSERT_TRUE(store->Apply(pages).ok());
+    committed = static_cast<int64_t>(b);
+  }
+  while (queries.load() < 200) std::this_thread::yield();
+  done = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(misses.load(), 0) << "of " << queries.load();
+  ExpectConsistent(*store);
+}
+
+}  // namespace
+}  // namespace shingled::store
