@@ -134,6 +134,19 @@ class WriteBufferStoreTest : public testing::StoreFixture {
     return Page("http://p/" + std::to_string(j), sweep, static_cast<int64_t>(j),
                 Variant(family * 1000, 300, 280, (j + 1) << 20));
   }
+  // "plain", a store without the buffer, and "buffered", one with it, each with the sweep "s".
+  SweepId OpenBoth(std::unique_ptr<Store>* plain, std::unique_ptr<Store>* buffered) {
+    *plain = OpenStore(Without(), "plain");
+    *buffered = OpenStore({}, "buffered");
+    const SweepId s = (*plain)->OpenSweep("s", 1)->id;
+    EXPECT_EQ((*buffered)->OpenSweep("s", 1)->id, s);
+    return s;
+  }
+  static StoreOptions Without() {
+    StoreOptions o;
+    o.write_buffer = false;
+    return o;
+  }
   static std::vector<std::string> Answer(const Store& store, const dedup::Sketch& sketch) {
     QueryOptions q;
     q.threshold = 0.2;
@@ -151,12 +164,8 @@ class WriteBufferStoreTest : public testing::StoreFixture {
 // decision is the same, and so is every query's answer, asked of the store that wrote, of another
 // Store on the same files, and of the store reopened (which rebuilds its buffer).
 TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
-  StoreOptions without;
-  without.write_buffer = false;
-  auto plain = OpenStore(without, "plain");
-  auto buffered = OpenStore({}, "buffered");
-  const SweepId s = plain->OpenSweep("s", 1)->id;
-  ASSERT_EQ(buffered->OpenSweep("s", 1)->id, s);
+  std::unique_ptr<Store> plain, buffered;
+  const SweepId s = OpenBoth(&plain, &buffered);
   constexpr uint64_t kBatches = 20, kPerBatch = 30;
   std::vector<dedup::Sketch> queries;
   for (uint64_t b = 0; b < kBatches; ++b) {
@@ -188,12 +197,8 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
 // Each commit puts one slice: after as many commits as there are slices, even commits without a
 // page, the B-trees hold every posting the store without the buffer holds.
 TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinEightCommits) {
-  StoreOptions without;
-  without.write_buffer = false;
-  auto plain = OpenStore(without, "plain");
-  auto buffered = OpenStore({}, "buffered");
-  const SweepId s = plain->OpenSweep("s", 1)->id;
-  ASSERT_TRUE(buffered->OpenSweep("s", 1).ok());
+  std::unique_ptr<Store> plain, buffered;
+  const SweepId s = OpenBoth(&plain, &buffered);
   std::vector<PageInput> pages;
   for (uint64_t j = 0; j < 50; ++j) pages.push_back(PageAt(j, s));
   ASSERT_TRUE(plain->Apply(pages).ok());
@@ -217,7 +222,7 @@ TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinEightCommits) {
     }
     mdb_txn_abort(txn);
     mdb_env_close(env);
-    plain = OpenStore(without, "plain");
+    plain = OpenStore(Without(), "plain");
     buffered = OpenStore({}, "buffered");
     return n;
   };
