@@ -266,27 +266,18 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       continue;
     }
     daemon::PageJob job;
-    if (!in.base_url.empty()) {
-      const bool slash = in.base_url.back() == '/';
-      StatusOr<std::string> url =
-          daemon::PageUrl(in.base_url + (slash ? "" : "/") + EncodePath(f.relative), kNoUrlLimit);
-      if (!url.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
-        continue;
-      }
-      job.url = std::move(*url);
-    } else {
-      StatusOr<std::string> url = daemon::PageUrl(
-          "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string()),
-          kNoUrlLimit);
-      if (!url.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
-        continue;
-      }
-      job.url = std::move(*url);
+    // The base URL plus the relative path, else the file's file: URL; normalized either way.
+    const std::string given =
+        !in.base_url.empty()
+            ? in.base_url + (in.base_url.back() == '/' ? "" : "/") + EncodePath(f.relative)
+            : "file://" + EncodePath(fs::absolute(f.file).lexically_normal().generic_string());
+    StatusOr<std::string> url = daemon::PageUrl(given, kNoUrlLimit);
+    if (!url.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(f.file.string() + ": " + std::string(url.status().message()));
+      continue;
     }
+    job.url = std::move(*url);
     job.sweep = sweep->id;
     job.date = date;
     job.content_type = ContentTypeForPath(f.file.string(), in.content_type);

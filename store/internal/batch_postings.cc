@@ -175,25 +175,6 @@ Status BatchPostings::Put(Index index, const std::vector<std::pair<uint64_t, Doc
   return OkStatus();
 }
 
-Status BatchPostings::Flush() {
-  std::vector<std::pair<uint64_t, DocId>> sorted;
-  for (int i = 0; i < kIndexes; ++i) {
-    const auto index = static_cast<Index>(i);
-    const Table& t = tables_[index];
-    sorted.clear();
-    sorted.reserve(t.entries.size());
-    for (const Entry& e : t.entries) sorted.emplace_back(e.value, e.doc);
-    boost::sort::spreadsort::integer_sort(
-        sorted.begin(), sorted.end(),
-        [](const std::pair<uint64_t, DocId>& p, unsigned shift) { return p.first >> shift; },
-        [](const std::pair<uint64_t, DocId>& a, const std::pair<uint64_t, DocId>& b) {
-          return a < b;
-        });
-    SHINGLED_RETURN_IF_ERROR(Put(index, sorted));
-  }
-  return OkStatus();
-}
-
 StatusOr<std::shared_ptr<const WriteBuffer>> BatchPostings::FlushToBuffer(DocId last_doc,
                                                                           bool all_slices) {
   BatchEntries batch, put;

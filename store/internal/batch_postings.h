@@ -49,14 +49,11 @@ class BatchPostings {
   // same (value, doc) twice files it once. REQUIRES: doc not below any document filed before.
   void File(Index index, uint64_t value, DocId doc);
 
-  // Writes the batch's postings to the B-trees, sorted by key, through one cursor per index.
-  // REQUIRES: the last call (a Read after it would count the batch's postings twice), and no
-  // buffer.
-  Status Flush();
-  // With a buffer: puts into the B-trees the buffered postings of the slice due and the batch's
-  // of that slice (of every slice when `all_slices`), and returns the buffer after the commit
-  // (AdvanceWriteBuffer), whose watermarks the caller writes to meta. The batch's documents are
-  // at most `last_doc`. REQUIRES: the last call, with a buffer.
+  // Puts into the B-trees, sorted by key through one cursor per index, the buffered postings of
+  // the slice due and the batch's of that slice (of every slice when `all_slices`), and returns
+  // the buffer after the commit (AdvanceWriteBuffer), whose watermarks the caller writes to meta.
+  // The batch's documents are at most `last_doc`. REQUIRES: the last call (a Read after it would
+  // count the batch's postings twice), with a buffer.
   StatusOr<std::shared_ptr<const WriteBuffer>> FlushToBuffer(DocId last_doc, bool all_slices);
 
   // Postings filed so far in this batch.

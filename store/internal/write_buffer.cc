@@ -31,6 +31,10 @@ const std::shared_ptr<const BufferPart>& EmptyPart() {
 
 }  // namespace
 
+WriteBuffer::WriteBuffer() {
+  for (auto& index : parts) index.fill(EmptyPart());
+}
+
 DocId Watermarks::lowest() const { return *std::min_element(doc.begin(), doc.end()); }
 
 Status ReadWatermarks(TxnOps& ops, Watermarks* out) {
@@ -143,7 +147,7 @@ StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops) {
       std::vector<BufferEntry>& e = entries[i][s];
       SortEntries(&e);
       e.erase(std::unique(e.begin(), e.end()), e.end());  // a value twice in one list
-      buffer->parts[i][s] = e.empty() ? EmptyPart() : std::make_shared<BufferPart>(std::move(e));
+      if (!e.empty()) buffer->parts[i][s] = std::make_shared<BufferPart>(std::move(e));
     }
   }
   return std::shared_ptr<const WriteBuffer>(std::move(buffer));

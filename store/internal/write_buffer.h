@@ -65,6 +65,8 @@ class BufferPart {
 
 // The buffer as of one transaction: its watermarks and the postings above them.
 struct WriteBuffer {
+  WriteBuffer();  // every part empty
+
   Watermarks marks;
   std::array<std::array<std::shared_ptr<const BufferPart>, kBufferSlices>, kBufferIndexes> parts;
 

@@ -1,6 +1,7 @@
 // BatchPostings, the writer's view of the posting indexes during a batch, against a model (a
 // map from value to its documents) on real LMDB files: what it reads is what the B-tree would
-// hold had each posting been put at once, whatever was prefetched, and Flush leaves exactly that
+// hold had each posting been put at once, whatever was prefetched, and FlushToBuffer (with an
+// empty buffer, every slice) leaves exactly that
 // in the B-tree.
 #include "store/internal/batch_postings.h"
 
@@ -137,6 +138,8 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
     }
     TxnOps ops(txn, dbis_);
     BatchPostings postings(ops);
+    const WriteBuffer empty;
+    postings.set_buffer(&empty);
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<uint64_t> some;
       for (int i = 0; i < 30; ++i) some.push_back(values[rng() % values.size()]);
@@ -169,7 +172,8 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
       ASSERT_EQ(more, all.size() > max);
     }
     EXPECT_EQ(postings.filed(), filed);
-    ASSERT_TRUE(postings.Flush().ok());
+    // With an empty buffer, every slice put: the batch's postings, all of them.
+    ASSERT_TRUE(postings.FlushToBuffer(next, /*all_slices=*/true).ok());
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<std::pair<uint64_t, DocId>> want;
       for (const auto& [value, docs] : model[index]) {
