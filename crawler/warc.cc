@@ -87,10 +87,16 @@ std::unique_ptr<ByteSource> MakeStringSource(std::string_view bytes) {
 
 // The decoded byte stream: plain bytes, or gzip members inflated one after the other. Corrupt
 // members are reported and skipped by scanning for the next gzip magic.
+//
+// The scan starts just past the failed member's magic, not where inflate gave up: damaged
+// deflate data can decode without error across the members after it (a stored block's length
+// is any 16 bits), up to the end of the file. So the input of the member being inflated is kept,
+// up to `max_rewind` bytes; past that, a corrupt member's scan starts where inflate stopped.
 class WarcReader::Stream {
  public:
-  Stream(std::unique_ptr<ByteSource> source, std::vector<WarcProblem>* problems, Status* status)
-      : source_(std::move(source)), problems_(problems), status_(status) {
+  Stream(std::unique_ptr<ByteSource> source, std::vector<WarcProblem>* problems, Status* status,
+         uint64_t max_rewind)
+      : source_(std::move(source)), problems_(problems), status_(status), max_rewind_(max_rewind) {
     std::memset(&z_, 0, sizeof(z_));
   }
   ~Stream() {
@@ -165,9 +171,18 @@ class WarcReader::Stream {
   // Reads more raw input. False at the end or on error.
   bool ReadInput() {
     if (in_eof_) return false;
-    if (in_pos_ > 0) {
-      in_.erase(0, in_pos_);
-      in_pos_ = 0;
+    size_t keep_from = in_pos_;
+    if (in_member_ && rewindable_) {
+      const size_t member_at = MemberIndex();
+      if (in_.size() - member_at + kChunk <= max_rewind_) {
+        keep_from = member_at;
+      } else {
+        rewindable_ = false;
+      }
+    }
+    if (keep_from > 0) {
+      in_.erase(0, keep_from);
+      in_pos_ -= keep_from;
     }
     const size_t old = in_.size();
     in_.resize(old + kChunk);
@@ -188,6 +203,28 @@ class WarcReader::Stream {
   void Consume(size_t n) {
     in_pos_ += n;
     in_base_consumed_ += n;
+  }
+
+  // Where the current member starts in in_ (kept while rewindable_).
+  size_t MemberIndex() const {
+    return in_pos_ - static_cast<size_t>(in_base_consumed_ - member_start_);
+  }
+
+  // After the current member failed: the scan for the next magic starts one byte into it, so it
+  // finds the members that the failed inflate ran over. What the member decoded is dropped with
+  // it: the record it held is incomplete, and the reader drops it on seeing the discontinuity.
+  void AbandonMember(std::string message) {
+    problems_->push_back({member_start_, DataLossError(std::move(message))});
+    in_member_ = false;
+    discontinuity_ = true;
+    skipping_corrupt_ = true;
+    out_.clear();
+    if (rewindable_) {
+      in_pos_ = MemberIndex() + 1;
+      in_base_consumed_ = member_start_ + 1;
+    } else if (InputOffset() == member_start_) {
+      Consume(1);
+    }
   }
 
   // Refills out_ with at least one byte. False at the end.
@@ -211,10 +248,9 @@ class WarcReader::Stream {
     while (out_.empty()) {
       if (!in_member_ && !StartMember()) return false;
       if (in_pos_ == in_.size() && !ReadInput()) {
-        problems_->push_back({member_start_, DataLossError("gzip member truncated")});
-        in_member_ = false;
-        discontinuity_ = true;
-        return false;
+        AbandonMember("gzip member does not end: the file is truncated or the member corrupt");
+        if (!status_->ok()) return false;
+        continue;
       }
       out_.resize(kChunk);
       z_.next_in = reinterpret_cast<Bytef*>(in_.data() + in_pos_);
@@ -227,16 +263,7 @@ class WarcReader::Stream {
       if (rc == Z_STREAM_END) {
         in_member_ = false;
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        problems_->push_back({member_start_, DataLossError(std::string("corrupt gzip member: ") +
-                                                           (z_.msg ? z_.msg : "inflate error"))});
-        in_member_ = false;
-        discontinuity_ = true;
-        skipping_corrupt_ = true;
-        // Step past this member's magic so the scan finds the next one.
-        if (InputOffset() == member_start_) Consume(1);
-        // What this member decoded before the error is dropped with it: the record it held is
-        // incomplete, and the reader drops it on seeing the discontinuity.
-        out_.clear();
+        AbandonMember(std::string("corrupt gzip member: ") + (z_.msg ? z_.msg : "inflate error"));
       }
     }
     return true;
@@ -279,6 +306,7 @@ class WarcReader::Stream {
       inflateReset(&z_);
     }
     in_member_ = true;
+    rewindable_ = true;
     member_start_ = InputOffset();
     members_.emplace_back(out_base_ + out_.size(), member_start_);
     return true;
@@ -299,6 +327,8 @@ class WarcReader::Stream {
   z_stream z_;
   bool z_ready_ = false;
   bool in_member_ = false;
+  const uint64_t max_rewind_;
+  bool rewindable_ = false;  // in_ still holds the current member from its first byte
   bool skipping_corrupt_ = false;
   uint64_t member_start_ = 0;
   bool discontinuity_ = false;
@@ -306,7 +336,11 @@ class WarcReader::Stream {
 };
 
 WarcReader::WarcReader(std::unique_ptr<ByteSource> source, WarcReaderOptions options)
-    : stream_(std::make_unique<Stream>(std::move(source), &problems_, &status_)),
+    : stream_(
+          std::make_unique<Stream>(std::move(source), &problems_, &status_,
+                                   options.max_record_bytes >= UINT64_MAX - options.max_header_bytes
+                                       ? UINT64_MAX
+                                       : options.max_record_bytes + options.max_header_bytes)),
       options_(options),
       targets_(options.max_remembered_records) {}
 

@@ -64,7 +64,9 @@ std::unique_ptr<ByteSource> MakeStringSource(std::string_view bytes);
 
 struct WarcReaderOptions {
   // A record whose content block is larger is skipped (reported as ResourceExhausted). Bounds
-  // the memory one record takes. 64 MiB holds any web page worth sketching.
+  // the memory one record takes. 64 MiB holds any web page worth sketching. With
+  // max_header_bytes it also bounds the compressed input of one gzip member kept to find the
+  // members after it when it turns out corrupt.
   uint64_t max_record_bytes = 64ull << 20;
   // Longest header line and most header bytes per record; beyond them the record is malformed.
   size_t max_header_bytes = 256 << 10;

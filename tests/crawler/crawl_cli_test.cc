@@ -158,6 +158,9 @@ TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
   EXPECT_EQ(date.substr(0, 2), "20");  // the WARC-Date wget wrote, not a made-up one
 
   // Damage the middle of the file: the record whose member it hits is lost, the rest goes in.
+  // Where the 40 bytes fall moves with wget's port and dates; they may end one member and start
+  // the next (a request and a response: one page), and damaged deflate data may decode on over
+  // the members after it (the reader then looks for them inside the damaged one).
   std::string bytes;
   {
     std::ifstream in(warc + ".warc.gz", std::ios::binary);
@@ -181,7 +184,7 @@ TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
   const int status = pclose(pipe);
   EXPECT_EQ(WEXITSTATUS(status), 1);  // errors were reported
   const json partial = json::parse(out);
-  EXPECT_GE(partial["pages"].get<int>(), 3);  // at most one of the five is in the damage
+  EXPECT_GE(partial["pages"].get<int>(), 4);  // at most one of the five is in the damage
   EXPECT_GE(partial["errors"].get<int>(), 1);
   std::ifstream err_in(err_file);
   const std::string err((std::istreambuf_iterator<char>(err_in)), {});

@@ -334,6 +334,46 @@ TEST(WarcReaderTest, CorruptGzipMemberIsSkipped) {
   EXPECT_EQ(all.problems[0].status.code(), StatusCode::kDataLoss);
 }
 
+// Damaged deflate data can decode without error across the members after it: here a stored
+// block claims 65,535 bytes, so inflate reads every member that follows as its content and runs
+// out of input. The scan for the next member starts inside the damaged one, and finds them.
+TEST(WarcReaderTest, CorruptGzipMemberThatRunsOverTheNextOnesIsSkipped) {
+  const std::string a = Gzip(Record("resource", "http://h.example/a", "A"));
+  const std::string runaway("\x1f\x8b\x08\0\0\0\0\0\0\xff"  // gzip header
+                            "\x00\xff\xff\x00\x00",              // stored, LEN 65535
+                            15);
+  std::string rest;
+  for (const char* name : {"b", "c", "d"}) {
+    rest += Gzip(Record("resource", std::string("http://h.example/") + name, name));
+  }
+  const ReadAll all = Read(a + runaway + rest);
+  ASSERT_EQ(all.records.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(*all.records[i].Header("WARC-Target-URI"),
+              std::string("http://h.example/") + "abcd"[i]);
+  }
+  EXPECT_EQ(all.records[1].member_offset, a.size() + runaway.size());
+  // What the runaway member decoded before its input ran out is not a record either; both are
+  // reported at its offset.
+  ASSERT_FALSE(all.problems.empty());
+  for (const WarcProblem& p : all.problems) EXPECT_EQ(p.offset, a.size()) << p.status.message();
+  EXPECT_EQ(all.problems.back().status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(all.problems.back().status.message().find("does not end"), std::string::npos)
+      << all.problems.back().status.message();
+
+  // The damaged member's input is kept up to max_record_bytes + max_header_bytes. Past that
+  // the scan starts where inflate stopped: here the end of the file, so the rest is lost, and
+  // reported, and nothing else goes wrong.
+  WarcReaderOptions small;
+  small.max_record_bytes = 16;
+  small.max_header_bytes = 16;
+  std::string big_rest;
+  while (big_rest.size() < 100'000) big_rest += rest;
+  const ReadAll capped = Read(a + runaway + big_rest, small);
+  EXPECT_EQ(capped.records.size(), 0u);  // "a" is over 16 bytes of header too
+  EXPECT_FALSE(capped.problems.empty());
+}
+
 // Truncating a small file at every offset never crashes, keeps every record that ends before the
 // cut, and reports the cut record.
 TEST(WarcReaderTest, TruncationAtEveryOffset) {
