@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,30 @@ namespace shingled::crawler {
 namespace {
 
 constexpr size_t kChunk = 64 << 10;
+constexpr std::string_view kGzipMagic("\x1f\x8b\x08", 3);  // with deflate, gzip's only method
+
+// Whether the start of a file that does not begin with a gzip magic is a gzip WARC whose first
+// bytes are damaged: it is not a plain WARC, and a gzip member in it decodes to a WARC record.
+bool IsDamagedGzipWarc(std::string_view head) {
+  if (head.starts_with("WARC/")) return false;
+  for (size_t at = head.find(kGzipMagic); at != std::string_view::npos;
+       at = head.find(kGzipMagic, at + 1)) {
+    z_stream z;
+    std::memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return false;
+    std::array<char, 5> out;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(head.data() + at));
+    z.avail_in = static_cast<uInt>(head.size() - at);
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    const bool warc = (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) && z.avail_out == 0 &&
+                      std::string_view(out.data(), out.size()) == "WARC/";
+    inflateEnd(&z);
+    if (warc) return true;
+  }
+  return false;
+}
 
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -236,8 +261,8 @@ class WarcReader::Stream {
       while (in_.size() - in_pos_ < 2 && ReadInput()) {
       }
       detected_ = true;
-      gzip_ = in_.size() - in_pos_ >= 2 && static_cast<unsigned char>(in_[in_pos_]) == 0x1f &&
-              static_cast<unsigned char>(in_[in_pos_ + 1]) == 0x8b;
+      const std::string_view head(in_.data() + in_pos_, in_.size() - in_pos_);
+      gzip_ = head.starts_with("\x1f\x8b") || IsDamagedGzipWarc(head);
     }
     if (!gzip_) {
       if (in_pos_ == in_.size() && !ReadInput()) return false;
@@ -275,7 +300,7 @@ class WarcReader::Stream {
     const uint64_t junk_start = InputOffset();
     bool junk = false;
     for (;;) {
-      const size_t found = in_.find("\x1f\x8b\x08", in_pos_);
+      const size_t found = in_.find(kGzipMagic, in_pos_);
       if (found != std::string::npos) {
         junk = junk || found > in_pos_;
         Consume(found - in_pos_);
@@ -295,7 +320,9 @@ class WarcReader::Stream {
       }
     }
     if (junk && !skipping_corrupt_) {
-      problems_->push_back({junk_start, DataLossError("junk between gzip members")});
+      problems_->push_back(
+          {junk_start, DataLossError(junk_start == 0 ? "junk before the first gzip member"
+                                                     : "junk between gzip members")});
       discontinuity_ = true;
     }
     skipping_corrupt_ = false;

@@ -374,6 +374,36 @@ TEST(WarcReaderTest, CorruptGzipMemberThatRunsOverTheNextOnesIsSkipped) {
   EXPECT_FALSE(capped.problems.empty());
 }
 
+// A .warc.gz whose first bytes are damaged is still read as gzip: from the first member that
+// decodes to a record on. A plain WARC whose first line is damaged stays plain.
+TEST(WarcReaderTest, DamagedFirstBytesOfAGzipWarc) {
+  const std::string a = Gzip(Record("resource", "http://h.example/a", "A"));
+  const std::string b = Gzip(Record("resource", "http://h.example/b", "B"));
+  const std::string c = Gzip(Record("resource", "http://h.example/c", "C"));
+  for (size_t damaged : {1, 2, 3, 10, 20}) {
+    std::string file = a + b + c;
+    for (size_t i = 0; i < damaged; ++i) file[i] = static_cast<char>(file[i] ^ 0x55);
+    const ReadAll all = Read(file);
+    EXPECT_TRUE(all.gzip) << damaged;
+    ASSERT_EQ(all.records.size(), 2u) << damaged;
+    EXPECT_EQ(*all.records[0].Header("WARC-Target-URI"), "http://h.example/b");
+    EXPECT_EQ(all.records[0].member_offset, a.size());
+    ASSERT_FALSE(all.problems.empty());
+    EXPECT_EQ(all.problems[0].offset, 0u);
+    EXPECT_EQ(all.problems[0].status.message(), "junk before the first gzip member");
+  }
+  // A gzip-encoded page in a record (as crawlers store Content-Encoding: gzip) is not a member
+  // of the file.
+  const std::string plain = "WARX/1.0\r\n" +
+                            Record("resource", "http://h.example/z", Gzip("<html>z</html>")) +
+                            Record("resource", "http://h.example/y", "Y");
+  const ReadAll all = Read(plain);
+  EXPECT_FALSE(all.gzip);
+  ASSERT_EQ(all.records.size(), 2u);  // the bad line is skipped up to the next record
+  EXPECT_EQ(*all.records[0].Header("WARC-Target-URI"), "http://h.example/z");
+  EXPECT_EQ(all.records[0].block, Gzip("<html>z</html>"));
+}
+
 // Truncating a small file at every offset never crashes, keeps every record that ends before the
 // cut, and reports the cut record.
 TEST(WarcReaderTest, TruncationAtEveryOffset) {
