@@ -430,19 +430,23 @@ Status StoreImpl::Open() {
   } else {
     if (v.size() != 8) return DataLossError("meta format_version is not 8 bytes");
     uint64_t version = GetLE64(v.data());
-    if (version == 3) {
-      // Format 3 had no write buffer: its B-trees hold every posting, so every slice's
-      // watermark is its last document (FORMAT.md, "The write buffer").
-      Cursor docs;
-      if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
-        return LmdbStatus(rc, "documents cursor");
-      MDB_val k, dv;
-      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
-      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
-      if (rc == 0 && k.mv_size != 8)
-        return DataLossError("the last key of documents is not 8 bytes; run shingled check");
+    if (version == 3 || version == 4) {
       Watermarks marks;
-      marks.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      if (version == 3) {
+        // Format 3 had no write buffer: its B-trees hold every posting, so every slice's
+        // watermark is its last document (FORMAT.md, "The write buffer").
+        Cursor docs;
+        if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
+          return LmdbStatus(rc, "documents cursor");
+        MDB_val k, dv;
+        rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
+        if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
+        if (rc == 0 && k.mv_size != 8)
+          return DataLossError("the last key of documents is not 8 bytes; run shingled check");
+        marks.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      } else {
+        SHINGLED_RETURN_IF_ERROR(ReadFormat4Watermarks(ops, &marks));
+      }
       SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));

@@ -66,7 +66,7 @@ struct StoreOptions {
   // experiments): a crash may then lose or corrupt committed batches.
   bool durable = true;
   // true: the posting inserts of a commit go to the write buffer, and each commit puts one
-  // eighth of it into the B-trees (FORMAT.md, "The write buffer"); false: every commit puts
+  // sixteenth of it into the B-trees (FORMAT.md, "The write buffer"); false: every commit puts
   // every posting (tests that damage the posting indexes behind the store's back).
   bool write_buffer = true;
   // LMDB reader slots: the most concurrent read transactions. Range 1..4096.

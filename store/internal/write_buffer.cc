@@ -14,7 +14,7 @@ namespace {
 
 // The bits of a value below its slice's, as an unsigned number of `bits` bits.
 uint64_t DirectoryKey(uint64_t value, int bits) {
-  return bits == 0 ? 0 : (value << 3) >> (64 - bits);
+  return bits == 0 ? 0 : (value << kBufferSliceBits) >> (64 - bits);
 }
 
 void SortEntries(std::vector<BufferEntry>* entries) {
@@ -37,26 +37,42 @@ WriteBuffer::WriteBuffer() {
 
 DocId Watermarks::lowest() const { return *std::min_element(doc.begin(), doc.end()); }
 
-Status ReadWatermarks(TxnOps& ops, Watermarks* out) {
+namespace {
+
+// Reads watermarks stored for `stored` slices (a power of two up to kBufferSlices): slice i is
+// part of stored slice i / (kBufferSlices / stored).
+Status ReadStoredWatermarks(TxnOps& ops, int stored, Watermarks* out) {
   std::string_view v;
   Status s = ops.Get(ops.dbis().meta, kBufferWatermarksKey, &v, "meta buffer.watermarks");
   if (s.code() == StatusCode::kNotFound) return DataLossError("meta lacks buffer.watermarks");
   SHINGLED_RETURN_IF_ERROR(s);
-  if (v.size() != 8 * kBufferSlices) {
+  if (v.size() != 8 * static_cast<size_t>(stored)) {
     return DataLossError("meta buffer.watermarks is " + std::to_string(v.size()) + " bytes, not " +
-                         std::to_string(8 * kBufferSlices));
+                         std::to_string(8 * stored));
   }
-  for (int i = 0; i < kBufferSlices; ++i) out->doc[i] = GetLE64(v.data() + 8 * i);
+  const int refine = kBufferSlices / stored;
+  for (int i = 0; i < kBufferSlices; ++i) out->doc[i] = GetLE64(v.data() + 8 * (i / refine));
   s = ops.Get(ops.dbis().meta, kBufferNextSliceKey, &v, "meta buffer.next_slice");
   if (s.code() == StatusCode::kNotFound) return DataLossError("meta lacks buffer.next_slice");
   SHINGLED_RETURN_IF_ERROR(s);
   if (v.size() != 8) return DataLossError("meta buffer.next_slice is not 8 bytes");
-  out->next_slice = GetLE64(v.data());
-  if (out->next_slice >= kBufferSlices) {
-    return DataLossError("meta buffer.next_slice is " + std::to_string(out->next_slice) +
-                         ", not below " + std::to_string(kBufferSlices));
+  const uint64_t next = GetLE64(v.data());
+  if (next >= static_cast<uint64_t>(stored)) {
+    return DataLossError("meta buffer.next_slice is " + std::to_string(next) + ", not below " +
+                         std::to_string(stored));
   }
+  out->next_slice = next * refine;
   return OkStatus();
+}
+
+}  // namespace
+
+Status ReadWatermarks(TxnOps& ops, Watermarks* out) {
+  return ReadStoredWatermarks(ops, kBufferSlices, out);
+}
+
+Status ReadFormat4Watermarks(TxnOps& ops, Watermarks* out) {
+  return ReadStoredWatermarks(ops, 8, out);
 }
 
 Status WriteWatermarks(TxnOps& ops, const Watermarks& marks) {
@@ -69,9 +85,9 @@ Status WriteWatermarks(TxnOps& ops, const Watermarks& marks) {
 }
 
 BufferPart::BufferPart(std::vector<BufferEntry> sorted) : entries_(std::move(sorted)) {
-  // About 4 entries per directory slot, at most 2^17 slots (the 20-bit buckets of a slice).
+  // About 4 entries per directory slot, at most one slot per 20-bit bucket of the slice.
   const size_t n = entries_.size();
-  bits_ = n < 8 ? 0 : std::min(17, static_cast<int>(std::bit_width(n / 4)) - 1);
+  bits_ = n < 8 ? 0 : std::min(20 - kBufferSliceBits, static_cast<int>(std::bit_width(n / 4)) - 1);
   dir_.assign((size_t{1} << bits_) + 1, 0);
   size_t at = 0;
   for (size_t k = 0; k < dir_.size(); ++k) {

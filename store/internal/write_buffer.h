@@ -23,13 +23,17 @@
 
 namespace shingled::store::internal {
 
-inline constexpr int kBufferSlices = 8;
+inline constexpr int kBufferSliceBits = 4;
+inline constexpr int kBufferSlices = 1 << kBufferSliceBits;
 // The posting indexes, numbered as BatchPostings::Index.
 inline constexpr int kBufferIndexes = 3;
 inline constexpr int kBufferFeatures = 0, kBufferSupershingles = 1, kBufferSamples = 2;
-inline int BufferSlice(uint64_t value) { return static_cast<int>(value >> 61); }
+inline int BufferSlice(uint64_t value) {
+  return static_cast<int>(value >> (64 - kBufferSliceBits));
+}
 
-// meta: 8 watermarks (8 bytes LE each, slice 0 first), and the slice the next commit puts.
+// meta: 16 watermarks (8 bytes LE each, slice 0 first), and the slice the next commit puts.
+// (Format 4 had 8 slices, by the top 3 bits; opening one refines each into two.)
 inline constexpr char kBufferWatermarksKey[] = "buffer.watermarks";
 inline constexpr char kBufferNextSliceKey[] = "buffer.next_slice";
 
@@ -41,6 +45,9 @@ struct Watermarks {
 };
 // DataLoss when either entry is missing or not of its size, or next_slice is out of range.
 Status ReadWatermarks(TxnOps& ops, Watermarks* out);
+// A format-4 store's 8 watermarks, of slices by the top 3 bits, as this format's: each slice is
+// two of 16, whose postings in the B-trees are those at or below the old slice's watermark.
+Status ReadFormat4Watermarks(TxnOps& ops, Watermarks* out);
 Status WriteWatermarks(TxnOps& ops, const Watermarks& marks);
 
 using BufferEntry = std::pair<uint64_t, DocId>;  // (value, document)

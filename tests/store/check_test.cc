@@ -80,6 +80,23 @@ class RawStore {
     return rec.ok() ? *rec : VersionRecord{};
   }
   uint64_t Meta(const char* key) { return internal::GetLE64(Get("meta", key).data()); }
+  // Deletes every (key, entry) of a DUPSORT database that `drop` selects; returns how many.
+  size_t DeleteIf(const char* db,
+                  const std::function<bool(std::string_view key, std::string_view entry)>& drop) {
+    MDB_cursor* c = nullptr;
+    EXPECT_EQ(mdb_cursor_open(txn_, Dbi(db), &c), 0) << db;
+    std::vector<std::pair<std::string, std::string>> doomed;
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+      if (drop(internal::View(k), internal::View(v))) {
+        doomed.emplace_back(internal::View(k), internal::View(v));
+      }
+    }
+    mdb_cursor_close(c);
+    for (const auto& [key, entry] : doomed) Del(db, key, entry);
+    return doomed.size();
+  }
   // The number of entries (duplicates included).
   size_t Size(const char* db) {
     MDB_stat st;
@@ -247,7 +264,7 @@ TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
   Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, Watermarks(9)); });
   ExpectProblem("meta buffer.watermarks: slice 0 is at document 9, past the last document, 6");
   Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, "\x01"); });
-  ExpectProblem("meta buffer.watermarks is 1 bytes, not 64");
+  ExpectProblem("meta buffer.watermarks is 1 bytes, not 128");
   // The store refuses to write over it, and its queries say why.
   auto store = OpenStore();
   std::vector<PageInput> page = {Page("http://f/", 2, 30, Range(1u << 23, 300))};
@@ -255,7 +272,7 @@ TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
   EXPECT_EQ(store->SimilarToDocument(1, {}).status().code(), StatusCode::kDataLoss);
 }
 
-// A store of format 3 (no write buffer: every posting in the B-trees) opens as format 4 with
+// A store of format 3 (no write buffer: every posting in the B-trees) opens as format 5 with
 // every watermark at its last document, and takes new pages.
 TEST_F(CheckTest, Format3IsUpgraded) {
   Damage([](RawStore& raw) {
@@ -274,7 +291,7 @@ TEST_F(CheckTest, Format3IsUpgraded) {
   Damage([](RawStore& raw) {
     EXPECT_EQ(raw.Meta("format_version"), internal::kFormatVersion);
     std::string marks = raw.Get("meta", internal::kBufferWatermarksKey);
-    ASSERT_EQ(marks.size(), 64u);
+    ASSERT_EQ(marks.size(), 8u * internal::kBufferSlices);
     // One slice put by the commit above, at document 7; the others at 6, as upgraded.
     size_t at7 = 0;
     for (int i = 0; i < internal::kBufferSlices; ++i) {
@@ -283,6 +300,43 @@ TEST_F(CheckTest, Format3IsUpgraded) {
       at7 += w == 7;
     }
     EXPECT_EQ(at7, 1u);
+  });
+}
+
+// A store of format 4 (8 slices, by a value's top 3 bits) opens as format 5 with each slice's
+// watermark on both of its halves. Here the old slice 7 (values 111...) is at document 5: the
+// postings of document 6 there are taken out of the B-trees, so that the store is consistent
+// only if the new slices 14 and 15 are at 5 (the buffer then holds those postings) and the
+// others at 6.
+TEST_F(CheckTest, Format4IsUpgraded) {
+  Damage([](RawStore& raw) {
+    raw.Put("meta", "format_version", Le64(4));
+    std::string old_marks;
+    for (DocId w : {6, 6, 6, 6, 6, 6, 6, 5}) internal::AppendLE64(&old_marks, w);
+    raw.Put("meta", internal::kBufferWatermarksKey, old_marks);
+    raw.Put("meta", internal::kBufferNextSliceKey, Le64(3));
+    size_t removed = 0;
+    for (const char* index : {"features", "supershingles", "samples"}) {
+      removed += raw.DeleteIf(index, [](std::string_view key, std::string_view entry) {
+        return internal::BufferSlice(internal::PostingValue(key, entry)) >= 14 &&
+               internal::PostingDoc(entry) == 6;
+      });
+    }
+    EXPECT_GT(removed, 0u);
+  });
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    testing::StoreFixture::ExpectConsistent(*store);
+  }
+  Damage([](RawStore& raw) {
+    EXPECT_EQ(raw.Meta("format_version"), internal::kFormatVersion);
+    const std::string marks = raw.Get("meta", internal::kBufferWatermarksKey);
+    ASSERT_EQ(marks.size(), 8u * internal::kBufferSlices);
+    for (int i = 0; i < internal::kBufferSlices; ++i) {
+      EXPECT_EQ(internal::GetLE64(marks.data() + 8 * i), i >= 14 ? 5u : 6u) << i;
+    }
+    EXPECT_EQ(raw.Meta(internal::kBufferNextSliceKey), 6u);  // old slice 3's first half
   });
 }
 

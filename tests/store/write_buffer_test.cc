@@ -36,7 +36,8 @@ std::vector<BufferEntry> RandomEntries(size_t n, int slice, std::mt19937_64& rng
   std::vector<BufferEntry> out;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t value =
-        (uint64_t{static_cast<uint64_t>(slice)} << 61) | ((rng() % (n / 3 + 1)) << 20) | 0xabc;
+        (uint64_t{static_cast<uint64_t>(slice)} << (64 - internal::kBufferSliceBits)) |
+        ((rng() % (n / 3 + 1)) << 20) | 0xabc;
     out.emplace_back(value, rng() % 1000 + 1);
   }
   std::sort(out.begin(), out.end());
@@ -55,7 +56,9 @@ TEST(BufferPartTest, ReadsAsTheSortedListDoes) {
     for (size_t i = 0; i < std::min<size_t>(entries.size(), 300); ++i)
       probes.push_back(entries[rng() % entries.size()].first);
     for (int i = 0; i < 100; ++i)
-      probes.push_back((uint64_t{static_cast<uint64_t>(slice)} << 61) | (rng() >> 3));
+      probes.push_back(
+          (uint64_t{static_cast<uint64_t>(slice)} << (64 - internal::kBufferSliceBits)) |
+          (rng() >> internal::kBufferSliceBits));
     for (uint64_t value : probes) {
       std::vector<DocId> want;
       for (const BufferEntry& e : entries) {
@@ -93,7 +96,10 @@ TEST(WriteBufferTest, ACommitPutsTheSliceDueAndKeepsTheRest) {
   for (int i = 0; i < internal::kBufferIndexes; ++i) {
     for (int s = 0; s < kBufferSlices; s += 2) {  // the batch files in the even slices
       for (int j = 0; j < 20; ++j)
-        batch[i].emplace_back((uint64_t{static_cast<uint64_t>(s)} << 61) | (rng() >> 3), 2000 + j);
+        batch[i].emplace_back(
+            (uint64_t{static_cast<uint64_t>(s)} << (64 - internal::kBufferSliceBits)) |
+                (rng() >> internal::kBufferSliceBits),
+            2000 + j);
     }
     std::shuffle(batch[i].begin(), batch[i].end(), rng);
   }
@@ -228,7 +234,7 @@ TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinEightCommits) {
   };
   const size_t all = entries("plain");
   ASSERT_GT(all, 1000u);
-  EXPECT_LT(entries("buffered"), all);  // one commit put one eighth
+  EXPECT_LT(entries("buffered"), all);  // one commit put one slice
   for (int i = 0; i < kBufferSlices - 1; ++i) ASSERT_TRUE(buffered->Apply({}).ok());
   EXPECT_EQ(entries("buffered"), all);
   ExpectConsistent(*buffered);
