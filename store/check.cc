@@ -1,5 +1,10 @@
 // Store: Check (every invariant of FORMAT.md) and Backup.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -504,14 +509,38 @@ StatusOr<std::vector<std::string>> Store::Check() const {
 
 Status Store::Backup(const std::string& dest) const {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dest, ec)) return InvalidArgumentError("backup destination " + dest + " is not a directory");
-  if (std::filesystem::exists(std::filesystem::path(dest) / "data.mdb", ec)) {
+  if (!std::filesystem::is_directory(dest, ec)) {
+    return InvalidArgumentError("backup destination " + dest + " is not a directory");
+  }
+  const std::filesystem::path final_path = std::filesystem::path(dest) / "data.mdb";
+  if (std::filesystem::exists(final_path, ec)) {
     return AlreadyExistsError("backup destination " + dest + " already holds a store");
   }
-  // Holding the resize lock shared keeps the map stable while LMDB copies in its own read
-  // transaction; writers go on.
-  std::shared_lock<std::shared_mutex> lock(impl_->resize_mu_);
-  return internal::LmdbStatus(mdb_env_copy2(impl_->env_, dest.c_str(), MDB_CP_COMPACT), "backup to " + dest);
+  // The copy is written under another name, made durable, then renamed: a backup that fails
+  // (a full disk) or is killed midway leaves no data.mdb that would pass for a store.
+  const std::string partial = (std::filesystem::path(dest) / "data.mdb.partial").string();
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return internal::LmdbStatus(errno, "backup: cannot create " + partial);
+  int rc;
+  {
+    // Holding the resize lock shared keeps the map stable while LMDB copies in its own read
+    // transaction; writers go on.
+    std::shared_lock<std::shared_mutex> lock(impl_->resize_mu_);
+    rc = mdb_env_copyfd2(impl_->env_, fd, MDB_CP_COMPACT);
+  }
+  if (rc == 0 && ::fsync(fd) != 0) rc = errno;
+  if (::close(fd) != 0 && rc == 0) rc = errno;
+  if (rc == 0 && std::rename(partial.c_str(), final_path.c_str()) != 0) rc = errno;
+  if (rc != 0) {
+    ::unlink(partial.c_str());
+    return internal::LmdbStatus(rc, "backup to " + dest);
+  }
+  // The rename is durable once the directory is.
+  const int dir_fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return internal::LmdbStatus(errno, "backup: cannot open " + dest);
+  rc = ::fsync(dir_fd) != 0 ? errno : 0;
+  ::close(dir_fd);
+  return internal::LmdbStatus(rc, "backup: fsync of " + dest);
 }
 
 }  // namespace shingled::store
