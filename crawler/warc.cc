@@ -208,6 +208,8 @@ class WarcReader::Stream {
     if (keep_from > 0) {
       in_.erase(0, keep_from);
       in_pos_ -= keep_from;
+      // The room a long member took is given back once it is no longer kept.
+      if (in_.capacity() > 8 * kChunk && in_.size() < kChunk) in_.shrink_to_fit();
     }
     const size_t old = in_.size();
     in_.resize(old + kChunk);
