@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "store/internal/codec.h"
 #include "tests/store/store_fixture.h"
@@ -587,18 +589,35 @@ TEST_F(StoreTest, FailedCommitStopsWritesButNotReads) {
   ExpectConsistent(*store);
 }
 
+// A 1 MiB tmpfs mounted at `path` while it lives: a real full disk. Needs mount(2) (root, or
+// CAP_SYS_ADMIN).
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(std::string path) : path_(std::move(path)) {
+    std::filesystem::create_directories(path_);
+    mounted_ = mount("tmpfs", path_.c_str(), "tmpfs", 0, "size=1m") == 0;
+    if (!mounted_) error_ = strerror(errno);
+  }
+  ~SmallTmpfs() {
+    if (mounted_) umount2(path_.c_str(), MNT_DETACH);
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
 // A real full disk: a 1 MiB tmpfs. Needs mount(2) (root, or CAP_SYS_ADMIN); skipped otherwise,
 // and the FullMapWithoutGrowth and FailedCommit tests cover the same paths.
 TEST_F(StoreTest, FullDiskOnTmpfsFailsTheBatchAndKeepsServing) {
-  std::string mnt = dir_.Sub("tmpfs");
-  std::filesystem::create_directories(mnt);
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs: " << strerror(errno);
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  const std::string mnt = dir_.Sub("tmpfs");
+  SmallTmpfs tmpfs(mnt);
+  if (!tmpfs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs: " << tmpfs.error();
   StoreOptions o;
   o.initial_map_size = 64 << 20;  // the map is larger than the disk: the disk fills first
   {
@@ -663,14 +682,8 @@ TEST_F(StoreTest, BackupThatFailsLeavesNoStore) {
   }
   ASSERT_TRUE(store->Apply(batch).ok());
   const std::string mnt = dir_.Sub("tmpfs");
-  std::filesystem::create_directories(mnt);
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs: " << strerror(errno);
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallTmpfs tmpfs(mnt);
+  if (!tmpfs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs: " << tmpfs.error();
   const Status failed = store->Backup(mnt);
   EXPECT_EQ(failed.code(), StatusCode::kResourceExhausted) << failed.ToString();
   EXPECT_NE(failed.message().find("disk full"), std::string::npos) << failed.message();
