@@ -344,24 +344,24 @@ class WarcReader::Stream {
   std::unique_ptr<ByteSource> source_;
   std::vector<WarcProblem>* problems_;
   Status* status_;
+  const uint64_t max_rewind_;
   std::string in_;
   size_t in_pos_ = 0;
   uint64_t in_base_consumed_ = 0;
-  bool in_eof_ = false;
   std::string out_;
   size_t out_pos_ = 0;
   uint64_t out_base_ = 0;
+  z_stream z_;
+  uint64_t member_start_ = 0;
+  std::deque<std::pair<uint64_t, uint64_t>> members_;  // (decoded offset, file offset)
+  bool in_eof_ = false;
   bool detected_ = false;
   bool gzip_ = false;
-  z_stream z_;
   bool z_ready_ = false;
   bool in_member_ = false;
-  const uint64_t max_rewind_;
   bool rewindable_ = false;  // in_ still holds the current member from its first byte
   bool skipping_corrupt_ = false;
-  uint64_t member_start_ = 0;
   bool discontinuity_ = false;
-  std::deque<std::pair<uint64_t, uint64_t>> members_;  // (decoded offset, file offset)
 };
 
 WarcReader::WarcReader(std::unique_ptr<ByteSource> source, WarcReaderOptions options)
