@@ -132,6 +132,7 @@ Json StatsJson(const store::StoreStats& s) {
               {"versions", s.versions},
               {"clusters", s.clusters},
               {"largest_cluster", s.largest_cluster},
+              {"buffered_postings", s.buffered_postings},
               {"map_size", s.map_size},
               {"file_bytes", s.file_bytes},
               {"databases", std::move(dbs)}};

@@ -131,6 +131,12 @@ Metrics::Metrics()
                       .Help("Disk space of the store's data file")
                       .Register(*registry_)
                       .Add({})),
+      buffered_postings_(BuildGauge()
+                             .Name("shingled_store_buffered_postings")
+                             .Help("Postings in the write buffer (in memory, not yet in the "
+                                   "B-trees)")
+                             .Register(*registry_)
+                             .Add({})),
       map_used_bytes_(BuildGauge()
                           .Name("shingled_store_map_used_bytes")
                           .Help("Pages in use in the memory map, in bytes")
@@ -301,6 +307,7 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     versions_.Set(static_cast<double>(stats->versions));
     clusters_.Set(static_cast<double>(stats->clusters));
     largest_cluster_.Set(static_cast<double>(stats->largest_cluster));
+    buffered_postings_.Set(static_cast<double>(stats->buffered_postings));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
   }

@@ -88,6 +88,7 @@ class Metrics {
   prometheus::Gauge& clusters_;
   prometheus::Gauge& largest_cluster_;
   prometheus::Gauge& disk_bytes_;
+  prometheus::Gauge& buffered_postings_;
   prometheus::Gauge& map_used_bytes_;
   prometheus::Gauge& map_size_bytes_;
   prometheus::Gauge& rss_bytes_;

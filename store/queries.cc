@@ -658,6 +658,9 @@ StatusOr<StoreStats> Store::Stats() const {
   SHINGLED_RETURN_IF_ERROR(counter("count.versions", &out.versions));
   SHINGLED_RETURN_IF_ERROR(counter("count.clusters", &out.clusters));
   SHINGLED_RETURN_IF_ERROR(counter(internal::kLargestClusterKey, &out.largest_cluster));
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  out.buffered_postings = (*buffer)->postings();
   MDB_envinfo info;
   MDB_stat env_stat;
   mdb_env_info(impl_->env_, &info);

@@ -225,6 +225,9 @@ struct StoreStats {
   // Documents in the largest cluster (1 when no two documents are clustered, 0 in an empty
   // store). Kept in the meta record as clusters merge (clusters only grow), not counted here.
   uint64_t largest_cluster = 0;
+  // Postings held in the write buffer, in memory and not in the B-trees (FORMAT.md, "The write
+  // buffer"): ~53 per document above its slice's watermark, 16 bytes each.
+  uint64_t buffered_postings = 0;
   uint64_t map_size = 0;
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
   // Pages on LMDB's free list (reused by later writes) times the page size.

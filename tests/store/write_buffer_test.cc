@@ -200,9 +200,37 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
   ExpectConsistent(*buffered);
 }
 
+// Stats counts the buffered postings: with the B-trees' entries they make what the B-trees of
+// the store without the buffer hold, and they are 0 once every slice is put.
+TEST_F(WriteBufferStoreTest, StatsCountTheBufferedPostings) {
+  std::unique_ptr<Store> plain, buffered;
+  const SweepId s = OpenBoth(&plain, &buffered);
+  std::vector<PageInput> pages;
+  for (uint64_t j = 0; j < 50; ++j) pages.push_back(PageAt(j, s));
+  ASSERT_TRUE(plain->Apply(pages).ok());
+  ASSERT_TRUE(buffered->Apply(pages).ok());
+  auto in_trees = [](const StoreStats& stats) {
+    uint64_t n = 0;
+    for (const DatabaseStats& d : stats.databases) {
+      if (d.name == "features" || d.name == "supershingles" || d.name == "samples") n += d.entries;
+    }
+    return n;
+  };
+  StatusOr<StoreStats> p = plain->Stats(), b = buffered->Stats();
+  ASSERT_TRUE(p.ok() && b.ok());
+  EXPECT_EQ(p->buffered_postings, 0u);
+  EXPECT_GT(b->buffered_postings, 0u);
+  EXPECT_EQ(in_trees(*b) + b->buffered_postings, in_trees(*p));
+  for (int i = 0; i < kBufferSlices - 1; ++i) ASSERT_TRUE(buffered->Apply({}).ok());
+  b = buffered->Stats();
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->buffered_postings, 0u);
+  EXPECT_EQ(in_trees(*b), in_trees(*p));
+}
+
 // Each commit puts one slice: after as many commits as there are slices, even commits without a
 // page, the B-trees hold every posting the store without the buffer holds.
-TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinEightCommits) {
+TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinOneCommitPerSlice) {
   std::unique_ptr<Store> plain, buffered;
   const SweepId s = OpenBoth(&plain, &buffered);
   std::vector<PageInput> pages;
