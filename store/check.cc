@@ -166,9 +166,7 @@ class Checker {
       }
       if (!rec.has_sketch()) continue;
       std::vector<uint64_t> indexed_sample;
-      for (uint64_t value : rec.sample.values) {
-        if (internal::IndexedSampleValue(value, rec.sample.log2_modulus)) indexed_sample.push_back(value);
-      }
+      internal::IndexedSample(rec.sample.values, rec.sample.log2_modulus, &indexed_sample);
       for (auto [dbi, name, values] :
            {std::tuple{d_.features, "features", &rec.features},
             std::tuple{d_.supershingles, "supershingles", &rec.supershingles},

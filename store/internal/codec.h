@@ -140,6 +140,14 @@ inline bool IndexedSampleValue(uint64_t value, uint32_t log2_modulus) {
   if (bits >= 64) return value == 0;
   return (value & ((uint64_t{1} << bits) - 1)) == 0;
 }
+// The values of a record's sample that `samples` files, into *out (cleared first).
+inline void IndexedSample(const std::vector<uint64_t>& values, uint32_t log2_modulus,
+                          std::vector<uint64_t>* out) {
+  out->clear();
+  for (uint64_t value : values) {
+    if (IndexedSampleValue(value, log2_modulus)) out->push_back(value);
+  }
+}
 
 std::string SweepKey(SweepId id);                 // 4 bytes BE
 std::string FingerprintKey(const dedup::Fingerprint128& fp);  // 16 bytes: high BE, low BE

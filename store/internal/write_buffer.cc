@@ -29,16 +29,6 @@ const std::shared_ptr<const BufferPart>& EmptyPart() {
   return *empty;
 }
 
-}  // namespace
-
-WriteBuffer::WriteBuffer() {
-  for (auto& index : parts) index.fill(EmptyPart());
-}
-
-DocId Watermarks::lowest() const { return *std::min_element(doc.begin(), doc.end()); }
-
-namespace {
-
 // Reads watermarks stored for `stored` slices (a power of two up to kBufferSlices): slice i is
 // part of stored slice i / (kBufferSlices / stored).
 Status ReadStoredWatermarks(TxnOps& ops, int stored, Watermarks* out) {
@@ -66,6 +56,12 @@ Status ReadStoredWatermarks(TxnOps& ops, int stored, Watermarks* out) {
 }
 
 }  // namespace
+
+WriteBuffer::WriteBuffer() {
+  for (auto& index : parts) index.fill(EmptyPart());
+}
+
+DocId Watermarks::lowest() const { return *std::min_element(doc.begin(), doc.end()); }
 
 Status ReadWatermarks(TxnOps& ops, Watermarks* out) {
   return ReadStoredWatermarks(ops, kBufferSlices, out);
@@ -144,10 +140,7 @@ StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops) {
     // A record that does not decode files nothing here: its postings are unknown (check reports
     // it), and failing would stop every query and batch over one damaged record.
     if (!DecodeDocumentInto(View(v), &rec).ok() || !rec.has_sketch()) continue;
-    sample.clear();
-    for (uint64_t value : rec.sample.values) {
-      if (IndexedSampleValue(value, rec.sample.log2_modulus)) sample.push_back(value);
-    }
+    IndexedSample(rec.sample.values, rec.sample.log2_modulus, &sample);
     const std::vector<uint64_t>* lists[kBufferIndexes] = {&rec.features, &rec.supershingles,
                                                           &sample};
     for (int i = 0; i < kBufferIndexes; ++i) {
