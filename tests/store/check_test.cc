@@ -264,7 +264,7 @@ TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
   Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, Watermarks(9)); });
   ExpectProblem("meta buffer.watermarks: slice 0 is at document 9, past the last document, 6");
   Damage([](RawStore& raw) { raw.Put("meta", internal::kBufferWatermarksKey, "\x01"); });
-  ExpectProblem("meta buffer.watermarks is 1 bytes, not 128");
+  ExpectProblem("meta buffer.watermarks is 1 bytes, not " + std::to_string(8 * internal::kBufferSlices));
   // The store refuses to write over it, and its queries say why.
   auto store = OpenStore();
   std::vector<PageInput> page = {Page("http://f/", 2, 30, Range(1u << 23, 300))};
@@ -272,7 +272,7 @@ TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
   EXPECT_EQ(store->SimilarToDocument(1, {}).status().code(), StatusCode::kDataLoss);
 }
 
-// A store of format 3 (no write buffer: every posting in the B-trees) opens as format 5 with
+// A store of format 3 (no write buffer: every posting in the B-trees) opens as this format with
 // every watermark at its last document, and takes new pages.
 TEST_F(CheckTest, Format3IsUpgraded) {
   Damage([](RawStore& raw) {
