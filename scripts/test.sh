@@ -22,7 +22,8 @@ ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [[ "${1:-}" != "--quick" ]]; then
   phase "build (AddressSanitizer + UndefinedBehaviorSanitizer)"
   # -O0 -g1 (line tables): nothing optimized away from the sanitizers' checks, and on 2 cores the
-  # build takes 411 s against 679 s at -O1, more than the tests lose (115 s against ~55 s).
+  # build takes 411 s against 679 s at -O1, more than the tests lose (115 s without the
+  # statistical tests below, against 85 s with them at -O1).
   scripts/build.sh build-asan -DSHINGLED_SANITIZE=ON -DSHINGLED_BUILD_BENCHMARKS=OFF "${werror[@]}" \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG"
   phase "tests under sanitizers"
