@@ -49,6 +49,18 @@ class Checker {
       marks_.doc.fill(UINT64_MAX);
       marks_ok_ = false;
     }
+    // The same for the fingerprint indexes.
+    if (Status s = internal::ReadFingerprintWatermarks(ops_, &fp_marks_); !s.ok()) {
+      if (s.code() != StatusCode::kDataLoss) return s;
+      Problem(std::string(s.message()) +
+              " (the rest is checked as if the B-trees held every fingerprint)");
+      fp_marks_.doc.fill(UINT64_MAX);
+      fp_marks_ok_ = false;
+    }
+    StatusOr<std::shared_ptr<const internal::WriteBuffer>> built =
+        internal::BuildWriteBuffer(ops_, marks_, fp_marks_);
+    if (!built.ok()) return built.status();
+    buffer_ = std::move(built).value();
     SHINGLED_RETURN_IF_ERROR(CheckDocuments());
     SHINGLED_RETURN_IF_ERROR(CheckPostings());
     SHINGLED_RETURN_IF_ERROR(CheckFingerprintEntries());
@@ -117,10 +129,12 @@ class Checker {
     return true;
   }
 
-  StatusOr<DocId> FingerprintDoc(MDB_dbi dbi, const dedup::Fingerprint128& fp) {
+  // The document fingerprint index `index` (`dbi`) maps `fp` to: its B-tree's, else its
+  // buffer's; 0 for none.
+  StatusOr<DocId> FingerprintDoc(int index, MDB_dbi dbi, const dedup::Fingerprint128& fp) {
     std::string_view v;
     Status s = ops_.Get(dbi, internal::FingerprintKey(fp), &v, "fingerprint");
-    if (s.code() == StatusCode::kNotFound) return DocId{0};
+    if (s.code() == StatusCode::kNotFound) return buffer_->FindFingerprint(index, fp);
     if (!s.ok()) return s;
     return v.size() == 8 ? GetBE64(v.data()) : 0;  // the wrong size is reported by ForEach
   }
@@ -151,16 +165,24 @@ class Checker {
         auto it = rep_.find(rec.rep);
         if (it == rep_.end() || it->second != 0) Problem(Doc(id) + ": representative " + std::to_string(rec.rep) + " is not a document with a sketch");
       }
-      StatusOr<DocId> fp = FingerprintDoc(d_.fp_identical, rec.identical);
+      StatusOr<DocId> fp = FingerprintDoc(internal::kFpIdentical, d_.fp_identical, rec.identical);
       if (!fp.ok()) return fp.status();
       if (*fp != id) Problem(Doc(id) + ": fp_identical maps its fingerprint to " + std::to_string(*fp));
-      for (auto [dbi, name, fpv, applies] :
-           {std::tuple{d_.fp_lexical, "fp_lexical", rec.lexical, rec.tokens > 0},
-            std::tuple{d_.fp_shingle, "fp_shingle", rec.shingle, rec.shingles > 0}}) {
+      for (auto [index, dbi, name, fpv, applies, owns] :
+           {std::tuple{internal::kFpLexical, d_.fp_lexical, "fp_lexical", rec.lexical,
+                       rec.tokens > 0, rec.owns_lexical},
+            std::tuple{internal::kFpShingle, d_.fp_shingle, "fp_shingle", rec.shingle,
+                       rec.shingles > 0, rec.owns_shingle}}) {
+        if (owns && !applies)
+          Problem(Doc(id) + ": owns its " + name + " fingerprint but has no " +
+                  (index == internal::kFpLexical ? "tokens" : "shingles"));
         if (!applies) continue;
-        StatusOr<DocId> got = FingerprintDoc(dbi, fpv);
+        StatusOr<DocId> got = FingerprintDoc(index, dbi, fpv);
         if (!got.ok()) return got.status();
-        if (*got == 0 || (*got != id && Holder(*got) != Holder(id))) {
+        if (owns && *got != id) {
+          Problem(Doc(id) + ": owns its " + name + " fingerprint, which maps to " +
+                  std::to_string(*got));
+        } else if (*got == 0 || (*got != id && Holder(*got) != Holder(id))) {
           Problem(Doc(id) + ": " + name + " maps its fingerprint to " + std::to_string(*got) + ", not to its group");
         }
       }
@@ -215,9 +237,16 @@ class Checker {
     for (auto [dbi, name] : {std::pair{d_.fp_identical, "fp_identical"}, std::pair{d_.fp_lexical, "fp_lexical"},
                              std::pair{d_.fp_shingle, "fp_shingle"}}) {
       SHINGLED_RETURN_IF_ERROR(
-          ForEach(dbi, name, {16, 8}, [&, name = name](std::string_view, std::string_view v) {
+          ForEach(dbi, name, {16, 8}, [&, name = name](std::string_view k, std::string_view v) {
             DocId d = GetBE64(v.data());
-            if (!rep_.contains(d)) Problem(std::string(name) + " entry names missing " + Doc(d));
+            const int slice = internal::BufferSlice(GetBE64(k.data()));
+            if (!rep_.contains(d)) {
+              Problem(std::string(name) + " entry names missing " + Doc(d));
+            } else if (d > fp_marks_.doc[slice]) {
+              Problem(std::string(name) + " entry names " + Doc(d) +
+                      ", above the watermark of its slice (slice " + std::to_string(slice) +
+                      ", document " + std::to_string(fp_marks_.doc[slice]) + ")");
+            }
             return OkStatus();
           }));
     }
@@ -227,7 +256,6 @@ class Checker {
   Status CheckCommonValues() {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.samples); rc != 0) return ops_.Fail(rc, "samples");
-    std::shared_ptr<const internal::WriteBuffer> buffer;
     return ForEach(
         d_.common_values, "common_values", {8, 8}, [&](std::string_view k, std::string_view v) {
           std::vector<DocId> docs;
@@ -239,18 +267,10 @@ class Checker {
             return ops_.Fail(rc, "samples");
           }
           // The count takes the buffered postings too.
-          if (marks_ok_) {
-            if (buffer == nullptr) {
-              StatusOr<std::shared_ptr<const internal::WriteBuffer>> built =
-                  internal::BuildWriteBuffer(ops_);
-              if (!built.ok()) return built.status();
-              buffer = std::move(built).value();
-            }
-            size_t buffered = 0;
-            buffer->Read(internal::kBufferSamples, GetBE64(k.data()), SIZE_MAX, &docs, &buffered,
-                         &more);
-            n += buffered;
-          }
+          size_t buffered = 0;
+          buffer_->Read(internal::kBufferSamples, GetBE64(k.data()), SIZE_MAX, &docs, &buffered,
+                        &more);
+          n += buffered;
           uint64_t stored = GetLE64(v.data());
           if (stored != n) {
             Problem("common_values lists " + std::to_string(GetBE64(k.data())) + " with count " +
@@ -462,13 +482,15 @@ class Checker {
     }
     StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);
     if (!largest.ok()) return largest.status();
-    if (marks_ok_) {
-      const DocId last = last_doc_;
+    for (auto [ok, marks, key] :
+         {std::tuple{marks_ok_, &marks_, internal::kBufferWatermarksKey},
+          std::tuple{fp_marks_ok_, &fp_marks_, internal::kFingerprintWatermarksKey}}) {
+      if (!ok) continue;
       for (int slice = 0; slice < internal::kBufferSlices; ++slice) {
-        if (marks_.doc[slice] > last) {
-          Problem("meta buffer.watermarks: slice " + std::to_string(slice) + " is at document " +
-                  std::to_string(marks_.doc[slice]) + ", past the last document, " +
-                  std::to_string(last));
+        if (marks->doc[slice] > last_doc_) {
+          Problem(std::string("meta ") + key + ": slice " + std::to_string(slice) +
+                  " is at document " + std::to_string(marks->doc[slice]) +
+                  ", past the last document, " + std::to_string(last_doc_));
         }
       }
     }
@@ -489,8 +511,10 @@ class Checker {
   std::vector<std::string> problems_;
   std::unordered_map<DocId, DocId> rep_;  // every document -> its rep (0: has a sketch)
   DocId last_doc_ = 0;
-  internal::Watermarks marks_;
-  bool marks_ok_ = true;
+  internal::Watermarks marks_, fp_marks_;
+  bool marks_ok_ = true, fp_marks_ok_ = true;
+  // The write buffer, rebuilt from the documents and marks_ and fp_marks_.
+  std::shared_ptr<const internal::WriteBuffer> buffer_;
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
 };
 

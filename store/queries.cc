@@ -496,6 +496,9 @@ StatusOr<DocumentInfo> Store::Document(DocId doc) const {
 
 StatusOr<DocId> Store::FindIdentical(const dedup::Fingerprint128& identical) const {
   SHINGLED_READ_TXN(ops);
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  if (DocId d = (*buffer)->FindFingerprint(internal::kFpIdentical, identical); d != 0) return d;
   std::string_view v;
   Status s = ops.Get(ops.dbis().fp_identical, internal::FingerprintKey(identical), &v, "fp_identical");
   if (s.code() == StatusCode::kNotFound) return DocId{0};
@@ -661,6 +664,7 @@ StatusOr<StoreStats> Store::Stats() const {
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
   out.buffered_postings = (*buffer)->postings();
+  out.buffered_fingerprints = (*buffer)->fingerprints();
   MDB_envinfo info;
   MDB_stat env_stat;
   mdb_env_info(impl_->env_, &info);

@@ -425,29 +425,31 @@ Status StoreImpl::Open() {
       SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, key, Le64(0), 0, "meta"));
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, Watermarks{}));
+    SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops, Watermarks{}));
   } else if (!s.ok()) {
     return s;
   } else {
     if (v.size() != 8) return DataLossError("meta format_version is not 8 bytes");
     uint64_t version = GetLE64(v.data());
-    if (version == 3 || version == 4) {
-      Watermarks marks;
-      if (version == 3) {
-        // Format 3 had no write buffer: its B-trees hold every posting, so every slice's
-        // watermark is its last document (FORMAT.md, "The write buffer").
-        Cursor docs;
-        if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
-          return LmdbStatus(rc, "documents cursor");
-        MDB_val k, dv;
-        rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
-        if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
-        if (rc == 0 && k.mv_size != 8)
-          return DataLossError("the last key of documents is not 8 bytes; run shingled check");
-        marks.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
-      } else {
-        SHINGLED_RETURN_IF_ERROR(ReadFormat4Watermarks(ops, &marks));
+    if (version >= 3 && version < kFormatVersion) {
+      // Formats 3 to 5 kept every fingerprint in its B-tree; format 3 every posting too: those
+      // watermarks are at the last document (FORMAT.md, "The write buffer").
+      Cursor docs;
+      if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
+        return LmdbStatus(rc, "documents cursor");
+      MDB_val k, dv;
+      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
+      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
+      if (rc == 0 && k.mv_size != 8)
+        return DataLossError("the last key of documents is not 8 bytes; run shingled check");
+      Watermarks at_last;
+      at_last.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops, at_last));
+      if (version == 3 || version == 4) {
+        Watermarks marks = at_last;
+        if (version == 4) SHINGLED_RETURN_IF_ERROR(ReadFormat4Watermarks(ops, &marks));
+        SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
       }
-      SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
       version = kFormatVersion;
@@ -499,6 +501,44 @@ struct SampleValueState {
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params);
 
+// The entries a batch adds to one fingerprint index, in the order added, with a hash table for
+// the batch's own lookups (open addressing on the fingerprint's low half, which is uniform).
+class BatchFingerprintTable {
+ public:
+  // The document `fp` maps to, or 0.
+  DocId Find(const dedup::Fingerprint128& fp) const {
+    if (slots_.empty()) return 0;
+    for (size_t i = fp.low & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == 0) return 0;
+      const FingerprintEntry& e = entries_[slots_[i] - 1];
+      if (e.fp == fp) return e.doc;
+    }
+  }
+  // REQUIRES: Find(fp) == 0.
+  void Add(const dedup::Fingerprint128& fp, DocId doc) {
+    if (2 * (entries_.size() + 1) > slots_.size()) Grow();
+    entries_.push_back(FingerprintEntry{fp, doc});
+    Place(entries_.size() - 1);
+  }
+  std::vector<FingerprintEntry> Take() {
+    slots_.clear();
+    return std::move(entries_);
+  }
+
+ private:
+  void Place(size_t entry) {
+    size_t i = entries_[entry].fp.low & (slots_.size() - 1);
+    while (slots_[i] != 0) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = static_cast<uint32_t>(entry + 1);
+  }
+  void Grow() {
+    slots_.assign(std::max<size_t>(1024, 2 * slots_.size()), 0);
+    for (size_t e = 0; e < entries_.size(); ++e) Place(e);
+  }
+  std::vector<FingerprintEntry> entries_;
+  std::vector<uint32_t> slots_;  // entries_ index + 1; 0: empty
+};
+
 // One write batch: the decision for each page (issue 3, "The decision for each page").
 class BatchWriter {
  public:
@@ -514,8 +554,10 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
     ++next_doc_;
     ++next_url_;
-    for (auto [cursor, dbi] : {std::pair{&urls_cursor_, d_.urls}, std::pair{&identical_cursor_, d_.fp_identical},
-                               std::pair{&lexical_cursor_, d_.fp_lexical}, std::pair{&shingle_cursor_, d_.fp_shingle}}) {
+    for (auto [cursor, dbi] :
+         {std::pair{&urls_cursor_, d_.urls}, std::pair{&fp_cursors_[kFpIdentical], d_.fp_identical},
+          std::pair{&fp_cursors_[kFpLexical], d_.fp_lexical},
+          std::pair{&fp_cursors_[kFpShingle], d_.fp_shingle}}) {
       if (int rc = cursor->Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
     }
     SHINGLED_RETURN_IF_ERROR(store_.LoadStopList(ops_));
@@ -543,11 +585,13 @@ class BatchWriter {
     std::array<std::vector<uint64_t>, BatchPostings::kIndexes> values;
     for (size_t j = 0; j < fresh.size(); ++j) {
       if (j > 0 && fresh[j].first == fresh[j - 1].first) continue;
+      const dedup::Sketch& sketch = pages[fresh[j].second].sketch;
+      if (buffer_->FindFingerprint(kFpIdentical, sketch.identical) != 0) continue;
       bool found = false;
       std::string_view v;
-      if (int rc = Seek(identical_cursor_, fresh[j].first, &found, &v); rc != 0) return ops_.Fail(rc, "fingerprint");
+      if (int rc = Seek(fp_cursors_[kFpIdentical], fresh[j].first, &found, &v); rc != 0)
+        return ops_.Fail(rc, "fingerprint");
       if (found) continue;
-      const dedup::Sketch& sketch = pages[fresh[j].second].sketch;
       auto& f = values[BatchPostings::kFeatures];
       f.insert(f.end(), sketch.features.begin(), sketch.features.end());
       auto& ss = values[BatchPostings::kSupershingles];
@@ -566,10 +610,15 @@ class BatchWriter {
   }
 
   Status Finish() {
-    StatusOr<std::shared_ptr<const WriteBuffer>> next =
-        postings_.FlushToBuffer(next_doc_ - 1, !store_.options_.write_buffer);
+    BatchFingerprints fps, fp_put;
+    for (int i = 0; i < kFingerprintIndexes; ++i) fps[i] = batch_fps_[i].Take();
+    StatusOr<std::shared_ptr<const WriteBuffer>> next = postings_.FlushToBuffer(
+        next_doc_ - 1, !store_.options_.write_buffer, std::move(fps), &fp_put);
     if (!next.ok()) return next.status();
+    for (int i = 0; i < kFingerprintIndexes; ++i)
+      SHINGLED_RETURN_IF_ERROR(PutFingerprints(i, fp_put[i]));
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
+    SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
     store_.made_buffer_ = std::move(next).value();
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
@@ -657,6 +706,22 @@ class BatchWriter {
     if (*found) *value = View(v);
     return rc == MDB_NOTFOUND ? 0 : rc;
   }
+  // Puts `sorted` into fingerprint index `index` through its cursor: in key order, consecutive
+  // keys on one leaf are put without a descent from the root. A key already there is left as it
+  // is (only the first document with a fingerprint files it; check reports any other).
+  Status PutFingerprints(int index, const std::vector<FingerprintEntry>& sorted) {
+    char key[16];
+    for (const FingerprintEntry& e : sorted) {
+      PutBE64(key, e.fp.high);
+      PutBE64(key + 8, e.fp.low);
+      Key64 doc(e.doc);
+      MDB_val k{sizeof key, key}, v = Val(doc.view());
+      int rc = mdb_cursor_put(fp_cursors_[index].get(), &k, &v, MDB_NOOVERWRITE);
+      if (rc != 0 && rc != MDB_KEYEXIST) return ops_.Fail(rc, "fingerprint index");
+    }
+    return OkStatus();
+  }
+
   // Puts a new key through `c` (MDB_NOOVERWRITE: a key already there is left as it is).
   Status PutThrough(const Cursor& c, std::string_view key, std::string_view value, const char* what) {
     MDB_val k = Val(key), v = Val(value);
@@ -691,15 +756,24 @@ class BatchWriter {
     return fresh;
   }
 
-  // The document an exact fingerprint maps to, or 0; `c` is the index's cursor, left for
-  // PutThrough.
-  StatusOr<DocId> LookupFingerprint(const Cursor& c, const dedup::Fingerprint128& fp) {
+  // The document an exact fingerprint maps to in fingerprint index `index`, or 0: the batch's
+  // entries, the write buffer's, then the B-tree's (a fingerprint is in one of them).
+  StatusOr<DocId> LookupFingerprint(int index, const dedup::Fingerprint128& fp) {
+    if (DocId d = batch_fps_[index].Find(fp); d != 0) return d;
+    if (DocId d = buffer_->FindFingerprint(index, fp); d != 0) return d;
     bool found = false;
     std::string_view v;
-    if (int rc = Seek(c, FingerprintKey(fp), &found, &v); rc != 0) return ops_.Fail(rc, "fingerprint");
+    if (int rc = Seek(fp_cursors_[index], FingerprintKey(fp), &found, &v); rc != 0)
+      return ops_.Fail(rc, "fingerprint");
     if (!found) return DocId{0};
     if (v.size() != 8) return DataLossError("fingerprint value is not 8 bytes");
     return GetBE64(v.data());
+  }
+  // Adds the fingerprint entries of the new document `doc`, whose record is `rec`, to the batch's.
+  void FileFingerprints(DocId doc, const DocumentRecord& rec) {
+    batch_fps_[kFpIdentical].Add(rec.identical, doc);
+    if (rec.owns_lexical) batch_fps_[kFpLexical].Add(rec.lexical, doc);
+    if (rec.owns_shingle) batch_fps_[kFpShingle].Add(rec.shingle, doc);
   }
 
   Status Union(DocId a, DocId b, ClusterId* root) {
@@ -874,8 +948,12 @@ class BatchWriter {
   std::vector<DocId> found_;
   dedup::Sketch scratch_sketch_;
   BatchPostings postings_;
-  // A lookup and the insert of the same key share one of these (Seek, PutThrough).
-  Cursor urls_cursor_, identical_cursor_, lexical_cursor_, shingle_cursor_;
+  // A lookup and the insert of the same key share this one (Seek, PutThrough).
+  Cursor urls_cursor_;
+  // The fingerprint indexes' (kFpIdentical, kFpLexical, kFpShingle): their lookups, and the
+  // commit's puts (PutFingerprints). The batch's entries go to batch_fps_ until then.
+  std::array<Cursor, kFingerprintIndexes> fp_cursors_;
+  std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -939,7 +1017,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   if (last) result->previous_doc = last->doc;
 
   const dedup::Sketch& sketch = page.sketch;
-  StatusOr<DocId> identical = dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(identical_cursor_, sketch.identical);
+  StatusOr<DocId> identical =
+      dead ? StatusOr<DocId>(DocId{0}) : LookupFingerprint(kFpIdentical, sketch.identical);
   if (!identical.ok()) return identical.status();
 
   // Idempotency: the same (URL, sweep, content) is already recorded in this sweep.
@@ -980,20 +1059,21 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
                                       static_cast<int>(sketch.features.size())});
     }
   } else {
-    // A new document. Exact equivalence first: no filter for those.
-    DocId equivalent = 0;
-    Relation relation = Relation::kLexical;
+    // A new document. Exact equivalence first: no filter for those. Both fingerprints are
+    // looked up, for the record's ownership flags.
+    DocId lexical = 0, shingle = 0;
     if (sketch.tokens > 0) {
-      StatusOr<DocId> lex = LookupFingerprint(lexical_cursor_, sketch.lexical);
+      StatusOr<DocId> lex = LookupFingerprint(kFpLexical, sketch.lexical);
       if (!lex.ok()) return lex.status();
-      equivalent = *lex;
+      lexical = *lex;
     }
-    if (equivalent == 0 && sketch.shingles > 0) {
-      StatusOr<DocId> sh = LookupFingerprint(shingle_cursor_, sketch.shingle);
+    if (sketch.shingles > 0) {
+      StatusOr<DocId> sh = LookupFingerprint(kFpShingle, sketch.shingle);
       if (!sh.ok()) return sh.status();
-      equivalent = *sh;
-      relation = Relation::kShingle;
+      shingle = *sh;
     }
+    const DocId equivalent = lexical != 0 ? lexical : shingle;
+    const Relation relation = lexical != 0 ? Relation::kLexical : Relation::kShingle;
     if (next_doc_ > kMaxDocId) {
       return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
     }
@@ -1009,14 +1089,10 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec.identical = sketch.identical;
     rec.lexical = sketch.lexical;
     rec.shingle = sketch.shingle;
+    rec.owns_lexical = sketch.tokens > 0 && lexical == 0;
+    rec.owns_shingle = sketch.shingles > 0 && shingle == 0;
     Key64 doc_key(doc);
-    SHINGLED_RETURN_IF_ERROR(PutThrough(identical_cursor_, FingerprintKey(sketch.identical), doc_key.view(), "fp_identical"));
-    if (sketch.tokens > 0) {
-      SHINGLED_RETURN_IF_ERROR(PutThrough(lexical_cursor_, FingerprintKey(sketch.lexical), doc_key.view(), "fp_lexical"));
-    }
-    if (sketch.shingles > 0) {
-      SHINGLED_RETURN_IF_ERROR(PutThrough(shingle_cursor_, FingerprintKey(sketch.shingle), doc_key.view(), "fp_shingle"));
-    }
+    FileFingerprints(doc, rec);
     if (equivalent != 0) {
       DocId holder = 0;
       StatusOr<DocumentRecord> eq = ReadSketchHolder(ops_, equivalent, &holder);

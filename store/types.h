@@ -228,6 +228,9 @@ struct StoreStats {
   // Postings held in the write buffer, in memory and not in the B-trees (FORMAT.md, "The write
   // buffer"): ~53 per document above its slice's watermark, 16 bytes each.
   uint64_t buffered_postings = 0;
+  // Fingerprint entries held in the write buffer (FORMAT.md, "The write buffer of the
+  // fingerprint indexes"): 1 to 3 per document above its slice's watermark, 24 bytes each.
+  uint64_t buffered_fingerprints = 0;
   uint64_t map_size = 0;
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
   // Pages on LMDB's free list (reused by later writes) times the page size.

@@ -175,16 +175,16 @@ Status BatchPostings::Put(Index index, const std::vector<std::pair<uint64_t, Doc
   return OkStatus();
 }
 
-StatusOr<std::shared_ptr<const WriteBuffer>> BatchPostings::FlushToBuffer(DocId last_doc,
-                                                                          bool all_slices) {
+StatusOr<std::shared_ptr<const WriteBuffer>> BatchPostings::FlushToBuffer(
+    DocId last_doc, bool all_slices, BatchFingerprints fps, BatchFingerprints* fp_put) {
   BatchEntries batch, put;
   for (int i = 0; i < kIndexes; ++i) {
     const Table& t = tables_[i];
     batch[i].reserve(t.entries.size());
     for (const Entry& e : t.entries) batch[i].emplace_back(e.value, e.doc);
   }
-  std::shared_ptr<const WriteBuffer> next =
-      AdvanceWriteBuffer(*buffer_, std::move(batch), last_doc, all_slices, &put);
+  std::shared_ptr<const WriteBuffer> next = AdvanceWriteBuffer(
+      *buffer_, std::move(batch), std::move(fps), last_doc, all_slices, &put, fp_put);
   for (int i = 0; i < kIndexes; ++i) SHINGLED_RETURN_IF_ERROR(Put(static_cast<Index>(i), put[i]));
   return next;
 }

@@ -52,9 +52,13 @@ class BatchPostings {
   // Puts into the B-trees, sorted by key through one cursor per index, the buffered postings of
   // the slice due and the batch's of that slice (of every slice when `all_slices`), and returns
   // the buffer after the commit (AdvanceWriteBuffer), whose watermarks the caller writes to meta.
-  // The batch's documents are at most `last_doc`. REQUIRES: the last call (a Read after it would
-  // count the batch's postings twice), with a buffer.
-  StatusOr<std::shared_ptr<const WriteBuffer>> FlushToBuffer(DocId last_doc, bool all_slices);
+  // The batch's documents are at most `last_doc`. The batch's fingerprint entries `fps` go into
+  // that buffer the same way, and `*fp_put` receives those the caller puts into the fingerprint
+  // B-trees. REQUIRES: the last call (a Read after it would count the batch's postings twice),
+  // with a buffer.
+  StatusOr<std::shared_ptr<const WriteBuffer>> FlushToBuffer(DocId last_doc, bool all_slices,
+                                                             BatchFingerprints fps,
+                                                             BatchFingerprints* fp_put);
 
   // Postings filed so far in this batch.
   size_t filed() const;

@@ -186,12 +186,19 @@ bool ReadVarint(std::string_view* in, uint64_t* v) {
   return false;
 }
 
+namespace {
+// The flags byte of a document record (FORMAT.md, "Document record").
+constexpr uint8_t kHasSketch = 1, kOwnsLexical = 2, kOwnsShingle = 4;
+}  // namespace
+
 std::string EncodeDocument(const DocumentRecord& doc) {
   std::string out;
   out.reserve(doc.has_sketch() ? 96 + 8 * (doc.minhashes.size() + doc.features.size() +
                                            doc.supershingles.size() + doc.sample.values.size())
                                : 96);
-  out.push_back(doc.has_sketch() ? 1 : 0);
+  out.push_back(static_cast<char>((doc.has_sketch() ? kHasSketch : 0) |
+                                  (doc.owns_lexical ? kOwnsLexical : 0) |
+                                  (doc.owns_shingle ? kOwnsShingle : 0)));
   if (!doc.has_sketch()) AppendVarint(&out, doc.rep);
   AppendVarint(&out, doc.bytes);
   AppendVarint(&out, doc.tokens);
@@ -216,6 +223,7 @@ namespace {
 // The part of a document record before its lists (FORMAT.md, "Document record").
 struct RecordHead {
   DocId rep = 0;  // 0: the record has a sketch
+  bool owns_lexical = false, owns_shingle = false;
   uint64_t bytes = 0, tokens = 0, shingles = 0;
   int64_t first_seen = 0, last_seen = 0;
   dedup::Fingerprint128 identical, lexical, shingle;
@@ -224,7 +232,12 @@ struct RecordHead {
 // Reads the head; a failed read is left in `r` for Finish to report.
 Status ReadHead(Reader& r, RecordHead* h) {
   uint8_t flags = r.Byte("flags");
-  if ((flags & 1) == 0) {
+  if ((flags & ~(kHasSketch | kOwnsLexical | kOwnsShingle)) != 0) {
+    return DataLossError("document record has unknown flags " + std::to_string(flags));
+  }
+  h->owns_lexical = (flags & kOwnsLexical) != 0;
+  h->owns_shingle = (flags & kOwnsShingle) != 0;
+  if ((flags & kHasSketch) == 0) {
     h->rep = r.Varint("rep");
     if (h->rep == 0) return DataLossError("document record without sketch names no representative");
   }
@@ -248,6 +261,8 @@ Status DecodeDocumentInto(std::string_view bytes, DocumentRecord* out) {
   RecordHead h;
   SHINGLED_RETURN_IF_ERROR(ReadHead(r, &h));
   doc.rep = h.rep;
+  doc.owns_lexical = h.owns_lexical;
+  doc.owns_shingle = h.owns_shingle;
   doc.bytes = h.bytes;
   doc.tokens = h.tokens;
   doc.shingles = h.shingles;

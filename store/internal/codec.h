@@ -17,7 +17,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 5;
+inline constexpr uint64_t kFormatVersion = 6;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -176,6 +176,9 @@ struct DocumentRecord {
   uint64_t bytes = 0, tokens = 0, shingles = 0;
   int64_t first_seen = 0, last_seen = 0;
   dedup::Fingerprint128 identical, lexical, shingle;
+  // Whether `fp_lexical` (`fp_shingle`) maps this record's lexical (shingle) fingerprint to it:
+  // the document was the first with it (format 6; records written before are false).
+  bool owns_lexical = false, owns_shingle = false;
   // Only when rep == 0:
   std::vector<uint64_t> minhashes, features, supershingles;
   dedup::ModSample sample;

@@ -6,6 +6,10 @@
 // anywhere rebuilds the buffer from the documents above the lowest watermark. Each commit puts
 // the buffered postings of one slice (and the batch's) into the B-trees and raises its
 // watermark, so that a commit's inserts land on a slice of the leaves instead of all of them.
+// The exact fingerprint indexes (`fp_identical`, `fp_lexical`, `fp_shingle`) are buffered the same
+// way, with watermarks of their own: a document's fingerprints are in its record, and two flag
+// bits there say which of its lexical and shingle fingerprints it owns (the indexes map each
+// fingerprint to its first document).
 // Private to store/.
 #ifndef SHINGLED_STORE_INTERNAL_WRITE_BUFFER_H_
 #define SHINGLED_STORE_INTERNAL_WRITE_BUFFER_H_
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/sketch.h"
 #include "store/internal/schema.h"
 #include "store/types.h"
 
@@ -37,6 +42,11 @@ inline int BufferSlice(uint64_t value) {
 inline constexpr char kBufferWatermarksKey[] = "buffer.watermarks";
 inline constexpr char kBufferNextSliceKey[] = "buffer.next_slice";
 
+// The same for the fingerprint indexes (format 6), whose slices are by the top 4 bits of a
+// fingerprint's `high` half.
+inline constexpr char kFingerprintWatermarksKey[] = "fp_buffer.watermarks";
+inline constexpr char kFingerprintNextSliceKey[] = "fp_buffer.next_slice";
+
 struct Watermarks {
   std::array<DocId, kBufferSlices> doc{};
   uint64_t next_slice = 0;  // < kBufferSlices
@@ -49,6 +59,9 @@ Status ReadWatermarks(TxnOps& ops, Watermarks* out);
 // two of 16, whose postings in the B-trees are those at or below the old slice's watermark.
 Status ReadFormat4Watermarks(TxnOps& ops, Watermarks* out);
 Status WriteWatermarks(TxnOps& ops, const Watermarks& marks);
+// The fingerprint indexes' watermarks (kFingerprintWatermarksKey), as the above.
+Status ReadFingerprintWatermarks(TxnOps& ops, Watermarks* out);
+Status WriteFingerprintWatermarks(TxnOps& ops, const Watermarks& marks);
 
 using BufferEntry = std::pair<uint64_t, DocId>;  // (value, document)
 
@@ -70,34 +83,85 @@ class BufferPart {
   int bits_ = 0;
 };
 
-// The buffer as of one transaction: its watermarks and the postings above them.
+// The fingerprint indexes, numbered as the document record's fingerprints.
+inline constexpr int kFingerprintIndexes = 3;
+inline constexpr int kFpIdentical = 0, kFpLexical = 1, kFpShingle = 2;
+inline int FingerprintSlice(const dedup::Fingerprint128& fp) { return BufferSlice(fp.high); }
+
+// One entry of a fingerprint index: the fingerprint and the document it maps to.
+struct FingerprintEntry {
+  dedup::Fingerprint128 fp;
+  DocId doc = 0;
+  // The order of the B-tree's keys (high, then low; FORMAT.md, "Conventions").
+  friend bool operator<(const FingerprintEntry& a, const FingerprintEntry& b) {
+    if (a.fp.high != b.fp.high) return a.fp.high < b.fp.high;
+    if (a.fp.low != b.fp.low) return a.fp.low < b.fp.low;
+    return a.doc < b.doc;
+  }
+  friend bool operator==(const FingerprintEntry&, const FingerprintEntry&) = default;
+};
+
+// The buffered entries of one slice of one fingerprint index, sorted; immutable. A fingerprint
+// has one entry at most (its owner).
+class FingerprintPart {
+ public:
+  FingerprintPart() = default;
+  explicit FingerprintPart(std::vector<FingerprintEntry> sorted) : entries_(std::move(sorted)) {}
+
+  // The document `fp` maps to, or 0.
+  DocId Find(const dedup::Fingerprint128& fp) const;
+  const std::vector<FingerprintEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<FingerprintEntry> entries_;
+};
+
+// The buffer as of one transaction: its watermarks and the postings above them, and the same
+// for the fingerprint indexes.
 struct WriteBuffer {
   WriteBuffer();  // every part empty
 
   Watermarks marks;
   std::array<std::array<std::shared_ptr<const BufferPart>, kBufferSlices>, kBufferIndexes> parts;
+  Watermarks fp_marks;
+  std::array<std::array<std::shared_ptr<const FingerprintPart>, kBufferSlices>, kFingerprintIndexes>
+      fp_parts;
 
   // As BufferPart::Read, from the part of `value`'s slice in `index`.
   void Read(int index, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
             bool* more) const {
     parts[index][BufferSlice(value)]->Read(value, max, out, count, more);
   }
+  // The document `fp` maps to in the buffered part of fingerprint index `index`, or 0.
+  DocId FindFingerprint(int index, const dedup::Fingerprint128& fp) const {
+    return fp_parts[index][FingerprintSlice(fp)]->Find(fp);
+  }
   size_t postings() const;
+  size_t fingerprints() const;
 };
 
-// The buffer of the transaction `ops`, from its watermarks and its documents above the lowest.
+// The buffer of the transaction `ops`, from its watermarks and its documents above the lowest
+// (of either set).
 StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops);
+// The same with the watermarks given (check's, which stand in for damaged ones).
+StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops, const Watermarks& marks,
+                                                              const Watermarks& fp_marks);
 
 // The postings a batch files, sorted by (value, document), per index.
 using BatchEntries = std::array<std::vector<BufferEntry>, kBufferIndexes>;
+// The fingerprint entries a batch makes, any order, per fingerprint index.
+using BatchFingerprints = std::array<std::vector<FingerprintEntry>, kFingerprintIndexes>;
 
 // What a commit does with `base` (the buffer its transaction began with) and its batch's postings
-// `batch`, which name documents up to `last_doc`: `*put` receives, per index and sorted, the
-// postings to put into the B-trees (the buffered and new ones of the slice due, or of every slice
-// when `all_slices`), and the result is the buffer after the commit, whose watermarks go to meta.
+// `batch` and fingerprint entries `fps`, which name documents up to `last_doc`: `*put` and
+// `*fp_put` receive, per index and sorted, what to put into the B-trees (the buffered and new
+// entries of the slice due, or of every slice when `all_slices`; postings and fingerprints each
+// have their own slice due), and the result is the buffer after the commit, whose watermarks go
+// to meta.
 std::shared_ptr<const WriteBuffer> AdvanceWriteBuffer(const WriteBuffer& base, BatchEntries batch,
-                                                      DocId last_doc, bool all_slices,
-                                                      BatchEntries* put);
+                                                      BatchFingerprints fps, DocId last_doc,
+                                                      bool all_slices, BatchEntries* put,
+                                                      BatchFingerprints* fp_put);
 
 }  // namespace shingled::store::internal
 

@@ -173,7 +173,8 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
     }
     EXPECT_EQ(postings.filed(), filed);
     // With an empty buffer, every slice put: the batch's postings, all of them.
-    ASSERT_TRUE(postings.FlushToBuffer(next, /*all_slices=*/true).ok());
+    internal::BatchFingerprints fp_put;
+    ASSERT_TRUE(postings.FlushToBuffer(next, /*all_slices=*/true, {}, &fp_put).ok());
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<std::pair<uint64_t, DocId>> want;
       for (const auto& [value, docs] : model[index]) {

@@ -340,6 +340,49 @@ TEST_F(CheckTest, Format4IsUpgraded) {
   });
 }
 
+// A store of format 5 (every fingerprint in the B-trees, records without ownership flags) opens
+// as format 6 with the fingerprint watermarks at its last document, and its fingerprints are
+// found: a copy of document 4's text in other bytes is lexically equivalent to it.
+TEST_F(CheckTest, Format5IsUpgraded) {
+  Damage([](RawStore& raw) {
+    raw.Put("meta", "format_version", Le64(5));
+    raw.Del("meta", internal::kFingerprintWatermarksKey);
+    raw.Del("meta", internal::kFingerprintNextSliceKey);
+    for (DocId d = 1; d <= 6; ++d) {
+      DocumentRecord rec = raw.Document(d);
+      rec.owns_lexical = rec.owns_shingle = false;
+      raw.Put("documents", Key64(d).view(), internal::EncodeDocument(rec));
+    }
+  });
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    testing::StoreFixture::ExpectConsistent(*store);
+    std::vector<PageInput> pages = {Page("http://f/", 2, 30, Range(1u << 20, 1000), /*variant=*/1),
+                                    Page("http://g/", 2, 30, Range(1u << 23, 300))};
+    StatusOr<std::vector<PageResult>> r = store->Apply(pages);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)[0].verdict, Verdict::kDuplicate);
+    ASSERT_EQ((*r)[0].matches.size(), 1u);
+    EXPECT_EQ((*r)[0].matches[0].doc, 4u);
+    EXPECT_EQ((*r)[0].matches[0].relation, Relation::kLexical);
+    EXPECT_EQ((*r)[1].verdict, Verdict::kNew);
+    testing::StoreFixture::ExpectConsistent(*store);
+  }
+  Damage([](RawStore& raw) {
+    EXPECT_EQ(raw.Meta("format_version"), internal::kFormatVersion);
+    const std::string marks = raw.Get("meta", internal::kFingerprintWatermarksKey);
+    ASSERT_EQ(marks.size(), 8u * internal::kBufferSlices);
+    for (int i = 0; i < internal::kBufferSlices; ++i) {
+      // Slice 0 put by the commit above, at document 8; the others at 6, as upgraded.
+      EXPECT_EQ(internal::GetLE64(marks.data() + 8 * i), i == 0 ? 8u : 6u) << i;
+    }
+    EXPECT_FALSE(raw.Document(7).owns_lexical);
+    EXPECT_TRUE(raw.Document(8).owns_lexical);
+    EXPECT_TRUE(raw.Document(8).owns_shingle);
+  });
+}
+
 // --- 2. documents ---
 
 TEST_F(CheckTest, DocumentRecordTruncated) {
@@ -394,11 +437,42 @@ TEST_F(CheckTest, IdenticalFingerprintMissing) {
   ExpectProblem("document 4: fp_identical maps its fingerprint to 0");
 }
 
+// Documents 1 and 3 share their lexical fingerprint, which document 1 owns.
 TEST_F(CheckTest, LexicalFingerprintOfAnotherGroup) {
   Damage([](RawStore& raw) {
-    raw.Put("fp_lexical", internal::FingerprintKey(raw.Document(4).lexical), Key64(5).view());
+    EXPECT_TRUE(raw.Document(1).owns_lexical);
+    EXPECT_FALSE(raw.Document(3).owns_lexical);
+    raw.Put("fp_lexical", internal::FingerprintKey(raw.Document(3).lexical), Key64(5).view());
   });
-  ExpectProblem("document 4: fp_lexical maps its fingerprint to 5, not to its group");
+  ExpectProblem("document 1: owns its fp_lexical fingerprint, which maps to 5");
+  ExpectProblem("document 3: fp_lexical maps its fingerprint to 5, not to its group");
+}
+
+TEST_F(CheckTest, OwnershipFlagOfAFingerprintAnotherOwns) {
+  Damage([](RawStore& raw) {
+    DocumentRecord rec = raw.Document(3);
+    EXPECT_FALSE(rec.owns_shingle);
+    rec.owns_shingle = true;
+    raw.Put("documents", Key64(3).view(), internal::EncodeDocument(rec));
+  });
+  ExpectProblem("document 3: owns its fp_shingle fingerprint, which maps to 1");
+}
+
+// The fixture's store holds every fingerprint in the B-trees, its watermarks at document 6.
+TEST_F(CheckTest, FingerprintEntryAboveTheWatermark) {
+  Damage([](RawStore& raw) {
+    EXPECT_EQ(raw.Get("meta", internal::kFingerprintWatermarksKey), Watermarks(6));
+    raw.Put("meta", internal::kFingerprintWatermarksKey, Watermarks(5));
+  });
+  ExpectProblem("fp_identical entry names document 6, above the watermark of its slice (slice ");
+}
+
+TEST_F(CheckTest, FingerprintWatermarksPastTheLastDocumentOrMissing) {
+  Damage(
+      [](RawStore& raw) { raw.Put("meta", internal::kFingerprintWatermarksKey, Watermarks(9)); });
+  ExpectProblem("meta fp_buffer.watermarks: slice 0 is at document 9, past the last document, 6");
+  Damage([](RawStore& raw) { raw.Del("meta", internal::kFingerprintNextSliceKey); });
+  ExpectProblem("meta lacks fp_buffer.next_slice");
 }
 
 TEST_F(CheckTest, DocumentKeyOfWrongLength) {

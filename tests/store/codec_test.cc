@@ -105,22 +105,33 @@ TEST(CodecTest, DocumentWithSketchExactBytes) {
   d.identical = {1, 2};
   d.lexical = {3, 4};
   d.shingle = {5, 6};
+  d.owns_lexical = true;
   d.minhashes = {0x0102030405060708ull};
   d.features = {9};
   d.supershingles = {};
   d.sample.log2_modulus = 3;
   d.sample.values = {8};
   std::string expected =
-      "01"                                                  // flags: has_sketch
-      "ac02" "02" "01"                                      // bytes, tokens, shingles
-      "d00f" "01"                                           // zigzag(1000), zigzag(-1)
-      "0100000000000000" "0200000000000000"                 // identical, LE
-      "0300000000000000" "0400000000000000"                 // lexical
-      "0500000000000000" "0600000000000000"                 // shingle
-      "01" "0807060504030201"                               // minhashes
-      "01" "0900000000000000"                               // features
-      "00"                                                  // super shingles
-      "03" "01" "0800000000000000";                         // sample
+      "03"  // flags: has_sketch, owns_lexical
+      "ac02"
+      "02"
+      "01"  // bytes, tokens, shingles
+      "d00f"
+      "01"  // zigzag(1000), zigzag(-1)
+      "0100000000000000"
+      "0200000000000000"  // identical, LE
+      "0300000000000000"
+      "0400000000000000"  // lexical
+      "0500000000000000"
+      "0600000000000000"  // shingle
+      "01"
+      "0807060504030201"  // minhashes
+      "01"
+      "0900000000000000"  // features
+      "00"                // super shingles
+      "03"
+      "01"
+      "0800000000000000";  // sample
   EXPECT_EQ(Hex(EncodeDocument(d)), expected);
   StatusOr<DocumentRecord> back = DecodeDocument(EncodeDocument(d));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -133,11 +144,33 @@ TEST(CodecTest, DocumentWithoutSketchExactBytes) {
   d.bytes = 1;
   d.first_seen = -1;
   d.last_seen = 1;
+  d.owns_shingle = true;
   EXPECT_EQ(Hex(EncodeDocument(d)),
-            "00" "07" "01" "00" "00" "01" "04" + std::string(96, '0'));
+            "04"
+            "07"
+            "01"
+            "00"
+            "00"
+            "01"
+            "04" +
+                std::string(96, '0'));  // flags: owns_shingle
   StatusOr<DocumentRecord> back = DecodeDocument(EncodeDocument(d));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, d);
+}
+
+TEST(CodecTest, DocumentWithUnknownFlagsIsRefused) {
+  DocumentRecord d;
+  d.rep = 7;
+  for (char flags : {'\x08', '\x80', '\xff'}) {
+    std::string bytes = EncodeDocument(d);
+    bytes[0] = flags;
+    StatusOr<DocumentRecord> back = DecodeDocument(bytes);
+    ASSERT_FALSE(back.ok());
+    EXPECT_EQ(back.status().code(), StatusCode::kDataLoss);
+    EXPECT_NE(back.status().message().find("unknown flags"), std::string::npos)
+        << back.status().message();
+  }
 }
 
 // A record of random content: with a sketch (lists of random lengths, some empty), or naming a
@@ -153,6 +186,8 @@ DocumentRecord RandomDocument(std::mt19937_64& rng, bool with_sketch) {
   d.identical = {rng(), rng()};
   d.lexical = {rng(), rng()};
   d.shingle = {rng(), rng()};
+  d.owns_lexical = rng() % 2 == 0;
+  d.owns_shingle = rng() % 2 == 0;
   if (with_sketch) {
     d.minhashes.resize(84);
     for (auto& v : d.minhashes) v = rng();

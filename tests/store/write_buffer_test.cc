@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -106,8 +107,9 @@ TEST(WriteBufferTest, ACommitPutsTheSliceDueAndKeepsTheRest) {
   for (bool all : {false, true}) {
     SCOPED_TRACE(all ? "all slices" : "one slice");
     internal::BatchEntries put;
+    internal::BatchFingerprints fp_put;
     std::shared_ptr<const internal::WriteBuffer> next =
-        internal::AdvanceWriteBuffer(base, batch, 3000, all, &put);
+        internal::AdvanceWriteBuffer(base, batch, {}, 3000, all, &put, &fp_put);
     EXPECT_EQ(next->marks.next_slice, 6u);
     for (int i = 0; i < internal::kBufferIndexes; ++i) {
       std::vector<BufferEntry> want_put;
@@ -131,14 +133,98 @@ TEST(WriteBufferTest, ACommitPutsTheSliceDueAndKeepsTheRest) {
   }
 }
 
+// Fingerprint entries of slice `slice`, sorted, documents from `first_doc` up.
+std::vector<internal::FingerprintEntry> RandomFingerprints(size_t n, int slice, DocId first_doc,
+                                                           std::mt19937_64& rng) {
+  std::vector<internal::FingerprintEntry> out;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t high =
+        (uint64_t{static_cast<uint64_t>(slice)} << (64 - internal::kBufferSliceBits)) |
+        (rng() >> internal::kBufferSliceBits);
+    out.push_back({dedup::Fingerprint128{high, rng()}, first_doc + i});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(WriteBufferTest, FingerprintsAreFoundAndPutWithTheirOwnSlice) {
+  std::mt19937_64 rng(13);
+  internal::WriteBuffer base;
+  base.marks.next_slice = 5;
+  base.fp_marks.next_slice = 9;
+  for (int s = 0; s < kBufferSlices; ++s) base.fp_marks.doc[s] = 100 + s;
+  for (int i = 0; i < internal::kFingerprintIndexes; ++i) {
+    for (int s = 0; s < kBufferSlices; ++s) {
+      base.fp_parts[i][s] = std::make_shared<internal::FingerprintPart>(
+          RandomFingerprints(20 + 5 * s, s, 200 + 1000 * s, rng));
+    }
+  }
+  // Find: every entry, and fingerprints not there (one differs from an entry in `low` only).
+  for (int s = 0; s < kBufferSlices; ++s) {
+    for (const internal::FingerprintEntry& e : base.fp_parts[1][s]->entries()) {
+      EXPECT_EQ(base.FindFingerprint(1, e.fp), e.doc);
+      EXPECT_EQ(base.FindFingerprint(0, e.fp), 0u);
+      EXPECT_EQ(base.FindFingerprint(1, dedup::Fingerprint128{e.fp.high, e.fp.low ^ 1}), 0u);
+    }
+  }
+  internal::BatchFingerprints batch;
+  for (int i = 0; i < internal::kFingerprintIndexes; ++i) {
+    for (int s = 1; s < kBufferSlices; s += 2) {  // the batch's in the odd slices
+      std::vector<internal::FingerprintEntry> e = RandomFingerprints(10, s, 2000 + 10 * s, rng);
+      batch[i].insert(batch[i].end(), e.begin(), e.end());
+    }
+    std::shuffle(batch[i].begin(), batch[i].end(), rng);
+  }
+  internal::BatchEntries put;
+  internal::BatchFingerprints fp_put;
+  std::shared_ptr<const internal::WriteBuffer> next =
+      internal::AdvanceWriteBuffer(base, {}, batch, 3000, /*all_slices=*/false, &put, &fp_put);
+  EXPECT_EQ(next->marks.next_slice, 6u);
+  EXPECT_EQ(next->marks.doc[5], 3000u);
+  EXPECT_EQ(next->fp_marks.next_slice, 10u);
+  for (int s = 0; s < kBufferSlices; ++s)
+    EXPECT_EQ(next->fp_marks.doc[s], s == 9 ? 3000u : 100u + s);
+  for (int i = 0; i < internal::kFingerprintIndexes; ++i) {
+    for (int s = 0; s < kBufferSlices; ++s) {
+      std::vector<internal::FingerprintEntry> want(base.fp_parts[i][s]->entries());
+      for (const internal::FingerprintEntry& e : batch[i]) {
+        if (internal::FingerprintSlice(e.fp) == s) want.push_back(e);
+      }
+      std::sort(want.begin(), want.end());
+      if (s == 9) {
+        EXPECT_TRUE(next->fp_parts[i][s]->entries().empty());
+        EXPECT_EQ(fp_put[i], want) << i;
+      } else {
+        EXPECT_EQ(next->fp_parts[i][s]->entries(), want) << i << " " << s;
+      }
+    }
+    EXPECT_TRUE(put[i].empty());
+  }
+  EXPECT_EQ(next->fingerprints(),
+            base.fingerprints() + 3 * 8 * 10 - 3 * base.fp_parts[0][9]->entries().size() - 3 * 10);
+}
+
 class WriteBufferStoreTest : public testing::StoreFixture {
  protected:
   // Page j: families of 3 near-copies, some pages a copy of one from 40 pages before (so that
-  // candidates sit in the buffer and in the B-trees).
+  // candidates sit in the buffer and in the B-trees), and some exact copies of the page 50
+  // before (its fingerprints are then in the buffer or the B-trees): the same bytes, the same
+  // text in other bytes (lexically equivalent), the same shingles in another text.
   PageInput PageAt(uint64_t j, SweepId sweep) const {
+    const std::string url = "http://p/" + std::to_string(j);
+    const auto date = static_cast<int64_t>(j);
+    if (j >= 50 && j % 11 == 5) return Page(url, sweep, date, ShinglesAt(j - 50));
+    if (j >= 50 && j % 11 == 7) return Page(url, sweep, date, ShinglesAt(j - 50), j);
+    PageInput p = Page(url, sweep, date, ShinglesAt(j), j % 11 == 9 ? j : 0);
+    if (j >= 50 && j % 11 == 9) {
+      p.sketch = Page(url, sweep, date, ShinglesAt(j - 50), j).sketch;
+      p.sketch.lexical = {0xfeedull << 32 | j, j};
+    }
+    return p;
+  }
+  static std::vector<uint64_t> ShinglesAt(uint64_t j) {
     const uint64_t family = (j % 7 == 0 && j >= 40) ? (j - 40) / 3 : j / 3;
-    return Page("http://p/" + std::to_string(j), sweep, static_cast<int64_t>(j),
-                Variant(family * 1000, 300, 280, (j + 1) << 20));
+    return Variant(family * 1000, 300, 280, (j + 1) << 20);
   }
   // "plain", a store without the buffer, and "buffered", one with it, each with the sweep "s".
   SweepId OpenBoth(std::unique_ptr<Store>* plain, std::unique_ptr<Store>* buffered) {
@@ -174,6 +260,7 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
   const SweepId s = OpenBoth(&plain, &buffered);
   constexpr uint64_t kBatches = 20, kPerBatch = 30;
   std::vector<dedup::Sketch> queries;
+  std::map<Relation, int> exact;  // the exact duplicates found, by relation
   for (uint64_t b = 0; b < kBatches; ++b) {
     std::vector<PageInput> pages;
     for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
@@ -183,20 +270,47 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
       EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
       EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
       EXPECT_EQ((*a)[i].cluster, (*c)[i].cluster) << pages[i].url;
-      EXPECT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
+      ASSERT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
+      for (size_t m = 0; m < (*a)[i].matches.size(); ++m) {
+        EXPECT_EQ((*a)[i].matches[m].doc, (*c)[i].matches[m].doc) << pages[i].url;
+        EXPECT_EQ((*a)[i].matches[m].relation, (*c)[i].matches[m].relation) << pages[i].url;
+      }
+      if ((*a)[i].verdict == Verdict::kDuplicate) ++exact[(*a)[i].matches.at(0).relation];
+      EXPECT_EQ(*buffered->FindIdentical(pages[i].sketch.identical), (*a)[i].doc);
     }
     queries.push_back(pages[b % kPerBatch].sketch);
     queries.push_back(PageAt((b + 1) * kPerBatch + 5, s).sketch);  // a page not stored
     for (const dedup::Sketch& q : queries) ASSERT_EQ(Answer(*buffered, q), Answer(*plain, q));
   }
+  EXPECT_GE(exact[Relation::kIdentical], 10);
+  EXPECT_GE(exact[Relation::kLexical], 10);
+  EXPECT_GE(exact[Relation::kShingle], 10);
   {
     auto other = OpenStore({}, "buffered");  // as another process would
     for (const dedup::Sketch& q : queries) EXPECT_EQ(Answer(*other, q), Answer(*plain, q));
+    for (uint64_t j = 0; j < kBatches * kPerBatch; j += 7) {
+      EXPECT_EQ(*other->FindIdentical(PageAt(j, s).sketch.identical),
+                *plain->FindIdentical(PageAt(j, s).sketch.identical));
+    }
   }
   ExpectConsistent(*buffered);
   buffered.reset();
   buffered = OpenStore({}, "buffered");
   for (const dedup::Sketch& q : queries) EXPECT_EQ(Answer(*buffered, q), Answer(*plain, q));
+  ExpectConsistent(*buffered);
+  // The writer of the reopened store (its buffer rebuilt) decides as the other: every page of
+  // this batch is an exact copy of one of the last batches.
+  std::vector<PageInput> again;
+  for (uint64_t j = kBatches * kPerBatch - 40; j < kBatches * kPerBatch; ++j) {
+    again.push_back(PageAt(j, s));
+    again.back().url += "/again";
+  }
+  StatusOr<std::vector<PageResult>> a = plain->Apply(again), c = buffered->Apply(again);
+  ASSERT_TRUE(a.ok() && c.ok());
+  for (size_t i = 0; i < again.size(); ++i) {
+    EXPECT_EQ((*c)[i].verdict, Verdict::kDuplicate) << again[i].url;
+    EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << again[i].url;
+  }
   ExpectConsistent(*buffered);
 }
 
@@ -222,6 +336,16 @@ TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinOneCommitPerSlice) {
   EXPECT_EQ(plain_stats->buffered_postings, 0u);
   EXPECT_GT(stats->buffered_postings, 0u);
   EXPECT_EQ(in_trees(*stats) + stats->buffered_postings, in_trees(*plain_stats));
+  auto fps_in_trees = [](const StoreStats& st) {
+    uint64_t n = 0;
+    for (const DatabaseStats& d : st.databases) {
+      if (d.name.starts_with("fp_")) n += d.entries;
+    }
+    return n;
+  };
+  EXPECT_EQ(plain_stats->buffered_fingerprints, 0u);
+  EXPECT_GT(stats->buffered_fingerprints, 0u);
+  EXPECT_EQ(fps_in_trees(*stats) + stats->buffered_fingerprints, fps_in_trees(*plain_stats));
   auto entries = [&](const std::string& name) {
     plain.reset();
     buffered.reset();
@@ -231,13 +355,20 @@ TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinOneCommitPerSlice) {
     EXPECT_EQ(mdb_env_open(env, dir_.Sub(name).c_str(), MDB_RDONLY, 0644), 0);
     MDB_txn* txn = nullptr;
     EXPECT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
-    size_t n = 0;
+    std::pair<size_t, size_t> n;  // postings, fingerprint entries
     for (const char* db : {"features", "supershingles", "samples"}) {
       MDB_dbi dbi = 0;
       EXPECT_EQ(mdb_dbi_open(txn, db, MDB_DUPSORT | MDB_DUPFIXED, &dbi), 0);
       MDB_stat st;
       EXPECT_EQ(mdb_stat(txn, dbi, &st), 0);
-      n += st.ms_entries;
+      n.first += st.ms_entries;
+    }
+    for (const char* db : {"fp_identical", "fp_lexical", "fp_shingle"}) {
+      MDB_dbi dbi = 0;
+      EXPECT_EQ(mdb_dbi_open(txn, db, 0, &dbi), 0);
+      MDB_stat st;
+      EXPECT_EQ(mdb_stat(txn, dbi, &st), 0);
+      n.second += st.ms_entries;
     }
     mdb_txn_abort(txn);
     mdb_env_close(env);
@@ -245,13 +376,17 @@ TEST_F(WriteBufferStoreTest, EverySliceIsPutWithinOneCommitPerSlice) {
     buffered = OpenStore({}, "buffered");
     return n;
   };
-  const size_t all = entries("plain");
-  ASSERT_GT(all, 1000u);
-  EXPECT_LT(entries("buffered"), all);  // one commit put one slice
+  const std::pair<size_t, size_t> all = entries("plain");
+  ASSERT_GT(all.first, 1000u);
+  ASSERT_GT(all.second, 100u);
+  const std::pair<size_t, size_t> after_one = entries("buffered");
+  EXPECT_LT(after_one.first, all.first);  // one commit put one slice
+  EXPECT_LT(after_one.second, all.second);
   for (int i = 0; i < kBufferSlices - 1; ++i) ASSERT_TRUE(buffered->Apply({}).ok());
   stats = buffered->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->buffered_postings, 0u);
+  EXPECT_EQ(stats->buffered_fingerprints, 0u);
   EXPECT_EQ(entries("buffered"), all);
   ExpectConsistent(*buffered);
 }
