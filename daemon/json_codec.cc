@@ -133,6 +133,7 @@ Json StatsJson(const store::StoreStats& s) {
               {"clusters", s.clusters},
               {"largest_cluster", s.largest_cluster},
               {"buffered_postings", s.buffered_postings},
+              {"buffered_fingerprints", s.buffered_fingerprints},
               {"map_size", s.map_size},
               {"file_bytes", s.file_bytes},
               {"databases", std::move(dbs)}};

@@ -137,6 +137,12 @@ Metrics::Metrics()
                                    "B-trees)")
                              .Register(*registry_)
                              .Add({})),
+      buffered_fingerprints_(BuildGauge()
+                                 .Name("shingled_store_buffered_fingerprints")
+                                 .Help("Fingerprint entries in the write buffer (in memory, not "
+                                       "yet in the B-trees)")
+                                 .Register(*registry_)
+                                 .Add({})),
       map_used_bytes_(BuildGauge()
                           .Name("shingled_store_map_used_bytes")
                           .Help("Pages in use in the memory map, in bytes")
@@ -308,6 +314,7 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     clusters_.Set(static_cast<double>(stats->clusters));
     largest_cluster_.Set(static_cast<double>(stats->largest_cluster));
     buffered_postings_.Set(static_cast<double>(stats->buffered_postings));
+    buffered_fingerprints_.Set(static_cast<double>(stats->buffered_fingerprints));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
   }

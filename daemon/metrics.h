@@ -89,6 +89,7 @@ class Metrics {
   prometheus::Gauge& largest_cluster_;
   prometheus::Gauge& disk_bytes_;
   prometheus::Gauge& buffered_postings_;
+  prometheus::Gauge& buffered_fingerprints_;
   prometheus::Gauge& map_used_bytes_;
   prometheus::Gauge& map_size_bytes_;
   prometheus::Gauge& rss_bytes_;
