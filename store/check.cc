@@ -40,23 +40,11 @@ class Checker {
   explicit Checker(TxnOps& ops) : ops_(ops), d_(ops.dbis()) {}
 
   Status Run() {
-    // Invariant 10: the B-trees hold a document's postings of a slice up to the slice's
-    // watermark, the write buffer (rebuilt from the documents) those above it.
-    if (Status s = internal::ReadWatermarks(ops_, &marks_); !s.ok()) {
-      if (s.code() != StatusCode::kDataLoss) return s;
-      Problem(std::string(s.message()) +
-              " (the rest is checked as if the B-trees held every posting)");
-      marks_.doc.fill(UINT64_MAX);
-      marks_ok_ = false;
-    }
-    // The same for the fingerprint indexes.
-    if (Status s = internal::ReadFingerprintWatermarks(ops_, &fp_marks_); !s.ok()) {
-      if (s.code() != StatusCode::kDataLoss) return s;
-      Problem(std::string(s.message()) +
-              " (the rest is checked as if the B-trees held every fingerprint)");
-      fp_marks_.doc.fill(UINT64_MAX);
-      fp_marks_ok_ = false;
-    }
+    // Invariant 10: the B-trees hold a document's postings (fingerprints) of a slice up to the
+    // slice's watermark, the write buffer (rebuilt from the documents) those above it.
+    SHINGLED_RETURN_IF_ERROR(ReadMarks(internal::ReadWatermarks, "posting", &marks_, &marks_ok_));
+    SHINGLED_RETURN_IF_ERROR(
+        ReadMarks(internal::ReadFingerprintWatermarks, "fingerprint", &fp_marks_, &fp_marks_ok_));
     StatusOr<std::shared_ptr<const internal::WriteBuffer>> built =
         internal::BuildWriteBuffer(ops_, marks_, fp_marks_);
     if (!built.ok()) return built.status();
@@ -81,6 +69,19 @@ class Checker {
     }
   }
   static std::string Doc(DocId d) { return "document " + std::to_string(d); }
+  // Reads a set of watermarks with `read`. Damaged ones are a problem, and are replaced by
+  // UINT64_MAX: the rest is checked as if the B-trees held every `what`.
+  Status ReadMarks(Status (*read)(TxnOps&, internal::Watermarks*), const std::string& what,
+                   internal::Watermarks* marks, bool* ok) {
+    Status s = read(ops_, marks);
+    if (s.ok()) return s;
+    if (s.code() != StatusCode::kDataLoss) return s;
+    Problem(std::string(s.message()) + " (the rest is checked as if the B-trees held every " +
+            what + ")");
+    marks->doc.fill(UINT64_MAX);
+    *ok = false;
+    return OkStatus();
+  }
   std::string Watermark(uint64_t value) const {
     const int slice = internal::BufferSlice(value);
     return "slice " + std::to_string(slice) + ", document " + std::to_string(marks_.doc[slice]);

@@ -111,27 +111,19 @@ TEST(CodecTest, DocumentWithSketchExactBytes) {
   d.supershingles = {};
   d.sample.log2_modulus = 3;
   d.sample.values = {8};
+  // clang-format off
   std::string expected =
-      "03"  // flags: has_sketch, owns_lexical
-      "ac02"
-      "02"
-      "01"  // bytes, tokens, shingles
-      "d00f"
-      "01"  // zigzag(1000), zigzag(-1)
-      "0100000000000000"
-      "0200000000000000"  // identical, LE
-      "0300000000000000"
-      "0400000000000000"  // lexical
-      "0500000000000000"
-      "0600000000000000"  // shingle
-      "01"
-      "0807060504030201"  // minhashes
-      "01"
-      "0900000000000000"  // features
-      "00"                // super shingles
-      "03"
-      "01"
-      "0800000000000000";  // sample
+      "03"                                                  // flags: has_sketch, owns_lexical
+      "ac02" "02" "01"                                      // bytes, tokens, shingles
+      "d00f" "01"                                           // zigzag(1000), zigzag(-1)
+      "0100000000000000" "0200000000000000"                 // identical, LE
+      "0300000000000000" "0400000000000000"                 // lexical
+      "0500000000000000" "0600000000000000"                 // shingle
+      "01" "0807060504030201"                               // minhashes
+      "01" "0900000000000000"                               // features
+      "00"                                                  // super shingles
+      "03" "01" "0800000000000000";                         // sample
+  // clang-format on
   EXPECT_EQ(Hex(EncodeDocument(d)), expected);
   StatusOr<DocumentRecord> back = DecodeDocument(EncodeDocument(d));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -145,15 +137,11 @@ TEST(CodecTest, DocumentWithoutSketchExactBytes) {
   d.first_seen = -1;
   d.last_seen = 1;
   d.owns_shingle = true;
+  // flags (owns_shingle), rep, bytes, tokens, shingles, first_seen, last_seen, fingerprints
+  // clang-format off
   EXPECT_EQ(Hex(EncodeDocument(d)),
-            "04"
-            "07"
-            "01"
-            "00"
-            "00"
-            "01"
-            "04" +
-                std::string(96, '0'));  // flags: owns_shingle
+            "04" "07" "01" "00" "00" "01" "04" + std::string(96, '0'));
+  // clang-format on
   StatusOr<DocumentRecord> back = DecodeDocument(EncodeDocument(d));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, d);
