@@ -665,6 +665,7 @@ StatusOr<StoreStats> Store::Stats() const {
   if (!buffer.ok()) return buffer.status();
   out.buffered_postings = (*buffer)->postings();
   out.buffered_fingerprints = (*buffer)->fingerprints();
+  out.key_filter_bytes = impl_->key_filter_bytes_.load(std::memory_order_relaxed);
   MDB_envinfo info;
   MDB_stat env_stat;
   mdb_env_info(impl_->env_, &info);

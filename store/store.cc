@@ -317,6 +317,19 @@ Status StoreImpl::LoadStopList(TxnOps& ops) {
   return OkStatus();
 }
 
+StatusOr<KeyFilter*> StoreImpl::WriterKeyFilter(TxnOps& ops) {
+  if (!options_.key_filter) return nullptr;
+  if (key_filter_ == nullptr) key_filter_ = std::make_unique<KeyFilter>();
+  const uint64_t txn_id = mdb_txn_id(ops.txn());
+  if (key_filter_txn_ + 1 != txn_id) key_filter_->InvalidateAll();
+  key_filter_txn_ = txn_id - 1;  // the snapshot this transaction sees
+  if (int slice = key_filter_->SliceToBuild(); slice >= 0) {
+    SHINGLED_RETURN_IF_ERROR(key_filter_->Build(ops, slice));
+  }
+  key_filter_bytes_.store(key_filter_->bytes(), std::memory_order_relaxed);
+  return key_filter_.get();
+}
+
 StatusOr<ReadTxn> StoreImpl::BeginRead() const {
   for (;;) {
     ReadTxn r{std::shared_lock<std::shared_mutex>(resize_mu_), Txn()};
@@ -565,6 +578,10 @@ class BatchWriter {
     if (!buffer.ok()) return buffer.status();
     buffer_ = std::move(buffer).value();
     postings_.set_buffer(buffer_.get());
+    StatusOr<KeyFilter*> filter = store_.WriterKeyFilter(ops_);
+    if (!filter.ok()) return filter.status();
+    filter_ = *filter;
+    postings_.set_filter(filter_);
     return OkStatus();
   }
 
@@ -587,11 +604,13 @@ class BatchWriter {
       if (j > 0 && fresh[j].first == fresh[j - 1].first) continue;
       const dedup::Sketch& sketch = pages[fresh[j].second].sketch;
       if (buffer_->FindFingerprint(kFpIdentical, sketch.identical) != 0) continue;
-      bool found = false;
-      std::string_view v;
-      if (int rc = Seek(fp_cursors_[kFpIdentical], fresh[j].first, &found, &v); rc != 0)
-        return ops_.Fail(rc, "fingerprint");
-      if (found) continue;
+      if (MayHold(kFpIdentical, sketch.identical)) {
+        bool found = false;
+        std::string_view v;
+        if (int rc = Seek(fp_cursors_[kFpIdentical], fresh[j].first, &found, &v); rc != 0)
+          return ops_.Fail(rc, "fingerprint");
+        if (found) continue;
+      }
       auto& f = values[BatchPostings::kFeatures];
       f.insert(f.end(), sketch.features.begin(), sketch.features.end());
       auto& ss = values[BatchPostings::kSupershingles];
@@ -615,8 +634,12 @@ class BatchWriter {
     StatusOr<std::shared_ptr<const WriteBuffer>> next = postings_.FlushToBuffer(
         next_doc_ - 1, !store_.options_.write_buffer, std::move(fps), &fp_put);
     if (!next.ok()) return next.status();
-    for (int i = 0; i < kFingerprintIndexes; ++i)
+    for (int i = 0; i < kFingerprintIndexes; ++i) {
       SHINGLED_RETURN_IF_ERROR(PutFingerprints(i, fp_put[i]));
+      if (filter_ != nullptr) {
+        filter_->AddAll(fp_put[i], [i](const FingerprintEntry& e) { return KeyFilter::Fingerprint(i, e.fp); });
+      }
+    }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
     store_.made_buffer_ = std::move(next).value();
@@ -761,6 +784,7 @@ class BatchWriter {
   StatusOr<DocId> LookupFingerprint(int index, const dedup::Fingerprint128& fp) {
     if (DocId d = batch_fps_[index].Find(fp); d != 0) return d;
     if (DocId d = buffer_->FindFingerprint(index, fp); d != 0) return d;
+    if (!MayHold(index, fp)) return DocId{0};
     bool found = false;
     std::string_view v;
     if (int rc = Seek(fp_cursors_[index], FingerprintKey(fp), &found, &v); rc != 0)
@@ -768,6 +792,11 @@ class BatchWriter {
     if (!found) return DocId{0};
     if (v.size() != 8) return DataLossError("fingerprint value is not 8 bytes");
     return GetBE64(v.data());
+  }
+  // Whether fingerprint index `index`'s B-tree may hold `fp` (the key filter's answer; true
+  // without one).
+  bool MayHold(int index, const dedup::Fingerprint128& fp) const {
+    return filter_ == nullptr || filter_->MayHold(KeyFilter::Fingerprint(index, fp));
   }
   // Adds the fingerprint entries of the new document `doc`, whose record is `rec`, to the batch's.
   void FileFingerprints(DocId doc, const DocumentRecord& rec) {
@@ -936,6 +965,7 @@ class BatchWriter {
   StoreImpl& store_;
   const internal::Dbis& d_;
   std::shared_ptr<const WriteBuffer> buffer_;  // the buffer this batch began with
+  KeyFilter* filter_ = nullptr;                // the writer's key filter, if any
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
   uint64_t largest_cluster_ = 0;  // documents in the largest cluster
   DocId next_doc_ = 1;
@@ -1433,5 +1463,14 @@ Status Store::health() const { return impl_->health(); }
 const StoreOptions& Store::options() const { return impl_->options_; }
 const dedup::SketchParams& Store::params() const { return impl_->params_; }
 void Store::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
+
+Status Store::VerifyKeyFilterForTesting() {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  StatusOr<internal::ReadTxn> r = impl_->BeginRead();
+  if (!r.ok()) return r.status();
+  if (impl_->key_filter_ == nullptr || impl_->key_filter_txn_ != mdb_txn_id(r->txn.get())) return OkStatus();
+  internal::TxnOps ops(r->txn.get(), impl_->dbis_);
+  return impl_->key_filter_->Verify(ops);
+}
 
 }  // namespace shingled::store

@@ -164,6 +164,11 @@ class Store {
   // The next commit fails as if fsync had returned `error` (an errno such as ENOSPC) after the
   // transaction was written: the store then behaves as after a real failed commit.
   void FailNextCommitForTesting(int error);
+  // Internal when the writer's key filter (FORMAT.md, "The key filter") says "absent" for a key
+  // of the posting or fingerprint B-trees as of the last commit, which it must never do. OK
+  // when it has none, or when its last batch was not the last commit (another writer's came
+  // since: its next batch starts it over).
+  Status VerifyKeyFilterForTesting();
 
  private:
   explicit Store(std::unique_ptr<internal::StoreImpl> impl);

@@ -69,6 +69,10 @@ struct StoreOptions {
   // sixteenth of it into the B-trees (FORMAT.md, "The write buffer"); false: every commit puts
   // every posting (tests that damage the posting indexes behind the store's back).
   bool write_buffer = true;
+  // true: the writer keeps in memory a filter of the keys in the posting and fingerprint
+  // B-trees and skips the reads of keys it says are absent (FORMAT.md, "The key filter"):
+  // 8 to 12 bits per key, ~84 MB at 1M documents. false: every read goes to the B-trees.
+  bool key_filter = true;
   // LMDB reader slots: the most concurrent read transactions. Range 1..4096.
   unsigned max_readers = 126;
   // false: a directory without a store (no data.mdb) is NotFound rather than a new empty store
@@ -231,6 +235,9 @@ struct StoreStats {
   // Fingerprint entries held in the write buffer (FORMAT.md, "The write buffer of the
   // fingerprint indexes"): 1 to 3 per document above its slice's watermark, 24 bytes each.
   uint64_t buffered_fingerprints = 0;
+  // Memory of the writer's key filter (FORMAT.md, "The key filter"), as of its last batch; 0
+  // before the first batch or with StoreOptions::key_filter off.
+  uint64_t key_filter_bytes = 0;
   uint64_t map_size = 0;
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
   // Pages on LMDB's free list (reused by later writes) times the page size.

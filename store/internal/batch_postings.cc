@@ -71,9 +71,13 @@ Status BatchPostings::OpenCursor(Index index) {
 
 Status BatchPostings::ReadStored(Index index, uint64_t value, size_t max, std::vector<DocId>* out,
                                  size_t* count, bool* more) {
-  SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
-  if (int rc = ReadValuePostings(cursors_[index].get(), value, max, out, count, more); rc != 0) {
-    return ops_.Fail(rc, "postings");
+  *count = 0;
+  *more = false;
+  if (filter_ == nullptr || filter_->MayHold(KeyFilter::Posting(index, value))) {
+    SHINGLED_RETURN_IF_ERROR(OpenCursor(index));
+    if (int rc = ReadValuePostings(cursors_[index].get(), value, max, out, count, more); rc != 0) {
+      return ops_.Fail(rc, "postings");
+    }
   }
   if (buffer_ == nullptr || *more) return OkStatus();
   size_t buffered = 0;
@@ -89,7 +93,13 @@ Status BatchPostings::Prefetch(Index index, std::vector<uint64_t> values, size_t
   // (spreadsort) takes less than half of std::sort's time on them.
   boost::sort::spreadsort::integer_sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  for (uint64_t value : values) {
+  // The filter's blocks of the values a few ahead are fetched while these are read.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint64_t value = values[i];
+    if (filter_ != nullptr && i + kAhead < values.size()) {
+      filter_->Prefetch(KeyFilter::Posting(index, values[i + kAhead]));
+    }
     const auto first = static_cast<uint32_t>(t.docs.size());
     size_t count = 0;
     bool more = false;
@@ -185,7 +195,11 @@ StatusOr<std::shared_ptr<const WriteBuffer>> BatchPostings::FlushToBuffer(
   }
   std::shared_ptr<const WriteBuffer> next = AdvanceWriteBuffer(
       *buffer_, std::move(batch), std::move(fps), last_doc, all_slices, &put, fp_put);
-  for (int i = 0; i < kIndexes; ++i) SHINGLED_RETURN_IF_ERROR(Put(static_cast<Index>(i), put[i]));
+  for (int i = 0; i < kIndexes; ++i) {
+    SHINGLED_RETURN_IF_ERROR(Put(static_cast<Index>(i), put[i]));
+    if (filter_ == nullptr) continue;
+    filter_->AddAll(put[i], [i](const BufferEntry& e) { return KeyFilter::Posting(i, e.first); });
+  }
   return next;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "store/internal/key_filter.h"
 #include "store/internal/schema.h"
 #include "store/internal/write_buffer.h"
 #include "store/types.h"
@@ -33,6 +34,9 @@ class BatchPostings {
   // the same slice). Without one, the B-trees hold every stored posting. REQUIRES: before the
   // first Prefetch or Read.
   void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
+  // The writer's key filter (null: none): a value it says the B-tree lacks is not read there,
+  // and Flush adds the postings it puts. REQUIRES: before the first Prefetch or Read.
+  void set_filter(KeyFilter* filter) { filter_ = filter; }
 
   // Reads the stored postings of `values` (any order, repeats allowed) in `index`, at most
   // `max` per value, in key order, for Read to answer from memory. Optional: Read reads from
@@ -111,6 +115,7 @@ class BatchPostings {
 
   TxnOps& ops_;
   const WriteBuffer* buffer_ = nullptr;
+  KeyFilter* filter_ = nullptr;
   std::array<Table, kIndexes> tables_;
   std::array<Cursor, kIndexes> cursors_;
   std::array<bool, kIndexes> cursor_open_{};

@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "dedup/sketch.h"
 #include "store/internal/codec.h"
+#include "store/internal/key_filter.h"
 #include "store/internal/leaf_prefetch.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
@@ -150,6 +151,21 @@ class StoreImpl {
   // commit left the postings alone). Guarded by write_mu_.
   std::shared_ptr<const WriteBuffer> made_buffer_;
 
+  // --- the key filter (key_filter.h; FORMAT.md, "The key filter") ---
+  // The writer's filter, for the write transaction `ops` (id T): null with
+  // StoreOptions::key_filter off. Its valid slices describe the B-trees as of commit T - 1: when
+  // key_filter_txn_ is not T - 1 (another process, or another Store on the same files, wrote
+  // since), every slice is invalidated. Then builds the slice SliceToBuild names, if any.
+  // REQUIRES: write_mu_ held, in RunWrite's body.
+  StatusOr<KeyFilter*> WriterKeyFilter(TxnOps& ops);
+  // Guarded by write_mu_. key_filter_txn_: the commit the filter's valid slices describe. A
+  // batch adds to the filter the keys it puts into the B-trees (a batch that does not commit
+  // leaves extra keys in it, which only cost a read); RunWrite advances key_filter_txn_ on every
+  // commit of this Store, since only batches put keys into those B-trees.
+  std::unique_ptr<KeyFilter> key_filter_;
+  uint64_t key_filter_txn_ = 0;
+  std::atomic<uint64_t> key_filter_bytes_{0};  // for Stats, read without write_mu_
+
  private:
   Status GrowMap();
   // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
@@ -234,6 +250,7 @@ Status StoreImpl::RunWrite(Body&& body) {
             stop_list_loaded_ = true;
             stop_list_txn_ = txn_id;
           }
+          if (key_filter_txn_ + 1 == txn_id) key_filter_txn_ = txn_id;
           return OkStatus();
         }
       }

@@ -239,6 +239,12 @@ class WriteBufferStoreTest : public testing::StoreFixture {
     o.write_buffer = false;
     return o;
   }
+  // The writer's key filter (FORMAT.md, "The key filter") says "maybe" for every key of the
+  // posting and fingerprint B-trees.
+  static void ExpectFilterHoldsEveryKey(Store& store) {
+    const Status s = store.VerifyKeyFilterForTesting();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
   static std::vector<std::string> Answer(const Store& store, const dedup::Sketch& sketch) {
     QueryOptions q;
     q.threshold = 0.2;
@@ -266,6 +272,8 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
     for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
     StatusOr<std::vector<PageResult>> a = plain->Apply(pages), c = buffered->Apply(pages);
     ASSERT_TRUE(a.ok() && c.ok());
+    ExpectFilterHoldsEveryKey(*plain);
+    ExpectFilterHoldsEveryKey(*buffered);
     for (size_t i = 0; i < pages.size(); ++i) {
       EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
       EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
@@ -428,6 +436,161 @@ TEST_F(WriteBufferStoreTest, ReadersDuringCommitsFindEveryCommittedPage) {
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(misses.load(), 0) << "of " << queries.load();
   ExpectConsistent(*store);
+}
+
+// --- The key filter (FORMAT.md, "The key filter") ---
+
+class KeyFilterStoreTest : public WriteBufferStoreTest {
+ protected:
+  static StoreOptions Unfiltered() {
+    StoreOptions o;
+    o.key_filter = false;
+    return o;
+  }
+  // The same pages to both stores: the same decisions.
+  static void ExpectSameDecisions(Store& unfiltered, Store& filtered, const std::vector<PageInput>& pages,
+                                  std::map<Verdict, int>* verdicts = nullptr) {
+    StatusOr<std::vector<PageResult>> a = unfiltered.Apply(pages), c = filtered.Apply(pages);
+    ASSERT_TRUE(a.ok() && c.ok());
+    for (size_t i = 0; i < pages.size(); ++i) {
+      EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
+      EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
+      EXPECT_EQ((*a)[i].cluster, (*c)[i].cluster) << pages[i].url;
+      ASSERT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
+      for (size_t m = 0; m < (*a)[i].matches.size(); ++m) {
+        EXPECT_EQ((*a)[i].matches[m].doc, (*c)[i].matches[m].doc) << pages[i].url;
+        EXPECT_EQ((*a)[i].matches[m].relation, (*c)[i].matches[m].relation) << pages[i].url;
+      }
+      if (verdicts != nullptr) ++(*verdicts)[(*a)[i].verdict];
+    }
+  }
+};
+
+// More batches than there are slices (each batch builds one; as the store grows they pass 8 bits
+// per key and are built again, larger), with exact copies and near-copies of pages in the
+// B-trees and in the buffer: every decision is the unfiltered store's, and after each commit
+// the filter holds every key of the B-trees. Then reopened: a new filter, built anew.
+TEST_F(KeyFilterStoreTest, DecidesAsAStoreWithoutIt) {
+  auto unfiltered = OpenStore(Unfiltered(), "unfiltered");
+  auto filtered = OpenStore({}, "filtered");
+  const SweepId s = unfiltered->OpenSweep("s", 1)->id;
+  ASSERT_EQ(filtered->OpenSweep("s", 1)->id, s);
+  constexpr uint64_t kBatches = 40, kPerBatch = 25;
+  std::map<Verdict, int> verdicts;
+  for (uint64_t b = 0; b < kBatches; ++b) {
+    std::vector<PageInput> pages;
+    for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
+    ExpectSameDecisions(*unfiltered, *filtered, pages, &verdicts);
+    ExpectFilterHoldsEveryKey(*filtered);
+  }
+  EXPECT_GE(verdicts[Verdict::kDuplicate], 100);
+  EXPECT_GE(verdicts[Verdict::kNearDuplicate], 100);
+  StatusOr<StoreStats> with = filtered->Stats(), without = unfiltered->Stats();
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_GT(with->key_filter_bytes, 0u);
+  EXPECT_EQ(without->key_filter_bytes, 0u);
+  filtered.reset();
+  filtered = OpenStore({}, "filtered");
+  std::vector<PageInput> again;
+  for (uint64_t j = 0; j < kBatches * kPerBatch; j += 9) {
+    again.push_back(PageAt(j, s));
+    again.back().url += "/again";
+  }
+  ExpectSameDecisions(*unfiltered, *filtered, again);
+  ExpectFilterHoldsEveryKey(*filtered);
+  ExpectConsistent(*filtered);
+}
+
+// Another writer (another process, or another Store on the same files) commits between two
+// batches: the filter has not seen its keys, so the next batch starts every slice over, and finds
+// the other writer's pages: their exact copies are duplicates, and their near-copies match them
+// (found through the posting indexes).
+TEST_F(KeyFilterStoreTest, AnotherWritersCommitStartsItOver) {
+  auto store = OpenStore();
+  const SweepId s = store->OpenSweep("s", 1)->id;
+  // Every slice built: one per batch.
+  for (uint64_t b = 0; b < 2 * kBufferSlices; ++b) {
+    std::vector<PageInput> pages;
+    for (uint64_t j = b * 10; j < (b + 1) * 10; ++j) pages.push_back(PageAt(j, s));
+    ASSERT_TRUE(store->Apply(pages).ok());
+  }
+  ExpectFilterHoldsEveryKey(*store);
+  std::vector<PageInput> theirs, copies;
+  for (uint64_t f = 0; f < 20; ++f) {
+    // The near-copy shares 290 of 310 shingles (resemblance 0.935).
+    const uint64_t base = (1000 + f) * 1000, fresh = (5000 + f) << 20;
+    const std::vector<uint64_t> shingles = Variant(base, 300, 290, fresh);
+    theirs.push_back(Page("http://other/" + std::to_string(f), s, 5, shingles));
+    copies.push_back(Page("http://copy/" + std::to_string(f), s, 6, shingles));
+    copies.push_back(Page("http://near/" + std::to_string(f), s, 6, Variant(base, 300, 290, fresh + 100)));
+  }
+  std::vector<PageResult> other_result;
+  {
+    // Every key of its batch into the B-trees, none left in its write buffer.
+    auto other = OpenStore(Without());
+    StatusOr<std::vector<PageResult>> applied = other->Apply(theirs);
+    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+    other_result = *applied;
+  }
+  StatusOr<std::vector<PageResult>> r = store->Apply(copies);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (size_t f = 0; f < theirs.size(); ++f) {
+    const PageResult& copy = (*r)[2 * f];
+    const PageResult& near = (*r)[2 * f + 1];
+    EXPECT_EQ(copy.verdict, Verdict::kDuplicate) << f;
+    ASSERT_FALSE(copy.matches.empty()) << f;
+    EXPECT_EQ(copy.matches[0].doc, other_result[f].doc) << f;
+    EXPECT_TRUE(std::any_of(near.matches.begin(), near.matches.end(),
+                            [&](const Match& m) { return m.doc == other_result[f].doc; }))
+        << f;
+  }
+  ExpectFilterHoldsEveryKey(*store);
+  ExpectConsistent(*store);
+}
+
+// A posting or fingerprint key of another size than the format's (damage Check reports) is
+// unreachable by the writer's lookups: building the filter skips it, and the store goes on
+// deciding as before.
+TEST_F(KeyFilterStoreTest, AKeyOfTheWrongSizeIsSkipped) {
+  auto store = OpenStore();
+  const SweepId s = store->OpenSweep("s", 1)->id;
+  std::vector<PageInput> pages;
+  for (uint64_t j = 0; j < 30; ++j) pages.push_back(PageAt(j, s));
+  StatusOr<std::vector<PageResult>> first = store->Apply(pages);
+  ASSERT_TRUE(first.ok());
+  store.reset();
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    ASSERT_EQ(mdb_env_open(env, dir_.Sub("db").c_str(), 0, 0644), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi features = 0, fp = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "features", MDB_DUPSORT | MDB_DUPFIXED, &features), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, "fp_identical", 0, &fp), 0);
+    char short_key[2] = {0, 1}, entry[12] = {}, long_key[17] = {}, doc[8] = {};
+    MDB_val k{sizeof short_key, short_key}, v{sizeof entry, entry};
+    ASSERT_EQ(mdb_put(txn, features, &k, &v, 0), 0);
+    k = MDB_val{sizeof long_key, long_key};
+    v = MDB_val{sizeof doc, doc};
+    ASSERT_EQ(mdb_put(txn, fp, &k, &v, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  store = OpenStore();
+  std::vector<PageInput> again;
+  for (const PageInput& p : pages) {
+    again.push_back(p);
+    again.back().url += "/again";
+  }
+  StatusOr<std::vector<PageResult>> r = store->Apply(again);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (size_t i = 0; i < pages.size(); ++i) {
+    EXPECT_EQ((*r)[i].verdict, Verdict::kDuplicate) << pages[i].url;
+    EXPECT_EQ((*r)[i].matches.at(0).doc, (*first)[i].doc) << pages[i].url;
+  }
+  ExpectFilterHoldsEveryKey(*store);
 }
 
 }  // namespace
