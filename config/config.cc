@@ -305,6 +305,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Bool("durable", &c.store.durable);
     r.Int("max_readers", 1, 4096, &c.store.max_readers);
     r.Bool("warm_map", &c.store.warm_map);
+    r.Bool("key_filter", &c.store.key_filter);
   });
   Section(root, "sketch", source, &status, [&](TableReader& r) {
     r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);

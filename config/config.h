@@ -125,6 +125,9 @@ struct StoreOptions {
   // serve: map the store's file in advance on a background thread at start-up
   // (store::Store::WarmMap), so that the first lookups take no page faults.
   bool warm_map = true;
+  // The writer keeps a filter of the keys in the posting and fingerprint B-trees in memory
+  // (store::StoreOptions::key_filter).
+  bool key_filter = true;
 };
 
 // The sketch parameters are recorded in the store; the config may only repeat them. A key given

@@ -134,6 +134,7 @@ Json StatsJson(const store::StoreStats& s) {
               {"largest_cluster", s.largest_cluster},
               {"buffered_postings", s.buffered_postings},
               {"buffered_fingerprints", s.buffered_fingerprints},
+              {"key_filter_bytes", s.key_filter_bytes},
               {"map_size", s.map_size},
               {"file_bytes", s.file_bytes},
               {"databases", std::move(dbs)}};

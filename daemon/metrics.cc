@@ -143,6 +143,12 @@ Metrics::Metrics()
                                        "yet in the B-trees)")
                                  .Register(*registry_)
                                  .Add({})),
+      key_filter_bytes_(BuildGauge()
+                            .Name("shingled_store_key_filter_bytes")
+                            .Help("Memory of the writer's filter of the keys in the posting and "
+                                  "fingerprint indexes")
+                            .Register(*registry_)
+                            .Add({})),
       map_used_bytes_(BuildGauge()
                           .Name("shingled_store_map_used_bytes")
                           .Help("Pages in use in the memory map, in bytes")
@@ -315,6 +321,7 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     largest_cluster_.Set(static_cast<double>(stats->largest_cluster));
     buffered_postings_.Set(static_cast<double>(stats->buffered_postings));
     buffered_fingerprints_.Set(static_cast<double>(stats->buffered_fingerprints));
+    key_filter_bytes_.Set(static_cast<double>(stats->key_filter_bytes));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
   }

@@ -90,6 +90,7 @@ class Metrics {
   prometheus::Gauge& disk_bytes_;
   prometheus::Gauge& buffered_postings_;
   prometheus::Gauge& buffered_fingerprints_;
+  prometheus::Gauge& key_filter_bytes_;
   prometheus::Gauge& map_used_bytes_;
   prometheus::Gauge& map_size_bytes_;
   prometheus::Gauge& rss_bytes_;

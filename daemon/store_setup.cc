@@ -42,6 +42,7 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   options.max_map_size = static_cast<uint64_t>(config.store.max_map_size);
   options.durable = config.store.durable;
   options.max_readers = static_cast<unsigned>(config.store.max_readers);
+  options.key_filter = config.store.key_filter;
   options.create = create;
 
   auto store = store::Store::Open(config.store.path, options, **context);

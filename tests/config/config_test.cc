@@ -43,6 +43,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->store.cluster_relations, defaults.store.cluster_relations);
   EXPECT_EQ(c->store.warm_map, defaults.store.warm_map);
   EXPECT_TRUE(c->store.warm_map);
+  EXPECT_EQ(c->store.key_filter, defaults.store.key_filter);
+  EXPECT_TRUE(c->store.key_filter);
   EXPECT_FALSE(c->sketch.shingle_size.has_value());
   EXPECT_EQ(c->auth.token_file, "");
   EXPECT_EQ(c->logging.level, "info");
@@ -122,6 +124,7 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
               {"test.toml:3:", "limits.max_body_bytes", "expected an integer"});
   ExpectError("[store]\ndurable = 1\n", {"test.toml:2:", "store.durable", "true or false"});
   ExpectError("[store]\nwarm_map = \"yes\"\n", {"test.toml:2:", "store.warm_map", "true or false"});
+  ExpectError("[store]\nkey_filter = 1\n", {"test.toml:2:", "store.key_filter", "true or false"});
   ExpectError("[ingest]\nmeasure_batch_size = 1\n",
               {"test.toml:2:", "ingest.measure_batch_size", "true or false"});
   ExpectError("[store]\ncluster_relations = \"exact\"\n",

@@ -245,5 +245,28 @@ TEST(IngestPipelineOptionsTest, MapsTheIngestTable) {
       << options.status().message();
 }
 
+// [store] maps to the store's options (those a Store reports back).
+TEST(OpenStoreTest, MapsTheStoreTable) {
+  TempDir dir;
+  config::Config config;
+  config.store.path = dir.path() + "/store";
+  config.store.durable = false;
+  config.store.max_readers = 7;
+  config.store.common_value_limit = 33;
+  config.store.key_filter = false;
+  StatusOr<OpenedStore> opened = OpenStore(config, /*create=*/true);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const store::StoreOptions& o = opened->store->options();
+  EXPECT_FALSE(o.durable);
+  EXPECT_EQ(o.max_readers, 7u);
+  EXPECT_EQ(o.common_value_limit, 33u);
+  EXPECT_FALSE(o.key_filter);
+  opened->store.reset();
+  config.store.key_filter = true;
+  opened = OpenStore(config, /*create=*/false);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_TRUE(opened->store->options().key_filter);
+}
+
 }  // namespace
 }  // namespace shingled::daemon

@@ -128,6 +128,8 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   EXPECT_EQ(json::parse(r.body)["documents"], 2);
   EXPECT_TRUE(json::parse(r.body)["buffered_postings"].is_number_unsigned()) << r.body;
   EXPECT_TRUE(json::parse(r.body)["buffered_fingerprints"].is_number_unsigned()) << r.body;
+  // The writer's key filter exists once a batch has been written (the two documents).
+  EXPECT_GT(json::parse(r.body)["key_filter_bytes"].get<uint64_t>(), 0u) << r.body;
   r = Call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_NE(r.body.find("shingled_pages_ingested_total{content_kind=\"html\",verdict=\"new\"} 2"),
@@ -136,6 +138,7 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   EXPECT_NE(r.body.find("shingled_process_resident_memory_bytes"), std::string::npos);
   EXPECT_NE(r.body.find("shingled_store_buffered_postings"), std::string::npos);
   EXPECT_NE(r.body.find("shingled_store_buffered_fingerprints"), std::string::npos);
+  EXPECT_NE(r.body.find("shingled_store_key_filter_bytes"), std::string::npos);
   EXPECT_NE(r.body.find("shingled_http_requests_total{code=\"200\",route=\"pages\"}"),
             std::string::npos);
   r = Call("GET", "/healthz");
