@@ -637,7 +637,8 @@ class BatchWriter {
     for (int i = 0; i < kFingerprintIndexes; ++i) {
       SHINGLED_RETURN_IF_ERROR(PutFingerprints(i, fp_put[i]));
       if (filter_ != nullptr) {
-        filter_->AddAll(fp_put[i], [i](const FingerprintEntry& e) { return KeyFilter::Fingerprint(i, e.fp); });
+        filter_->AddAll(fp_put[i],
+                        [i](const FingerprintEntry& e) { return KeyFilter::Fingerprint(i, e.fp); });
       }
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
@@ -1468,7 +1469,8 @@ Status Store::VerifyKeyFilterForTesting() {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   StatusOr<internal::ReadTxn> r = impl_->BeginRead();
   if (!r.ok()) return r.status();
-  if (impl_->key_filter_ == nullptr || impl_->key_filter_txn_ != mdb_txn_id(r->txn.get())) return OkStatus();
+  if (impl_->key_filter_ == nullptr || impl_->key_filter_txn_ != mdb_txn_id(r->txn.get()))
+    return OkStatus();
   internal::TxnOps ops(r->txn.get(), impl_->dbis_);
   return impl_->key_filter_->Verify(ops);
 }

@@ -83,7 +83,8 @@ Status ScanPostings(TxnOps& ops, MDB_dbi dbi, int index, int slice, Visit& visit
 template <typename Visit>
 Status ScanFingerprints(TxnOps& ops, MDB_dbi dbi, int index, int slice, Visit& visit) {
   Cursor c;
-  if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, "key filter: fingerprint cursor");
+  if (int rc = c.Open(ops.txn(), dbi); rc != 0)
+    return ops.Fail(rc, "key filter: fingerprint cursor");
   char first[16] = {static_cast<char>(slice << 4)};
   MDB_val k{sizeof first, first}, v;
   int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
@@ -103,7 +104,8 @@ Status ScanSlice(TxnOps& ops, int slice, Visit& visit) {
   const Dbis& d = ops.dbis();
   const MDB_dbi postings[kBufferIndexes] = {d.features, d.supershingles, d.samples};
   const MDB_dbi fingerprints[kFingerprintIndexes] = {d.fp_identical, d.fp_lexical, d.fp_shingle};
-  for (int i = 0; i < kBufferIndexes; ++i) SHINGLED_RETURN_IF_ERROR(ScanPostings(ops, postings[i], i, slice, visit));
+  for (int i = 0; i < kBufferIndexes; ++i)
+    SHINGLED_RETURN_IF_ERROR(ScanPostings(ops, postings[i], i, slice, visit));
   for (int i = 0; i < kFingerprintIndexes; ++i)
     SHINGLED_RETURN_IF_ERROR(ScanFingerprints(ops, fingerprints[i], i, slice, visit));
   return OkStatus();
@@ -135,7 +137,8 @@ int KeyFilter::SliceToBuild() const {
   for (int i = 0; i < kBufferSlices; ++i) {
     const Slice& s = slices_[i];
     if (!s.valid) return i;
-    const double load = static_cast<double>(s.keys) * kRebuildBitsPerKey / (256.0 * s.blocks.size());
+    const double load =
+        static_cast<double>(s.keys) * kRebuildBitsPerKey / (256.0 * s.blocks.size());
     if (load > worst) {
       worst = load;
       best = i;
@@ -159,7 +162,8 @@ Status KeyFilter::Build(TxnOps& ops, int slice) {
   // A value filed for several documents is that many posting entries and one key, so this is
   // at least the slice's keys.
   uint64_t entries = 0;
-  for (MDB_dbi dbi : {d.features, d.supershingles, d.samples, d.fp_identical, d.fp_lexical, d.fp_shingle}) {
+  for (MDB_dbi dbi :
+       {d.features, d.supershingles, d.samples, d.fp_identical, d.fp_lexical, d.fp_shingle}) {
     MDB_stat st;
     if (int rc = mdb_stat(ops.txn(), dbi, &st); rc != 0) return ops.Fail(rc, "key filter: stat");
     entries += st.ms_entries;
@@ -181,16 +185,22 @@ Status KeyFilter::Verify(TxnOps& ops) const {
   auto visit = [&](Key key) {
     misplaced += key.slice != slice;  // a scan must visit its own slice's keys only
     if (MayHold(key)) return;
-    if (missing++ == 0) first = "slice " + std::to_string(key.slice) + " hash " + std::to_string(key.hash);
+    if (missing++ == 0)
+      first = "slice " + std::to_string(key.slice) + " hash " + std::to_string(key.hash);
   };
-  for (slice = 0; slice < kBufferSlices; ++slice) SHINGLED_RETURN_IF_ERROR(ScanSlice(ops, slice, visit));
-  if (misplaced != 0) return InternalError("key filter: " + std::to_string(misplaced) + " keys scanned with another slice");
+  for (slice = 0; slice < kBufferSlices; ++slice)
+    SHINGLED_RETURN_IF_ERROR(ScanSlice(ops, slice, visit));
+  if (misplaced != 0)
+    return InternalError("key filter: " + std::to_string(misplaced) +
+                         " keys scanned with another slice");
   if (missing == 0) return OkStatus();
-  return InternalError("key filter lacks " + std::to_string(missing) + " keys of the B-trees, the first " + first);
+  return InternalError("key filter lacks " + std::to_string(missing) +
+                       " keys of the B-trees, the first " + first);
 }
 
 int KeyFilter::valid_slices() const {
-  return static_cast<int>(std::count_if(slices_.begin(), slices_.end(), [](const Slice& s) { return s.valid; }));
+  return static_cast<int>(
+      std::count_if(slices_.begin(), slices_.end(), [](const Slice& s) { return s.valid; }));
 }
 
 size_t KeyFilter::bytes() const {

@@ -35,11 +35,12 @@ namespace shingled::store::internal {
 
 class KeyFilter {
  public:
-  // The index a key belongs to: the posting indexes as BatchPostings::Index (0-2), the
-  // fingerprint indexes as kFpIdentical... plus 3.
+  // The index a key belongs to: the posting indexes as BatchPostings::Index (0-2), then the
+  // fingerprint indexes (kBufferIndexes + kFpIdentical, ...).
   static constexpr int kKinds = kBufferIndexes + kFingerprintIndexes;
-  // Bits per key a slice is built with, and the keys per bit past which it is rebuilt larger
-  // (at 12 bits per key a probe for an absent key says "maybe" ~0.5% of the time, at 8 ~3%).
+  // Bits per key a slice is built with, and the bits per key below which it is built again,
+  // larger (at 12 bits per key a probe for an absent key says "maybe" ~0.5% of the time, at 8
+  // ~3%).
   static constexpr int kBuildBitsPerKey = 12;
   static constexpr int kRebuildBitsPerKey = 8;
 
@@ -79,7 +80,8 @@ class KeyFilter {
   void AddAll(const Items& items, KeyOf key_of) {
     constexpr size_t kAhead = 16;
     auto ahead = std::begin(items);
-    for (size_t i = 0; i < kAhead && ahead != std::end(items); ++i, ++ahead) Prefetch(key_of(*ahead));
+    for (size_t i = 0; i < kAhead && ahead != std::end(items); ++i, ++ahead)
+      Prefetch(key_of(*ahead));
     for (const auto& item : items) {
       if (ahead != std::end(items)) Prefetch(key_of(*ahead++));
       Add(key_of(item));
@@ -92,7 +94,7 @@ class KeyFilter {
   // kRebuildBitsPerKey; -1 when none needs it.
   int SliceToBuild() const;
   // Builds `slice` from the keys of that slice in the six B-trees of `ops`' transaction, sized
-  // for the keys it finds there, and marks it valid.
+  // for a sixteenth of their entries, and marks it valid.
   Status Build(TxnOps& ops, int slice);
   // Makes `slice` valid and empty, sized for `keys` keys (Build, and tests of the filter alone).
   void Reset(int slice, uint64_t keys);
@@ -112,12 +114,15 @@ class KeyFilter {
   };
   struct Slice {
     std::vector<Block> blocks;
-    uint64_t keys = 0;  // keys added (a key added twice counts once, but for false "maybe"s)
+    // Keys added that set at least one bit: a key added twice counts once, and a new key the
+    // slice already said "maybe" for is not counted.
+    uint64_t keys = 0;
     bool valid = false;
   };
   // Salts of the kinds (odd 64-bit constants: the fractional digits of pi).
-  static constexpr uint64_t kSalt[kKinds] = {0x243f6a8885a308d3, 0x13198a2e03707345, 0xa4093822299f31d1,
-                                             0x082efa98ec4e6c89, 0x452821e638d01377, 0xbe5466cf34e90c6d};
+  static constexpr uint64_t kSalt[kKinds] = {0x243f6a8885a308d3, 0x13198a2e03707345,
+                                             0xa4093822299f31d1, 0x082efa98ec4e6c89,
+                                             0x452821e638d01377, 0xbe5466cf34e90c6d};
   // The multipliers that pick a key's bit in each word of its block (those of Parquet's split
   // block Bloom filter).
   static constexpr uint32_t kBitSalt[8] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,

@@ -49,7 +49,8 @@ TEST(KeyFilterTest, ASliceNotBuiltMayHoldAnything) {
   EXPECT_EQ(filter.valid_slices(), 1);
   filter.InvalidateAll();
   EXPECT_FALSE(filter.valid(5));
-  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(filter.MayHold(KeyFilter::Posting(0, ValueIn(5, rng))));
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_TRUE(filter.MayHold(KeyFilter::Posting(0, ValueIn(5, rng))));
 }
 
 // Every key added is held; absent keys are "maybe" at about the rate a split block Bloom filter
@@ -64,15 +65,17 @@ TEST(KeyFilterTest, HoldsEveryKeyAddedAndFewOthers) {
   std::mt19937_64 rng(3);
   std::vector<KeyFilter::Key> added;
   for (uint64_t i = 0; i < kKeys; ++i) {
-    added.push_back(i % 2 == 0 ? KeyFilter::Posting(static_cast<int>(i % 3), ValueIn(kSlice, rng))
-                               : KeyFilter::Fingerprint(static_cast<int>(i % 3), FingerprintIn(kSlice, rng)));
+    added.push_back(
+        i % 2 == 0 ? KeyFilter::Posting(static_cast<int>(i % 3), ValueIn(kSlice, rng))
+                   : KeyFilter::Fingerprint(static_cast<int>(i % 3), FingerprintIn(kSlice, rng)));
     filter.Add(added.back());
   }
   for (const KeyFilter::Key& key : added) ASSERT_TRUE(filter.MayHold(key));
   auto maybe_rate = [&] {
     int maybe = 0;
     constexpr int kProbes = 200000;
-    for (int i = 0; i < kProbes; ++i) maybe += filter.MayHold(KeyFilter::Posting(i % 3, ValueIn(kSlice, rng)));
+    for (int i = 0; i < kProbes; ++i)
+      maybe += filter.MayHold(KeyFilter::Posting(i % 3, ValueIn(kSlice, rng)));
     return static_cast<double>(maybe) / kProbes;
   };
   const double at_12 = maybe_rate();

@@ -448,7 +448,8 @@ class KeyFilterStoreTest : public WriteBufferStoreTest {
     return o;
   }
   // The same pages to both stores: the same decisions.
-  static void ExpectSameDecisions(Store& unfiltered, Store& filtered, const std::vector<PageInput>& pages,
+  static void ExpectSameDecisions(Store& unfiltered, Store& filtered,
+                                  const std::vector<PageInput>& pages,
                                   std::map<Verdict, int>* verdicts = nullptr) {
     StatusOr<std::vector<PageResult>> a = unfiltered.Apply(pages), c = filtered.Apply(pages);
     ASSERT_TRUE(a.ok() && c.ok());
@@ -522,7 +523,8 @@ TEST_F(KeyFilterStoreTest, AnotherWritersCommitStartsItOver) {
     const std::vector<uint64_t> shingles = Variant(base, 300, 290, fresh);
     theirs.push_back(Page("http://other/" + std::to_string(f), s, 5, shingles));
     copies.push_back(Page("http://copy/" + std::to_string(f), s, 6, shingles));
-    copies.push_back(Page("http://near/" + std::to_string(f), s, 6, Variant(base, 300, 290, fresh + 100)));
+    copies.push_back(
+        Page("http://near/" + std::to_string(f), s, 6, Variant(base, 300, 290, fresh + 100)));
   }
   std::vector<PageResult> other_result;
   {
@@ -540,9 +542,9 @@ TEST_F(KeyFilterStoreTest, AnotherWritersCommitStartsItOver) {
     EXPECT_EQ(copy.verdict, Verdict::kDuplicate) << f;
     ASSERT_FALSE(copy.matches.empty()) << f;
     EXPECT_EQ(copy.matches[0].doc, other_result[f].doc) << f;
-    EXPECT_TRUE(std::any_of(near.matches.begin(), near.matches.end(),
-                            [&](const Match& m) { return m.doc == other_result[f].doc; }))
-        << f;
+    EXPECT_TRUE(std::any_of(near.matches.begin(), near.matches.end(), [&](const Match& m) {
+      return m.doc == other_result[f].doc;
+    })) << f;
   }
   ExpectFilterHoldsEveryKey(*store);
   ExpectConsistent(*store);
