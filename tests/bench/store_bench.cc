@@ -24,6 +24,10 @@
 //   BM_IngestSizedLong/N/MIN/MAX/PAGES  the same over PAGES (800,000) pages: the sizer's first
 //                       whole round against a fixed 16,000 (SHINGLED_BENCH_TRACE=1 prints each
 //                       commit's size, CPU us per page and dirty pages on stderr);
+//   BM_IngestMixed/N/PERCENT/FILTER  400,000 pages in 16,000-page commits, PERCENT (0 or 50)
+//                       percent of them near-copies of earlier pages' families, with the writer's
+//                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
+//                       BM_IngestSized reports them;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
 //                       posting trees, see Store::Stats);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -54,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fmix.h"
 #include "daemon/batch_sizer.h"
 #include "store/internal/codec.h"
 #include "store/internal/leaf_prefetch.h"
@@ -68,6 +73,7 @@ namespace fs = std::filesystem;
 constexpr uint64_t kPolynomial = 0x42;
 constexpr uint64_t kTimedPages = 10000;  // per phase of BM_IngestDurable
 constexpr uint64_t kSizedPages = 200000;  // BM_IngestSized
+constexpr uint64_t kMixedPages = 400000;  // BM_IngestMixed: 25 commits, past the filter's first 16
 constexpr uint64_t kFillBatch = 10000;
 constexpr uint64_t kSizes[] = {10000, 100000, 1000000};
 
@@ -87,10 +93,23 @@ PageInput MakePage(uint64_t j, SweepId sweep) {
   return p;
 }
 
-std::vector<PageInput> MakeBatch(uint64_t from, uint64_t to, SweepId sweep) {
+// Page j of a stream of which `copies_percent` percent are near-copies of the family of an
+// earlier page, stored before the run or not (chosen at random: resemblance ~0.9 to each member,
+// their values mostly stored), the others MakePage's new families.
+PageInput MakeMixedPage(uint64_t j, SweepId sweep, uint64_t copies_percent) {
+  if (j < 4 || Fmix64(j) % 100 >= copies_percent) return MakePage(j, sweep);
+  const uint64_t family = Fmix64(j ^ 0x5bd1e995) % (j / 4);
+  PageInput p = MakePage(j, sweep);
+  p.sketch = testing::SyntheticSketch(
+      Params(), testing::Variant(family * 1000, 200, 190, ((j + 1) << 20) | 2));
+  return p;
+}
+
+std::vector<PageInput> MakeBatch(uint64_t from, uint64_t to, SweepId sweep,
+                                 uint64_t copies_percent = 0) {
   std::vector<PageInput> batch;
   batch.reserve(to - from);
-  for (uint64_t j = from; j < to; ++j) batch.push_back(MakePage(j, sweep));
+  for (uint64_t j = from; j < to; ++j) batch.push_back(MakeMixedPage(j, sweep, copies_percent));
   return batch;
 }
 
@@ -223,7 +242,10 @@ double AnonMiB() {
 // it goes.
 class StoreCopy {
  public:
-  explicit StoreCopy(uint64_t size) : next_(size) {
+  // `key_filter`: StoreOptions::key_filter; `copies_percent`: the share of the pages Commit makes
+  // that are near-copies of stored families (MakeMixedPage).
+  explicit StoreCopy(uint64_t size, bool key_filter = true, uint64_t copies_percent = 0)
+      : copies_percent_(copies_percent), next_(size) {
     std::string base = Filled(size);
     // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
     dir_ = base + "-run-" + std::to_string(getpid());
@@ -238,6 +260,7 @@ class StoreCopy {
     // doubling makes rare in a long-lived store but would be one of the few batches timed here.
     StoreOptions o;
     o.initial_map_size = 2 * fs::file_size(data()) + (uint64_t{256} << 20);
+    o.key_filter = key_filter;
     store_ = std::move(Store::Open(dir_, o, Params(), kPolynomial)).value();
     sweep_ = store_->OpenSweep("run", 1)->id;
   }
@@ -263,7 +286,7 @@ class StoreCopy {
 
   // One durable commit of `pages` new pages; returns its wall time and adds to `t` (may be null).
   double Commit(uint64_t pages, IngestTotals* t, benchmark::State& state) {
-    std::vector<PageInput> batch = MakeBatch(next_, next_ + pages, sweep_);
+    std::vector<PageInput> batch = MakeBatch(next_, next_ + pages, sweep_, copies_percent_);
     next_ += pages;
     Written w0 = WrittenSoFar();
     double c0 = CpuSeconds();
@@ -287,6 +310,7 @@ class StoreCopy {
   std::string dir_;
   std::unique_ptr<Store> store_;
   SweepId sweep_ = 0;
+  uint64_t copies_percent_;
   uint64_t next_;  // the next page's number
 };
 
@@ -339,12 +363,10 @@ void BM_IngestDurable(benchmark::State& state) {
 // MIN/MAX: pages/s compares them. Also: the share of the pages committed at each size, the limit
 // at the end, and the process's anonymous memory at the end (anon_MiB: LMDB keeps the pages a
 // commit dirtied for the next one).
-void IngestSized(benchmark::State& state, uint64_t total_pages) {
-  const uint64_t size = static_cast<uint64_t>(state.range(0));
-  StoreCopy copy(size);
+void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, size_t max_pages,
+                 uint64_t total_pages) {
   daemon::BatchSizer sizer(
-      daemon::BatchSizer::Options{.min_pages = static_cast<size_t>(state.range(1)),
-                                  .max_pages = static_cast<size_t>(state.range(2))});
+      daemon::BatchSizer::Options{.min_pages = min_pages, .max_pages = max_pages});
   IngestTotals t;
   std::map<uint64_t, IngestTotals> at;  // by commit size
   // SHINGLED_BENCH_TRACE=1: one line per commit on stderr (size, CPU us per page, dirty pages).
@@ -378,6 +400,12 @@ void IngestSized(benchmark::State& state, uint64_t total_pages) {
   state.counters["first_query_elsewhere_s"] = copy.FirstQueryElsewhere();
 }
 
+void IngestSized(benchmark::State& state, uint64_t total_pages) {
+  StoreCopy copy(static_cast<uint64_t>(state.range(0)));
+  IngestSized(state, copy, static_cast<size_t>(state.range(1)), static_cast<size_t>(state.range(2)),
+              total_pages);
+}
+
 void BM_IngestSized(benchmark::State& state) { IngestSized(state, kSizedPages); }
 
 // BM_IngestSizedLong/N/MIN/MAX/PAGES: the same with PAGES new pages, enough for the sizer's
@@ -385,6 +413,16 @@ void BM_IngestSized(benchmark::State& state) { IngestSized(state, kSizedPages); 
 // ~590,000 pages) and some of the stay after it.
 void BM_IngestSizedLong(benchmark::State& state) {
   IngestSized(state, static_cast<uint64_t>(state.range(3)));
+}
+
+// BM_IngestMixed/N/PERCENT/FILTER: kMixedPages pages in 16,000-page commits, PERCENT percent of
+// them near-copies of earlier pages' families (MakeMixedPage), with the key filter (FILTER 1) or
+// without (0), as BM_IngestSized reports them. The filter spares the reads of values no stored
+// document has: a page of a new family has nearly none stored, a near-copy most.
+void BM_IngestMixed(benchmark::State& state) {
+  StoreCopy copy(static_cast<uint64_t>(state.range(0)), state.range(2) != 0,
+                 static_cast<uint64_t>(state.range(1)));
+  IngestSized(state, copy, 16000, 16000, kMixedPages);
 }
 
 // A lookup for a page: even i a stored page, odd i a new near-copy of a stored family.
@@ -570,6 +608,11 @@ BENCHMARK(BM_IngestSized)
     ->UseManualTime();
 BENCHMARK(BM_IngestSizedLong)
     ->Apply(LongSizedArgs)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseManualTime();
+BENCHMARK(BM_IngestMixed)
+    ->ArgsProduct({{10000, 100000, 1000000}, {0, 50}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseManualTime();
