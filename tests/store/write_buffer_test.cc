@@ -239,6 +239,27 @@ class WriteBufferStoreTest : public testing::StoreFixture {
     o.write_buffer = false;
     return o;
   }
+  // Applies `pages` to both stores and expects the same decision for each: verdict, document,
+  // cluster and every match. Returns the first store's results (none, with a failure, when a
+  // batch failed).
+  static std::vector<PageResult> ApplyToBoth(Store& a, Store& b,
+                                             const std::vector<PageInput>& pages) {
+    StatusOr<std::vector<PageResult>> ra = a.Apply(pages), rb = b.Apply(pages);
+    EXPECT_TRUE(ra.ok() && rb.ok());
+    if (!ra.ok() || !rb.ok()) return {};
+    for (size_t i = 0; i < pages.size(); ++i) {
+      const PageResult &x = (*ra)[i], &y = (*rb)[i];
+      EXPECT_EQ(x.verdict, y.verdict) << pages[i].url;
+      EXPECT_EQ(x.doc, y.doc) << pages[i].url;
+      EXPECT_EQ(x.cluster, y.cluster) << pages[i].url;
+      EXPECT_EQ(x.matches.size(), y.matches.size()) << pages[i].url;
+      for (size_t m = 0; m < std::min(x.matches.size(), y.matches.size()); ++m) {
+        EXPECT_EQ(x.matches[m].doc, y.matches[m].doc) << pages[i].url;
+        EXPECT_EQ(x.matches[m].relation, y.matches[m].relation) << pages[i].url;
+      }
+    }
+    return *std::move(ra);
+  }
   // The writer's key filter (FORMAT.md, "The key filter") says "maybe" for every key of the
   // posting and fingerprint B-trees.
   static void ExpectFilterHoldsEveryKey(Store& store) {
@@ -270,21 +291,13 @@ TEST_F(WriteBufferStoreTest, AnswersAsAStoreWithoutIt) {
   for (uint64_t b = 0; b < kBatches; ++b) {
     std::vector<PageInput> pages;
     for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
-    StatusOr<std::vector<PageResult>> a = plain->Apply(pages), c = buffered->Apply(pages);
-    ASSERT_TRUE(a.ok() && c.ok());
+    const std::vector<PageResult> a = ApplyToBoth(*plain, *buffered, pages);
+    ASSERT_EQ(a.size(), pages.size());
     ExpectFilterHoldsEveryKey(*plain);
     ExpectFilterHoldsEveryKey(*buffered);
     for (size_t i = 0; i < pages.size(); ++i) {
-      EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
-      EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
-      EXPECT_EQ((*a)[i].cluster, (*c)[i].cluster) << pages[i].url;
-      ASSERT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
-      for (size_t m = 0; m < (*a)[i].matches.size(); ++m) {
-        EXPECT_EQ((*a)[i].matches[m].doc, (*c)[i].matches[m].doc) << pages[i].url;
-        EXPECT_EQ((*a)[i].matches[m].relation, (*c)[i].matches[m].relation) << pages[i].url;
-      }
-      if ((*a)[i].verdict == Verdict::kDuplicate) ++exact[(*a)[i].matches.at(0).relation];
-      EXPECT_EQ(*buffered->FindIdentical(pages[i].sketch.identical), (*a)[i].doc);
+      if (a[i].verdict == Verdict::kDuplicate) ++exact[a[i].matches.at(0).relation];
+      EXPECT_EQ(*buffered->FindIdentical(pages[i].sketch.identical), a[i].doc);
     }
     queries.push_back(pages[b % kPerBatch].sketch);
     queries.push_back(PageAt((b + 1) * kPerBatch + 5, s).sketch);  // a page not stored
@@ -447,24 +460,6 @@ class KeyFilterStoreTest : public WriteBufferStoreTest {
     o.key_filter = false;
     return o;
   }
-  // The same pages to both stores: the same decisions.
-  static void ExpectSameDecisions(Store& unfiltered, Store& filtered,
-                                  const std::vector<PageInput>& pages,
-                                  std::map<Verdict, int>* verdicts = nullptr) {
-    StatusOr<std::vector<PageResult>> a = unfiltered.Apply(pages), c = filtered.Apply(pages);
-    ASSERT_TRUE(a.ok() && c.ok());
-    for (size_t i = 0; i < pages.size(); ++i) {
-      EXPECT_EQ((*a)[i].verdict, (*c)[i].verdict) << pages[i].url;
-      EXPECT_EQ((*a)[i].doc, (*c)[i].doc) << pages[i].url;
-      EXPECT_EQ((*a)[i].cluster, (*c)[i].cluster) << pages[i].url;
-      ASSERT_EQ((*a)[i].matches.size(), (*c)[i].matches.size()) << pages[i].url;
-      for (size_t m = 0; m < (*a)[i].matches.size(); ++m) {
-        EXPECT_EQ((*a)[i].matches[m].doc, (*c)[i].matches[m].doc) << pages[i].url;
-        EXPECT_EQ((*a)[i].matches[m].relation, (*c)[i].matches[m].relation) << pages[i].url;
-      }
-      if (verdicts != nullptr) ++(*verdicts)[(*a)[i].verdict];
-    }
-  }
 };
 
 // More batches than there are slices (each batch builds one; as the store grows they pass 8 bits
@@ -481,11 +476,12 @@ TEST_F(KeyFilterStoreTest, DecidesAsAStoreWithoutIt) {
   for (uint64_t b = 0; b < kBatches; ++b) {
     std::vector<PageInput> pages;
     for (uint64_t j = b * kPerBatch; j < (b + 1) * kPerBatch; ++j) pages.push_back(PageAt(j, s));
-    ExpectSameDecisions(*unfiltered, *filtered, pages, &verdicts);
+    for (const PageResult& r : ApplyToBoth(*unfiltered, *filtered, pages)) ++verdicts[r.verdict];
     ExpectFilterHoldsEveryKey(*filtered);
   }
-  EXPECT_GE(verdicts[Verdict::kDuplicate], 100);
-  EXPECT_GE(verdicts[Verdict::kNearDuplicate], 100);
+  // (260 and 121 of the 1,000 pages.)
+  EXPECT_GE(verdicts[Verdict::kDuplicate], 130);
+  EXPECT_GE(verdicts[Verdict::kNearDuplicate], 60);
   StatusOr<StoreStats> with = filtered->Stats(), without = unfiltered->Stats();
   ASSERT_TRUE(with.ok() && without.ok());
   EXPECT_GT(with->key_filter_bytes, 0u);
@@ -497,7 +493,7 @@ TEST_F(KeyFilterStoreTest, DecidesAsAStoreWithoutIt) {
     again.push_back(PageAt(j, s));
     again.back().url += "/again";
   }
-  ExpectSameDecisions(*unfiltered, *filtered, again);
+  EXPECT_EQ(ApplyToBoth(*unfiltered, *filtered, again).size(), again.size());
   ExpectFilterHoldsEveryKey(*filtered);
   ExpectConsistent(*filtered);
 }
