@@ -242,8 +242,8 @@ double AnonMiB() {
 // it goes.
 class StoreCopy {
  public:
-  // `key_filter`: StoreOptions::key_filter; `copies_percent`: the share of the pages Commit makes
-  // that are near-copies of stored families (MakeMixedPage).
+  // `key_filter`: StoreOptions::key_filter; `copies_percent`: the percentage of the pages Commit
+  // makes that are near-copies of earlier pages' families (MakeMixedPage).
   explicit StoreCopy(uint64_t size, bool key_filter = true, uint64_t copies_percent = 0)
       : copies_percent_(copies_percent), next_(size) {
     std::string base = Filled(size);
