@@ -8,32 +8,6 @@
 namespace shingled::store::internal {
 namespace {
 
-// Adds keys to a filter a few keys after prefetching their blocks, so that the cache misses of
-// consecutive keys overlap.
-class Filler {
- public:
-  explicit Filler(KeyFilter& filter) : filter_(filter) {}
-  ~Filler() {
-    for (size_t i = n_ > kAhead ? n_ - kAhead : 0; i < n_; ++i) filter_.Add(ring_[i % kAhead]);
-  }
-  Filler(const Filler&) = delete;
-  Filler& operator=(const Filler&) = delete;
-
-  void operator()(KeyFilter::Key key) {
-    filter_.Prefetch(key);
-    KeyFilter::Key& slot = ring_[n_ % kAhead];
-    if (n_ >= kAhead) filter_.Add(slot);
-    slot = key;
-    ++n_;
-  }
-
- private:
-  static constexpr size_t kAhead = 16;
-  KeyFilter& filter_;
-  std::array<KeyFilter::Key, kAhead> ring_{};
-  size_t n_ = 0;
-};
-
 // The keys of `slice` in posting index `index` (FORMAT.md, "Posting lists"): the buckets whose
 // top 4 bits are the slice's, each value once. An entry of another size than the format's
 // (damage that Check reports) is skipped: no lookup of the writer's can reach it either.
@@ -171,8 +145,8 @@ Status KeyFilter::Build(TxnOps& ops, int slice) {
   Reset(slice, std::max<uint64_t>(256, entries / kBufferSlices));
   Status s = OkStatus();
   {
-    Filler filler(*this);
-    s = ScanSlice(ops, slice, filler);
+    Adder adder(*this);
+    s = ScanSlice(ops, slice, adder);
   }
   if (!s.ok()) slices_[slice].valid = false;
   return s;

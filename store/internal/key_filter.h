@@ -22,7 +22,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <vector>
 
 #include "base/fmix.h"
@@ -74,18 +73,36 @@ class KeyFilter {
   }
   // Records that the B-trees hold `key` (a no-op for a slice not valid: its Build reads it).
   void Add(Key key);
-  // Adds `key_of(item)` for every item of `items`, the blocks of those a few items ahead
-  // prefetched, so that the cache misses of consecutive keys overlap.
+  // Adds keys a few keys after prefetching their blocks, so that the cache misses of consecutive
+  // keys overlap. The last few are added when it goes.
+  class Adder {
+   public:
+    explicit Adder(KeyFilter& filter) : filter_(filter) {}
+    ~Adder() {
+      for (size_t i = n_ > kAhead ? n_ - kAhead : 0; i < n_; ++i) filter_.Add(ring_[i % kAhead]);
+    }
+    Adder(const Adder&) = delete;
+    Adder& operator=(const Adder&) = delete;
+
+    void operator()(Key key) {
+      filter_.Prefetch(key);
+      Key& slot = ring_[n_ % kAhead];
+      if (n_ >= kAhead) filter_.Add(slot);
+      slot = key;
+      ++n_;
+    }
+
+   private:
+    static constexpr size_t kAhead = 16;
+    KeyFilter& filter_;
+    std::array<Key, kAhead> ring_{};
+    size_t n_ = 0;
+  };
+  // Adds `key_of(item)` for every item of `items` through an Adder.
   template <typename Items, typename KeyOf>
   void AddAll(const Items& items, KeyOf key_of) {
-    constexpr size_t kAhead = 16;
-    auto ahead = std::begin(items);
-    for (size_t i = 0; i < kAhead && ahead != std::end(items); ++i, ++ahead)
-      Prefetch(key_of(*ahead));
-    for (const auto& item : items) {
-      if (ahead != std::end(items)) Prefetch(key_of(*ahead++));
-      Add(key_of(item));
-    }
+    Adder adder(*this);
+    for (const auto& item : items) adder(key_of(item));
   }
 
   // Every slice invalid (the B-trees changed behind the filter's back).
