@@ -7,6 +7,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -375,6 +376,35 @@ std::string Le64(uint64_t v) {
   return s;
 }
 
+// The format 6 to 7 upgrade: deletes each link's entry under its earlier document, leaving the
+// one under the later (FORMAT.md, "Links"). Entries of another size than the format's are left
+// for Check to report.
+Status DropReverseLinks(TxnOps& ops) {
+  std::vector<std::pair<DocId, std::array<char, kLinkSize>>> reverse;
+  {
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), ops.dbis().links); rc != 0) return ops.Fail(rc, "links cursor");
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != 8 || v.mv_size != kLinkSize) continue;
+      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+      DocId other = 0;
+      double resemblance = 0;
+      DecodeLink(View(v), &other, &resemblance);
+      if (other <= doc) continue;
+      auto& entry = reverse.emplace_back(doc, std::array<char, kLinkSize>{});
+      std::memcpy(entry.second.data(), v.mv_data, kLinkSize);
+    }
+    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "links");
+  }
+  for (const auto& [doc, link] : reverse) {
+    SHINGLED_RETURN_IF_ERROR(ops.Del(ops.dbis().links, Key64(doc).view(),
+                                     std::string_view(link.data(), link.size()), "links"));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status StoreImpl::Open() {
@@ -444,7 +474,7 @@ Status StoreImpl::Open() {
   } else {
     if (v.size() != 8) return DataLossError("meta format_version is not 8 bytes");
     uint64_t version = GetLE64(v.data());
-    if (version >= 3 && version < kFormatVersion) {
+    if (version >= 3 && version <= 5) {
       // Formats 3 to 5 kept every fingerprint in its B-tree; format 3 every posting too: those
       // watermarks are at the last document (FORMAT.md, "The write buffer").
       Cursor docs;
@@ -463,6 +493,10 @@ Status StoreImpl::Open() {
         if (version == 4) SHINGLED_RETURN_IF_ERROR(ReadFormat4Watermarks(ops, &marks));
         SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
       }
+    }
+    if (version >= 3 && version < kFormatVersion) {
+      // Formats 3 to 6 filed each link under both documents; format 7 under the later one.
+      SHINGLED_RETURN_IF_ERROR(DropReverseLinks(ops));
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
       version = kFormatVersion;
@@ -1275,9 +1309,12 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
     if (!fungible && !similar) continue;
     if (fungible) m.relation = Relation::kFungible;
     if (similar) {
-      // Recorded for the "similar" relation whatever else holds, so it can be queried later.
+      // Recorded for the "similar" relation whatever else holds, once, under the later document
+      // (FORMAT.md, "Links"): `doc` is the batch's newest, so its entries append.
+      if (cand >= doc) {
+        return InternalError("candidate " + std::to_string(cand) + " is not earlier than document " + std::to_string(doc));
+      }
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(), EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(cand).view(), EncodeLink(doc, m.resemblance), MDB_NODUPDATA, "links"));
     }
     if ((fungible && (o.cluster_relations & kClusterFungible)) || (similar && (o.cluster_relations & kClusterSimilar))) {
       ClusterId root = 0;
