@@ -864,6 +864,20 @@ class BatchWriter {
     size_t count = 0;
     bool more = false;
     const size_t cap = FeatureReadCap(store_.options_);
+    indexed_.clear();
+    for (uint64_t value : sketch.sample.values) {
+      if (IndexedSampleValue(value, sketch.sample.log2_modulus)) indexed_.push_back(value);
+    }
+    // The reads below find each value in the batch's table: its cache misses, all at once.
+    postings_.HintBuckets(BatchPostings::kFeatures, sketch.features);
+    postings_.HintBuckets(BatchPostings::kSupershingles, sketch.supershingles);
+    postings_.HintBuckets(BatchPostings::kSamples, indexed_);
+    postings_.HintSlots(BatchPostings::kFeatures, sketch.features);
+    postings_.HintSlots(BatchPostings::kSupershingles, sketch.supershingles);
+    postings_.HintSlots(BatchPostings::kSamples, indexed_);
+    postings_.HintPostings(BatchPostings::kFeatures, sketch.features);
+    postings_.HintPostings(BatchPostings::kSupershingles, sketch.supershingles);
+    postings_.HintPostings(BatchPostings::kSamples, indexed_);
     // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
     // shingle or sample value.
     for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},
@@ -878,8 +892,7 @@ class BatchWriter {
     // value's stop-list entry to keep the counts exact; a listed value over the limit is not
     // read at all.
     const uint64_t limit = store_.options_.common_value_limit;
-    for (uint64_t value : sketch.sample.values) {
-      if (!IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
+    for (uint64_t value : indexed_) {
       SampleValueState st;
       st.value = value;
       if (auto it = store_.stop_list_.find(value); it != store_.stop_list_.end()) {
@@ -1009,6 +1022,7 @@ class BatchWriter {
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;
+  std::vector<uint64_t> indexed_;  // the page's indexed sample values (FindCandidates)
   std::vector<std::pair<DocId, uint32_t>> hits_;
   std::vector<DocId> found_;
   dedup::Sketch scratch_sketch_;

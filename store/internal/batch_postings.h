@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -64,6 +65,15 @@ class BatchPostings {
                                                              BatchFingerprints fps,
                                                              BatchFingerprints* fp_put);
 
+  // Cache hints for the batch's table, which is tens of MB at the daemon's commit size: a Read
+  // of `value` costs dependent cache misses (its bucket, its slot, then the postings the slot
+  // points to), one value after the other. A caller about to Read several values hints their
+  // buckets, then their slots (which reads the buckets), then their postings (which reads the
+  // slots), so that each round's misses overlap.
+  void HintBuckets(Index index, std::span<const uint64_t> values) const;
+  void HintSlots(Index index, std::span<const uint64_t> values) const;
+  void HintPostings(Index index, std::span<const uint64_t> values);
+
   // Postings filed so far in this batch.
   size_t filed() const;
 
@@ -93,6 +103,10 @@ class BatchPostings {
     Slot& FindOrAdd(uint64_t value);
     // The slot of `value`, or null.
     Slot* Find(uint64_t value);
+    // Cache hints: the bucket where a lookup of `value` starts, and the slot it names (the slot
+    // of `value` unless a collision put it further).
+    void HintBucket(uint64_t value) const;
+    void HintSlot(uint64_t value) const;
 
    private:
     void Grow();

@@ -112,8 +112,15 @@ TEST_F(BatchPostingsTest, ReadsStoredThenBatchPostingsUpToMax) {
   }
 }
 
+void Hint(BatchPostings& postings, BatchPostings::Index index, const std::vector<uint64_t>& values) {
+  postings.HintBuckets(index, values);
+  postings.HintSlots(index, values);
+  postings.HintPostings(index, values);
+}
+
 // Random values (many sharing buckets, some repeated), random stored postings, random prefetches
-// and random files, checked read by read against the model; then Flush against the model.
+// and random files, checked read by read against the model (with cache hints among the reads,
+// which must change nothing); then Flush against the model.
 TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
   std::mt19937_64 rng(20261121);
   for (int round = 0; round < 20; ++round) {
@@ -140,6 +147,8 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
     BatchPostings postings(ops);
     const WriteBuffer empty;
     postings.set_buffer(&empty);
+    // Cache hints (BatchPostings::HintBuckets) read the table, empty here, and change nothing.
+    Hint(postings, BatchPostings::kFeatures, values);
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<uint64_t> some;
       for (int i = 0; i < 30; ++i) some.push_back(values[rng() % values.size()]);
@@ -160,6 +169,7 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
         postings.File(index, value, doc);
         continue;
       }
+      if (step % 5 == 0) Hint(postings, index, {values[rng() % values.size()], value, values[0]});
       const size_t max = rng() % 12;
       std::vector<DocId> out;
       size_t count = 0;
