@@ -869,15 +869,9 @@ class BatchWriter {
       if (IndexedSampleValue(value, sketch.sample.log2_modulus)) indexed_.push_back(value);
     }
     // The reads below find each value in the batch's table: its cache misses, all at once.
-    postings_.HintBuckets(BatchPostings::kFeatures, sketch.features);
-    postings_.HintBuckets(BatchPostings::kSupershingles, sketch.supershingles);
-    postings_.HintBuckets(BatchPostings::kSamples, indexed_);
-    postings_.HintSlots(BatchPostings::kFeatures, sketch.features);
-    postings_.HintSlots(BatchPostings::kSupershingles, sketch.supershingles);
-    postings_.HintSlots(BatchPostings::kSamples, indexed_);
-    postings_.HintPostings(BatchPostings::kFeatures, sketch.features);
-    postings_.HintPostings(BatchPostings::kSupershingles, sketch.supershingles);
-    postings_.HintPostings(BatchPostings::kSamples, indexed_);
+    postings_.HintReads({{BatchPostings::kFeatures, sketch.features},
+                         {BatchPostings::kSupershingles, sketch.supershingles},
+                         {BatchPostings::kSamples, indexed_}});
     // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
     // shingle or sample value.
     for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},

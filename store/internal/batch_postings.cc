@@ -174,21 +174,21 @@ void BatchPostings::File(Index index, uint64_t value, DocId doc) {
   slot.tail = e;
 }
 
-void BatchPostings::HintBuckets(Index index, std::span<const uint64_t> values) const {
-  for (uint64_t value : values) tables_[index].slots.HintBucket(value);
-}
-
-void BatchPostings::HintSlots(Index index, std::span<const uint64_t> values) const {
-  for (uint64_t value : values) tables_[index].slots.HintSlot(value);
-}
-
-void BatchPostings::HintPostings(Index index, std::span<const uint64_t> values) {
-  Table& t = tables_[index];
-  for (uint64_t value : values) {
-    const Slot* slot = t.slots.Find(value);
-    if (slot == nullptr) continue;
-    if (slot->stored_count != 0) __builtin_prefetch(&t.docs[slot->stored_first]);
-    if (slot->head != 0) __builtin_prefetch(&t.entries[slot->head - 1]);
+void BatchPostings::HintReads(std::initializer_list<Values> lists) {
+  for (const Values& l : lists) {
+    for (uint64_t value : l.values) tables_[l.index].slots.HintBucket(value);
+  }
+  for (const Values& l : lists) {
+    for (uint64_t value : l.values) tables_[l.index].slots.HintSlot(value);
+  }
+  for (const Values& l : lists) {
+    Table& t = tables_[l.index];
+    for (uint64_t value : l.values) {
+      const Slot* slot = t.slots.Find(value);
+      if (slot == nullptr) continue;
+      if (slot->stored_count != 0) __builtin_prefetch(&t.docs[slot->stored_first]);
+      if (slot->head != 0) __builtin_prefetch(&t.entries[slot->head - 1]);
+    }
   }
 }
 

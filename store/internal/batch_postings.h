@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -66,13 +67,15 @@ class BatchPostings {
                                                              BatchFingerprints* fp_put);
 
   // Cache hints for the batch's table, which is tens of MB at the daemon's commit size: a Read
-  // of `value` costs dependent cache misses (its bucket, its slot, then the postings the slot
-  // points to), one value after the other. A caller about to Read several values hints their
-  // buckets, then their slots (which reads the buckets), then their postings (which reads the
-  // slots), so that each round's misses overlap.
-  void HintBuckets(Index index, std::span<const uint64_t> values) const;
-  void HintSlots(Index index, std::span<const uint64_t> values) const;
-  void HintPostings(Index index, std::span<const uint64_t> values);
+  // of a value costs dependent cache misses (its bucket, its slot, then the postings the slot
+  // points to), one value after the other. A caller about to Read the values of `lists` calls
+  // this first: it hints their buckets, then their slots (reading the buckets), then their
+  // postings (reading the slots), so that each round's misses overlap. Changes nothing.
+  struct Values {
+    Index index;
+    std::span<const uint64_t> values;
+  };
+  void HintReads(std::initializer_list<Values> lists);
 
   // Postings filed so far in this batch.
   size_t filed() const;

@@ -112,12 +112,6 @@ TEST_F(BatchPostingsTest, ReadsStoredThenBatchPostingsUpToMax) {
   }
 }
 
-void Hint(BatchPostings& postings, BatchPostings::Index index, const std::vector<uint64_t>& values) {
-  postings.HintBuckets(index, values);
-  postings.HintSlots(index, values);
-  postings.HintPostings(index, values);
-}
-
 // Random values (many sharing buckets, some repeated), random stored postings, random prefetches
 // and random files, checked read by read against the model (with cache hints among the reads,
 // which must change nothing); then Flush against the model.
@@ -147,8 +141,8 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
     BatchPostings postings(ops);
     const WriteBuffer empty;
     postings.set_buffer(&empty);
-    // Cache hints (BatchPostings::HintBuckets) read the table, empty here, and change nothing.
-    Hint(postings, BatchPostings::kFeatures, values);
+    // Cache hints read the table, empty here, and change nothing.
+    postings.HintReads({{BatchPostings::kFeatures, values}, {BatchPostings::kSamples, values}});
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<uint64_t> some;
       for (int i = 0; i < 30; ++i) some.push_back(values[rng() % values.size()]);
@@ -169,7 +163,10 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
         postings.File(index, value, doc);
         continue;
       }
-      if (step % 5 == 0) Hint(postings, index, {values[rng() % values.size()], value, values[0]});
+      if (step % 5 == 0) {
+        const std::vector<uint64_t> some = {values[rng() % values.size()], value, values[0]};
+        postings.HintReads({{index, some}, {BatchPostings::kFeatures, values}});
+      }
       const size_t max = rng() % 12;
       std::vector<DocId> out;
       size_t count = 0;
