@@ -441,16 +441,19 @@ class Checker {
 
   // Each link is filed once, under the later of its two documents (FORMAT.md, "Links").
   Status CheckLinks() {
-    return ForEach(d_.links, "links", {8, internal::kLinkSize}, [&](std::string_view k, std::string_view v) {
-      DocId a = GetBE64(k.data()), b = 0;
-      double r = 0;
-      internal::DecodeLink(v, &b, &r);
-      if (!rep_.contains(a) || !rep_.contains(b))
-        Problem("link " + std::to_string(a) + " - " + std::to_string(b) + " names a missing document");
-      if (b >= a)
-        Problem("link " + std::to_string(a) + " - " + std::to_string(b) + " is not under the later document");
-      return OkStatus();
-    });
+    return ForEach(d_.links, "links", {8, internal::kLinkSize},
+                   [&](std::string_view k, std::string_view v) {
+                     DocId a = GetBE64(k.data()), b = 0;
+                     double r = 0;
+                     internal::DecodeLink(v, &b, &r);
+                     if (!rep_.contains(a) || !rep_.contains(b))
+                       Problem("link " + std::to_string(a) + " - " + std::to_string(b) +
+                               " names a missing document");
+                     if (b >= a)
+                       Problem("link " + std::to_string(a) + " - " + std::to_string(b) +
+                               " is not under the later document");
+                     return OkStatus();
+                   });
   }
 
   Status CheckMeta() {

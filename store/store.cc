@@ -1320,9 +1320,11 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
       // Recorded for the "similar" relation whatever else holds, once, under the later document
       // (FORMAT.md, "Links"): `doc` is the batch's newest, so its entries append.
       if (cand >= doc) {
-        return InternalError("candidate " + std::to_string(cand) + " is not earlier than document " + std::to_string(doc));
+        return InternalError("candidate " + std::to_string(cand) +
+                             " is not earlier than document " + std::to_string(doc));
       }
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(), EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(),
+                                        EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
     }
     if ((fungible && (o.cluster_relations & kClusterFungible)) || (similar && (o.cluster_relations & kClusterSimilar))) {
       ClusterId root = 0;

@@ -34,7 +34,8 @@ void BatchPostings::SlotMap::HintBucket(uint64_t value) const {
 
 void BatchPostings::SlotMap::HintSlot(uint64_t value) const {
   if (buckets_.empty()) return;
-  if (const uint32_t b = buckets_[Fmix64(value) & (buckets_.size() - 1)]; b != 0) __builtin_prefetch(&slots_[b - 1]);
+  if (const uint32_t b = buckets_[Fmix64(value) & (buckets_.size() - 1)]; b != 0)
+    __builtin_prefetch(&slots_[b - 1]);
 }
 
 BatchPostings::Slot& BatchPostings::SlotMap::FindOrAdd(uint64_t value) {

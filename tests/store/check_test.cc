@@ -391,8 +391,10 @@ TEST_F(CheckTest, Format6IsUpgraded) {
   Damage([&](RawStore& raw) {
     raw.Put("meta", "format_version", Le64(6));
     fp_marks = raw.Get("meta", internal::kFingerprintWatermarksKey);
-    raw.Put("links", Key64(1).view(), raw.Get("links", Key64(2).view()).replace(0, 8, Key64(2).view()));
-    raw.Put("links", Key64(4).view(), raw.Get("links", Key64(5).view()).replace(0, 8, Key64(5).view()));
+    raw.Put("links", Key64(1).view(),
+            raw.Get("links", Key64(2).view()).replace(0, 8, Key64(2).view()));
+    raw.Put("links", Key64(4).view(),
+            raw.Get("links", Key64(5).view()).replace(0, 8, Key64(5).view()));
     EXPECT_EQ(raw.Size("links"), 4u);
     // A damaged entry is left for Check to report.
     raw.Put("links", Key64(6).view(), Key64(4).view());
