@@ -29,7 +29,8 @@
 //                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
 //                       BM_IngestSized reports them;
 //   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
-//                       posting trees, see Store::Stats);
+//                       posting trees, see Store::Stats), with every posting in its B-tree (a
+//                       copy of the store takes one more page with the write buffer off);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
 //
 //   build/tests/bench/store_bench [--benchmark_filter=...] [--benchmark_repetitions=3]
@@ -242,9 +243,9 @@ double AnonMiB() {
 // it goes.
 class StoreCopy {
  public:
-  // `key_filter`: StoreOptions::key_filter; `copies_percent`: the percentage of the pages Commit
-  // makes that are near-copies of earlier pages' families (MakeMixedPage).
-  explicit StoreCopy(uint64_t size, bool key_filter = true, uint64_t copies_percent = 0)
+  // `options`: the Store's, but for its map size, set here; `copies_percent`: the percentage of
+  // the pages Commit makes that are near-copies of earlier pages' families (MakeMixedPage).
+  explicit StoreCopy(uint64_t size, StoreOptions options = {}, uint64_t copies_percent = 0)
       : copies_percent_(copies_percent), next_(size) {
     std::string base = Filled(size);
     // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
@@ -258,10 +259,8 @@ class StoreCopy {
     }
     // Room to grow: a map that fills makes the writer double it and redo the batch, which the
     // doubling makes rare in a long-lived store but would be one of the few batches timed here.
-    StoreOptions o;
-    o.initial_map_size = 2 * fs::file_size(data()) + (uint64_t{256} << 20);
-    o.key_filter = key_filter;
-    store_ = std::move(Store::Open(dir_, o, Params(), kPolynomial)).value();
+    options.initial_map_size = 2 * fs::file_size(data()) + (uint64_t{256} << 20);
+    store_ = std::move(Store::Open(dir_, options, Params(), kPolynomial)).value();
     sweep_ = store_->OpenSweep("run", 1)->id;
   }
   ~StoreCopy() {
@@ -272,6 +271,7 @@ class StoreCopy {
   StoreCopy& operator=(const StoreCopy&) = delete;
 
   std::string data() const { return dir_ + "/data.mdb"; }
+  Store& store() { return *store_; }
 
   // The wall seconds of a query asked of another Store opened on the copy (as `shingled similar`
   // or another process would): its first query rebuilds the write buffer from the documents
@@ -420,8 +420,9 @@ void BM_IngestSizedLong(benchmark::State& state) {
 // without (0), as BM_IngestSized reports them. The filter spares the reads of values no stored
 // document has: a page of a new family has nearly none stored, a near-copy most.
 void BM_IngestMixed(benchmark::State& state) {
-  StoreCopy copy(static_cast<uint64_t>(state.range(0)), state.range(2) != 0,
-                 static_cast<uint64_t>(state.range(1)));
+  StoreOptions o;
+  o.key_filter = state.range(2) != 0;
+  StoreCopy copy(static_cast<uint64_t>(state.range(0)), o, static_cast<uint64_t>(state.range(1)));
   IngestSized(state, copy, 16000, 16000, kMixedPages);
 }
 
@@ -540,22 +541,12 @@ void BM_Bytes(benchmark::State& state) {
   // Counted with every posting and fingerprint in its B-tree, where a store that runs on keeps
   // them: the fill leaves up to 16 batches' worth in the write buffer (in memory, not on disk).
   // A copy of the filled store takes one more page with the buffer off, which puts every slice.
-  const std::string base = Filled(size);
-  const std::string dir = base + "-bytes-" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy_file(base + "/data.mdb", dir + "/data.mdb");
   StoreOptions o;
-  o.durable = false;
   o.write_buffer = false;
-  StatusOr<StoreStats> stats = InternalError("not measured");
-  {
-    auto store = std::move(Store::Open(dir, o, Params(), kPolynomial)).value();
-    std::vector<PageInput> page = {MakePage(size, store->OpenSweep("bytes", 0)->id)};
-    StatusOr<std::vector<PageResult>> applied = store->Apply(page);
-    for (auto _ : state) stats = applied.ok() ? store->Stats() : applied.status();
-  }
-  fs::remove_all(dir);
+  StoreCopy copy(size, o);
+  copy.Commit(1, nullptr, state);
+  StatusOr<StoreStats> stats = copy.store().Stats();
+  for (auto _ : state) stats = copy.store().Stats();
   if (!stats.ok()) {
     state.SkipWithError(stats.status().ToString().c_str());
     return;
