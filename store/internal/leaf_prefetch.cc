@@ -1,6 +1,7 @@
 #include "store/internal/leaf_prefetch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -105,6 +106,7 @@ namespace {
 // node it hands out lie inside it.
 class CheckedPage {
  public:
+  CheckedPage() = default;  // of no nodes
   CheckedPage(const char* p, uint64_t pgno, uint16_t kind, size_t page_size) : p_(p), page_size_(page_size) {
     if (Load<uint64_t>(p) != pgno || (Load<uint16_t>(p + kFlagsAt) & kKinds) != kind) return;
     const size_t lower = Load<uint16_t>(p + kLowerAt);
@@ -120,69 +122,173 @@ class CheckedPage {
     if (at + kNodeHeader + Load<uint16_t>(p_ + at + 6) > page_size_) return nullptr;
     return p_ + at;
   }
-  const char* NodeAddress(size_t i) const { return p_ + Load<uint16_t>(p_ + kPageHeader + 2 * i); }
+  const char* OffsetAddress(size_t i) const { return p_ + kPageHeader + 2 * i; }
+  const char* NodeAddress(size_t i) const { return p_ + Load<uint16_t>(OffsetAddress(i)); }
   static int Compare(const char* node, std::string_view key) {
     MDB_val have{Load<uint16_t>(node + 6), const_cast<char*>(node + kNodeHeader)};
     MDB_val want{key.size(), const_cast<char*>(key.data())};
     return CompareBytes(&have, &want);
   }
+  const char* data() const { return p_; }
+  size_t page_size() const { return page_size_; }
 
  private:
-  const char* p_;
-  size_t page_size_;
+  const char* p_ = nullptr;
+  size_t page_size_ = 0;
   size_t upper_ = 0;
   size_t n_ = 0;
 };
 
-}  // namespace
-
-uint64_t LeafPrefetcher::Child(uint64_t pgno, std::string_view key) const {
-  const CheckedPage page(Page(pgno), pgno, kBranch, page_size_);
-  const size_t n = page.size();
-  if (n < 2) return 0;
-  // LMDB takes the last node whose key is at most `key`; node 0's key stands for everything
-  // below node 1's and is not compared.
-  size_t lo = 1, hi = n;  // the first node whose key is above `key`, in [1, n]
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    const char* node = page.Node(mid);
-    if (node == nullptr) return 0;
-    if (CheckedPage::Compare(node, key) <= 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
+// The first `size` (at most 8) bytes at `p` as a number that orders as they do (CompareBytes):
+// big-endian, the bytes past `size` zero. `wide`: 8 bytes may be read at `p`.
+uint64_t PaddedBits(const char* p, size_t size, bool wide) {
+  uint64_t x = 0;
+  if (wide) {
+    std::memcpy(&x, p, 8);
+    if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
+  } else {
+    for (size_t i = 0; i < 8; ++i) x = x << 8 | (i < size ? static_cast<unsigned char>(p[i]) : 0u);
+    return x;
   }
-  const char* node = page.Node(lo - 1);
-  if (node == nullptr) return 0;
-  const uint64_t child = uint64_t{Load<uint16_t>(node)} | uint64_t{Load<uint16_t>(node + 2)} << 16 |
-                         uint64_t{Load<uint16_t>(node + 4)} << 32;
-  return child >= 2 && child <= last_pgno_ ? child : 0;
+  return size == 0 ? 0 : x & (~uint64_t{0} << (64 - 8 * size));
 }
 
-bool LeafPrefetcher::Value(uint64_t leaf, std::string_view key, const char** data, size_t* size) const {
-  const CheckedPage page(Page(leaf), leaf, kLeaf, page_size_);
-  // LMDB takes the first node whose key is at least `key`; only an equal one holds the value.
-  size_t lo = 0, hi = page.size();
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    const char* node = page.Node(mid);
-    if (node == nullptr) return false;
-    if (CheckedPage::Compare(node, key) < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
+// A key searched for, with the number PaddedBits makes of it when it is at most 8 bytes (the
+// store's keys are: 3-byte buckets, 8-byte ids), which compares with a node's short key in a few
+// instructions instead of a call.
+struct SearchKey {
+  SearchKey() = default;
+  explicit SearchKey(std::string_view k)
+      : key(k),
+        bits(k.size() <= 8 ? PaddedBits(k.data(), k.size(), false) : 0),
+        short_key(k.size() <= 8) {}
+  std::string_view key;
+  uint64_t bits = 0;
+  bool short_key = false;
+};
+
+// CompareBytes(node's key, key), the node checked to lie in its page (CheckedPage::Node).
+int CompareNode(const char* node, const SearchKey& key, const char* page, size_t page_size) {
+  const size_t size = Load<uint16_t>(node + 6);
+  if (!key.short_key || size > 8) return CheckedPage::Compare(node, key.key);
+  const char* k = node + kNodeHeader;
+  const uint64_t bits = PaddedBits(k, size, static_cast<size_t>(k - page) + 8 <= page_size);
+  if (bits != key.bits) return bits < key.bits ? -1 : 1;
+  return size < key.key.size() ? -1 : (size > key.key.size() ? 1 : 0);
+}
+
+}  // namespace
+
+void LeafPrefetcher::Search(uint16_t kind, std::span<const uint64_t> pages,
+                            std::span<const std::string_view> keys, const char** nodes) const {
+  const size_t n = pages.size();
+  // LMDB's own search (mdb_node_search), probe for probe, so that the descent that follows
+  // finds in the cache every line it reads: over the nodes [low, high] (node 0 of a branch page
+  // stands for everything below node 1 and is not compared), the middle one, rounded down, until
+  // a node equals the key or the range is empty. A leaf's answer is then the equal node or the
+  // first above the key; a branch page's, the last node at most the key.
+  struct State {
+    CheckedPage page;
+    ptrdiff_t low, high, exact;
+  };
+  State st[kGroup];
+  const bool branch = kind == kBranch;
+  for (size_t i = 0; i < n; ++i) {
+    State& t = st[i];
+    if (pages[i] != 0) t.page = CheckedPage(Page(pages[i]), pages[i], kind, page_size_);
+    t.low = branch ? 1 : 0;
+    t.high = static_cast<ptrdiff_t>(t.page.size()) - 1;
+    t.exact = -1;
+    if (branch && t.page.size() < 2) t.high = t.low - 1;  // no search: the page failed its check
+  }
+  SearchKey sk[kGroup];
+  for (size_t i = 0; i < n; ++i) sk[i] = SearchKey(keys[i]);
+  // One probe of every search per round: ask for the probed nodes' offsets, then for the nodes
+  // (the header and the key), then compare.
+  for (;;) {
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      const State& t = st[i];
+      if (t.low > t.high) continue;
+      __builtin_prefetch(t.page.OffsetAddress(static_cast<size_t>(t.low + t.high) / 2));
+      any = true;
+    }
+    if (!any) break;
+    for (size_t i = 0; i < n; ++i) {
+      const State& t = st[i];
+      if (t.low > t.high) continue;
+      const char* node = t.page.NodeAddress(static_cast<size_t>(t.low + t.high) / 2);
+      __builtin_prefetch(node);
+      __builtin_prefetch(node + kNodeHeader + keys[i].size() - 1);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      State& t = st[i];
+      if (t.low > t.high) continue;
+      const ptrdiff_t mid = (t.low + t.high) / 2;
+      const char* node = t.page.Node(static_cast<size_t>(mid));
+      if (node == nullptr) {
+        t.page = CheckedPage();  // fails the search
+        t.high = t.low - 1;
+        continue;
+      }
+      const int c = CompareNode(node, sk[i], t.page.data(), t.page.page_size());
+      if (c == 0) {
+        t.exact = mid;
+        t.high = t.low - 1;
+        continue;
+      }
+      // Which way is as likely as not: chosen without a branch.
+      t.low = c < 0 ? mid + 1 : t.low;
+      t.high = c > 0 ? mid - 1 : t.high;
     }
   }
-  if (lo == page.size()) return false;
-  const char* node = page.Node(lo);
+  for (size_t i = 0; i < n; ++i) {
+    const State& t = st[i];
+    const size_t size = t.page.size();
+    // Without an equal node, `low` is the first node above the key.
+    const size_t at = t.exact >= 0 ? static_cast<size_t>(t.exact)
+                      : branch     ? static_cast<size_t>(t.low) - 1
+                                   : static_cast<size_t>(t.low);
+    nodes[i] = size == 0 || (branch && size < 2) || at >= size ? nullptr : t.page.Node(at);
+  }
+}
+
+void LeafPrefetcher::Walk(std::span<const std::string_view> keys, uint64_t* leaves) const {
+  const size_t n = keys.size();
+  std::fill_n(leaves, n, root_);
+  const char* nodes[kGroup];
+  for (int level = 1; level < depth_; ++level) {
+    Search(kBranch, {leaves, n}, keys, nodes);
+    for (size_t i = 0; i < n; ++i) {
+      leaves[i] = 0;
+      if (nodes[i] == nullptr) continue;
+      const char* node = nodes[i];
+      const uint64_t child = uint64_t{Load<uint16_t>(node)} |
+                             uint64_t{Load<uint16_t>(node + 2)} << 16 |
+                             uint64_t{Load<uint16_t>(node + 4)} << 32;
+      if (child < 2 || child > last_pgno_) continue;
+      leaves[i] = child;
+      PrefetchLines({Page(child), 2 * kLine});
+    }
+  }
+  // A page of the last level must be a leaf.
+  for (size_t i = 0; i < n; ++i) {
+    if (leaves[i] != 0 && CheckedPage(Page(leaves[i]), leaves[i], kLeaf, page_size_).size() == 0)
+      leaves[i] = 0;
+  }
+}
+
+bool LeafPrefetcher::Value(uint64_t leaf, const char* node, std::string_view key, const char** data,
+                           size_t* size) const {
+  // Only a node of the key itself holds its value.
   if (node == nullptr || CheckedPage::Compare(node, key) != 0) return false;
   // A leaf node: the value's size in the low and high parts, its flags, the key, then the value
   // itself or, for a value on overflow pages (flag 1), the first one's number.
   const size_t value_size = Load<uint16_t>(node) | size_t{Load<uint16_t>(node + 2)} << 16;
   const uint16_t flags = Load<uint16_t>(node + 4);
   const char* value = node + kNodeHeader + Load<uint16_t>(node + 6);
-  const size_t room = page_size_ - static_cast<size_t>(value - Page(leaf));  // Node() checked the key
+  const size_t room =
+      page_size_ - static_cast<size_t>(value - Page(leaf));  // Search checked the key
   constexpr uint16_t kBigData = 0x01;
   if ((flags & kBigData) == 0) {
     if (value_size > room) return false;
@@ -203,59 +309,75 @@ bool LeafPrefetcher::Value(uint64_t leaf, std::string_view key, const char** dat
 
 size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys) const {
   if (!usable()) return 0;
-  constexpr size_t kGroup = 32;
   // A leaf's nodes are fetched ahead of its search when it has at most this many (a posting
   // bucket's or a record's leaf has ~2 to ~20); the search of a fuller one waits on them.
   constexpr size_t kMaxNodesAhead = 48;
   size_t found = 0;
-  uint64_t at[kGroup];
+  uint64_t leaves[kGroup];
+  const char* nodes[kGroup];
   for (size_t from = 0; from < keys.size(); from += kGroup) {
-    const size_t n = std::min(kGroup, keys.size() - from);
-    std::fill_n(at, n, root_);
-    // Each pass asks for what the next needs for every key before it reads any of it, so that
-    // loads that miss the cache overlap: down the branch pages a level at a time, to each leaf's
-    // header and node offsets (its first two lines), ...
-    for (int level = 1; level < depth_; ++level) {
-      for (size_t i = 0; i < n; ++i) {
-        if (at[i] == 0) continue;
-        at[i] = Child(at[i], keys[from + i]);
-        if (at[i] != 0) PrefetchLines({Page(at[i]), 2 * kLine});
-      }
-    }
+    const std::span<const std::string_view> group =
+        keys.subspan(from, std::min(kGroup, keys.size() - from));
+    const size_t n = group.size();
+    // Each step asks for what the next needs for every key before it reads any of it, so that
+    // loads that miss the cache overlap: down the branch pages a level at a time (each level's
+    // searches interleaved), to each leaf's header and node offsets (its first two lines), ...
+    Walk(group, leaves);
     // ... its nodes' keys, ...
     for (size_t i = 0; i < n; ++i) {
-      if (at[i] == 0) continue;
-      const CheckedPage leaf(Page(at[i]), at[i], kLeaf, page_size_);
+      if (leaves[i] == 0) continue;
+      const CheckedPage leaf(Page(leaves[i]), leaves[i], kLeaf, page_size_);
       if (leaf.size() <= kMaxNodesAhead) {
         for (size_t j = 0; j < leaf.size(); ++j) __builtin_prefetch(leaf.NodeAddress(j));
       }
     }
-    // ... and the value of the key's node.
+    // ... the key's node (the leaves' searches interleaved), and its value.
+    Search(kLeaf, {leaves, n}, group, nodes);
     for (size_t i = 0; i < n; ++i) {
-      if (at[i] == 0) continue;
+      if (leaves[i] == 0) continue;
       ++found;
       const char* data = nullptr;
       size_t size = 0;
-      if (Value(at[i], keys[from + i], &data, &size)) PrefetchLines({data, std::min<size_t>(size, page_size_)});
+      if (Value(leaves[i], nodes[i], group[i], &data, &size))
+        PrefetchLines({data, std::min<size_t>(size, page_size_)});
     }
   }
   return found;
 }
 
-uint64_t LeafPrefetcher::LeafOf(std::string_view key) const {
-  if (!usable()) return 0;
-  uint64_t pgno = root_;
-  for (int level = 1; level < depth_ && pgno != 0; ++level) pgno = Child(pgno, key);
-  if (pgno == 0) return 0;
-  return CheckedPage(Page(pgno), pgno, kLeaf, page_size_).size() > 0 ? pgno : 0;
-}
+uint64_t LeafPrefetcher::LeafOf(std::string_view key) const { return LeavesOf({&key, 1})[0]; }
 
 std::string_view LeafPrefetcher::ValueOf(std::string_view key) const {
-  const uint64_t leaf = LeafOf(key);
-  const char* data = nullptr;
-  size_t size = 0;
-  if (leaf == 0 || !Value(leaf, key, &data, &size)) return {};
-  return {data, size};
+  return ValuesOf({&key, 1})[0];
+}
+
+std::vector<uint64_t> LeafPrefetcher::LeavesOf(std::span<const std::string_view> keys) const {
+  std::vector<uint64_t> out(keys.size(), 0);
+  if (!usable()) return out;
+  for (size_t from = 0; from < keys.size(); from += kGroup) {
+    Walk(keys.subspan(from, std::min(kGroup, keys.size() - from)), out.data() + from);
+  }
+  return out;
+}
+
+std::vector<std::string_view> LeafPrefetcher::ValuesOf(
+    std::span<const std::string_view> keys) const {
+  std::vector<std::string_view> out(keys.size());
+  const std::vector<uint64_t> leaves = LeavesOf(keys);
+  const char* nodes[kGroup];
+  for (size_t from = 0; from < keys.size(); from += kGroup) {
+    const size_t n = std::min(kGroup, keys.size() - from);
+    Search(kLeaf, {leaves.data() + from, n}, keys.subspan(from, n), nodes);
+    for (size_t i = 0; i < n; ++i) {
+      const char* data = nullptr;
+      size_t size = 0;
+      if (leaves[from + i] != 0 &&
+          Value(leaves[from + i], nodes[i], keys[from + i], &data, &size)) {
+        out[from + i] = {data, size};
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace shingled::store::internal

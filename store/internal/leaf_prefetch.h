@@ -5,10 +5,12 @@
 // lookup descends alone: the branch pages are in the cache, but the leaf is not, and its header,
 // node offsets, node keys and value are loads that wait for one another, at 1M documents on a
 // leaf among ~100,000 (400 MB). LeafPrefetcher first walks every key's branch pages itself, in
-// the map and by LMDB's file format, and then, a pass over all keys per step, asks the CPU for
-// each leaf's header, then for its nodes, then for the key's value, so that the loads of
-// different keys overlap; the lookups that follow go through LMDB as before and find what they
-// read in the cache (group prefetching: Chen, Ailamaki, Gibbons and Mowry, "Improving hash join
+// the map and by LMDB's file format, all keys a level at a time, the binary searches of a level
+// interleaved (a probe of every key per round, so that their misses overlap, and in LMDB's own
+// probe order, so that its descent later finds in the cache the lines it reads); then, a pass
+// over all keys per step, it asks the CPU for each leaf's header, then for its nodes, then for
+// the key's value. The lookups that follow go through LMDB as before and find what they read in
+// the cache (group prefetching: Chen, Ailamaki, Gibbons and Mowry, "Improving hash join
 // performance through prefetching", ICDE 2004).
 //
 // Only a hint: what the walk reads never decides an answer. It reads the data file format of
@@ -29,6 +31,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace shingled::store::internal {
 
@@ -88,13 +91,30 @@ class LeafPrefetcher {
   // record), empty if none.
   uint64_t LeafOf(std::string_view key) const;
   std::string_view ValueOf(std::string_view key) const;
+  // The same for every key, walked as Prefetch walks them (kGroup keys at a time, each step
+  // interleaved over the group).
+  std::vector<uint64_t> LeavesOf(std::span<const std::string_view> keys) const;
+  std::vector<std::string_view> ValuesOf(std::span<const std::string_view> keys) const;
 
  private:
-  // One step down from branch page `pgno` towards `key`: the child's page number, 0 on a check
-  // that fails.
-  uint64_t Child(uint64_t pgno, std::string_view key) const;
-  // The value of `key` in leaf page `leaf`: false if the key is not there or a check fails.
-  bool Value(uint64_t leaf, std::string_view key, const char** data, size_t* size) const;
+  // Keys walked together.
+  static constexpr size_t kGroup = 32;
+
+  // Binary searches of pages[i] (of kind `kind`, kBranch or kLeaf; 0: none) for keys[i], for
+  // every i (at most kGroup) at once: each round probes every search once, first asking for
+  // the probed nodes' offsets, then for the nodes, then comparing, so that the cache misses of
+  // different searches overlap (a search alone waits for each of its ~9 probes in turn).
+  // nodes[i]: in a branch page, the node LMDB descends through; in a leaf, the first node whose
+  // key is at least keys[i], nullptr if none or a check fails.
+  void Search(uint16_t kind, std::span<const uint64_t> pages,
+              std::span<const std::string_view> keys, const char** nodes) const;
+  // The leaf where LMDB finds each of `keys` (at most kGroup), all of them one level at a time,
+  // asking for the first two lines of each page it steps to; leaves[i] 0 if a check fails.
+  void Walk(std::span<const std::string_view> keys, uint64_t* leaves) const;
+  // The value of `key` at `node` (Search's in leaf page `leaf`): false if that is not the key's
+  // node or a check fails.
+  bool Value(uint64_t leaf, const char* node, std::string_view key, const char** data,
+             size_t* size) const;
   const char* Page(uint64_t pgno) const { return base_ + pgno * page_size_; }
 
   const char* base_ = nullptr;  // page 0 of the map

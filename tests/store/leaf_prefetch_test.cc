@@ -8,6 +8,7 @@
 #include <lmdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -192,8 +193,84 @@ TEST(LeafPrefetcherTest, WalksToTheLeafLmdbReadsForEveryKey) {
       views.push_back(key);
     }
     EXPECT_EQ(prefetcher.Prefetch(views), views.size());
+    // Walked in groups, each step interleaved over the group's keys, as Prefetch walks them.
+    const std::vector<uint64_t> leaves = prefetcher.LeavesOf(views);
+    const std::vector<std::string_view> values = prefetcher.ValuesOf(views);
+    for (size_t i = 0; i < views.size(); ++i) {
+      ASSERT_EQ(leaves[i], prefetcher.LeafOf(views[i])) << i;
+      ASSERT_EQ(values[i].data(), prefetcher.ValueOf(views[i]).data()) << i;
+    }
     // Keys that are not there still lead to a leaf: the one a put would start from.
     for (uint64_t i = 0; i < 1000; ++i) EXPECT_NE(prefetcher.LeafOf(Be(i * 7919, 5)), 0u);
+  }
+}
+
+// Keys of 1 to 12 bytes, many of them prefixes of others and rich in 0x00 and 0xff bytes: the walk
+// compares keys of up to 8 bytes as numbers (zero-padded, the shorter first on a tie) and longer
+// ones byte by byte; either must order them as LMDB does.
+TEST(LeafPrefetcherTest, KeysOfEveryLengthOrderAsLmdbOrdersThem) {
+  testing::TestDir dir;
+  Env env(dir.path());
+  std::mt19937_64 rng(20261122);
+  std::vector<std::string> keys;
+  {
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, 0, &txn), 0);
+    MDB_dbi names = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "names", MDB_CREATE, &names), 0);
+    const char bytes[] = {'\x00', '\x00', '\xff', '\xff', '\x01', '\x7f', '\x80', 'a'};
+    std::vector<std::string> stored;
+    for (int i = 0; i < 20000; ++i) {
+      std::string key(1 + rng() % 12, '\0');
+      for (char& c : key) c = rng() % 2 ? bytes[rng() % sizeof bytes] : static_cast<char>(rng());
+      // Half of them are a prefix of a stored key or a stored key extended.
+      if (!stored.empty() && rng() % 2) {
+        const std::string& other = stored[rng() % stored.size()];
+        key = rng() % 2 ? other.substr(0, 1 + rng() % other.size())
+                        : other + key.substr(0, 1 + rng() % 4);
+      }
+      if (key.size() > 12) key.resize(12);
+      std::string value(1 + rng() % 100, 'v');
+      MDB_val k = Val(key), v = Val(value);
+      ASSERT_EQ(mdb_put(txn, names, &k, &v, 0), 0);
+      stored.push_back(key);
+    }
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    keys = stored;
+  }
+  Reader reader(env.get());
+  const MDB_dbi names = reader.Open("names", 0);
+  MDB_stat st;
+  ASSERT_EQ(mdb_stat(reader.txn(), names, &st), 0);
+  ASSERT_GE(st.ms_depth, 3u) << "too small a tree to walk two branch levels";
+  MapBase map;
+  LeafPrefetcher prefetcher(reader.txn(), reader.main(), "names", &map);
+  ASSERT_TRUE(prefetcher.usable());
+  std::shuffle(keys.begin(), keys.end(), rng);
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  const std::vector<uint64_t> leaves = prefetcher.LeavesOf(views);
+  const std::vector<std::string_view> values = prefetcher.ValuesOf(views);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(leaves[i], LmdbLeaf(reader.txn(), names, keys[i])) << i;
+    ASSERT_EQ(values[i].data(), LmdbValue(reader.txn(), names, keys[i], false).data()) << i;
+  }
+  // Keys that are not stored: found nowhere, each walk still ends on a leaf.
+  std::vector<std::string> absent;
+  for (const std::string& key : keys) {
+    for (std::string other :
+         {key + std::string(1, '\0'), key.substr(0, key.size() - 1) + "\xfe\xfe"}) {
+      if (other.empty() || other.size() > 12) continue;
+      MDB_val k = Val(other), v;
+      if (mdb_get(reader.txn(), names, &k, &v) == MDB_NOTFOUND) absent.push_back(other);
+    }
+  }
+  ASSERT_GT(absent.size(), 10000u);
+  const std::vector<std::string_view> absent_views(absent.begin(), absent.end());
+  const std::vector<uint64_t> absent_leaves = prefetcher.LeavesOf(absent_views);
+  const std::vector<std::string_view> absent_values = prefetcher.ValuesOf(absent_views);
+  for (size_t i = 0; i < absent.size(); ++i) {
+    EXPECT_NE(absent_leaves[i], 0u) << i;
+    EXPECT_TRUE(absent_values[i].empty()) << i;
   }
 }
 
