@@ -102,6 +102,30 @@ LeafPrefetcher::LeafPrefetcher(MDB_txn* txn, MDB_dbi main, const char* table, Ma
 
 namespace {
 
+// The first `size` (at most 8) bytes at `p` as a number that orders as they do (CompareBytes):
+// big-endian, the bytes past `size` zero. `wide`: 8 bytes may be read at `p`.
+uint64_t PaddedBits(const char* p, size_t size, bool wide) {
+  uint64_t x = 0;
+  if (!wide) {
+    for (size_t i = 0; i < 8; ++i) x = x << 8 | (i < size ? static_cast<unsigned char>(p[i]) : 0u);
+    return x;
+  }
+  std::memcpy(&x, p, 8);
+  if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
+  return size == 0 ? 0 : x & (~uint64_t{0} << (64 - 8 * size));
+}
+
+// A key searched for, with the number PaddedBits makes of it when it is at most 8 bytes (the
+// store's keys are: 3-byte buckets, 8-byte ids), which compares with a node's short key in a few
+// instructions instead of a call.
+struct SearchKey {
+  SearchKey() = default;
+  explicit SearchKey(std::string_view k)
+      : key(k), bits(k.size() <= 8 ? PaddedBits(k.data(), k.size(), false) : 0) {}
+  std::string_view key;
+  uint64_t bits = 0;
+};
+
 // A page of the map, checked: it names itself, is of the kind expected, and its bounds and each
 // node it hands out lie inside it.
 class CheckedPage {
@@ -129,8 +153,15 @@ class CheckedPage {
     MDB_val want{key.size(), const_cast<char*>(key.data())};
     return CompareBytes(&have, &want);
   }
-  const char* data() const { return p_; }
-  size_t page_size() const { return page_size_; }
+  // Compare(node, key.key), for a node Node() handed out: keys of up to 8 bytes as numbers.
+  int Compare(const char* node, const SearchKey& key) const {
+    const size_t size = Load<uint16_t>(node + 6);
+    if (key.key.size() > 8 || size > 8) return Compare(node, key.key);
+    const char* k = node + kNodeHeader;
+    const uint64_t bits = PaddedBits(k, size, static_cast<size_t>(k - p_) + 8 <= page_size_);
+    if (bits != key.bits) return bits < key.bits ? -1 : 1;
+    return size < key.key.size() ? -1 : (size > key.key.size() ? 1 : 0);
+  }
 
  private:
   const char* p_ = nullptr;
@@ -138,44 +169,6 @@ class CheckedPage {
   size_t upper_ = 0;
   size_t n_ = 0;
 };
-
-// The first `size` (at most 8) bytes at `p` as a number that orders as they do (CompareBytes):
-// big-endian, the bytes past `size` zero. `wide`: 8 bytes may be read at `p`.
-uint64_t PaddedBits(const char* p, size_t size, bool wide) {
-  uint64_t x = 0;
-  if (wide) {
-    std::memcpy(&x, p, 8);
-    if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
-  } else {
-    for (size_t i = 0; i < 8; ++i) x = x << 8 | (i < size ? static_cast<unsigned char>(p[i]) : 0u);
-    return x;
-  }
-  return size == 0 ? 0 : x & (~uint64_t{0} << (64 - 8 * size));
-}
-
-// A key searched for, with the number PaddedBits makes of it when it is at most 8 bytes (the
-// store's keys are: 3-byte buckets, 8-byte ids), which compares with a node's short key in a few
-// instructions instead of a call.
-struct SearchKey {
-  SearchKey() = default;
-  explicit SearchKey(std::string_view k)
-      : key(k),
-        bits(k.size() <= 8 ? PaddedBits(k.data(), k.size(), false) : 0),
-        short_key(k.size() <= 8) {}
-  std::string_view key;
-  uint64_t bits = 0;
-  bool short_key = false;
-};
-
-// CompareBytes(node's key, key), the node checked to lie in its page (CheckedPage::Node).
-int CompareNode(const char* node, const SearchKey& key, const char* page, size_t page_size) {
-  const size_t size = Load<uint16_t>(node + 6);
-  if (!key.short_key || size > 8) return CheckedPage::Compare(node, key.key);
-  const char* k = node + kNodeHeader;
-  const uint64_t bits = PaddedBits(k, size, static_cast<size_t>(k - page) + 8 <= page_size);
-  if (bits != key.bits) return bits < key.bits ? -1 : 1;
-  return size < key.key.size() ? -1 : (size > key.key.size() ? 1 : 0);
-}
 
 }  // namespace
 
@@ -231,7 +224,7 @@ void LeafPrefetcher::Search(uint16_t kind, std::span<const uint64_t> pages,
         t.high = t.low - 1;
         continue;
       }
-      const int c = CompareNode(node, sk[i], t.page.data(), t.page.page_size());
+      const int c = t.page.Compare(node, sk[i]);
       if (c == 0) {
         t.exact = mid;
         t.high = t.low - 1;
