@@ -90,7 +90,7 @@ Status ScanSlice(TxnOps& ops, int slice, Visit& visit) {
 void KeyFilter::Add(Key key) {
   Slice& s = slices_[key.slice];
   if (!s.valid) return;
-  Block& b = s.blocks[BlockOf(s, key.hash)];
+  Block& b = s.blocks[BlockOf(s, key.place)];
   const auto x = static_cast<uint32_t>(key.hash);
   bool fresh = false;
   for (int i = 0; i < 8; ++i) {

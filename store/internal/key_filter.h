@@ -43,23 +43,29 @@ class KeyFilter {
   static constexpr int kBuildBitsPerKey = 12;
   static constexpr int kRebuildBitsPerKey = 8;
 
-  // A key's hash and slice.
+  // A key's slice, its place in the slice, and its hash. The place is the 32 bits of the key
+  // below the slice's (a value's, or a fingerprint's high half's), so it orders as the B-trees
+  // order the keys: it chooses the key's block, and keys taken in key order (a Build's scan, the
+  // writer's sorted reads and puts) step through a slice's blocks from first to last instead of
+  // jumping among megabytes of them. The hash (salted by index) chooses the bits in the block.
   struct Key {
     int slice;
+    uint32_t place;
     uint64_t hash;
   };
   static Key Posting(int index, uint64_t value) {
-    return {BufferSlice(value), Fmix64(value ^ kSalt[index])};
+    return {BufferSlice(value), PlaceOf(value), Fmix64(value ^ kSalt[index])};
   }
   static Key Fingerprint(int index, const dedup::Fingerprint128& fp) {
-    return {FingerprintSlice(fp), Fmix64(fp.low ^ Fmix64(fp.high ^ kSalt[kBufferIndexes + index]))};
+    return {FingerprintSlice(fp), PlaceOf(fp.high),
+            Fmix64(fp.low ^ Fmix64(fp.high ^ kSalt[kBufferIndexes + index]))};
   }
 
   // false only when `key` is in none of the B-trees: its slice is valid and lacks it.
   bool MayHold(Key key) const {
     const Slice& s = slices_[key.slice];
     if (!s.valid) return true;
-    const Block& b = s.blocks[BlockOf(s, key.hash)];
+    const Block& b = s.blocks[BlockOf(s, key.place)];
     const auto x = static_cast<uint32_t>(key.hash);
     for (int i = 0; i < 8; ++i) {
       if ((b.words[i] & Bit(x, i)) == 0) return false;
@@ -69,7 +75,7 @@ class KeyFilter {
   // Brings `key`'s block toward the cache, for a MayHold or Add a few keys later.
   void Prefetch(Key key) const {
     const Slice& s = slices_[key.slice];
-    if (s.valid) __builtin_prefetch(&s.blocks[BlockOf(s, key.hash)]);
+    if (s.valid) __builtin_prefetch(&s.blocks[BlockOf(s, key.place)]);
   }
   // Records that the B-trees hold `key` (a no-op for a slice not valid: its Build reads it).
   void Add(Key key);
@@ -144,8 +150,14 @@ class KeyFilter {
   // block Bloom filter).
   static constexpr uint32_t kBitSalt[8] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
                                            0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
-  static size_t BlockOf(const Slice& s, uint64_t hash) {
-    return static_cast<size_t>(((hash >> 32) * s.blocks.size()) >> 32);
+  static uint32_t PlaceOf(uint64_t bits) {
+    return static_cast<uint32_t>((bits << kBufferSliceBits) >> 32);
+  }
+  // Each block takes a range of places, in order. Values and fingerprints are hashes, so their
+  // places spread as evenly as a hash of them would; keys crowded into a narrow range of values
+  // would crowd a block, which costs false "maybe"s among those keys only.
+  static size_t BlockOf(const Slice& s, uint32_t place) {
+    return static_cast<size_t>((uint64_t{place} * s.blocks.size()) >> 32);
   }
   static uint32_t Bit(uint32_t x, int i) { return uint32_t{1} << ((x * kBitSalt[i]) >> 27); }
 

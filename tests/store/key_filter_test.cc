@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -36,6 +37,36 @@ TEST(KeyFilterTest, KeysSliceAsTheWriteBufferDoes) {
   // The same 64 bits in two indexes are two keys.
   EXPECT_NE(KeyFilter::Posting(0, 42).hash, KeyFilter::Posting(1, 42).hash);
   EXPECT_NE(KeyFilter::Fingerprint(0, {1, 2}).hash, KeyFilter::Fingerprint(1, {1, 2}).hash);
+}
+
+// A key's place (which chooses its block) orders as the B-trees order the keys, from the
+// slice's first to its last, so that keys taken in key order step through the blocks in order.
+TEST(KeyFilterTest, KeysPlaceInKeyOrder) {
+  std::mt19937_64 rng(5);
+  constexpr int kSlice = 6;
+  std::vector<uint64_t> values(5000);
+  for (uint64_t& v : values) v = ValueIn(kSlice, rng);
+  values.push_back(ValueIn(kSlice, rng) & ~(~uint64_t{0} >> kBufferSliceBits));  // the first
+  values.push_back(ValueIn(kSlice, rng) | (~uint64_t{0} >> kBufferSliceBits));   // the last
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(KeyFilter::Posting(0, values.front()).place, 0u);
+  EXPECT_EQ(KeyFilter::Posting(2, values.back()).place, UINT32_MAX);
+  for (size_t i = 1; i < values.size(); ++i) {
+    for (int index = 0; index < kBufferIndexes; ++index) {
+      ASSERT_LE(KeyFilter::Posting(index, values[i - 1]).place,
+                KeyFilter::Posting(index, values[i]).place);
+    }
+  }
+  // A fingerprint's key is its high half, then its low half.
+  std::vector<dedup::Fingerprint128> fps(5000);
+  for (dedup::Fingerprint128& fp : fps) fp = FingerprintIn(kSlice, rng);
+  std::sort(fps.begin(), fps.end(),
+            [](const dedup::Fingerprint128& a, const dedup::Fingerprint128& b) {
+              return a.high != b.high ? a.high < b.high : a.low < b.low;
+            });
+  for (size_t i = 1; i < fps.size(); ++i) {
+    ASSERT_LE(KeyFilter::Fingerprint(1, fps[i - 1]).place, KeyFilter::Fingerprint(1, fps[i]).place);
+  }
 }
 
 TEST(KeyFilterTest, ASliceNotBuiltMayHoldAnything) {
@@ -94,6 +125,35 @@ TEST(KeyFilterTest, HoldsEveryKeyAddedAndFewOthers) {
   EXPECT_EQ(filter.SliceToBuild(), -1);
   for (uint64_t i = 0; i < kKeys / 10; ++i) filter.Add(KeyFilter::Posting(1, ValueIn(kSlice, rng)));
   EXPECT_EQ(filter.SliceToBuild(), kSlice);
+}
+
+// Values crowded into a narrow range (not what hashes give, but what crafted pages might) share
+// a block: every one of them is still held, and keys elsewhere in the slice keep their rate.
+TEST(KeyFilterTest, CrowdedValuesAreHeldAndLeaveTheRestOfTheSliceAlone) {
+  constexpr int kSlice = 11;
+  constexpr uint64_t kKeys = 20000;
+  KeyFilter filter;
+  filter.Reset(kSlice, kKeys);
+  std::mt19937_64 rng(6);
+  // Values a place apart (the place is the 32 bits below the slice's 4).
+  const uint64_t base = ValueIn(kSlice, rng) & ~(uint64_t{0xffffff} << 28);
+  auto crowded = [base](uint64_t i) { return base + (i << 28); };
+  std::vector<KeyFilter::Key> added;
+  for (uint64_t i = 0; i < kKeys / 4; ++i) added.push_back(KeyFilter::Posting(0, crowded(i)));
+  for (uint64_t i = 0; i < kKeys * 3 / 4; ++i)
+    added.push_back(KeyFilter::Posting(1, ValueIn(kSlice, rng)));
+  for (const KeyFilter::Key& key : added) filter.Add(key);
+  for (const KeyFilter::Key& key : added) ASSERT_TRUE(filter.MayHold(key));
+  int maybe = 0;
+  constexpr int kProbes = 200000;
+  for (int i = 0; i < kProbes; ++i)
+    maybe += filter.MayHold(KeyFilter::Posting(2, ValueIn(kSlice, rng)));
+  EXPECT_LT(static_cast<double>(maybe) / kProbes, 0.01);
+  // The crowded block is full: absent values beside the crowded ones are "maybe".
+  int beside = 0;
+  for (uint64_t i = 0; i < 1000; ++i)
+    beside += filter.MayHold(KeyFilter::Posting(2, crowded(kKeys / 4 + i)));
+  EXPECT_GT(beside, 900);
 }
 
 // Keys of an invalid slice are not recorded (its Build reads them from the B-trees), and do not
