@@ -219,13 +219,12 @@ TEST(LeafPrefetcherTest, KeysOfEveryLengthOrderAsLmdbOrdersThem) {
     MDB_dbi names = 0;
     ASSERT_EQ(mdb_dbi_open(txn, "names", MDB_CREATE, &names), 0);
     const char bytes[] = {'\x00', '\x00', '\xff', '\xff', '\x01', '\x7f', '\x80', 'a'};
-    std::vector<std::string> stored;
     for (int i = 0; i < 20000; ++i) {
       std::string key(1 + rng() % 12, '\0');
       for (char& c : key) c = rng() % 2 ? bytes[rng() % sizeof bytes] : static_cast<char>(rng());
       // Half of them are a prefix of a stored key or a stored key extended.
-      if (!stored.empty() && rng() % 2) {
-        const std::string& other = stored[rng() % stored.size()];
+      if (!keys.empty() && rng() % 2) {
+        const std::string& other = keys[rng() % keys.size()];
         key = rng() % 2 ? other.substr(0, 1 + rng() % other.size())
                         : other + key.substr(0, 1 + rng() % 4);
       }
@@ -233,10 +232,9 @@ TEST(LeafPrefetcherTest, KeysOfEveryLengthOrderAsLmdbOrdersThem) {
       std::string value(1 + rng() % 100, 'v');
       MDB_val k = Val(key), v = Val(value);
       ASSERT_EQ(mdb_put(txn, names, &k, &v, 0), 0);
-      stored.push_back(key);
+      keys.push_back(key);
     }
     ASSERT_EQ(mdb_txn_commit(txn), 0);
-    keys = stored;
   }
   Reader reader(env.get());
   const MDB_dbi names = reader.Open("names", 0);
