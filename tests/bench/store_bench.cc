@@ -18,9 +18,9 @@
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
 //                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
 //                       default): pages/s, CPU us per page, the share of pages at each size (and
-//                       the CPU us per page at each), the heap at the end, and
-//                       first_query_elsewhere_s: the first query of another Store opened on
-//                       the result, which rebuilds the write buffer from the documents;
+//                       the CPU us per page at each), the file's growth per page, the heap at
+//                       the end, and first_query_elsewhere_s: the first query of another Store
+//                       opened on the result, which rebuilds the write buffer from the documents;
 //   BM_IngestSizedLong/N/MIN/MAX/PAGES  the same over PAGES (800,000) pages: the sizer's first
 //                       whole round against a fixed 16,000 (SHINGLED_BENCH_TRACE=1 prints each
 //                       commit's size, CPU us per page and dirty pages on stderr);
@@ -361,8 +361,8 @@ void BM_IngestDurable(benchmark::State& state) {
 // fixed size, as the daemon commits by default), as
 // the daemon's writer takes them from a queue that is never empty. The same pages for every
 // MIN/MAX: pages/s compares them. Also: the share of the pages committed at each size, the limit
-// at the end, and the process's anonymous memory at the end (anon_MiB: LMDB keeps the pages a
-// commit dirtied for the next one).
+// at the end, the file's growth per page (KiB_grown/page, of KiB_written/page), and the process's
+// anonymous memory at the end (anon_MiB: LMDB keeps the pages a commit dirtied for the next one).
 void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, size_t max_pages,
                  uint64_t total_pages) {
   daemon::BatchSizer sizer(
@@ -371,6 +371,7 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
   std::map<uint64_t, IngestTotals> at;  // by commit size
   // SHINGLED_BENCH_TRACE=1: one line per commit on stderr (size, CPU us per page, dirty pages).
   const bool trace = std::getenv("SHINGLED_BENCH_TRACE") != nullptr;
+  const uint64_t file0 = fs::file_size(copy.data());
   for (auto _ : state) {
     while (t.pages < total_pages) {
       const uint64_t pages = std::min<uint64_t>(sizer.limit(), total_pages - t.pages);
@@ -396,6 +397,10 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
     if (at.size() > 1) state.counters["cpu_us/page_at_" + n] = c.cpu / p * 1e6;
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
+  // The pages the file grew by are written past its end, into fresh page-cache pages, whose
+  // first touch can cost far more than a rewrite (FORMAT.md, "The writes past the file's end").
+  state.counters["KiB_grown/page"] = static_cast<double>(fs::file_size(copy.data()) - file0) /
+                                     1024.0 / static_cast<double>(t.pages);
   state.counters["anon_MiB"] = AnonMiB();
   state.counters["first_query_elsewhere_s"] = copy.FirstQueryElsewhere();
 }
