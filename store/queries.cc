@@ -30,13 +30,22 @@ int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vect
   if (v.mv_size != n * kPostingSize) {
     return ReadValuePostings(cursor, value, max, out, count, more);
   }
+  ReadBucketEntries(View(v), value, max, out, count, more);
+  return 0;
+}
+
+void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std::vector<DocId>* out,
+                       size_t* count, bool* more) {
+  *count = 0;
+  *more = false;
   // Entries sort by memcmp, that is by their big-endian value bits, then document: the value's
   // run starts after the entries whose 6 value bytes are below the value's low bits. They are
   // counted rather than searched for: the loads do not depend on each other, so the entry lines
   // the descent has not touched yet load at once (a binary search waits for each in turn; the
   // count was ~0.5 us faster per lookup at 1M documents, a bucket holding ~19 entries).
   const uint64_t low = value & kLowMask;
-  const char* entries = static_cast<const char*>(v.mv_data);
+  const char* entries = bucket.data();
+  const size_t n = bucket.size() / kPostingSize;
   size_t lo = 0;
   for (size_t i = 0; i < n; ++i) lo += GetBE48(entries + i * kPostingSize) < low;
   for (size_t i = lo; i < n; ++i) {
@@ -49,7 +58,6 @@ int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vect
     out->push_back(GetBE48(e + 6));
     ++*count;
   }
-  return 0;
 }
 
 }  // namespace internal
@@ -179,9 +187,16 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
   if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
-  auto read_postings = [&](uint64_t value, size_t max) -> Status {
+  // A bucket the walk below settled is read from what it found (its inline entries, or none),
+  // any other through LMDB (FORMAT.md, "Lookups": "The walk's buckets read").
+  auto read_postings = [&](uint64_t value, const internal::Found& found, size_t max) -> Status {
     postings.clear();
-    if (int rc = internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more); rc != 0) {
+    std::string_view entries;
+    if (internal::FixedDuplicates(found, internal::kPostingSize, &entries)) {
+      internal::ReadBucketEntries(entries, value, max, &postings, &count, &more);
+    } else if (int rc =
+                   internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more);
+               rc != 0) {
       return ops.Fail(rc, "samples");
     }
     if (!more) {
@@ -196,7 +211,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
   // a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
-  // The buckets' leaves, loaded together before the lookups that read them (leaf_prefetch.h;
+  // The buckets' leaves, walked to and loaded together before the reads (leaf_prefetch.h;
   // FORMAT.md, "Lookups").
   std::vector<uint64_t> indexed;
   std::vector<internal::PostingKey> buckets;
@@ -205,15 +220,17 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
     indexed.push_back(value);
     buckets.emplace_back(value);
   }
+  std::vector<internal::Found> found(buckets.size());
   {
     std::vector<std::string_view> keys;
     keys.reserve(buckets.size());
     for (const internal::PostingKey& bucket : buckets) keys.push_back(bucket.view());
-    internal::LeafPrefetcher(ops.txn(), d.main, "samples", map).Prefetch(keys);
+    internal::LeafPrefetcher(ops.txn(), d.main, "samples", map).Prefetch(keys, found);
   }
   size_t usable = 0;  // indexed values read and within the limit (with postings or not)
-  for (uint64_t value : indexed) {
-    SHINGLED_RETURN_IF_ERROR(read_postings(value, std::min<uint64_t>(limit, kQuickRead)));
+  for (size_t i = 0; i < indexed.size(); ++i) {
+    const uint64_t value = indexed[i];
+    SHINGLED_RETURN_IF_ERROR(read_postings(value, found[i], std::min<uint64_t>(limit, kQuickRead)));
     bool use = !more;
     if (more && limit > kQuickRead) {
       Key64 key(value);
@@ -223,7 +240,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
       if (rc == 0 && v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
       const bool over = rc == 0 && GetLE64(static_cast<const char*>(v.mv_data)) > limit;
       if (!over) {
-        SHINGLED_RETURN_IF_ERROR(read_postings(value, limit));
+        SHINGLED_RETURN_IF_ERROR(read_postings(value, found[i], limit));
         use = !more;
       }
     }

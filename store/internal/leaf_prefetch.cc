@@ -18,7 +18,7 @@ namespace {
 // space; the 2-byte offsets of its nodes follow. A branch node is the child's page number in
 // three 16-bit parts (low, high, and the flags field), the key's size, and the key.
 constexpr size_t kPageHeader = 16;
-constexpr size_t kFlagsAt = 10, kLowerAt = 12, kUpperAt = 14;
+constexpr size_t kPadAt = 8, kFlagsAt = 10, kLowerAt = 12, kUpperAt = 14;
 constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04, kMeta = 0x08, kLeaf2 = 0x20,
                    kSubPage = 0x40;
 constexpr uint16_t kKinds = kBranch | kLeaf | kOverflow | kMeta | kLeaf2 | kSubPage;
@@ -300,12 +300,15 @@ bool LeafPrefetcher::Value(uint64_t leaf, const char* node, std::string_view key
   return true;
 }
 
-size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys) const {
+size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys,
+                                std::span<Found> found) const {
+  std::fill(found.begin(), found.end(), Found{});
+  if (found.size() != keys.size()) found = {};  // not as many: not filled
   if (!usable()) return 0;
   // A leaf's nodes are fetched ahead of its search when it has at most this many (a posting
   // bucket's or a record's leaf has ~2 to ~20); the search of a fuller one waits on them.
   constexpr size_t kMaxNodesAhead = 48;
-  size_t found = 0;
+  size_t walked = 0;
   uint64_t leaves[kGroup];
   const char* nodes[kGroup];
   for (size_t from = 0; from < keys.size(); from += kGroup) {
@@ -328,14 +331,51 @@ size_t LeafPrefetcher::Prefetch(std::span<const std::string_view> keys) const {
     Search(kLeaf, {leaves, n}, group, nodes);
     for (size_t i = 0; i < n; ++i) {
       if (leaves[i] == 0) continue;
-      ++found;
+      ++walked;
       const char* data = nullptr;
       size_t size = 0;
-      if (Value(leaves[i], nodes[i], group[i], &data, &size))
+      if (Value(leaves[i], nodes[i], group[i], &data, &size)) {
         PrefetchLines({data, std::min<size_t>(size, page_size_)});
+        if (!found.empty()) {
+          found[from + i] = {Found::Kind::kPresent, Load<uint16_t>(nodes[i] + 4), {data, size}};
+        }
+      } else if (!found.empty() && nodes[i] != nullptr &&
+                 CheckedPage::Compare(nodes[i], group[i]) > 0) {
+        // The leaf's search ended on a greater key: LMDB's would too, and not find this one.
+        found[from + i].kind = Found::Kind::kAbsent;
+      }
     }
   }
-  return found;
+  return walked;
+}
+
+bool FixedDuplicates(const Found& found, size_t size, std::string_view* entries) {
+  *entries = {};
+  if (found.kind == Found::Kind::kAbsent) return true;
+  if (found.kind != Found::Kind::kPresent || size == 0) return false;
+  constexpr uint16_t kBigData = 0x01, kSubData = 0x02, kDupData = 0x04;
+  if ((found.flags & (kBigData | kSubData)) != 0) return false;
+  const std::string_view v = found.value;
+  if ((found.flags & kDupData) == 0) {  // a key with one duplicate: the node's value is it
+    if (v.size() != size) return false;
+    *entries = v;
+    return true;
+  }
+  // An inline page of duplicates (mdb.c, mdb_cursor_put): a page header whose padding holds
+  // the duplicates' size, of the kind leaf | sub-page | LEAF2 (fixed-size entries without
+  // nodes), and whose lower bound counts 2 bytes per entry; the entries follow the header.
+  if (v.size() < kPageHeader) return false;
+  const char* p = v.data();
+  const size_t lower = Load<uint16_t>(p + kLowerAt), upper = Load<uint16_t>(p + kUpperAt);
+  if (Load<uint16_t>(p + kPadAt) != size ||
+      (Load<uint16_t>(p + kFlagsAt) & kKinds) != (kLeaf | kLeaf2 | kSubPage) ||
+      lower < kPageHeader || lower > upper || upper > v.size()) {
+    return false;
+  }
+  const size_t n = (lower - kPageHeader) / 2;
+  if (n == 0 || kPageHeader + n * size > v.size()) return false;
+  *entries = {p + kPageHeader, n * size};
+  return true;
 }
 
 uint64_t LeafPrefetcher::LeafOf(std::string_view key) const { return LeavesOf({&key, 1})[0]; }

@@ -13,13 +13,17 @@
 // the cache (group prefetching: Chen, Ailamaki, Gibbons and Mowry, "Improving hash join
 // performance through prefetching", ICDE 2004).
 //
-// Only a hint: what the walk reads never decides an answer. It reads the data file format of
-// LMDB 0.9 (a page: its number, flags, the bounds of its free space, its node offsets; a node:
-// the child's page number or the value's size, flags, key, value), which every 0.9 release
-// shares, since files move between them. Each page it reads must name itself, lie inside the
-// file and be of the kind expected, and each node must lie inside its page, or the walk of that
-// key stops there. The map's start is checked against the process's mappings once (MapBase), so
-// that a file of another format is not read at all.
+// It reads the data file format of LMDB 0.9 (a page: its number, flags, the bounds of its free
+// space, its node offsets; a node: the child's page number or the value's size, flags, key,
+// value), which every 0.9 release shares, since files move between them. Each page it reads must
+// name itself, lie inside the file and be of the kind expected, and each node must lie inside its
+// page, or the walk of that key stops there (Found::kUnknown). The map's start is checked against
+// the process's mappings once (MapBase), so that a file of another format is not read at all.
+//
+// What the walk found may also be read instead of asking LMDB again (Prefetch's `found`): the
+// queries take a sample bucket's entries from it (FixedDuplicates), saving LMDB's lookup of the
+// bucket, which costs more in instructions than the walk's loads. Any key the walk did not settle
+// (a check failed, a bucket in a nested tree, a key past its leaf's last) is read through LMDB.
 //
 // Read transactions only: a write transaction's changed pages are not in the map.
 #ifndef SHINGLED_STORE_INTERNAL_LEAF_PREFETCH_H_
@@ -70,6 +74,29 @@ class MapBase {
 // process: store_bench switches it query by query to measure what prefetching saves.
 void EnableLeafPrefetch(bool on);
 
+// What the walk found for a key (Prefetch), valid while the read transaction lasts.
+struct Found {
+  enum class Kind : uint8_t {
+    kUnknown,  // not settled: not walked, or a page or node did not check out
+    kAbsent,   // the tree does not hold the key: its leaf's search ended on a greater key
+    kPresent,  // `value` and `flags` are those of the key's node
+  };
+  Kind kind = Kind::kUnknown;
+  // kPresent: the node's flags (F_BIGDATA 1, F_SUBDATA 2, F_DUPDATA 4), and its value: the record
+  // (on its overflow pages for F_BIGDATA), the one duplicate of a key that has one, the inline
+  // page of its duplicates (F_DUPDATA), or a nested tree's record (F_SUBDATA).
+  uint16_t flags = 0;
+  std::string_view value;
+};
+
+// The duplicates of a key of a MDB_DUPSORT | MDB_DUPFIXED database whose duplicates are `size`
+// bytes each, as one array (in their order: what MDB_GET_MULTIPLE hands out), from what the walk
+// found: none for an absent key, the value itself for a key with one duplicate, the entries of
+// its inline page of duplicates. False (ask LMDB) when `found` is not settled, the duplicates
+// are in a nested tree of their own, or the inline page does not check out (its kind, its
+// entries' size, its bounds).
+bool FixedDuplicates(const Found& found, size_t size, std::string_view* entries);
+
 class LeafPrefetcher {
  public:
   // The tree of the named database `table` (opened in `main`, the environment's unnamed database)
@@ -82,8 +109,9 @@ class LeafPrefetcher {
   // Walks down to the leaf of each key, all keys one level at a time, and prefetches what LMDB
   // will read there: the leaf's header and node offsets, its nodes' keys, and the key's value (up
   // to a page of it; on its overflow page for a large one; a nested tree of duplicates is not
-  // followed). Returns how many leaves were found (0 when not usable).
-  size_t Prefetch(std::span<const std::string_view> keys) const;
+  // followed). Returns how many leaves were found (0 when not usable). Sets found[i] to what the
+  // walk found for keys[i] when `found` has as many entries as `keys` (else each to kUnknown).
+  size_t Prefetch(std::span<const std::string_view> keys, std::span<Found> found = {}) const;
 
   // For tests: the page number of the leaf where LMDB finds `key` (or would put it), 0 when not
   // usable or the walk met a page that did not check out; and the value found there under `key`

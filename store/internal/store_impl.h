@@ -12,6 +12,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,10 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
 // MDB_NEXT_DUP call per posting and LMDB compares entries through its comparator. A larger bucket
 // (a nested tree) is read by ReadValuePostings. Queries read `samples` with it (queries.cc).
 int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
+                       size_t* count, bool* more);
+// The same from a bucket's entries already in hand (`bucket`: its 12-byte entries in order, as
+// MDB_GET_MULTIPLE or FixedDuplicates hands them out; empty for an absent bucket).
+void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std::vector<DocId>* out,
                        size_t* count, bool* more);
 
 // At most this many postings of a feature or super shingle are read, by the writer and by queries

@@ -367,6 +367,143 @@ TEST(LeafPrefetcherTest, APageThatDoesNotCheckOutStopsTheWalk) {
   }
 }
 
+// A bucket's entries as LMDB hands them out (MDB_GET_MULTIPLE: one array, in the map), and
+// whether they are all of them (false for a nested tree, whose first page alone comes back).
+std::string_view LmdbEntries(MDB_txn* txn, MDB_dbi dbi, const std::string& key, bool* whole) {
+  MDB_cursor* c = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, dbi, &c), 0);
+  MDB_val k = Val(key), v;
+  size_t n = 0;
+  EXPECT_EQ(mdb_cursor_get(c, &k, &v, MDB_SET_KEY), 0);
+  EXPECT_EQ(mdb_cursor_count(c, &n), 0);
+  EXPECT_EQ(mdb_cursor_get(c, &k, &v, MDB_GET_MULTIPLE), 0);
+  mdb_cursor_close(c);
+  *whole = v.mv_size == n * 12;
+  return View(v);
+}
+
+// What Prefetch reports it found is what LMDB reads: for every inline bucket (of 1 to 30 entries)
+// the very entries MDB_GET_MULTIPLE hands out, a nested bucket left to LMDB, and absent keys
+// absent (or left to LMDB, past the last key of their leaf), never given entries.
+TEST(LeafPrefetcherTest, FoundBucketsHoldTheEntriesLmdbHandsOut) {
+  testing::TestDir dir;
+  Env env(dir.path());
+  Filled filled = Fill(env.get(), 60000, 0);
+  const std::string nested = Be(0xabcdef, 3);
+  {
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env.get(), nullptr, 0, &txn), 0);
+    MDB_dbi b = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "buckets", kBucketFlags, &b), 0);
+    for (uint64_t i = 0; i < 1200; ++i) {
+      const std::string entry = Be(i * 7919, 8) + Be(i, 4);
+      MDB_val k = Val(nested), v = Val(entry);
+      ASSERT_EQ(mdb_put(txn, b, &k, &v, 0), 0);
+    }
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+  }
+  filled.bucket_keys.push_back(nested);
+  Reader reader(env.get());
+  MDB_txn* txn = reader.txn();
+  const MDB_dbi b = reader.Open("buckets", kBucketFlags);
+  MapBase map;
+  LeafPrefetcher prefetcher(txn, reader.main(), "buckets", &map);
+  ASSERT_TRUE(prefetcher.usable());
+  const std::vector<std::string_view> views(filled.bucket_keys.begin(), filled.bucket_keys.end());
+  std::vector<Found> found(views.size());
+  ASSERT_EQ(prefetcher.Prefetch(views, found), views.size());
+  size_t singles = 0, inline_pages = 0;
+  for (size_t i = 0; i < views.size(); ++i) {
+    bool whole = false;
+    const std::string_view lmdb = LmdbEntries(txn, b, filled.bucket_keys[i], &whole);
+    std::string_view entries;
+    const bool settled = FixedDuplicates(found[i], 12, &entries);
+    if (!whole) {
+      ASSERT_EQ(filled.bucket_keys[i], nested);
+      EXPECT_FALSE(settled) << "a nested tree is LMDB's to read";
+      continue;
+    }
+    ASSERT_TRUE(settled) << i;
+    ASSERT_EQ(entries.data(), lmdb.data()) << i;
+    ASSERT_EQ(entries.size(), lmdb.size()) << i;
+    singles += entries.size() == 12;
+    inline_pages += entries.size() > 12;
+    // The wrong entry size is refused, not cut.
+    EXPECT_FALSE(FixedDuplicates(found[i], 8, &entries));
+  }
+  EXPECT_GT(singles, 1000u);
+  EXPECT_GT(inline_pages, 50000u);
+  // Keys not stored: absent, or unsettled; never entries.
+  std::mt19937_64 rng(5);
+  std::vector<std::string> absent;
+  while (absent.size() < 20000) {
+    std::string key = Be(rng() >> 40, 3);
+    MDB_val k = Val(key), v;
+    if (mdb_get(txn, b, &k, &v) == MDB_NOTFOUND) absent.push_back(std::move(key));
+  }
+  const std::vector<std::string_view> absent_views(absent.begin(), absent.end());
+  std::vector<Found> absent_found(absent.size());
+  prefetcher.Prefetch(absent_views, absent_found);
+  size_t settled = 0;
+  for (const Found& f : absent_found) {
+    std::string_view entries = "x";
+    if (FixedDuplicates(f, 12, &entries)) {
+      ++settled;
+      EXPECT_EQ(f.kind, Found::Kind::kAbsent);
+      EXPECT_TRUE(entries.empty());
+    }
+  }
+  EXPECT_GT(settled, absent.size() * 3 / 4);  // 91%: those past their leaf's last key are not
+  // Without `found`, or with the prefetcher not usable, nothing is settled.
+  EnableLeafPrefetch(false);
+  LeafPrefetcher off(txn, reader.main(), "buckets", &map);
+  EnableLeafPrefetch(true);
+  std::vector<Found> none(views.size(), Found{Found::Kind::kAbsent, 0, {}});
+  EXPECT_EQ(off.Prefetch(views, none), 0u);
+  for (const Found& f : none) EXPECT_EQ(f.kind, Found::Kind::kUnknown);
+}
+
+// An inline page of duplicates whose header does not check out is left to LMDB: one not of the
+// kind LEAF2 sub-page, one whose entries run past the node's value.
+TEST(LeafPrefetcherTest, AnInlineBucketThatDoesNotCheckOutIsNotSettled) {
+  testing::TestDir dir;
+  std::vector<std::string> keys;
+  std::vector<uint64_t> headers;  // file offsets of the first two buckets' sub-page headers
+  {
+    Env env(dir.path());
+    const Filled filled = Fill(env.get(), 2000, 0);
+    Reader reader(env.get());
+    const MDB_dbi b = reader.Open("buckets", kBucketFlags);
+    for (const std::string& key : filled.bucket_keys) {
+      bool whole = false;
+      const std::string_view entries = LmdbEntries(reader.txn(), b, key, &whole);
+      if (!whole || entries.size() < 3 * 12) continue;
+      uintptr_t begin = 0, end = 0;
+      ASSERT_TRUE(MappingOf(entries.data(), &begin, &end));
+      keys.push_back(key);
+      headers.push_back(reinterpret_cast<uintptr_t>(entries.data()) - 16 - begin);
+      if (keys.size() == 3) break;
+    }
+  }
+  ASSERT_EQ(keys.size(), 3u);
+  const uint16_t no_leaf2 = 0x02 | 0x40, far_lower = 0x7ff0;
+  Patch(dir.path(), headers[0] + 10, &no_leaf2, sizeof no_leaf2);
+  Patch(dir.path(), headers[1] + 12, &far_lower, sizeof far_lower);
+  Env env(dir.path(), MDB_RDONLY);
+  Reader reader(env.get());
+  MapBase map;
+  LeafPrefetcher prefetcher(reader.txn(), reader.main(), "buckets", &map);
+  ASSERT_TRUE(prefetcher.usable());
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<Found> found(views.size());
+  ASSERT_EQ(prefetcher.Prefetch(views, found), views.size());
+  std::string_view entries;
+  EXPECT_FALSE(FixedDuplicates(found[0], 12, &entries));
+  EXPECT_FALSE(FixedDuplicates(found[1], 12, &entries));
+  EXPECT_TRUE(FixedDuplicates(found[2], 12, &entries));
+  EXPECT_GE(entries.size(), 3u * 12);
+}
+
 TEST(MapBaseTest, ConfirmsTheMapsStartAndRefusesAnythingElseForGood) {
   testing::TestDir dir;
   Env env(dir.path());
