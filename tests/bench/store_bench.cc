@@ -11,9 +11,10 @@
 //                       20,000 other queries: the map as a daemon that has served a while has
 //                       it, partly faulted in) and mapped (after Store::WarmMap: every page of
 //                       the file in the page tables; warm_map_s is its time); then ab_: 4,000
-//                       more mapped, every other one without leaf prefetching (queries load the
-//                       leaves of their ~20 sample buckets ahead, leaf_prefetch.h),
-//                       the two halves' p50 and p99 side by side;
+//                       more mapped, every other one without leaf prefetching (queries walk to
+//                       the leaves of their ~20 sample buckets, load them ahead and read the
+//                       buckets found there, leaf_prefetch.h; without it, LMDB reads each
+//                       bucket), the two halves' p50 and p99 side by side;
 //   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
 //                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
