@@ -14,6 +14,8 @@ namespace shingled::store {
 
 namespace internal {
 
+std::atomic<uint64_t> query_walk_min_leaf_pages{256};
+
 int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
                        bool* more) {
   *count = 0;
@@ -225,7 +227,10 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
     std::vector<std::string_view> keys;
     keys.reserve(buckets.size());
     for (const internal::PostingKey& bucket : buckets) keys.push_back(bucket.view());
-    internal::LeafPrefetcher(ops.txn(), d.main, "samples", map).Prefetch(keys, found);
+    const internal::LeafPrefetcher walk(ops.txn(), d.main, "samples", map);
+    if (walk.leaf_pages() >= internal::query_walk_min_leaf_pages.load(std::memory_order_relaxed)) {
+      walk.Prefetch(keys, found);
+    }
   }
   size_t usable = 0;  // indexed values read and within the limit (with postings or not)
   for (size_t i = 0; i < indexed.size(); ++i) {

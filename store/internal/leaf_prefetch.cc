@@ -25,7 +25,7 @@ constexpr uint16_t kKinds = kBranch | kLeaf | kOverflow | kMeta | kLeaf2 | kSubP
 constexpr size_t kNodeHeader = 8;
 // A named database's record in the unnamed one (MDB_db): the flags at 4, the depth at 6, the
 // root's page number at 40, 48 bytes in all.
-constexpr size_t kDbRecord = 48, kDbDepthAt = 6, kDbRootAt = 40;
+constexpr size_t kDbRecord = 48, kDbDepthAt = 6, kDbLeavesAt = 16, kDbRootAt = 40;
 constexpr int kMaxDepth = 16;
 constexpr size_t kLine = 64;
 
@@ -97,6 +97,7 @@ LeafPrefetcher::LeafPrefetcher(MDB_txn* txn, MDB_dbi main, const char* table, Ma
   last_pgno_ = last;
   if (Load<uint64_t>(Page(root)) != root) return;
   depth_ = depth;
+  leaf_pages_ = Load<uint64_t>(record + kDbLeavesAt);
   root_ = root;
 }
 

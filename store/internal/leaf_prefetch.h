@@ -105,6 +105,8 @@ class LeafPrefetcher {
   LeafPrefetcher(MDB_txn* txn, MDB_dbi main, const char* table, MapBase* map);
 
   bool usable() const { return root_ != 0; }
+  // The tree's leaf pages (0 when not usable).
+  uint64_t leaf_pages() const { return leaf_pages_; }
 
   // Walks down to the leaf of each key, all keys one level at a time, and prefetches what LMDB
   // will read there: the leaf's header and node offsets, its nodes' keys, and the key's value (up
@@ -150,6 +152,7 @@ class LeafPrefetcher {
   uint64_t last_pgno_ = 0;  // the last page in the file (of the newest snapshot, so of ours too)
   uint64_t root_ = 0;       // 0: not usable (page 0 and 1 are meta pages, never a root)
   int depth_ = 0;           // levels, the leaves included
+  uint64_t leaf_pages_ = 0;
 };
 
 }  // namespace shingled::store::internal

@@ -67,6 +67,13 @@ int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vect
 void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std::vector<DocId>* out,
                        size_t* count, bool* more);
 
+// Queries walk the sample tree to its leaves (leaf_prefetch.h) only when it has at least this
+// many leaf pages: the walk pays once the leaves no longer stay in the core's caches. At 60 leaves
+// (the 10k benchmark store's, whose write buffer holds most postings) it cost ~2.5 us a query more
+// than LMDB's reads; at 3,211 (100k's) it saved ~2.5 us (FORMAT.md, "Lookups"). 256 (1 MB, twice
+// the L2 of these machines) lies between; tests lower it to walk their small trees.
+extern std::atomic<uint64_t> query_walk_min_leaf_pages;
+
 // At most this many postings of a feature or super shingle are read, by the writer and by queries
 // (a sample value's stop at common_value_limit).
 inline size_t FeatureReadCap(const StoreOptions& options) { return 4 * options.common_value_limit; }

@@ -176,6 +176,7 @@ TEST(LeafPrefetcherTest, WalksToTheLeafLmdbReadsForEveryKey) {
     ASSERT_GE(st.ms_depth, 3u) << "too small a tree to walk two branch levels";
     LeafPrefetcher prefetcher(txn, main, table, &map);
     ASSERT_TRUE(prefetcher.usable());
+    EXPECT_EQ(prefetcher.leaf_pages(), st.ms_leaf_pages);
     std::vector<std::string_view> views;
     for (const std::string& key : *keys) {
       ASSERT_EQ(prefetcher.LeafOf(key), LmdbLeaf(txn, dbi, key));
@@ -282,10 +283,12 @@ TEST(LeafPrefetcherTest, AOneLeafTreeIsItsOwnLeafAndAnEmptyOrMissingOneIsNotUsab
   MapBase map;
   LeafPrefetcher buckets(txn, main, "buckets", &map);
   ASSERT_TRUE(buckets.usable());
+  EXPECT_EQ(buckets.leaf_pages(), 1u);
   for (const std::string& key : filled.bucket_keys) EXPECT_EQ(buckets.LeafOf(key), LmdbLeaf(txn, b, key));
   for (const char* table : {"records", "absent"}) {
     LeafPrefetcher none(txn, main, table, &map);
     EXPECT_FALSE(none.usable()) << table;
+    EXPECT_EQ(none.leaf_pages(), 0u);
     EXPECT_EQ(none.LeafOf("abc"), 0u);
     std::string_view keys[] = {"abc"};
     EXPECT_EQ(none.Prefetch(keys), 0u);

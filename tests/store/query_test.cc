@@ -162,6 +162,14 @@ TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
 // With the write buffer, most postings are in memory; without it, all are in the B-trees, whose
 // sample buckets the queries read from the leaf walk.
 TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
+  // However small the sample tree, its buckets are read from the walk, whose reads are checked.
+  struct WalkEveryTree {
+    WalkEveryTree() : saved(internal::query_walk_min_leaf_pages.exchange(0)) {}
+    ~WalkEveryTree() { internal::query_walk_min_leaf_pages = saved; }
+    WalkEveryTree(const WalkEveryTree&) = delete;
+    WalkEveryTree& operator=(const WalkEveryTree&) = delete;
+    uint64_t saved;
+  } walk_every_tree;
   for (auto [max_candidates, buffered] :
        {std::pair{500u, true}, std::pair{3u, true}, std::pair{500u, false}}) {
     SCOPED_TRACE(max_candidates);
