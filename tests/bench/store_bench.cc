@@ -14,7 +14,8 @@
 //                       more mapped, every other one without leaf prefetching (queries walk to
 //                       the leaves of their ~20 sample buckets, load them ahead and read the
 //                       buckets found there, leaf_prefetch.h; without it, LMDB reads each
-//                       bucket), the two halves' p50 and p99 side by side;
+//                       bucket; a tree under 256 leaf pages, as the 10k store's, is never
+//                       walked), the two halves' p50 and p99 side by side;
 //   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
 //                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
