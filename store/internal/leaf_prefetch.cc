@@ -24,7 +24,7 @@ constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04, kMeta = 0x08,
 constexpr uint16_t kKinds = kBranch | kLeaf | kOverflow | kMeta | kLeaf2 | kSubPage;
 constexpr size_t kNodeHeader = 8;
 // A named database's record in the unnamed one (MDB_db): the flags at 4, the depth at 6, the
-// root's page number at 40, 48 bytes in all.
+// number of leaf pages at 16, the root's page number at 40, 48 bytes in all.
 constexpr size_t kDbRecord = 48, kDbDepthAt = 6, kDbLeavesAt = 16, kDbRootAt = 40;
 constexpr int kMaxDepth = 16;
 constexpr size_t kLine = 64;
