@@ -91,6 +91,17 @@ bool CrawlScope::Contains(const Url& url, std::string_view spec) const {
                      [&](const std::string& p) { return spec.starts_with(p); });
 }
 
+std::vector<std::string> CrawlScope::Prefixes() const {
+  std::vector<std::string> out = prefixes_;
+  for (const std::string& host : hosts_) {
+    out.push_back("http://" + host + "/");
+    out.push_back("https://" + host + "/");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 bool CrawlScope::Contains(std::string_view url) const {
   StatusOr<Url> parsed = ParseUrl(url);
   return parsed.ok() && Contains(*parsed, parsed->Spec());

@@ -103,6 +103,9 @@ class CrawlScope {
   bool Contains(const Url& url, std::string_view spec) const;
   // False for text that is not an absolute http(s) URL.
   bool Contains(std::string_view url) const;
+  // The same scope as URL prefixes, sorted: "http://HOST/" and "https://HOST/" per host, and the
+  // prefixes (a sweep's scope in the store).
+  std::vector<std::string> Prefixes() const;
 
  private:
   std::unordered_set<std::string> hosts_;

@@ -127,6 +127,9 @@ void Api::Handle(Request req, ReplyPtr reply) {
   } else if (path.rfind("/v1/sweeps/", 0) == 0 && path.size() > 17 &&
              path.compare(path.size() - 6, 6, "/close") == 0) {
     route = "sweep_close", allow = "POST", arg = path.substr(11, path.size() - 17);
+  } else if (path.rfind("/v1/sweeps/", 0) == 0 && path.size() > 18 &&
+             path.compare(path.size() - 7, 7, "/reopen") == 0) {
+    route = "sweep_reopen", allow = "POST", arg = path.substr(11, path.size() - 18);
   }
   Respond respond = respond_as(route);
   if (allow.empty()) {
@@ -193,6 +196,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg);
     if (route == "documents") return GetDocument(arg);
+    if (route == "sweep_reopen") return ReopenSweep(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close
   });
 }

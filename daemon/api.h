@@ -102,6 +102,7 @@ class Api : public HttpHandler {
   Response GetSweeps();
   Response PostSweep(const Request& req);
   Response CloseSweep(const Request& req, const std::string& name);
+  Response ReopenSweep(const std::string& name);
   Response GetStats();
   Response Ready();
 

@@ -71,12 +71,16 @@ Response Api::GetSweeps() {
 Response Api::PostSweep(const Request& req) {
   StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
+  if (Status s = CheckMembers(*body, {"name", "start", "hosts", "prefixes"}); !s.ok())
+    return Error(s);
   if (!body->contains("name") || !(*body)["name"].is_string()) {
     return Error(InvalidArgumentError("the body needs a string \"name\""));
   }
   StatusOr<int64_t> start = DateMember(*body, "start", options_.now());
   if (!start.ok()) return Error(start.status());
-  auto sweep = store_->OpenSweep((*body)["name"].get<std::string>(), *start);
+  StatusOr<std::vector<std::string>> scope = SweepScopeMembers(*body);
+  if (!scope.ok()) return Error(scope.status());
+  auto sweep = store_->OpenSweep((*body)["name"].get<std::string>(), *start, std::move(*scope));
   if (!sweep.ok()) return Error(sweep.status());
   return JsonResponse(http::status::ok, SweepJson(*sweep));
 }
@@ -84,14 +88,40 @@ Response Api::PostSweep(const Request& req) {
 Response Api::CloseSweep(const Request& req, const std::string& name) {
   StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
+  if (Status s = CheckMembers(*body, {"end", "dry_run", "limit"}); !s.ok()) return Error(s);
   StatusOr<int64_t> end = DateMember(*body, "end", options_.now());
   if (!end.ok()) return Error(end.status());
+  store::Store::CloseSweepOptions close;
+  close.list_limit = kDefaultGoneListed;
+  if (body->contains("dry_run")) {
+    if (!(*body)["dry_run"].is_boolean())
+      return Error(InvalidArgumentError("dry_run must be true or false"));
+    close.dry_run = (*body)["dry_run"].get<bool>();
+  }
+  if (body->contains("limit")) {
+    const Json& limit = (*body)["limit"];
+    if (!limit.is_number_unsigned() || limit.get<uint64_t>() > kMaxGoneListed) {
+      return Error(
+          InvalidArgumentError("limit must be an integer in 0.." + std::to_string(kMaxGoneListed)));
+    }
+    close.list_limit = limit.get<size_t>();
+  }
   auto found = store_->FindSweep(name);
   if (!found.ok()) return Error(found.status());
-  ForgetSweep(name);
-  auto sweep = store_->CloseSweep(found->id, *end);
-  if (!sweep.ok()) return Error(sweep.status());
-  return JsonResponse(http::status::ok, SweepJson(*sweep));
+  if (!close.dry_run) ForgetSweep(name);
+  auto closing = store_->CloseSweep(found->id, *end, close);
+  if (!closing.ok()) return Error(closing.status());
+  return JsonResponse(http::status::ok, SweepClosingJson(*closing, close.dry_run));
+}
+
+Response Api::ReopenSweep(const std::string& name) {
+  auto found = store_->FindSweep(name);
+  if (!found.ok()) return Error(found.status());
+  auto reopened = store_->ReopenSweep(found->id);
+  if (!reopened.ok()) return Error(reopened.status());
+  Json j = SweepJson(reopened->sweep);
+  j["removed_gone"] = reopened->removed;
+  return JsonResponse(http::status::ok, j);
 }
 
 Response Api::GetStats() {

@@ -108,9 +108,23 @@ std::string EncodePath(const std::string& path) {
 
 // ---- ingest ----
 
+// A sweep's scope as --scope-host and --scope-prefix name it (Store::OpenSweep).
+struct ScopeFlags {
+  std::vector<std::string> hosts, prefixes;
+};
+
+void AddScopeFlags(CLI::App* cmd, ScopeFlags* scope) {
+  cmd->add_option("--scope-host", scope->hosts,
+                  "A host (or host:port) whose URLs the sweep covers: closing it records gone "
+                  "only URLs in its scope (repeatable)");
+  cmd->add_option("--scope-prefix", scope->prefixes,
+                  "A URL prefix the sweep covers, e.g. https://example.com/docs/ (repeatable)");
+}
+
 struct IngestFlags {
   std::vector<std::string> paths;
   std::string sweep, date, base_url, content_type;
+  ScopeFlags scope;
 };
 
 struct FileRef {
@@ -211,7 +225,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   if (!options.ok()) return Fail("ingest", options.status(), kExitUsage);
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/true);
   if (!opened.ok()) return Fail("ingest", opened.status());
-  StatusOr<store::SweepInfo> sweep = opened->store->OpenSweep(in.sweep, date);
+  StatusOr<std::vector<std::string>> scope = daemon::SweepScope(in.scope.hosts, in.scope.prefixes);
+  if (!scope.ok()) return Fail("ingest", scope.status(), kExitUsage);
+  StatusOr<store::SweepInfo> sweep = opened->store->OpenSweep(in.sweep, date, std::move(*scope));
   if (!sweep.ok()) return Fail("ingest", sweep.status());
 
   std::vector<std::string> errors;
@@ -345,6 +361,8 @@ struct QueryFlags {
   double threshold = 0.5;
   size_t limit = 20;
   std::string name, date;
+  ScopeFlags scope;      // sweep open
+  bool dry_run = false;  // sweep close
 };
 
 int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
@@ -409,14 +427,32 @@ int RunSweep(const StoreFlags& flags, const std::string& action, const QueryFlag
     if (!parsed.ok()) return Fail("sweep", parsed.status(), kExitUsage);
     date = *parsed;
   }
+  StatusOr<std::vector<std::string>> scope = daemon::SweepScope(q.scope.hosts, q.scope.prefixes);
+  if (!scope.ok()) return Fail("sweep", scope.status(), kExitUsage);
+  if (action != "open" && !scope->empty()) {
+    return Fail("sweep", InvalidArgumentError("a scope is given when a sweep is opened"),
+                kExitUsage);
+  }
   return RunJsonQuery(
       "sweep", flags,
       [&](store::Store& store) -> StatusOr<Json> {
-        if (action == "open") return ToJson(store.OpenSweep(q.name, date), daemon::SweepJson);
-        if (action == "close") {
+        if (action == "open")
+          return ToJson(store.OpenSweep(q.name, date, *scope), daemon::SweepJson);
+        if (action == "close" || action == "reopen") {
           StatusOr<store::SweepInfo> found = store.FindSweep(q.name);
           if (!found.ok()) return found.status();
-          return ToJson(store.CloseSweep(found->id, date), daemon::SweepJson);
+          if (action == "reopen") {
+            StatusOr<store::SweepReopening> reopened = store.ReopenSweep(found->id);
+            if (!reopened.ok()) return reopened.status();
+            Json j = daemon::SweepJson(reopened->sweep);
+            j["removed_gone"] = reopened->removed;
+            return j;
+          }
+          store::Store::CloseSweepOptions close;
+          close.dry_run = q.dry_run;
+          close.list_limit = q.limit;
+          return ToJson(store.CloseSweep(found->id, date, close),
+                        [&](const auto& c) { return daemon::SweepClosingJson(c, q.dry_run); });
         }
         StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
         if (!sweeps.ok()) return sweeps.status();
@@ -452,6 +488,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
                   "URL prefix for relative paths (default: file: URLs)")
       ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
+  AddScopeFlags(cmd, &ingest->scope);
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
 
@@ -506,11 +543,16 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
     });
   });
 
-  cmd = app->add_subcommand("sweep", "List, open or close sweeps");
-  cmd->add_option("action", *action, "list, open or close")
-      ->check(CLI::IsMember({"list", "open", "close"}));
-  cmd->add_option("name", query->name, "Sweep name (open, close)");
+  cmd = app->add_subcommand("sweep", "List, open, close or reopen sweeps");
+  cmd->add_option("action", *action, "list, open, close or reopen")
+      ->check(CLI::IsMember({"list", "open", "close", "reopen"}));
+  cmd->add_option("name", query->name, "Sweep name (open, close, reopen)");
   cmd->add_option("--date", query->date, "Start or end date, ISO-8601 (default: now)");
+  AddScopeFlags(cmd, &query->scope);
+  cmd->add_flag("--dry-run", query->dry_run,
+                "close: list what would become gone, and change nothing");
+  cmd->add_option("--limit", query->limit, "close: how many gone URLs to list (default 20)")
+      ->check(CLI::Range(0, 100000));
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] {
     if (*action != "list" && query->name.empty()) {

@@ -356,7 +356,8 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     return report;
   };
   if (stopped_) return fail(UnavailableError("the crawler is stopping"));
-  StatusOr<store::SweepInfo> sweep = store_->OpenSweep(name, report.started);
+  const crawler::CrawlScope scope(setup_.crawler);
+  StatusOr<store::SweepInfo> sweep = store_->OpenSweep(name, report.started, scope.Prefixes());
   if (!sweep.ok()) return fail(sweep.status());
   report.id = sweep->id;
   report.running = true;
@@ -365,7 +366,6 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     report_ = report;
   }
 
-  const crawler::CrawlScope scope(setup_.crawler);
   std::vector<std::string> known;
   store::UrlId after = 0;
   do {
@@ -476,12 +476,13 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   } else if (!pipeline_->healthy()) {
     report.left_open_because = "the store refuses writes after a failed commit";
   } else {
-    StatusOr<store::SweepInfo> closed =
-        store_->CloseSweep(sweep_id, UnixNow(), [&](std::string_view url) {
-          StatusOr<crawler::Url> parsed = crawler::ParseUrl(url);
-          return parsed.ok() && scope.Contains(*parsed, parsed->Spec()) &&
-                 !not_gone.contains(parsed->Spec());
-        });
+    // The sweep's scope (its prefixes) bounds what may become gone; URLs whose fetch failed or
+    // robots.txt refused keep their last version.
+    store::Store::CloseSweepOptions close_options;
+    close_options.may_be_gone = [&](std::string_view url) {
+      return !not_gone.contains(std::string(url));
+    };
+    StatusOr<store::SweepClosing> closed = store_->CloseSweep(sweep_id, UnixNow(), close_options);
     if (closed.ok()) {
       report.closed = true;
     } else {

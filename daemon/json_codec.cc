@@ -119,7 +119,17 @@ Json SweepJson(const store::SweepInfo& s) {
               {"unchanged", s.unchanged},
               {"duplicate", s.duplicate},
               {"near_duplicate", s.near_duplicate},
-              {"gone", s.gone}};
+              {"gone", s.gone},
+              {"scope", s.scope}};
+}
+
+Json SweepClosingJson(const store::SweepClosing& c, bool dry_run) {
+  Json j = SweepJson(c.sweep);
+  j["closing"] = {{"dry_run", dry_run},
+                  {"gone_urls", c.gone},
+                  {"listed", c.gone_urls.size()},
+                  {"urls", c.gone_urls}};
+  return j;
 }
 
 Json StatsJson(const store::StoreStats& s) {

@@ -35,6 +35,13 @@ Json ClusterJson(const store::ClusterInfo& cluster);
 Json DocumentJson(const store::DocumentInfo& doc);
 Json LostJson(const store::LostAndFound& lost);
 Json SweepJson(const store::SweepInfo& sweep);
+// The sweep after a close (or, `dry_run`, as it is), with "closing": {"dry_run", "gone_urls"
+// (how many URLs the close recorded or would record gone), "listed", "urls" (the first of
+// them)}.
+Json SweepClosingJson(const store::SweepClosing& closing, bool dry_run);
+// How many gone URLs a close lists by default, and at most (`limit`).
+inline constexpr size_t kDefaultGoneListed = 100;
+inline constexpr size_t kMaxGoneListed = 100000;
 Json StatsJson(const store::StoreStats& stats);
 
 }  // namespace shingled::daemon

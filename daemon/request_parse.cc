@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "crawler/url.h"
+
 namespace shingled::daemon {
 namespace {
 
@@ -199,6 +201,60 @@ StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now) {
   StatusOr<int64_t> t = ParseIsoTime(j[key].get<std::string>());
   if (!t.ok()) return InvalidArgumentError(std::string(key) + ": " + t.status().message());
   return t;
+}
+
+Status CheckMembers(const Json& body, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string takes;
+    for (std::string_view a : allowed) takes += (takes.empty() ? "" : ", ") + std::string(a);
+    return InvalidArgumentError("unknown key \"" + key.substr(0, 100) +
+                                "\" in the body; it takes " +
+                                (takes.empty() ? std::string("none") : takes));
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<std::string>> SweepScope(const std::vector<std::string>& hosts,
+                                              const std::vector<std::string>& prefixes) {
+  std::vector<std::string> scope;
+  for (const std::string& host : hosts) {
+    // host or host:port, nothing else: a path would silently widen or narrow the scope.
+    const bool plain = !host.empty() && host.find_first_of("/?#@ \t") == std::string::npos;
+    StatusOr<crawler::Url> url =
+        plain ? crawler::ParseUrl("http://" + host + "/") : InvalidArgumentError("not a host");
+    if (!url.ok()) {
+      return InvalidArgumentError("scope host \"" + host.substr(0, 200) +
+                                  "\" is not a host name or host:port");
+    }
+    scope.push_back("http://" + url->HostPort() + "/");
+    scope.push_back("https://" + url->HostPort() + "/");
+  }
+  for (const std::string& prefix : prefixes) {
+    StatusOr<std::string> normalized = PageUrl(prefix, kMaxScopePrefixBytes);
+    if (!normalized.ok()) {
+      return InvalidArgumentError("scope prefix: " + normalized.status().message());
+    }
+    scope.push_back(std::move(normalized).value());
+  }
+  return scope;
+}
+
+StatusOr<std::vector<std::string>> SweepScopeMembers(const Json& body) {
+  std::vector<std::string> lists[2];
+  const char* keys[2] = {"hosts", "prefixes"};
+  for (int i = 0; i < 2; ++i) {
+    if (!body.contains(keys[i]) || body[keys[i]].is_null()) continue;
+    const Json& list = body[keys[i]];
+    if (!list.is_array())
+      return InvalidArgumentError(std::string(keys[i]) + " must be an array of strings");
+    for (const Json& item : list) {
+      if (!item.is_string())
+        return InvalidArgumentError(std::string(keys[i]) + " must be an array of strings");
+      lists[i].push_back(item.get<std::string>());
+    }
+  }
+  return SweepScope(lists[0], lists[1]);
 }
 
 StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "daemon/http_query.h"
@@ -54,6 +55,21 @@ StatusOr<Json> ParseObjectBody(std::string_view body);
 // The date in the optional ISO-8601 string member `key` of `j` (absent or null: `now`).
 // InvalidArgument naming `key` for a non-string or a bad date.
 StatusOr<int64_t> DateMember(const Json& j, const char* key, int64_t now);
+
+// OK when every member of the JSON object `body` is one of `allowed`; else InvalidArgument
+// naming the first unknown one and what the body takes, so that a misspelt key is not ignored.
+Status CheckMembers(const Json& body, std::initializer_list<std::string_view> allowed);
+
+// The longest scope prefix (the store's limit).
+inline constexpr size_t kMaxScopePrefixBytes = 400;
+// A sweep's scope (store::Store::OpenSweep) as the API and the command line name it: hosts
+// ("example.com" or "example.com:8080", each giving its http and https roots) and URL prefixes
+// (normalized as page URLs are, e.g. "https://example.com/docs/"). InvalidArgument naming the
+// bad one.
+StatusOr<std::vector<std::string>> SweepScope(const std::vector<std::string>& hosts,
+                                              const std::vector<std::string>& prefixes);
+// The same from the optional members `hosts` and `prefixes` (arrays of strings) of a JSON body.
+StatusOr<std::vector<std::string>> SweepScopeMembers(const Json& body);
 
 // A page as POST /v1/pages names it, before its sweep is looked up.
 struct PagePost {

@@ -377,6 +377,7 @@ class Checker {
     std::map<std::pair<DocId, UrlId>, uint32_t> pairs;
     UrlId current = 0;
     uint32_t expected = 1;
+    int64_t previous_date = INT64_MIN;  // of the URL's version before this one
     SHINGLED_RETURN_IF_ERROR(
         ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
           ++versions_;
@@ -385,6 +386,7 @@ class Checker {
           if (url != current) {
             current = url;
             expected = 1;
+            previous_date = INT64_MIN;
             if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
           }
           if (seq != expected)
@@ -409,7 +411,9 @@ class Checker {
                     " names unknown sweep " + std::to_string(ver->sweep));
           } else {
             it->second.Count(ver->verdict);
+            CheckVersionDates(url, seq, *ver, recorded[ver->sweep], previous_date);
           }
+          previous_date = ver->date;
           return OkStatus();
         }));
     std::set<std::pair<DocId, UrlId>> listed;
@@ -430,6 +434,10 @@ class Checker {
       }
     }
     for (auto& [id, rec] : recorded) {
+      if (!rec.open && rec.end < rec.start) {
+        Problem("sweep " + rec.name + " ends (" + std::to_string(rec.end) + ") before it starts (" +
+                std::to_string(rec.start) + ")");
+      }
       const SweepRecord& c = counted[id];
       if (c.pages != rec.pages || c.new_docs != rec.new_docs || c.unchanged != rec.unchanged ||
           c.duplicate != rec.duplicate || c.near_duplicate != rec.near_duplicate || c.gone != rec.gone) {
@@ -437,6 +445,26 @@ class Checker {
       }
     }
     return OkStatus();
+  }
+
+  // The order of dates (FORMAT.md, invariant 8): a version is not dated before its sweep's
+  // start; a gone version a close wrote (status 0) is dated at its closed sweep's end, not
+  // before the version it follows.
+  void CheckVersionDates(UrlId url, uint32_t seq, const VersionRecord& ver,
+                         const SweepRecord& sweep, int64_t previous_date) {
+    const std::string where = "url id " + std::to_string(url) + " version " + std::to_string(seq);
+    if (ver.date < sweep.start) {
+      Problem(where + " is dated " + std::to_string(ver.date) + ", before the start of its sweep " +
+              sweep.name + " (" + std::to_string(sweep.start) + ")");
+    }
+    if (ver.verdict != Verdict::kGone || ver.http_status != 0) return;
+    if (sweep.open || ver.date != sweep.end) {
+      Problem(where + " is gone from sweep " + sweep.name + " but not dated at its close");
+    }
+    if (ver.date < previous_date) {
+      Problem(where + " is gone at " + std::to_string(ver.date) +
+              ", before the version it follows (" + std::to_string(previous_date) + ")");
+    }
   }
 
   // Each link is filed once, under the later of its two documents (FORMAT.md, "Links").

@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/sweeps.h"
 
 namespace shingled::store {
 
@@ -194,6 +196,7 @@ SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
   s.duplicate = r.duplicate;
   s.near_duplicate = r.near_duplicate;
   s.gone = r.gone;
+  s.scope = r.scope;
   return s;
 }
 
@@ -494,9 +497,13 @@ Status StoreImpl::Open() {
         SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, marks));
       }
     }
-    if (version >= 3 && version < kFormatVersion) {
+    if (version >= 3 && version < 7) {
       // Formats 3 to 6 filed each link under both documents; format 7 under the later one.
       SHINGLED_RETURN_IF_ERROR(DropReverseLinks(ops));
+    }
+    if (version >= 3 && version < kFormatVersion) {
+      // Format 8 gave sweeps a scope.
+      SHINGLED_RETURN_IF_ERROR(internal::UpgradeSweepsToFormat8(ops));
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
       version = kFormatVersion;
@@ -719,7 +726,28 @@ class BatchWriter {
                                         new_doc ? MDB_APPEND : MDB_NODUPDATA, "doc_urls"));
     }
     sweep->Count(v.verdict);
+    // A sweep starts no later than its earliest version (a WARC's records predate its import).
+    if (v.date < sweep->start) sweep->start = v.date;
     ++versions_;
+    return OkStatus();
+  }
+
+  // Removes version `seq` of `url` (one without a document: nothing in `doc_urls` names it),
+  // moving the URL's later versions down one seq so that its seqs stay 1, 2, ... without a gap.
+  Status RemoveVersion(UrlId url, uint32_t seq, Verdict verdict, SweepRecord* sweep) {
+    uint32_t last_seq = 0;
+    StatusOr<VersionRecord> last = LastVersion(ops_, url, &last_seq);
+    if (!last.ok()) return last.status();
+    for (uint32_t s = seq; s < last_seq; ++s) {
+      std::string_view next;
+      SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.versions, VersionKey(url, s + 1), &next, "versions"));
+      // Copied: the value is valid only until the next write.
+      const std::string value(next);
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, s), value, 0, "versions"));
+    }
+    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.versions, VersionKey(url, last_seq), {}, "versions"));
+    sweep->Uncount(verdict);
+    --versions_;
     return OkStatus();
   }
 
@@ -1383,7 +1411,8 @@ StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages)
   return results;
 }
 
-StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
+StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start,
+                                     std::vector<std::string> scope) {
   if (name.empty()) return InvalidArgumentError("sweep name is empty");
   if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
   // A name is shown in JSON answers, logs and on command lines: UTF-8 text without control
@@ -1403,6 +1432,8 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
     }
     i += static_cast<size_t>(n);
   }
+  StatusOr<std::vector<std::string>> valid_scope = internal::ValidateScope(std::move(scope));
+  if (!valid_scope.ok()) return valid_scope.status();
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   SweepInfo info;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -1417,6 +1448,19 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
       StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
       if (!rec.ok()) return rec.status();
       if (!rec->open) return AlreadyExistsError("sweep " + std::string(name) + " exists and is closed");
+      if (!valid_scope->empty() && rec->scope != *valid_scope) {
+        if (!rec->scope.empty()) {
+          return FailedPreconditionError(
+              "sweep " + std::string(name) + " is open with another scope (" +
+              std::to_string(rec->scope.size()) + " prefixes, the first " + rec->scope.front() +
+              "); close it, or open a sweep of another name");
+        }
+        // An open sweep without a scope (opened without one, or before format 8) takes the one
+        // it is opened with now.
+        rec->scope = *valid_scope;
+        SHINGLED_RETURN_IF_ERROR(
+            ops.Put(d.sweeps, SweepKey(*id), internal::EncodeSweep(*rec), 0, "sweeps"));
+      }
       info = internal::SweepInfoOf(*id, *rec);
       return OkStatus();
     }
@@ -1436,6 +1480,7 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
     SweepRecord rec;
     rec.name = std::string(name);
     rec.start = start;
+    rec.scope = *valid_scope;
     SHINGLED_RETURN_IF_ERROR(ops.Put(d.sweeps, SweepKey(id), internal::EncodeSweep(rec), MDB_NOOVERWRITE, "sweeps"));
     SHINGLED_RETURN_IF_ERROR(ops.Put(d.sweep_names, name, SweepKey(id), MDB_NOOVERWRITE, "sweep_names"));
     info = internal::SweepInfoOf(id, rec);
@@ -1445,51 +1490,72 @@ StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start) {
   return info;
 }
 
-StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end, const GoneFilter& may_be_gone) {
+namespace {
+
+// A Unix time as ISO-8601 UTC, for messages.
+std::string IsoTime(int64_t t) {
+  const time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  if (gmtime_r(&tt, &tm) == nullptr) return std::to_string(t);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Status CheckCloseDate(const SweepRecord& rec, int64_t end) {
+  if (!rec.open) return FailedPreconditionError("sweep " + rec.name + " is already closed");
+  if (end < rec.start) {
+    return InvalidArgumentError("sweep " + rec.name + " cannot end at " + IsoTime(end) +
+                                ", before its start " + IsoTime(rec.start));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<SweepClosing> Store::CloseSweep(SweepId id, int64_t end,
+                                         const CloseSweepOptions& options) {
+  SweepClosing closing;
+  auto list = [&](const internal::GoneUrl& g) {
+    ++closing.gone;
+    if (closing.gone_urls.size() < options.list_limit) closing.gone_urls.emplace_back(g.name);
+  };
+  if (options.dry_run) {
+    StatusOr<internal::ReadTxn> r = impl_->BeginRead();
+    if (!r.ok()) return r.status();
+    TxnOps ops(r->txn.get(), impl_->dbis_);
+    std::string_view v;
+    SHINGLED_RETURN_IF_ERROR(
+        ops.Get(impl_->dbis_.sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
+    StatusOr<SweepRecord> rec = internal::DecodeSweep(v);
+    if (!rec.ok()) return rec.status();
+    SHINGLED_RETURN_IF_ERROR(CheckCloseDate(*rec, end));
+    SHINGLED_RETURN_IF_ERROR(internal::FindGone(ops, id, *rec, end, options.may_be_gone,
+                                                [&](const internal::GoneUrl& g) {
+                                                  list(g);
+                                                  return OkStatus();
+                                                }));
+    closing.sweep = internal::SweepInfoOf(id, *rec);
+    return closing;
+  }
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
-  SweepInfo info;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
+    closing = SweepClosing{};
     internal::BatchWriter writer(ops, *impl_);
     SHINGLED_RETURN_IF_ERROR(writer.Begin());
     StatusOr<SweepRecord*> loaded = writer.LoadSweep(id);
     if (!loaded.ok()) return loaded.status();
     SweepRecord* rec = *loaded;
-    if (!rec->open) return FailedPreconditionError("sweep " + rec->name + " is already closed");
-    // Every URL whose last version is live and from another sweep was not seen in this one.
-    const internal::Dbis& d = ops.dbis();
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), d.versions); rc != 0) return ops.Fail(rc, "versions cursor");
+    SHINGLED_RETURN_IF_ERROR(CheckCloseDate(*rec, end));
+    // Found first, written after: the walk's cursors must not see its own writes.
     std::vector<std::pair<UrlId, uint32_t>> gone;
-    MDB_val k, v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
-    UrlId current = 0;
-    uint32_t last_seq = 0;
-    std::optional<VersionRecord> last;
-    auto flush = [&]() {
-      if (last && last->sweep != id && last->doc != 0) gone.emplace_back(current, last_seq + 1);
-    };
-    while (rc == 0) {
-      UrlId url = 0;
-      uint32_t seq = 0;
-      SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
-      if (url != current) {
-        flush();
-        current = url;
-      }
-      last_seq = seq;
-      StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      last = std::move(ver).value();
-      rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
-    }
-    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
-    flush();
+    SHINGLED_RETURN_IF_ERROR(internal::FindGone(ops, id, *rec, end, options.may_be_gone,
+                                                [&](const internal::GoneUrl& g) {
+                                                  list(g);
+                                                  gone.emplace_back(g.url, g.seq);
+                                                  return OkStatus();
+                                                }));
     for (auto [url, seq] : gone) {
-      if (may_be_gone) {
-        std::string_view name;
-        SHINGLED_RETURN_IF_ERROR(ops.Get(d.url_names, Key64(url).view(), &name, "url_names"));
-        if (!may_be_gone(name)) continue;
-      }
       VersionRecord g;
       g.sweep = id;
       g.date = end;
@@ -1500,11 +1566,56 @@ StatusOr<SweepInfo> Store::CloseSweep(SweepId id, int64_t end, const GoneFilter&
     }
     rec->open = false;
     rec->end = end;
-    info = internal::SweepInfoOf(id, *rec);
+    closing.sweep = internal::SweepInfoOf(id, *rec);
     return writer.Finish();
   });
   if (!s.ok()) return s;
-  return info;
+  return closing;
+}
+
+StatusOr<SweepReopening> Store::ReopenSweep(SweepId id) {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  SweepReopening reopening;
+  Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
+    reopening = SweepReopening{};
+    internal::BatchWriter writer(ops, *impl_);
+    SHINGLED_RETURN_IF_ERROR(writer.Begin());
+    StatusOr<SweepRecord*> loaded = writer.LoadSweep(id);
+    if (!loaded.ok()) return loaded.status();
+    SweepRecord* rec = *loaded;
+    if (rec->open) return FailedPreconditionError("sweep " + rec->name + " is open");
+    // The gone versions its close wrote: verdict gone, status 0, in this sweep. A sweep closed
+    // before format 8 covered every URL, so the whole of `versions` is read, not the scope.
+    std::vector<std::pair<UrlId, uint32_t>> written;
+    {
+      Cursor c;
+      if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0)
+        return ops.Fail(rc, "versions cursor");
+      MDB_val k, v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+        UrlId url = 0;
+        uint32_t seq = 0;
+        SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
+        StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
+        if (!ver.ok()) return ver.status();
+        if (ver->sweep != id || ver->verdict != Verdict::kGone || ver->http_status != 0) continue;
+        written.emplace_back(url, seq);
+      }
+      if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+    }
+    // Last first: removing a version moves the URL's later ones down.
+    for (auto it = written.rbegin(); it != written.rend(); ++it) {
+      SHINGLED_RETURN_IF_ERROR(writer.RemoveVersion(it->first, it->second, Verdict::kGone, rec));
+    }
+    rec->open = true;
+    rec->end = 0;
+    reopening.removed = written.size();
+    reopening.sweep = internal::SweepInfoOf(id, *rec);
+    return writer.Finish();
+  });
+  if (!s.ok()) return s;
+  return reopening;
 }
 
 Status Store::health() const { return impl_->health(); }

@@ -2,10 +2,10 @@
 // persistent clusters, in one LMDB environment in a directory. The bytes are described in
 // store/FORMAT.md.
 //
-// Thread-safety: a Store is safe for concurrent use. Writes (Apply, OpenSweep, CloseSweep) are
-// serialized inside; each is one LMDB write transaction. Queries run in their own read
-// transactions and do not wait for the writer, except while the map grows (rare: the map
-// doubles), which needs every transaction of this process closed. One process at a time should
+// Thread-safety: a Store is safe for concurrent use. Writes (Apply, OpenSweep, CloseSweep,
+// ReopenSweep) are serialized inside; each is one LMDB write transaction. Queries run in their
+// own read transactions and do not wait for the writer, except while the map grows (rare: the
+// map doubles), which needs every transaction of this process closed. One process at a time should
 // write to a store directory; other processes may read.
 //
 // Durability: a page is acknowledged (Apply returns) only after its batch's transaction is
@@ -70,18 +70,45 @@ class Store {
   // A full map grows (doubling) and the batch is retried, invisibly to the caller.
   [[nodiscard]] StatusOr<std::vector<PageResult>> Apply(std::span<const PageInput> pages);
 
-  // Opens a sweep named `name` starting at `start`. If an open sweep has that name already, it
-  // is returned unchanged (so a restarted ingest continues its sweep). AlreadyExists if a closed
-  // sweep has that name; InvalidArgument if the name is empty.
-  [[nodiscard]] StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start);
+  // Opens a sweep named `name` starting at `start`, covering the URLs that start with one of the
+  // `scope` prefixes (absolute URLs or their starts, e.g. "https://example.com/docs/"; closing
+  // the sweep records gone only URLs in its scope, and a sweep without one records none). If an
+  // open sweep has that name already, it is returned (so a restarted ingest continues its
+  // sweep); one without a scope takes `scope`. AlreadyExists if a closed sweep has that name;
+  // FailedPrecondition if the open one has another non-empty scope; InvalidArgument if the name
+  // is empty or not UTF-8 text, or a prefix is not the start of an absolute URL (more than 1000
+  // prefixes, or one over 400 bytes). A version dated before its sweep's start lowers the start
+  // to its date.
+  [[nodiscard]] StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start,
+                                              std::vector<std::string> scope = {});
   // Says whether a URL not seen in a sweep is gone when the sweep closes.
   using GoneFilter = std::function<bool(std::string_view url)>;
-  // Closes the sweep at `end`: every URL whose last version is live and not from this sweep gets
-  // a "gone" version (status 0) in it; with `may_be_gone`, only those URLs it accepts (a crawler
-  // sweep covers its scope only, not the URLs other sweeps brought in). NotFound for an unknown
-  // id; FailedPrecondition if closed.
-  [[nodiscard]] StatusOr<SweepInfo> CloseSweep(SweepId id, int64_t end,
-                                               const GoneFilter& may_be_gone = nullptr);
+  struct CloseSweepOptions {
+    // Computes and lists what the close would record gone; writes nothing, and the answer's
+    // sweep is as it is (open).
+    bool dry_run = false;
+    // The answer lists the first `list_limit` gone URLs in URL order (it counts them all).
+    size_t list_limit = 0;
+    // Further narrows the URLs that may be recorded gone (a crawler keeps URLs whose fetch
+    // failed or robots.txt refused). Null: every URL the scope rule gives.
+    GoneFilter may_be_gone;
+  };
+  // Closes the sweep at `end`. Every URL in the sweep's scope whose last version is live, and
+  // that has no version in this sweep or in a later one (started later; the same start and a
+  // larger id), and whose last version is not dated after `end`, gets a "gone" version (status
+  // 0) dated `end`. So closing an older sweep after a newer one marks nothing the newer one saw,
+  // and no version is dated before the one it follows (FORMAT.md, "Closing a sweep"). NotFound
+  // for an unknown id; FailedPrecondition if closed; InvalidArgument if `end` is before the
+  // sweep's start.
+  [[nodiscard]] StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end,
+                                                  const CloseSweepOptions& options);
+  [[nodiscard]] StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end) {
+    return CloseSweep(id, end, CloseSweepOptions{});
+  }
+  // Undoes a close: removes the gone versions the close wrote (later versions of those URLs
+  // move down one seq) and opens the sweep again. NotFound for an unknown id;
+  // FailedPrecondition if the sweep is open.
+  [[nodiscard]] StatusOr<SweepReopening> ReopenSweep(SweepId id);
 
   // --- queries (read transactions) ---
 

@@ -207,6 +207,24 @@ struct SweepInfo {
   int64_t end = 0;  // 0 while open
   bool open = true;
   uint64_t pages = 0, new_docs = 0, unchanged = 0, duplicate = 0, near_duplicate = 0, gone = 0;
+  // The URL prefixes the sweep covers, sorted: closing it records gone only the URLs that start
+  // with one of them (FORMAT.md, "Sweep record"). Empty: the sweep covers nothing, and closing it
+  // records nothing gone.
+  std::vector<std::string> scope;
+};
+
+// What closing a sweep did, or would do (a dry run).
+struct SweepClosing {
+  SweepInfo sweep;    // after the close (a dry run: as it is, still open)
+  uint64_t gone = 0;  // URLs the close recorded (would record) gone
+  // The first of them in URL order, at most CloseSweepOptions::list_limit.
+  std::vector<std::string> gone_urls;
+};
+
+// What reopening a sweep did.
+struct SweepReopening {
+  SweepInfo sweep;
+  uint64_t removed = 0;  // gone versions its close had written, now removed
 };
 
 // URL-level changes from sweep `from` to sweep `to`, from the URLs' last versions in each.

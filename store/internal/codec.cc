@@ -390,6 +390,27 @@ void SweepRecord::Count(Verdict verdict) {
   }
 }
 
+void SweepRecord::Uncount(Verdict verdict) {
+  --pages;
+  switch (verdict) {
+    case Verdict::kNew:
+      --new_docs;
+      break;
+    case Verdict::kUnchanged:
+      --unchanged;
+      break;
+    case Verdict::kDuplicate:
+      --duplicate;
+      break;
+    case Verdict::kNearDuplicate:
+      --near_duplicate;
+      break;
+    case Verdict::kGone:
+      --gone;
+      break;
+  }
+}
+
 std::string EncodeSweep(const SweepRecord& s) {
   std::string out;
   AppendVarint(&out, s.name.size());
@@ -400,10 +421,15 @@ std::string EncodeSweep(const SweepRecord& s) {
   for (uint64_t c : {s.pages, s.new_docs, s.unchanged, s.duplicate, s.near_duplicate, s.gone}) {
     AppendVarint(&out, c);
   }
+  AppendVarint(&out, s.scope.size());
+  for (const std::string& prefix : s.scope) {
+    AppendVarint(&out, prefix.size());
+    out += prefix;
+  }
   return out;
 }
 
-StatusOr<SweepRecord> DecodeSweep(std::string_view bytes) {
+StatusOr<SweepRecord> DecodeSweep(std::string_view bytes, bool format7) {
   Reader r(bytes);
   SweepRecord s;
   s.name = r.Bytes("name");
@@ -412,6 +438,14 @@ StatusOr<SweepRecord> DecodeSweep(std::string_view bytes) {
   s.open = r.Byte("state") == 0;
   for (uint64_t* c : {&s.pages, &s.new_docs, &s.unchanged, &s.duplicate, &s.near_duplicate, &s.gone}) {
     *c = r.Varint("counts");
+  }
+  if (!format7) {
+    const uint64_t n = r.Varint("scope");
+    // Each prefix takes at least one byte: a count above the bytes left is damage, not a reason
+    // to reserve memory for it.
+    if (n > bytes.size()) return DataLossError("sweep record does not decode at scope");
+    s.scope.resize(n);
+    for (std::string& prefix : s.scope) prefix = r.Bytes("scope");
   }
   SHINGLED_RETURN_IF_ERROR(r.Finish("sweep"));
   return s;

@@ -17,7 +17,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 7;
+inline constexpr uint64_t kFormatVersion = 8;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -220,11 +220,15 @@ struct SweepRecord {
   int64_t start = 0, end = 0;
   bool open = true;
   uint64_t pages = 0, new_docs = 0, unchanged = 0, duplicate = 0, near_duplicate = 0, gone = 0;
+  std::vector<std::string> scope;  // URL prefixes, sorted, without duplicates
   friend bool operator==(const SweepRecord&, const SweepRecord&) = default;
   void Count(Verdict verdict);
+  // Takes back one Count(verdict).
+  void Uncount(Verdict verdict);
 };
 std::string EncodeSweep(const SweepRecord& s);
-StatusOr<SweepRecord> DecodeSweep(std::string_view bytes);
+// `format7`: a record of format 7, which had no scope (read only to upgrade it).
+StatusOr<SweepRecord> DecodeSweep(std::string_view bytes, bool format7 = false);
 
 // A `links` posting: the other document (8, BE) and round(r * 65535) (2, BE).
 inline constexpr size_t kLinkSize = 10;

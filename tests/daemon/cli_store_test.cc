@@ -136,6 +136,73 @@ TEST(CliStoreTest, IngestQueryCheckBackup) {
   EXPECT_EQ(json::parse(out)["ok"], true);
 }
 
+// The bug: docs/API.md's sweep example (open 2024-05, close it with an end date) on a store that
+// held earlier pages marked every URL of the store gone, dated before its first version. A sweep
+// closes over its own scope; a dry run lists what would become gone; a reopen undoes a close.
+TEST(CliStoreTest, SweepsCloseOverTheirScopeWithADryRunAndAReopen) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string flags = " --store " + store + " --json";
+  dir.Write("site/a.html", ReadWholeFile(kSamples + "page-a.html"));
+  dir.Write("site/b.html", ReadWholeFile(kSamples + "page-b.html"));
+  dir.Write("site/notes.txt", "some plain text words that are not like the pages at all");
+  dir.Write("june/a.html", ReadWholeFile(kSamples + "page-a.html"));
+  std::string out;
+  ASSERT_EQ(RunCli("ingest " + dir.path() +
+                       "/site --sweep default --date 2024-04-01 "
+                       "--base-url https://ex.com/" +
+                       flags,
+                   &out),
+            0)
+      << out;
+
+  // The docs' example: a sweep without a scope covers nothing.
+  ASSERT_EQ(RunCli("sweep open 2024-05 --date 2024-05-01" + flags, &out), 0) << out;
+  ASSERT_EQ(RunCli("sweep close 2024-05 --date 2024-05-31" + flags, &out), 0) << out;
+  json j = json::parse(out);
+  EXPECT_EQ(j["closing"]["gone_urls"], 0) << out;
+  ASSERT_EQ(RunCli("history https://ex.com/a.html" + flags, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["versions"].size(), 1u) << out;
+
+  // A sweep of ex.com sees a.html only.
+  ASSERT_EQ(RunCli("sweep open 2024-06 --date 2024-06-01 --scope-host ex.com" + flags, &out), 0)
+      << out;
+  EXPECT_EQ(json::parse(out)["scope"], json::parse(R"(["http://ex.com/", "https://ex.com/"])"));
+  ASSERT_EQ(RunCli("ingest " + dir.path() +
+                       "/june --sweep 2024-06 --date 2024-06-02 "
+                       "--base-url https://ex.com/" +
+                       flags,
+                   &out),
+            0)
+      << out;
+  EXPECT_EQ(RunCli("sweep close 2024-06 --date 2024-05-15" + flags, &out), 1) << out;
+  EXPECT_NE(out.find("before its start 2024-06-01T00:00:00Z"), std::string::npos) << out;
+  ASSERT_EQ(RunCli("sweep close 2024-06 --date 2024-06-30 --dry-run" + flags, &out), 0) << out;
+  j = json::parse(out);
+  EXPECT_EQ(j["open"], true) << out;
+  EXPECT_EQ(j["closing"]["dry_run"], true) << out;
+  EXPECT_EQ(j["closing"]["urls"],
+            json::parse(R"(["https://ex.com/b.html", "https://ex.com/notes.txt"])"))
+      << out;
+  ASSERT_EQ(RunCli("history https://ex.com/b.html" + flags, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["versions"].size(), 1u) << out;
+
+  ASSERT_EQ(RunCli("sweep close 2024-06 --date 2024-06-30" + flags, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["closing"]["gone_urls"], 2) << out;
+  ASSERT_EQ(RunCli("history https://ex.com/b.html" + flags, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["versions"][1]["verdict"], "gone") << out;
+  ASSERT_EQ(RunCli("sweep reopen 2024-06" + flags, &out), 0) << out;
+  j = json::parse(out);
+  EXPECT_EQ(j["removed_gone"], 2) << out;
+  EXPECT_EQ(j["open"], true) << out;
+  ASSERT_EQ(RunCli("history https://ex.com/b.html" + flags, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["versions"].size(), 1u) << out;
+  EXPECT_EQ(RunCli("sweep close 2024-06 --scope-host ex.com" + flags, &out), 2) << out;
+  EXPECT_EQ(RunCli("sweep open x --scope-host ex.com/path" + flags, &out), 2) << out;
+  EXPECT_NE(out.find("is not a host name"), std::string::npos) << out;
+  ASSERT_EQ(RunCli("check --store " + store, &out), 0) << out;
+}
+
 // Ids are 1..2^64-1 (CLI11 took 0, and made 99999999999999999999 into 2^64-1: "document
 // 18446744073709551615 not found"), and `similar` takes one of --url, --doc and --file (--file
 // won silently).

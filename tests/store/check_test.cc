@@ -26,6 +26,7 @@ namespace {
 using internal::DocumentRecord;
 using internal::Key64;
 using internal::SweepKey;
+using internal::SweepRecord;
 using internal::VersionKey;
 using internal::VersionRecord;
 using testing::Range;
@@ -80,6 +81,16 @@ class RawStore {
     return rec.ok() ? *rec : VersionRecord{};
   }
   uint64_t Meta(const char* key) { return internal::GetLE64(Get("meta", key).data()); }
+  // Writes the fixture's sweeps (1 and 2, without a scope) as format 7 did: without the scope's
+  // count, their last byte.
+  void SweepsAsFormat7() {
+    for (SweepId id : {1u, 2u}) {
+      std::string rec = Get("sweeps", SweepKey(id));
+      ASSERT_EQ(rec.back(), '\0');
+      rec.pop_back();
+      Put("sweeps", SweepKey(id), rec);
+    }
+  }
   // Deletes every (key, entry) of a DUPSORT database that `drop` selects; returns how many.
   size_t DeleteIf(const char* db,
                   const std::function<bool(std::string_view key, std::string_view entry)>& drop) {
@@ -278,6 +289,7 @@ TEST_F(CheckTest, WatermarksPastTheLastDocumentOrOfWrongSize) {
 TEST_F(CheckTest, Format3IsUpgraded) {
   Damage([](RawStore& raw) {
     raw.Put("meta", "format_version", Le64(3));
+    raw.SweepsAsFormat7();
     raw.Del("meta", internal::kBufferWatermarksKey);
     raw.Del("meta", internal::kBufferNextSliceKey);
   });
@@ -312,6 +324,7 @@ TEST_F(CheckTest, Format3IsUpgraded) {
 TEST_F(CheckTest, Format4IsUpgraded) {
   Damage([](RawStore& raw) {
     raw.Put("meta", "format_version", Le64(4));
+    raw.SweepsAsFormat7();
     std::string old_marks;
     for (DocId w : {6, 6, 6, 6, 6, 6, 6, 5}) internal::AppendLE64(&old_marks, w);
     raw.Put("meta", internal::kBufferWatermarksKey, old_marks);
@@ -347,6 +360,7 @@ TEST_F(CheckTest, Format4IsUpgraded) {
 TEST_F(CheckTest, Format5IsUpgraded) {
   Damage([](RawStore& raw) {
     raw.Put("meta", "format_version", Le64(5));
+    raw.SweepsAsFormat7();
     raw.Del("meta", internal::kFingerprintWatermarksKey);
     raw.Del("meta", internal::kFingerprintNextSliceKey);
     for (DocId d = 1; d <= 6; ++d) {
@@ -390,6 +404,7 @@ TEST_F(CheckTest, Format6IsUpgraded) {
   std::string fp_marks;
   Damage([&](RawStore& raw) {
     raw.Put("meta", "format_version", Le64(6));
+    raw.SweepsAsFormat7();
     fp_marks = raw.Get("meta", internal::kFingerprintWatermarksKey);
     raw.Put("links", Key64(1).view(),
             raw.Get("links", Key64(2).view()).replace(0, 8, Key64(2).view()));
@@ -433,6 +448,37 @@ TEST_F(CheckTest, Format6IsUpgraded) {
     EXPECT_EQ(raw.Size("links"), 3u);
     EXPECT_EQ(internal::GetBE64(raw.Get("links", Key64(7).view()).data()), 6u);
   });
+}
+
+// A store of format 7 (sweeps without a scope) opens as format 8: each sweep gets an empty scope
+// (closing an old open sweep records nothing gone) and a start no later than its earliest
+// version (a WARC imported without a date opened its sweep after the records it holds).
+TEST_F(CheckTest, Format7IsUpgraded) {
+  Damage([](RawStore& raw) {
+    raw.Put("meta", "format_version", Le64(7));
+    // s2 opened at 25, after its versions (dated 20); s1 at 10, as its versions.
+    StatusOr<SweepRecord> s2 = internal::DecodeSweep(raw.Get("sweeps", SweepKey(2)));
+    ASSERT_TRUE(s2.ok());
+    s2->start = 25;
+    raw.Put("sweeps", SweepKey(2), internal::EncodeSweep(*s2));
+    raw.SweepsAsFormat7();
+  });
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    testing::StoreFixture::ExpectConsistent(*store);
+    std::vector<SweepInfo> sweeps = *store->Sweeps();
+    ASSERT_EQ(sweeps.size(), 2u);
+    EXPECT_EQ(sweeps[0].start, 10);
+    EXPECT_EQ(sweeps[1].start, 20);
+    EXPECT_TRUE(sweeps[1].scope.empty());
+    // An old sweep without a scope records nothing gone when it closes.
+    StatusOr<SweepClosing> closed = store->CloseSweep(2, 30);
+    ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+    EXPECT_EQ(closed->gone, 0u);
+    testing::StoreFixture::ExpectConsistent(*store);
+  }
+  Damage([](RawStore& raw) { EXPECT_EQ(raw.Meta("format_version"), internal::kFormatVersion); });
 }
 
 // --- 2. documents ---
@@ -851,7 +897,9 @@ TEST_F(CheckTest, QueriesOverAVersionKeyOfWrongLengthAnswerDataLoss) {
   EXPECT_NE(compared.status().message().find("versions has a key of 10 bytes, not 12"),
             std::string::npos)
       << compared.status().ToString();
-  EXPECT_EQ(store->CloseSweep(2, 30).status().code(), StatusCode::kDataLoss);
+  // A close reads the versions of the URLs in its scope.
+  SweepId s3 = store->OpenSweep("s3", 25, {"http://a/", "http://b/"})->id;
+  EXPECT_EQ(store->CloseSweep(s3, 30).status().code(), StatusCode::kDataLoss);
   std::vector<PageInput> page = {Page("http://a/", 2, 25, Range(1u << 23, 300))};
   StatusOr<std::vector<PageResult>> applied = store->Apply(page);
   EXPECT_EQ(applied.status().code(), StatusCode::kDataLoss) << applied.status().ToString();
@@ -870,7 +918,9 @@ TEST_F(CheckTest, ScansOverAShortVersionKeyAnswerDataLoss) {
   });
   auto store = OpenStore();
   EXPECT_EQ(store->CompareSweeps(1, 2).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(store->CloseSweep(2, 30).status().code(), StatusCode::kDataLoss);
+  // Reopening a sweep reads every version (a close reads only those in its scope).
+  ASSERT_TRUE(store->CloseSweep(2, 30).ok());
+  EXPECT_EQ(store->ReopenSweep(2).status().code(), StatusCode::kDataLoss);
   EXPECT_TRUE(store->History("http://b/").ok());
 }
 

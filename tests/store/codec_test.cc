@@ -272,10 +272,57 @@ TEST(CodecTest, SweepExactBytes) {
   s.duplicate = 1;
   s.near_duplicate = 1;
   s.gone = 1;
-  EXPECT_EQ(Hex(EncodeSweep(s)), "02" "7331" "14" "00" "01" "05" "01" "01" "01" "01" "01");
+  // The scope's count (0) last.
+  EXPECT_EQ(Hex(EncodeSweep(s)),
+            "02"
+            "7331"
+            "14"
+            "00"
+            "01"
+            "05"
+            "01"
+            "01"
+            "01"
+            "01"
+            "01"
+            "00");
   StatusOr<SweepRecord> back = DecodeSweep(EncodeSweep(s));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, s);
+  // Format 7's record had no scope: read as such only when upgrading.
+  std::string format7 = EncodeSweep(s);
+  format7.pop_back();
+  EXPECT_EQ(DecodeSweep(format7).status().code(), StatusCode::kDataLoss);
+  StatusOr<SweepRecord> old = DecodeSweep(format7, /*format7=*/true);
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(*old, s);
+
+  s.scope = {"http://a/", "https://b/x"};
+  EXPECT_EQ(Hex(EncodeSweep(s)),
+            "02"
+            "7331"
+            "14"
+            "00"
+            "01"
+            "05"
+            "01"
+            "01"
+            "01"
+            "01"
+            "01"
+            "02"
+            "09"
+            "687474703a2f2f612f"
+            "0b"
+            "68747470733a2f2f622f78");
+  back = DecodeSweep(EncodeSweep(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+  // A count of prefixes larger than the bytes left is damage, not an allocation.
+  std::string huge = EncodeSweep(s);
+  huge.resize(huge.size() - 23);
+  huge += "\xff\xff\xff\xff\x0f";
+  EXPECT_EQ(DecodeSweep(huge).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, PostingExactBytes) {

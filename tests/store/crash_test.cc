@@ -32,13 +32,14 @@ constexpr int kRestarts = 35;
   auto opened = Store::Open(dir, options, params, kPolynomial);
   if (!opened.ok()) _exit(2);
   auto store = std::move(opened).value();
-  auto sweep = store->OpenSweep("sweep-" + std::to_string(round / 10), round);
+  auto sweep = store->OpenSweep("sweep-" + std::to_string(round / 10), round, {"http://crash/"});
   if (!sweep.ok()) _exit(3);
   if (round % 10 == 9) {
     // Also kill during sweep closes now and then: the close is one transaction as well.
-    auto closed = store->CloseSweep(sweep->id, round);
+    auto closed = store->CloseSweep(sweep->id, int64_t{round} * 1000);
     if (!closed.ok()) _exit(4);
-    sweep = store->OpenSweep("sweep-" + std::to_string(round / 10) + "-b", round);
+    sweep =
+        store->OpenSweep("sweep-" + std::to_string(round / 10) + "-b", round, {"http://crash/"});
     if (!sweep.ok()) _exit(5);
   }
   for (uint64_t batch = 0;; ++batch) {

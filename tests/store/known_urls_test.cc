@@ -65,7 +65,7 @@ TEST_F(KnownUrlsTest, EmptyStoreHasNone) {
 }
 
 TEST_F(KnownUrlsTest, ListsLiveUrlsAndLeavesOutDeadAndGoneOnes) {
-  const SweepId s1 = store_->OpenSweep("one", 100)->id;
+  const SweepId s1 = store_->OpenSweep("one", 100, {"http://site/"})->id;
   std::vector<PageInput> first;
   for (int i = 0; i < 6; ++i) {
     first.push_back(Page("http://site/" + std::to_string(i), s1, 100, 1000 * (i + 1)));
@@ -79,7 +79,7 @@ TEST_F(KnownUrlsTest, ListsLiveUrlsAndLeavesOutDeadAndGoneOnes) {
 
   // Sweep two: /1 answers 410, /2 is not seen (gone at close), /3 changes, /new is born; a
   // URL that died once and lives again (/never) is live again.
-  const SweepId s2 = store_->OpenSweep("two", 200)->id;
+  const SweepId s2 = store_->OpenSweep("two", 200, {"http://site/"})->id;
   std::vector<PageInput> second = {
       Page("http://site/0", s2, 200, 1000),   Page("http://site/1", s2, 200, 0, 410),
       Page("http://site/3", s2, 200, 90000),  Page("http://site/4", s2, 200, 5000),

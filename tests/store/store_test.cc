@@ -274,21 +274,24 @@ TEST_F(StoreTest, SweepNamesAreUtf8TextWithoutControlCharacters) {
 
 TEST_F(StoreTest, CloseSweepWithAFilterMarksGoneOnlyWhatItAccepts) {
   auto store = OpenStore();
-  SweepId s1 = store->OpenSweep("s1", 100)->id;
+  SweepId s1 = store->OpenSweep("s1", 100, {"http://site/", "http://other/"})->id;
   ASSERT_TRUE(store->Apply(std::vector<PageInput>{Page("http://site/a", s1, 100, Range(0, 200)),
                                                   Page("http://site/b", s1, 100, Range(1000, 200)),
                                                   Page("http://other/c", s1, 100, Range(2000, 200))})
                   .ok());
   ASSERT_TRUE(store->CloseSweep(s1, 150).ok());
-  SweepId s2 = store->OpenSweep("s2", 200)->id;
+  SweepId s2 = store->OpenSweep("s2", 200, {"http://site/", "http://other/"})->id;
   ASSERT_TRUE(store->Apply(std::vector<PageInput>{Page("http://site/a", s2, 200, Range(0, 200))}).ok());
   std::vector<std::string> asked;
-  SweepInfo closed = *store->CloseSweep(s2, 299, [&](std::string_view url) {
+  Store::CloseSweepOptions close;
+  close.may_be_gone = [&](std::string_view url) {
     asked.emplace_back(url);
     return url.starts_with("http://site/");
-  });
-  EXPECT_EQ(closed.gone, 1u);  // site/b; other/c is not the sweep's to declare gone
-  EXPECT_EQ(asked, (std::vector<std::string>{"http://site/b", "http://other/c"}));  // not seen in s2
+  };
+  SweepInfo closed = store->CloseSweep(s2, 299, close)->sweep;
+  EXPECT_EQ(closed.gone, 1u);  // site/b; the filter keeps other/c
+  // Asked about the URLs in scope not seen in s2, in URL order.
+  EXPECT_EQ(asked, (std::vector<std::string>{"http://other/c", "http://site/b"}));
   EXPECT_EQ(store->History("http://site/b")->back().verdict, Verdict::kGone);
   EXPECT_EQ(store->History("http://other/c")->size(), 1u);
   EXPECT_EQ(store->History("http://site/a")->size(), 2u);
@@ -297,17 +300,20 @@ TEST_F(StoreTest, CloseSweepWithAFilterMarksGoneOnlyWhatItAccepts) {
 
 TEST_F(StoreTest, SweepsCloseMarksGoneAndCompareCountsChanges) {
   auto store = OpenStore();
-  SweepId s1 = store->OpenSweep("s1", 100)->id;
+  const std::vector<std::string> scope = {"http://404/",  "http://born/",     "http://change/",
+                                          "http://dies/", "http://new-home/", "http://old-home/",
+                                          "http://same/"};
+  SweepId s1 = store->OpenSweep("s1", 100, scope)->id;
   EXPECT_EQ(store->OpenSweep("s1", 150)->id, s1);  // reopening an open sweep continues it
   std::vector<PageInput> first = {
       Page("http://same/", s1, 100, Range(0, 200)),       Page("http://change/", s1, 100, Range(1000, 200)),
       Page("http://old-home/", s1, 100, Range(2000, 200)), Page("http://dies/", s1, 100, Range(3000, 200)),
       Page("http://404/", s1, 100, Range(4000, 200))};
   ASSERT_TRUE(store->Apply(first).ok());
-  EXPECT_FALSE(store->CloseSweep(s1, 199)->open);
+  EXPECT_FALSE(store->CloseSweep(s1, 199)->sweep.open);
   EXPECT_EQ(store->OpenSweep("s1", 300).status().code(), StatusCode::kAlreadyExists);
 
-  SweepId s2 = store->OpenSweep("s2", 200)->id;
+  SweepId s2 = store->OpenSweep("s2", 200, scope)->id;
   PageInput dead = Page("http://404/", s2, 200, {});
   dead.http_status = 404;
   std::vector<PageInput> second = {
@@ -318,7 +324,7 @@ TEST_F(StoreTest, SweepsCloseMarksGoneAndCompareCountsChanges) {
   StatusOr<std::vector<PageResult>> r = store->Apply(second);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[4].verdict, Verdict::kGone);
-  SweepInfo closed = *store->CloseSweep(s2, 299);
+  SweepInfo closed = store->CloseSweep(s2, 299)->sweep;
   EXPECT_EQ(closed.gone, 3u);  // the 404, and http://dies/ and http://old-home/ not seen in s2
   EXPECT_EQ(closed.pages, 7u);
 

@@ -1,0 +1,51 @@
+// Sweeps' scopes, and which URLs closing a sweep records gone (FORMAT.md, "Closing a sweep").
+// Private to store/.
+#ifndef SHINGLED_STORE_INTERNAL_SWEEPS_H_
+#define SHINGLED_STORE_INTERNAL_SWEEPS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/internal/codec.h"
+#include "store/internal/schema.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+// A scope's prefixes are at most this long, so that they compare whole against the part of a
+// long URL's `urls` key that holds its bytes (kMaxWholeUrlKey less the hash).
+inline constexpr size_t kMaxScopePrefix = 400;
+inline constexpr size_t kMaxScopePrefixes = 1000;
+
+// `prefixes` sorted and without duplicates. InvalidArgument naming the first bad one: empty,
+// longer than kMaxScopePrefix, without "://" after a scheme, or more than kMaxScopePrefixes.
+StatusOr<std::vector<std::string>> ValidateScope(std::vector<std::string> prefixes);
+
+// A URL that closing a sweep records gone: its id, the seq its gone version takes, its bytes.
+struct GoneUrl {
+  UrlId url = 0;
+  uint32_t seq = 0;
+  std::string_view name;  // valid during the visit only
+};
+
+// Calls `visit` with each URL that closing sweep `id` (its record `rec`) at `end` records gone,
+// in the order of their bytes, and stops at its first error. A URL is gone when it starts with
+// one of the scope's prefixes, its last version is live (has a document), it has no version in
+// this sweep nor in a later one (one that started later, or at the same time with a larger id),
+// its last version is not dated after `end`, and `may_be_gone` (when set) accepts it. Reads only;
+// `visit` must not write while the walk goes on (collect, then write).
+Status FindGone(TxnOps& ops, SweepId id, const SweepRecord& rec, int64_t end,
+                const std::function<bool(std::string_view url)>& may_be_gone,
+                const std::function<Status(const GoneUrl&)>& visit);
+
+// Format 7 to 8: rewrites every sweep record with a scope (empty: an old sweep covers nothing
+// when it closes) and with its start lowered to its earliest version's date.
+Status UpgradeSweepsToFormat8(TxnOps& ops);
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_SWEEPS_H_
