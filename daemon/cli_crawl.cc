@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "daemon/cli.h"
+#include "daemon/cli_progress.h"
 #include "daemon/crawl_sweep.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
@@ -35,12 +36,16 @@ struct CrawlFlags {
   int64_t max_depth = 0;
   bool keep_open = false;
   std::string user_agent;
+  bool quiet = false;
 };
 
 int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
+  // Before any thread: Ctrl-C stops the sweep (left open), commits what was fetched and prints
+  // the summary.
+  CommandInterrupt interrupt;
   // The sweep's log lines (start, end, pages the store refused) go to stderr; stdout is the
-  // JSON summary.
-  daemon::SetUpLogging("info");
+  // JSON summary. On a terminal the progress line is the news: only warnings are logged.
+  daemon::SetUpLogging(ShowProgress(flags.quiet) ? "warn" : "info");
   // The [crawler] table of --config, then the flags given on top.
   config::Config config;
   if (!flags.config_file.empty()) {
@@ -76,7 +81,21 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
                                   *pipeline_options);
   daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options->queue_pages,
                              std::move(*setup), nullptr);
-  const daemon::SweepReport report = runner.Run(flags.sweep, !flags.keep_open);
+  interrupt.OnRequest([&runner] { runner.Stop(); });
+  daemon::SweepReport report;
+  {
+    ProgressLine progress(ShowProgress(flags.quiet), [&runner](double elapsed) {
+      const daemon::SweepReport now = runner.Snapshot();
+      const crawler::CrawlProgress& p = now.progress;
+      return "crawl " + now.name + ": " + GroupDigits(p.fetched) + " fetched, " +
+             GroupDigits(p.pages) + " pages, " + GroupDigits(p.queued) + " queued, " +
+             GroupDigits(p.errors) + " errors, " +
+             GroupDigits(static_cast<uint64_t>(p.pages_per_second)) + "/s, " +
+             GroupDigits(static_cast<uint64_t>(elapsed)) + " s";
+    });
+    report = runner.Run(flags.sweep, !flags.keep_open);
+  }
+  interrupt.OnRequest(nullptr);
   pipeline.Stop();
   pool.Stop();
   if (!report.status.ok()) {
@@ -88,6 +107,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
                     : kExitFailure);
   }
   std::cout << daemon::DumpJson(daemon::SweepReportJson(report)) << "\n";
+  if (interrupt.requested()) return kExitInterrupted;
   return report.store_error_count == 0 ? kExitOk : kExitFailure;
 }
 
@@ -117,6 +137,7 @@ void AddCrawlCommand(CLI::App* app, int* exit_code) {
                 "Leave the sweep open (do not mark unseen URLs gone)");
   cmd->add_option("--user-agent", flags->user_agent,
                   "User-Agent (crawler.user_agent); its product token is used for robots.txt");
+  cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
   cmd->callback([=] { *exit_code = RunCrawl(*flags, *cmd); });
 }
 

@@ -7,12 +7,15 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include "crawler/warc.h"
 #include "daemon/cli.h"
+#include "daemon/cli_progress.h"
 #include "daemon/http_query.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
@@ -125,6 +128,7 @@ struct IngestFlags {
   std::vector<std::string> paths;
   std::string sweep, date, base_url, content_type;
   ScopeFlags scope;
+  bool quiet = false;
 };
 
 struct FileRef {
@@ -142,7 +146,9 @@ std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
       for (auto it = fs::recursive_directory_iterator(p, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it->is_regular_file(ec)) {
-          found.push_back({it->path(), fs::relative(it->path(), p, ec).generic_string()});
+          // lexically_relative, not fs::relative: that one resolves symlinks, which gave a
+          // symlinked file its target's URL.
+          found.push_back({it->path(), it->path().lexically_relative(p).generic_string()});
         }
       }
       if (ec) errors->push_back(p + ": " + ec.message());
@@ -169,7 +175,8 @@ bool IsWarcPath(const std::string& path) {
 // *skipped.
 Status IngestWarc(const std::string& path, store::SweepId sweep,
                   const std::function<Status(const daemon::PageJob&, const std::string&)>& submit,
-                  std::vector<std::string>* errors, std::mutex* mu, uint64_t* skipped) {
+                  std::vector<std::string>* errors, std::mutex* mu, uint64_t* skipped,
+                  const CommandInterrupt& interrupt) {
   StatusOr<std::unique_ptr<crawler::ByteSource>> source = crawler::OpenFileSource(path);
   if (!source.ok()) {
     std::lock_guard<std::mutex> lock(*mu);
@@ -186,7 +193,7 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
       errors->push_back(path + ": offset " + std::to_string(p.offset) + ": " + p.status.message());
     }
   };
-  while (reader.Next(&record)) {
+  while (!interrupt.requested() && reader.Next(&record)) {
     report_problems();
     const std::string where = path + ": offset " + std::to_string(record.member_offset);
     bool skip = false;
@@ -212,6 +219,9 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
 }
 
 int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
+  // Before any thread: Ctrl-C stops reading files, and what was accepted is committed and
+  // summed up.
+  CommandInterrupt interrupt;
   int64_t date = UnixNow();
   if (!in.date.empty()) {
     StatusOr<int64_t> parsed = daemon::ParseIsoTime(in.date);
@@ -238,6 +248,8 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   std::mutex mu;
   uint64_t counts[6] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
+  // The URLs the sweep recorded (two files can name one URL, and a replayed page is one URL).
+  std::unordered_set<store::UrlId> urls;
   uint64_t pages = 0;
   daemon::PageFeeder feeder(&pipeline, options->queue_pages);
   // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
@@ -247,6 +259,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
       std::lock_guard<std::mutex> lock(mu);
       if (out.status.ok()) {
         ++pages;
+        urls.insert(out.result.url);
         ++counts[static_cast<int>(out.result.verdict)];
         if (out.result.cluster != 0) clusters.insert(out.result.cluster);
       } else {
@@ -255,10 +268,20 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     });
   };
   uint64_t warc_skipped = 0;
+  std::optional<ProgressLine> progress;
+  progress.emplace(ShowProgress(in.quiet), [&](double elapsed) {
+    std::lock_guard<std::mutex> lock(mu);
+    return "ingest " + in.sweep + ": " + GroupDigits(pages) + " pages, " +
+           GroupDigits(static_cast<uint64_t>(elapsed > 0 ? pages / elapsed : 0)) + "/s, " +
+           GroupDigits(errors.size()) + " errors, " + GroupDigits(static_cast<uint64_t>(elapsed)) +
+           " s";
+  });
   for (const FileRef& f : files) {
+    if (interrupt.requested()) break;
     if (IsWarcPath(f.file.string())) {
       // A WARC file streams in record by record; each page keeps its own URL and date.
-      Status s = IngestWarc(f.file.string(), sweep->id, submit, &errors, &mu, &warc_skipped);
+      Status s =
+          IngestWarc(f.file.string(), sweep->id, submit, &errors, &mu, &warc_skipped, interrupt);
       if (!s.ok()) return Fail("ingest", s);
       continue;
     }
@@ -303,26 +326,33 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   feeder.Wait();
   pipeline.Stop();
   pool.Stop();
+  progress.reset();
+  const bool interrupted = interrupt.requested();
   using store::Verdict;
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
   for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
   if (flags.json) {
     const Json summary{{"pages", pages},
+                       {"urls", urls.size()},
                        {"new", count(Verdict::kNew)},
                        {"unchanged", count(Verdict::kUnchanged)},
                        {"duplicate", count(Verdict::kDuplicate)},
                        {"near_duplicate", count(Verdict::kNearDuplicate)},
                        {"clusters", clusters.size()},
                        {"warc_records_skipped", warc_skipped},
-                       {"errors", errors.size()}};
+                       {"errors", errors.size()},
+                       {"interrupted", interrupted}};
     std::cout << daemon::DumpJson(summary) << "\n";
   } else {
-    std::cout << "ingested " << pages << " pages into sweep " << in.sweep << ": "
-              << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged) << " unchanged, "
-              << count(Verdict::kDuplicate) << " duplicate, " << count(Verdict::kNearDuplicate)
-              << " near-duplicate, in " << clusters.size() << " clusters; " << errors.size()
-              << " errors\n";
+    if (interrupted)
+      std::cout << "interrupted: the pages below were stored, the rest were not read\n";
+    std::cout << "ingested " << pages << " pages (" << urls.size() << " URLs) into sweep "
+              << in.sweep << ": " << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged)
+              << " unchanged, " << count(Verdict::kDuplicate) << " duplicate, "
+              << count(Verdict::kNearDuplicate) << " near-duplicate, in " << clusters.size()
+              << " clusters; " << errors.size() << " errors\n";
   }
+  if (interrupted) return kExitInterrupted;
   return errors.empty() ? kExitOk : kExitFailure;
 }
 
@@ -489,6 +519,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
       ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
   AddScopeFlags(cmd, &ingest->scope);
+  cmd->add_flag("--quiet", ingest->quiet, "No progress line on a terminal");
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -311,6 +312,57 @@ TEST(CrawlCliTest, StoresWithTheConfiguredCanonicalizer) {
     ASSERT_EQ(cluster.exit_code, 0) << cluster.out;
     EXPECT_EQ(json::parse(cluster.out)["size"], use_gumbo ? 2 : 1) << cluster.out;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// Ctrl-C during a crawl: the fetches in flight finish and are stored, the sweep is left open
+// (nothing it did not reach is recorded gone), the summary is printed, and the exit code is 130.
+TEST(CrawlCliTest, CtrlCLeavesTheSweepOpenAndPrintsTheSummary) {
+  const std::filesystem::path dir = FreshDir("crawl_cli_interrupt");
+  Site site;
+  testing::TestServer server;
+  std::vector<std::string> paths = {"/", "/robots.txt"};
+  std::string links;
+  for (int i = 0; i < 20; ++i) {
+    paths.push_back("/p" + std::to_string(i) + ".html");
+    links += "<a href='p" + std::to_string(i) + ".html'>p</a>";
+  }
+  for (const std::string& path : paths) site.Serve(&server, {path.c_str()});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, links);
+  for (int i = 0; i < 20; ++i) site.Set(paths[i + 2], 200, Article("page " + std::to_string(i)));
+
+  const std::string out_file = (dir / "out.json").string();
+  const std::string store = (dir / "store").string();
+  const std::string seed = server.Url("/");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
+    // One fetch of the host every 0.5 s: 20 pages take 10 s.
+    execl(SHINGLED_BINARY, SHINGLED_BINARY, "crawl", "--store", store.c_str(), "--seed",
+          seed.c_str(), "--allow-private-addresses", "--delay", "0.5", "--sweep", "one",
+          static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  sleep(2);
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream in(out_file);
+  const json summary = json::parse(in, nullptr, false);
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["closed"], false) << summary.dump();
+  EXPECT_GE(summary["pages"].get<int>(), 1) << summary.dump();
+  EXPECT_LT(summary["pages"].get<int>(), 21) << summary.dump();
+  const Result sweeps = RunShingled("sweep list --json --store '" + store + "'");
+  ASSERT_EQ(sweeps.exit_code, 0) << sweeps.out;
+  const json list = json::parse(sweeps.out);
+  EXPECT_EQ(list["sweeps"][0]["open"], true) << sweeps.out;
+  EXPECT_EQ(list["sweeps"][0]["pages"], summary["stored"]) << sweeps.out << summary.dump();
+  EXPECT_EQ(RunShingled("check --store '" + store + "'").exit_code, 0);
   std::filesystem::remove_all(dir);
 }
 
