@@ -326,6 +326,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   Section(root, "logging", source, &status, [&](TableReader& r) {
     r.String("level", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
+    r.Bool("access_log", &c.logging.access_log);
   });
   Section(root, "crawler", source, &status, [&](TableReader& r) {
     // Only the shape is checked here (this module depends on nothing); the daemon parses each
@@ -412,6 +413,83 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
                                 ": store.initial_map_size: larger than store.max_map_size");
   }
   return c;
+}
+
+std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
+  std::vector<std::string> out;
+  auto field = [&](const char* key, const auto& x, const auto& y) {
+    if (!(x == y)) out.emplace_back(key);
+  };
+#define SHINGLED_FIELD(section, name) field(#section "." #name, a.section.name, b.section.name)
+  SHINGLED_FIELD(server, listen);
+  SHINGLED_FIELD(server, read_timeout_ms);
+  SHINGLED_FIELD(server, write_timeout_ms);
+  SHINGLED_FIELD(server, shutdown_deadline_ms);
+  SHINGLED_FIELD(server, max_sessions);
+  SHINGLED_FIELD(server, max_pipelined_requests);
+  SHINGLED_FIELD(server, io_threads);
+  SHINGLED_FIELD(limits, max_body_bytes);
+  SHINGLED_FIELD(limits, max_header_bytes);
+  SHINGLED_FIELD(limits, max_url_bytes);
+  SHINGLED_FIELD(limits, max_batch_pages);
+  SHINGLED_FIELD(limits, max_warc_body_bytes);
+  SHINGLED_FIELD(limits, max_warc_uploads);
+  SHINGLED_FIELD(ingest, default_sweep);
+  SHINGLED_FIELD(ingest, retry_after_s);
+  SHINGLED_FIELD(ingest, canonicalizer);
+  SHINGLED_FIELD(ingest, workers);
+  SHINGLED_FIELD(ingest, queue_pages);
+  SHINGLED_FIELD(ingest, queue_bytes);
+  SHINGLED_FIELD(ingest, batch_pages);
+  SHINGLED_FIELD(ingest, min_batch_pages);
+  SHINGLED_FIELD(ingest, measure_batch_size);
+  SHINGLED_FIELD(store, path);
+  SHINGLED_FIELD(store, similar_threshold);
+  SHINGLED_FIELD(store, common_value_limit);
+  SHINGLED_FIELD(store, cluster_relations);
+  SHINGLED_FIELD(store, max_candidates);
+  SHINGLED_FIELD(store, initial_map_size);
+  SHINGLED_FIELD(store, max_map_size);
+  SHINGLED_FIELD(store, durable);
+  SHINGLED_FIELD(store, max_readers);
+  SHINGLED_FIELD(store, warm_map);
+  SHINGLED_FIELD(store, key_filter);
+  SHINGLED_FIELD(sketch, shingle_size);
+  SHINGLED_FIELD(sketch, feature_groups);
+  SHINGLED_FIELD(sketch, group_size);
+  SHINGLED_FIELD(sketch, fungible_threshold);
+  SHINGLED_FIELD(sketch, min_sample_size);
+  SHINGLED_FIELD(sketch, supershingle_span);
+  SHINGLED_FIELD(sketch, supershingle_window);
+  SHINGLED_FIELD(sketch, mod_sample_max);
+  SHINGLED_FIELD(sketch, seed);
+  SHINGLED_FIELD(auth, token_file);
+  SHINGLED_FIELD(auth, protect_writes);
+  SHINGLED_FIELD(auth, protect_reads);
+  SHINGLED_FIELD(logging, level);
+  SHINGLED_FIELD(logging, access_log);
+  SHINGLED_FIELD(crawler, enabled);
+  SHINGLED_FIELD(crawler, seeds);
+  SHINGLED_FIELD(crawler, allowed_hosts);
+  SHINGLED_FIELD(crawler, allowed_prefixes);
+  SHINGLED_FIELD(crawler, max_depth);
+  SHINGLED_FIELD(crawler, max_pages);
+  field("crawler.every", a.crawler.every_s, b.crawler.every_s);
+  SHINGLED_FIELD(crawler, sweep_prefix);
+  SHINGLED_FIELD(crawler, user_agent);
+  SHINGLED_FIELD(crawler, obey_robots);
+  SHINGLED_FIELD(crawler, allow_private_addresses);
+  SHINGLED_FIELD(crawler, content_types);
+  SHINGLED_FIELD(crawler, max_redirects);
+  SHINGLED_FIELD(crawler, per_host_delay_ms);
+  SHINGLED_FIELD(crawler, max_crawl_delay_ms);
+  SHINGLED_FIELD(crawler, max_fetches_per_host);
+  SHINGLED_FIELD(crawler, max_active_fetches);
+  SHINGLED_FIELD(crawler, connect_timeout_ms);
+  SHINGLED_FIELD(crawler, total_timeout_ms);
+  SHINGLED_FIELD(crawler, max_body_bytes);
+#undef SHINGLED_FIELD
+  return out;
 }
 
 StatusOr<int64_t> ParseDurationSeconds(std::string_view text) {

@@ -25,6 +25,7 @@ struct ListenAddress {
   std::string host = "127.0.0.1";
   uint16_t port = 8480;  // 0: any free port (the daemon logs the one it got)
   std::string ToString() const;
+  bool operator==(const ListenAddress&) const = default;
 };
 // Parses "HOST:PORT" or "[V6]:PORT". InvalidArgument saying what is wrong.
 StatusOr<ListenAddress> ParseListenAddress(std::string_view text);
@@ -150,6 +151,11 @@ struct AuthOptions {
 struct LoggingOptions {
   // trace, debug, info, warn, error, critical or off.
   std::string level = "info";
+  // One line per HTTP request at info level (time, client address, method, path without the
+  // query string, status, response bytes, latency, and the verdicts of posted pages; never
+  // headers, tokens or query strings). On by default: what the daemon was asked is the first
+  // thing an operator looks for. Off for very busy servers whose proxy logs requests already.
+  bool access_log = true;
 };
 
 // The built-in crawler's sweeps (`shingled serve`; `shingled crawl` reads the same table, its
@@ -219,6 +225,11 @@ struct Config {
   LoggingOptions logging;
   CrawlerOptions crawler;
 };
+
+// The keys ("section.key", as in the file) whose values differ between `a` and `b`, in file
+// order. For SIGHUP, which applies some keys and names the others as needing a restart. A field
+// added to the model must be added to it (config.cc lists them).
+std::vector<std::string> ChangedKeys(const Config& a, const Config& b);
 
 // Parses TOML text; `source` names it in errors ("shingled.toml:12: server.listen: ...").
 // Keys left out keep their defaults. InvalidArgument for a syntax error, an unknown key or table,

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "crawler/warc.h"
+#include "daemon/access_log.h"
 #include "daemon/request_parse.h"
 #include "dedup/charset.h"
 
@@ -46,7 +47,19 @@ Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> contex
       pool_(pool),
       metrics_(metrics),
       options_(std::move(options)),
-      crawl_(crawl) {}
+      crawl_(crawl),
+      settings_(std::make_shared<const ApiSettings>(options_.settings)) {}
+
+void Api::SetSettings(ApiSettings settings) {
+  auto next = std::make_shared<const ApiSettings>(std::move(settings));
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  settings_.swap(next);
+}
+
+std::shared_ptr<const ApiSettings> Api::settings() const {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  return settings_;
+}
 
 void Api::OnServerResponse(http::status status) {
   metrics_->HttpRequest("none", static_cast<unsigned>(status), 0);
@@ -75,7 +88,8 @@ void Api::Handle(Request req, ReplyPtr reply) {
     return [this, start, reply, route_name](Response res) {
       metrics_->HttpRequest(route_name, res.result_int(),
                             std::chrono::duration<double>(Clock::now() - start).count());
-      reply->Send(std::move(res));
+      std::string note = route_name == "pages" ? PageVerdictNote(res.body()) : std::string();
+      reply->Send(std::move(res), std::move(note));
     };
   };
   if (!parsed.ok()) return respond_as(route)(Error(parsed.status()));
@@ -218,13 +232,13 @@ std::optional<Response> Api::DecodeContentEncoding(Request& req) const {
                          "Content-Encoding " + coding.substr(0, 100) +
                              " is not accepted: send the body as it is, or with gzip or deflate");
   }
-  StatusOr<std::string> decoded = crawler::InflateBody(req.body(), gzip, options_.max_body_bytes);
+  const size_t max_body_bytes = settings()->max_body_bytes;
+  StatusOr<std::string> decoded = crawler::InflateBody(req.body(), gzip, max_body_bytes);
   if (!decoded.ok()) {
     if (decoded.status().code() == StatusCode::kResourceExhausted) {
       return ErrorResponse(http::status::payload_too_large, "payload_too_large",
                            "the body decoded from " + coding + " is over the limit of " +
-                               std::to_string(options_.max_body_bytes) +
-                               " bytes (limits.max_body_bytes)");
+                               std::to_string(max_body_bytes) + " bytes (limits.max_body_bytes)");
     }
     return Error(InvalidArgumentError("Content-Encoding " + coding + ": " +
                                       std::string(decoded.status().message())));
@@ -235,13 +249,14 @@ std::optional<Response> Api::DecodeContentEncoding(Request& req) const {
 }
 
 std::optional<Response> Api::CheckAuth(const Request& req, bool is_write) const {
-  if (options_.token.empty() || !(is_write ? options_.protect_writes : options_.protect_reads)) {
+  const std::shared_ptr<const ApiSettings> settings = this->settings();
+  if (settings->token.empty() || !(is_write ? settings->protect_writes : settings->protect_reads)) {
     return std::nullopt;
   }
   const std::string_view auth = ToStd(req[http::field::authorization]);
   constexpr std::string_view kBearer = "Bearer ";
   const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
-                  ConstantTimeEquals(auth.substr(kBearer.size()), options_.token);
+                  ConstantTimeEquals(auth.substr(kBearer.size()), settings->token);
   if (ok) return std::nullopt;
   Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",
                                auth.empty() ? "this request needs Authorization: Bearer TOKEN"

@@ -31,22 +31,27 @@ namespace shingled::daemon {
 
 class CrawlScheduler;
 
-struct ApiOptions {
-  std::string store_dir;      // for the disk-size metric
-  std::string default_sweep;  // "" : requests must name a sweep
+// What SIGHUP may change while requests are served (Api::SetSettings).
+struct ApiSettings {
   size_t max_url_bytes = 4096;
   // limits.max_body_bytes: also the limit of a body once its Content-Encoding is decoded.
   size_t max_body_bytes = size_t{16} << 20;
   size_t max_batch_pages = 1000;
-  // WARC uploads read at once (limits.max_warc_uploads), and how each runs.
+  // WARC uploads read at once (limits.max_warc_uploads).
   size_t max_warc_uploads = 4;
-  WarcUploadOptions warc;
-  int retry_after_s = 1;
-  dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Bearer token; empty means no authentication.
   std::string token;
   bool protect_writes = true;
   bool protect_reads = false;
+};
+
+struct ApiOptions {
+  std::string store_dir;      // for the disk-size metric
+  std::string default_sweep;  // "" : requests must name a sweep
+  ApiSettings settings;       // the first settings
+  WarcUploadOptions warc;     // how each WARC upload runs
+  int retry_after_s = 1;
+  dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Unix seconds now; a seam for tests of dates.
   std::function<int64_t()> now;
 };
@@ -76,6 +81,9 @@ class Api : public HttpHandler {
 
   // /readyz answers 503 from now on, so that load balancers stop sending work.
   void set_shutting_down() { shutting_down_ = true; }
+
+  // SIGHUP: requests that begin from now on see `settings`; those under way keep theirs.
+  void SetSettings(ApiSettings settings);
 
  private:
   using Respond = std::function<void(Response)>;
@@ -118,6 +126,8 @@ class Api : public HttpHandler {
   std::optional<Response> DecodeContentEncoding(Request& req) const;
   // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
+  // The settings now in force: a snapshot, so that one request sees one set of them.
+  std::shared_ptr<const ApiSettings> settings() const;
   Response Error(const Status& status) const;
 
   store::Store* const store_;
@@ -128,6 +138,10 @@ class Api : public HttpHandler {
   const ApiOptions options_;
   CrawlScheduler* const crawl_;
   std::atomic<bool> shutting_down_{false};
+
+  // State below is protected by settings_mu_ (SetSettings replaces the pointer; readers copy it).
+  mutable std::mutex settings_mu_;
+  std::shared_ptr<const ApiSettings> settings_;
 
   // Sweep ids by name, so that each page does not look its sweep up. State below is protected
   // by sweeps_mu_.

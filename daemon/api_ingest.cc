@@ -48,7 +48,7 @@ void Api::ForgetSweep(const std::string& name) {
 
 void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   StatusOr<PagePost> post =
-      ParsePageTarget(target, options_.default_sweep, options_.max_url_bytes, options_.now());
+      ParsePageTarget(target, options_.default_sweep, settings()->max_url_bytes, options_.now());
   if (!post.ok()) return respond(Error(post.status()));
   PageJob job;
   job.url = std::move(post->url);
@@ -87,7 +87,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
   auto body = std::make_shared<std::string>(std::move(req.body()));
   const std::string default_sweep = target.Get("sweep").value_or(options_.default_sweep);
   // Parsing a large batch takes milliseconds: on the pool, not the I/O thread.
-  auto parse_and_submit = [this, body, default_sweep, respond] {
+  auto parse_and_submit = [this, body, default_sweep, respond, settings = settings()] {
     std::vector<PageJob> jobs;
     std::string_view rest = *body;
     size_t line_no = 0;
@@ -100,13 +100,13 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      if (jobs.size() >= options_.max_batch_pages) {
+      if (jobs.size() >= settings->max_batch_pages) {
         return respond(ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                                     "more than " + std::to_string(options_.max_batch_pages) +
+                                     "more than " + std::to_string(settings->max_batch_pages) +
                                          " pages in one batch (limits.max_batch_pages)"));
       }
       StatusOr<PagePost> post =
-          ParseBatchLine(line, default_sweep, options_.max_url_bytes, options_.now());
+          ParseBatchLine(line, default_sweep, settings->max_url_bytes, options_.now());
       if (!post.ok()) return fail(post.status());
       PageJob job;
       job.url = std::move(post->url);

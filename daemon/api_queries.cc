@@ -5,7 +5,7 @@
 
 namespace shingled::daemon {
 Response Api::GetSimilar(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
+  StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
   if (!url.ok()) return Error(url.status());
   StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
   if (!q.ok()) return Error(q.status());
@@ -29,7 +29,7 @@ Response Api::PostSimilar(const Request& req, const Target& target) {
 }
 
 Response Api::GetUrls(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
+  StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
   if (!url.ok()) return Error(url.status());
   auto history = store_->History(*url);
   if (!history.ok()) return Error(history.status());
@@ -37,7 +37,7 @@ Response Api::GetUrls(const Target& target) {
 }
 
 Response Api::GetLost(const Target& target) {
-  StatusOr<std::string> url = RequiredUrl(target, options_.max_url_bytes);
+  StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
   if (!url.ok()) return Error(url.status());
   auto lost = store_->Lost(*url);
   if (!lost.ok()) return Error(lost.status());

@@ -2,6 +2,7 @@
 // (daemon/warc_upload.h), never held in memory.
 #include <chrono>
 
+#include "daemon/access_log.h"
 #include "daemon/api.h"
 #include "daemon/request_parse.h"
 #include "dedup/charset.h"
@@ -35,7 +36,8 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
   auto respond = [this, start, reply](Response res) {
     metrics_->HttpRequest("pages", res.result_int(),
                           std::chrono::duration<double>(Clock::now() - start).count());
-    reply->Send(std::move(res));
+    std::string note = PageVerdictNote(res.body());
+    reply->Send(std::move(res), std::move(note));
   };
   StatusOr<Target> target = ParseTarget(ToStd(header.target()));
   if (!target.ok()) {
@@ -72,7 +74,7 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
       ++it;
     }
   }
-  if (uploads_.size() >= options_.max_warc_uploads) {
+  if (uploads_.size() >= settings()->max_warc_uploads) {
     respond(ErrorResponse(http::status::service_unavailable, "unavailable",
                           std::to_string(uploads_.size()) +
                               " WARC uploads are being read (limits.max_warc_uploads); retry later",

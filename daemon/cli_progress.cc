@@ -47,7 +47,9 @@ void ProgressLine::Run() {
 
 CommandInterrupt::CommandInterrupt() : state_(std::make_shared<State>()) {
   std::thread([state = state_] {
-    state->watcher.WaitForStop();
+    // A SIGHUP (the terminal closed) does not stop a command: it runs on, as under nohup.
+    while (state->watcher.Wait() != daemon::SignalWatcher::Event::kStop) {
+    }
     // Set under the lock, so that OnRequest runs `stop` itself or sees it run here, not both.
     std::lock_guard<std::mutex> lock(state->mu);
     state->requested = true;

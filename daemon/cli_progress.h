@@ -3,7 +3,7 @@
 // ProgressLine rewrites one line on stderr about once a second while stderr is a terminal, and
 // prints nothing in scripts (stderr a pipe or a file) or with --quiet. CommandInterrupt turns
 // the first SIGINT or SIGTERM into a request to stop (the command commits what was accepted and
-// prints its summary); a second one ends the process at once, as in `serve`.
+// prints its summary); a second one ends the process at once, as in `serve`. SIGHUP is ignored.
 //
 // Thread-safety: both are safe to use from any thread; their callbacks run on threads of their
 // own.

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace shingled::daemon {
@@ -17,7 +18,10 @@ int64_t UnixSeconds(SystemClock::time_point t) {
 
 CrawlScheduler::CrawlScheduler(store::Store* store, std::unique_ptr<SweepRunner> runner,
                                CrawlScheduleOptions options)
-    : store_(store), runner_(std::move(runner)), options_(std::move(options)) {}
+    : store_(store),
+      runner_(std::move(runner)),
+      sweep_prefix_(std::move(options.sweep_prefix)),
+      every_s_(options.every_s) {}
 
 CrawlScheduler::~CrawlScheduler() { Stop(); }
 
@@ -26,14 +30,15 @@ Status CrawlScheduler::Start() {
   if (!sweeps.ok()) return sweeps.status();
   std::optional<store::SweepInfo> last;
   for (const store::SweepInfo& sweep : *sweeps) {
-    if (!sweep.name.starts_with(options_.sweep_prefix)) continue;
+    if (!sweep.name.starts_with(sweep_prefix_)) continue;
     if (!last || sweep.start >= last->start) last = sweep;
   }
   const SystemClock::time_point now = SystemClock::now();
   std::lock_guard<std::mutex> lock(mu_);
   last_in_store_ = last;
-  if (options_.every_s > 0) {
-    const auto every = std::chrono::seconds(options_.every_s);
+  if (last) last_start_ = SystemClock::time_point(std::chrono::seconds(last->start));
+  if (every_s_ > 0) {
+    const auto every = std::chrono::seconds(every_s_);
     next_due_ = now;
     if (last) {
       const SystemClock::time_point due = SystemClock::time_point(std::chrono::seconds(last->start)) + every;
@@ -48,7 +53,7 @@ Status CrawlScheduler::Start() {
 }
 
 StatusOr<std::string> CrawlScheduler::FreshName(int64_t unix_seconds) const {
-  const std::string base = options_.sweep_prefix + FormatIsoTime(unix_seconds);
+  const std::string base = sweep_prefix_ + FormatIsoTime(unix_seconds);
   for (int i = 1; i <= 100; ++i) {
     const std::string name = i == 1 ? base : base + "-" + std::to_string(i);
     StatusOr<store::SweepInfo> found = store_->FindSweep(name);
@@ -102,8 +107,10 @@ StatusOr<std::string> CrawlScheduler::StopSweep() {
 
 void CrawlScheduler::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
-  auto woken = [&] { return stopping_ || !requested_.empty(); };
+  uint64_t version = schedule_version_;
+  auto woken = [&] { return stopping_ || !requested_.empty() || schedule_version_ != version; };
   while (!stopping_) {
+    version = schedule_version_;
     if (requested_.empty()) {
       if (next_due_ && !running_) {
         cv_.wait_until(lock, *next_due_, woken);
@@ -120,7 +127,7 @@ void CrawlScheduler::Loop() {
         if (!name.ok()) {
           spdlog::error("crawler: cannot name the scheduled sweep: {}", name.status().ToString());
           NotRunningLocked();
-          next_due_ = SystemClock::now() + std::chrono::seconds(options_.every_s);
+          if (every_s_ > 0) next_due_ = SystemClock::now() + std::chrono::seconds(every_s_);
           continue;
         }
         requested_ = *name;
@@ -131,9 +138,8 @@ void CrawlScheduler::Loop() {
     requested_.clear();
     current_ = name;
     // The schedule counts from the start of the last sweep, requested or scheduled.
-    if (options_.every_s > 0) {
-      next_due_ = SystemClock::now() + std::chrono::seconds(options_.every_s);
-    }
+    last_start_ = SystemClock::now();
+    if (every_s_ > 0) next_due_ = *last_start_ + std::chrono::seconds(every_s_);
     lock.unlock();
     const SweepReport report = runner_->Run(name);
     lock.lock();
@@ -153,7 +159,7 @@ Json CrawlScheduler::StatusJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   Json out{{"enabled", true},
            {"running", running_},
-           {"every_s", options_.every_s},
+           {"every_s", every_s_},
            {"next_sweep", next_due_ ? Json(FormatIsoTime(UnixSeconds(*next_due_))) : Json()}};
   if (!report.name.empty()) {
     out["sweep"] = SweepReportJson(report);
@@ -171,6 +177,23 @@ Json CrawlScheduler::StatusJson() const {
   }
   return out;
 }
+
+void CrawlScheduler::SetEvery(int64_t every_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  every_s_ = every_s;
+  if (every_s > 0) {
+    const SystemClock::time_point now = SystemClock::now();
+    next_due_ = last_start_ ? std::max(now, *last_start_ + std::chrono::seconds(every_s)) : now;
+    spdlog::info("crawler: next sweep at {}", FormatIsoTime(UnixSeconds(*next_due_)));
+  } else {
+    next_due_.reset();
+    spdlog::info("crawler: no schedule; sweeps start on POST /v1/crawl");
+  }
+  ++schedule_version_;
+  cv_.notify_all();
+}
+
+void CrawlScheduler::SetSetup(CrawlSetup setup) { runner_->SetSetup(std::move(setup)); }
 
 void CrawlScheduler::Stop(std::chrono::steady_clock::time_point deadline) {
   std::lock_guard<std::mutex> stop_lock(stop_mu_);

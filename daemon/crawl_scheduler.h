@@ -63,6 +63,12 @@ class CrawlScheduler {
   // GET /v1/crawl: the schedule, and the running sweep's progress or the last sweep's report.
   Json StatusJson() const;
 
+  // SIGHUP: a new `every_s` (0: no schedule). The next sweep is due `every_s` after the start of
+  // the last one (at once if that is past, or if none ran); a running sweep goes on.
+  void SetEvery(int64_t every_s);
+  // SIGHUP: the settings of the sweeps that start from now on (SweepRunner::SetSetup).
+  void SetSetup(CrawlSetup setup);
+
   // Stops scheduling and the running sweep (left open; its pages stored). Waits for the thread
   // until `deadline`, then cancels fetches in flight and pages not yet committed, and joins.
   // Idempotent.
@@ -78,11 +84,15 @@ class CrawlScheduler {
 
   store::Store* const store_;
   const std::unique_ptr<SweepRunner> runner_;
-  const CrawlScheduleOptions options_;
+  const std::string sweep_prefix_;
 
   // State below is protected by mu_.
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  int64_t every_s_;
+  uint64_t schedule_version_ = 0;  // counts SetEvery() calls, to wake the loop
+  // The start of the last crawler sweep (in the store at Start(), then the last one run).
+  std::optional<std::chrono::system_clock::time_point> last_start_;
   bool stopping_ = false;
   bool running_ = false;             // a sweep runs, or is requested and about to
   std::string requested_;            // the name of a requested sweep not yet started

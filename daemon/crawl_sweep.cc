@@ -288,9 +288,14 @@ SweepRunner::SweepRunner(store::Store* store, IngestPipeline* pipeline, size_t q
     : store_(store),
       pipeline_(pipeline),
       queue_pages_(queue_pages),
-      setup_(std::move(setup)),
       metrics_(metrics),
-      clock_(std::make_unique<InterruptibleClock>()) {}
+      clock_(std::make_unique<InterruptibleClock>()),
+      setup_(std::move(setup)) {}
+
+void SweepRunner::SetSetup(CrawlSetup setup) {
+  std::lock_guard<std::mutex> lock(mu_);
+  setup_ = std::move(setup);
+}
 
 SweepRunner::~SweepRunner() = default;
 
@@ -345,6 +350,10 @@ void SweepRunner::Finish(SweepReport* report, const crawler::CrawlProgress& prog
 }
 
 SweepReport SweepRunner::Run(const std::string& name, bool close) {
+  const CrawlSetup setup = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return setup_;
+  }();
   SweepReport report;
   report.name = name;
   report.started = UnixNow();
@@ -356,7 +365,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     return report;
   };
   if (stopped_) return fail(UnavailableError("the crawler is stopping"));
-  const crawler::CrawlScope scope(setup_.crawler);
+  const crawler::CrawlScope scope(setup.crawler);
   StatusOr<store::SweepInfo> sweep = store_->OpenSweep(name, report.started, scope.Prefixes());
   if (!sweep.ok()) return fail(sweep.status());
   report.id = sweep->id;
@@ -378,7 +387,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   report.known_urls = known.size();
 
   StatusOr<std::unique_ptr<crawler::CurlFetcher>> curl =
-      crawler::CurlFetcher::Create(setup_.fetcher);
+      crawler::CurlFetcher::Create(setup.fetcher);
   if (!curl.ok()) return fail(curl.status());
   crawler::Crawler* crawler_ptr = nullptr;
   // Runs on the crawler's thread inside Run(): applies a Stop() or StopSweep() that came before
@@ -389,7 +398,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     if (metrics_ != nullptr) metrics_->CrawlProgressed(crawler_ptr->Progress());
   };
   CancellableFetcher fetcher(std::move(curl).value(), tick);
-  crawler::Crawler crawler(setup_.crawler, &fetcher, clock_.get());
+  crawler::Crawler crawler(setup.crawler, &fetcher, clock_.get());
   crawler_ptr = &crawler;
   clock_->set_tick(tick);
   auto sink = std::make_shared<Sink>(pipeline_, queue_pages_);
@@ -403,7 +412,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   if (cancelled_) fetcher.Cancel();
   if (metrics_ != nullptr) metrics_->CrawlSweepStarted();
   spdlog::info("crawler sweep {} started: {} seeds, {} known URLs", name,
-               setup_.crawler.seeds.size(), known.size());
+               setup.crawler.seeds.size(), known.size());
 
   const store::SweepId sweep_id = sweep->id;
   // URLs this sweep cannot call gone though it did not store them (normalized): fetches that

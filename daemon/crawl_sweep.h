@@ -115,6 +115,9 @@ class SweepRunner {
   // The running sweep's report, or the last one's (name empty before the first).
   SweepReport Snapshot() const;
 
+  // SIGHUP: the settings of every Run() that begins from now on; a running sweep keeps its own.
+  void SetSetup(CrawlSetup setup);
+
  private:
   class InterruptibleClock;
   class CancellableFetcher;
@@ -127,7 +130,6 @@ class SweepRunner {
   store::Store* const store_;
   IngestPipeline* const pipeline_;
   const size_t queue_pages_;
-  const CrawlSetup setup_;
   Metrics* const metrics_;
   const std::unique_ptr<InterruptibleClock> clock_;
   std::atomic<bool> stopped_{false};
@@ -136,6 +138,7 @@ class SweepRunner {
 
   // State below is protected by mu_.
   mutable std::mutex mu_;
+  CrawlSetup setup_;
   SweepReport report_;
   crawler::Crawler* crawler_ = nullptr;      // while Run() crawls
   CancellableFetcher* fetcher_ = nullptr;    // while Run() crawls

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "daemon/access_log.h"
+
 namespace shingled::daemon {
 
 namespace net = boost::asio;
@@ -34,7 +36,11 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
         options(opts),
         handler(h),
         acceptor(net::make_strand(io)),
-        backoff_timer(acceptor.get_executor()) {}
+        backoff_timer(acceptor.get_executor()),
+        max_header_bytes(opts.limits.max_header_bytes),
+        max_body_bytes(opts.limits.max_body_bytes),
+        max_streamed_body_bytes(opts.limits.max_streamed_body_bytes),
+        access_log(opts.access_log) {}
 
   void DoAccept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
@@ -46,6 +52,9 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   net::steady_timer backoff_timer;  // on the acceptor's strand
   std::chrono::milliseconds backoff{0};
   std::atomic<bool> stopping{false};
+  // What SIGHUP changes (SetLimits, set_access_log); read as each request begins.
+  std::atomic<uint64_t> max_header_bytes, max_body_bytes, max_streamed_body_bytes;
+  std::atomic<bool> access_log;
 
   // Live sessions, for the cap and for Shutdown(). State below is protected by `mu`.
   std::mutex mu;
@@ -57,7 +66,11 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, std::shared_ptr<HttpServer::Core> core, uint64_t id)
-      : stream_(std::move(socket)), core_(std::move(core)), id_(id) {}
+      : stream_(std::move(socket)), core_(std::move(core)), id_(id) {
+    beast::error_code ec;
+    const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
+    client_ = ec ? "-" : peer.address().to_string();
+  }
   ~Session() {
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->sessions.erase(id_);
@@ -90,19 +103,42 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
   // From a Reply, on any thread.
-  void Deliver(uint64_t seq, Response response) {
-    net::post(stream_.get_executor(),
-              [self = shared_from_this(), seq, r = std::move(response)]() mutable {
-                self->OnResponse(seq, std::move(r));
-              });
+  void Deliver(uint64_t seq, Response response, std::string log_note) {
+    net::post(stream_.get_executor(), [self = shared_from_this(), seq, r = std::move(response),
+                                       note = std::move(log_note)]() mutable {
+      self->OnResponse(seq, std::move(r), std::move(note));
+    });
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   struct Slot {
     unsigned version = 11;
     bool keep_alive = true;
     std::optional<Response> response;
+    // For the access log: the request line's method and the target's path, when the request
+    // was read, and the handler's note.
+    std::string method, target;
+    Clock::time_point start;
+    std::string note;
   };
+  // The request target's path: the query is never kept for the log.
+  static std::string PathOf(boost::beast::string_view target) {
+    const std::string_view t = ToStd(target);
+    return std::string(t.substr(0, t.find_first_of("?#")));
+  }
+  // A slot for the request `req` read just now.
+  template <typename Message>
+  static Slot SlotFor(const Message& req) {
+    Slot slot;
+    slot.version = req.version();
+    slot.keep_alive = req.keep_alive();
+    slot.method = std::string(req.method_string());
+    slot.target = PathOf(req.target());
+    slot.start = Clock::now();
+    return slot;
+  }
 
   void DoRead() {
     if (closing_ || closed_ || streaming_ ||
@@ -113,7 +149,8 @@ class Session : public std::enable_shared_from_this<Session> {
     reading_ = true;
     streamed_ = false;
     parser_.emplace();  // a fresh parser per request
-    parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_bytes));
+    header_limit_ = core_->max_header_bytes.load();
+    parser_->header_limit(static_cast<uint32_t>(header_limit_));
     // The limit depends on the route (OnHeader): none while the header is read.
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     stream_.expires_after(core_->options.read_timeout);
@@ -128,8 +165,8 @@ class Session : public std::enable_shared_from_this<Session> {
     expects_continue_ =
         beast::iequals(req[http::field::expect], "100-continue") && !parser_->is_done();
     streamed_ = core_->handler->StreamsBody(req);
-    const uint64_t limit =
-        streamed_ ? core_->options.max_streamed_body_bytes : core_->options.max_body_bytes;
+    const uint64_t limit = body_limit_ =
+        streamed_ ? core_->max_streamed_body_bytes.load() : core_->max_body_bytes.load();
     // The header's Content-Length, which the parser has already validated. (Read from the
     // field rather than through parser::content_length(), whose boost::optional trips GCC 12's
     // -Wmaybe-uninitialized in the sanitizer build.)
@@ -181,7 +218,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.reset();
     Request header(stream_parser_->get().base());
     const uint64_t seq = first_seq_ + slots_.size();
-    slots_.push_back(Slot{header.version(), header.keep_alive(), std::nullopt});
+    slots_.push_back(SlotFor(header));
     if (!header.keep_alive()) closing_ = true;
     streaming_ = true;
     sink_ = core_->handler->HandleStreamed(std::move(header),
@@ -239,7 +276,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnStreamError(beast::error_code ec) {
     closing_ = true;
-    const uint64_t limit = core_->options.max_streamed_body_bytes;
+    const uint64_t limit = body_limit_;
     Status status;
     if (ec == beast::error::timeout) {
       // basic_stream closed the socket: the slow client is cut off.
@@ -280,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session> {
     reading_ = false;
     Request req = parser_->release();
     const uint64_t seq = first_seq_ + slots_.size();
-    slots_.push_back(Slot{req.version(), req.keep_alive(), std::nullopt});
+    slots_.push_back(SlotFor(req));
     if (!req.keep_alive()) closing_ = true;
     core_->handler->Handle(std::move(req), std::make_shared<Reply>(shared_from_this(), seq));
     DoRead();  // the next pipelined request, if any, while this one is answered
@@ -302,20 +339,16 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const unsigned version = parser_ ? parser_->get().version() : 11;
     if (ec == http::error::body_limit) {
-      Enqueue(
-          ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                        "request body is over the limit of " +
-                            (streamed_ ? std::to_string(core_->options.max_streamed_body_bytes) +
-                                             " bytes (limits.max_warc_body_bytes)"
-                                       : std::to_string(core_->options.max_body_bytes) +
-                                             " bytes (limits.max_body_bytes)")),
-          version);
+      Enqueue(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                            "request body is over the limit of " + std::to_string(body_limit_) +
+                                (streamed_ ? " bytes (limits.max_warc_body_bytes)"
+                                           : " bytes (limits.max_body_bytes)")),
+              version);
     } else if (ec == http::error::header_limit) {
       Enqueue(
           ErrorResponse(http::status::request_header_fields_too_large, "header_fields_too_large",
                         "request line and headers are over the limit of " +
-                            std::to_string(core_->options.max_header_bytes) +
-                            " bytes (limits.max_header_bytes)"),
+                            std::to_string(header_limit_) + " bytes (limits.max_header_bytes)"),
           version);
     } else if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
       Enqueue(ErrorResponse(http::status::bad_request, "bad_request",
@@ -330,7 +363,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // Queues a response the server makes itself; the connection closes after it.
   void Enqueue(Response response, unsigned version) {
     core_->handler->OnServerResponse(response.result());
-    slots_.push_back(Slot{version, false, std::move(response)});
+    Slot slot{version, false, std::move(response), "-", "-", Clock::now(), {}};
+    if (parser_ && parser_->is_header_done()) {
+      slot.method = std::string(parser_->get().method_string());
+      slot.target = PathOf(parser_->get().target());
+    }
+    slots_.push_back(std::move(slot));
     FinishSlot(slots_.back());
     MaybeWrite();
   }
@@ -341,10 +379,11 @@ class Session : public std::enable_shared_from_this<Session> {
     slot.response->prepare_payload();
   }
 
-  void OnResponse(uint64_t seq, Response response) {
+  void OnResponse(uint64_t seq, Response response, std::string note) {
     if (closed_ || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
     Slot& slot = slots_[seq - first_seq_];
     slot.response = std::move(response);
+    slot.note = std::move(note);
     // Answered before its streamed body ended: the rest of the body is not read.
     if (streaming_ && seq - first_seq_ == slots_.size() - 1) closing_ = true;
     MaybeWrite();
@@ -361,6 +400,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec, size_t) {
     writing_ = false;
+    if (core_->access_log.load(std::memory_order_relaxed)) LogAccess(slots_.front(), ec);
     const bool keep_alive = slots_.front().response->keep_alive();
     slots_.pop_front();
     ++first_seq_;
@@ -384,6 +424,20 @@ class Session : public std::enable_shared_from_this<Session> {
       DoRead();  // reading paused at the pipelining bound
     }
     MaybeWrite();
+  }
+
+  void LogAccess(const Slot& slot, beast::error_code ec) const {
+    if (!spdlog::should_log(spdlog::level::info)) return;
+    AccessRecord record;
+    record.client = client_;
+    record.method = slot.method;
+    record.target = slot.target;
+    record.status = slot.response->result_int();
+    record.bytes = slot.response->body().size();
+    record.seconds = std::chrono::duration<double>(Clock::now() - slot.start).count();
+    record.note = slot.note;
+    if (ec) record.error = ec.message();
+    spdlog::info("{}", FormatAccessLine(record));
   }
 
   // Closes after sending everything: shut down our side, then drain what the client still
@@ -410,6 +464,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   const std::shared_ptr<HttpServer::Core> core_;
   const uint64_t id_;
+  std::string client_;  // the peer's address, for the access log
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   // A streamed body: read in pieces of kChunkBytes into chunk_ and passed to sink_.
@@ -421,6 +476,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool streaming_ = false;         // a streamed body is being read (or waits for the sink)
   bool chunk_pending_ = false;     // a read of a piece of it is under way
   bool expects_continue_ = false;  // of the request being read
+  uint64_t header_limit_ = 0;      // of the request being read
+  uint64_t body_limit_ = 0;        // of the request being read
   unsigned request_version_ = 11;
   std::optional<http::response<http::empty_body>> continue_;
   std::deque<Slot> slots_;  // responses in request order; front is the next to write
@@ -438,15 +495,17 @@ Reply::Reply(std::shared_ptr<Session> session, uint64_t seq)
 
 Reply::~Reply() {
   if (!sent_) {
-    session_->Deliver(seq_, ErrorResponse(http::status::service_unavailable, "unavailable",
-                                          "the server is shutting down", 1));
+    session_->Deliver(seq_,
+                      ErrorResponse(http::status::service_unavailable, "unavailable",
+                                    "the server is shutting down", 1),
+                      {});
   }
 }
 
-void Reply::Send(Response response) {
+void Reply::Send(Response response, std::string log_note) {
   if (sent_) return;
   sent_ = true;
-  session_->Deliver(seq_, std::move(response));
+  session_->Deliver(seq_, std::move(response), std::move(log_note));
 }
 
 void HttpServer::Core::DoAccept() {
@@ -545,6 +604,14 @@ void HttpServer::Shutdown() {
   }
   for (auto& s : live) s->Stop();
 }
+
+void HttpServer::SetLimits(const HttpLimits& limits) {
+  core_->max_header_bytes = limits.max_header_bytes;
+  core_->max_body_bytes = limits.max_body_bytes;
+  core_->max_streamed_body_bytes = limits.max_streamed_body_bytes;
+}
+
+void HttpServer::set_access_log(bool on) { core_->access_log = on; }
 
 size_t HttpServer::live_sessions() const {
   std::lock_guard<std::mutex> lock(core_->mu);

@@ -36,7 +36,9 @@ class Reply {
   Reply(const Reply&) = delete;
   Reply& operator=(const Reply&) = delete;
 
-  void Send(Response response);
+  // `log_note` ends the request's access log line (the API puts the verdicts of posted pages
+  // there); it must hold nothing secret.
+  void Send(Response response, std::string log_note = {});
 
  private:
   std::shared_ptr<Session> session_;
@@ -84,16 +86,25 @@ class HttpHandler {
   virtual void OnServerResponse(http::status status) = 0;
 };
 
-struct HttpServerOptions {
-  std::chrono::milliseconds read_timeout{30000};
-  std::chrono::milliseconds write_timeout{30000};
+// The limits SIGHUP may change (HttpServer::SetLimits); each request reads them as it begins.
+struct HttpLimits {
   uint64_t max_header_bytes = 16384;
   uint64_t max_body_bytes = 16 << 20;
   // For bodies streamed to a BodySink (WARC uploads): they are not held, so the limit is larger.
   uint64_t max_streamed_body_bytes = uint64_t{4} << 30;
+};
+
+struct HttpServerOptions {
+  std::chrono::milliseconds read_timeout{30000};
+  std::chrono::milliseconds write_timeout{30000};
+  HttpLimits limits;  // the first limits
   size_t max_sessions = 1024;
   size_t max_pipelined_requests = 8;
   int retry_after_s = 1;
+  // One info line per response written (daemon/access_log.h): the client's address, method, path
+  // without the query, status, body bytes, the time from the complete request to the written
+  // response, and the handler's note. Never headers or query strings.
+  bool access_log = true;
 };
 
 class HttpServer {
@@ -118,6 +129,10 @@ class HttpServer {
   // live_sessions().
   void Shutdown();
   size_t live_sessions() const;
+
+  // SIGHUP: requests whose header is read from now on get these limits and access log setting.
+  void SetLimits(const HttpLimits& limits);
+  void set_access_log(bool on);
 
  private:
   friend class Session;

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "crawler/fetcher.h"
+
 namespace shingled::daemon {
 namespace {
 
@@ -25,6 +27,12 @@ Histogram::BucketBoundaries LatencyBuckets() {
   for (int i = 0; i < 19; ++i) b.push_back(std::ldexp(0.0001, i));  // 0.0001 * 2^18 = 26.2
   return b;
 }
+
+// Every value of the route label: daemon/api.cc's route names, "unknown" for a path that is none
+// of them, and "none" for the answers the server makes itself.
+constexpr const char* kRoutes[] = {
+    "healthz", "readyz", "metrics",    "pages",    "similar",   "urls",        "lost",    "sweeps",
+    "stats",   "crawl",  "crawl_stop", "clusters", "documents", "sweep_close", "unknown", "none"};
 
 Histogram::BucketBoundaries BatchBuckets() {
   Histogram::BucketBoundaries b;
@@ -118,9 +126,14 @@ Metrics::Metrics()
                     .Add({})),
       clusters_(BuildGauge()
                     .Name("shingled_store_clusters")
-                    .Help("Clusters (singletons included)")
+                    .Help("Clusters, singletons included: every document is in exactly one")
                     .Register(*registry_)
                     .Add({})),
+      multi_document_clusters_(BuildGauge()
+                                   .Name("shingled_store_multi_document_clusters")
+                                   .Help("Clusters of two or more documents")
+                                   .Register(*registry_)
+                                   .Add({})),
       largest_cluster_(BuildGauge()
                            .Name("shingled_store_largest_cluster_documents")
                            .Help("Documents in the largest cluster")
@@ -223,10 +236,29 @@ Metrics::Metrics()
                              .Help("Crawler fetches in flight (robots.txt included)")
                              .Register(*registry_)
                              .Add({})) {
-  // Every outcome from zero, so that rate() works from the first fetch on.
+  // Every label set known in advance from zero, so that a counter reads 0 rather than being
+  // absent before its first event, and rate() and alerts work from the first one on.
   for (const char* outcome : {"page", "dead", "redirected", "error"}) {
     crawler_fetches_.Add({{"outcome", outcome}});
   }
+  for (int kind = static_cast<int>(crawler::FetchErrorKind::kBadUrl);
+       kind <= static_cast<int>(crawler::FetchErrorKind::kNetwork); ++kind) {
+    crawler_errors_.Add({{"kind", std::string(crawler::FetchErrorKindName(
+                                      static_cast<crawler::FetchErrorKind>(kind)))}});
+  }
+  // An HTTP error answer has no FetchErrorKind; crawler.cc names it by its class.
+  for (const char* kind : {"http_4xx", "http_5xx"}) crawler_errors_.Add({{"kind", kind}});
+  for (const char* reason : {"rejected", "commit"}) page_failures_.Add({{"reason", reason}});
+  for (store::Verdict verdict :
+       {store::Verdict::kNew, store::Verdict::kUnchanged, store::Verdict::kDuplicate,
+        store::Verdict::kNearDuplicate, store::Verdict::kGone}) {
+    for (const char* kind : {"html", "text", "binary"}) {
+      pages_.Add({{"verdict", std::string(store::VerdictName(verdict))}, {"content_kind", kind}});
+    }
+  }
+  // The API's route names (api.cc); the status codes are not known in advance, so
+  // shingled_http_requests_total starts with each route's first answer.
+  for (const char* route : kRoutes) http_duration_.Add({{"route", route}}, LatencyBuckets());
   // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
   // by the unit's ProcSubset=pid.
   start_time_.Set(
@@ -317,7 +349,16 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     documents_.Set(static_cast<double>(stats->documents));
     urls_.Set(static_cast<double>(stats->urls));
     versions_.Set(static_cast<double>(stats->versions));
-    clusters_.Set(static_cast<double>(stats->clusters));
+    // The store counts clusters of two or more documents (count.clusters) and lists their
+    // members (cluster_members, one entry per member); every other document is a cluster of its
+    // own.
+    uint64_t clustered = 0;
+    for (const store::DatabaseStats& db : stats->databases) {
+      if (db.name == "cluster_members") clustered = db.entries;
+    }
+    const uint64_t singletons = stats->documents - std::min(clustered, stats->documents);
+    clusters_.Set(static_cast<double>(singletons + stats->clusters));
+    multi_document_clusters_.Set(static_cast<double>(stats->clusters));
     largest_cluster_.Set(static_cast<double>(stats->largest_cluster));
     buffered_postings_.Set(static_cast<double>(stats->buffered_postings));
     buffered_fingerprints_.Set(static_cast<double>(stats->buffered_fingerprints));

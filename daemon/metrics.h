@@ -86,6 +86,7 @@ class Metrics {
   prometheus::Gauge& urls_;
   prometheus::Gauge& versions_;
   prometheus::Gauge& clusters_;
+  prometheus::Gauge& multi_document_clusters_;
   prometheus::Gauge& largest_cluster_;
   prometheus::Gauge& disk_bytes_;
   prometheus::Gauge& buffered_postings_;

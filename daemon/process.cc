@@ -39,16 +39,21 @@ const char* SignalName(int sig) {
       return "SIGTERM";
     case SIGINT:
       return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
     default:
       return "signal";
   }
 }
 
-sigset_t StopSignals() {
+sigset_t WatchedSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  // Without a handler SIGHUP would end the process with no word in the log, and systemd would
+  // take the 129 for a clean exit (no restart); here it asks for a reload.
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -92,7 +97,7 @@ Status NotifySystemd(const std::string& state) {
 }
 
 SignalWatcher::SignalWatcher() {
-  sigset_t set = StopSignals();
+  sigset_t set = WatchedSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   // A peer that closes early must not kill the process; Asio reports EPIPE instead.
   ::signal(SIGPIPE, SIG_IGN);
@@ -106,15 +111,26 @@ SignalWatcher::~SignalWatcher() {
 }
 
 void SignalWatcher::Run() {
-  const sigset_t set = StopSignals();
-  for (int count = 0;; ++count) {
+  const sigset_t set = WatchedSignals();
+  for (int stops = 0;;) {
     int sig = 0;
     if (sigwait(&set, &sig) != 0) continue;
-    if (count == 0) {
-      std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (sig == SIGHUP) {
+      if (!signal_name_.empty()) {
+        lock.unlock();
+        spdlog::info("SIGHUP while stopping: not reloaded");
+        continue;
+      }
+      reload_pending_ = true;
+      cv_.notify_all();
+      continue;
+    }
+    if (stops++ == 0) {
       signal_name_ = SignalName(sig);
       cv_.notify_all();
     } else {
+      lock.unlock();
       spdlog::warn("second {}: stopping now", SignalName(sig));
       spdlog::default_logger()->flush();
       std::_Exit(1);
@@ -122,9 +138,16 @@ void SignalWatcher::Run() {
   }
 }
 
-std::string SignalWatcher::WaitForStop() {
+SignalWatcher::Event SignalWatcher::Wait() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !signal_name_.empty(); });
+  cv_.wait(lock, [this] { return !signal_name_.empty() || reload_pending_; });
+  if (!signal_name_.empty()) return Event::kStop;
+  reload_pending_ = false;
+  return Event::kReload;
+}
+
+std::string SignalWatcher::stop_signal() {
+  std::lock_guard<std::mutex> lock(mu_);
   return signal_name_;
 }
 

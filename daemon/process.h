@@ -21,27 +21,36 @@ void SetUpLogging(const std::string& level);
 // Returns the error when the datagram could not be sent.
 Status NotifySystemd(const std::string& state);
 
-// Blocks SIGTERM, SIGINT (and SIGPIPE) in the calling thread and every thread it creates later,
-// then waits for them on a thread of its own. The first signal wakes WaitForStop(); the second
-// ends the process at once with exit code 1 (LMDB keeps the store consistent; only pages not yet
-// acknowledged are lost). Create it before any other thread.
+// Blocks SIGTERM, SIGINT and SIGHUP (and ignores SIGPIPE) in the calling thread and every thread
+// it creates later, then waits for them on a thread of its own. The first SIGTERM or SIGINT wakes
+// Wait() with kStop; the second ends the process at once with exit code 1 (LMDB keeps the store
+// consistent; only pages not yet acknowledged are lost). A SIGHUP wakes Wait() with kReload (one
+// for several that come before Wait() returns); after a stop signal SIGHUPs are ignored. Create it
+// before any other thread.
 class SignalWatcher {
  public:
+  enum class Event { kStop, kReload };
+
   SignalWatcher();
   ~SignalWatcher();
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
 
-  // Blocks until the first signal; returns its name ("SIGTERM").
-  std::string WaitForStop();
+  // Blocks until a stop signal or a SIGHUP not yet returned. A stop signal wins over a pending
+  // SIGHUP, and once it came every call returns kStop at once.
+  Event Wait();
+  // The first stop signal's name ("SIGTERM"); empty before it.
+  std::string stop_signal();
 
  private:
   void Run();
 
   std::thread thread_;
+  // State below is protected by mu_.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string signal_name_;  // guarded by mu_; set by the first signal
+  std::string signal_name_;      // set by the first stop signal
+  bool reload_pending_ = false;  // a SIGHUP came that Wait() has not returned
 };
 
 }  // namespace shingled::daemon

@@ -22,6 +22,7 @@
 #include "daemon/ingest.h"
 #include "daemon/metrics.h"
 #include "daemon/process.h"
+#include "daemon/reload.h"
 #include "daemon/store_setup.h"
 #include "daemon/task_pool.h"
 
@@ -42,28 +43,35 @@ int64_t UnixNow() {
       .count();
 }
 
-int Serve(const ServeFlags& flags) {
-  // Before any thread exists, so that every thread inherits the blocked signals.
-  daemon::SignalWatcher signals;
-
+// The config file (or the defaults without one) with the flags on top; at start-up and on SIGHUP.
+StatusOr<config::Config> LoadServeConfig(const ServeFlags& flags) {
   config::Config config;
   if (!flags.config_file.empty()) {
     StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) {
-      std::cerr << "shingled serve: " << loaded.status().message() << "\n";
-      return kExitUsage;
-    }
+    if (!loaded.ok()) return loaded.status();
     config = std::move(*loaded);
   }
   if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
   if (!flags.listen.empty()) {
     StatusOr<config::ListenAddress> address = config::ParseListenAddress(flags.listen);
     if (!address.ok()) {
-      std::cerr << "shingled serve: --listen: " << address.status().message() << "\n";
-      return kExitUsage;
+      return InvalidArgumentError("--listen: " + std::string(address.status().message()));
     }
     config.server.listen = *address;
   }
+  return config;
+}
+
+int Serve(const ServeFlags& flags) {
+  // Before any thread exists, so that every thread inherits the blocked signals.
+  daemon::SignalWatcher signals;
+
+  StatusOr<config::Config> loaded = LoadServeConfig(flags);
+  if (!loaded.ok()) {
+    std::cerr << "shingled serve: " << loaded.status().message() << "\n";
+    return kExitUsage;
+  }
+  const config::Config config = std::move(*loaded);
   daemon::SetUpLogging(config.logging.level);
 
   std::string token;
@@ -109,18 +117,12 @@ int Serve(const ServeFlags& flags) {
   daemon::ApiOptions api_options;
   api_options.store_dir = config.store.path;
   api_options.default_sweep = config.ingest.default_sweep;
-  api_options.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
-  api_options.max_body_bytes = static_cast<size_t>(config.limits.max_body_bytes);
-  api_options.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
-  api_options.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
+  api_options.settings = daemon::ApiSettingsFor(config, token);
   // Each upload may hold a quarter of the ingest queue, so that one WARC leaves room for others.
   api_options.warc.max_in_flight = std::max<size_t>(1, pipeline_options->queue_pages / 4);
   api_options.warc.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.canonicalizer = pipeline_options->canonicalizer;
-  api_options.token = token;
-  api_options.protect_writes = config.auth.protect_writes;
-  api_options.protect_reads = config.auth.protect_reads;
   api_options.now = UnixNow;
   // The crawler: its sweeps go through the same pipeline as POST /v1/pages.
   std::unique_ptr<daemon::CrawlScheduler> crawl;
@@ -150,10 +152,8 @@ int Serve(const ServeFlags& flags) {
   daemon::HttpServerOptions server_options;
   server_options.read_timeout = std::chrono::milliseconds(config.server.read_timeout_ms);
   server_options.write_timeout = std::chrono::milliseconds(config.server.write_timeout_ms);
-  server_options.max_header_bytes = static_cast<uint64_t>(config.limits.max_header_bytes);
-  server_options.max_body_bytes = static_cast<uint64_t>(config.limits.max_body_bytes);
-  server_options.max_streamed_body_bytes =
-      static_cast<uint64_t>(config.limits.max_warc_body_bytes);
+  server_options.limits = daemon::HttpLimitsFor(config.limits);
+  server_options.access_log = config.logging.access_log;
   server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
   server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
   server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
@@ -199,7 +199,13 @@ int Serve(const ServeFlags& flags) {
     });
   }
 
-  const std::string signal_name = signals.WaitForStop();
+  // SIGHUP reloads what can change while serving (daemon/reload.h); SIGTERM or SIGINT stops.
+  daemon::ConfigReloader reloader([&flags] { return LoadServeConfig(flags); }, flags.config_file,
+                                  config, token, {&api, server->get(), crawl.get()});
+  while (signals.Wait() == daemon::SignalWatcher::Event::kReload) {
+    reloader.Reload().IgnoreError();  // logged; the running config stays in force
+  }
+  const std::string signal_name = signals.stop_signal();
   stop_warming = true;
   if (warming.joinable()) warming.join();
   const Clock::time_point deadline =

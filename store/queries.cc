@@ -565,8 +565,13 @@ StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
 StatusOr<ClusterInfo> Store::Cluster(DocId any_member) const {
   SHINGLED_READ_TXN(ops);
   std::string_view v;
-  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().documents, Key64(any_member).view(), &v,
-                                   "document " + std::to_string(any_member)));
+  // A cluster's id is its root document's id, so an id that is no document is no cluster.
+  if (Status found = ops.Get(ops.dbis().documents, Key64(any_member).view(), &v, "document");
+      !found.ok()) {
+    if (found.code() != StatusCode::kNotFound) return found;
+    return NotFoundError("cluster " + std::to_string(any_member) +
+                         " not found (no such cluster or document)");
+  }
   StatusOr<ClusterId> root = internal::FindCluster(ops, any_member);
   if (!root.ok()) return root.status();
   StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, *root);

@@ -124,7 +124,8 @@ class Store {
   [[nodiscard]] StatusOr<DocId> FindIdentical(const dedup::Fingerprint128& identical) const;
   // The versions of a URL, oldest first. NotFound if the URL was never stored.
   [[nodiscard]] StatusOr<std::vector<UrlVersion>> History(std::string_view url) const;
-  // A cluster by its id or by any member's document id; NotFound for an unknown document.
+  // A cluster by its id or by any member's document id; NotFound ("cluster ID not found") for
+  // an id that is no document.
   [[nodiscard]] StatusOr<ClusterInfo> Cluster(DocId any_member) const;
   // Lost and found: the URL's last document, its cluster, and the most recent live URL in it
   // other than `url` (found_url empty if none). NotFound if the URL never had a document.

@@ -298,5 +298,39 @@ TEST(ConfigTest, ParseListenAddress) {
   EXPECT_FALSE(ParseListenAddress("a:8x").ok());
 }
 
+TEST(ConfigTest, AccessLogIsOnByDefaultAndABool) {
+  EXPECT_TRUE(Config().logging.access_log);
+  StatusOr<Config> c = LoadConfigFile(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->logging.access_log);
+  c = ParseConfig("[logging]\naccess_log = false\n", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->logging.access_log);
+  ExpectError("[logging]\naccess_log = \"no\"\n", {"test.toml:2:", "logging.access_log"});
+}
+
+TEST(ConfigTest, ChangedKeysNamesEachDifferenceAsInTheFile) {
+  const Config a;
+  EXPECT_TRUE(ChangedKeys(a, a).empty());
+  StatusOr<Config> b = ParseConfig(R"(
+[server]
+listen = "127.0.0.1:9000"
+[limits]
+max_body_bytes = 1024
+[sketch]
+seed = 7
+[logging]
+access_log = false
+[crawler]
+seeds = ["https://example.org/"]
+every = "1h"
+)",
+                                   "test.toml");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(ChangedKeys(a, *b),
+            (std::vector<std::string>{"server.listen", "limits.max_body_bytes", "sketch.seed",
+                                      "logging.access_log", "crawler.seeds", "crawler.every"}));
+}
+
 }  // namespace
 }  // namespace shingled::config

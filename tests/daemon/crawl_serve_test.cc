@@ -572,5 +572,50 @@ TEST(CrawlServeTest, BadSeedStopsStartUp) {
   EXPECT_NE(daemon.log().find("crawler.seeds"), std::string::npos) << daemon.log();
 }
 
+// SIGHUP applies the crawler's schedule at once and its seeds from the next sweep; seeds the
+// crawler cannot use are refused, and the running ones stay.
+TEST(CrawlServeTest, SighupChangesTheScheduleAndTheSeeds) {
+  Site site;
+  TestServer server;
+  site.Serve(&server, {"/", "/b.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, Article("roots"));
+  site.Set("/b.html", 200, Article("bananas"));
+  TempDir dir;
+  const std::string config = CrawlerConfig(server);  // every = "off"
+  Daemon daemon(dir, dir.path() + "/store", config);
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  EXPECT_TRUE(Get(daemon.port(), "/v1/crawl")["next_sweep"].is_null());
+
+  const std::string config_name = daemon.config_path().substr(dir.path().size() + 1);
+  const std::string base = config.substr(0, config.find("seeds = "));
+  dir.Write(config_name, base + "seeds = [\"" + server.Url("/") + "\", \"" + server.Url("/b.html") +
+                             "\"]\nallow_private_addresses = true\nper_host_delay_ms = 0\n"
+                             "every = \"1h\"\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("SIGHUP: reloaded")) << daemon.log();
+  EXPECT_NE(daemon.log().find("changed crawler.seeds, crawler.every"), std::string::npos)
+      << daemon.log();
+  // No sweep ran: with a schedule now, one starts at once, from both seeds.
+  const json sweep = WaitForSweep(daemon.port());
+  EXPECT_EQ(sweep["closed"], true);
+  EXPECT_EQ(sweep["pages"], 2);
+  EXPECT_EQ(server.CountRequests("/b.html"), 1u);
+  const json crawl = Get(daemon.port(), "/v1/crawl");
+  EXPECT_EQ(crawl["every_s"], 3600);
+  EXPECT_TRUE(crawl["next_sweep"].is_string()) << crawl.dump();
+
+  dir.Write(config_name, base + "seeds = [\"http://exa mple.org/\"]\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("config not reloaded")) << daemon.log();
+  EXPECT_NE(daemon.log().find("crawler.seeds: \"http://exa mple.org/\""), std::string::npos)
+      << daemon.log();
+  EXPECT_EQ(Get(daemon.port(), "/v1/crawl")["every_s"], 3600);
+  const std::string name = StartSweep(daemon.port());
+  EXPECT_EQ(WaitForSweep(daemon.port(), name)["pages"], 2);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+}
+
 }  // namespace
 }  // namespace shingled::testing

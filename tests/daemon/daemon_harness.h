@@ -213,6 +213,24 @@ class Daemon {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   std::string log() const { return ReadWholeFile(log_path_); }
+  // The config file it was started with (tests rewrite it before a SIGHUP).
+  const std::string& config_path() const { return config_path_; }
+  // Waits (up to `timeout`) until the log holds `text` `count` times; returns whether it did.
+  bool WaitForLog(const std::string& text, size_t count = 1,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(20)) const {
+    const Clock::time_point deadline = Clock::now() + timeout;
+    for (;;) {
+      const std::string text_now = log();
+      size_t n = 0;
+      for (size_t at = text_now.find(text); at != std::string::npos;
+           at = text_now.find(text, at + text.size())) {
+        ++n;
+      }
+      if (n >= count) return true;
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // poll interval
+    }
+  }
 
   void Signal(int sig) {
     if (pid_ > 0) kill(pid_, sig);

@@ -1,5 +1,6 @@
 // Stopping the daemon with requests in flight: SIGTERM loses no acknowledged page and exits 0;
 // SIGKILL loses no acknowledged page either (LMDB), and the store passes `shingled check`.
+// SIGHUP reloads the config and keeps the daemon running.
 #include <sys/un.h>
 
 #include <atomic>
@@ -184,6 +185,107 @@ TEST(LifecycleTest, NotifiesSystemdReadyAndStopping) {
   Daemon daemon(dir, dir.path() + "/store");
   unsetenv("NOTIFY_SOCKET");
   ASSERT_GT(daemon.port(), 0);
+  EXPECT_EQ(ReceiveNotify(fd), "READY=1");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(ReceiveNotify(fd), "STOPPING=1");
+  EXPECT_EQ(daemon.Wait(), 0);
+  close(fd);
+}
+
+// A page post with `token` as its bearer token; its status.
+int PostWithToken(int port, const std::string& token, const std::string& path) {
+  return HttpClient(port)
+      .Request("POST", "/v1/pages?url=" + Q("https://reload.example/" + path),
+               "<p>a page about reloading " + path + "</p>", "text/html",
+               "Authorization: Bearer " + token + "\r\n")
+      .status;
+}
+
+// The bug: SIGHUP ended the daemon silently (exit 129), which systemd takes for a clean exit.
+TEST(LifecycleTest, SighupReloadsTheTokenAndKeepsRunning) {
+  TempDir dir;
+  const std::string token_file = dir.Write("token", "old-token\n");
+  const std::string config = "[auth]\ntoken_file = \"" + token_file + "\"\n";
+  Daemon daemon(dir, dir.path() + "/store", config);
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  EXPECT_EQ(PostWithToken(daemon.port(), "old-token", "1"), 200);
+
+  dir.Write("token", "new-token\n");
+  // A key that needs a restart changes too: it is named as ignored, and the rest applies.
+  dir.Write(daemon.config_path().substr(dir.path().size() + 1),
+            config + "[logging]\naccess_log = false\n[ingest]\nworkers = 3\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("SIGHUP: reloaded")) << daemon.log();
+  EXPECT_FALSE(daemon.Wait(std::chrono::milliseconds(100)).has_value()) << daemon.log();
+  EXPECT_EQ(PostWithToken(daemon.port(), "old-token", "2"), 401);
+  EXPECT_EQ(PostWithToken(daemon.port(), "new-token", "3"), 200);
+  const std::string log = daemon.log();
+  EXPECT_NE(log.find("changed logging.access_log, the auth token"), std::string::npos) << log;
+  EXPECT_NE(log.find("ingest.workers changed"), std::string::npos) << log;
+  EXPECT_NE(log.find("ignored until then"), std::string::npos) << log;
+  // The tokens themselves are never logged.
+  EXPECT_EQ(log.find("old-token"), std::string::npos) << log;
+  EXPECT_EQ(log.find("new-token"), std::string::npos) << log;
+
+  // A second SIGHUP with nothing changed says so.
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("nothing changed")) << daemon.log();
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+}
+
+TEST(LifecycleTest, SighupWithABrokenFileKeepsTheRunningConfig) {
+  TempDir dir;
+  const std::string token_file = dir.Write("token", "the-token\n");
+  const std::string config = "[auth]\ntoken_file = \"" + token_file + "\"\n";
+  Daemon daemon(dir, dir.path() + "/store", config);
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string config_name = daemon.config_path().substr(dir.path().size() + 1);
+
+  // Valid TOML with a value out of range: refused whole, so protect_writes = false does not
+  // apply either.
+  dir.Write(config_name, config + "protect_writes = false\n[limits]\nmax_url_bytes = 1\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("config not reloaded")) << daemon.log();
+  EXPECT_NE(daemon.log().find("limits.max_url_bytes: 1 is out of range"), std::string::npos)
+      << daemon.log();
+  EXPECT_FALSE(daemon.Wait(std::chrono::milliseconds(100)).has_value()) << daemon.log();
+  EXPECT_EQ(PostWithToken(daemon.port(), "wrong", "1"), 401);
+  EXPECT_EQ(PostWithToken(daemon.port(), "the-token", "2"), 200);
+
+  // Not TOML at all, and then a token file that is gone: refused the same way.
+  dir.Write(config_name, "[auth\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("config not reloaded", 2)) << daemon.log();
+  dir.Write(config_name, "[auth]\ntoken_file = \"" + dir.path() + "/no-such-token\"\n");
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(daemon.WaitForLog("config not reloaded", 3)) << daemon.log();
+  EXPECT_NE(daemon.log().find("no-such-token"), std::string::npos) << daemon.log();
+  EXPECT_EQ(PostWithToken(daemon.port(), "the-token", "3"), 200);
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+}
+
+TEST(LifecycleTest, SighupNotifiesSystemdReloadingThenReady) {
+  const std::string name = "shingled-reload-test-" + std::to_string(getpid());
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr),
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  timeval tv{20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setenv("NOTIFY_SOCKET", ("@" + name).c_str(), 1);
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  unsetenv("NOTIFY_SOCKET");
+  ASSERT_GT(daemon.port(), 0);
+  EXPECT_EQ(ReceiveNotify(fd), "READY=1");
+  daemon.Signal(SIGHUP);
+  EXPECT_EQ(ReceiveNotify(fd).rfind("RELOADING=1\nMONOTONIC_USEC=", 0), 0u);
   EXPECT_EQ(ReceiveNotify(fd), "READY=1");
   daemon.Signal(SIGTERM);
   EXPECT_EQ(ReceiveNotify(fd), "STOPPING=1");

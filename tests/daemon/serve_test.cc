@@ -479,5 +479,11 @@ TEST(ServeStartTest, BadConfigNamesKeyAndLine) {
   EXPECT_NE(d.log().find(":3: server.max_sesions: unknown key"), std::string::npos) << d.log();
 }
 
+// The bug: GET /v1/clusters/999 answered "document 999 not found".
+TEST_F(ServeTest, UnknownClusterIsNamedAsACluster) {
+  ExpectError(Call("GET", "/v1/clusters/999"), 404, "not_found",
+              "cluster 999 not found (no such cluster or document)");
+}
+
 }  // namespace
 }  // namespace shingled::testing

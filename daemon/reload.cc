@@ -1,0 +1,158 @@
+#include "daemon/reload.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "daemon/crawl_sweep.h"
+#include "daemon/process.h"
+#include "daemon/store_setup.h"
+
+namespace shingled::daemon {
+namespace {
+
+std::string Join(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) out += (out.empty() ? "" : ", ") + key;
+  return out;
+}
+
+// RELOADING=1 carries CLOCK_MONOTONIC in microseconds, as sd_notify(3) asks since systemd 253
+// (older ones ignore it).
+std::string ReloadingState() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const int64_t usec = int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+  return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec);
+}
+
+}  // namespace
+
+ApiSettings ApiSettingsFor(const config::Config& config, std::string token) {
+  ApiSettings s;
+  s.max_url_bytes = static_cast<size_t>(config.limits.max_url_bytes);
+  s.max_body_bytes = static_cast<size_t>(config.limits.max_body_bytes);
+  s.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
+  s.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
+  s.token = std::move(token);
+  s.protect_writes = config.auth.protect_writes;
+  s.protect_reads = config.auth.protect_reads;
+  return s;
+}
+
+HttpLimits HttpLimitsFor(const config::LimitsOptions& limits) {
+  HttpLimits l;
+  l.max_header_bytes = static_cast<uint64_t>(limits.max_header_bytes);
+  l.max_body_bytes = static_cast<uint64_t>(limits.max_body_bytes);
+  l.max_streamed_body_bytes = static_cast<uint64_t>(limits.max_warc_body_bytes);
+  return l;
+}
+
+bool ReloadableKey(std::string_view key) {
+  if (key.starts_with("auth.") || key.starts_with("limits.") || key.starts_with("logging.")) {
+    return true;
+  }
+  // The crawler's thread and the names of its sweeps are set up at start-up.
+  return key.starts_with("crawler.") && key != "crawler.enabled" && key != "crawler.sweep_prefix";
+}
+
+ConfigReloader::ConfigReloader(std::function<StatusOr<config::Config>()> load, std::string source,
+                               config::Config running, std::string token, Targets targets)
+    : load_(std::move(load)),
+      source_(std::move(source)),
+      targets_(targets),
+      running_(std::move(running)),
+      token_(std::move(token)) {}
+
+Status ConfigReloader::Reload() {
+  NotifySystemd(ReloadingState()).IgnoreError();  // best effort, as READY=1 at start-up
+  Status status = LoadAndApply();
+  if (!status.ok()) {
+    spdlog::error("SIGHUP: config not reloaded; the running config stays in force: {}",
+                  status.message());
+  }
+  NotifySystemd("READY=1").IgnoreError();
+  return status;
+}
+
+Status ConfigReloader::LoadAndApply() {
+  if (source_.empty()) {
+    spdlog::info("SIGHUP: serve runs without --config: nothing to reload");
+    return OkStatus();
+  }
+  StatusOr<config::Config> loaded = load_();
+  if (!loaded.ok()) return loaded.status();
+  // What the reload would put in force: the reloadable keys from the file, the rest as running.
+  config::Config next = running_;
+  next.auth = loaded->auth;
+  next.limits = loaded->limits;
+  next.logging = loaded->logging;
+  next.crawler = loaded->crawler;
+  next.crawler.enabled = running_.crawler.enabled;
+  next.crawler.sweep_prefix = running_.crawler.sweep_prefix;
+
+  // Everything that can fail, before anything changes.
+  std::string token;
+  if (!next.auth.token_file.empty()) {
+    StatusOr<std::string> read = ReadTokenFile(next.auth.token_file);
+    if (!read.ok()) return read.status();
+    token = std::move(*read);
+  }
+  std::optional<CrawlSetup> setup;
+  if (targets_.crawl != nullptr) {
+    if (next.crawler.seeds.empty()) {
+      return InvalidArgumentError(source_ +
+                                  ": crawler.seeds: the running crawler needs at least one seed");
+    }
+    StatusOr<CrawlSetup> made = MakeCrawlSetup(next.crawler);
+    if (!made.ok()) return made.status();
+    setup = std::move(*made);
+  }
+
+  const std::vector<std::string> applied = config::ChangedKeys(running_, next);
+  const std::vector<std::string> ignored = config::ChangedKeys(next, *loaded);
+  const bool token_changed = token != token_;
+  bool crawler_changed = false, every_changed = false;
+  for (const std::string& key : applied) {
+    crawler_changed |= key.starts_with("crawler.");
+    every_changed |= key == "crawler.every";
+  }
+
+  spdlog::default_logger()->set_level(spdlog::level::from_str(next.logging.level));
+  if (targets_.api != nullptr) targets_.api->SetSettings(ApiSettingsFor(next, token));
+  if (targets_.server != nullptr) {
+    targets_.server->SetLimits(HttpLimitsFor(next.limits));
+    targets_.server->set_access_log(next.logging.access_log);
+  }
+  if (targets_.crawl != nullptr && crawler_changed) {
+    targets_.crawl->SetSetup(std::move(*setup));
+    if (every_changed) targets_.crawl->SetEvery(next.crawler.every_s);
+  }
+  running_ = std::move(next);
+  token_ = std::move(token);
+
+  std::string what = Join(applied);
+  // Never the token itself.
+  if (token_changed) what += std::string(what.empty() ? "" : ", ") + "the auth token";
+  if (what.empty()) {
+    spdlog::info("SIGHUP: reloaded {}: nothing changed", source_);
+  } else {
+    spdlog::info("SIGHUP: reloaded {}: changed {}{}", source_, what,
+                 crawler_changed && targets_.crawl != nullptr
+                     ? " (a running crawler sweep keeps its settings; the next one takes them)"
+                     : "");
+  }
+  if (!ignored.empty()) {
+    spdlog::warn(
+        "SIGHUP: {} changed in {} but cannot change without a restart: ignored until "
+        "then, the running values stay in force",
+        Join(ignored), source_);
+  }
+  return OkStatus();
+}
+
+}  // namespace shingled::daemon
