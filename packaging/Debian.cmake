@@ -14,11 +14,13 @@ configure_file(${_deb_dir}/shingled.1.in ${PROJECT_BINARY_DIR}/packaging/shingle
 # debian/changelog; its upstream part must be project()'s version, so that the two cannot drift.
 file(STRINGS ${_deb_dir}/changelog _deb_top LIMIT_COUNT 1)
 if(NOT _deb_top MATCHES "^shingled \\(([0-9][^ )]*)-([^ )-]+)\\) ")
-  message(FATAL_ERROR "packaging/deb/changelog: the first line is not 'shingled (VERSION-REVISION) ...'")
+  message(FATAL_ERROR
+          "packaging/deb/changelog: the first line is not 'shingled (VERSION-REVISION) ...'")
 endif()
 if(NOT CMAKE_MATCH_1 STREQUAL PROJECT_VERSION)
-  message(FATAL_ERROR "packaging/deb/changelog's newest entry is ${CMAKE_MATCH_1}-${CMAKE_MATCH_2}; "
-                      "project() says ${PROJECT_VERSION}: add a changelog entry")
+  message(FATAL_ERROR
+          "packaging/deb/changelog's newest entry is ${CMAKE_MATCH_1}-${CMAKE_MATCH_2}; "
+          "project() says ${PROJECT_VERSION}: add a changelog entry")
 endif()
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${CMAKE_MATCH_2})
 
@@ -37,9 +39,10 @@ foreach(_pair "${_deb_dir}/changelog;changelog.Debian.gz"
 endforeach()
 install(FILES ${_deb_dir}/copyright ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES ${PROJECT_BINARY_DIR}/packaging/shingled.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(FILES ${_deb_dir}/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
-        RENAME shingled)
+install(FILES ${PROJECT_BINARY_DIR}/packaging/shingled.1.gz
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${_deb_dir}/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME shingled)
 
 # The debug symbols' package, as dh_strip makes it: its doc directory is a link to shingled's, and
 # packaging/SplitDebug.cmake moves the binary's debug information into it (below).
@@ -85,7 +88,8 @@ The systemd unit is installed but neither enabled nor started.")
 # Library dependencies from dpkg-shlibdeps; the maintainer scripts' systemd-sysusers comes from
 # one of the packages dh_installsysusers names.
 set(CPACK_DEBIAN_SHINGLED_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_SHINGLED_PACKAGE_DEPENDS "systemd | systemd-standalone-sysusers | systemd-sysusers")
+set(CPACK_DEBIAN_SHINGLED_PACKAGE_DEPENDS
+    "systemd | systemd-standalone-sysusers | systemd-sysusers")
 set(CPACK_DEBIAN_SHINGLED_PACKAGE_CONTROL_EXTRA
     ${_deb_dir}/conffiles ${_deb_dir}/postinst ${_deb_dir}/prerm ${_deb_dir}/postrm)
 
