@@ -22,8 +22,8 @@ scripts/build.sh build "${werror[@]}" -DCMAKE_INSTALL_PREFIX=/usr \
 phase "tests"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 phase "package (cpack + lintian)"
-# Packages the tree just built and tested (no third compile; ~1 min), so the .deb holds the binary
-# the tests ran; lintian fails the run on any error.
+# Packages the tree just built and tested (no third compile: ~25 s on 2 cores), so the .deb holds
+# the binary the tests ran; lintian fails the run on any error.
 scripts/package.sh build
 
 if [[ "${1:-}" != "--quick" ]]; then
