@@ -1,5 +1,6 @@
-// Clock: the crawler's seam for time (STYLE.md "Seams for testing"). Production code always asks
-// a Clock, even for a 1 ms delay, so tests run politeness schedules without sleeping.
+// Clock: the crawler's seam for time (docs/DEVELOPMENT.md, "Seams for time and the network").
+// Production code always asks a Clock, even for a 1 ms delay, so tests run politeness schedules
+// without sleeping.
 //
 // A Clock must be safe for concurrent use; RealClock is, and FakeClock locks.
 #ifndef SHINGLED_CRAWLER_CLOCK_H_

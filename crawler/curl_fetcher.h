@@ -92,7 +92,8 @@ class CurlFetcher final : public Fetcher {
 };
 
 // Translates a CURLcode into a Status, with the URL in the message, and classifies it. The one
-// place where libcurl's errors become ours (STYLE.md). CURLE_OK gives OK and kNone.
+// place where libcurl's errors become ours (docs/DEVELOPMENT.md, "Errors"). CURLE_OK gives OK and
+// kNone.
 Status CurlCodeToStatus(int curl_code, std::string_view url, FetchErrorKind* kind);
 
 // Whether `address` (AF_INET or AF_INET6) is private, loopback, link-local, CGNAT, multicast,

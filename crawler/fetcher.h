@@ -1,6 +1,6 @@
-// Fetcher: the crawler's seam for the network (STYLE.md "Seams for testing"). The production
-// implementation is CurlFetcher (crawler/curl_fetcher.h); tests use fakes or CurlFetcher against
-// a loopback server.
+// Fetcher: the crawler's seam for the network (docs/DEVELOPMENT.md, "Seams for time and the
+// network"). The production implementation is CurlFetcher (crawler/curl_fetcher.h); tests use
+// fakes or CurlFetcher against a loopback server.
 //
 // The interface is asynchronous so one thread can keep many transfers going: Start() queues a
 // fetch, Poll() drives transfers and hands back the finished ones. A Fetcher is used from one

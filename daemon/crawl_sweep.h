@@ -14,9 +14,9 @@
 // nothing about whether a page still exists, and neither does a robots.txt that now disallows a
 // known URL (or answers 5xx, which disallows its whole host for the sweep).
 //
-// Backpressure (STYLE.md, soft then hard limit): above half the pipeline's page queue the crawler
-// is told to slow down; a page the pipeline refuses (full queue) is held and the crawler stops
-// pulling from its frontier until the held pages are in.
+// Backpressure (docs/DEVELOPMENT.md, soft then hard limit): above half the pipeline's page queue
+// the crawler is told to slow down; a page the pipeline refuses (full queue) is held and the
+// crawler stops pulling from its frontier until the held pages are in.
 //
 // Two ways to stop: Stop() is for shutdown and holds for every later Run(); StopSweep() (POST
 // /v1/crawl/stop) ends one sweep and holds until ClearSweepStop(), so that the next sweep runs.

@@ -1,4 +1,4 @@
-// shingled: one binary, many subcommands (DESIGN.md, "Interfaces").
+// shingled: one binary, many subcommands (README.md, "Command line").
 #include <CLI/CLI.hpp>
 #include <iostream>
 

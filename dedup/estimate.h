@@ -1,6 +1,6 @@
 // Estimators of resemblance and containment from sketches, and exact values from shingle sets.
 //
-// Definitions (paper 001): for shingle sets S(A), S(B),
+// Definitions (Broder 1997; Broder et al. 1997): for shingle sets S(A), S(B),
 //   resemblance r(A, B) = |S(A) n S(B)| / |S(A) u S(B)|,
 //   containment c(A, B) = |S(A) n S(B)| / |S(A)|   (of A in B).
 // All functions are pure. A page without shingles resembles and is contained in nothing: every
@@ -20,7 +20,7 @@ namespace shingled::dedup {
 // standard error sqrt(r(1-r)/t). REQUIRES: both sketches come from the same SketchParams.
 double ResemblanceFromMinhashes(const Sketch& a, const Sketch& b);
 
-// Paper 001's unbiased estimate from MIN_s samples: |MIN_s(F(A) u F(B)) n F(A) n F(B)| /
+// Broder et al. 1997's unbiased estimate from MIN_s samples: |MIN_s(F(A) u F(B)) n F(A) n F(B)| /
 // |MIN_s(F(A) u F(B))|, with s the smaller of the two sample sizes.
 double ResemblanceFromMinSample(std::span<const uint64_t> a, std::span<const uint64_t> b);
 
@@ -46,7 +46,7 @@ bool Fungible(const Sketch& a, const Sketch& b, int r);
 int SuperShinglesInCommon(const Sketch& a, const Sketch& b);
 
 // P(p) = sum_{i=r..k} C(k,i) p^(s i) (1 - p^s)^(k-i): the probability that two pages of
-// resemblance p are fungible (paper 004). REQUIRES: 0 <= p <= 1, 1 <= r <= k.
+// resemblance p are fungible (Broder 2005). REQUIRES: 0 <= p <= 1, 1 <= r <= k.
 double FungibleProbability(double p, int k, int s, int r);
 
 // Exact values over shingle sets given as sorted vectors without duplicates.

@@ -1,4 +1,4 @@
-// Rabin fingerprints over GF(2), 64-bit (Rabin 1981; Broder 1993; paper 002 section 4.3).
+// Rabin fingerprints over GF(2), 64-bit (Rabin 1981; Broder 1993; Broder 1997, section 4.3).
 //
 // A string of bits a_1 ... a_m is the polynomial A(x) = a_1 x^(m-1) + ... + a_m over GF(2); its
 // fingerprint is f(A) = A(x) mod P(x) for an irreducible P of degree 64. Bytes are read most

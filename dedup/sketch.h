@@ -3,17 +3,18 @@
 // From the page's canonical tokens (dedup/tokenizer.h) a Sketcher computes, without holding the
 // page or its shingle set:
 //   - shingles: each run of w consecutive tokens, fingerprinted with a 64-bit Rabin fingerprint
-//     as a sliding window over fixed-width (64-bit) token fingerprints (paper 002, section 4.3);
+//     as a sliding window over fixed-width (64-bit) token fingerprints (Broder 1997, section 4.3);
 //     option B semantics: the page is the *set* of its shingles;
-//   - minhashes: t = k*s min-wise values, one per permutation (papers 002 and 004), found with
+//   - minhashes: t = k*s min-wise values, one per permutation (Broder 1997 and 2005), found with
 //     Broder, Burrows and Manasse's left-to-right-minima trick (see dedup/internal/minhash.h);
 //   - features: the t values in k groups of s, each group fingerprinted; two pages are fungible
-//     when at least r features agree (paper 004);
-//   - min_sample: MIN_s, the s smallest values of one permutation pi of the shingle set (paper 001);
+//     when at least r features agree (Broder 2005);
+//   - min_sample: MIN_s, the s smallest values of one permutation pi of the shingle set
+//     (Broder et al. 1997);
 //   - supershingles: fingerprints of the windows of consecutive values in the sorted smallest
-//     values of min_sample (paper 001, "Super shingles");
+//     values of min_sample (Broder et al. 1997, "Super shingles");
 //   - sample: MOD_{2^i}(pi(S)) with i the smallest for which at most mod_sample_max values remain
-//     (paper 001: 50 to 100 values whatever the page's length);
+//     (Broder et al. 1997: 50 to 100 values whatever the page's length);
 //   - three 128-bit exact fingerprints: of the raw bytes (identical), of the canonical token stream
 //     (lexically equivalent), and of the selected sample (shingle equivalent).
 //
@@ -42,14 +43,14 @@ namespace shingled::dedup {
 // The sketch parameters. All of them are baked into stored data.
 struct SketchParams {
   // w: tokens per shingle. Longer shingles make small edits cost more resemblance; shorter ones let
-  // unrelated pages share common phrases. Paper 004 recommends 3 to 10. Range 1..32.
+  // unrelated pages share common phrases. Broder 2005 recommends 3 to 10. Range 1..32.
   int shingle_size = 8;
   // k: feature groups. t = k * s min-wise values are kept. Range 1..32, k * s <= 256.
   int feature_groups = 6;
   // s: min-wise values per feature. Range 1..64.
   int group_size = 14;
   // r: features two pages must share to be fungible. 6 x 14 with r = 2 accepts pages of
-  // resemblance 0.95 with probability 0.88 and of 0.8 with 0.03 (paper 004); the 8 x 25, r = 1
+  // resemblance 0.95 with probability 0.88 and of 0.8 with 0.03 (Broder 2005); the 8 x 25, r = 1
   // variant is sharper. Range 1..k. Not baked into sketches, but recorded with them.
   int fungible_threshold = 2;
   // Seed from which the Rabin polynomial and every permutation are derived.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages shingled needs to build, test and benchmark.
+# Installs the Debian 12 packages shingled needs to build, test, package and benchmark.
 # Idempotent: packages already present are left alone. Runs as root (or with sudo).
 #
 #   scripts/install-deps.sh            build + test dependencies
@@ -21,6 +21,9 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   wget  # the WARC interop test crawls a loopback site with GNU wget
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
+  # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug
+  # symbols with objcopy (binutils) and asks dpkg-shlibdeps (dpkg-dev) for the dependencies
+  lintian file binutils dpkg-dev
 )
 corpus_packages=(postgresql-doc-15 python3-doc)
 

@@ -141,7 +141,7 @@ class Store {
   [[nodiscard]] StatusOr<UrlId> KnownUrls(
       UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const;
 
-  // On-the-fly resemblance (paper 001): candidates from the sample index (values above the
+  // On-the-fly resemblance (Broder et al. 1997): candidates from the sample index (values above the
   // common-value limit skipped) and, when fewer than 8 of the sample values are usable, the
   // features (not the super shingles, which the writer uses: FORMAT.md, "Lookups"); resemblance and
   // containment both ways; results that reach `query.threshold` in any of the three, sorted by

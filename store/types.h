@@ -27,8 +27,8 @@ using ClusterId = uint64_t;
 // Which relations put two documents in the same cluster (a bit set).
 enum ClusterRelation : uint32_t {
   kClusterExact = 1u << 0,     // identical, lexically or shingle equivalent
-  kClusterFungible = 1u << 1,  // >= r shared features (paper 004)
-  kClusterSimilar = 1u << 2,   // resemblance estimate >= similar_threshold (paper 001)
+  kClusterFungible = 1u << 1,  // >= r shared features (Broder 2005)
+  kClusterSimilar = 1u << 2,   // resemblance estimate >= similar_threshold (Broder et al. 1997)
 };
 
 // Per-process options of a Store. None of them is recorded in the store: the store keeps every
@@ -37,8 +37,8 @@ struct StoreOptions {
   // --- behaviour ---
 
   // Resemblance (estimated from the minhashes) from which a super-shingle or sample candidate is
-  // recorded as "similar". Paper 001 clustered at 0.5. Lower values link more unrelated pages
-  // (the estimate's standard error at t = 84 is about 0.055 at 0.5). Range (0, 1].
+  // recorded as "similar". Broder et al. 1997 clustered at 0.5. Lower values link more unrelated
+  // pages (the estimate's standard error at t = 84 is about 0.055 at 0.5). Range (0, 1].
   double similar_threshold = 0.5;
   // A MOD sample value found in more than this many documents is machine-made boilerplate and is
   // not used for candidate search (it is still stored, so the limit can change). Only the indexed
@@ -46,7 +46,7 @@ struct StoreOptions {
   // candidates through common text but cost more lookups per page. Range >= 1.
   uint64_t common_value_limit = 1000;
   // Relations that merge clusters (ClusterRelation bits). Exact and fungible by default;
-  // adding kClusterSimilar makes paper 001's looser 50% clusters, which chain more.
+  // adding kClusterSimilar makes Broder et al. 1997's looser 50% clusters, which chain more.
   uint32_t cluster_relations = kClusterExact | kClusterFungible;
   // At most this many candidates are scored per page (most shared index entries first); the
   // result says when some were left out. Bounds the work per page when a page has thousands of

@@ -1,4 +1,4 @@
-// Min-wise hashing with Broder, Burrows and Manasse's left-to-right-minima trick (paper 004,
+// Min-wise hashing with Broder, Burrows and Manasse's left-to-right-minima trick (Broder 2005,
 // "One trick based on left-to-right minima").
 //
 // Each shingle fingerprint x is first mixed by a bijection, y = fmix64(x ^ seed), which breaks the
@@ -16,7 +16,7 @@
 //
 // The min-wise quality of this family is not proven (Broder: "no theory, but it works"); it is
 // measured instead: tests/dedup/sketch_test.cc checks that the fungibility filter follows
-// paper 004's acceptance polynomial and that the resemblance estimate is unbiased.
+// Broder 2005's acceptance polynomial and that the resemblance estimate is unbiased.
 //
 // Every kernel computes the same leads and takes the same decisions: the scalar, AVX2 and
 // AVX-512 kernels give bit-identical results, which a test asserts.

@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using Tokens = std::vector<std::string>;
 
-constexpr size_t kShingleWidth = 8;  // w = 8, the project default (DESIGN.md)
+constexpr size_t kShingleWidth = 8;  // w = 8, the project default (docs/METHOD.md)
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -64,7 +64,7 @@ double ExactResemblanceOf(const Tokens& a, const Tokens& b, int w, bool labelled
   return ExactResemblance(ShingleSet(sa, labelled), ShingleSet(sb, labelled));
 }
 
-// Paper 002, section 2: the worked example, with its exact figures.
+// Broder 1997, section 2: the worked example, with its exact figures.
 TEST(SketchTest, Paper002WorkedExample) {
   const Tokens a = Split("a rose is a rose is a rose");
   const Tokens b = Split("a rose is a flower which is a rose");
@@ -141,7 +141,7 @@ constexpr CurvePoint kCurve[] = {{0.5, 1000, 500}, {0.7, 700, 150}, {0.8, 800, 1
                                  {0.85, 850, 75},  {0.9, 900, 50},  {0.95, 950, 25},
                                  {0.98, 980, 10}};
 
-// The filter follows paper 004's acceptance polynomial: for 1,000 pairs at each exact resemblance
+// The filter follows Broder 2005's acceptance polynomial: for 1,000 pairs at each exact resemblance
 // p, the share judged fungible is within 4 standard deviations (binomial, sqrt(P(1-P)/n)) of P(p).
 // 4 SD: a correct family fails one of the 7 points with probability about 4e-4; a family that is
 // not min-wise enough shifts the curve by far more (a few SD at 1,000 pairs).
@@ -188,7 +188,7 @@ TEST(SketchTest, FungibilityFollowsTheAcceptanceCurve8x25R1) {
 }
 
 TEST(SketchTest, AcceptancePolynomialMatchesPaper004Figures) {
-  // DESIGN.md: about 0.03 at p = 0.8, 0.42 at 0.9, 0.88 at 0.95 for k = 6, s = 14, r = 2.
+  // docs/METHOD.md: about 0.03 at p = 0.8, 0.42 at 0.9, 0.88 at 0.95 for k = 6, s = 14, r = 2.
   EXPECT_NEAR(FungibleProbability(0.8, 6, 14, 2), 0.03, 0.005);
   EXPECT_NEAR(FungibleProbability(0.9, 6, 14, 2), 0.42, 0.005);
   EXPECT_NEAR(FungibleProbability(0.95, 6, 14, 2), 0.88, 0.005);
@@ -263,7 +263,7 @@ TEST(SketchTest, ModSampleKeepsFiftyToOneHundredValuesOnAverage) {
       EXPECT_LE(s.sample.values.size(), 100u);
       total += static_cast<double>(s.sample.values.size());
     }
-    // Expected size is between 50 and 100 once the modulus exceeds 1 (paper 001).
+    // Expected size is between 50 and 100 once the modulus exceeds 1 (Broder et al. 1997).
     EXPECT_GT(total / kTrials, 50.0) << n;
     EXPECT_LE(total / kTrials, 100.0) << n;
   }
@@ -365,8 +365,8 @@ TEST(SketchTest, ExactFingerprintsSeparateTheThreeLevels) {
   EXPECT_EQ(d.shingle, e.shingle);
 }
 
-// The MIN_s and MOD estimators of paper 001 are unbiased: their mean over pairs lies within 4
-// standard errors (measured from the spread of the estimates) of the exact value.
+// The MIN_s and MOD estimators of Broder et al. 1997 are unbiased: their mean over pairs lies
+// within 4 standard errors (measured from the spread of the estimates) of the exact value.
 TEST(SketchTest, SampleEstimatorsAreUnbiased) {
   auto ctx = MakeContext();
   TokenSource source(6);
@@ -396,9 +396,9 @@ TEST(SketchTest, SampleEstimatorsAreUnbiased) {
   }
 }
 
-// The MOD-sample estimators against their definition (paper 001): both samples cut to the larger
-// modulus, then |A n B| / |A| and |A n B| / |A u B|, on random sorted samples of many moduli
-// (equal moduli, where neither sample is cut, and unequal ones).
+// The MOD-sample estimators against their definition (Broder et al. 1997): both samples cut to
+// the larger modulus, then |A n B| / |A| and |A n B| / |A u B|, on random sorted samples of many
+// moduli (equal moduli, where neither sample is cut, and unequal ones).
 TEST(SketchTest, ModSampleEstimatorsFollowTheirDefinition) {
   std::mt19937_64 rng(21);
   auto sample = [&](uint32_t log2_modulus, size_t n, const std::vector<uint64_t>& shared) {

@@ -85,9 +85,9 @@ TEST_F(QueryTest, FindsHalfResemblantPagesThroughTheSampleIndex) {
 }
 
 // The writer still takes candidates from the super shingles as well (the "similar" relation of
-// paper 001); a query does not. A page whose super shingles equal a stored page's, with the same
-// minhashes (resemblance estimate 1) but other features and sample values, is linked by the writer
-// and not found by a query.
+// Broder et al. 1997); a query does not. A page whose super shingles equal a stored page's, with
+// the same minhashes (resemblance estimate 1) but other features and sample values, is linked by
+// the writer and not found by a query.
 TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
