@@ -85,7 +85,7 @@ struct UrlState {
   VersionRecord last;
 };
 
-bool Live(const VersionRecord& v) { return v.doc != 0 && v.http_status < 400; }
+bool Live(const VersionRecord& v) { return internal::LiveVersion(v); }
 
 // Every url id that ever pointed at `doc`.
 Status UrlsOfDocument(TxnOps& ops, DocId doc, std::vector<UrlId>* out) {
@@ -555,6 +555,7 @@ StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
     uv.http_status = static_cast<int>(ver->http_status);
     uv.verdict = ver->verdict;
     uv.canonical_link = ver->canonical_link;
+    uv.redirect_target = ver->redirect_target;
     out.push_back(std::move(uv));
     rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
   }
