@@ -597,7 +597,20 @@ StatusOr<LostAndFound> Store::Lost(std::string_view url) const {
   LostAndFound out;
   out.url = std::string(url);
   UrlId id = 0;
-  SHINGLED_RETURN_IF_ERROR(LastDocumentOfUrl(ops, url, &id, &out.last_doc));
+  const Status last_doc = LastDocumentOfUrl(ops, url, &id, &out.last_doc);
+  if (!last_doc.ok() && !(last_doc.code() == StatusCode::kNotFound && id != 0)) return last_doc;
+  // A redirect names where the URL went, whatever its cluster shows.
+  if (id != 0) {
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> last = internal::LastVersion(ops, id, &seq);
+    if (!last.ok()) return last.status();
+    if (last->verdict == Verdict::kRedirect) out.redirect_target = last->redirect_target;
+  }
+  if (!last_doc.ok()) {
+    // Never a document: only a redirect answers (with no cluster to look in).
+    if (out.redirect_target.empty()) return last_doc;
+    return out;
+  }
   StatusOr<ClusterId> root = internal::FindCluster(ops, out.last_doc);
   if (!root.ok()) return root.status();
   out.cluster = *root;

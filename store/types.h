@@ -235,7 +235,9 @@ struct ClusterInfo {
 
 struct LostAndFound {
   std::string url;          // the URL asked about
-  DocId last_doc = 0;       // its last document
+  DocId last_doc = 0;       // its last document; 0 when it never had one (then it redirects)
+  // Where the URL redirects, when its last version is a redirect with a known target.
+  std::string redirect_target;
   ClusterId cluster = 0;
   std::string found_url;    // the most recent live URL of the cluster; empty if none
   DocId found_doc = 0;

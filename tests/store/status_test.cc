@@ -128,11 +128,26 @@ TEST_F(StatusTest, RedirectRecordsItsTargetAndNoDocument) {
   ASSERT_TRUE(closed.ok());
   EXPECT_EQ(closed->gone, 0u);
   EXPECT_EQ(closed->pages, 5u);
-  // The content it had is still its last document (lost and found starts there).
+  // Lost and found starts from the content it had, and says where it went.
   StatusOr<LostAndFound> lost = store_->Lost("http://a/old");
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->last_doc, good.doc);
+  EXPECT_EQ(lost->redirect_target, "http://a/new308");
   ExpectConsistent(*store_);
+}
+
+TEST_F(StatusTest, LostAndFoundOfAUrlThatOnlyEverRedirected) {
+  ApplyOne(*store_, At("http://a/", s1_, 100, 301, 1000, "https://a/"));
+  StatusOr<LostAndFound> lost = store_->Lost("http://a/");
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  EXPECT_EQ(lost->last_doc, 0u);
+  EXPECT_EQ(lost->redirect_target, "https://a/");
+  EXPECT_TRUE(lost->found_url.empty());
+  // Without a target, nothing to say: as for any URL that never had a document.
+  ApplyOne(*store_, At("http://b/", s1_, 100, 302));
+  EXPECT_EQ(store_->Lost("http://b/").status().code(), StatusCode::kNotFound);
+  ApplyOne(*store_, At("http://c/", s1_, 100, 500));
+  EXPECT_EQ(store_->Lost("http://c/").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(StatusTest, RedirectWithoutAKnownTarget) {
