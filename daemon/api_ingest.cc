@@ -53,6 +53,7 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   PageJob job;
   job.url = std::move(post->url);
   job.http_status = post->http_status;
+  job.redirect_target = std::move(post->redirect_target);
   job.date = post->date;
   job.content_type = std::string(req[http::field::content_type]);
   const std::string mime = dedup::ParseContentType(job.content_type).mime;
@@ -63,8 +64,10 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
             " is not accepted: post a page as text/*, application/xhtml+xml, application/xml or "
             "application/octet-stream, or a batch as application/x-ndjson or application/warc"));
   }
-  const bool dead = job.http_status == 404 || job.http_status == 410;
-  if (req.body().empty() && !dead) {
+  // Only content needs a body: a dead page, a redirect or a failed fetch is recorded without
+  // one (and a body sent with them is not stored).
+  const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
+  if (req.body().empty() && content) {
     return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
   }
   StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
@@ -111,6 +114,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       PageJob job;
       job.url = std::move(post->url);
       job.http_status = post->http_status;
+      job.redirect_target = std::move(post->redirect_target);
       job.date = post->date;
       job.content_type = std::move(post->content_type);
       job.body = std::move(post->body);

@@ -71,6 +71,7 @@ Response Api::GetSweeps() {
 Response Api::PostSweep(const Request& req) {
   StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
+  if (Status s = CheckMembers(*body, {"name", "start"}); !s.ok()) return Error(s);
   if (!body->contains("name") || !(*body)["name"].is_string()) {
     return Error(InvalidArgumentError("the body needs a string \"name\""));
   }
@@ -84,6 +85,7 @@ Response Api::PostSweep(const Request& req) {
 Response Api::CloseSweep(const Request& req, const std::string& name) {
   StatusOr<Json> body = ParseObjectBody(req.body());
   if (!body.ok()) return Error(body.status());
+  if (Status s = CheckMembers(*body, {"end"}); !s.ok()) return Error(s);
   StatusOr<int64_t> end = DateMember(*body, "end", options_.now());
   if (!end.ok()) return Error(end.status());
   auto found = store_->FindSweep(name);

@@ -220,7 +220,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, *options);
 
   std::mutex mu;
-  uint64_t counts[6] = {};  // by Verdict value
+  uint64_t counts[8] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
   uint64_t pages = 0;
   daemon::PageFeeder feeder(&pipeline, options->queue_pages);
@@ -296,6 +296,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                        {"unchanged", count(Verdict::kUnchanged)},
                        {"duplicate", count(Verdict::kDuplicate)},
                        {"near_duplicate", count(Verdict::kNearDuplicate)},
+                       {"gone", count(Verdict::kGone)},
+                       {"failed", count(Verdict::kFailed)},
+                       {"redirect", count(Verdict::kRedirect)},
                        {"clusters", clusters.size()},
                        {"warc_records_skipped", warc_skipped},
                        {"errors", errors.size()}};
@@ -304,8 +307,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     std::cout << "ingested " << pages << " pages into sweep " << in.sweep << ": "
               << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged) << " unchanged, "
               << count(Verdict::kDuplicate) << " duplicate, " << count(Verdict::kNearDuplicate)
-              << " near-duplicate, in " << clusters.size() << " clusters; " << errors.size()
-              << " errors\n";
+              << " near-duplicate, in " << clusters.size() << " clusters; " << count(Verdict::kGone)
+              << " gone, " << count(Verdict::kFailed) << " failed, " << count(Verdict::kRedirect)
+              << " redirect; " << errors.size() << " errors\n";
   }
   return errors.empty() ? kExitOk : kExitFailure;
 }

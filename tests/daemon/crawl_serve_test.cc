@@ -241,13 +241,29 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   EXPECT_EQ(gone[1]["sweep"], b[1]["sweep"]);  // sweep two's id
   EXPECT_NE(gone[1]["sweep"], gone[0]["sweep"]);
   EXPECT_GE(gone[1]["date"].get<std::string>(), second["started"].get<std::string>());
+  // The redirect is recorded on the URL that answered it, with its target, in sweep two (issue
+  // 30: it was recorded gone when sweep two closed, as if the crawler had not seen it).
   const json old_page = History(port, server.Url("/old.html"));
   ASSERT_EQ(old_page.size(), 2u);
-  EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
-  EXPECT_EQ(old_page[1]["verdict"], "gone");
-  // Closing sweep two declared gone neither the page whose fetch failed nor the other site's.
-  EXPECT_EQ(History(port, server.Url("/flaky.html")).size(), 1u);
+  EXPECT_EQ(old_page[1]["status"], 301);
+  EXPECT_EQ(old_page[1]["verdict"], "redirect");
+  EXPECT_EQ(old_page[1]["location"], server.Url("/new.html"));
+  EXPECT_EQ(old_page[1]["doc"], 0);
+  EXPECT_EQ(old_page[1]["sweep"], b[1]["sweep"]);
+  // The failed fetch is recorded as an attempt that keeps the last good version live (issue 30:
+  // it was not recorded at all), and closing sweep two declared gone neither it nor the other
+  // site's page.
+  const json flaky = History(port, server.Url("/flaky.html"));
+  ASSERT_EQ(flaky.size(), 2u) << flaky.dump();
+  EXPECT_EQ(flaky[1]["status"], 500);
+  EXPECT_EQ(flaky[1]["verdict"], "failed");
+  EXPECT_EQ(flaky[1]["doc"], flaky[0]["doc"]);
+  EXPECT_EQ(flaky[1]["sweep"], b[1]["sweep"]);
+  EXPECT_EQ(Get(port, "/v1/similar?url=" + Q(server.Url("/flaky.html")))["results"].is_array(),
+            true);
   EXPECT_EQ(History(port, elsewhere).size(), 1u);
+  EXPECT_EQ(second["verdicts"]["failed"], 1) << second.dump();
+  EXPECT_EQ(second["verdicts"]["redirect"], 1) << second.dump();
   const json added = History(port, server.Url("/added.html"));
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0]["verdict"], "new");
