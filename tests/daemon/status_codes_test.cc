@@ -80,17 +80,24 @@ TEST_F(StatusCodesTest, HookServerErrorKeepsTheLastGoodVersionLive) {
     EXPECT_EQ(failed["cluster"], good["cluster"]) << failed;
     EXPECT_FALSE(failed.contains("location")) << failed;
   }
+  // The body of an error is not read: its type is not refused (as an unknown page type is).
+  const json typed = Ok(Call("POST", "/v1/pages?sweep=s2&status=503&url=" + Q(url),
+                             R"({"error": "overloaded"})", "application/json"));
+  EXPECT_EQ(typed["verdict"], "failed") << typed;
+  EXPECT_EQ(typed["replayed"], false) << typed;  // the 429 came between
+  EXPECT_EQ(Call("POST", "/v1/pages?sweep=s2&url=" + Q(url), "{}", "application/json").status, 415);
   // No document was made of the error pages.
   EXPECT_EQ(Ok(Call("GET", "/v1/stats"))["documents"], 1);
   const json versions = History(url)["versions"];
-  ASSERT_EQ(versions.size(), 4u) << versions;
+  ASSERT_EQ(versions.size(), 5u) << versions;
   EXPECT_EQ(versions[3]["verdict"], "failed");
   EXPECT_EQ(versions[3]["status"], 429);
   EXPECT_EQ(versions[3]["doc"], good["doc"]);
+  EXPECT_EQ(versions[4]["status"], 503);
   // Still the URL's content, and not gone when the sweep that saw the attempts closes.
   EXPECT_EQ(Call("GET", "/v1/similar?url=" + Q(url)).status, 200);
   CloseSecondSweepWithNothingGone();
-  EXPECT_EQ(History(url)["versions"].size(), 4u);
+  EXPECT_EQ(History(url)["versions"].size(), 5u);
 
   // Counted under their own verdict.
   const std::string metrics = Call("GET", "/metrics").body;
