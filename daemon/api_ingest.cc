@@ -117,7 +117,10 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       job.redirect_target = std::move(post->redirect_target);
       job.date = post->date;
       job.content_type = std::move(post->content_type);
-      job.body = std::move(post->body);
+      // As for a single page: only content's body is read.
+      if (store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent) {
+        job.body = std::move(post->body);
+      }
       StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
       if (!sweep.ok()) return fail(sweep.status());
       job.sweep = *sweep;
