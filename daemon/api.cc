@@ -183,7 +183,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
       if (Status s = CheckParams(target, {"sweep"}); !s.ok()) return respond(Error(s));
       return PostPagesBatch(std::move(req), target, respond);
     }
-    if (Status s = CheckParams(target, {"url", "fetched_at", "status", "sweep"}); !s.ok()) {
+    if (Status s = CheckParams(target, {"url", "fetched_at", "status", "location", "sweep"});
+        !s.ok()) {
       return respond(Error(s));
     }
     return PostPages(req, target, respond);
@@ -196,6 +197,11 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"url"});
   } else {
     params = CheckParams(target, {});
+  }
+  if (params.ok() && is_post && (route == "crawl" || route == "crawl_stop")) {
+    // These actions take no body: one with members (seeds, a sweep name) would be ignored.
+    StatusOr<Json> body = ParseObjectBody(req.body());
+    params = body.ok() ? CheckMembers(*body, {}) : body.status();
   }
   if (!params.ok()) return respond(Error(params));
   // The rest are store queries and sweep changes: off the I/O thread.

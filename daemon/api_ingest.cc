@@ -53,24 +53,27 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   PageJob job;
   job.url = std::move(post->url);
   job.http_status = post->http_status;
+  job.redirect_target = std::move(post->redirect_target);
   job.date = post->date;
   job.content_type = std::string(req[http::field::content_type]);
+  // Only content is read: a dead page, a redirect or a failed fetch is recorded without its body,
+  // so neither its type nor its presence matters.
+  const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
   const std::string mime = dedup::ParseContentType(job.content_type).mime;
-  if (!AcceptedPageType(mime)) {
+  if (content && !AcceptedPageType(mime)) {
     return respond(ErrorResponse(
         http::status::unsupported_media_type, "unsupported_media_type",
         "Content-Type " + mime.substr(0, 100) +
             " is not accepted: post a page as text/*, application/xhtml+xml, application/xml or "
             "application/octet-stream, or a batch as application/x-ndjson or application/warc"));
   }
-  const bool dead = job.http_status == 404 || job.http_status == 410;
-  if (req.body().empty() && !dead) {
+  if (req.body().empty() && content) {
     return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
   }
   StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
   if (!sweep.ok()) return respond(Error(sweep.status()));
   job.sweep = *sweep;
-  job.body = req.body();
+  if (content) job.body = req.body();
   const std::string page_url = job.url;
   std::vector<PageJob> jobs;
   jobs.push_back(std::move(job));
@@ -111,9 +114,13 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       PageJob job;
       job.url = std::move(post->url);
       job.http_status = post->http_status;
+      job.redirect_target = std::move(post->redirect_target);
       job.date = post->date;
       job.content_type = std::move(post->content_type);
-      job.body = std::move(post->body);
+      // As for a single page: only content's body is read.
+      if (store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent) {
+        job.body = std::move(post->body);
+      }
       StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
       if (!sweep.ok()) return fail(sweep.status());
       job.sweep = *sweep;

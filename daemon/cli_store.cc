@@ -246,7 +246,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, *options);
 
   std::mutex mu;
-  uint64_t counts[6] = {};  // by Verdict value
+  uint64_t counts[8] = {};  // by Verdict value
   std::set<store::ClusterId> clusters;
   // The URLs the sweep recorded (two files can name one URL, and a replayed page is one URL).
   std::unordered_set<store::UrlId> urls;
@@ -338,6 +338,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                        {"unchanged", count(Verdict::kUnchanged)},
                        {"duplicate", count(Verdict::kDuplicate)},
                        {"near_duplicate", count(Verdict::kNearDuplicate)},
+                       {"gone", count(Verdict::kGone)},
+                       {"failed", count(Verdict::kFailed)},
+                       {"redirect", count(Verdict::kRedirect)},
                        {"clusters", clusters.size()},
                        {"warc_records_skipped", warc_skipped},
                        {"errors", errors.size()},
@@ -350,7 +353,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
               << in.sweep << ": " << count(Verdict::kNew) << " new, " << count(Verdict::kUnchanged)
               << " unchanged, " << count(Verdict::kDuplicate) << " duplicate, "
               << count(Verdict::kNearDuplicate) << " near-duplicate, in " << clusters.size()
-              << " clusters; " << errors.size() << " errors\n";
+              << " clusters; " << count(Verdict::kGone) << " gone, " << count(Verdict::kFailed)
+              << " failed, " << count(Verdict::kRedirect) << " redirect; " << errors.size()
+              << " errors\n";
   }
   if (interrupted) return kExitInterrupted;
   return errors.empty() ? kExitOk : kExitFailure;

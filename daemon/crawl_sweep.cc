@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,6 +13,7 @@
 
 #include "crawler/url.h"
 #include "crawler/warc.h"
+#include "daemon/http_query.h"
 
 namespace shingled::daemon {
 namespace {
@@ -24,6 +26,25 @@ int64_t UnixNow() { return UnixSeconds(std::chrono::system_clock::now()); }
 // Known URLs are listed in pages of this many: each page is one short read transaction, so a
 // long listing never keeps the map from growing.
 constexpr size_t kKnownUrlsPage = 10000;
+
+// The HTTP status a failed fetch is recorded with (store::Verdict::kFailed): the answer's, when
+// one came that is not content (5xx, 429, another 4xx); 0 when none came (a timeout, a refused
+// or broken connection, a TLS failure). nullopt for the failures that say nothing of the page's
+// state (a URL or address the crawler will not fetch, a type or size it does not keep, a
+// redirect loop): those are not recorded, as before.
+std::optional<int> AttemptStatus(const crawler::CrawledPage& page) {
+  switch (page.error_kind) {
+    case crawler::FetchErrorKind::kNone:
+      return page.http_status;
+    case crawler::FetchErrorKind::kConnect:
+    case crawler::FetchErrorKind::kTimeout:
+    case crawler::FetchErrorKind::kTls:
+    case crawler::FetchErrorKind::kNetwork:
+      return 0;
+    default:
+      return std::nullopt;
+  }
+}
 
 }  // namespace
 
@@ -418,42 +439,70 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   // URLs this sweep cannot call gone though it did not store them (normalized): fetches that
   // failed, and URLs robots.txt refused.
   std::unordered_set<std::string> not_gone;
-  // Stopped while the URLs were listed: no fetch at all.
-  Status run = StopRequested() ? OkStatus() : crawler.Run(
-      known,
-      [&](crawler::CrawledPage page) {
-        PageJob job;
-        job.sweep = sweep_id;
-        job.date = UnixSeconds(page.fetched_at);
-        switch (page.outcome) {
-          case crawler::PageOutcome::kPage:
-            job.url = page.final_url;
-            job.http_status = page.http_status;
-            if (const std::string* type = crawler::FindHeader(page.headers, "Content-Type")) {
-              job.content_type = *type;
-            }
-            job.body = std::move(page.body);
-            job.canonical_link = page.canonical.value_or("");
-            break;
-          case crawler::PageOutcome::kDead:
-            job.url = page.url;
-            // A host that no longer resolves is as dead as a 404.
-            job.http_status = page.http_status == 410 ? 410 : 404;
-            break;
-          case crawler::PageOutcome::kError:
-          case crawler::PageOutcome::kRobotsDisallowed:
-            not_gone.insert(page.url);  // not known to be gone: see the file comment
-            return crawler::Backpressure::kContinue;  // counted by the crawler
-          case crawler::PageOutcome::kRedirected:
-            return crawler::Backpressure::kContinue;  // counted by the crawler
+  auto on_page = [&](crawler::CrawledPage page) {
+    const int64_t date = UnixSeconds(page.fetched_at);
+    bool room = true;
+    // Every hop of the fetch is a redirect of the URL that answered it, to where it pointed
+    // (the hops followed within the origin, and the one refused: another origin, or a path
+    // robots.txt disallows), as a WARC or the API would record it.
+    for (const crawler::RedirectHop& hop : page.redirects) {
+      StatusOr<std::string> from = crawler::NormalizeUrl(hop.url);
+      if (!from.ok() ||
+          store::ClassifyHttpStatus(hop.http_status) != store::StatusClass::kRedirect) {
+        continue;
+      }
+      PageJob redirect;
+      redirect.sweep = sweep_id;
+      redirect.date = date;
+      redirect.url = std::move(from).value();
+      redirect.http_status = hop.http_status;
+      StatusOr<std::string> target =
+          RedirectTarget(redirect.url, hop.location, kMaxRedirectTargetBytes);
+      if (target.ok()) redirect.redirect_target = std::move(target).value();
+      room = sink->Offer(std::move(redirect)) && room;
+    }
+    PageJob job;
+    job.sweep = sweep_id;
+    job.date = date;
+    // The outcome belongs to the URL that answered last (after the redirects).
+    job.url = page.final_url;
+    switch (page.outcome) {
+      case crawler::PageOutcome::kPage:
+        job.http_status = page.http_status;
+        if (const std::string* type = crawler::FindHeader(page.headers, "Content-Type")) {
+          job.content_type = *type;
         }
-        if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
-        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
-      },
-      [&] {
-        if (!sink->Flush()) return crawler::Backpressure::kStop;
-        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
-      });
+        job.body = std::move(page.body);
+        job.canonical_link = page.canonical.value_or("");
+        break;
+      case crawler::PageOutcome::kDead:
+        // A host that no longer resolves is as dead as a 404.
+        job.http_status = page.http_status == 410 ? 410 : 404;
+        break;
+      case crawler::PageOutcome::kError:
+        not_gone.insert(page.url);  // not known to be gone: see the file comment
+        if (std::optional<int> status = AttemptStatus(page); status && !cancelled_) {
+          // A fetch that got no content: recorded as an attempt, which keeps the URL's
+          // last good version live (store::Verdict::kFailed).
+          job.http_status = *status;
+          break;
+        }
+        return room ? crawler::Backpressure::kContinue : crawler::Backpressure::kStop;
+      case crawler::PageOutcome::kRobotsDisallowed:
+        not_gone.insert(page.url);                // not known to be gone: see the file comment
+        return crawler::Backpressure::kContinue;  // counted by the crawler
+      case crawler::PageOutcome::kRedirected:
+        // The redirect is among the hops above; its target joined the frontier.
+        return room ? crawler::Backpressure::kContinue : crawler::Backpressure::kStop;
+    }
+    if (!sink->Offer(std::move(job)) || !room) return crawler::Backpressure::kStop;
+    return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
+  };
+  // Stopped while the URLs were listed: no fetch at all.
+  Status run = StopRequested() ? OkStatus() : crawler.Run(known, on_page, [&] {
+    if (!sink->Flush()) return crawler::Backpressure::kStop;
+    return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
+  });
   sink->WaitUntilFlushed();
   clock_->set_tick(nullptr);
   {

@@ -142,4 +142,21 @@ StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes) {
   return normalized;
 }
 
+StatusOr<std::string> RedirectTarget(std::string_view base, std::string_view location,
+                                     size_t max_bytes) {
+  if (location.empty()) return InvalidArgumentError("location is empty");
+  // Controls and white space would be resolved as path bytes: refused by PageUrl only if they
+  // survive resolution, so refuse them here, in the text as given.
+  for (char c : location) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return InvalidArgumentError("location contains a control character");
+    }
+  }
+  // Resolution on any scheme (a page under file: may redirect within file:), then the same
+  // normalization and limits as every stored URL.
+  StatusOr<std::string> target = PageUrl(crawler::ResolveReference(base, location), max_bytes);
+  if (!target.ok()) return InvalidArgumentError("location: " + target.status().message());
+  return target;
+}
+
 }  // namespace shingled::daemon

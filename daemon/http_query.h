@@ -38,6 +38,16 @@ StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 // another scheme, or an http(s) URL that does not parse (no host, a bad port, a bad IPv6 literal).
 StatusOr<std::string> PageUrl(std::string_view url, size_t max_bytes);
 
+// A redirect's target as every way in records it: `location` (a Location header, or the API's
+// `location`: absolute or relative) resolved against the redirecting page's URL `base` (RFC 3986
+// section 5.2) and normalized by PageUrl. InvalidArgument naming `location` when it is empty or
+// the result is not a URL PageUrl takes.
+StatusOr<std::string> RedirectTarget(std::string_view base, std::string_view location,
+                                     size_t max_bytes);
+// The longest redirect target kept from a Location header a WARC record or the crawler saw (the
+// default limits.max_url_bytes): a longer one is recorded as an unknown target.
+inline constexpr size_t kMaxRedirectTargetBytes = 4096;
+
 }  // namespace shingled::daemon
 
 #endif  // SHINGLED_DAEMON_HTTP_QUERY_H_

@@ -130,9 +130,10 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.admitted = admitted;
   item.bytes = job.body.size();
   item.content_kind = ContentKindName(job);
-  // Dead pages (404, 410) are recorded without a document and revisits point at one already
-  // stored: neither is sketched.
-  if (job.http_status != 404 && job.http_status != 410 && !job.revisit) {
+  // Only content is sketched: dead pages, redirects and failed fetches are recorded without a
+  // document, and revisits point at one already stored.
+  const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
+  if (content && !job.revisit) {
     const Clock::time_point start = Clock::now();
     if (ReuseStoredSketch(job.body, &item.input.sketch)) {
       if (metrics_ != nullptr) metrics_->SketchReused();
@@ -146,6 +147,7 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.input.sweep = job.sweep;
   item.input.date = job.date;
   item.input.http_status = job.http_status;
+  item.input.redirect_target = std::move(job.redirect_target);
   item.input.canonical_link = std::move(job.canonical_link);
   item.input.revisit = job.revisit;
   item.input.revisit_of = std::move(job.revisit_of);
@@ -240,7 +242,10 @@ void IngestPipeline::WriterLoop() {
       Item& item = batch[i];
       if (metrics_ != nullptr) {
         if (r.status.ok()) {
-          metrics_->PageIngested(r.verdict, item.content_kind, item.bytes,
+          // The body of a redirect or a failed fetch is not stored: no bytes ingested.
+          const bool attempt =
+              r.verdict == store::Verdict::kFailed || r.verdict == store::Verdict::kRedirect;
+          metrics_->PageIngested(r.verdict, item.content_kind, attempt ? 0 : item.bytes,
                                  SecondsSince(item.admitted));
         } else {
           metrics_->PageFailed("rejected");

@@ -48,8 +48,11 @@ struct PageJob {
   std::string url;
   store::SweepId sweep = 0;
   int64_t date = 0;  // Unix seconds
+  // store::ClassifyHttpStatus decides: only 2xx is sketched as content; 404 and 410 are dead;
+  // a redirect records `redirect_target`; any other status (0: no answer) is a failed attempt.
   int http_status = 200;
-  std::string content_type;  // the HTTP Content-Type, may be empty
+  std::string redirect_target;  // a redirect's, normalized (RedirectTarget); may be empty
+  std::string content_type;     // the HTTP Content-Type, may be empty
   std::string body;
   std::string canonical_link;  // <link rel=canonical>, recorded on the version; may be empty
   // A revisit (a WARC `revisit` record, store::PageInput::revisit): no body, not sketched; the

@@ -20,6 +20,9 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
   j["doc"] = r.doc;
   j["cluster"] = r.cluster;
   j["url_id"] = r.url;
+  if (r.verdict == store::Verdict::kRedirect) {
+    j["location"] = r.redirect_target.empty() ? Json() : Json(r.redirect_target);
+  }
   Json matches = Json::array();
   for (const store::Match& m : r.matches) {
     matches.push_back({{"doc", m.doc},
@@ -60,6 +63,9 @@ Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& ver
         {"seq", v.seq}, {"sweep", v.sweep},        {"date", FormatIsoTime(v.date)},
         {"doc", v.doc}, {"status", v.http_status}, {"verdict", store::VerdictName(v.verdict)}};
     if (!v.canonical_link.empty()) j["canonical_link"] = v.canonical_link;
+    if (v.verdict == store::Verdict::kRedirect) {
+      j["location"] = v.redirect_target.empty() ? Json() : Json(v.redirect_target);
+    }
     out.push_back(std::move(j));
   }
   return Json{{"url", url}, {"versions", std::move(out)}};
@@ -97,6 +103,7 @@ Json DocumentJson(const store::DocumentInfo& d) {
 
 Json LostJson(const store::LostAndFound& l) {
   Json j = {{"url", l.url}, {"last_doc", l.last_doc}, {"cluster", l.cluster}};
+  if (!l.redirect_target.empty()) j["location"] = l.redirect_target;
   if (l.found_url.empty()) {
     j["found"] = nullptr;
   } else {

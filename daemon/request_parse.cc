@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "crawler/url.h"
 
@@ -257,6 +258,33 @@ StatusOr<std::vector<std::string>> SweepScopeMembers(const Json& body) {
   return SweepScope(lists[0], lists[1]);
 }
 
+namespace {
+
+// Sets page->redirect_target from `location` (absent: nullopt), which a redirect status needs
+// and any other status refuses.
+Status ApplyLocation(const std::optional<std::string>& location, size_t max_url_bytes,
+                     PagePost* page) {
+  const bool redirect =
+      store::ClassifyHttpStatus(page->http_status) == store::StatusClass::kRedirect;
+  if (!location) {
+    if (!redirect) return OkStatus();
+    return InvalidArgumentError("status " + std::to_string(page->http_status) +
+                                " is a redirect: give its target as location (the Location "
+                                "header)");
+  }
+  if (!redirect) {
+    return InvalidArgumentError(
+        "location is only taken with a redirect status (301, 302, 303, 307, 308), not " +
+        std::to_string(page->http_status));
+  }
+  StatusOr<std::string> target = RedirectTarget(page->url, *location, max_url_bytes);
+  if (!target.ok()) return target.status();
+  page->redirect_target = std::move(target).value();
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,
                                    size_t max_url_bytes, int64_t now) {
   PagePost page;
@@ -268,6 +296,7 @@ StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view defaul
     if (!code.ok()) return code.status();
     page.http_status = *code;
   }
+  if (Status s = ApplyLocation(target.Get("location"), max_url_bytes, &page); !s.ok()) return s;
   page.date = now;
   if (auto fetched_at = target.Get("fetched_at")) {
     StatusOr<int64_t> date = ParseIsoTime(*fetched_at);
@@ -282,6 +311,11 @@ StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view defaul
                                   size_t max_url_bytes, int64_t now) {
   const Json j = Json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError("invalid JSON object");
+  if (Status s = CheckMembers(
+          j, {"url", "content", "content_type", "fetched_at", "sweep", "status", "location"});
+      !s.ok()) {
+    return s;
+  }
   PagePost page;
   auto str = [&](const char* key, std::string* out) -> Status {
     if (!j.contains(key) || j[key].is_null()) return OkStatus();
@@ -290,10 +324,11 @@ StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view defaul
     return OkStatus();
   };
   std::string fetched_at;
+  std::string location;
   page.sweep = std::string(default_sweep);
   for (Status s :
        {str("url", &page.url), str("content", &page.body), str("content_type", &page.content_type),
-        str("fetched_at", &fetched_at), str("sweep", &page.sweep)}) {
+        str("fetched_at", &fetched_at), str("sweep", &page.sweep), str("location", &location)}) {
     if (!s.ok()) return s;
   }
   StatusOr<std::string> url = PageUrl(page.url, max_url_bytes);
@@ -305,13 +340,21 @@ StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view defaul
     if (!code.ok()) return code.status();
     page.http_status = *code;
   }
+  const bool has_location = j.contains("location") && !j["location"].is_null();
+  if (Status s = ApplyLocation(
+          has_location ? std::optional<std::string>(std::move(location)) : std::nullopt,
+          max_url_bytes, &page);
+      !s.ok()) {
+    return s;
+  }
   page.date = now;
   if (!fetched_at.empty()) {
     StatusOr<int64_t> date = ParseIsoTime(fetched_at);
     if (!date.ok()) return InvalidArgumentError("fetched_at: " + date.status().message());
     page.date = *date;
   }
-  if (page.body.empty() && page.http_status != 404 && page.http_status != 410) {
+  if (page.body.empty() &&
+      store::ClassifyHttpStatus(page.http_status) == store::StatusClass::kContent) {
     return InvalidArgumentError("content is missing or empty");
   }
   return page;

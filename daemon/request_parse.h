@@ -75,6 +75,8 @@ StatusOr<std::vector<std::string>> SweepScopeMembers(const Json& body);
 struct PagePost {
   std::string url;
   int http_status = 200;
+  // A redirect's target (RedirectTarget of `location`); empty for any other status.
+  std::string redirect_target;
   int64_t date = 0;  // Unix seconds
   std::string content_type;
   std::string body;
@@ -82,14 +84,17 @@ struct PagePost {
 };
 
 // The query of a single-page POST /v1/pages: `url` (required, normalized by PageUrl), `status`,
-// `fetched_at` (absent: `now`) and `sweep` (absent: `default_sweep`). The body and Content-Type are
-// the caller's. InvalidArgument saying which parameter is wrong.
+// `location` (required with a redirect status, store::ClassifyHttpStatus, and refused with any
+// other; resolved against `url` by RedirectTarget), `fetched_at` (absent: `now`) and `sweep`
+// (absent: `default_sweep`). The body and Content-Type are the caller's. InvalidArgument saying
+// which parameter is wrong.
 StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view default_sweep,
                                    size_t max_url_bytes, int64_t now);
 
 // One line of an NDJSON batch: a JSON object with `url` (required, normalized), `content`,
-// `content_type`, `fetched_at`, `sweep` (strings or null) and `status` (an integer). A page needs
-// content unless its status is 404 or 410. InvalidArgument saying what is wrong.
+// `content_type`, `fetched_at`, `sweep`, `location` (strings or null) and `status` (an integer),
+// and no other member. A page needs content when its status is 2xx (only then is it content);
+// `location` is as in ParsePageTarget. InvalidArgument saying what is wrong.
 StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,
                                   size_t max_url_bytes, int64_t now);
 

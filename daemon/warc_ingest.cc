@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "crawler/url.h"
+#include "daemon/http_query.h"
 
 namespace shingled::daemon {
 
@@ -23,26 +24,32 @@ StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& re
     *skipped = true;
     return std::optional<PageJob>();
   }
-  const bool dead = page.http_status == 404 || page.http_status == 410;
-  // A revisit without HTTP headers (of a resource record) has status 0: it was a page.
-  const bool ok = page.kind == Kind::kResource ||
-                  (page.kind == Kind::kRevisit && page.http_status == 0) ||
-                  (page.http_status >= 200 && page.http_status < 300);
-  if (!ok && !dead) {
-    *skipped = true;
-    return std::optional<PageJob>();
-  }
+  // A resource record is the page itself; a revisit without HTTP headers (of a resource record)
+  // has status 0: it was a page; and a revisit of a 304 (Heritrix's server-not-modified profile)
+  // says the content is unchanged. Any other status is classified as on every way in
+  // (store::ClassifyHttpStatus): a 5xx is a failed attempt, a 3xx a redirect to its Location.
+  const bool revisit_of_content =
+      page.kind == Kind::kRevisit && (page.http_status == 0 || page.http_status == 304);
+  const int status = page.kind == Kind::kResource || revisit_of_content ? 200 : page.http_status;
+  const store::StatusClass kind = store::ClassifyHttpStatus(status);
   PageJob job;
   job.sweep = sweep;
   job.date = page.date_unix;
-  job.http_status = dead ? page.http_status : 200;
+  job.http_status = status;
   job.content_type = std::move(page.content_type);
-  if (page.kind == Kind::kRevisit) {
+  if (kind == store::StatusClass::kRedirect) {
+    // A redirect whose Location is missing or not a URL is recorded without its target.
+    if (const std::string* location = crawler::FindHeader(page.http_headers, "Location")) {
+      StatusOr<std::string> target = RedirectTarget(*url, *location, kMaxRedirectTargetBytes);
+      if (target.ok()) job.redirect_target = std::move(target).value();
+    }
+  }
+  if (page.kind == Kind::kRevisit && kind == store::StatusClass::kContent) {
     job.revisit = true;
     StatusOr<std::string> refers_to = crawler::NormalizeUrl(page.refers_to_uri);
     std::string target = refers_to.ok() ? std::move(*refers_to) : std::move(page.refers_to_uri);
     if (target != *url) job.revisit_of = std::move(target);
-  } else if (!dead) {
+  } else if (kind == store::StatusClass::kContent) {
     job.body = std::move(page.body);
   }
   job.url = std::move(*url);

@@ -21,15 +21,20 @@
 
 namespace shingled::daemon {
 
-// The page a WARC record gives, with the record's WARC-Target-URI and WARC-Date:
+// The page a WARC record gives, with the record's WARC-Target-URI and WARC-Date, its status
+// classified as on every way in (store::ClassifyHttpStatus):
 //   `response` with a 2xx status, and `resource`: a page (its decoded body);
 //   `response` with 404 or 410: a dead version;
+//   `response` with 301, 302, 303, 307 or 308: a redirect to its HTTP Location header, resolved
+//     against the target (RedirectTarget; no target when it is missing or not a URL); no body;
+//   `response` with any other status (5xx, 429, ...): a failed attempt, without its body;
 //   `revisit`: a revisit (PageJob::revisit) of the URL it refers to (WARC-Refers-To-Target-URI,
 //     else the target of the record WARC-Refers-To names when `targets` knows it, else its own
-//     target; crawler/warc.h); a dead version when it records a 404 or 410 answer;
+//     target; crawler/warc.h) when it records a 2xx or 304 answer or none; else as a response
+//     with its status;
 //   nullopt with *skipped false: records that hold no page (request, metadata, warcinfo);
-//   nullopt with *skipped true: other HTTP statuses, and targets that are not http(s) URLs
-//     (wget's own metadata://gnu.org/... records).
+//   nullopt with *skipped true: targets that are not http(s) URLs (wget's own
+//     metadata://gnu.org/... records).
 // `targets` is the reader's (WarcReader::targets()), or null. Errors are InterpretRecord's (a
 // malformed record); the caller reports them with the record's offset.
 StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,

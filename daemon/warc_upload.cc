@@ -137,6 +137,8 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
                   {"duplicate", count(store::Verdict::kDuplicate)},
                   {"near_duplicate", count(store::Verdict::kNearDuplicate)},
                   {"gone", count(store::Verdict::kGone)},
+                  {"failed", count(store::Verdict::kFailed)},
+                  {"redirect", count(store::Verdict::kRedirect)},
                   {"records", records_},
                   {"skipped", skipped_},
                   {"errors", std::move(errors)}};

@@ -86,7 +86,7 @@ class WarcUpload final : public BodySink {
   // State below is protected by mu_ (page outcomes arrive on pipeline threads).
   std::mutex mu_;
   uint64_t records_ = 0, skipped_ = 0, pages_ = 0;
-  uint64_t verdicts_[6] = {};  // by store::Verdict value
+  uint64_t verdicts_[8] = {};  // by store::Verdict value
   std::vector<ErrorEntry> errors_;
   uint64_t errors_total_ = 0;
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -378,6 +379,7 @@ class Checker {
     UrlId current = 0;
     uint32_t expected = 1;
     int64_t previous_date = INT64_MIN;  // of the URL's version before this one
+    std::optional<VersionRecord> previous;  // the URL's version before this one
     SHINGLED_RETURN_IF_ERROR(
         ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
           ++versions_;
@@ -387,6 +389,7 @@ class Checker {
             current = url;
             expected = 1;
             previous_date = INT64_MIN;
+            previous.reset();
             if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
           }
           if (seq != expected)
@@ -399,6 +402,11 @@ class Checker {
                     ver.status().message());
             return OkStatus();
           }
+          if (std::string what = VersionShapeProblem(*ver, previous); !what.empty()) {
+            Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + ": " +
+                    what);
+          }
+          previous = *ver;
           if (ver->doc != 0) {
             if (!rep_.contains(ver->doc))
               Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) +
@@ -465,6 +473,37 @@ class Checker {
       Problem(where + " is gone at " + std::to_string(ver.date) +
               ", before the version it follows (" + std::to_string(previous_date) + ")");
     }
+  }
+
+  // What is wrong with a version's fields for its verdict (FORMAT.md, invariant 7), given the
+  // URL's version before it; empty if nothing.
+  static std::string VersionShapeProblem(const VersionRecord& v,
+                                         const std::optional<VersionRecord>& previous) {
+    const std::string verdict(VerdictName(v.verdict));
+    switch (v.verdict) {
+      case Verdict::kNew:
+      case Verdict::kUnchanged:
+      case Verdict::kDuplicate:
+      case Verdict::kNearDuplicate:
+        if (v.doc == 0) return verdict + " without a document";
+        break;
+      case Verdict::kGone:
+      case Verdict::kRedirect:
+        if (v.doc != 0) return verdict + " names document " + std::to_string(v.doc);
+        break;
+      case Verdict::kFailed:
+        // The content the URL showed before the attempt, or none.
+        if (v.doc != 0 &&
+            !(previous && internal::LiveVersion(*previous) && previous->doc == v.doc)) {
+          return "failed names document " + std::to_string(v.doc) +
+                 ", not the live document of the version before it";
+        }
+        break;
+    }
+    if (!v.redirect_target.empty() && v.verdict != Verdict::kRedirect) {
+      return verdict + " has a redirect target";
+    }
+    return {};
   }
 
   // Each link is filed once, under the later of its two documents (FORMAT.md, "Links").

@@ -85,7 +85,7 @@ struct UrlState {
   VersionRecord last;
 };
 
-bool Live(const VersionRecord& v) { return v.doc != 0 && v.http_status < 400; }
+bool Live(const VersionRecord& v) { return internal::LiveVersion(v); }
 
 // Every url id that ever pointed at `doc`.
 Status UrlsOfDocument(TxnOps& ops, DocId doc, std::vector<UrlId>* out) {
@@ -555,6 +555,7 @@ StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
     uv.http_status = static_cast<int>(ver->http_status);
     uv.verdict = ver->verdict;
     uv.canonical_link = ver->canonical_link;
+    uv.redirect_target = ver->redirect_target;
     out.push_back(std::move(uv));
     rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
   }
@@ -601,7 +602,20 @@ StatusOr<LostAndFound> Store::Lost(std::string_view url) const {
   LostAndFound out;
   out.url = std::string(url);
   UrlId id = 0;
-  SHINGLED_RETURN_IF_ERROR(LastDocumentOfUrl(ops, url, &id, &out.last_doc));
+  const Status last_doc = LastDocumentOfUrl(ops, url, &id, &out.last_doc);
+  if (!last_doc.ok() && !(last_doc.code() == StatusCode::kNotFound && id != 0)) return last_doc;
+  // A redirect names where the URL went, whatever its cluster shows.
+  if (id != 0) {
+    uint32_t seq = 0;
+    StatusOr<VersionRecord> last = internal::LastVersion(ops, id, &seq);
+    if (!last.ok()) return last.status();
+    if (last->verdict == Verdict::kRedirect) out.redirect_target = last->redirect_target;
+  }
+  if (!last_doc.ok()) {
+    // Never a document: only a redirect answers (with no cluster to look in).
+    if (out.redirect_target.empty()) return last_doc;
+    return out;
+  }
   StatusOr<ClusterId> root = internal::FindCluster(ops, out.last_doc);
   if (!root.ok()) return root.status();
   out.cluster = *root;

@@ -48,6 +48,10 @@ std::string_view VerdictName(Verdict verdict) {
     case Verdict::kDuplicate: return "duplicate";
     case Verdict::kNearDuplicate: return "near_duplicate";
     case Verdict::kGone: return "gone";
+    case Verdict::kFailed:
+      return "failed";
+    case Verdict::kRedirect:
+      return "redirect";
   }
   return "unknown";
 }
@@ -634,7 +638,10 @@ class BatchWriter {
     std::vector<std::pair<std::string, size_t>> fresh;
     for (size_t i = 0; i < pages.size(); ++i) {
       const PageInput& page = pages[i];
-      if (page.revisit || page.http_status == 404 || page.http_status == 410 || page.sketch.empty()) continue;
+      if (page.revisit || ClassifyHttpStatus(page.http_status) != StatusClass::kContent ||
+          page.sketch.empty()) {
+        continue;
+      }
       if (!ValidatePage(page, store_.params_).ok()) continue;
       fresh.emplace_back(FingerprintKey(page.sketch.identical), i);
     }
@@ -972,6 +979,12 @@ class BatchWriter {
 
   // A revisit (PageInput::revisit): a version of the last document of the URL it refers to.
   Status ApplyRevisit(const PageInput& page, SweepRecord* sweep, PageResult* result);
+  // A failed fetch or a redirect (`kind`) of the URL `url`, whose last version (if any) is
+  // `last` at `last_seq`: a version without content of its own, and no document, posting or
+  // cluster work.
+  Status ApplyAttempt(const PageInput& page, StatusClass kind, UrlId url, bool new_url,
+                      uint32_t last_seq, const std::optional<VersionRecord>& last,
+                      SweepRecord* sweep, PageResult* result);
 
   // Calls `visit` on the URL's versions from seq `from_seq` back to its first, newest first,
   // until `visit` returns true.
@@ -1059,7 +1072,12 @@ class BatchWriter {
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
-  if (page.http_status == 404 || page.http_status == 410) return OkStatus();
+  const StatusClass kind = ClassifyHttpStatus(page.http_status);
+  if (!page.redirect_target.empty() && kind != StatusClass::kRedirect) {
+    return InvalidArgumentError("page " + page.url + " has a redirect target but status " +
+                                std::to_string(page.http_status) + ", not a redirect");
+  }
+  if (kind != StatusClass::kContent) return OkStatus();  // the sketch is ignored
   if (page.revisit) return OkStatus();  // the sketch is ignored
   const dedup::Sketch& s = page.sketch;
   if (s.empty()) {
@@ -1099,8 +1117,9 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     result->status = FailedPreconditionError("sweep " + sweep->name + " is closed");
     return OkStatus();
   }
-  const bool dead = page.http_status == 404 || page.http_status == 410;
-  if (page.revisit && !dead) return ApplyRevisit(page, sweep, result);
+  const StatusClass kind = ClassifyHttpStatus(page.http_status);
+  const bool dead = kind == StatusClass::kDead;
+  if (page.revisit && kind == StatusClass::kContent) return ApplyRevisit(page, sweep, result);
 
   bool new_url = false;
   StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
@@ -1116,6 +1135,9 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     return lv.status();
   }
   if (last) result->previous_doc = last->doc;
+  if (kind == StatusClass::kFailed || kind == StatusClass::kRedirect) {
+    return ApplyAttempt(page, kind, *url, new_url, last_seq, last, sweep, result);
+  }
 
   const dedup::Sketch& sketch = page.sketch;
   StatusOr<DocId> identical =
@@ -1124,10 +1146,15 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
 
   // Idempotency: the same (URL, sweep, content) is already recorded in this sweep.
   if (last) {
-    SHINGLED_RETURN_IF_ERROR(MaybeReplay(*url, last_seq, page.sweep, [&](const VersionRecord& ver) {
-      return dead ? (ver.doc == 0 && ver.http_status == static_cast<uint32_t>(page.http_status))
-                  : (ver.doc != 0 && ver.doc == *identical);
-    }, result));
+    SHINGLED_RETURN_IF_ERROR(MaybeReplay(
+        *url, last_seq, page.sweep,
+        [&](const VersionRecord& ver) {
+          // A failed attempt names the document it kept, not content seen in this sweep.
+          return dead ? (ver.verdict == Verdict::kGone &&
+                         ver.http_status == static_cast<uint32_t>(page.http_status))
+                      : (ver.verdict != Verdict::kFailed && ver.doc != 0 && ver.doc == *identical);
+        },
+        result));
     if (result->replayed) return OkStatus();
   }
 
@@ -1246,6 +1273,40 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
+}
+
+Status BatchWriter::ApplyAttempt(const PageInput& page, StatusClass kind, UrlId url, bool new_url,
+                                 uint32_t last_seq, const std::optional<VersionRecord>& last,
+                                 SweepRecord* sweep, PageResult* result) {
+  const bool redirect = kind == StatusClass::kRedirect;
+  VersionRecord version;
+  version.sweep = page.sweep;
+  version.date = page.date;
+  version.http_status = static_cast<uint32_t>(page.http_status);
+  version.verdict = redirect ? Verdict::kRedirect : Verdict::kFailed;
+  // A failed fetch is not the page's content: the content the URL showed stays live. A redirect
+  // has none: the URL points elsewhere. Neither keeps the canonical link of a body it does not
+  // store.
+  version.doc = !redirect && last && LiveVersion(*last) ? last->doc : 0;
+  if (redirect) version.redirect_target = page.redirect_target;
+  result->verdict = version.verdict;
+  result->doc = version.doc;
+  result->redirect_target = version.redirect_target;
+  if (version.doc != 0) {
+    StatusOr<ClusterId> cluster = FindCluster(ops_, version.doc);
+    if (!cluster.ok()) return cluster.status();
+    result->cluster = *cluster;
+  }
+  // The same attempt again in the same sweep, with nothing recorded since, is a replay (a client
+  // that posts again after a lost answer). Unlike content, an attempt that an other version
+  // followed is recorded again: it says the content (or the target) changed back.
+  if (last && last->sweep == version.sweep && last->verdict == version.verdict &&
+      last->http_status == version.http_status && last->doc == version.doc &&
+      last->redirect_target == version.redirect_target) {
+    result->replayed = true;
+    return OkStatus();
+  }
+  return AddVersion(url, last_seq + 1, version, sweep, new_url);
 }
 
 Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, PageResult* result) {

@@ -128,7 +128,9 @@ class Store {
   // an id that is no document.
   [[nodiscard]] StatusOr<ClusterInfo> Cluster(DocId any_member) const;
   // Lost and found: the URL's last document, its cluster, and the most recent live URL in it
-  // other than `url` (found_url empty if none). NotFound if the URL never had a document.
+  // other than `url` (found_url empty if none); and where it redirects, when its last version is
+  // a redirect with a target. NotFound if the URL never had a document and does not redirect
+  // (a URL that only ever redirected answers with last_doc 0 and its target).
   [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url) const;
   // The live URLs (last version with a document: neither dead nor gone), for a crawler's
   // revisits. Looks at URLs in id order (the order they were first stored) from the one after

@@ -87,8 +87,41 @@ enum class Verdict : uint8_t {
   kDuplicate = 3,      // identical, lexically or shingle equivalent to a stored document
   kNearDuplicate = 4,  // joined an existing cluster through a near relation
   kGone = 5,           // a dead URL: 404/410, or not seen in a sweep that was closed
+  // A fetch that brought no content (5xx, 429, another non-content status, or no answer at all:
+  // status 0): an attempt, not a version of the page. Its doc is the URL's last document when
+  // its last version was live (that content stays live), else 0 (format 8).
+  kFailed = 6,
+  // A 3xx (301, 302, 303, 307, 308): the version records where the URL points (its redirect
+  // target) and no document; the URL is not live (format 8).
+  kRedirect = 7,
 };
-std::string_view VerdictName(Verdict verdict);  // "new", "unchanged", ... "gone"
+// "new", "unchanged", "duplicate", "near_duplicate", "gone", "failed", "redirect".
+std::string_view VerdictName(Verdict verdict);
+
+// What an HTTP status means for a page, the same on every road in (the hook, WARC, the crawler).
+enum class StatusClass {
+  kContent,   // 2xx: the body is the page
+  kDead,      // 404, 410: the URL is gone
+  kRedirect,  // 301, 302, 303, 307, 308: the URL points elsewhere
+  kFailed,    // anything else (1xx, other 3xx and 4xx, 5xx, 429; 0 = no answer): an attempt
+};
+// Inline: the API's request parsing uses it without the store.
+inline constexpr StatusClass ClassifyHttpStatus(int http_status) {
+  if (http_status >= 200 && http_status < 300) return StatusClass::kContent;
+  switch (http_status) {
+    case 404:
+    case 410:
+      return StatusClass::kDead;
+    case 301:
+    case 302:
+    case 303:
+    case 307:
+    case 308:
+      return StatusClass::kRedirect;
+    default:
+      return StatusClass::kFailed;
+  }
+}
 
 // How a matched document relates to the page.
 enum class Relation : uint8_t { kIdentical, kLexical, kShingle, kFungible, kSimilar };
@@ -99,9 +132,15 @@ struct PageInput {
   std::string url;
   SweepId sweep = 0;  // REQUIRES: an open sweep (Store::OpenSweep)
   int64_t date = 0;   // Unix seconds, UTC
-  // HTTP status; 404 and 410 record a dead version without a document (the sketch is ignored).
+  // HTTP status, classified by ClassifyHttpStatus: 2xx is content; 404 and 410 record a dead
+  // version without a document; a redirect records `redirect_target` without a document; any
+  // other status (0: no answer) records a failed attempt that keeps the URL's last document. The
+  // sketch is ignored but for content.
   int http_status = 200;
   std::string canonical_link;  // rel=canonical, or empty
+  // A redirect's target (an absolute, normalized URL), or empty when it is not known. Only
+  // recorded with a redirect status; InvalidArgument with any other.
+  std::string redirect_target;
   dedup::Sketch sketch;
   // A revisit (a WARC `revisit` record): the crawler saw the same content again and did not keep
   // it. The version points at the last document of `revisit_of` (the URL the revisit refers to;
@@ -111,7 +150,7 @@ struct PageInput {
   // (nothing written) only when the URL has a version of that document at the same `date` in the
   // same sweep, so a page and its revisit at a later date in one sweep (one WARC file) make two
   // versions. The page fails with NotFound when `revisit_of` has no document in the store.
-  // Ignored when http_status is 404 or 410 (a dead version).
+  // Ignored unless http_status is 2xx (content).
   bool revisit = false;
   std::string revisit_of;
 };
@@ -129,9 +168,12 @@ struct PageResult {
   // Not OK for this page only (e.g. unknown sweep, URL too long); the rest of the batch applied.
   Status status;
   Verdict verdict = Verdict::kNew;
-  DocId doc = 0;  // 0 for a dead version
+  // 0 for a dead version and a redirect; for a failed attempt, the document that stays live
+  // (0 if none).
+  DocId doc = 0;
   UrlId url = 0;
-  ClusterId cluster = 0;  // after this batch's unions; 0 for a dead version
+  ClusterId cluster = 0;        // after this batch's unions; 0 without a document
+  std::string redirect_target;  // a redirect's, as recorded
   std::vector<Match> matches;  // strongest first
   // The URL's previous version's document and the page's resemblance to it (1 when unchanged).
   DocId previous_doc = 0;
@@ -164,9 +206,10 @@ struct UrlVersion {
   SweepId sweep = 0;
   int64_t date = 0;
   DocId doc = 0;  // 0: dead
-  int http_status = 0;  // 0: gone from a closed sweep
+  int http_status = 0;  // 0: gone from a closed sweep, or a failed fetch without an answer
   Verdict verdict = Verdict::kNew;
   std::string canonical_link;
+  std::string redirect_target;  // a redirect's target; empty if none or unknown
 };
 
 struct DocumentInfo {
@@ -192,7 +235,9 @@ struct ClusterInfo {
 
 struct LostAndFound {
   std::string url;          // the URL asked about
-  DocId last_doc = 0;       // its last document
+  DocId last_doc = 0;       // its last document; 0 when it never had one (then it redirects)
+  // Where the URL redirects, when its last version is a redirect with a known target.
+  std::string redirect_target;
   ClusterId cluster = 0;
   std::string found_url;    // the most recent live URL of the cluster; empty if none
   DocId found_doc = 0;

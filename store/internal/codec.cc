@@ -341,6 +341,11 @@ dedup::Sketch SketchOf(const DocumentRecord& doc) {
   return s;
 }
 
+namespace {
+// The flags byte of a version record (FORMAT.md, "Version record").
+constexpr uint8_t kCanonicalLink = 1, kRedirectTarget = 2;
+}  // namespace
+
 std::string EncodeVersion(const VersionRecord& v) {
   std::string out;
   AppendVarint(&out, v.sweep);
@@ -348,10 +353,12 @@ std::string EncodeVersion(const VersionRecord& v) {
   AppendVarint(&out, v.doc);
   AppendVarint(&out, v.http_status);
   out.push_back(static_cast<char>(v.verdict));
-  out.push_back(v.canonical_link.empty() ? 0 : 1);
-  if (!v.canonical_link.empty()) {
-    AppendVarint(&out, v.canonical_link.size());
-    out += v.canonical_link;
+  out.push_back(static_cast<char>((v.canonical_link.empty() ? 0 : kCanonicalLink) |
+                                  (v.redirect_target.empty() ? 0 : kRedirectTarget)));
+  for (const std::string* text : {&v.canonical_link, &v.redirect_target}) {
+    if (text->empty()) continue;
+    AppendVarint(&out, text->size());
+    out += *text;
   }
   return out;
 }
@@ -365,8 +372,12 @@ StatusOr<VersionRecord> DecodeVersion(std::string_view bytes) {
   const uint64_t http_status = r.Varint("http_status");
   uint8_t verdict = r.Byte("verdict");
   uint8_t flags = r.Byte("flags");
-  if (flags & 1) v.canonical_link = r.Bytes("canonical_link");
+  if (flags & kCanonicalLink) v.canonical_link = r.Bytes("canonical_link");
+  if (flags & kRedirectTarget) v.redirect_target = r.Bytes("redirect_target");
   SHINGLED_RETURN_IF_ERROR(r.Finish("version"));
+  if ((flags & ~(kCanonicalLink | kRedirectTarget)) != 0) {
+    return DataLossError("version record has unknown flags " + std::to_string(flags));
+  }
   // Both are 32-bit: a larger value is damage, not a value to cut to 32 bits.
   if (sweep > UINT32_MAX || http_status > UINT32_MAX) {
     return DataLossError("version record has sweep " + std::to_string(sweep) + " and status " +
@@ -374,7 +385,8 @@ StatusOr<VersionRecord> DecodeVersion(std::string_view bytes) {
   }
   v.sweep = static_cast<SweepId>(sweep);
   v.http_status = static_cast<uint32_t>(http_status);
-  if (verdict < 1 || verdict > 5) return DataLossError("version record has verdict " + std::to_string(verdict));
+  if (verdict < 1 || verdict > static_cast<uint8_t>(Verdict::kRedirect))
+    return DataLossError("version record has verdict " + std::to_string(verdict));
   v.verdict = static_cast<Verdict>(verdict);
   return v;
 }
@@ -387,6 +399,11 @@ void SweepRecord::Count(Verdict verdict) {
     case Verdict::kDuplicate: ++duplicate; break;
     case Verdict::kNearDuplicate: ++near_duplicate; break;
     case Verdict::kGone: ++gone; break;
+    // Attempts and redirects are counted in `pages` only: the record has no count of its own
+    // for them (FORMAT.md, "Sweep record").
+    case Verdict::kFailed:
+    case Verdict::kRedirect:
+      break;
   }
 }
 
@@ -407,6 +424,9 @@ void SweepRecord::Uncount(Verdict verdict) {
       break;
     case Verdict::kGone:
       --gone;
+      break;
+    case Verdict::kFailed:
+    case Verdict::kRedirect:
       break;
   }
 }

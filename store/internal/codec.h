@@ -210,10 +210,19 @@ struct VersionRecord {
   uint32_t http_status = 0;
   Verdict verdict = Verdict::kNew;
   std::string canonical_link;
+  std::string redirect_target;  // flags bit 1 (format 8): a redirect's target
   friend bool operator==(const VersionRecord&, const VersionRecord&) = default;
 };
 std::string EncodeVersion(const VersionRecord& v);
+// DataLoss naming the field when the bytes do not decode, the verdict is unknown or the flags
+// have an unknown bit.
 StatusOr<VersionRecord> DecodeVersion(std::string_view bytes);
+// Whether a version shows its document as the URL's live content: it has one, and it is content
+// or a failed attempt that kept it (a status under 400 for the content verdicts: a format 7 store
+// may hold error pages stored as content).
+inline bool LiveVersion(const VersionRecord& v) {
+  return v.doc != 0 && (v.http_status < 400 || v.verdict == Verdict::kFailed);
+}
 
 struct SweepRecord {
   std::string name;

@@ -103,9 +103,14 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   ASSERT_EQ(gone.size(), 2u);
   EXPECT_EQ(gone[1]["status"], 404);  // recorded dead at the second sweep's date
   EXPECT_EQ(gone[1]["doc"], 0);
+  // The redirect is recorded on the URL that answered it, with its target, not as gone (issue
+  // 30: it was recorded gone when sweep two closed, as if the crawler had not seen it).
   const json old_page = history("/old.html");
   ASSERT_EQ(old_page.size(), 2u);
-  EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
+  EXPECT_EQ(old_page[1]["status"], 301);
+  EXPECT_EQ(old_page[1]["verdict"], "redirect");
+  EXPECT_EQ(old_page[1]["location"], server.Url("/new.html"));
+  EXPECT_EQ(old_page[1]["doc"], 0);
   const json added = history("/added.html");
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0]["verdict"], "new");

@@ -241,13 +241,29 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   EXPECT_EQ(gone[1]["sweep"], b[1]["sweep"]);  // sweep two's id
   EXPECT_NE(gone[1]["sweep"], gone[0]["sweep"]);
   EXPECT_GE(gone[1]["date"].get<std::string>(), second["started"].get<std::string>());
+  // The redirect is recorded on the URL that answered it, with its target, in sweep two (issue
+  // 30: it was recorded gone when sweep two closed, as if the crawler had not seen it).
   const json old_page = History(port, server.Url("/old.html"));
   ASSERT_EQ(old_page.size(), 2u);
-  EXPECT_EQ(old_page[1]["status"], 0);  // not seen under its name: gone when sweep two closed
-  EXPECT_EQ(old_page[1]["verdict"], "gone");
-  // Closing sweep two declared gone neither the page whose fetch failed nor the other site's.
-  EXPECT_EQ(History(port, server.Url("/flaky.html")).size(), 1u);
+  EXPECT_EQ(old_page[1]["status"], 301);
+  EXPECT_EQ(old_page[1]["verdict"], "redirect");
+  EXPECT_EQ(old_page[1]["location"], server.Url("/new.html"));
+  EXPECT_EQ(old_page[1]["doc"], 0);
+  EXPECT_EQ(old_page[1]["sweep"], b[1]["sweep"]);
+  // The failed fetch is recorded as an attempt that keeps the last good version live (issue 30:
+  // it was not recorded at all), and closing sweep two declared gone neither it nor the other
+  // site's page.
+  const json flaky = History(port, server.Url("/flaky.html"));
+  ASSERT_EQ(flaky.size(), 2u) << flaky.dump();
+  EXPECT_EQ(flaky[1]["status"], 500);
+  EXPECT_EQ(flaky[1]["verdict"], "failed");
+  EXPECT_EQ(flaky[1]["doc"], flaky[0]["doc"]);
+  EXPECT_EQ(flaky[1]["sweep"], b[1]["sweep"]);
+  EXPECT_EQ(Get(port, "/v1/similar?url=" + Q(server.Url("/flaky.html")))["results"].is_array(),
+            true);
   EXPECT_EQ(History(port, elsewhere).size(), 1u);
+  EXPECT_EQ(second["verdicts"]["failed"], 1) << second.dump();
+  EXPECT_EQ(second["verdicts"]["redirect"], 1) << second.dump();
   const json added = History(port, server.Url("/added.html"));
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0]["verdict"], "new");
@@ -275,6 +291,67 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
       << moved.dump();
   EXPECT_NE(std::find(urls.begin(), urls.end(), server.Url("/new.html")), urls.end())
       << moved.dump();
+
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// Issue 30: a revisit that timed out or answered 429 was not recorded at all, and a known URL
+// that came to redirect was recorded gone when the sweep closed. Now the failed fetches are
+// attempts that keep the pages' last good versions live (status 0 for the timeout), and the
+// redirect is recorded on the URL that answered it, with its target.
+TEST(CrawlServeTest, FailedFetchesAndRedirectsAreRecordedOnTheirUrls) {
+  Site site;
+  TestServer server;
+  site.Serve(&server,
+             {"/", "/slow.html", "/busy.html", "/moved.html", "/target.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200,
+           "<a href='slow.html'>s</a><a href='busy.html'>b</a><a href='moved.html'>m</a>");
+  site.Set("/slow.html", 200, Article("pears"));
+  site.Set("/busy.html", 200, Article("peaches"));
+  site.Set("/moved.html", 200, Article("melons"));
+
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store", CrawlerConfig(server, "total_timeout_ms = 500\n"));
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const int port = daemon.port();
+  const json first = WaitForSweep(port, StartSweep(port));
+  EXPECT_EQ(first["closed"], true) << first.dump();
+  EXPECT_EQ(first["pages"], 4) << first.dump();
+
+  // The delay outlasts total_timeout_ms (0.5 s): the fetch times out.
+  site.Set("/slow.html", 200, Article("pears"), std::chrono::milliseconds(1500));
+  site.Set("/busy.html", 429, "slow down");
+  site.Set("/moved.html", 301, "/target.html");
+  site.Set("/target.html", 200, Article("melons"));
+  // Sweep names carry the second they started: make the second sweep's differ.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const json second = WaitForSweep(port, StartSweep(port));
+  EXPECT_EQ(second["closed"], true) << second.dump();
+  EXPECT_EQ(second["errors"], 2) << second.dump();
+  EXPECT_EQ(second["verdicts"]["failed"], 2) << second.dump();
+  EXPECT_EQ(second["verdicts"]["redirect"], 1) << second.dump();
+
+  const json slow = History(port, server.Url("/slow.html"));
+  ASSERT_EQ(slow.size(), 2u) << slow.dump();
+  EXPECT_EQ(slow[1]["verdict"], "failed");
+  EXPECT_EQ(slow[1]["status"], 0);  // no answer
+  EXPECT_EQ(slow[1]["doc"], slow[0]["doc"]);
+  const json busy = History(port, server.Url("/busy.html"));
+  ASSERT_EQ(busy.size(), 2u) << busy.dump();
+  EXPECT_EQ(busy[1]["verdict"], "failed");
+  EXPECT_EQ(busy[1]["status"], 429);
+  EXPECT_EQ(busy[1]["doc"], busy[0]["doc"]);
+  const json moved = History(port, server.Url("/moved.html"));
+  ASSERT_EQ(moved.size(), 2u) << moved.dump();
+  EXPECT_EQ(moved[1]["verdict"], "redirect");
+  EXPECT_EQ(moved[1]["status"], 301);
+  EXPECT_EQ(moved[1]["location"], server.Url("/target.html"));
+  EXPECT_EQ(moved[1]["doc"], 0);
+  const json target = History(port, server.Url("/target.html"));
+  ASSERT_EQ(target.size(), 1u) << target.dump();
+  EXPECT_EQ(target[0]["doc"], moved[0]["doc"]);  // the same bytes: the same document
 
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0);

@@ -183,6 +183,67 @@ TEST(RequestParseTest, BatchLines) {
   }
 }
 
+// Issue 30: a redirect names its target (`location`, resolved against the page's URL and
+// normalized); no other status takes one. Content needs a body; other statuses do not.
+TEST(RequestParseTest, RedirectLocations) {
+  StatusOr<PagePost> p = ParsePageTarget(
+      T("/v1/pages?url=https://e.com/d/old&status=301&location=..%2FNew%257e%3Fq%23f"), "s0", 4096,
+      kNow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->redirect_target, "https://e.com/New~?q");
+  p = ParsePageTarget(T("/v1/pages?url=https://e.com/&status=308&location=HTTP://X.Example:80/"),
+                      "s0", 4096, kNow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->redirect_target, "http://x.example/");
+  p = ParsePageTarget(T("/v1/pages?url=https://e.com/&status=503"), "s0", 4096, kNow);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->redirect_target, "");
+  for (const char* bad :
+       {"/v1/pages?url=https://e.com/&status=301", "/v1/pages?url=https://e.com/&location=/x",
+        "/v1/pages?url=https://e.com/&status=500&location=/x",
+        "/v1/pages?url=https://e.com/&status=302&location=",
+        "/v1/pages?url=https://e.com/&status=302&location=mailto:a@b",
+        "/v1/pages?url=https://e.com/&status=302&location=%2Fa%0Ab"}) {
+    EXPECT_EQ(ParsePageTarget(T(bad), "s0", 4096, kNow).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  // Over the URL limit once resolved.
+  EXPECT_FALSE(ParsePageTarget(
+                   T("/v1/pages?url=https://e.com/&status=301&location=/" + std::string(100, 'a')),
+                   "s0", 60, kNow)
+                   .ok());
+
+  p = ParseBatchLine(R"({"url": "https://e.com/a/b", "status": 302, "location": "c"})", "s0", 4096,
+                     kNow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->redirect_target, "https://e.com/a/c");
+  p = ParseBatchLine(R"({"url": "https://e.com/", "status": 500, "location": null})", "s0", 4096,
+                     kNow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();  // no content needed
+  for (const char* bad : {R"({"url": "https://e.com/", "status": 301})",
+                          R"({"url": "https://e.com/", "status": 301, "location": 5})",
+                          R"({"url": "https://e.com/", "content": "x", "location": "/y"})"}) {
+    EXPECT_EQ(ParseBatchLine(bad, "s0", 4096, kNow).status().code(), StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+TEST(RequestParseTest, UnknownMembersAreRefused) {
+  StatusOr<PagePost> p =
+      ParseBatchLine(R"({"url": "https://e.com/", "content": "x", "strat": 1})", "s0", 4096, kNow);
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            "unknown key \"strat\" in the body; it takes url, content, content_type, fetched_at, "
+            "sweep, status, location");
+  const Json body = Json::parse(R"({"name": "s", "strat": "2024-05-01"})");
+  EXPECT_EQ(CheckMembers(body, {"name", "start"}).message(),
+            "unknown key \"strat\" in the body; it takes name, start");
+  EXPECT_EQ(CheckMembers(body, {}).message(), "unknown key \"name\" in the body; it takes none");
+  EXPECT_TRUE(CheckMembers(body, {"name", "strat"}).ok());
+  EXPECT_TRUE(CheckMembers(Json::object(), {}).ok());
+}
+
 TEST(RequestParseTest, ObjectBodiesAndDateMembers) {
   StatusOr<Json> empty = ParseObjectBody("");
   ASSERT_TRUE(empty.ok());

@@ -376,7 +376,8 @@ TEST_F(ServeTest, UnknownParametersAreRefused) {
   ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/dated") + "&date=2024-01-01", page,
                    "text/html"),
               400, "invalid_argument",
-              "unknown parameter \"date\": /v1/pages takes url, fetched_at, status, sweep");
+              "unknown parameter \"date\": /v1/pages takes url, fetched_at, status, location, "
+              "sweep");
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/dated")).status, 404);
   ExpectError(
       Call("POST", "/v1/pages?fetched_at=2024-01-01",

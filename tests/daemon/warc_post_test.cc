@@ -1,10 +1,12 @@
 // POST /v1/pages with a WARC body, against the real daemon on loopback: plain and gzip WARCs
 // streamed into the store, a revisit, a damaged record reported with its offset while the rest
 // goes in, and bodies over limits.max_warc_body_bytes (413).
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "crawler/warc.h"
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/run_shingled.h"
 
 namespace shingled::testing {
 namespace {
@@ -50,7 +52,12 @@ class WarcBuilder {
         writer_.WriteResponse(url, date, status, {{"Content-Type", "text/html"}}, body).ok());
     return at;
   }
-  uint64_t Revisit(const std::string& url, int64_t date, const std::string& refers_to) {
+  void Response(const std::string& url, int64_t date, int status,
+                const crawler::HeaderList& headers, const std::string& body) {
+    EXPECT_TRUE(writer_.WriteResponse(url, date, status, headers, body).ok());
+  }
+  uint64_t Revisit(const std::string& url, int64_t date, const std::string& refers_to,
+                   const std::string& status_line = "HTTP/1.1 200 OK") {
     const uint64_t at = bytes_.size();
     EXPECT_TRUE(writer_
                     .WriteRecord("revisit", date,
@@ -60,7 +67,7 @@ class WarcBuilder {
                                    "http://netpreserve.org/warc/1.1/revisit/"
                                    "identical-payload-digest"},
                                   {"Content-Type", "application/http; msgtype=response"}},
-                                 "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n")
+                                 status_line + "\r\nContent-Type: text/html\r\n\r\n")
                     .ok());
     return at;
   }
@@ -264,6 +271,102 @@ TEST_F(WarcPostTest, DamagedRecordIsReportedWithItsOffsetAndTheRestGoesIn) {
             "content it refers to was never ingested)")
       << j;
   EXPECT_EQ(Get("/v1/urls?url=" + Q("http://site.test/e"))["versions"].size(), 1u);
+}
+
+// Two crawls of a site: in the second, /a answers 500, /b redirects to /c (a relative
+// Location), whose content is /b's, and /d answers 304 (a revisit record, as Heritrix writes
+// one for a server-not-modified answer).
+std::string FirstCrawlWarc() {
+  WarcBuilder b(false);
+  b.Response("http://site.test/a", kDate, 200, SyntheticPage(1));
+  b.Response("http://site.test/b", kDate, 200, SyntheticPage(2));
+  b.Response("http://site.test/d", kDate, 200, SyntheticPage(3));
+  return b.Take();
+}
+std::string SecondCrawlWarc() {
+  WarcBuilder b(false);
+  b.Response("http://site.test/a", kDate + 86400, 500, {{"Content-Type", "text/html"}},
+             "<html><body>Internal Server Error</body></html>");
+  b.Response("http://site.test/b", kDate + 86400, 301,
+             {{"Location", "c?x=%7e#frag"}, {"Content-Type", "text/html"}},
+             "<html><body>Moved Permanently</body></html>");
+  b.Response("http://site.test/c?x=~", kDate + 86400, 200, SyntheticPage(2));
+  b.Revisit("http://site.test/d", kDate + 86400, "http://site.test/d", "HTTP/1.1 304 Not Modified");
+  return b.Take();
+}
+// What both crawls leave, whichever way the WARCs came in (`history` is /v1/urls' answer).
+void ExpectErrorAndRedirectRecorded(const std::function<json(const std::string& url)>& history) {
+  const json a = history("http://site.test/a")["versions"];
+  ASSERT_EQ(a.size(), 2u) << a;
+  EXPECT_EQ(a[1]["verdict"], "failed");
+  EXPECT_EQ(a[1]["status"], 500);
+  EXPECT_EQ(a[1]["doc"], a[0]["doc"]);  // the last good version stays live
+  EXPECT_EQ(a[1]["date"], "2024-03-02T12:00:00Z");
+  const json b = history("http://site.test/b")["versions"];
+  ASSERT_EQ(b.size(), 2u) << b;
+  EXPECT_EQ(b[1]["verdict"], "redirect");
+  EXPECT_EQ(b[1]["status"], 301);
+  EXPECT_EQ(b[1]["doc"], 0);
+  EXPECT_EQ(b[1]["location"], "http://site.test/c?x=~");
+  const json c = history("http://site.test/c?x=~")["versions"];
+  ASSERT_EQ(c.size(), 1u) << c;
+  EXPECT_EQ(c[0]["doc"], b[0]["doc"]);
+  const json d = history("http://site.test/d")["versions"];
+  ASSERT_EQ(d.size(), 2u) << d;
+  EXPECT_EQ(d[1]["verdict"], "unchanged");
+  EXPECT_EQ(d[1]["doc"], d[0]["doc"]);
+}
+
+// Bug (issue 30): a WARC's 5xx and 3xx responses were skipped, so the sweep did not see the
+// URLs and a close would record them gone.
+TEST_F(WarcPostTest, ServerErrorAndRedirectRecordsKeepTheLastGoodVersion) {
+  OpenSweep("w1");
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", FirstCrawlWarc());
+  EXPECT_EQ(j["new"], 3) << j;
+  OpenSweep("w2");
+  j = PostWarc(client, "w2", SecondCrawlWarc());
+  EXPECT_EQ(j["pages"], 4) << j;
+  EXPECT_EQ(j["unchanged"], 1) << j;
+  EXPECT_EQ(j["failed"], 1) << j;
+  EXPECT_EQ(j["redirect"], 1) << j;
+  EXPECT_EQ(j["duplicate"], 1) << j;
+  EXPECT_EQ(j["skipped"], 0) << j;
+  EXPECT_EQ(j["errors"], json::array()) << j;
+  EXPECT_EQ(Get("/v1/stats")["documents"], 3);
+  ExpectErrorAndRedirectRecorded(
+      [&](const std::string& url) { return Get("/v1/urls?url=" + Q(url)); });
+  HttpResponse closed = client.Request("POST", "/v1/sweeps/w2/close", "{}", "application/json");
+  ASSERT_EQ(closed.status, 200) << closed.body;
+  EXPECT_EQ(json::parse(closed.body)["gone"], 0) << closed.body;
+}
+
+// The same WARCs through `shingled ingest`: the same versions.
+TEST(WarcIngestTest, ServerErrorAndRedirectRecordsKeepTheLastGoodVersion) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string first = dir.Write("first.warc", FirstCrawlWarc());
+  const std::string second = dir.Write("second.warc", SecondCrawlWarc());
+  CliResult r = RunShingled("ingest " + first + " --store " + store + " --sweep w1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunShingled("ingest " + second + " --store " + store + " --sweep w2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json summary = json::parse(r.out, nullptr, false);
+  EXPECT_EQ(summary["pages"], 4) << r.out;
+  EXPECT_EQ(summary["unchanged"], 1) << r.out;
+  EXPECT_EQ(summary["failed"], 1) << r.out;
+  EXPECT_EQ(summary["redirect"], 1) << r.out;
+  EXPECT_EQ(summary["duplicate"], 1) << r.out;
+  EXPECT_EQ(summary["warc_records_skipped"], 0) << r.out;
+  ExpectErrorAndRedirectRecorded([&](const std::string& url) {
+    CliResult h = RunShingled("history '" + url + "' --store " + store + " --json");
+    EXPECT_EQ(h.exit_code, 0) << url << h.out;
+    return json::parse(h.out, nullptr, false);
+  });
+  r = RunShingled("sweep close w2 --store " + store + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)["gone"], 0) << r.out;
+  EXPECT_EQ(RunShingled("check --store " + store).exit_code, 0);
 }
 
 TEST_F(WarcPostTest, SweepParameterAndTypeErrors) {

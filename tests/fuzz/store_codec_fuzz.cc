@@ -81,9 +81,9 @@ void FuzzVersion(std::string_view in) {
     Check(v.status().code() == shingled::StatusCode::kDataLoss);
     return;
   }
-  Check(v->canonical_link.size() <= in.size());
+  Check(v->canonical_link.size() + v->redirect_target.size() <= in.size());
   const int verdict = static_cast<int>(v->verdict);
-  Check(verdict >= 1 && verdict <= 5);
+  Check(verdict >= 1 && verdict <= 7);
   shingled::StatusOr<VersionRecord> back = DecodeVersion(EncodeVersion(*v));
   Check(back.ok() && *back == *v);
 }

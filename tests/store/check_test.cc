@@ -731,6 +731,61 @@ TEST_F(CheckTest, VersionRecordGarbage) {
   ExpectProblem("url id 4 version 1: version record does not decode");
 }
 
+// Format 8: a failed attempt names only the document its URL showed before it; gone and redirect
+// versions name none, content versions one; only a redirect has a target.
+TEST_F(CheckTest, VersionFieldsThatDoNotFitItsVerdict) {
+  Damage([](RawStore& raw) {
+    VersionRecord failed = raw.Version(4, 1);
+    failed.verdict = Verdict::kFailed;
+    failed.http_status = 503;
+    raw.Put("versions", VersionKey(4, 1), internal::EncodeVersion(failed));
+    VersionRecord gone = raw.Version(5, 1);
+    gone.verdict = Verdict::kGone;
+    raw.Put("versions", VersionKey(5, 1), internal::EncodeVersion(gone));
+    VersionRecord target = raw.Version(3, 1);
+    target.redirect_target = "http://x/";
+    raw.Put("versions", VersionKey(3, 1), internal::EncodeVersion(target));
+    VersionRecord empty = raw.Version(1, 2);
+    empty.doc = 0;
+    raw.Put("versions", VersionKey(1, 2), internal::EncodeVersion(empty));
+  });
+  ExpectProblem(
+      "url id 4 version 1: failed names document 4, not the live document of the version before "
+      "it");
+  ExpectProblem("url id 5 version 1: gone names document 5");
+  ExpectProblem("url id 3 version 1: duplicate has a redirect target");
+  ExpectProblem("url id 1 version 2: new without a document");
+}
+
+// The same, written by the store: consistent.
+TEST_F(CheckTest, FailedAndRedirectVersionsAreConsistent) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    SweepId s3 = store->OpenSweep("s3", 30)->id;
+    PageInput failed = Page("http://a/", s3, 30, Range(1u << 23, 300));
+    failed.http_status = 500;
+    PageInput again = failed;
+    again.url = "http://b/";
+    again.http_status = 0;
+    PageInput moved = failed;
+    moved.url = "http://d/";
+    moved.http_status = 301;
+    moved.redirect_target = "http://e/";
+    PageInput after = moved;
+    after.url = "http://f/";
+    after.http_status = 503;
+    after.redirect_target.clear();
+    StatusOr<std::vector<PageResult>> r = store->Apply(std::vector{failed, again, moved, after});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)[0].doc, 6u);
+    EXPECT_EQ((*r)[1].doc, 2u);
+    EXPECT_EQ((*r)[2].doc, 0u);
+    EXPECT_EQ((*r)[3].doc, 0u);
+  }
+  EXPECT_TRUE(Problems().empty());
+}
+
 TEST_F(CheckTest, VersionNotInDocUrls) {
   Damage([](RawStore& raw) { raw.Del("doc_urls", Key64(4).view(), Key64(4).view()); });
   ExpectProblem("url id 4 version 1: (document 4, url id 4) is not in doc_urls");

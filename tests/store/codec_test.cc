@@ -260,6 +260,107 @@ TEST(CodecTest, VersionExactBytes) {
       StatusCode::kDataLoss);
 }
 
+// Format 8: a failed attempt (verdict 6) keeps the URL's live document; a redirect (verdict 7)
+// has none and carries its target after the canonical link (flags bit 1).
+TEST(CodecTest, FailedAndRedirectVersionExactBytes) {
+  VersionRecord failed;
+  failed.sweep = 2;
+  failed.date = 1700000000;
+  failed.doc = 300;
+  failed.http_status = 503;
+  failed.verdict = Verdict::kFailed;
+  EXPECT_EQ(Hex(EncodeVersion(failed)),
+            "02"
+            "80c49fd50c"
+            "ac02"
+            "f703"
+            "06"
+            "00");
+  failed.http_status = 0;  // no answer (a timeout)
+  EXPECT_EQ(Hex(EncodeVersion(failed)),
+            "02"
+            "80c49fd50c"
+            "ac02"
+            "00"
+            "06"
+            "00");
+
+  VersionRecord redirect;
+  redirect.sweep = 2;
+  redirect.date = 1700000000;
+  redirect.http_status = 301;
+  redirect.verdict = Verdict::kRedirect;
+  redirect.redirect_target = "http://b/";
+  EXPECT_EQ(Hex(EncodeVersion(redirect)),
+            "02"
+            "80c49fd50c"
+            "00"
+            "ad02"
+            "07"
+            "02"
+            "09"
+            "687474703a2f2f622f");
+  redirect.canonical_link = "ab";
+  EXPECT_EQ(Hex(EncodeVersion(redirect)),
+            "02"
+            "80c49fd50c"
+            "00"
+            "ad02"
+            "07"
+            "03"
+            "02"
+            "6162"
+            "09"
+            "687474703a2f2f622f");
+  redirect.redirect_target.clear();  // a redirect whose target is not known
+  redirect.canonical_link.clear();
+  EXPECT_EQ(Hex(EncodeVersion(redirect)),
+            "02"
+            "80c49fd50c"
+            "00"
+            "ad02"
+            "07"
+            "00");
+
+  // Round trips over every verdict, with and without either string.
+  for (int verdict = 1; verdict <= 7; ++verdict) {
+    for (int strings = 0; strings < 4; ++strings) {
+      VersionRecord v;
+      v.sweep = 7;
+      v.date = -5;
+      v.doc = verdict == 5 || verdict == 7 ? 0 : 1234567;
+      v.http_status = 302;
+      v.verdict = static_cast<Verdict>(verdict);
+      if (strings & 1) v.canonical_link = "https://example.com/c";
+      if (strings & 2) v.redirect_target = std::string(300, 'x');
+      StatusOr<VersionRecord> back = DecodeVersion(EncodeVersion(v));
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      EXPECT_EQ(*back, v) << verdict << " " << strings;
+    }
+  }
+  // Verdict 8 and unknown flag bits are damage.
+  EXPECT_EQ(DecodeVersion(std::string("\x02\x00\x00\x00\x08\x00", 6)).status().code(),
+            StatusCode::kDataLoss);
+  StatusOr<VersionRecord> flags = DecodeVersion(std::string("\x02\x00\x00\x00\x07\x04", 6));
+  EXPECT_EQ(flags.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(flags.status().message().find("unknown flags 4"), std::string::npos)
+      << flags.status().ToString();
+  // A target cut short.
+  EXPECT_EQ(DecodeVersion(std::string("\x02\x00\x00\x00\x07\x02\x09http", 10)).status().code(),
+            StatusCode::kDataLoss);
+}
+
+// The sweep record has no count of its own for attempts and redirects: `pages` only.
+TEST(CodecTest, SweepCountsFailedAndRedirectInPagesOnly) {
+  SweepRecord s;
+  s.Count(Verdict::kFailed);
+  s.Count(Verdict::kRedirect);
+  s.Count(Verdict::kNew);
+  EXPECT_EQ(s.pages, 3u);
+  EXPECT_EQ(s.new_docs, 1u);
+  EXPECT_EQ(s.unchanged + s.duplicate + s.near_duplicate + s.gone, 0u);
+}
+
 TEST(CodecTest, SweepExactBytes) {
   SweepRecord s;
   s.name = "s1";
