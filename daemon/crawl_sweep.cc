@@ -68,6 +68,10 @@ StatusOr<CrawlSetup> MakeCrawlSetup(const config::CrawlerOptions& config) {
   f.max_connections_per_host = static_cast<int>(config.max_fetches_per_host);
   f.max_total_connections =
       std::max(f.max_total_connections, static_cast<int>(config.max_active_fetches));
+
+  setup.warc.dir = config.warc_dir;
+  setup.warc.max_file_bytes = static_cast<uint64_t>(config.warc_max_bytes);
+  setup.warc.user_agent = config.user_agent;
   return setup;
 }
 
@@ -102,6 +106,14 @@ Json SweepReportJson(const SweepReport& r) {
                   {"stored", r.stored},
                   {"verdicts", verdicts},
                   {"store_errors", r.store_error_count}});
+  if (r.warc.enabled) {
+    Json warc{{"files", r.warc.files},
+              {"responses", r.warc.responses},
+              {"revisits", r.warc.revisits},
+              {"bytes", r.warc.bytes}};
+    if (!r.warc.error.empty()) warc["error"] = r.warc.error;
+    out["warc"] = std::move(warc);
+  }
   return out;
 }
 
@@ -380,6 +392,14 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   StatusOr<std::unique_ptr<crawler::CurlFetcher>> curl =
       crawler::CurlFetcher::Create(setup_.fetcher);
   if (!curl.ok()) return fail(curl.status());
+  std::unique_ptr<CrawlWarc> warc;
+  if (!setup_.warc.dir.empty()) {
+    StatusOr<std::unique_ptr<CrawlWarc>> opened =
+        CrawlWarc::Open(setup_.warc, name, store_, &pipeline_->context());
+    if (!opened.ok()) return fail(opened.status());
+    warc = std::move(*opened);
+  }
+  Status warc_status;  // the WARC output's first error
   crawler::Crawler* crawler_ptr = nullptr;
   // Runs on the crawler's thread inside Run(): applies a Stop() or StopSweep() that came before
   // Run() began (Run() clears the crawler's stop flag) and refreshes the metrics.
@@ -410,42 +430,63 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   // failed, and URLs robots.txt refused.
   std::unordered_set<std::string> not_gone;
   // Stopped while the URLs were listed: no fetch at all.
-  Status run = StopRequested() ? OkStatus() : crawler.Run(
-      known,
-      [&](crawler::CrawledPage page) {
-        PageJob job;
-        job.sweep = sweep_id;
-        job.date = UnixSeconds(page.fetched_at);
-        switch (page.outcome) {
-          case crawler::PageOutcome::kPage:
-            job.url = page.final_url;
-            job.http_status = page.http_status;
-            if (const std::string* type = crawler::FindHeader(page.headers, "Content-Type")) {
-              job.content_type = *type;
-            }
-            job.body = std::move(page.body);
-            job.canonical_link = page.canonical.value_or("");
-            break;
-          case crawler::PageOutcome::kDead:
-            job.url = page.url;
-            // A host that no longer resolves is as dead as a 404.
-            job.http_status = page.http_status == 410 ? 410 : 404;
-            break;
-          case crawler::PageOutcome::kError:
-          case crawler::PageOutcome::kRobotsDisallowed:
-            not_gone.insert(page.url);  // not known to be gone: see the file comment
-            return crawler::Backpressure::kContinue;  // counted by the crawler
-          case crawler::PageOutcome::kRedirected:
-            return crawler::Backpressure::kContinue;  // counted by the crawler
-        }
-        if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
-        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
-      },
-      [&] {
-        if (!sink->Flush()) return crawler::Backpressure::kStop;
-        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
-      });
+  Status run =
+      StopRequested()
+          ? OkStatus()
+          : crawler.Run(
+                known,
+                [&](crawler::CrawledPage page) {
+                  if (warc != nullptr && warc_status.ok()) {
+                    warc_status = warc->Record(page);
+                    if (!warc_status.ok()) {
+                      spdlog::error("crawler sweep {}: {}; stopping the sweep", name,
+                                    warc_status.message());
+                      crawler_ptr->Stop();
+                    }
+                  }
+                  PageJob job;
+                  job.sweep = sweep_id;
+                  job.date = UnixSeconds(page.fetched_at);
+                  switch (page.outcome) {
+                    case crawler::PageOutcome::kPage:
+                      job.url = page.final_url;
+                      job.http_status = page.http_status;
+                      if (const std::string* type =
+                              crawler::FindHeader(page.headers, "Content-Type")) {
+                        job.content_type = *type;
+                      }
+                      job.body = std::move(page.body);
+                      job.canonical_link = page.canonical.value_or("");
+                      break;
+                    case crawler::PageOutcome::kDead:
+                      job.url = page.url;
+                      // A host that no longer resolves is as dead as a 404.
+                      job.http_status = page.http_status == 410 ? 410 : 404;
+                      break;
+                    case crawler::PageOutcome::kError:
+                    case crawler::PageOutcome::kRobotsDisallowed:
+                      not_gone.insert(page.url);  // not known to be gone: see the file comment
+                      return crawler::Backpressure::kContinue;  // counted by the crawler
+                    case crawler::PageOutcome::kRedirected:
+                      return crawler::Backpressure::kContinue;  // counted by the crawler
+                  }
+                  if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
+                  return sink->Busy() ? crawler::Backpressure::kSlowDown
+                                      : crawler::Backpressure::kContinue;
+                },
+                [&] {
+                  if (!sink->Flush()) return crawler::Backpressure::kStop;
+                  return sink->Busy() ? crawler::Backpressure::kSlowDown
+                                      : crawler::Backpressure::kContinue;
+                });
   sink->WaitUntilFlushed();
+  if (warc != nullptr) {
+    Status closed = warc->Close();
+    if (warc_status.ok()) warc_status = closed;
+    report.warc = warc->Report();
+    if (!warc_status.ok()) report.warc.error = warc_status.message();
+    warc.reset();
+  }
   clock_->set_tick(nullptr);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -464,6 +505,9 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   if (!run.ok()) {
     report.status = run;
     report.left_open_because = "the crawl did not run: " + run.message();
+  } else if (!warc_status.ok()) {
+    report.status = warc_status;
+    report.left_open_because = "WARC output failed: " + warc_status.message();
   } else if (sweep_stopped_) {
     report.left_open_because = "stopped on request";
   } else if (stopped_) {
