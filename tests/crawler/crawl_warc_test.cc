@@ -310,6 +310,21 @@ TEST_F(CrawlWarcTest, TwoSweepsWriteResponsesThenRevisitsThatPointBack) {
     }
   }
   EXPECT_EQ(revisits, two["pages"]);
+
+  // `shingled ingest` takes both files back: sweep two's revisits are unchanged versions of the
+  // documents sweep one's responses hold.
+  const std::string store2 = "--store '" + (dir_ / "store2").string() + "'";
+  testing::CliResult in1 =
+      RunShingled("ingest " + store2 + " --sweep w1 --json '" + files_one[0].string() + "'");
+  ASSERT_EQ(in1.exit_code, 0) << in1.out;
+  EXPECT_EQ(json::parse(in1.out)["errors"], 0) << in1.out;
+  testing::CliResult in2 =
+      RunShingled("ingest " + store2 + " --sweep w2 --json '" + files_two[0].string() + "'");
+  ASSERT_EQ(in2.exit_code, 0) << in2.out;
+  const json summary = json::parse(in2.out);
+  EXPECT_EQ(summary["errors"], 0) << summary;
+  EXPECT_EQ(summary["new"], 0) << summary;
+  EXPECT_EQ(summary["unchanged"], two["pages"]) << summary;
 }
 
 // The same files through an independent reader: warcio parses every record, its digests and ours
@@ -396,6 +411,65 @@ TEST_F(CrawlWarcTest, UnwritableDirectoryIsAClearErrorBeforeAnyFetch) {
   const testing::CliResult h = RunShingled("history --store '" + (dir_ / "store").string() +
                                            "' --json " + server_.Url("/a.html"));
   EXPECT_EQ(h.exit_code, 1) << h.out;
+}
+
+// A write error in the middle of a sweep (here: the directory taken away while the crawl runs,
+// found when the full first file rolls over) stops the crawl: the sweep is left open, the crawl
+// exits 1 naming the error, the unfinished file stays `.open`, and the pages after it are not
+// fetched.
+TEST(CrawlWarcFailureTest, AWriteErrorMidSweepStopsItAndLeavesItOpen) {
+  const std::filesystem::path dir = FreshDir("crawl_warc_fail");
+  const std::filesystem::path warc = dir / "warc";
+  const std::filesystem::path moved = dir / "warc.moved";
+  const std::string config = (dir / "shingled.toml").string();
+  std::ofstream(config) << "[crawler]\nwarc_max_bytes = 1048576\nmax_fetches_per_host = 1\n";
+  testing::TestServer server;
+  std::string links;
+  for (int i = 0; i < 5; ++i) {
+    links += "<a href='c" + std::to_string(i) + ".html'>c</a>";
+    server.Page("/c" + std::to_string(i) + ".html", Article("cherry " + std::to_string(i)));
+  }
+  server.Page("/", "<a href='big.html'>big</a><a href='trigger.html'>t</a>" + links);
+  // 2 MB of random letters: over 1 MiB compressed, so the next exchange begins a new file.
+  std::string big = "<html><body><p>";
+  uint32_t x = 7;
+  const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .";
+  for (int i = 0; i < (2 << 20); ++i) big.push_back(alphabet[(x = x * 1103515245 + 12345) >> 26]);
+  server.Page("/big.html", big + "</p></body></html>");
+  server.Route("/trigger.html", [&](const testing::TestRequest&) {
+    std::error_code ec;
+    std::filesystem::rename(warc, moved, ec);
+    testing::TestResponse r;
+    r.headers = {{"Content-Type", "text/html"}};
+    r.body = Article("trigger");
+    return r;
+  });
+  ASSERT_TRUE(server.Start());
+  const std::string store = "--store '" + (dir / "store").string() + "'";
+  std::string err;
+  const testing::CliResult r = RunShingled(
+      "crawl " + store + " --config '" + config + "' --seed " + server.Url("/") +
+          " --allow-private-addresses --delay 0 --warc-dir '" + warc.string() + "' --sweep one",
+      &err);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(err.find("WARC output: cannot"), std::string::npos) << err;
+  EXPECT_NE(err.find("stopping the sweep"), std::string::npos) << err;
+
+  const testing::CliResult list = RunShingled("sweep list --json " + store);
+  ASSERT_EQ(list.exit_code, 0);
+  const json sweeps = json::parse(list.out)["sweeps"];
+  ASSERT_EQ(sweeps.size(), 1u) << sweeps;
+  EXPECT_EQ(sweeps[0]["open"], true) << "left open: the archive of this sweep has a hole";
+  EXPECT_LT(sweeps[0]["pages"].get<int>(), 8) << "the crawl stopped before its frontier was empty";
+  // The unfinished file is not passed off as a finished one.
+  int open_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(moved)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_FALSE(name.ends_with(".warc.gz")) << name;
+    open_files += name.ends_with(".warc.gz.open");
+  }
+  EXPECT_EQ(open_files, 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
