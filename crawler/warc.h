@@ -21,9 +21,9 @@
 // resolves (an original in another file, or forgotten), its own WARC-Target-URI.
 //
 // The writer writes one record per gzip member (so readers can seek and recover), with
-// WARC-Record-ID, WARC-Date, WARC-Target-URI, Content-Type and Content-Length; it is for tests.
-// The crawler's own archive (rolling files, digests, revisits, CDXJ) is crawler/warc_archive.h,
-// built on the same record layout.
+// WARC-Record-ID, WARC-Date, WARC-Target-URI, Content-Type and Content-Length. The crawler's
+// archive (rolling files, digests, revisits, CDXJ: crawler/warc_archive.h) writes through it;
+// tests use it directly.
 //
 // A WarcReader or WarcWriter is not safe for concurrent use.
 #ifndef SHINGLED_CRAWLER_WARC_H_

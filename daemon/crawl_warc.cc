@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 
 #include "crawler/cdxj.h"
@@ -78,8 +79,16 @@ void CrawlWarc::LoadIndexes() {
     const std::string name = entry.path().filename().string();
     if (name.size() > 13 && name.ends_with(".warc.gz.cdxj")) indexes.push_back(entry.path());
   }
-  // The latest files first (names carry their UTC start), so that a full memory keeps those.
-  std::sort(indexes.rbegin(), indexes.rend());
+  // The latest files first, so that a full memory keeps those: by the UTC start and serial that
+  // end each name ("...-20240501120000-00003.warc.gz.cdxj"), whatever the sweep names.
+  auto start_and_serial = [](const std::filesystem::path& p) {
+    const std::string name = p.filename().string();
+    constexpr size_t kTail = std::string_view("20240501120000-00003.warc.gz.cdxj").size();
+    return name.size() >= kTail ? name.substr(name.size() - kTail) : name;
+  };
+  std::sort(indexes.begin(), indexes.end(), [&](const auto& a, const auto& b) {
+    return start_and_serial(a) > start_and_serial(b);
+  });
   size_t loaded = 0;
   for (const std::filesystem::path& index : indexes) {
     std::ifstream in(index);
