@@ -72,6 +72,7 @@ StatusOr<CrawlSetup> MakeCrawlSetup(const config::CrawlerOptions& config) {
   setup.warc.dir = config.warc_dir;
   setup.warc.max_file_bytes = static_cast<uint64_t>(config.warc_max_bytes);
   setup.warc.user_agent = config.user_agent;
+  setup.warc.obey_robots = config.obey_robots;
   return setup;
 }
 

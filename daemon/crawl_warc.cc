@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "crawler/cdxj.h"
+#include "crawler/curl_fetcher.h"
 #include "crawler/url.h"
 
 namespace shingled::daemon {
@@ -35,12 +36,15 @@ std::string CaptureKey(const std::string& url, int64_t date, const std::string& 
 // What shingled sends (curl_fetcher.cc): the request line, Host, User-Agent, Accept, and the
 // codings libcurl decodes.
 std::string RequestHead(const std::string& url, const std::string& user_agent) {
+  static const std::string accept_encoding = crawler::CurlAcceptEncoding();
   StatusOr<crawler::Url> parsed = crawler::ParseUrl(url);
   const std::string target = parsed.ok() ? parsed->PathAndQuery() : "/";
   const std::string host = parsed.ok() ? parsed->HostPort() : "";
   std::string head = "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\n";
   if (!user_agent.empty()) head += "User-Agent: " + user_agent + "\r\n";
-  head += "Accept: */*\r\nAccept-Encoding: deflate, gzip\r\n\r\n";
+  head += "Accept: */*\r\n";
+  if (!accept_encoding.empty()) head += "Accept-Encoding: " + accept_encoding + "\r\n";
+  head += "\r\n";
   return head;
 }
 
@@ -55,7 +59,9 @@ StatusOr<std::unique_ptr<CrawlWarc>> CrawlWarc::Open(const CrawlWarcOptions& opt
   archive.dir = options.dir;
   archive.sweep = sweep;
   archive.max_file_bytes = options.max_file_bytes;
-  archive.warcinfo = {{"software", "shingled"}, {"isPartOf", sweep}, {"robots", "obey"}};
+  archive.warcinfo = {{"software", "shingled"},
+                      {"isPartOf", sweep},
+                      {"robots", options.obey_robots ? "obey" : "ignore"}};
   if (!options.user_agent.empty()) {
     archive.warcinfo.push_back({"http-header-user-agent", options.user_agent});
   }

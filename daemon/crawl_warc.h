@@ -6,7 +6,8 @@
 // response record for each redirect hop the fetcher followed, then for the final answer. A fetch
 // with no answer (timeout, refused address) and a URL robots.txt refused write nothing; neither
 // do robots.txt fetches (the crawler keeps those to itself). The request record is rebuilt from
-// what shingled sends (request line, Host, User-Agent, Accept): libcurl's bytes are not kept.
+// what shingled sends (request line, Host, User-Agent, Accept, Accept-Encoding): libcurl's bytes
+// are not kept.
 //
 // Revisits: a 2xx body byte-identical to a capture already in the archive directory becomes a
 // `revisit` record (profile identical-payload-digest) instead of a full response, as Heritrix's
@@ -45,6 +46,7 @@ struct CrawlWarcOptions {
   std::string dir;  // empty: no WARC output
   uint64_t max_file_bytes = uint64_t{1} << 30;
   std::string user_agent;  // for the request records and the warcinfo record
+  bool obey_robots = true;  // the warcinfo record's `robots`: "obey" or "ignore"
 };
 
 // What the WARC output did in a sweep, for the sweep's report.

@@ -160,6 +160,9 @@ void CheckFile(const std::filesystem::path& path) {
     EXPECT_EQ(other->second->uri, r.uri);
     if (r.type == "request") {
       EXPECT_EQ(r.block.substr(0, 4), "GET ");
+      EXPECT_NE(r.block.find("\r\nUser-Agent: shingled/"), std::string::npos) << r.block;
+      EXPECT_NE(r.block.find("\r\nHost: 127.0.0.1:"), std::string::npos) << r.block;
+      EXPECT_NE(r.block.find("\r\nAccept-Encoding: deflate, gzip"), std::string::npos) << r.block;
       continue;
     }
     const size_t head_end = r.block.find("\r\n\r\n");
