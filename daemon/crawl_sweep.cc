@@ -426,60 +426,57 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   spdlog::info("crawler sweep {} started: {} seeds, {} known URLs", name,
                setup_.crawler.seeds.size(), known.size());
 
+  // Writes the page's exchanges to the WARC files before the page goes to the pipeline; the first
+  // write error stops the crawl (see the file comment).
+  auto archive = [&](const crawler::CrawledPage& page) {
+    if (warc == nullptr || !warc_status.ok()) return;
+    warc_status = warc->Record(page);
+    if (!warc_status.ok()) {
+      spdlog::error("crawler sweep {}: {}; stopping the sweep", name, warc_status.message());
+      crawler_ptr->Stop();
+    }
+  };
   const store::SweepId sweep_id = sweep->id;
   // URLs this sweep cannot call gone though it did not store them (normalized): fetches that
   // failed, and URLs robots.txt refused.
   std::unordered_set<std::string> not_gone;
   // Stopped while the URLs were listed: no fetch at all.
-  Status run =
-      StopRequested()
-          ? OkStatus()
-          : crawler.Run(
-                known,
-                [&](crawler::CrawledPage page) {
-                  if (warc != nullptr && warc_status.ok()) {
-                    warc_status = warc->Record(page);
-                    if (!warc_status.ok()) {
-                      spdlog::error("crawler sweep {}: {}; stopping the sweep", name,
-                                    warc_status.message());
-                      crawler_ptr->Stop();
-                    }
-                  }
-                  PageJob job;
-                  job.sweep = sweep_id;
-                  job.date = UnixSeconds(page.fetched_at);
-                  switch (page.outcome) {
-                    case crawler::PageOutcome::kPage:
-                      job.url = page.final_url;
-                      job.http_status = page.http_status;
-                      if (const std::string* type =
-                              crawler::FindHeader(page.headers, "Content-Type")) {
-                        job.content_type = *type;
-                      }
-                      job.body = std::move(page.body);
-                      job.canonical_link = page.canonical.value_or("");
-                      break;
-                    case crawler::PageOutcome::kDead:
-                      job.url = page.url;
-                      // A host that no longer resolves is as dead as a 404.
-                      job.http_status = page.http_status == 410 ? 410 : 404;
-                      break;
-                    case crawler::PageOutcome::kError:
-                    case crawler::PageOutcome::kRobotsDisallowed:
-                      not_gone.insert(page.url);  // not known to be gone: see the file comment
-                      return crawler::Backpressure::kContinue;  // counted by the crawler
-                    case crawler::PageOutcome::kRedirected:
-                      return crawler::Backpressure::kContinue;  // counted by the crawler
-                  }
-                  if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
-                  return sink->Busy() ? crawler::Backpressure::kSlowDown
-                                      : crawler::Backpressure::kContinue;
-                },
-                [&] {
-                  if (!sink->Flush()) return crawler::Backpressure::kStop;
-                  return sink->Busy() ? crawler::Backpressure::kSlowDown
-                                      : crawler::Backpressure::kContinue;
-                });
+  Status run = StopRequested() ? OkStatus() : crawler.Run(
+      known,
+      [&](crawler::CrawledPage page) {
+        archive(page);
+        PageJob job;
+        job.sweep = sweep_id;
+        job.date = UnixSeconds(page.fetched_at);
+        switch (page.outcome) {
+          case crawler::PageOutcome::kPage:
+            job.url = page.final_url;
+            job.http_status = page.http_status;
+            if (const std::string* type = crawler::FindHeader(page.headers, "Content-Type")) {
+              job.content_type = *type;
+            }
+            job.body = std::move(page.body);
+            job.canonical_link = page.canonical.value_or("");
+            break;
+          case crawler::PageOutcome::kDead:
+            job.url = page.url;
+            // A host that no longer resolves is as dead as a 404.
+            job.http_status = page.http_status == 410 ? 410 : 404;
+            break;
+          case crawler::PageOutcome::kError:
+          case crawler::PageOutcome::kRobotsDisallowed:
+            not_gone.insert(page.url);  // not known to be gone: see the file comment
+            return crawler::Backpressure::kContinue;  // counted by the crawler
+          case crawler::PageOutcome::kRedirected:
+            return crawler::Backpressure::kContinue;  // counted by the crawler
+        }
+        if (!sink->Offer(std::move(job))) return crawler::Backpressure::kStop;
+        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
+      },
+      [&] {
+        if (!sink->Flush()) return crawler::Backpressure::kStop;
+        return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
+      });
   sink->WaitUntilFlushed();
   if (warc != nullptr) {
     Status closed = warc->Close();
