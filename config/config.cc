@@ -362,6 +362,8 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("connect_timeout_ms", 1, kMaxMs, &c.crawler.connect_timeout_ms);
     r.Int("total_timeout_ms", 1, kMaxMs, &c.crawler.total_timeout_ms);
     r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.crawler.max_body_bytes);
+    r.String("warc_dir", &c.crawler.warc_dir);
+    r.Int("warc_max_bytes", int64_t{1} << 20, int64_t{1} << 40, &c.crawler.warc_max_bytes);
   });
   if (!status.ok()) return status;
   for (auto&& [key, node] : root) {
@@ -392,6 +394,12 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
           std::string(source) + ":" + line_of((std::string("crawler.") + key).c_str()) +
           ": crawler." + key + ": must be 1..200 characters, none of them control characters");
     }
+  }
+  // A path, or "" for no WARC output.
+  if (c.crawler.warc_dir.size() > 4096 || HasControlCharacter(c.crawler.warc_dir)) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("crawler.warc_dir") +
+                                ": crawler.warc_dir: a directory path of at most 4096 bytes, no "
+                                "control characters");
   }
   // A sweep name (Store::OpenSweep's rule), or "" for none.
   if (c.ingest.default_sweep.size() > 400 || HasControlCharacter(c.ingest.default_sweep)) {

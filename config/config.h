@@ -209,6 +209,14 @@ struct CrawlerOptions {
   int64_t total_timeout_ms = 30000;
   // Decoded body bytes per fetch at most; a larger body is an error (too_large). 1..1 GiB.
   int64_t max_body_bytes = int64_t{10} << 20;
+
+  // --- WARC output ---
+  // Directory for the WARC files of what the crawler fetches (daemon/crawl_warc.h); empty: none
+  // written. At most 4096 bytes.
+  std::string warc_dir;
+  // A WARC file is closed and the next begun once it holds this many (compressed) bytes. 1 GiB is
+  // the size archive tools and Heritrix default to. 1 MiB..1 TiB.
+  int64_t warc_max_bytes = int64_t{1} << 30;
 };
 
 // Parses a duration: a whole number followed by s, m, h or d ("90s", "24h"), a bare number of

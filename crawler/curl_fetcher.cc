@@ -450,4 +450,21 @@ void CurlFetcher::Finish(Transfer* transfer, int curl_code, std::vector<FetchRes
   done->push_back(std::move(result));
 }
 
+std::string CurlAcceptEncoding() {
+  // libcurl's own order for CURLOPT_ACCEPT_ENCODING "" (lib/content_encoding.c).
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  std::string value;
+  auto add = [&](const char* coding) {
+    if (!value.empty()) value += ", ";
+    value += coding;
+  };
+  if (info->features & CURL_VERSION_LIBZ) {
+    add("deflate");
+    add("gzip");
+  }
+  if (info->features & CURL_VERSION_BROTLI) add("br");
+  if (info->features & CURL_VERSION_ZSTD) add("zstd");
+  return value;
+}
+
 }  // namespace shingled::crawler

@@ -66,6 +66,11 @@ struct CurlFetcherOptions {
   std::vector<std::string> resolve;
 };
 
+// The Accept-Encoding value a CurlFetcher sends: every content coding this libcurl decodes
+// ("deflate, gzip, br, zstd" with all of them), as libcurl writes it. For the request records of
+// the crawler's WARC output, which rebuild what was sent.
+std::string CurlAcceptEncoding();
+
 class CurlFetcher final : public Fetcher {
  public:
   // Internal if libcurl cannot be initialized.

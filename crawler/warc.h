@@ -21,8 +21,9 @@
 // resolves (an original in another file, or forgotten), its own WARC-Target-URI.
 //
 // The writer writes one record per gzip member (so readers can seek and recover), with
-// WARC-Record-ID, WARC-Date, WARC-Target-URI, Content-Type and Content-Length; it is for the
-// crawler's own archive and for tests.
+// WARC-Record-ID, WARC-Date, WARC-Target-URI, Content-Type and Content-Length. The crawler's
+// archive (rolling files, digests, revisits, CDXJ: crawler/warc_archive.h) writes through it;
+// tests use it directly.
 //
 // A WarcReader or WarcWriter is not safe for concurrent use.
 #ifndef SHINGLED_CRAWLER_WARC_H_
@@ -202,6 +203,13 @@ class ByteSink {
 };
 StatusOr<std::unique_ptr<ByteSink>> OpenFileSink(const std::string& path);
 
+// A new WARC-Record-ID: "<urn:uuid:...>" with a random (version 4) UUID.
+std::string NewWarcRecordId();
+// The head of an HTTP/1.1 response as a WARC response or revisit record holds it: the status
+// line, `http_headers` without Content-Encoding, Transfer-Encoding and Content-Length (the
+// crawler stores bodies decoded), then "Content-Length: `body_size`" and the empty line.
+std::string HttpResponseHead(int http_status, const HeaderList& http_headers, uint64_t body_size);
+
 class WarcWriter {
  public:
   // `gzip`: one gzip member per record (.warc.gz), otherwise plain.
@@ -210,8 +218,9 @@ class WarcWriter {
   WarcWriter(const WarcWriter&) = delete;
   WarcWriter& operator=(const WarcWriter&) = delete;
 
-  // Writes a record of WARC/1.1 with the given type and extra header fields (WARC-Record-ID,
-  // WARC-Type, WARC-Date and Content-Length are added). Errors are the sink's.
+  // Writes a record of WARC/1.1 with the given type and extra header fields (WARC-Type,
+  // WARC-Date and Content-Length are added, and WARC-Record-ID unless `fields` has one). Errors
+  // are the sink's.
   Status WriteRecord(std::string_view type, int64_t date_unix, const HeaderList& fields,
                      std::string_view block);
   // A `response` record for an HTTP exchange: status line, headers and the body as the

@@ -57,7 +57,9 @@ std::string Gzip(std::string_view data) {
   return out;
 }
 
-std::string NewRecordId() {
+}  // namespace
+
+std::string NewWarcRecordId() {
   // A random (version 4) UUID. Uniqueness, not secrecy, is what matters here.
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   const uint64_t hi = (rng() & 0xFFFFFFFFFFFF0FFFull) | 0x4000ull;
@@ -70,6 +72,8 @@ std::string NewRecordId() {
   return buffer;
 }
 
+namespace {
+
 const char* ReasonPhrase(int status) {
   switch (status) {
     case 200:
@@ -78,14 +82,26 @@ const char* ReasonPhrase(int status) {
       return "Moved Permanently";
     case 302:
       return "Found";
+    case 303:
+      return "See Other";
     case 304:
       return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 410:
       return "Gone";
+    case 429:
+      return "Too Many Requests";
     case 500:
       return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
     default:
       return "Status";
   }
@@ -113,7 +129,9 @@ Status WarcWriter::WriteRecord(std::string_view type, int64_t date_unix, const H
                                std::string_view block) {
   if (closed_) return FailedPreconditionError("WARC writer is closed");
   std::string record = "WARC/1.1\r\nWARC-Type: " + std::string(type) + "\r\n";
-  record += "WARC-Record-ID: " + NewRecordId() + "\r\n";
+  if (FindHeader(fields, "WARC-Record-ID") == nullptr) {
+    record += "WARC-Record-ID: " + NewWarcRecordId() + "\r\n";
+  }
   record += "WARC-Date: " + FormatWarcDate(date_unix) + "\r\n";
   for (const auto& [name, value] : fields) record.append(name).append(": ").append(value) += "\r\n";
   record += "Content-Length: " + std::to_string(block.size()) + "\r\n\r\n";
@@ -122,9 +140,8 @@ Status WarcWriter::WriteRecord(std::string_view type, int64_t date_unix, const H
   return sink_->Write(gzip_ ? Gzip(record) : record);
 }
 
-Status WarcWriter::WriteResponse(std::string_view url, int64_t date_unix, int http_status,
-                                 const HeaderList& http_headers, std::string_view body) {
-  std::string block =
+std::string HttpResponseHead(int http_status, const HeaderList& http_headers, uint64_t body_size) {
+  std::string head =
       "HTTP/1.1 " + std::to_string(http_status) + " " + ReasonPhrase(http_status) + "\r\n";
   for (const auto& [name, value] : http_headers) {
     std::string lower = name;
@@ -132,9 +149,15 @@ Status WarcWriter::WriteResponse(std::string_view url, int64_t date_unix, int ht
     if (lower == "content-encoding" || lower == "transfer-encoding" || lower == "content-length") {
       continue;
     }
-    block.append(name).append(": ").append(value) += "\r\n";
+    head.append(name).append(": ").append(value) += "\r\n";
   }
-  block += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  head += "Content-Length: " + std::to_string(body_size) + "\r\n\r\n";
+  return head;
+}
+
+Status WarcWriter::WriteResponse(std::string_view url, int64_t date_unix, int http_status,
+                                 const HeaderList& http_headers, std::string_view body) {
+  std::string block = HttpResponseHead(http_status, http_headers, body.size());
   block.append(body);
   return WriteRecord("response", date_unix,
                      {{"WARC-Target-URI", std::string(url)},

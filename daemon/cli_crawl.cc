@@ -37,6 +37,7 @@ struct CrawlFlags {
   bool keep_open = false;
   std::string user_agent;
   bool quiet = false;
+  std::string warc_dir;
 };
 
 int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
@@ -63,6 +64,7 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   }
   if (cmd.count("--max-depth") > 0) c.max_depth = flags.max_depth;
   if (cmd.count("--user-agent") > 0) c.user_agent = flags.user_agent;
+  if (cmd.count("--warc-dir") > 0) c.warc_dir = flags.warc_dir;
   if (c.seeds.empty()) {
     return Fail("crawl", InvalidArgumentError("no seed: give --seed URL or [crawler] seeds in --config"),
                 kExitUsage);
@@ -138,6 +140,9 @@ void AddCrawlCommand(CLI::App* app, int* exit_code) {
   cmd->add_option("--user-agent", flags->user_agent,
                   "User-Agent (crawler.user_agent); its product token is used for robots.txt");
   cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
+  cmd->add_option("--warc-dir", flags->warc_dir,
+                  "Write what is fetched to WARC files (and CDXJ indexes) in this directory "
+                  "(crawler.warc_dir)");
   cmd->callback([=] { *exit_code = RunCrawl(*flags, *cmd); });
 }
 

@@ -89,6 +89,11 @@ StatusOr<CrawlSetup> MakeCrawlSetup(const config::CrawlerOptions& config) {
   f.max_connections_per_host = static_cast<int>(config.max_fetches_per_host);
   f.max_total_connections =
       std::max(f.max_total_connections, static_cast<int>(config.max_active_fetches));
+
+  setup.warc.dir = config.warc_dir;
+  setup.warc.max_file_bytes = static_cast<uint64_t>(config.warc_max_bytes);
+  setup.warc.user_agent = config.user_agent;
+  setup.warc.obey_robots = config.obey_robots;
   return setup;
 }
 
@@ -123,6 +128,14 @@ Json SweepReportJson(const SweepReport& r) {
                   {"stored", r.stored},
                   {"verdicts", verdicts},
                   {"store_errors", r.store_error_count}});
+  if (r.warc.enabled) {
+    Json warc{{"files", r.warc.files},
+              {"responses", r.warc.responses},
+              {"revisits", r.warc.revisits},
+              {"bytes", r.warc.bytes}};
+    if (!r.warc.error.empty()) warc["error"] = r.warc.error;
+    out["warc"] = std::move(warc);
+  }
   return out;
 }
 
@@ -410,6 +423,14 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   StatusOr<std::unique_ptr<crawler::CurlFetcher>> curl =
       crawler::CurlFetcher::Create(setup.fetcher);
   if (!curl.ok()) return fail(curl.status());
+  std::unique_ptr<CrawlWarc> warc;
+  if (!setup_.warc.dir.empty()) {
+    StatusOr<std::unique_ptr<CrawlWarc>> opened =
+        CrawlWarc::Open(setup_.warc, name, store_, &pipeline_->context());
+    if (!opened.ok()) return fail(opened.status());
+    warc = std::move(*opened);
+  }
+  Status warc_status;  // the WARC output's first error
   crawler::Crawler* crawler_ptr = nullptr;
   // Runs on the crawler's thread inside Run(): applies a Stop() or StopSweep() that came before
   // Run() began (Run() clears the crawler's stop flag) and refreshes the metrics.
@@ -435,11 +456,22 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   spdlog::info("crawler sweep {} started: {} seeds, {} known URLs", name,
                setup.crawler.seeds.size(), known.size());
 
+  // Writes the page's exchanges to the WARC files before the page goes to the pipeline; the first
+  // write error stops the crawl (see the file comment).
+  auto archive = [&](const crawler::CrawledPage& page) {
+    if (warc == nullptr || !warc_status.ok()) return;
+    warc_status = warc->Record(page);
+    if (!warc_status.ok()) {
+      spdlog::error("crawler sweep {}: {}; stopping the sweep", name, warc_status.message());
+      crawler_ptr->Stop();
+    }
+  };
   const store::SweepId sweep_id = sweep->id;
   // URLs this sweep cannot call gone though it did not store them (normalized): fetches that
   // failed, and URLs robots.txt refused.
   std::unordered_set<std::string> not_gone;
   auto on_page = [&](crawler::CrawledPage page) {
+    archive(page);
     const int64_t date = UnixSeconds(page.fetched_at);
     bool room = true;
     // Every hop of the fetch is a redirect of the URL that answered it, to where it pointed
@@ -504,6 +536,13 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     return sink->Busy() ? crawler::Backpressure::kSlowDown : crawler::Backpressure::kContinue;
   });
   sink->WaitUntilFlushed();
+  if (warc != nullptr) {
+    Status closed = warc->Close();
+    if (warc_status.ok()) warc_status = closed;
+    report.warc = warc->Report();
+    if (!warc_status.ok()) report.warc.error = warc_status.message();
+    warc.reset();
+  }
   clock_->set_tick(nullptr);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -522,6 +561,9 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   if (!run.ok()) {
     report.status = run;
     report.left_open_because = "the crawl did not run: " + run.message();
+  } else if (!warc_status.ok()) {
+    report.status = warc_status;
+    report.left_open_because = "WARC output failed: " + warc_status.message();
   } else if (sweep_stopped_) {
     report.left_open_because = "stopped on request";
   } else if (stopped_) {

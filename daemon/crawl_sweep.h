@@ -1,6 +1,12 @@
 // One crawler sweep into the store, shared by `shingled crawl` (daemon/cli_crawl.cc) and the
 // daemon's scheduler (daemon/crawl_scheduler.h).
 //
+// WARC output ([crawler] warc_dir, daemon/crawl_warc.h): every HTTP answer the crawler gets is
+// written to WARC files before its page goes to the pipeline. A directory that cannot be written
+// fails the sweep before any fetch; a write error later (disk full) stops the crawl as Stop()
+// would, leaves the sweep open and the last file `.open`, and is the report's status: an archive
+// with holes in it is not what the operator asked for, and the next sweep tries again.
+//
 // A sweep opens (or continues) a store sweep, lists the store's live URLs (Store::KnownUrls) and
 // hands those in the crawler's scope (crawler::CrawlScope) to the crawler as revisits besides the
 // seeds, feeds every page through the ingest pipeline with the date of its fetch, and waits until
@@ -40,6 +46,7 @@
 #include "crawler/clock.h"
 #include "crawler/crawler.h"
 #include "crawler/curl_fetcher.h"
+#include "daemon/crawl_warc.h"
 #include "daemon/ingest.h"
 #include "daemon/json_codec.h"
 #include "daemon/metrics.h"
@@ -47,10 +54,11 @@
 
 namespace shingled::daemon {
 
-// The crawler's and the fetcher's options, built from the [crawler] table.
+// The crawler's, the fetcher's and the WARC output's options, built from the [crawler] table.
 struct CrawlSetup {
   crawler::CrawlerOptions crawler;
   crawler::CurlFetcherOptions fetcher;
+  CrawlWarcOptions warc;  // warc.dir empty: no WARC output
 };
 
 // Builds both from `config`, parsing every seed and prefix with the crawler's URL parser.
@@ -74,6 +82,7 @@ struct SweepReport {
   std::vector<std::string> store_errors;  // "URL: why", at most kMaxStoreErrors of them
   uint64_t store_error_count = 0;
   double seconds = 0;  // wall time from start to end (or to now)
+  WarcReport warc;     // filled when the sweep ends
 };
 inline constexpr size_t kMaxStoreErrors = 100;
 

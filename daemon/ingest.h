@@ -109,6 +109,8 @@ class IngestPipeline {
   // false after a failed commit: the store refuses writes until it is reopened.
   bool healthy() const;
   size_t queued_pages() const;
+  // The sketch context pages are fingerprinted with (for Store::FindIdentical lookups).
+  const dedup::SketchContext& context() const { return *context_; }
 
  private:
   struct Group;

@@ -65,6 +65,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_EQ(c->crawler.connect_timeout_ms, defaults.crawler.connect_timeout_ms);
   EXPECT_EQ(c->crawler.total_timeout_ms, defaults.crawler.total_timeout_ms);
   EXPECT_EQ(c->crawler.max_body_bytes, defaults.crawler.max_body_bytes);
+  EXPECT_EQ(c->crawler.warc_dir, "");  // no WARC output unless asked for
+  EXPECT_EQ(c->crawler.warc_max_bytes, defaults.crawler.warc_max_bytes);
   EXPECT_TRUE(c->crawler.obey_robots);
   EXPECT_FALSE(c->crawler.allow_private_addresses);
 }
@@ -152,6 +154,19 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "store.cluster_relations", "fuzzy"});
   ExpectError("[store]\ninitial_map_size = 4194304\nmax_map_size = 2097152\n",
               {"test.toml:2:", "store.initial_map_size"});
+}
+
+TEST(ConfigTest, WarcOutputKeys) {
+  StatusOr<Config> c =
+      ParseConfig("[crawler]\nwarc_dir = \"/var/lib/warc\"\nwarc_max_bytes = 1048576\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->crawler.warc_dir, "/var/lib/warc");
+  EXPECT_EQ(c->crawler.warc_max_bytes, 1048576);
+  ExpectError("[crawler]\nwarc_max_bytes = 1000\n",
+              {"test.toml:2:", "crawler.warc_max_bytes", "out of range"});
+  ExpectError("[crawler]\nwarc_dir = 5\n", {"test.toml:2:", "crawler.warc_dir", "string"});
+  ExpectError("[crawler]\n\nwarc_dir = \"a\\nb\"\n",
+              {"test.toml:3:", "crawler.warc_dir", "control characters"});
 }
 
 TEST(ConfigTest, BadListenAddress) {

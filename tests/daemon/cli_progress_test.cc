@@ -106,12 +106,11 @@ TEST(CliProgressTest, CtrlCCommitsWhatWasAcceptedAndPrintsTheSummary) {
           store.c_str(), "--sweep", "s", "--json", static_cast<char*>(nullptr));
     _exit(98);
   }
-  // Once the store exists the files are being read: 4,000 pages take seconds, more under the
-  // sanitizers.
+  // Once the store exists the files are being read: 4,000 pages take about a second, more under
+  // the sanitizers.
   for (int i = 0; i < 500 && !std::filesystem::exists(store + "/data.mdb"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -120,8 +119,9 @@ TEST(CliProgressTest, CtrlCCommitsWhatWasAcceptedAndPrintsTheSummary) {
   const json j = json::parse(ReadWholeFile(out_file), nullptr, false);
   ASSERT_TRUE(j.is_object()) << ReadWholeFile(out_file);
   EXPECT_EQ(j["interrupted"], true);
+  // Usually a part of the pages; all of them when the signal came after the last file was read
+  // (a fast machine): either way the summary is what the store holds.
   const int pages = j["pages"];
-  EXPECT_LT(pages, 4000);
   std::string out;
   ASSERT_EQ(RunCli("sweep list --store " + store + " --json", &out), 0) << out;
   EXPECT_EQ(json::parse(out)["sweeps"][0]["pages"], pages) << out;
