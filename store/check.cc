@@ -378,7 +378,6 @@ class Checker {
     std::map<std::pair<DocId, UrlId>, uint32_t> pairs;
     UrlId current = 0;
     uint32_t expected = 1;
-    int64_t previous_date = INT64_MIN;  // of the URL's version before this one
     std::optional<VersionRecord> previous;  // the URL's version before this one
     SHINGLED_RETURN_IF_ERROR(
         ForEach(d_.versions, "versions", {12, 0}, [&](std::string_view k, std::string_view v) {
@@ -388,7 +387,6 @@ class Checker {
           if (url != current) {
             current = url;
             expected = 1;
-            previous_date = INT64_MIN;
             previous.reset();
             if (!names.contains(url)) Problem("versions of unknown url id " + std::to_string(url));
           }
@@ -406,7 +404,6 @@ class Checker {
             Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) + ": " +
                     what);
           }
-          previous = *ver;
           if (ver->doc != 0) {
             if (!rep_.contains(ver->doc))
               Problem("url id " + std::to_string(url) + " version " + std::to_string(seq) +
@@ -419,9 +416,10 @@ class Checker {
                     " names unknown sweep " + std::to_string(ver->sweep));
           } else {
             it->second.Count(ver->verdict);
-            CheckVersionDates(url, seq, *ver, recorded[ver->sweep], previous_date);
+            CheckVersionDates(url, seq, *ver, recorded[ver->sweep],
+                              previous ? previous->date : INT64_MIN);
           }
-          previous_date = ver->date;
+          previous = std::move(ver).value();
           return OkStatus();
         }));
     std::set<std::pair<DocId, UrlId>> listed;

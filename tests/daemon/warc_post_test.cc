@@ -15,17 +15,6 @@ using nlohmann::json;
 
 constexpr int64_t kDate = 1709294400;  // 2024-03-01T12:00:00Z
 
-// A page of 300 words drawn from `seed`: pages of different seeds share almost no shingles.
-std::string SyntheticPage(int seed) {
-  std::string text = "<html><body><p>";
-  uint64_t x = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1;
-  for (int i = 0; i < 300; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    text += "w" + std::to_string(x % 5000) + " ";
-  }
-  return text + "</p></body></html>";
-}
-
 class StringSink final : public crawler::ByteSink {
  public:
   explicit StringSink(std::string* out) : out_(out) {}
