@@ -65,7 +65,10 @@ IngestPipeline::IngestPipeline(store::Store* store,
                                  .max_pages = std::min(options.batch_pages, options.queue_pages),
                                  .explore = options.measure_batch_size}),
       writer_([this] { WriterLoop(); }) {
-  if (metrics_ != nullptr) metrics_->SetBatchLimit(sizer_.chosen());
+  if (metrics_ != nullptr) {
+    metrics_->SetBatchLimit(sizer_.chosen());
+    metrics_->SetQueueCapacity(options.queue_pages, options.queue_bytes);
+  }
 }
 
 IngestPipeline::~IngestPipeline() { Stop(); }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <prometheus/text_serializer.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -105,6 +106,18 @@ Metrics::Metrics()
                              "ingest.measure_batch_size the size it has chosen between them")
                        .Register(*registry_)
                        .Add({})),
+      queue_capacity_pages_(BuildGauge()
+                                .Name("shingled_ingest_queue_capacity_pages")
+                                .Help("Pages the ingest queue admits at most (ingest.queue_pages); "
+                                      "beyond it, POST /v1/pages answers 503")
+                                .Register(*registry_)
+                                .Add({})),
+      queue_capacity_bytes_(BuildGauge()
+                                .Name("shingled_ingest_queue_capacity_bytes")
+                                .Help("Bytes of page bodies the ingest queue admits at most "
+                                      "(ingest.queue_bytes)")
+                                .Register(*registry_)
+                                .Add({})),
       http_requests_(BuildCounter()
                          .Name("shingled_http_requests_total")
                          .Help("HTTP responses by route and status code")
@@ -172,6 +185,29 @@ Metrics::Metrics()
                           .Help("Size of the memory map (it doubles when full)")
                           .Register(*registry_)
                           .Add({})),
+      map_max_bytes_(BuildGauge()
+                         .Name("shingled_store_map_max_bytes")
+                         .Help("Size the memory map may grow to (store.max_map_size); a batch "
+                               "that does not fit then fails")
+                         .Register(*registry_)
+                         .Add({})),
+      filesystem_free_bytes_(BuildGauge()
+                                 .Name("shingled_store_filesystem_free_bytes")
+                                 .Help("Free space on the store's file system, for the daemon "
+                                       "(blocks not reserved for root)")
+                                 .Register(*registry_)
+                                 .Add({})),
+      filesystem_size_bytes_(BuildGauge()
+                                 .Name("shingled_store_filesystem_size_bytes")
+                                 .Help("Size of the store's file system")
+                                 .Register(*registry_)
+                                 .Add({})),
+      writable_(BuildGauge()
+                    .Name("shingled_store_writable")
+                    .Help("1 while the store accepts writes; 0 after a failed commit made it "
+                          "refuse them (a restart reopens it)")
+                    .Register(*registry_)
+                    .Add({})),
       rss_bytes_(BuildGauge()
                      .Name("shingled_process_resident_memory_bytes")
                      .Help("Resident set size")
@@ -302,6 +338,11 @@ void Metrics::SetQueue(uint64_t pages, uint64_t bytes) {
   queue_bytes_.Set(static_cast<double>(bytes));
 }
 
+void Metrics::SetQueueCapacity(uint64_t pages, uint64_t bytes) {
+  queue_capacity_pages_.Set(static_cast<double>(pages));
+  queue_capacity_bytes_.Set(static_cast<double>(bytes));
+}
+
 void Metrics::HttpRequest(std::string_view route, unsigned status, double seconds) {
   http_requests_.Add({{"route", std::string(route)}, {"code", std::to_string(status)}}).Increment();
   http_duration_.Add({{"route", std::string(route)}}, LatencyBuckets()).Observe(seconds);
@@ -365,6 +406,16 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     key_filter_bytes_.Set(static_cast<double>(stats->key_filter_bytes));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
+    // Without growth (a test option) the map's present size is its limit.
+    map_max_bytes_.Set(static_cast<double>(
+        store.options().grow_map ? std::max(store.options().max_map_size, stats->map_size)
+                                 : stats->map_size));
+  }
+  writable_.Set(store.health().ok() ? 1 : 0);
+  struct statvfs fs;
+  if (::statvfs(store_dir.c_str(), &fs) == 0) {
+    filesystem_free_bytes_.Set(static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize));
+    filesystem_size_bytes_.Set(static_cast<double>(fs.f_blocks) * static_cast<double>(fs.f_frsize));
   }
   // Blocks actually allocated: data.mdb is sparse up to the map size on some file systems.
   struct stat st;

@@ -45,6 +45,9 @@ class Metrics {
   void SetBatchLimit(size_t pages);
   void CommitFailed();
   void SetQueue(uint64_t pages, uint64_t bytes);
+  // The queue's bounds (ingest.queue_pages, ingest.queue_bytes), set once at start-up, so that
+  // alerts can compare the queue with them.
+  void SetQueueCapacity(uint64_t pages, uint64_t bytes);
 
   // --- HTTP ---
   void HttpRequest(std::string_view route, unsigned status, double seconds);
@@ -80,6 +83,8 @@ class Metrics {
   prometheus::Gauge& queue_pages_;
   prometheus::Gauge& queue_bytes_;
   prometheus::Gauge& batch_limit_;
+  prometheus::Gauge& queue_capacity_pages_;
+  prometheus::Gauge& queue_capacity_bytes_;
   prometheus::Family<prometheus::Counter>& http_requests_;
   prometheus::Family<prometheus::Histogram>& http_duration_;
   prometheus::Gauge& documents_;
@@ -94,6 +99,12 @@ class Metrics {
   prometheus::Gauge& key_filter_bytes_;
   prometheus::Gauge& map_used_bytes_;
   prometheus::Gauge& map_size_bytes_;
+  // For alerts (ops/prometheus/shingled-rules.yml): the limits the store can grow to, and
+  // whether it still accepts writes.
+  prometheus::Gauge& map_max_bytes_;
+  prometheus::Gauge& filesystem_free_bytes_;
+  prometheus::Gauge& filesystem_size_bytes_;
+  prometheus::Gauge& writable_;
   prometheus::Gauge& rss_bytes_;
   prometheus::Counter& cpu_seconds_;
   prometheus::Gauge& open_fds_;

@@ -1,7 +1,17 @@
 // GET /metrics as the daemon serves it: counters of known label sets are there at 0 before their
-// first event, and the store's cluster count includes singletons as its help text says.
-#include <signal.h>
+// first event, and the store's cluster count includes singletons as its help text says; the
+// limits the alerts compare with (queue capacity, the map's maximum, the file system's space) and
+// whether the store accepts writes, through the daemon and through Metrics itself.
+#include "daemon/metrics.h"
 
+#include <signal.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <future>
+
+#include "daemon/ingest.h"
+#include "daemon/task_pool.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -66,6 +76,83 @@ TEST(MetricsTest, ClustersIncludeSingletons) {
   EXPECT_EQ(Sample(metrics, "shingled_store_multi_document_clusters"), 0) << metrics;
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// The figures ops/prometheus/shingled-rules.yml needs and the daemon did not export: they come
+// from the config and the store's file system, and are there from the first scrape.
+TEST(MetricsTest, ExportsTheLimitsTheAlertsCompareWith) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store",
+                "[ingest]\nqueue_pages = 40000\nqueue_bytes = 300000000\n"
+                "[store]\nmax_map_size = 1073741824\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string metrics = HttpClient(daemon.port()).Request("GET", "/metrics").body;
+  EXPECT_EQ(Sample(metrics, "shingled_ingest_queue_capacity_pages"), 40000) << metrics;
+  EXPECT_EQ(Sample(metrics, "shingled_ingest_queue_capacity_bytes"), 300000000) << metrics;
+  EXPECT_EQ(Sample(metrics, "shingled_store_map_max_bytes"), 1073741824) << metrics;
+  EXPECT_EQ(Sample(metrics, "shingled_store_writable"), 1) << metrics;
+  // The file system's figures, as statvfs gives them to the test (the free space moves).
+  struct statvfs fs;
+  ASSERT_EQ(statvfs(dir.path().c_str(), &fs), 0);
+  EXPECT_EQ(Sample(metrics, "shingled_store_filesystem_size_bytes"),
+            static_cast<double>(fs.f_blocks) * static_cast<double>(fs.f_frsize))
+      << metrics;
+  const double free_bytes = Sample(metrics, "shingled_store_filesystem_free_bytes");
+  EXPECT_GT(free_bytes, 0) << metrics;
+  EXPECT_LE(free_bytes, Sample(metrics, "shingled_store_filesystem_size_bytes")) << metrics;
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// A failed commit: the store refuses writes, and the metrics say so (ShingledStoreNotWritable,
+// ShingledCommitFailed). The daemon cannot be made to fail a commit from outside, so this runs
+// the pipeline and Metrics in the test's process over a store whose next commit fails.
+TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
+  TempDir dir;
+  auto context = dedup::SketchContext::Create(dedup::SketchParams{});
+  ASSERT_TRUE(context.ok());
+  store::StoreOptions options;
+  options.durable = false;  // a throw-away store: no fsync per batch
+  auto store = store::Store::Open(dir.path() + "/store", options, *context);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto sweep = (*store)->OpenSweep("s", 1000);
+  ASSERT_TRUE(sweep.ok());
+  daemon::Metrics metrics;
+  daemon::TaskPool pool(1, 100);
+  daemon::PipelineOptions pipeline_options;
+  pipeline_options.queue_pages = 7;
+  daemon::IngestPipeline pipeline(store->get(), *context, &pool, &metrics, pipeline_options);
+  auto ingest = [&](const std::string& url) {
+    daemon::PageJob job;
+    job.url = url;
+    job.sweep = sweep->id;
+    job.date = 2000;
+    job.content_type = "text/plain";
+    job.body = "one two three four five six seven eight nine ten eleven twelve " + url;
+    std::promise<std::vector<daemon::PageOutcome>> done;
+    auto future = done.get_future();
+    EXPECT_TRUE(pipeline
+                    .Submit({job},
+                            [&done](std::vector<daemon::PageOutcome> outcomes) {
+                              done.set_value(std::move(outcomes));
+                            })
+                    .ok());
+    return future.get();
+  };
+
+  ASSERT_TRUE(ingest("https://e.com/1")[0].status.ok());
+  std::string text = metrics.Scrape(store->get(), dir.path() + "/store");
+  EXPECT_EQ(Sample(text, "shingled_store_writable"), 1) << text;
+  EXPECT_EQ(Sample(text, "shingled_store_commit_failures_total"), 0) << text;
+  EXPECT_EQ(Sample(text, "shingled_ingest_queue_capacity_pages"), 7) << text;
+
+  (*store)->FailNextCommitForTesting(EIO);
+  EXPECT_FALSE(ingest("https://e.com/2")[0].status.ok());
+  text = metrics.Scrape(store->get(), dir.path() + "/store");
+  EXPECT_EQ(Sample(text, "shingled_store_writable"), 0) << text;
+  EXPECT_EQ(Sample(text, "shingled_store_commit_failures_total"), 1) << text;
+  EXPECT_EQ(Sample(text, R"(shingled_pages_failed_total{reason="commit"})"), 1) << text;
+  pipeline.Stop();
 }
 
 }  // namespace
