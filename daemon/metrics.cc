@@ -287,7 +287,8 @@ Metrics::Metrics()
   for (const char* reason : {"rejected", "commit"}) page_failures_.Add({{"reason", reason}});
   for (store::Verdict verdict :
        {store::Verdict::kNew, store::Verdict::kUnchanged, store::Verdict::kDuplicate,
-        store::Verdict::kNearDuplicate, store::Verdict::kGone}) {
+        store::Verdict::kNearDuplicate, store::Verdict::kGone, store::Verdict::kFailed,
+        store::Verdict::kRedirect}) {
     for (const char* kind : {"html", "text", "binary"}) {
       pages_.Add({{"verdict", std::string(store::VerdictName(verdict))}, {"content_kind", kind}});
     }

@@ -45,6 +45,8 @@ TEST(MetricsTest, CountersOfKnownLabelsReadZeroBeforeAnyEvent) {
            R"(shingled_crawler_fetches_total{outcome="error"})",
            R"(shingled_pages_ingested_total{content_kind="html",verdict="new"})",
            R"(shingled_pages_ingested_total{content_kind="binary",verdict="gone"})",
+           R"(shingled_pages_ingested_total{content_kind="html",verdict="redirect"})",
+           R"(shingled_pages_ingested_total{content_kind="html",verdict="failed"})",
            R"(shingled_http_request_duration_seconds_count{route="pages"})",
        }) {
     EXPECT_EQ(Sample(r.body, series), 0) << series << "\n" << r.body;
