@@ -4,6 +4,7 @@
 #ifndef SHINGLED_TESTS_OPS_GRAFANA_DASHBOARD_H_
 #define SHINGLED_TESTS_OPS_GRAFANA_DASHBOARD_H_
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <map>
