@@ -54,14 +54,15 @@ class PrometheusServer {
     const std::string config = dir.Write("prometheus.yml", config_yaml);
     log_path_ = dir.path() + "/prometheus.log";
     port_ = FreeLoopbackPort();
+    // Made before fork(): the test may have threads, and the child may then not allocate.
+    const std::string config_flag = "--config.file=" + config;
+    const std::string storage_flag = "--storage.tsdb.path=" + dir.path() + "/tsdb";
+    const std::string listen_flag = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
     pid_ = fork();
     if (pid_ == 0) {
       const int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
-      const std::string config_flag = "--config.file=" + config;
-      const std::string storage_flag = "--storage.tsdb.path=" + dir.path() + "/tsdb";
-      const std::string listen_flag = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
       execl(kPrometheusBinary, kPrometheusBinary, config_flag.c_str(), storage_flag.c_str(),
             listen_flag.c_str(), static_cast<char*>(nullptr));
       _exit(127);
