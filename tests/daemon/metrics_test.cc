@@ -111,8 +111,9 @@ TEST(MetricsTest, ExportsTheLimitsTheAlertsCompareWith) {
 // the pipeline and Metrics in the test's process over a store whose next commit fails.
 TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   TempDir dir;
-  auto context = dedup::SketchContext::Create(dedup::SketchParams{});
-  ASSERT_TRUE(context.ok());
+  auto created = dedup::SketchContext::Create(dedup::SketchParams{});
+  ASSERT_TRUE(created.ok());
+  const std::shared_ptr<const dedup::SketchContext> context = *created;
   store::StoreOptions options;
   options.durable = false;  // a throw-away store: no fsync per batch
   auto store = store::Store::Open(dir.path() + "/store", options, *context);
@@ -123,7 +124,7 @@ TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   daemon::TaskPool pool(1, 100);
   daemon::PipelineOptions pipeline_options;
   pipeline_options.queue_pages = 7;
-  daemon::IngestPipeline pipeline(store->get(), *context, &pool, &metrics, pipeline_options);
+  daemon::IngestPipeline pipeline(store->get(), context, &pool, &metrics, pipeline_options);
   auto ingest = [&](const std::string& url) {
     daemon::PageJob job;
     job.url = url;
