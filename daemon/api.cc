@@ -134,6 +134,10 @@ void Api::Handle(Request req, ReplyPtr reply) {
     // An action on the running sweep, like /v1/sweeps/NAME/close, rather than DELETE /v1/crawl:
     // nothing is deleted (the pages stay, the sweep stays open), and writes are POSTs here.
     route = "crawl_stop", allow = "POST";
+  } else if (path == "/v1/clusters") {
+    route = "cluster_list", allow = "GET";
+  } else if (path == "/v1/identical") {
+    route = "identical", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -193,8 +197,17 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
   if (route == "similar") {
     params = is_post ? CheckParams(target, {"threshold", "limit"})
                      : CheckParams(target, {"url", "threshold", "limit"});
+  } else if (route == "urls" && !target.Get("url")) {
+    params =
+        CheckParams(target, {"host", "prefix", "sweep", "status", "verdict", "after", "limit"});
   } else if (route == "urls" || route == "lost") {
     params = CheckParams(target, {"url"});
+  } else if (route == "cluster_list") {
+    params = CheckParams(target, {"min_size", "after", "limit"});
+  } else if (route == "identical") {
+    params = CheckParams(target, {"min_urls", "after", "limit"});
+  } else if (route == "clusters") {
+    params = CheckParams(target, {"after", "limit"});
   } else {
     params = CheckParams(target, {});
   }
@@ -208,13 +221,15 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
   auto shared_req = std::make_shared<Request>(std::move(req));
   OnPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {
     if (route == "similar") return is_post ? PostSimilar(*shared_req, target) : GetSimilar(target);
-    if (route == "urls") return GetUrls(target);
+    if (route == "urls") return target.Get("url") ? GetUrls(target) : ListUrls(target);
+    if (route == "cluster_list") return ListClusters(target);
+    if (route == "identical") return ListIdentical(target);
     if (route == "lost") return GetLost(target);
     if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
     if (route == "stats") return GetStats();
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
-    if (route == "clusters") return GetCluster(arg);
+    if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
     if (route == "sweep_reopen") return ReopenSweep(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close

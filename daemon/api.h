@@ -105,7 +105,6 @@ class Api : public HttpHandler {
   Response PostSimilar(const Request& req, const Target& target);
   Response GetUrls(const Target& target);
   Response GetLost(const Target& target);
-  Response GetCluster(const std::string& id);
   Response GetDocument(const std::string& id);
   Response GetSweeps();
   Response PostSweep(const Request& req);
@@ -113,6 +112,13 @@ class Api : public HttpHandler {
   Response ReopenSweep(const std::string& name);
   Response GetStats();
   Response Ready();
+
+  // api_listings.cc
+  Response ListUrls(const Target& target);  // GET /v1/urls without url
+  Response ListClusters(const Target& target);
+  Response ListIdentical(const Target& target);
+  // GET /v1/clusters/ID: a page of its documents.
+  Response GetCluster(const std::string& id, const Target& target);
 
   // api_crawl.cc
   Response GetCrawl();

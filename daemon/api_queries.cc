@@ -44,14 +44,6 @@ Response Api::GetLost(const Target& target) {
   return JsonResponse(http::status::ok, LostJson(*lost));
 }
 
-Response Api::GetCluster(const std::string& id_text) {
-  StatusOr<uint64_t> id = ParseId(id_text, "cluster");
-  if (!id.ok()) return Error(id.status());
-  auto cluster = store_->Cluster(*id);
-  if (!cluster.ok()) return Error(cluster.status());
-  return JsonResponse(http::status::ok, ClusterJson(*cluster));
-}
-
 Response Api::GetDocument(const std::string& id_text) {
   StatusOr<uint64_t> id = ParseId(id_text, "document");
   if (!id.ok()) return Error(id.status());

@@ -174,6 +174,39 @@ class Store {
   [[nodiscard]] StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going = nullptr,
                                            uint64_t max_bytes = UINT64_MAX) const;
 
+  // --- listings (store/listings.cc) ---
+
+  // A page of URLs in the order of their `urls` keys (FORMAT.md, "URLs"), filtered by
+  // `options` (UrlListOptions). Paging by the last key looked at is stable under concurrent
+  // writes: a URL that existed when the first page was asked for is listed once (if it matches
+  // when its page is read), whatever is inserted or changed meanwhile; a URL inserted meanwhile
+  // is listed if its key sorts after the cursor. Per URL looked at: one descent in `versions`
+  // (two without a sweep filter; with one, a walk of the URL's versions) and, for a URL over 480
+  // bytes, one in `url_names`. Errors: InvalidArgument for limit or max_examined 0 or a bad
+  // prefix (ValidateScope's rules); NotFound for an unknown sweep id.
+  [[nodiscard]] StatusOr<UrlPage> ListUrls(const UrlListOptions& options) const;
+
+  // Clusters of at least options.min_size documents, largest first, then by id, a page at a
+  // time. Cost per page: one step per cluster in `cluster_members` (every cluster of two or
+  // more is looked at, its size counted, a heap keeping the page's), then for each cluster listed
+  // one read per member in `documents` and `doc_urls` and one `versions` descent per URL that
+  // ever held a member. InvalidArgument for min_size < 2 or limit 0.
+  [[nodiscard]] StatusOr<ClusterListPage> ListClusters(const ClusterListOptions& options) const;
+
+  // Like Cluster(any_member), a page of at most `limit` members whose document id is above
+  // `after` (0: from the first), and the cluster's size. NotFound as Cluster; InvalidArgument for
+  // limit 0. Costs the page's members, not the cluster's.
+  [[nodiscard]] StatusOr<ClusterMembersPage> ClusterPage(DocId any_member, DocId after,
+                                                         size_t limit) const;
+
+  // Identical sets (IdenticalSet) of at least options.min_urls live URLs, most URLs first, then
+  // by representative. Cost per page: one pass over `versions` (each URL's last version), a
+  // `documents` read per distinct live document, in id order, and memory of ~40 bytes per
+  // distinct live document; then the page's sets' URLs through `doc_urls`. InvalidArgument for
+  // min_urls < 2 or limit 0.
+  [[nodiscard]] StatusOr<IdenticalSetPage> ListIdenticalSets(
+      const IdenticalSetOptions& options) const;
+
   // --- operations ---
 
   // Verifies every invariant of FORMAT.md in one read transaction. Returns the problems found,

@@ -32,10 +32,6 @@ StatusOr<std::vector<std::string>> ValidateScope(std::vector<std::string> prefix
   return prefixes;
 }
 
-namespace {
-
-// The scope's prefixes less those inside another (`scope` sorted): key ranges that do not
-// overlap, so that no URL is visited twice.
 std::vector<std::string_view> DisjointPrefixes(const std::vector<std::string>& scope) {
   std::vector<std::string_view> out;
   for (const std::string& p : scope) {
@@ -44,8 +40,6 @@ std::vector<std::string_view> DisjointPrefixes(const std::vector<std::string>& s
   }
   return out;
 }
-
-}  // namespace
 
 Status FindGone(TxnOps& ops, SweepId id, const SweepRecord& rec, int64_t end,
                 const std::function<bool(std::string_view url)>& may_be_gone,
@@ -104,7 +98,7 @@ Status FindGone(TxnOps& ops, SweepId id, const SweepRecord& rec, int64_t end,
       if (seen || !last || last->doc == 0 || last->date > end) continue;
 
       std::string_view name = key;
-      if (key.size() > kMaxWholeUrlKey) {
+      if (key.size() >= kMaxWholeUrlKey) {
         // A long URL's key holds its start and a hash: its bytes are in url_names. The lookup
         // leaves the urls cursor where it is.
         SHINGLED_RETURN_IF_ERROR(ops.Get(d.url_names, Key64(url).view(), &name, "url_names"));

@@ -233,6 +233,127 @@ struct ClusterInfo {
   std::vector<ClusterMember> members;  // by document id
 };
 
+// --- listings (Store::ListUrls, ListClusters, ClusterPage, ListIdenticalSets) ---
+
+// The state of a URL, from its last version.
+enum class UrlStatus : uint8_t {
+  kLive,      // a document shown as the URL's content (a content version, or a failed attempt
+              // that kept one: FORMAT.md, "Version record")
+  kDead,      // 404 or 410 (or an error page a format 7 store kept as content)
+  kGone,      // not seen in a sweep that was closed (status 0)
+  kRedirect,  // a 3xx redirect
+  kFailed,    // a failed attempt that kept no document
+};
+// "live", "dead", "gone", "redirect", "failed".
+std::string_view UrlStatusName(UrlStatus status);
+// The inverse of UrlStatusName and VerdictName; nullopt for any other text.
+std::optional<UrlStatus> UrlStatusFromName(std::string_view name);
+std::optional<Verdict> VerdictFromName(std::string_view name);
+
+// What Store::ListUrls lists. Every filter given must hold.
+struct UrlListOptions {
+  // URL prefixes ("https://example.com/docs/": the start of an absolute URL, at most 400 bytes,
+  // at most 1000 of them); only the `urls` key ranges of these are walked. Empty: every URL.
+  std::vector<std::string> prefixes;
+  // Not 0: only URLs with a version in this sweep, and the version listed is their last one in it
+  // (otherwise their last version).
+  SweepId sweep = 0;
+  std::optional<UrlStatus> status;  // of the URL's last version
+  std::optional<Verdict> verdict;   // of the version listed
+  // The cursor: UrlPage::next of the page before (empty: from the first URL).
+  std::string after;
+  // At most this many URLs per page. Range >= 1.
+  size_t limit = 100;
+  // The page ends after looking at this many URLs, matched or not, so that a filter that rarely
+  // matches holds its read transaction briefly (a long one keeps the map from growing). Range >= 1.
+  size_t max_examined = 10000;
+};
+
+struct UrlListItem {
+  std::string url;
+  UrlVersion version;                   // the last version, or the last in UrlListOptions::sweep
+  UrlStatus status = UrlStatus::kLive;  // of the last version
+  int64_t first_seen = 0;               // the date of the first version
+  uint32_t versions = 0;                // how many versions the URL has
+};
+
+struct UrlPage {
+  std::vector<UrlListItem> urls;  // in the order of their `urls` keys (FORMAT.md, "URLs")
+  // The cursor to pass as UrlListOptions::after for the next page (opaque bytes: the last `urls`
+  // key looked at); nullopt when every URL in range was looked at. A page may be short, or
+  // empty, and still have a next one (max_examined).
+  std::optional<std::string> next;
+};
+
+// Where a listing of clusters goes on: after the cluster of this size and id.
+struct ClusterCursor {
+  uint64_t size = 0;
+  ClusterId id = 0;
+};
+
+struct ClusterListOptions {
+  uint64_t min_size = 2;  // documents; range >= 2 (a singleton is no listed cluster)
+  std::optional<ClusterCursor> after;
+  size_t limit = 100;      // range >= 1
+  size_t sample_urls = 3;  // live URLs named per cluster
+};
+
+struct ClusterSummary {
+  ClusterId id = 0;
+  uint64_t size = 0;       // documents
+  uint64_t live_urls = 0;  // URLs whose last version is live with a document of the cluster
+  int64_t first_seen = 0;  // the earliest first_seen of its documents
+  int64_t last_seen = 0;   // the latest last_seen
+  std::vector<std::string> sample_urls;  // some of the live URLs (of the oldest documents)
+};
+
+struct ClusterListPage {
+  std::vector<ClusterSummary> clusters;  // largest first, then by id
+  std::optional<ClusterCursor> next;     // nullopt on the last page
+};
+
+// A page of a cluster's documents (Store::ClusterPage).
+struct ClusterMembersPage {
+  ClusterInfo cluster;        // the members of this page, by document id
+  uint64_t size = 0;          // documents in the whole cluster
+  std::optional<DocId> next;  // pass as `after` for the next page; nullopt on the last
+};
+
+// Where a listing of identical sets goes on: after the set of this many URLs and this
+// representative.
+struct IdenticalCursor {
+  uint64_t urls = 0;
+  DocId representative = 0;
+};
+
+struct IdenticalSetOptions {
+  uint64_t min_urls = 2;  // range >= 2
+  std::optional<IdenticalCursor> after;
+  size_t limit = 100;    // sets per page; range >= 1
+  size_t max_urls = 20;  // URLs named per set (the count is whole)
+};
+
+struct IdenticalDocument {
+  DocId doc = 0;
+  uint64_t bytes = 0;
+  uint64_t live_urls = 0;  // live URLs whose last version holds it
+};
+
+// Live URLs whose last versions hold the same content: one document, or documents that share a
+// representative (lexically or shingle equivalent; FORMAT.md, "Document record").
+struct IdenticalSet {
+  DocId representative = 0;  // the document whose sketch they share
+  uint64_t url_count = 0;
+  uint64_t bytes = 0;  // of the set's first document (equivalent documents differ a little)
+  std::vector<IdenticalDocument> documents;  // by id
+  std::vector<std::string> urls;             // at most IdenticalSetOptions::max_urls
+};
+
+struct IdenticalSetPage {
+  std::vector<IdenticalSet> sets;  // most URLs first, then by representative
+  std::optional<IdenticalCursor> next;
+};
+
 struct LostAndFound {
   std::string url;          // the URL asked about
   DocId last_doc = 0;       // its last document; 0 when it never had one (then it redirects)

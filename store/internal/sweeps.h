@@ -25,6 +25,11 @@ inline constexpr size_t kMaxScopePrefixes = 1000;
 // longer than kMaxScopePrefix, without "://" after a scheme, or more than kMaxScopePrefixes.
 StatusOr<std::vector<std::string>> ValidateScope(std::vector<std::string> prefixes);
 
+// The scope's prefixes less those inside another (`scope` sorted, as ValidateScope returns it):
+// `urls` key ranges that do not overlap, so that no URL is visited twice. The views point into
+// `scope`. Also the ranges of Store::ListUrls.
+std::vector<std::string_view> DisjointPrefixes(const std::vector<std::string>& scope);
+
 // A URL that closing a sweep records gone: its id, the seq its gone version takes, its bytes.
 struct GoneUrl {
   UrlId url = 0;

@@ -3,6 +3,7 @@
 // would do; a reopen undoes a close (FORMAT.md, "Closing a sweep").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,37 @@ TEST_F(SweepsTest, ASweepStartsNoLaterThanItsEarliestVersion) {
   Add(*store, s, 1'200, {"http://site/old"});
   Add(*store, s, 6'000, {"http://site/new"});
   EXPECT_EQ(store->Sweeps()->front().start, 1'200);
+  ExpectConsistent(*store);
+}
+
+// The bug: a URL over 480 bytes reached the gone filter and the list of gone URLs as its `urls`
+// key (its first 471 bytes, 0xFF and a hash), because its key, 480 bytes like a URL of exactly
+// 480, was taken for a whole URL.
+TEST_F(SweepsTest, ALongGoneUrlIsListedWhole) {
+  auto store = OpenStore();
+  const std::string long_url = "http://site/" + std::string(600, 'l');
+  const std::string url_480 = "http://site/" + std::string(480 - 12, 'x');
+  ASSERT_EQ(url_480.size(), 480u);
+  SweepId s1 = store->OpenSweep("s1", 100, {"http://site/"})->id;
+  Add(*store, s1, 100, {long_url, url_480});
+  SweepId s2 = store->OpenSweep("s2", 200, {"http://site/"})->id;
+  std::vector<std::string> filtered;
+  Store::CloseSweepOptions close;
+  close.list_limit = 10;
+  close.may_be_gone = [&](std::string_view url) {
+    filtered.emplace_back(url);
+    return true;
+  };
+  StatusOr<SweepClosing> closed = store->CloseSweep(s2, 300, close);
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  std::vector<std::string> expected = {long_url, url_480};
+  std::sort(expected.begin(), expected.end());
+  std::sort(filtered.begin(), filtered.end());
+  std::vector<std::string> listed = closed->gone_urls;
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(filtered, expected);
+  EXPECT_EQ(listed, expected);
+  EXPECT_EQ(LastVerdict(*store, long_url), Verdict::kGone);
   ExpectConsistent(*store);
 }
 
