@@ -3,6 +3,9 @@
 // the default cluster relations join) is found by the `similar` queries' candidate search from
 // the old URL's last live sketch, and a URL found through an older version of its own is
 // followed to its state now, so a successor edited again after the move is still found.
+// The candidate search reads the sample index and, when it is not enough, the features; not the
+// super shingles (FindQueryCandidates: a page they would find shares sample values too). The old
+// document's cluster is read whole before the max_scored cap applies to it.
 #include "store/internal/lost.h"
 
 #include <algorithm>
