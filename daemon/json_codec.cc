@@ -101,17 +101,47 @@ Json DocumentJson(const store::DocumentInfo& d) {
                 {"shingle", d.sketch.shingle.ToHex()}}}};
 }
 
-Json LostJson(const store::LostAndFound& l) {
-  Json j = {{"url", l.url}, {"last_doc", l.last_doc}, {"cluster", l.cluster}};
-  if (!l.redirect_target.empty()) j["location"] = l.redirect_target;
-  if (l.found_url.empty()) {
-    j["found"] = nullptr;
-  } else {
-    j["found"] = {{"url", l.found_url},
-                  {"doc", l.found_doc},
-                  {"date", FormatIsoTime(l.found_date)},
-                  {"resemblance", l.resemblance}};
+namespace {
+
+Json SuccessorJson(const store::Successor& s) {
+  Json j = {
+      {"url", s.url},
+      {"last_seen", FormatIsoTime(s.last_seen)},
+      {"resemblance", s.resemblance},
+      {"containment", s.containment},
+      {"why", s.why},
+      {"evidence", store::SuccessorEvidenceName(s.evidence)},
+      {"doc", s.doc},
+      {"resemblance_now", s.resemblance_now},
+      {"matched_doc", s.matched_doc},
+      {"matched_date", s.matched_date == 0 ? Json(nullptr) : Json(FormatIsoTime(s.matched_date))},
+      {"born_when_died", s.born_when_died},
+      {"via", s.via}};
+  if (s.evidence == store::SuccessorEvidence::kRedirect) {
+    j["redirect"] = {{"status", s.redirect_status}, {"date", FormatIsoTime(s.redirect_date)}};
   }
+  if (s.born_when_died) j["born_or_changed"] = FormatIsoTime(s.born_or_changed);
+  return j;
+}
+
+}  // namespace
+
+Json LostJson(const store::LostAndFound& l) {
+  Json j = {{"url", l.url},
+            {"status", store::LostStatusName(l.status)},
+            {"last_seen_live",
+             l.last_seen_live == 0 ? Json(nullptr) : Json(FormatIsoTime(l.last_seen_live))},
+            {"died", l.died == 0 ? Json(nullptr) : Json(FormatIsoTime(l.died))},
+            {"last_doc", l.last_doc},
+            {"cluster", l.cluster}};
+  if (l.redirect_status != 0) {
+    j["location"] = l.redirect_target.empty() ? Json(nullptr) : Json(l.redirect_target);
+  }
+  j["best"] = l.best ? SuccessorJson(*l.best) : Json(nullptr);
+  Json candidates = Json::array();
+  for (const store::Successor& s : l.candidates) candidates.push_back(SuccessorJson(s));
+  j["candidates"] = std::move(candidates);
+  j["truncated"] = l.truncated ? Json(l.truncated_by) : Json(nullptr);
   return j;
 }
 

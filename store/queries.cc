@@ -1,4 +1,6 @@
 // Store: the read-only queries. Each runs in one read transaction.
+#include "store/internal/queries.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -78,13 +80,6 @@ using internal::View;
 
 namespace {
 
-// A URL's last version, with its id and name.
-struct UrlState {
-  UrlId url = 0;
-  std::string name;
-  VersionRecord last;
-};
-
 bool Live(const VersionRecord& v) { return internal::LiveVersion(v); }
 
 // Every url id that ever pointed at `doc`.
@@ -98,19 +93,6 @@ Status UrlsOfDocument(TxnOps& ops, DocId doc, std::vector<UrlId>* out) {
   }
   out->insert(out->end(), ids.begin(), ids.end());
   return OkStatus();
-}
-
-StatusOr<UrlState> ReadUrlState(TxnOps& ops, UrlId url) {
-  UrlState st;
-  st.url = url;
-  std::string_view name;
-  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(url).view(), &name, "url_names"));
-  st.name = std::string(name);
-  uint32_t seq = 0;
-  StatusOr<VersionRecord> last = internal::LastVersion(ops, url, &seq);
-  if (!last.ok()) return last.status();
-  st.last = std::move(last).value();
-  return st;
 }
 
 // Per result: its cluster and the URL most recently seen with it as its live content (empty if
@@ -169,6 +151,10 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
   return OkStatus();
 }
 
+}  // namespace
+
+namespace internal {
+
 // Candidates for a query (FORMAT.md, "Lookups"): the sample index first, a value with more than
 // options.common_value_limit documents skipped; the features only when fewer than 8 of the
 // sample values were usable or they found more than max_candidates postings; never the super
@@ -176,8 +162,8 @@ Status Enrich(TxnOps& ops, std::vector<SimilarDoc>* results) {
 // sample values too). The documents found, in id order; when they are more than max_candidates,
 // the max_candidates that internal::RankCandidates ranks first. Each value's postings are the
 // B-tree's, then the write buffer's (the transaction's `buffer`).
-Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::MapBase* map,
-                           const internal::WriteBuffer& buffer, const dedup::Sketch& sketch,
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* map,
+                           const WriteBuffer& buffer, const dedup::Sketch& sketch,
                            std::vector<DocId>* out, bool* truncated) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
@@ -291,6 +277,10 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, internal::M
   return OkStatus();
 }
 
+}  // namespace internal
+
+namespace {
+
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
                                             const dedup::Sketch& sketch, DocId exclude,
                                             const QueryOptions& query) {
@@ -300,8 +290,8 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   bool truncated = false;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(FindQueryCandidates(ops, impl.options_, &impl.map_base_, **buffer,
-                                               sketch, &candidates, &truncated));
+  SHINGLED_RETURN_IF_ERROR(internal::FindQueryCandidates(
+      ops, impl.options_, &impl.map_base_, **buffer, sketch, &candidates, &truncated));
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.
@@ -595,60 +585,6 @@ StatusOr<ClusterInfo> Store::Cluster(DocId any_member) const {
     info.members.push_back(std::move(cm));
   }
   return info;
-}
-
-StatusOr<LostAndFound> Store::Lost(std::string_view url) const {
-  SHINGLED_READ_TXN(ops);
-  LostAndFound out;
-  out.url = std::string(url);
-  UrlId id = 0;
-  const Status last_doc = LastDocumentOfUrl(ops, url, &id, &out.last_doc);
-  if (!last_doc.ok() && !(last_doc.code() == StatusCode::kNotFound && id != 0)) return last_doc;
-  // A redirect names where the URL went, whatever its cluster shows.
-  if (id != 0) {
-    uint32_t seq = 0;
-    StatusOr<VersionRecord> last = internal::LastVersion(ops, id, &seq);
-    if (!last.ok()) return last.status();
-    if (last->verdict == Verdict::kRedirect) out.redirect_target = last->redirect_target;
-  }
-  if (!last_doc.ok()) {
-    // Never a document: only a redirect answers (with no cluster to look in).
-    if (out.redirect_target.empty()) return last_doc;
-    return out;
-  }
-  StatusOr<ClusterId> root = internal::FindCluster(ops, out.last_doc);
-  if (!root.ok()) return root.status();
-  out.cluster = *root;
-  StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, *root);
-  if (!members.ok()) return members.status();
-  bool found = false;
-  for (DocId m : *members) {
-    std::vector<UrlId> urls;
-    SHINGLED_RETURN_IF_ERROR(UrlsOfDocument(ops, m, &urls));
-    for (UrlId u : urls) {
-      if (u == id) continue;
-      StatusOr<UrlState> st = ReadUrlState(ops, u);
-      if (!st.ok()) return st.status();
-      // Live now, and still with content of this cluster.
-      if (!Live(st->last) || (found && st->last.date <= out.found_date)) continue;
-      StatusOr<ClusterId> cl = internal::FindCluster(ops, st->last.doc);
-      if (!cl.ok()) return cl.status();
-      if (*cl != *root) continue;
-      found = true;
-      out.found_url = st->name;
-      out.found_doc = st->last.doc;
-      out.found_date = st->last.date;
-    }
-  }
-  if (found) {
-    DocId h1 = 0, h2 = 0;
-    StatusOr<DocumentRecord> a = internal::ReadSketchHolder(ops, out.last_doc, &h1);
-    if (!a.ok()) return a.status();
-    StatusOr<DocumentRecord> b = internal::ReadSketchHolder(ops, out.found_doc, &h2);
-    if (!b.ok()) return b.status();
-    out.resemblance = dedup::ResemblanceFromMinhashes(internal::SketchOf(*a), internal::SketchOf(*b));
-  }
-  return out;
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const QueryOptions& query) const {

@@ -127,11 +127,16 @@ class Store {
   // A cluster by its id or by any member's document id; NotFound ("cluster ID not found") for
   // an id that is no document.
   [[nodiscard]] StatusOr<ClusterInfo> Cluster(DocId any_member) const;
-  // Lost and found: the URL's last document, its cluster, and the most recent live URL in it
-  // other than `url` (found_url empty if none); and where it redirects, when its last version is
-  // a redirect with a target. NotFound if the URL never had a document and does not redirect
-  // (a URL that only ever redirected answers with last_doc 0 and its target).
-  [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url) const;
+  // Lost and found (store/lost.cc): where the content of `url` lives now. Alive when its last
+  // version is live. Otherwise its successors: the live URL a recorded redirect leads to (along
+  // a chain, bounded), which wins over content; then the URLs with a version resembling (or
+  // containing) its last live content, found with the `similar` queries' candidate search and
+  // its document's cluster, each followed forward to its own live state (a successor that moved
+  // on again is followed, bounded, without cycles). They rank: redirect first, then born or
+  // changed when `url` died, then resemblance, then recency. NotFound ("URL never stored") for
+  // a URL never stored; DataLoss for a damaged record it reads.
+  [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url,
+                                            const LostOptions& options = {}) const;
   // The live URLs (last version with a document: neither dead nor gone), for a crawler's
   // revisits. Looks at URLs in id order (the order they were first stored) from the one after
   // url id `after` (0: from the first), calls `visit` with each live one, and stops after looking

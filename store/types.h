@@ -354,16 +354,111 @@ struct IdenticalSetPage {
   std::optional<IdenticalCursor> next;
 };
 
+
+// --- Lost and found (Store::Lost, store/lost.cc) ---
+
+// What lost and found says of a URL.
+enum class LostStatus : uint8_t {
+  kAlive,  // its last version is live: nothing was lost
+  kMoved,  // not live, and a successor was found (LostAndFound::best)
+  kDead,   // dead, gone, or redirecting nowhere known, with no successor found
+  // Not live, never had content to search from (no live version, or only an empty page), and
+  // no recorded redirect leads to a live URL: e.g. a URL that only ever failed or answered 404.
+  kUnknown,
+};
+// "alive", "moved", "dead", "unknown".
+std::string_view LostStatusName(LostStatus status);
+
+// What makes a URL a successor.
+enum class SuccessorEvidence : uint8_t {
+  kRedirect,  // the URL asked about recorded a redirect (3xx with a target) that leads here
+  kContent,   // a version here resembles or contains the asked URL's last live content
+};
+// "redirect", "content".
+std::string_view SuccessorEvidenceName(SuccessorEvidence evidence);
+
+// A URL where the content of a lost URL lives now.
+struct Successor {
+  std::string url;
+  UrlId url_id = 0;
+  DocId doc = 0;          // its live document now
+  int64_t last_seen = 0;  // the date of its last version (live)
+  SuccessorEvidence evidence = SuccessorEvidence::kContent;
+  int redirect_status = 0;    // kRedirect: the 3xx recorded
+  int64_t redirect_date = 0;  // kRedirect: when it was recorded
+  // The estimates between the asked URL's last live content and the version that matched it
+  // (`matched_doc`, dated `matched_date`): a version of this URL, or of the first URL of `via`
+  // when the content moved on from there. Resemblance from the minhashes; containment of the
+  // old content in the matched version, from the MOD samples. 0 for a redirect to content that
+  // does not resemble it.
+  double resemblance = 0;
+  double containment = 0;
+  DocId matched_doc = 0;
+  int64_t matched_date = 0;
+  // The resemblance of the asked URL's last live content and this URL's content now (lower than
+  // `resemblance` when it was edited after the move).
+  double resemblance_now = 0;
+  // The URL (the first of `via`, if any) was born, or its content changed, between the asked
+  // URL's last live version and its death (or soon after: LostOptions::moved_within), on
+  // `born_or_changed`.
+  bool born_when_died = false;
+  int64_t born_or_changed = 0;
+  // The URLs the content passed through on its way here, in order: a redirect chain's hops, or
+  // a successor that itself moved on (died, redirected) later. Empty for a direct successor.
+  std::vector<std::string> via;
+  // One sentence for people, e.g. "redirect (301) recorded 2024-06-01" or "near copy,
+  // resemblance 0.72, born 2024-06-01 when the old URL died".
+  std::string why;
+};
+
+// Per-request bounds and thresholds of lost and found.
+struct LostOptions {
+  // A content candidate born or changed when the old URL died is a successor from this
+  // resemblance, or from min_containment of the old content in it. An edited move (a header and
+  // links rewritten) keeps 0.5-0.8; the estimate's standard error at 0.5 is ~0.055, so 0.4
+  // keeps such moves and leaves out pages that share only navigation. Range (0, 1].
+  double min_resemblance = 0.4;
+  double min_containment = 0.6;
+  // A content candidate not born or changed when the old URL died (a copy that lived beside it)
+  // is a successor only from this resemblance: "its content lives on there". Range (0, 1].
+  double near_copy_resemblance = 0.8;
+  // "When the old URL died": from its last live version to its first dead, gone or redirect
+  // version, and this many seconds after (a successor the crawler found a sweep later).
+  int64_t moved_within = int64_t{31} * 86400;
+  // --- bounds: the answer says when one cut the search (LostAndFound::truncated) ---
+  // Candidate documents scored per content search (the best-ranked by the `similar` queries'
+  // candidate search, and the members of the old document's cluster).
+  size_t max_scored = 500;
+  // URLs whose versions are read, over the whole query.
+  size_t max_urls = 2000;
+  // Steps followed from a successor that itself moved on, or along a redirect chain.
+  int max_depth = 4;
+  // Candidates in the answer besides `best`.
+  size_t max_candidates = 10;
+};
+
+// Lost and found: where the content of a URL lives now (Store::Lost).
 struct LostAndFound {
-  std::string url;          // the URL asked about
-  DocId last_doc = 0;       // its last document; 0 when it never had one (then it redirects)
-  // Where the URL redirects, when its last version is a redirect with a known target.
-  std::string redirect_target;
+  std::string url;  // the URL asked about
+  LostStatus status = LostStatus::kUnknown;
+  // Its last live version: date (0: never live) and document (0: none), and that document's
+  // cluster.
+  int64_t last_seen_live = 0;
+  DocId last_doc = 0;
   ClusterId cluster = 0;
-  std::string found_url;    // the most recent live URL of the cluster; empty if none
-  DocId found_doc = 0;
-  int64_t found_date = 0;
-  double resemblance = 0;   // of last_doc and found_doc
+  // The date of its first version after the last live one (dead, gone, redirect, or a failed
+  // attempt without content); 0 while alive or when never live.
+  int64_t died = 0;
+  // The last redirect it recorded after its last live version (any, when never live): target
+  // (empty if none or unknown) and status.
+  std::string redirect_target;
+  int redirect_status = 0;
+  std::optional<Successor> best;      // set when status is kMoved
+  std::vector<Successor> candidates;  // the other successors, ranked
+  // A bound of LostOptions cut the search (`truncated_by` names it: "max_scored", "max_urls",
+  // "max_depth" or "max_candidates"): a successor may have been missed, or left out.
+  bool truncated = false;
+  std::string truncated_by;
 };
 
 struct SweepInfo {

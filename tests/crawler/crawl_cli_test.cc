@@ -119,7 +119,7 @@ TEST(CrawlCliTest, TwoSweepsTellTheStory) {
   Result lost =
       RunShingled("lost --store '" + dir.string() + "' --json " + server.Url("/old.html"));
   ASSERT_EQ(lost.exit_code, 0) << lost.out;
-  const json found = json::parse(lost.out)["found"];
+  const json found = json::parse(lost.out)["best"];
   ASSERT_FALSE(found.is_null()) << lost.out;
   EXPECT_EQ(found["url"], server.Url("/new.html"));
   EXPECT_DOUBLE_EQ(found["resemblance"].get<double>(), 1.0);

@@ -270,9 +270,11 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
 
   // Lost and found: the moved page's content lives on at its new URL.
   const json lost = Get(port, "/v1/lost?url=" + Q(server.Url("/old.html")));
-  ASSERT_TRUE(lost["found"].is_object()) << lost.dump();
-  EXPECT_EQ(lost["found"]["url"], server.Url("/new.html"));
-  EXPECT_DOUBLE_EQ(lost["found"]["resemblance"].get<double>(), 1.0);
+  EXPECT_EQ(lost["status"], "moved") << lost.dump();
+  ASSERT_TRUE(lost["best"].is_object()) << lost.dump();
+  EXPECT_EQ(lost["best"]["url"], server.Url("/new.html"));
+  EXPECT_EQ(lost["best"]["evidence"], "redirect");
+  EXPECT_DOUBLE_EQ(lost["best"]["resemblance"].get<double>(), 1.0);
 
   // Clusters: the edited page's two versions are one cluster; the moved page's document is
   // listed under both its URLs.

@@ -146,6 +146,11 @@ TEST_F(StatusTest, RedirectRecordsItsTargetAndNoDocument) {
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->last_doc, good.doc);
   EXPECT_EQ(lost->redirect_target, "http://a/new308");
+  EXPECT_EQ(lost->redirect_status, 308);
+  // The target was never stored: the redirect leads nowhere known, and no other URL has the
+  // content.
+  EXPECT_EQ(lost->status, LostStatus::kDead);
+  EXPECT_FALSE(lost->best.has_value());
   ExpectConsistent(*store_);
 }
 
@@ -154,13 +159,22 @@ TEST_F(StatusTest, LostAndFoundOfAUrlThatOnlyEverRedirected) {
   StatusOr<LostAndFound> lost = store_->Lost("http://a/");
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->last_doc, 0u);
+  EXPECT_EQ(lost->last_seen_live, 0);
   EXPECT_EQ(lost->redirect_target, "https://a/");
-  EXPECT_TRUE(lost->found_url.empty());
-  // Without a target, nothing to say: as for any URL that never had a document.
+  // Redirecting nowhere the store knows, without content of its own: dead.
+  EXPECT_EQ(lost->status, LostStatus::kDead);
+  EXPECT_FALSE(lost->best.has_value());
+  // Without a target, or only failed: nothing to search from nor follow.
   ApplyOne(*store_, At("http://b/", s1_, 100, 302));
-  EXPECT_EQ(store_->Lost("http://b/").status().code(), StatusCode::kNotFound);
+  StatusOr<LostAndFound> b = store_->Lost("http://b/");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->status, LostStatus::kUnknown);
+  EXPECT_EQ(b->redirect_status, 302);
+  EXPECT_TRUE(b->redirect_target.empty());
   ApplyOne(*store_, At("http://c/", s1_, 100, 500));
-  EXPECT_EQ(store_->Lost("http://c/").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Lost("http://c/")->status, LostStatus::kUnknown);
+  // Never stored: NotFound.
+  EXPECT_EQ(store_->Lost("http://never/").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(StatusTest, RedirectWithoutAKnownTarget) {

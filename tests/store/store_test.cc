@@ -345,9 +345,11 @@ TEST_F(StoreTest, SweepsCloseMarksGoneAndCompareCountsChanges) {
 
   // Lost and found: the old home's content lives on at the new home.
   LostAndFound lf = *store->Lost("http://old-home/");
-  EXPECT_EQ(lf.found_url, "http://new-home/");
-  EXPECT_EQ(lf.found_date, 200);
-  EXPECT_EQ(lf.resemblance, 1.0);
+  EXPECT_EQ(lf.status, LostStatus::kMoved);
+  ASSERT_TRUE(lf.best.has_value());
+  EXPECT_EQ(lf.best->url, "http://new-home/");
+  EXPECT_EQ(lf.best->last_seen, 200);
+  EXPECT_EQ(lf.best->resemblance, 1.0);
   EXPECT_EQ(store->Lost("http://nowhere/").status().code(), StatusCode::kNotFound);
   ExpectConsistent(*store);
 }

@@ -1,0 +1,29 @@
+// Pieces of the read-only queries (queries.cc) that other queries reuse (lost.cc). Private to
+// store/; every function works inside the caller's read transaction.
+#ifndef SHINGLED_STORE_INTERNAL_QUERIES_H_
+#define SHINGLED_STORE_INTERNAL_QUERIES_H_
+
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+#include "store/internal/leaf_prefetch.h"
+#include "store/internal/schema.h"
+#include "store/internal/write_buffer.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+// The candidate documents of a query sketch (FORMAT.md, "Lookups"), as the `similar` queries
+// find them: the documents sharing usable sample values with `sketch`, and those sharing a
+// feature when the samples are not enough. `*out` gets them in id order, at most
+// options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
+// `map` is the StoreImpl's map base (for its leaf walk), `buffer` the transaction's write buffer
+// (StoreImpl::BufferFor).
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* map,
+                           const WriteBuffer& buffer, const dedup::Sketch& sketch,
+                           std::vector<DocId>* out, bool* truncated);
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_QUERIES_H_
