@@ -134,6 +134,11 @@ void Api::Handle(Request req, ReplyPtr reply) {
     // An action on the running sweep, like /v1/sweeps/NAME/close, rather than DELETE /v1/crawl:
     // nothing is deleted (the pages stay, the sweep stays open), and writes are POSTs here.
     route = "crawl_stop", allow = "POST";
+  } else if (path == "/v1/reports/changes") {
+    route = "reports_changes", allow = "GET";
+  } else if (path == "/reports/changes") {
+    // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
+    route = "reports_changes_page", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -195,6 +200,10 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
                      : CheckParams(target, {"url", "threshold", "limit"});
   } else if (route == "urls" || route == "lost") {
     params = CheckParams(target, {"url"});
+  } else if (route == "reports_changes") {
+    params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
+  } else if (route == "reports_changes_page") {
+    params = CheckParams(target, {"from", "to"});
   } else {
     params = CheckParams(target, {});
   }
@@ -212,6 +221,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "lost") return GetLost(target);
     if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
     if (route == "stats") return GetStats();
+    if (route == "reports_changes") return GetChangeReport(target, /*page=*/false);
+    if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg);

@@ -23,6 +23,9 @@ void AddStoreCommands(CLI::App* app, int* exit_code);
 // Registers `crawl`: one sweep with the built-in crawler (daemon/cli_crawl.cc).
 void AddCrawlCommand(CLI::App* app, int* exit_code);
 
+// Registers `report changes` (daemon/cli_report.cc).
+void AddReportCommands(CLI::App* app, int* exit_code);
+
 // The Content-Type to assume for a file: `given` if not empty, else one implied by the
 // extension (.html, .htm, .xhtml, .txt, .text, .md), else "" (the canonicalizer sniffs).
 std::string ContentTypeForPath(const std::string& path, const std::string& given);
