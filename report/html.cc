@@ -42,7 +42,7 @@ dt{font-weight:600;margin-top:.5rem}
 dd{margin:0 0 0 1.25rem}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .long{overflow-wrap:anywhere;word-break:break-word;min-width:12rem;max-width:36rem}
-figure{margin:1rem 0 1.5rem;max-width:560px}
+figure{margin:1rem 0 1.5rem;max-width:480px}
 figure svg{display:block;width:100%;height:auto}
 figcaption{font-size:.9rem;color:#404040;margin-top:.25rem}
 .chart-title{font-weight:600;margin:0 0 .25rem}
