@@ -342,11 +342,12 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     for (const store::ChangeRow& m : movers) {
       std::string evidence = m.evidence;
       std::replace(evidence.begin(), evidence.end(), '_', ' ');
-      t.rows.push_back({html::Cell{UrlHtml(m.url), false, true},
-                        html::Cell{UrlHtml(m.new_url), false, true}, html::Cell::Text(evidence),
-                        m.resemblance >= 0 ? html::Cell{html::Fixed(m.resemblance, 2), true, false}
-                                           : html::Cell::Text("\xE2\x80\x93"),
-                        html::Cell::Text(m.same_host ? "same" : "other")});
+      t.rows.push_back(
+          {html::Cell{UrlHtml(m.url), false, true}, html::Cell{UrlHtml(m.new_url), false, true},
+           html::Cell::Html("<span class=\"nowrap\">" + html::Escape(evidence) + "</span>"),
+           m.resemblance >= 0 ? html::Cell{html::Fixed(m.resemblance, 2), true, false}
+                              : html::Cell::Text("\xE2\x80\x93"),
+           html::Cell::Text(m.same_host ? "same" : "other")});
     }
     page.AddTable(t);
   }

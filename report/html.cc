@@ -41,6 +41,7 @@ dl{max-width:75ch}
 dt{font-weight:600;margin-top:.5rem}
 dd{margin:0 0 0 1.25rem}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.nowrap{white-space:nowrap}
 .long{overflow-wrap:anywhere;word-break:break-word;min-width:12rem;max-width:36rem}
 figure{margin:1rem 0 1.5rem;max-width:480px}
 figure svg{display:block;width:100%;height:auto}

@@ -164,7 +164,7 @@ class Store {
   // content; then every URL), in read transactions of a few thousand URLs each, so that a map
   // growth waits for one chunk only; the report is therefore not one snapshot when writes go on.
   // For a URL that died, one similarity query (SimilarToDocument) looks for its content at a
-  // new home. Memory: the per-host counters, and 24-40 bytes per URL born or changed in `to`.
+  // new home. Memory: the per-host counters, and ~100 bytes per URL born or changed in `to`.
   // NotFound if either sweep does not exist; InvalidArgument if they are the same.
   [[nodiscard]] StatusOr<ChangeReport> ChangesBetween(SweepId from, SweepId to,
                                                       const ReportProgress& progress = {}) const;
