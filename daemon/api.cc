@@ -138,6 +138,11 @@ void Api::Handle(Request req, ReplyPtr reply) {
     route = "cluster_list", allow = "GET";
   } else if (path == "/v1/identical") {
     route = "identical", allow = "GET";
+  } else if (path == "/v1/reports/changes") {
+    route = "reports_changes", allow = "GET";
+  } else if (path == "/reports/changes") {
+    // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
+    route = "reports_changes_page", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -208,6 +213,10 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"min_urls", "after", "limit"});
   } else if (route == "clusters") {
     params = CheckParams(target, {"after", "limit"});
+  } else if (route == "reports_changes") {
+    params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
+  } else if (route == "reports_changes_page") {
+    params = CheckParams(target, {"from", "to"});
   } else {
     params = CheckParams(target, {});
   }
@@ -227,6 +236,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "lost") return GetLost(target);
     if (route == "sweeps") return is_post ? PostSweep(*shared_req) : GetSweeps();
     if (route == "stats") return GetStats();
+    if (route == "reports_changes") return GetChangeReport(target, /*page=*/false);
+    if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg, target);

@@ -45,6 +45,10 @@ struct ApiSettings {
   bool protect_reads = false;
 };
 
+// Rows of a page of /v1/reports/changes?list=... (`limit`): the default and the most.
+inline constexpr size_t kDefaultReportRows = 100;
+inline constexpr size_t kMaxReportRows = 1000;
+
 struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
   std::string default_sweep;  // "" : requests must name a sweep
@@ -119,6 +123,8 @@ class Api : public HttpHandler {
   Response ListIdentical(const Target& target);
   // GET /v1/clusters/ID: a page of its documents.
   Response GetCluster(const std::string& id, const Target& target);
+  // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes.
+  Response GetChangeReport(const Target& target, bool page);
 
   // api_crawl.cc
   Response GetCrawl();

@@ -25,6 +25,8 @@ void AddCrawlCommand(CLI::App* app, int* exit_code);
 
 // Registers `list urls|clusters|identical`: the store's listings (daemon/cli_list.cc).
 void AddListCommand(CLI::App* app, int* exit_code);
+// Registers `report changes` (daemon/cli_report.cc).
+void AddReportCommands(CLI::App* app, int* exit_code);
 
 // The Content-Type to assume for a file: `given` if not empty, else one implied by the
 // extension (.html, .htm, .xhtml, .txt, .text, .md), else "" (the canonicalizer sniffs).

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   shingled::cli::AddStoreCommands(&app, &exit_code);
   shingled::cli::AddCrawlCommand(&app, &exit_code);
   shingled::cli::AddListCommand(&app, &exit_code);
+  shingled::cli::AddReportCommands(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

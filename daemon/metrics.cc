@@ -34,7 +34,8 @@ Histogram::BucketBoundaries LatencyBuckets() {
 constexpr const char* kRoutes[] = {
     "healthz",   "readyz",      "metrics",      "pages",   "similar",    "urls",
     "lost",      "sweeps",      "stats",        "crawl",   "crawl_stop", "clusters",
-    "documents", "sweep_close", "sweep_reopen", "unknown", "none"};
+    "documents", "sweep_close", "sweep_reopen", "cluster_list", "identical", "reports_changes",
+    "reports_changes_page", "unknown", "none"};
 
 Histogram::BucketBoundaries BatchBuckets() {
   Histogram::BucketBoundaries b;

@@ -19,6 +19,7 @@ packages=(
   prometheus wrk systemd
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  chromium  # the report tests render the HTML pages headless
   wget  # the WARC interop test crawls a loopback site with GNU wget
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
   # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug

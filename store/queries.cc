@@ -414,69 +414,6 @@ StatusOr<SweepInfo> Store::FindSweep(std::string_view name) const {
   return internal::SweepInfoOf(*id, *rec);
 }
 
-StatusOr<SweepComparison> Store::CompareSweeps(SweepId from, SweepId to) const {
-  SHINGLED_READ_TXN(ops);
-  std::string_view v;
-  for (SweepId id : {from, to}) {
-    Status s = ops.Get(ops.dbis().sweeps, internal::SweepKey(id), &v, "sweep " + std::to_string(id));
-    if (!s.ok()) return s;
-  }
-  SweepComparison out;
-  std::vector<ClusterId> died;
-  std::unordered_map<ClusterId, uint64_t> born;
-  Cursor c;
-  if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) return ops.Fail(rc, "versions cursor");
-  MDB_val k, val;
-  int rc = mdb_cursor_get(c.get(), &k, &val, MDB_FIRST);
-  UrlId current = 0;
-  std::optional<VersionRecord> in_from, in_to;
-  auto flush = [&]() -> Status {
-    bool a = in_from && Live(*in_from);
-    bool b = in_to && Live(*in_to);
-    if (a && b) {
-      if (in_from->doc == in_to->doc) ++out.unchanged;
-      else ++out.changed;
-    } else if (a || b) {
-      StatusOr<ClusterId> cl = internal::FindCluster(ops, a ? in_from->doc : in_to->doc);
-      if (!cl.ok()) return cl.status();
-      if (a) died.push_back(*cl);
-      else ++born[*cl];
-    }
-    in_from.reset();
-    in_to.reset();
-    return OkStatus();
-  };
-  while (rc == 0) {
-    UrlId url = 0;
-    uint32_t seq = 0;
-    SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
-    if (url != current) {
-      SHINGLED_RETURN_IF_ERROR(flush());
-      current = url;
-    }
-    StatusOr<VersionRecord> ver = internal::DecodeVersion(View(val));
-    if (!ver.ok()) return ver.status();
-    // The URL's last version in each sweep counts (versions are in seq order).
-    if (ver->sweep == from) in_from = *ver;
-    if (ver->sweep == to) in_to = *ver;
-    rc = mdb_cursor_get(c.get(), &k, &val, MDB_NEXT);
-  }
-  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
-  SHINGLED_RETURN_IF_ERROR(flush());
-  // A URL that died whose cluster was born at another URL moved there.
-  for (ClusterId cl : died) {
-    auto it = born.find(cl);
-    if (it != born.end() && it->second > 0) {
-      --it->second;
-      ++out.moved;
-    } else {
-      ++out.died;
-    }
-  }
-  for (auto& [cl, n] : born) out.born += n;
-  return out;
-}
-
 StatusOr<DocumentInfo> Store::Document(DocId doc) const {
   SHINGLED_READ_TXN(ops);
   DocId holder = 0;

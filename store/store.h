@@ -114,8 +114,6 @@ class Store {
 
   [[nodiscard]] StatusOr<std::vector<SweepInfo>> Sweeps() const;
   [[nodiscard]] StatusOr<SweepInfo> FindSweep(std::string_view name) const;  // NotFound
-  // NotFound if either sweep does not exist.
-  [[nodiscard]] StatusOr<SweepComparison> CompareSweeps(SweepId from, SweepId to) const;
 
   // NotFound for an unknown document.
   [[nodiscard]] StatusOr<DocumentInfo> Document(DocId doc) const;
@@ -163,6 +161,33 @@ class Store {
                                                                   const QueryOptions& query) const;
 
   [[nodiscard]] StatusOr<StoreStats> Stats() const;
+
+  // --- reports (store/reports.cc; docs/REPORTS.md defines every count) ---
+
+  // What changed between sweeps `from` and `to` (ChangeKind), in total and per host. Walks
+  // `versions` twice (first the URLs born or changed in `to`, the possible new homes of moved
+  // content; then every URL), in read transactions of a few thousand URLs each, so that a map
+  // growth waits for one chunk only; the report is therefore not one snapshot when writes go on.
+  // For a URL that died, one similarity query (SimilarToDocument) looks for its content at a
+  // new home. Memory: the per-host counters, and ~100 bytes per URL born or changed in `to`.
+  // NotFound if either sweep does not exist; InvalidArgument if they are the same.
+  [[nodiscard]] StatusOr<ChangeReport> ChangesBetween(SweepId from, SweepId to,
+                                                      const ReportProgress& progress = {}) const;
+  // The URLs of one kind between `from` and `to`, a page of `options.limit` rows after URL id
+  // `options.after`. URL ids only grow, so pages neither repeat nor skip a URL under writes. A
+  // page costs the first walk of ChangesBetween, plus the second in full for kBorn and kMovedIn
+  // (which URLs are new homes is only known once every death is looked at).
+  [[nodiscard]] StatusOr<ChangeList> ListChanges(SweepId from, SweepId to,
+                                                 const ChangeListOptions& options) const;
+  // Every row of one kind in URL id order, to `row` (a CSV export); stops at the first error
+  // `row` returns. The same walks as ListChanges; holds no row after `row` returns.
+  [[nodiscard]] Status StreamChanges(SweepId from, SweepId to, ChangeKind kind,
+                                     const std::function<Status(const ChangeRow&)>& row,
+                                     const ReportProgress& progress = {}) const;
+  // The changes between each consecutive pair of sweeps (by start), and the lifetimes and
+  // changes per URL over all versions: one ChangesBetween per pair, and one walk of `versions`.
+  [[nodiscard]] StatusOr<ChangeHistory> ChangesOverSweeps(
+      const ReportProgress& progress = {}) const;
 
   // Maps the used part of the store's file into this process's page tables in advance
   // (madvise MADV_POPULATE_READ, reading from disk what the page cache lacks), so that later

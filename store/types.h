@@ -5,6 +5,7 @@
 #ifndef SHINGLED_STORE_TYPES_H_
 #define SHINGLED_STORE_TYPES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -488,13 +489,113 @@ struct SweepReopening {
   uint64_t removed = 0;  // gone versions its close had written, now removed
 };
 
-// URL-level changes from sweep `from` to sweep `to`, from the URLs' last versions in each.
-struct SweepComparison {
-  uint64_t unchanged = 0;  // live in both, same document
-  uint64_t changed = 0;    // live in both, other document
-  uint64_t moved = 0;      // live only in `from`, its cluster live at a URL only in `to`
-  uint64_t born = 0;       // live only in `to` (and not the target of a move)
-  uint64_t died = 0;       // live only in `from` (and not moved)
+// --- change reports (store/reports.cc; docs/REPORTS.md defines every count) ---
+
+// What a URL did between sweep `from` and sweep `to`, judged from its last version in each
+// sweep ("live": a version with content, LiveVersion in FORMAT.md). Each URL with a version in
+// either sweep has exactly one kind.
+enum class ChangeKind : uint8_t {
+  kUnchanged,  // live in both, the same document
+  kChanged,    // live in both, another document
+  kMoved,      // live in `from`; dead, gone or redirecting in `to`; its content found elsewhere
+  kDied,       // live in `from`; dead, gone or redirecting in `to`; its content not found
+  kNotSeen,    // live in `from`; no version in `to` (`to` did not cover it, or not yet)
+  kBorn,       // live in `to`, not live in `from`, and not the new home of a moved URL
+  kMovedIn,    // live in `to`, not live in `from`, and the new home of a moved URL
+  kNotLive,    // live in neither (dead, gone, redirecting or failed in both)
+};
+inline constexpr int kChangeKinds = 8;
+// "unchanged", "changed", "moved", "died", "not_seen", "born", "moved_in", "not_live".
+std::string_view ChangeKindName(ChangeKind kind);
+// The kind named `name`; nullopt for another name.
+std::optional<ChangeKind> ChangeKindFromName(std::string_view name);
+
+// The resemblance bands of changed URLs: >= 0.95, [0.8, 0.95), [0.5, 0.8), < 0.5.
+inline constexpr int kResemblanceBands = 4;
+// "0.95-1", "0.8-0.95", "0.5-0.8", "0-0.5".
+std::string_view ResemblanceBandName(int band);
+// The band of a resemblance (0 for >= 0.95 ... 3 for < 0.5).
+int ResemblanceBand(double resemblance);
+
+struct ChangeCounts {
+  uint64_t urls = 0;  // with a version in `from` or in `to`: the sum of the kinds
+  uint64_t unchanged = 0, changed = 0, moved = 0, died = 0, not_seen = 0, born = 0, moved_in = 0,
+           not_live = 0;
+  uint64_t moved_same_host = 0, moved_other_host = 0;  // moved = their sum
+  uint64_t moved_by_redirect = 0;                      // of moved, found through a redirect
+  uint64_t bands[kResemblanceBands] = {};              // changed, by resemblance band
+  uint64_t Of(ChangeKind kind) const;
+  void Add(ChangeKind kind, uint64_t n = 1);
+  friend bool operator==(const ChangeCounts&, const ChangeCounts&) = default;
+};
+
+struct HostChanges {
+  std::string host;  // "example.com" or "example.com:8080"; "" for URLs without a host (file:)
+  ChangeCounts counts;
+};
+
+// The report between two sweeps.
+struct ChangeReport {
+  SweepInfo from, to;
+  ChangeCounts total;
+  std::vector<HostChanges> hosts;  // by host name
+};
+
+// One row of a list behind a count.
+struct ChangeRow {
+  ChangeKind kind = ChangeKind::kUnchanged;
+  UrlId url_id = 0;
+  std::string url;
+  DocId from_doc = 0, to_doc = 0;  // the last live document in each sweep; 0 if none
+  // changed: between from_doc and to_doc; moved: between from_doc and the new URL's document
+  // (1 for the same document); -1 when not measured (a redirect to another document is not).
+  double resemblance = -1;
+  // moved: where the content went, and why the report says so.
+  std::string new_url;
+  DocId new_doc = 0;
+  double containment = -1;  // moved by content: of the old document in the new one
+  std::string evidence;     // moved: "redirect", "same_content", "resemblance", "containment"
+  bool same_host = false;   // moved: the new URL is on the old URL's host
+};
+
+struct ChangeListOptions {
+  ChangeKind kind = ChangeKind::kChanged;
+  UrlId after = 0;     // the rows of URL ids after this one (0: from the first)
+  size_t limit = 100;  // REQUIRES: >= 1
+};
+
+struct ChangeList {
+  std::vector<ChangeRow> rows;  // in URL id order
+  UrlId next_after = 0;         // pass as `after` for the next page; 0 when this was the last
+};
+
+// A histogram bucket over [lower, upper) (upper 0: no upper bound).
+struct Bucket {
+  std::string label;
+  uint64_t lower = 0, upper = 0;
+  uint64_t count = 0;
+};
+
+// The report over all sweeps, ordered by start (then id).
+struct ChangeHistory {
+  struct Interval {
+    SweepInfo from, to;
+    ChangeCounts counts;
+  };
+  std::vector<Interval> intervals;  // each consecutive pair of sweeps
+  // URL lifetimes in days, from the first live version to the first version that ended its
+  // last live stretch (dead URLs), or to its last live version (URLs still alive: a lower bound).
+  std::vector<Bucket> lifetimes_dead, lifetimes_alive;
+  // Content changes per URL: live versions whose document differs from the URL's live version
+  // before (URLs with at least one live version).
+  std::vector<Bucket> changes_per_url;
+  uint64_t urls = 0;        // URLs with a version
+  uint64_t never_live = 0;  // URLs with versions but none live
+};
+
+// Counts the URLs a report has walked so far (for a progress line); may be null.
+struct ReportProgress {
+  std::atomic<uint64_t>* urls_walked = nullptr;
 };
 
 struct DatabaseStats {

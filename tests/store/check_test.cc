@@ -947,7 +947,7 @@ TEST_F(CheckTest, QueriesOverAVersionKeyOfWrongLengthAnswerDataLoss) {
   EXPECT_EQ(store->SimilarToUrl("http://a/", {}).status().code(), StatusCode::kDataLoss);
   // The scans over every URL's versions, and the writer's look at url a's last version (which
   // took the key for no version at all).
-  StatusOr<SweepComparison> compared = store->CompareSweeps(1, 2);
+  StatusOr<ChangeReport> compared = store->ChangesBetween(1, 2);
   EXPECT_EQ(compared.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(compared.status().message().find("versions has a key of 10 bytes, not 12"),
             std::string::npos)
@@ -972,7 +972,7 @@ TEST_F(CheckTest, ScansOverAShortVersionKeyAnswerDataLoss) {
     raw.Put("versions", std::string("\0\0\0\0\x01", 5), raw.Get("versions", VersionKey(1, 1)));
   });
   auto store = OpenStore();
-  EXPECT_EQ(store->CompareSweeps(1, 2).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->ChangesBetween(1, 2).status().code(), StatusCode::kDataLoss);
   // Reopening a sweep reads every version (a close reads only those in its scope).
   ASSERT_TRUE(store->CloseSweep(2, 30).ok());
   EXPECT_EQ(store->ReopenSweep(2).status().code(), StatusCode::kDataLoss);

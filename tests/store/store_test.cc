@@ -335,11 +335,12 @@ TEST_F(StoreTest, SweepsCloseMarksGoneAndCompareCountsChanges) {
   EXPECT_EQ(h[1].http_status, 0);
   EXPECT_EQ(h[1].date, 299);
 
-  SweepComparison c = *store->CompareSweeps(s1, s2);
+  ChangeCounts c = store->ChangesBetween(s1, s2)->total;
   EXPECT_EQ(c.unchanged, 1u);
   EXPECT_EQ(c.changed, 1u);
   EXPECT_EQ(c.moved, 1u);
   EXPECT_EQ(c.born, 1u);
+  EXPECT_EQ(c.moved_in, 1u);  // http://new-home/
   EXPECT_EQ(c.died, 2u);  // http://dies/ and http://404/
   EXPECT_EQ(store->Sweeps()->size(), 2u);
 
