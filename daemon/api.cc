@@ -143,6 +143,10 @@ void Api::Handle(Request req, ReplyPtr reply) {
   } else if (path == "/reports/changes") {
     // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
     route = "reports_changes_page", allow = "GET";
+  } else if (path == "/reports/clusters") {
+    route = "reports_clusters_page", allow = "GET";
+  } else if (path == "/reports/url") {
+    route = "reports_url_page", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -217,6 +221,10 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
   } else if (route == "reports_changes_page") {
     params = CheckParams(target, {"from", "to"});
+  } else if (route == "reports_clusters_page") {
+    params = CheckParams(target, {"limit"});
+  } else if (route == "reports_url_page") {
+    params = CheckParams(target, {"url"});
   } else {
     params = CheckParams(target, {});
   }
@@ -238,6 +246,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "stats") return GetStats();
     if (route == "reports_changes") return GetChangeReport(target, /*page=*/false);
     if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
+    if (route == "reports_clusters_page") return GetClustersPage(target);
+    if (route == "reports_url_page") return GetUrlPage(target);
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg, target);

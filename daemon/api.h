@@ -125,6 +125,10 @@ class Api : public HttpHandler {
   Response GetCluster(const std::string& id, const Target& target);
   // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes.
   Response GetChangeReport(const Target& target, bool page);
+  // The HTML pages /reports/clusters (largest clusters, identical sets) and /reports/url?url=U
+  // (one URL's timeline).
+  Response GetClustersPage(const Target& target);
+  Response GetUrlPage(const Target& target);
 
   // api_crawl.cc
   Response GetCrawl();

@@ -6,6 +6,7 @@
 #include "daemon/json_codec.h"
 #include "daemon/request_parse.h"
 #include "report/changes.h"
+#include "report/store_pages.h"
 
 namespace shingled::daemon {
 namespace {
@@ -121,6 +122,22 @@ Response Api::GetChangeReport(const Target& target, bool page) {
   StatusOr<report::Json> j = report::BuildChangeJson(*store_, from, to);
   if (!j.ok()) return Error(j.status());
   return JsonResponse(http::status::ok, *j);
+}
+
+Response Api::GetClustersPage(const Target& target) {
+  StatusOr<uint64_t> limit = UnsignedParam(target, "limit", report::kHtmlClusters, 1, 1000);
+  if (!limit.ok()) return Error(limit.status());
+  StatusOr<std::string> html = report::ClustersHtml(*store_, *limit);
+  if (!html.ok()) return Error(html.status());
+  return HtmlResponse(std::move(*html));
+}
+
+Response Api::GetUrlPage(const Target& target) {
+  StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
+  if (!url.ok()) return Error(url.status());
+  StatusOr<std::string> html = report::UrlTimelineHtml(*store_, *url);
+  if (!html.ok()) return Error(html.status());
+  return HtmlResponse(std::move(*html));
 }
 
 }  // namespace shingled::daemon

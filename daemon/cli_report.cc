@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "daemon/json_codec.h"
 #include "daemon/store_setup.h"
 #include "report/changes.h"
+#include "report/store_pages.h"
 
 namespace shingled::cli {
 namespace {
@@ -135,6 +137,66 @@ int RunChanges(const ReportFlags& flags) {
   return kExitOk;
 }
 
+struct PageFlags {
+  std::string store_dir;
+  std::string config_file;
+  std::string url;
+  size_t limit = report::kHtmlClusters;
+  std::string output;
+};
+
+// `report clusters` and `report url`: one HTML page, from a store opened read-only, to --output
+// (written beside it and renamed, so a failure leaves no half file) or standard output.
+int RunPage(const std::string& command, const PageFlags& flags,
+            const std::function<StatusOr<std::string>(const store::Store&)>& render) {
+  auto fail = [&](const Status& status, int code) {
+    std::cerr << "shingled report " << command << ": " << status.message() << "\n";
+    return code;
+  };
+  config::Config config;
+  if (!flags.config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
+    if (!loaded.ok()) return fail(loaded.status(), kExitUsage);
+    config = std::move(*loaded);
+  }
+  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  if (!opened.ok()) return fail(opened.status(), kExitFailure);
+  StatusOr<std::string> html = render(*opened->store);
+  if (!html.ok()) {
+    const bool usage = html.status().code() == StatusCode::kInvalidArgument ||
+                       html.status().code() == StatusCode::kNotFound;
+    return fail(html.status(), usage ? kExitUsage : kExitFailure);
+  }
+  if (flags.output.empty()) {
+    std::cout << *html;
+    std::cout.flush();
+    return std::cout ? kExitOk : fail(InternalError("write failed"), kExitFailure);
+  }
+  const std::string partial = flags.output + ".partial";
+  {
+    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+    if (!file) return fail(InvalidArgumentError("cannot write " + partial), kExitUsage);
+    file << *html;
+    file.flush();
+    if (!file) {
+      std::remove(partial.c_str());
+      return fail(InternalError("write failed: " + partial), kExitFailure);
+    }
+  }
+  if (std::rename(partial.c_str(), flags.output.c_str()) != 0) {
+    return fail(InternalError("cannot rename " + partial + " to " + flags.output), kExitFailure);
+  }
+  return kExitOk;
+}
+
+void AddPageOptions(CLI::App* cmd, PageFlags* flags) {
+  cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
+  cmd->add_option("--config", flags->config_file, "TOML config (store options, [sketch])");
+  cmd->add_option("--output", flags->output,
+                  "Write the HTML page to FILE (default: standard output)");
+}
+
 }  // namespace
 
 void AddReportCommands(CLI::App* app, int* exit_code) {
@@ -157,6 +219,27 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
   cmd->add_option("--output", flags->output, "Write to FILE (default: standard output)");
   cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
   cmd->callback([=] { *exit_code = RunChanges(*flags); });
+
+  auto page = std::make_shared<PageFlags>();
+  CLI::App* clusters = report->add_subcommand(
+      "clusters", "An HTML page of the largest clusters and the identical sets");
+  AddPageOptions(clusters, page.get());
+  clusters->add_option("--limit", page->limit, "Clusters and identical sets listed (1..1000)")
+      ->check(CLI::Range(1, 1000));
+  clusters->callback([=] {
+    *exit_code = RunPage("clusters", *page, [page](const store::Store& store) {
+      return report::ClustersHtml(store, page->limit);
+    });
+  });
+  CLI::App* url = report->add_subcommand(
+      "url", "An HTML page of one URL's versions and where its content is now");
+  AddPageOptions(url, page.get());
+  url->add_option("url", page->url, "The URL")->required();
+  url->callback([=] {
+    *exit_code = RunPage("url", *page, [page](const store::Store& store) {
+      return report::UrlTimelineHtml(store, page->url);
+    });
+  });
 }
 
 }  // namespace shingled::cli

@@ -31,11 +31,29 @@ Histogram::BucketBoundaries LatencyBuckets() {
 
 // Every value of the route label: daemon/api.cc's route names, "unknown" for a path that is none
 // of them, and "none" for the answers the server makes itself.
-constexpr const char* kRoutes[] = {
-    "healthz",   "readyz",      "metrics",      "pages",   "similar",    "urls",
-    "lost",      "sweeps",      "stats",        "crawl",   "crawl_stop", "clusters",
-    "documents", "sweep_close", "sweep_reopen", "cluster_list", "identical", "reports_changes",
-    "reports_changes_page", "unknown", "none"};
+constexpr const char* kRoutes[] = {"healthz",
+                                   "readyz",
+                                   "metrics",
+                                   "pages",
+                                   "similar",
+                                   "urls",
+                                   "lost",
+                                   "sweeps",
+                                   "stats",
+                                   "crawl",
+                                   "crawl_stop",
+                                   "clusters",
+                                   "documents",
+                                   "sweep_close",
+                                   "sweep_reopen",
+                                   "cluster_list",
+                                   "identical",
+                                   "reports_changes",
+                                   "reports_changes_page",
+                                   "reports_clusters_page",
+                                   "reports_url_page",
+                                   "unknown",
+                                   "none"};
 
 Histogram::BucketBoundaries BatchBuckets() {
   Histogram::BucketBoundaries b;

@@ -223,6 +223,22 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   EXPECT_EQ(RunCli("report changes --list moved --format html" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report changes --store " + dir.path() + "/nothing-here", &out), 1) << out;
 
+  // The pages of the clusters and of one URL, to files.
+  const std::string clusters_path = dir.path() + "/clusters.html";
+  ASSERT_EQ(RunCli("report clusters --output " + clusters_path + flags, &out), 0) << out;
+  EXPECT_NE(ReadWholeFile(clusters_path).find("<h1>Clusters and identical pages</h1>"),
+            std::string::npos);
+  const std::string url_path = dir.path() + "/url.html";
+  ASSERT_EQ(RunCli("report url https://site.example/edit.html --output " + url_path + flags, &out),
+            0)
+      << out;
+  const std::string timeline = ReadWholeFile(url_path);
+  EXPECT_NE(timeline.find("<h1>The history of one URL</h1>"), std::string::npos);
+  EXPECT_NE(timeline.find("2026-02-01 00:00"), std::string::npos);
+  EXPECT_EQ(RunCli("report url https://site.example/never.html" + flags, &out), 2) << out;
+  EXPECT_NE(out.find("never stored"), std::string::npos) << out;
+  EXPECT_EQ(RunCli("report clusters --limit 0" + flags, &out), 2) << out;
+
   // The daemon serves the same report; its reads need the token.
   const std::string token_file = dir.Write("token", "s3cret\n");
   Daemon daemon(dir, store, "[auth]\ntoken_file = \"" + token_file + "\"\nprotect_reads = true\n");
@@ -247,6 +263,20 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
     EXPECT_NE(page.headers["content-security-policy"].find("default-src 'none'"),
               std::string::npos);
     EXPECT_NE(page.body.find("<h1>Changes from sweep jan to sweep feb</h1>"), std::string::npos);
+    HttpResponse clusters = client.Request("GET", "/reports/clusters", "", "", auth);
+    EXPECT_EQ(clusters.status, 200);
+    EXPECT_NE(clusters.body.find("<h1>Clusters and identical pages</h1>"), std::string::npos);
+    HttpResponse url = client.Request(
+        "GET", "/reports/url?url=" + Q("https://site.example/edit.html"), "", "", auth);
+    EXPECT_EQ(url.status, 200);
+    EXPECT_EQ(url.headers["content-type"], "text/html; charset=utf-8");
+    EXPECT_NE(url.body.find("https://site.example/edit.html"), std::string::npos);
+    EXPECT_EQ(
+        client.Request("GET", "/reports/url?url=" + Q("https://site.example/never"), "", "", auth)
+            .status,
+        404);
+    EXPECT_EQ(client.Request("GET", "/reports/clusters?limit=0", "", "", auth).status, 400);
+    EXPECT_EQ(client.Request("GET", "/reports/clusters?colour=red", "", "", auth).status, 400);
     HttpResponse csv = client.Request(
         "GET", "/v1/reports/changes?from=jan&to=feb&format=csv&list=moved", "", "", auth);
     EXPECT_EQ(csv.status, 200);

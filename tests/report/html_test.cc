@@ -18,6 +18,7 @@
 #include "dedup/estimate.h"
 #include "report/changes.h"
 #include "store/store.h"
+#include "tests/report/chromium.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -28,16 +29,11 @@ namespace fs = std::filesystem;
 using store::testing::Range;
 using store::testing::SyntheticSketch;
 using store::testing::Variant;
+using testing::ReadFile;
+using testing::Shell;
 
 constexpr const char* kHostile = "http://evil.example/<script>alert(\"x\")</script>?q='1'&b=2";
 constexpr const char* kHostileNew = "https://archive.example/\"><img src=x onerror=alert(1)>'";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(HtmlTest, EscapesMarkupQuotesAndBadBytes) {
   EXPECT_EQ(html::Escape("<a href=\"x\">'&'</a>"),
@@ -282,12 +278,6 @@ TEST_F(ReportPageTest, ThePageAndTheJsonHoldTheReport) {
   ASSERT_EQ((*j)["series"].size(), 2u);  // 2026-01 -> 2026-02 -> 2026-03
   EXPECT_EQ((*j)["series"][0]["moved"], 19);
   EXPECT_EQ((*j)["hosts"].size(), 5u);  // archive, blog, docs, evil, shop
-}
-
-// Runs `command` through the shell; its exit code.
-int Shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST_F(ReportPageTest, ChromiumRendersThePage) {
