@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/chunker.h"
 #include "dedup/simd.h"
 #include "dedup/tokenizer.h"
 
@@ -66,6 +67,13 @@ struct SketchParams {
   // The MOD sample keeps the values of pi(S) that are 0 mod 2^i, for the smallest i that leaves at
   // most this many. Range 8..4096.
   int mod_sample_max = 100;
+  // Content-defined chunks (dedup/chunker.h). The thresholds are Eshghi and Tang's TTTD values for
+  // an average chunk of about 1,000 bytes.
+  ChunkParams chunking{.input = ChunkInput::kCanonicalText,
+                       .min_size = 460,
+                       .max_size = 2800,
+                       .main_divisor = 540,
+                       .backup_divisor = 270};
 
   int num_minhashes() const { return feature_groups * group_size; }
 
@@ -100,6 +108,7 @@ struct Sketch {
   Fingerprint128 identical;  // raw bytes
   Fingerprint128 lexical;    // canonical token stream
   Fingerprint128 shingle;    // the selected sample (minhashes and MOD sample)
+  std::vector<Chunk> chunks;  // content-defined chunks in order; empty when chunking is off
 
   bool empty() const { return minhashes.empty(); }
   friend bool operator==(const Sketch&, const Sketch&) = default;
