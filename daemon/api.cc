@@ -147,6 +147,8 @@ void Api::Handle(Request req, ReplyPtr reply) {
     route = "reports_clusters_page", allow = "GET";
   } else if (path == "/reports/url") {
     route = "reports_url_page", allow = "GET";
+  } else if (path == "/reports/" || path == "/reports") {
+    route = "reports_index_page", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
@@ -248,6 +250,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
     if (route == "reports_clusters_page") return GetClustersPage(target);
     if (route == "reports_url_page") return GetUrlPage(target);
+    if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg, target);

@@ -129,6 +129,7 @@ class Api : public HttpHandler {
   // (one URL's timeline).
   Response GetClustersPage(const Target& target);
   Response GetUrlPage(const Target& target);
+  Response GetReportIndex(bool without_slash);
 
   // api_crawl.cc
   Response GetCrawl();

@@ -16,6 +16,10 @@ constexpr const char* kReportCsp =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
     "'none'";
 
+constexpr const char* kReportIndexCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
+    "'self'";
+
 Response TextResponse(std::string body, const char* content_type) {
   Response res{http::status::ok, 11};
   res.set(http::field::content_type, content_type);
@@ -138,6 +142,15 @@ Response Api::GetUrlPage(const Target& target) {
   StatusOr<std::string> html = report::UrlTimelineHtml(*store_, *url);
   if (!html.ok()) return Error(html.status());
   return HtmlResponse(std::move(*html));
+}
+
+Response Api::GetReportIndex(bool without_slash) {
+  StatusOr<std::string> html = report::ReportIndexHtml(*store_, without_slash ? "reports/" : "");
+  if (!html.ok()) return Error(html.status());
+  Response res = HtmlResponse(std::move(*html));
+  // The index's form opens /reports/url on this server.
+  res.set("Content-Security-Policy", kReportIndexCsp);
+  return res;
 }
 
 }  // namespace shingled::daemon

@@ -52,6 +52,7 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "reports_changes_page",
                                    "reports_clusters_page",
                                    "reports_url_page",
+                                   "reports_index_page",
                                    "unknown",
                                    "none"};
 

@@ -1,6 +1,7 @@
 #include "report/store_pages.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "dedup/estimate.h"
@@ -54,7 +55,7 @@ StatusOr<std::string> ClustersHtml(const store::Store& store, size_t limit) {
       "the same content now.");
   page.Figures({{"Documents", html::Count(stats->documents), "distinct contents stored"},
                 {"URLs", html::Count(stats->urls), "every URL ever stored"},
-                {"Clusters of 2 or more", html::Count(stats->clusters), "documents grouped"},
+                {"Clusters", html::Count(stats->clusters), "groups of two or more documents"},
                 {"Largest cluster", html::Count(stats->largest_cluster), "documents"}});
 
   page.Heading(2, "Largest clusters", "clusters");
@@ -190,6 +191,101 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
     }
     page.AddTable(c);
   }
+  return page.Finish();
+}
+
+namespace {
+
+// `text` percent-encoded for a query string value: everything but RFC 3986's unreserved bytes.
+std::string QueryValue(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string Link(std::string_view href, std::string_view text) {
+  std::string a = "<a href=\"";
+  a.append(html::Escape(href)).append("\">").append(html::Escape(text)).append("</a>");
+  return a;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReportIndexHtml(const store::Store& store, std::string_view base) {
+  const std::string prefix(base);
+  StatusOr<store::StoreStats> stats = store.Stats();
+  if (!stats.ok()) return stats.status();
+  StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+  if (!sweeps.ok()) return sweeps.status();
+  std::stable_sort(
+      sweeps->begin(), sweeps->end(),
+      [](const store::SweepInfo& a, const store::SweepInfo& b) { return a.start < b.start; });
+
+  html::Page page("Reports");
+  page.Paragraph(
+      "What the store knows, as pages to read: what changed between sweeps, which "
+      "pages are copies of which, and the history of one URL.");
+  page.Figures({{"Documents", html::Count(stats->documents), "distinct contents stored"},
+                {"URLs", html::Count(stats->urls), "every URL ever stored"},
+                {"Sweeps", html::Count(sweeps->size()), "open and closed"},
+                {"Clusters", html::Count(stats->clusters), "groups of two or more documents"}});
+
+  page.Heading(2, "Clusters and identical pages", "clusters");
+  page.ParagraphHtml(Link(prefix + "clusters", "The largest clusters and identical sets") +
+                     ": near copies grouped, and live URLs that show the same content.");
+
+  page.Heading(2, "Changes between sweeps", "sweeps");
+  if (sweeps->size() < 2) {
+    page.Paragraph("A change report compares two sweeps; the store has " +
+                   html::Count(sweeps->size()) +
+                   ". Open sweeps with POST /v1/sweeps or `shingled "
+                   "ingest --sweep`.");
+  } else {
+    page.ParagraphHtml(Link(prefix + "changes", "Changes between the last two sweeps") +
+                       ", or pick a sweep below: each links to its changes since the one before.");
+  }
+  if (!sweeps->empty()) {
+    html::Table t;
+    const size_t shown = std::min(sweeps->size(), kHtmlSweeps);
+    t.caption = shown == sweeps->size() ? "Sweeps, oldest first"
+                                        : "The newest " + html::Count(shown) + " of " +
+                                              html::Count(sweeps->size()) + " sweeps, oldest first";
+    t.header = {"Sweep", "Started", "Closed", "Pages", "New documents", "Gone", "Changes"};
+    t.numeric = {false, false, false, true, true, true, false};
+    for (size_t i = sweeps->size() - shown; i < sweeps->size(); ++i) {
+      const store::SweepInfo& s = (*sweeps)[i];
+      html::Cell changes = html::Cell::Text("first sweep");
+      if (i > 0) {
+        std::string href = prefix + "changes?from=";
+        href.append(QueryValue((*sweeps)[i - 1].name)).append("&to=").append(QueryValue(s.name));
+        changes = html::Cell::Html(Link(href, "since " + (*sweeps)[i - 1].name));
+      }
+      t.rows.push_back({html::Cell::Text(s.name), html::Cell::Text(Minute(s.start)),
+                        html::Cell::Text(s.open ? std::string("open") : Minute(s.end)),
+                        html::Cell::Number(s.pages), html::Cell::Number(s.new_docs),
+                        html::Cell::Number(s.gone), std::move(changes)});
+    }
+    page.AddTable(t);
+  }
+
+  page.Heading(2, "One URL", "url");
+  page.Raw("<form method=\"get\" action=\"" + html::Escape(prefix + "url") +
+           "\"><p><label for=\"url\">URL</label> <input id=\"url\" "
+           "name=\"url\" type=\"url\" required size=\"60\" style=\"max-width:100%\" "
+           "placeholder=\"https://example.org/page\"> "
+           "<button type=\"submit\">Show its timeline</button></p></form>");
+  page.Paragraph(
+      "The timeline lists the URL's versions with the resemblance between them, and "
+      "where its content is now when the URL died or moved.");
   return page.Finish();
 }
 

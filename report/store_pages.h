@@ -29,6 +29,14 @@ StatusOr<std::string> ClustersHtml(const store::Store& store, size_t limit);
 // answer for it. NotFound for a URL never stored.
 StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_view url);
 
+// The index of the daemon's report pages (/reports/): the store's figures, every sweep with a
+// link to the change report from the sweep before it, links to the clusters page, and a form
+// that opens one URL's timeline. Links are relative: `base` is put before each ("" for a page
+// served at /reports/, "reports/" for one at /reports). The newest `kHtmlSweeps` sweeps are
+// listed.
+inline constexpr size_t kHtmlSweeps = 200;
+StatusOr<std::string> ReportIndexHtml(const store::Store& store, std::string_view base);
+
 }  // namespace shingled::report
 
 #endif  // SHINGLED_REPORT_STORE_PAGES_H_

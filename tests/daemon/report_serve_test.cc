@@ -276,6 +276,21 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
             .status,
         404);
     EXPECT_EQ(client.Request("GET", "/reports/clusters?limit=0", "", "", auth).status, 400);
+    // The index links every report, relative to where it is served.
+    EXPECT_EQ(client.Request("GET", "/reports/").status, 401);
+    HttpResponse index = client.Request("GET", "/reports/", "", "", auth);
+    EXPECT_EQ(index.status, 200);
+    EXPECT_NE(index.body.find("<h1>Reports</h1>"), std::string::npos);
+    EXPECT_NE(index.body.find("href=\"changes?from=jan&amp;to=feb\""), std::string::npos)
+        << index.body;
+    EXPECT_NE(index.body.find("href=\"clusters\""), std::string::npos);
+    EXPECT_NE(index.body.find("action=\"url\""), std::string::npos);
+    EXPECT_NE(index.headers["content-security-policy"].find("form-action 'self'"),
+              std::string::npos);
+    HttpResponse bare = client.Request("GET", "/reports", "", "", auth);
+    EXPECT_EQ(bare.status, 200);
+    EXPECT_NE(bare.body.find("href=\"reports/changes?from=jan&amp;to=feb\""), std::string::npos);
+    EXPECT_EQ(client.Request("GET", "/reports/?x=1", "", "", auth).status, 400);
     EXPECT_EQ(client.Request("GET", "/reports/clusters?colour=red", "", "", auth).status, 400);
     HttpResponse csv = client.Request(
         "GET", "/v1/reports/changes?from=jan&to=feb&format=csv&list=moved", "", "", auth);

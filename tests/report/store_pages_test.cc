@@ -138,6 +138,24 @@ TEST_F(StorePagesTest, TheTimelineShowsEachVersionAndTheResemblanceBetweenConten
   EXPECT_NE(dom.find(std::string(store::LostStatusName(lost->status))), std::string::npos);
 }
 
+TEST_F(StorePagesTest, TheIndexLinksEveryReportAndEachSweepsChanges) {
+  StatusOr<std::string> html = ReportIndexHtml(*store_, "");
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  // Each sweep after the first links to its changes since the one before.
+  EXPECT_NE(html->find("href=\"changes?from=2026-01&amp;to=2026-02\""), std::string::npos);
+  EXPECT_NE(html->find("href=\"changes?from=2026-02&amp;to=2026-03\""), std::string::npos);
+  EXPECT_NE(html->find("href=\"clusters\""), std::string::npos);
+  StatusOr<std::string> bare = ReportIndexHtml(*store_, "reports/");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_NE(bare->find("action=\"reports/url\""), std::string::npos);
+
+  if (!testing::HaveChromium()) GTEST_SKIP() << "chromium is not installed";
+  const std::string dom = Render("index", *html);
+  EXPECT_NE(dom.find("<h1>Reports</h1>"), std::string::npos);
+  EXPECT_NE(dom.find("since 2026-02"), std::string::npos);
+  EXPECT_NE(dom.find("<label for=\"url\">URL</label>"), std::string::npos);
+}
+
 TEST_F(StorePagesTest, AUrlNeverStoredIsNotFound) {
   EXPECT_EQ(UrlTimelineHtml(*store_, "https://a.example/never").status().code(),
             StatusCode::kNotFound);
