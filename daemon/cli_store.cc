@@ -327,6 +327,15 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   pipeline.Stop();
   pool.Stop();
   progress.reset();
+  // A page's cluster is its root when the page was stored; clusters merged later in the run
+  // have another root now. Count the clusters the pages are in at the end.
+  std::set<store::ClusterId> final_clusters;
+  for (store::ClusterId id : clusters) {
+    StatusOr<store::DocumentInfo> doc = opened->store->Document(id);
+    if (!doc.ok()) return Fail("ingest", doc.status());
+    final_clusters.insert(doc->cluster);
+  }
+  clusters = std::move(final_clusters);
   const bool interrupted = interrupt.requested();
   using store::Verdict;
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };

@@ -67,6 +67,46 @@ TEST(CliStoreTest, IngestRefusesPageFilesOverTheBodyLimit) {
   EXPECT_EQ(j["errors"], 1) << out;
 }
 
+// Pages that join one cluster only as the run goes on (a chain of small edits, stored in an
+// order unrelated to the chain) end in one cluster, and the summary counts that one, not the
+// clusters the early pages started in (issue 34: "ingest --json counts 588 clusters where the
+// store ends with 566").
+TEST(CliStoreTest, IngestCountsTheClustersItsPagesEndIn) {
+  TempDir dir;
+  std::vector<std::string> words;
+  for (int i = 0; i < 1200; ++i) words.push_back("w" + std::to_string(i * 7919 % 100003));
+  constexpr int kPages = 80;
+  for (int step = 0; step < kPages; ++step) {
+    // Each step edits one more word: consecutive pages resemble each other at about 0.99, pages
+    // 20 steps apart at about 0.75 (not fungible).
+    words[static_cast<size_t>(step) * 15] = "edit" + std::to_string(step);
+    std::string text = "<p>";
+    for (const std::string& w : words) text.append(w).append(" ");
+    // Steps 0, 20, 40 and 60 come first by name, each its own cluster until the steps between
+    // them arrive and merge the four.
+    char name[32];
+    std::snprintf(name, sizeof name, "site/%s%03d.html", step % 20 == 0 ? "a" : "b", step);
+    dir.Write(name, text + "</p>");
+  }
+  for (int i = 0; i < 20; ++i) {  // unrelated pages: a cluster each
+    std::string text = "<p>";
+    for (int j = 0; j < 300; ++j) text.append("u" + std::to_string(i * 1000 + j)).append(" ");
+    dir.Write("site/other" + std::to_string(i) + ".html", text + "</p>");
+  }
+  std::string out;
+  // One page per commit, so that the early pages' clusters are stored before the merges.
+  dir.Write("batch.toml", "[ingest]\nbatch_pages = 1\nmin_batch_pages = 1\nqueue_pages = 2\n");
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/site --store " + dir.path() +
+                       "/store --sweep s1 --base-url https://ex.com/ --json --config " +
+                       dir.path() + "/batch.toml",
+                   &out),
+            0)
+      << out;
+  const json j = json::parse(out);
+  EXPECT_EQ(j["pages"], kPages + 20);
+  EXPECT_EQ(j["clusters"], 21) << out;
+}
+
 TEST(CliStoreTest, IngestQueryCheckBackup) {
   TempDir dir;
   const std::string store = dir.path() + "/store";
