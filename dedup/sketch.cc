@@ -146,6 +146,7 @@ class SketcherState {
     log2_modulus_ = 0;
     mod_mask_ = 0;
     bytes_ = tokens_ = shingles_ = 0;
+    shingle_sum_ = mixed_sum_ = 0;
   }
 
   void AddRawBytes(std::string_view bytes) {
@@ -265,6 +266,11 @@ class SketcherState {
     }
     ctx_.mix(fps_, n, ctx_.minhash.mix_seed, ys_);
     ctx_.kernel(ctx_.minhash, ys_, n, &minhash_);
+    // The shingle multiset's fingerprint: two sums, which do not depend on the order.
+    for (size_t k = 0; k < n; ++k) {
+      shingle_sum_ += fps_[k];
+      mixed_sum_ += ys_[k];
+    }
     // Early in a page, whether a value enters a sample is a coin toss, and a branch on it per
     // shingle mispredicted about once in five shingles. The values that pass the block's starting
     // thresholds are gathered first without a branch; the thresholds only fall within the block,
@@ -375,16 +381,16 @@ class SketcherState {
     std::sort(sketch->sample.values.begin(), sketch->sample.values.end());
   }
 
-  // The fingerprint of the selected sample: the minhashes and the MOD sample with its modulus.
+  // The fingerprint of the shingle multiset: its size and the sums, modulo 2^64, of its
+  // shingles' Rabin fingerprints x and of their mixed values pi(x). Equal multisets give equal
+  // fingerprints whatever the order; two different ones agree in both sums with probability
+  // about 2^-128 (pi is a bijective mix of x, so the second sum is not a function of the first).
+  // A multiset and not a set: a set's fingerprint cannot be had without holding the set, and
+  // two pages whose sets are equal but repeat a shingle a different number of times are left to
+  // the resemblance relations, which estimate them at 1.0.
   Fingerprint128 ShingleFingerprint(const Sketch& sketch) const {
-    XXH3_state_t state{};
-    XXH3_128bits_reset_withSeed(&state, ctx_.exact_seed);
-    const uint64_t header[2] = {sketch.minhashes.size(), sketch.sample.log2_modulus};
-    XXH3_128bits_update(&state, header, sizeof(header));
-    XXH3_128bits_update(&state, sketch.minhashes.data(), sizeof(uint64_t) * sketch.minhashes.size());
-    XXH3_128bits_update(&state, sketch.sample.values.data(),
-                        sizeof(uint64_t) * sketch.sample.values.size());
-    return ToFingerprint(XXH3_128bits_digest(&state));
+    const uint64_t fields[3] = {sketch.shingles, shingle_sum_, mixed_sum_};
+    return ToFingerprint(XXH3_128bits_withSeed(fields, sizeof(fields), ctx_.exact_seed));
   }
 
   const SketchContextImpl& ctx_;
@@ -417,6 +423,8 @@ class SketcherState {
   internal::SmallU64Set mod_set_;  // the values in mod_values_, and some dropped from it
   uint32_t log2_modulus_ = 0;
   uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
+  uint64_t shingle_sum_ = 0;  // of the shingle fingerprints x, modulo 2^64
+  uint64_t mixed_sum_ = 0;    // of their mixed values pi(x)
   uint64_t bytes_ = 0;
   uint64_t tokens_ = 0;
   uint64_t shingles_ = 0;

@@ -16,7 +16,9 @@
 //   - sample: MOD_{2^i}(pi(S)) with i the smallest for which at most mod_sample_max values remain
 //     (Broder et al. 1997: 50 to 100 values whatever the page's length);
 //   - three 128-bit exact fingerprints: of the raw bytes (identical), of the canonical token stream
-//     (lexically equivalent), and of the selected sample (shingle equivalent).
+//     (lexically equivalent), and of the shingle multiset (shingle equivalent: the same shingles,
+//     each as many times; exact, where paper 001's fingerprint of the selected sample calls pages
+//     equivalent whose samples agree though their shingles differ).
 //
 // A page with fewer than w tokens, but at least one, has a single shingle made of all its tokens,
 // so short pages still compare; a page with no tokens has no shingles and an empty sketch, and
@@ -107,7 +109,7 @@ struct Sketch {
   ModSample sample;
   Fingerprint128 identical;  // raw bytes
   Fingerprint128 lexical;    // canonical token stream
-  Fingerprint128 shingle;    // the selected sample (minhashes and MOD sample)
+  Fingerprint128 shingle;    // the shingle multiset (order-independent)
   std::vector<Chunk> chunks;  // content-defined chunks in order; empty when chunking is off
 
   bool empty() const { return minhashes.empty(); }
