@@ -614,7 +614,6 @@ StatusOr<std::string> InflateBody(std::string_view body, bool gzip, uint64_t max
         // Another gzip member follows; anything else is trailing garbage.
         if (gzip && body.substr(at).starts_with(kGzipMagic)) {
           inflateReset(&z);
-          rc = Z_OK;
           continue;
         }
         inflateEnd(&z);
