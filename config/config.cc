@@ -343,7 +343,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
       return v.empty() ? "an empty string" : "";
     };
     r.Bool("enabled", &c.crawler.enabled);
-    r.StringList("seeds", {}, &c.crawler.seeds, http_url);
+    // Seeds are checked when the crawler starts (daemon::MakeCrawlSetup): a bad one stops the
+    // crawler, not the daemon (issue 33).
+    r.StringList("seeds", {}, &c.crawler.seeds);
     r.StringList("allowed_hosts", {}, &c.crawler.allowed_hosts, not_empty);
     r.StringList("allowed_prefixes", {}, &c.crawler.allowed_prefixes, http_url);
     r.Int("max_depth", 0, 1000, &c.crawler.max_depth);

@@ -82,6 +82,10 @@ bool NonPublic4(uint32_t ip) {
       {0xA9FE0000, 16},  // 169.254/16 link-local (cloud metadata lives here)
       {0xAC100000, 12},  // 172.16/12 private
       {0xC0000000, 24},  // 192.0.0/24 IETF protocol assignments
+      {0xC0000200, 24},  // 192.0.2/24 documentation (TEST-NET-1)
+      {0xC0586300, 24},  // 192.88.99/24 6to4 relay anycast (deprecated)
+      {0xC6336400, 24},  // 198.51.100/24 documentation (TEST-NET-2)
+      {0xCB007100, 24},  // 203.0.113/24 documentation (TEST-NET-3)
       {0xC0A80000, 16},  // 192.168/16 private
       {0xC6120000, 15},  // 198.18/15 benchmarking
       {0xE0000000, 4},   // 224/4 multicast
@@ -205,6 +209,8 @@ bool IsNonPublicAddress(const sockaddr* address) {
   if (address->sa_family != AF_INET6) return true;  // unknown families are not for us
   const uint8_t* a = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr.s6_addr;
   static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  // 64:ff9b::/96 (NAT64, RFC 6052) is judged by the IPv4 address it embeds: on an IPv6-only host
+  // behind DNS64 every IPv4 site has such an address, and 64:ff9b::7f00:1 is still loopback.
   static constexpr uint8_t kNat64Prefix[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
   if (std::memcmp(a, kMappedPrefix, 12) == 0 || std::memcmp(a, kNat64Prefix, 12) == 0) {
     return NonPublic4((uint32_t{a[12]} << 24) | (uint32_t{a[13]} << 16) | (uint32_t{a[14]} << 8) |
@@ -217,6 +223,15 @@ bool IsNonPublicAddress(const sockaddr* address) {
   if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return true;  // fe80::/10 link-local
   if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return true;  // fec0::/10 site-local (deprecated)
   if (a[0] == 0xff) return true;                           // multicast
+  // Ranges that tunnel to or translate into addresses elsewhere, or name none (issue 33):
+  if (a[0] == 0x20 && a[1] == 0x02) return true;  // 2002::/16 6to4 (to the IPv4 it embeds)
+  if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) return true;  // 2001::/32 Teredo
+  if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) {
+    return true;  // 2001:db8::/32 documentation
+  }
+  if (a[0] == 0 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b && a[4] == 0 && a[5] == 1) {
+    return true;  // 64:ff9b:1::/48 NAT64 for local use (RFC 8215)
+  }
   return false;
 }
 

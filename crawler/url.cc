@@ -1,6 +1,10 @@
 #include "crawler/url.h"
 
+#include <idn2.h>
+
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <optional>
 
 namespace shingled::crawler {
@@ -164,16 +168,92 @@ std::string NormalizePercent(std::string_view s) {
 
 bool ValidHostChar(unsigned char c) {
   // reg-name characters (unreserved, sub-delims, pct-encoded) plus non-ASCII bytes, which an IDN
-  // host given in Unicode carries; libcurl converts those with libidn2 when it connects.
+  // host given in Unicode carries; FromParts converts those to IDNA's ASCII form.
   if (c >= 0x80) return true;
   if (IsUnreserved(c) || c == '%') return true;
   static constexpr std::string_view kSubDelims = "!$&'()*+,;=";
   return kSubDelims.find(static_cast<char>(c)) != std::string_view::npos;
 }
 
+// --- Internationalized hosts (issue 33, defect 5) ---
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// A host with bytes past ASCII as IDNA's ASCII form ("bücher.example" -> "xn--bcher-kva.example"),
+// the form DNS, libcurl and the store use, with UTS #46 non-transitional processing as libcurl
+// does (transitional when that fails, as libcurl does too). Raw bytes that are not UTF-8 name no
+// host: InvalidArgument, as is a name IDNA refuses.
+StatusOr<std::string> IdnaToAscii(const std::string& host) {
+  if (!IsValidUtf8(host)) {
+    return InvalidArgumentError(
+        "host has bytes that are not UTF-8: an internationalized host name must be UTF-8 (IDNA)");
+  }
+  char* ascii = nullptr;
+  int rc = idn2_to_ascii_8z(host.c_str(), &ascii, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+  if (rc != IDN2_OK) rc = idn2_to_ascii_8z(host.c_str(), &ascii, IDN2_TRANSITIONAL);
+  if (rc != IDN2_OK) {
+    std::string message = "host is not a valid internationalized domain name (IDNA): ";
+    message.append(idn2_strerror(rc));
+    return InvalidArgumentError(message);
+  }
+  std::string out(ascii);
+  idn2_free(ascii);
+  return out;
+}
+
+// The URL for an error message: bytes past ASCII and controls percent-encoded, so the message is
+// ASCII whatever the URL held.
+std::string Printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
   auto invalid = [&](std::string_view why) {
-    return InvalidArgumentError("bad URL \"" + std::string(original.substr(0, 200)) +
+    return InvalidArgumentError("bad URL \"" + Printable(original.substr(0, 200)) +
                                 "\": " + std::string(why));
   };
   if (!r.has_scheme) return invalid("not absolute");
@@ -211,7 +291,13 @@ StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
     }
   }
   if (host.empty()) return invalid("empty host");
-  for (char c : host) url.host += ToLower(c);
+  if (std::any_of(host.begin(), host.end(), [](char c) { return (c & 0x80) != 0; })) {
+    StatusOr<std::string> ascii = IdnaToAscii(std::string(host));
+    if (!ascii.ok()) return invalid(ascii.status().message());
+    for (char c : *ascii) url.host += ToLower(c);
+  } else {
+    for (char c : host) url.host += ToLower(c);
+  }
   if (!port.empty()) {
     int value = 0;
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);

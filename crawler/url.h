@@ -3,7 +3,11 @@
 // The crawler keys its frontier and its "already seen" set by normalized URL, so that one page is
 // not fetched twice under two spellings. Normalization (RFC 3986 section 6.2.2, plus the
 // scheme-based rules of 6.2.3 for http and https):
-//   - scheme and host lower-cased (IDN hosts stay as given; only ASCII letters change case);
+//   - scheme and host lower-cased; a host with bytes past ASCII must be UTF-8 and becomes its
+//     IDNA ASCII form with libidn2 (UTS #46 non-transitional, as libcurl: "Bücher.example" is
+//     "xn--bcher-kva.example"), so the URL stored is the one fetched and can be looked up in
+//     either spelling; raw bytes that are not UTF-8, or a name IDNA refuses, are InvalidArgument
+//     (issue 33). A percent-encoded host is kept as given;
 //   - the default port (80 for http, 443 for https) and an empty port removed;
 //   - dot segments removed; an empty path becomes "/";
 //   - the fragment removed (it never reaches the server);
@@ -51,7 +55,8 @@ struct Url {
 
 // Parses and normalizes an absolute URL.
 // InvalidArgument when the text is not an absolute URL, the scheme is not http or https, the
-// host is empty or has characters hosts cannot have, or the port is not a number in 1..65535.
+// host is empty, has characters hosts cannot have, has bytes past ASCII that are not UTF-8 or not
+// a valid IDNA name, or the port is not a number in 1..65535.
 StatusOr<Url> ParseUrl(std::string_view text);
 
 // ParseUrl(text)->Spec(), or its error.

@@ -579,8 +579,12 @@ StatusOr<std::string> DecodeChunked(std::string_view body, uint64_t max_bytes) {
 
 StatusOr<std::string> InflateBody(std::string_view body, bool gzip, uint64_t max_bytes) {
   // deflate in HTTP is meant to be zlib-wrapped, but some servers send raw deflate; try both.
+  // gzip bodies may hold several members one after the other (RFC 1952 2.2; `cat a.gz b.gz`,
+  // pigz): each is decoded, and the body is their concatenation. Bytes after the last member, or
+  // after a deflate stream, are refused: a body that is not wholly understood is not stored.
   static constexpr int kGzipBits[] = {16 + MAX_WBITS};
   static constexpr int kDeflateBits[] = {MAX_WBITS, -MAX_WBITS};
+  if (body.size() > UINT32_MAX) return ResourceExhaustedError("compressed body over 4 GiB");
   for (const int window_bits :
        gzip ? std::span<const int>(kGzipBits) : std::span<const int>(kDeflateBits)) {
     z_stream z;
@@ -588,9 +592,10 @@ StatusOr<std::string> InflateBody(std::string_view body, bool gzip, uint64_t max
     if (inflateInit2(&z, window_bits) != Z_OK) return InternalError("inflateInit2 failed");
     std::string out;
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-    z.avail_in = static_cast<uInt>(std::min<size_t>(body.size(), UINT32_MAX));
+    z.avail_in = static_cast<uInt>(body.size());
     int rc = Z_OK;
-    while (rc == Z_OK) {
+    int members = 0;
+    for (;;) {
       const size_t old = out.size();
       out.resize(old + kChunk);
       z.next_out = reinterpret_cast<Bytef*>(out.data() + old);
@@ -602,13 +607,34 @@ StatusOr<std::string> InflateBody(std::string_view body, bool gzip, uint64_t max
         return ResourceExhaustedError("decoded body over the limit of " +
                                       std::to_string(max_bytes) + " bytes");
       }
-      if (rc == Z_BUF_ERROR && z.avail_in == 0) break;
+      if (rc == Z_STREAM_END) {
+        ++members;
+        if (z.avail_in == 0) break;
+        const uint64_t at = body.size() - z.avail_in;
+        // Another gzip member follows; anything else is trailing garbage.
+        if (gzip && body.substr(at).starts_with(kGzipMagic)) {
+          inflateReset(&z);
+          continue;
+        }
+        inflateEnd(&z);
+        std::string message = std::to_string(body.size() - at);
+        message.append(" bytes of trailing garbage at offset ").append(std::to_string(at));
+        if (gzip) {
+          message.append(", after gzip member ").append(std::to_string(members));
+        } else {
+          message.append(", after the deflate stream");
+        }
+        return InvalidArgumentError(message);
+      }
+      if (rc != Z_OK) break;  // Z_BUF_ERROR: the input ended inside a member
     }
     inflateEnd(&z);
     if (rc == Z_STREAM_END) return out;
     if (rc == Z_DATA_ERROR && !gzip && window_bits > 0) continue;
-    return InvalidArgumentError(rc == Z_BUF_ERROR ? "compressed body truncated"
-                                                  : "corrupt compressed body");
+    std::string message =
+        rc == Z_BUF_ERROR ? "compressed body truncated" : "corrupt compressed body";
+    if (gzip) message.append(" (gzip member ").append(std::to_string(members + 1)).append(")");
+    return InvalidArgumentError(message);
   }
   return InvalidArgumentError("corrupt compressed body");
 }

@@ -190,8 +190,9 @@ std::string FormatWarcDate(int64_t unix_seconds);
 // Decodes HTTP chunked transfer coding (trailers ignored). InvalidArgument when malformed,
 // ResourceExhausted beyond max_bytes.
 StatusOr<std::string> DecodeChunked(std::string_view body, uint64_t max_bytes);
-// Decodes a gzip or zlib/raw deflate body. InvalidArgument when corrupt, ResourceExhausted
-// beyond max_bytes.
+// Decodes a gzip or zlib/raw deflate body. A gzip body may hold several members (RFC 1952):
+// the result is all of them, in order. InvalidArgument when corrupt, truncated or followed by
+// bytes that are not another gzip member (trailing garbage), ResourceExhausted beyond max_bytes.
 StatusOr<std::string> InflateBody(std::string_view body, bool gzip, uint64_t max_bytes);
 
 // Where the writer puts bytes.

@@ -58,6 +58,10 @@ struct ApiOptions {
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Unix seconds now; a seam for tests of dates.
   std::function<int64_t()> now;
+  // --- The crawler refused at start-up (issue 33) ---
+  // Why [crawler] enabled = true did not start a crawler (a seed it cannot use); GET /v1/crawl
+  // and POST /v1/crawl say it. Empty when the crawler runs or is not enabled.
+  std::string crawler_error;
 };
 
 class Api : public HttpHandler {

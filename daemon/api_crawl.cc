@@ -7,8 +7,9 @@ namespace shingled::daemon {
 
 Response Api::GetCrawl() {
   if (crawl_ == nullptr) {
-    return JsonResponse(http::status::ok,
-                        {{"enabled", false}, {"running", false}, {"sweep", nullptr}});
+    Json out = {{"enabled", false}, {"running", false}, {"sweep", nullptr}};
+    if (!options_.crawler_error.empty()) out["error"] = options_.crawler_error;
+    return JsonResponse(http::status::ok, out);
   }
   return JsonResponse(http::status::ok, crawl_->StatusJson());
 }
@@ -24,6 +25,10 @@ Response NotConfigured() {
 }  // namespace
 
 Response Api::PostCrawl() {
+  if (crawl_ == nullptr && !options_.crawler_error.empty()) {
+    return ErrorResponse(http::status::conflict, "crawler_not_configured",
+                         "the crawler did not start: " + options_.crawler_error);
+  }
   if (crawl_ == nullptr) return NotConfigured();
   StatusOr<std::string> name = crawl_->RequestSweep();
   if (!name.ok()) {

@@ -1,5 +1,7 @@
 #include "daemon/crawl_sweep.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -11,12 +13,32 @@
 #include <unordered_set>
 #include <utility>
 
+#include "crawler/curl_fetcher.h"
 #include "crawler/url.h"
 #include "crawler/warc.h"
 #include "daemon/http_query.h"
 
 namespace shingled::daemon {
 namespace {
+
+// --- Seeds the crawler refuses (issue 33) ---
+// Whether `host` (as a normalized Url holds it) is an address literal that the fetcher would
+// refuse: IPv4 in any form inet_aton reads ("127.1", "0x7f000001", "2130706433"), or an IPv6
+// literal in brackets.
+bool IsNonPublicLiteral(const std::string& host) {
+  sockaddr_storage storage{};
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    a6->sin6_family = AF_INET6;
+    const std::string inner = host.substr(1, host.size() - 2);
+    if (inet_pton(AF_INET6, inner.c_str(), &a6->sin6_addr) != 1) return false;
+  } else {
+    auto* a4 = reinterpret_cast<sockaddr_in*>(&storage);
+    a4->sin_family = AF_INET;
+    if (inet_aton(host.c_str(), &a4->sin_addr) == 0) return false;
+  }
+  return crawler::IsNonPublicAddress(reinterpret_cast<const sockaddr*>(&storage));
+}
 
 int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
@@ -51,9 +73,16 @@ std::optional<int> AttemptStatus(const crawler::CrawledPage& page) {
 StatusOr<CrawlSetup> MakeCrawlSetup(const config::CrawlerOptions& config) {
   CrawlSetup setup;
   for (const std::string& seed : config.seeds) {
-    StatusOr<std::string> url = crawler::NormalizeUrl(seed);
+    StatusOr<crawler::Url> url = crawler::ParseUrl(seed);
     if (!url.ok()) {
       return InvalidArgumentError("crawler.seeds: \"" + seed + "\": " + url.status().message());
+    }
+    if (!config.allow_private_addresses && IsNonPublicLiteral(url->host)) {
+      std::string message = "crawler.seeds: \"";
+      message.append(seed).append(
+          "\": the host is a private, loopback, link-local or reserved address, which the "
+          "crawler does not fetch (crawler.allow_private_addresses = true allows it)");
+      return InvalidArgumentError(message);
     }
   }
   for (const std::string& prefix : config.allowed_prefixes) {

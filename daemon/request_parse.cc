@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "crawler/url.h"
+#include "daemon/json_line.h"
 
 namespace shingled::daemon {
 namespace {
@@ -309,13 +310,11 @@ StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view defaul
 
 StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,
                                   size_t max_url_bytes, int64_t now) {
-  const Json j = Json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError("invalid JSON object");
-  if (Status s = CheckMembers(
-          j, {"url", "content", "content_type", "fetched_at", "sweep", "status", "location"});
-      !s.ok()) {
-    return s;
-  }
+  // Flat, with known keys only, checked while parsing: bounded depth and memory (issue 33).
+  StatusOr<Json> parsed = ParseFlatJsonObject(
+      line, {"url", "content", "content_type", "fetched_at", "sweep", "status", "location"});
+  if (!parsed.ok()) return parsed.status();
+  const Json& j = *parsed;
   PagePost page;
   auto str = [&](const char* key, std::string* out) -> Status {
     if (!j.contains(key) || j[key].is_null()) return OkStatus();

@@ -129,15 +129,18 @@ int Serve(const ServeFlags& flags) {
   if (config.crawler.enabled) {
     StatusOr<daemon::CrawlSetup> setup = daemon::MakeCrawlSetup(config.crawler);
     if (!setup.ok()) {
-      spdlog::critical("{}", setup.status().message());
-      pipeline.Stop();
-      return kExitUsage;
+      // A seed the crawler cannot use stops the crawler, not the daemon (issue 33): ingest and
+      // queries go on, GET /v1/crawl says why, and a SIGHUP with good seeds does not revive it
+      // (the crawler starts with the process).
+      spdlog::error("the crawler is not started: {}; serving without it", setup.status().message());
+      api_options.crawler_error = setup.status().message();
+    } else {
+      auto runner = std::make_unique<daemon::SweepRunner>(
+          &store, &pipeline, pipeline_options->queue_pages, std::move(*setup), &metrics);
+      crawl = std::make_unique<daemon::CrawlScheduler>(
+          &store, std::move(runner),
+          daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});
     }
-    auto runner = std::make_unique<daemon::SweepRunner>(
-        &store, &pipeline, pipeline_options->queue_pages, std::move(*setup), &metrics);
-    crawl = std::make_unique<daemon::CrawlScheduler>(
-        &store, std::move(runner),
-        daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});
   }
   daemon::Api api(&store, opened->context, &pipeline, &pool, &metrics, api_options, crawl.get());
   if (crawl != nullptr) {

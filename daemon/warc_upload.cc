@@ -156,6 +156,12 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
               ? ErrorResponse(http::status::payload_too_large, "payload_too_large",
                               body_status.message() + "; the records before the limit were stored")
               : StatusResponse(body_status, options_.retry_after_s);
+  } else if (records_ == 0) {
+    // Nothing in the body was a WARC record (garbage, another format, or nothing): not a success.
+    std::string message =
+        "no WARC record was read from the body: it is not a WARC file (plain or .warc.gz)";
+    if (errors_total_ > 0) message.append("; `errors` says what was found");
+    res = ErrorResponse(http::status::unprocessable_entity, "no_warc_records", message);
   } else {
     return JsonResponse(http::status::ok, summary);
   }

@@ -15,6 +15,7 @@ packages=(
   libcurl4-openssl-dev libssl-dev openssl libgumbo-dev liblmdb-dev lmdb-utils
   prometheus-cpp-dev libutf8proc-dev libxxhash-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
+  libidn2-dev  # IDNA for URL hosts in Unicode (crawler/url.cc)
   # integration test (Prometheus scrapes the daemon), load benchmark, unit verification
   prometheus wrk systemd
   # tests and benchmarks

@@ -262,6 +262,22 @@ TEST_F(CurlFetcherTest, LoopbackIsRefusedUnlessAllowed) {
   EXPECT_TRUE(server_.Requests().empty());
 }
 
+// Issue 33 (minor): numeric spellings of loopback (inet_aton's short, hex, octal and single-number
+// forms, IPv4 mapped into IPv6, NAT64) are refused like 127.0.0.1: the filter judges the address
+// libcurl connects to, whatever the URL said.
+TEST_F(CurlFetcherTest, NumericFormsOfLoopbackAreRefused) {
+  CurlFetcherOptions options = LoopbackOptions();
+  options.allow_private_addresses = false;
+  const std::string port = std::to_string(server_.port());
+  for (const std::string host :
+       {"127.1", "127.0.1", "0x7f000001", "0x7f.1", "2130706433", "0177.0.0.1", "017700000001",
+        "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::1]", "[64:ff9b::127.0.0.1]", "0.0.0.0"}) {
+    const FetchResult r = FetchOne(options, "http://" + host + ":" + port + "/page.html");
+    EXPECT_EQ(r.error_kind, FetchErrorKind::kBlockedAddress) << host << ": " << r.status.ToString();
+  }
+  EXPECT_TRUE(server_.Requests().empty());
+}
+
 TEST_F(CurlFetcherTest, OnlyHttpAndHttps) {
   for (const char* url :
        {"ftp://127.0.0.1/", "file:///etc/passwd", "gopher://127.0.0.1/", "dict://127.0.0.1/"}) {
@@ -436,6 +452,23 @@ TEST(IsNonPublicAddressTest, Ranges) {
   }
   for (const char* a : {"8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "100.128.0.1",
                         "2001:4860:4860::8888", "::ffff:8.8.8.8"}) {
+    EXPECT_FALSE(Blocked(a)) << a;
+  }
+}
+
+// Issue 33 (minor): tunnel and translation ranges, whose far end is some other address, and the
+// documentation ranges, which name no host, are not fetched.
+TEST(IsNonPublicAddressTest, TunnelTranslationAndDocumentationRanges) {
+  for (const char* a : {"192.0.2.1", "198.51.100.7", "203.0.113.255", "192.88.99.1", "2001:db8::1",
+                        "2001:db8:ffff::1", "2002:7f00:1::1", "2002:808:808::1",
+                        "2001:0:4136:e378::1", "2001::1", "64:ff9b::7f00:1", "64:ff9b::c000:201",
+                        "64:ff9b:1::808:808", "64:ff9b:1:ffff::1", "::ffff:192.0.2.1"}) {
+    EXPECT_TRUE(Blocked(a)) << a;
+  }
+  // Their neighbours are public, and NAT64's well-known prefix with a public IPv4 too (an
+  // IPv6-only host behind DNS64 reaches every IPv4 site that way).
+  for (const char* a : {"192.0.3.1", "198.51.101.1", "203.0.114.1", "2001:db9::1", "2001:1::1",
+                        "2003::1", "64:ff9b::808:808", "64:ff9b:2::1"}) {
     EXPECT_FALSE(Blocked(a)) << a;
   }
 }

@@ -82,13 +82,57 @@ TEST(NormalizeUrlTest, Normalizes) {
       {"http://example.com/?", "http://example.com/?"},
       {"http://[::1]:8080/x", "http://[::1]:8080/x"},
       {"http://User@Example.com/", "http://User@example.com/"},
-      {"http://bücher.example/", "http://bücher.example/"},  // IDN stays as given
+      {"http://bücher.example/", "http://xn--bcher-kva.example/"},  // IDNA's ASCII form
   };
   for (const auto& [in, want] : cases) {
     StatusOr<std::string> got = NormalizeUrl(in);
     ASSERT_TRUE(got.ok()) << in << ": " << got.status().ToString();
     EXPECT_EQ(*got, want) << in;
   }
+}
+
+// Bug (issue 33, defect 5): a host with raw bytes that are not UTF-8 was stored as it came, and
+// the URL in the answer (where those bytes became U+FFFD) could not be looked up. Such hosts are
+// refused; hosts in UTF-8 become IDNA's ASCII form, the one spelling the store holds.
+TEST(NormalizeUrlTest, NonUtf8HostIsRefusedAndUnicodeHostBecomesPunycode) {
+  for (const char* bad : {"http://b\xFC\x63her.example/", "http://\xFF\xFE/", "http://a\xC3/",
+                          "http://\xC0\xAF.example/", "http://\xED\xA0\x80.example/",
+                          "http://\xF4\x90\x80\x80.example/"}) {
+    StatusOr<std::string> got = NormalizeUrl(bad);
+    ASSERT_EQ(got.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(got.status().message().find("host has bytes that are not UTF-8"), std::string::npos)
+        << got.status().message();
+    // The message is ASCII: the bytes are percent-encoded in it.
+    const std::string message = got.status().message();
+    for (char c : message) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << bad;
+  }
+  EXPECT_NE(NormalizeUrl("http://b\xFC\x63her.example/").status().message().find("b%FCcher"),
+            std::string::npos);
+  // UTF-8: the ASCII form, lower-cased by UTS #46 mapping, port and path kept.
+  EXPECT_EQ(*NormalizeUrl("http://B\xC3\x9C\x43HER.example:8080/\xC3\xA9"),
+            "http://xn--bcher-kva.example:8080/%C3%A9");
+  EXPECT_EQ(*NormalizeUrl("https://\xE4\xBE\x8B\xE3\x81\x88.\xE3\x83\x86\xE3\x82\xB9\xE3\x83\x88/"),
+            "https://xn--r8jz45g.xn--zckzah/");
+  // Normalizing the result gives the result: both spellings are one key.
+  EXPECT_EQ(*NormalizeUrl(*NormalizeUrl("http://b\xC3\xBC\x63her.example/")),
+            "http://xn--bcher-kva.example/");
+  EXPECT_EQ(*NormalizeUrl("http://xn--bcher-kva.example/"), "http://xn--bcher-kva.example/");
+  // A link resolved against a page takes the same form.
+  EXPECT_EQ(*ResolveUrl("http://a.example/", "//b\xC3\xBC\x63her.example/x"),
+            "http://xn--bcher-kva.example/x");
+  // UTF-8 that IDNA refuses: a label over 63 bytes once encoded.
+  StatusOr<std::string> refused =
+      NormalizeUrl("http://" + std::string(70, 'a') + "\xC3\xBC.example/");
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("not a valid internationalized domain name"),
+            std::string::npos)
+      << refused.status().message();
+  // A label that starts with a combining mark, which neither IDNA mode accepts.
+  EXPECT_EQ(NormalizeUrl("http://\xCC\x81\x61.example/").status().code(),
+            StatusCode::kInvalidArgument);
+  // A symbol IDNA2008 disallows goes as libcurl sends it (UTS #46 transitional fallback): the
+  // stored host is the one fetched.
+  EXPECT_EQ(*NormalizeUrl("http://a\xE2\x98\x83.example/"), "http://xn--a-1xp.example/");
 }
 
 // Found by links_fuzz: "%2E" decoded after dot-segment removal left a "." segment behind, so

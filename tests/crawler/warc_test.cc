@@ -135,6 +135,101 @@ TEST(WarcReaderTest, ChunkedAndGzipEncodedResponse) {
   EXPECT_EQ((*page)->body, "<p>compressed page</p>");
 }
 
+// Bug (issue 33, defect 2): a gzip body of two members (`cat a.gz b.gz`, pigz) decoded to its
+// first member only, and bytes after a member were ignored.
+TEST(InflateBodyTest, ConcatenatedGzipMembersAreAllDecoded) {
+  StatusOr<std::string> out =
+      InflateBody(Gzip("first part, ") + Gzip("second part"), true, 1 << 20);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, "first part, second part");
+  std::string many;
+  std::string expected;
+  for (int i = 0; i < 10; ++i) {
+    many += Gzip("member " + std::to_string(i) + ";");
+    expected += "member " + std::to_string(i) + ";";
+  }
+  out = InflateBody(many, true, 1 << 20);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, expected);
+  // An empty member is a member too.
+  out = InflateBody(Gzip("") + Gzip("x"), true, 1 << 20);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, "x");
+  // The limit holds across members.
+  out = InflateBody(Gzip(std::string(600, 'a')) + Gzip(std::string(600, 'b')), true, 1000);
+  EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(InflateBodyTest, TrailingGarbageAfterAMemberIsRefused) {
+  const std::string a = Gzip("page");
+  StatusOr<std::string> out = InflateBody(a + "garbage", true, 1 << 20);
+  ASSERT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "7 bytes of trailing garbage at offset " +
+                                        std::to_string(a.size()) + ", after gzip member 1");
+  // Trailing zero bytes too: they are not a member.
+  EXPECT_EQ(InflateBody(a + std::string(4, '\0'), true, 1 << 20).status().code(),
+            StatusCode::kInvalidArgument);
+  // A second member cut short is a truncated body, not a shorter page.
+  const std::string b = Gzip(std::string(2000, 'b'));
+  out = InflateBody(a + b.substr(0, b.size() / 2), true, 1 << 20);
+  ASSERT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "compressed body truncated (gzip member 2)");
+  // A corrupt second member.
+  std::string bad = b;
+  for (size_t i = 12; i < bad.size() - 8; i += 3) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+  EXPECT_EQ(InflateBody(a + bad, true, 1 << 20).status().code(), StatusCode::kInvalidArgument);
+  // deflate (zlib-wrapped) followed by garbage.
+  std::string zlib(compressBound(4), '\0');
+  uLongf zlib_size = zlib.size();
+  ASSERT_EQ(compress(reinterpret_cast<Bytef*>(zlib.data()), &zlib_size,
+                     reinterpret_cast<const Bytef*>("page"), 4),
+            Z_OK);
+  zlib.resize(zlib_size);
+  ASSERT_EQ(*InflateBody(zlib, false, 1 << 20), "page");
+  out = InflateBody(zlib + "xyz", false, 1 << 20);
+  ASSERT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "3 bytes of trailing garbage at offset " +
+                                        std::to_string(zlib.size()) + ", after the deflate stream");
+}
+
+// The HTTP payload of a WARC record goes through the same inflater: two members are one page.
+TEST(WarcReaderTest, ResponseWithTwoGzipMembersIsDecodedWhole) {
+  const std::string http =
+      "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n" + Gzip("<p>one") + Gzip(" two</p>");
+  const ReadAll all = Read(Record("response", "http://h.example/two", http));
+  ASSERT_EQ(all.records.size(), 1u);
+  StatusOr<std::optional<WarcPage>> page = InterpretRecord(all.records[0]);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ((*page)->body, "<p>one two</p>");
+  // With garbage after the members the record is refused, not stored cut short.
+  const ReadAll bad = Read(Record("response", "http://h.example/two", http + "junk"));
+  ASSERT_EQ(bad.records.size(), 1u);
+  page = InterpretRecord(bad.records[0]);
+  ASSERT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(page.status().message().find("trailing garbage"), std::string::npos)
+      << page.status().message();
+}
+
+// A .warc.gz is a sequence of members, one per record: garbage after a record's member is
+// reported at its offset (it is not silently dropped), and the records around it still read.
+TEST(WarcReaderTest, GzipRecordMemberFollowedByGarbageIsReported) {
+  const std::string a = Gzip(Record("resource", "http://h.example/a", "A"));
+  const std::string b = Gzip(Record("resource", "http://h.example/b", "B"));
+  ReadAll all = Read(a + "garbage!" + b);
+  ASSERT_EQ(all.records.size(), 2u);
+  EXPECT_EQ(*all.records[1].Header("WARC-Target-URI"), "http://h.example/b");
+  EXPECT_EQ(all.records[1].member_offset, a.size() + 8);
+  ASSERT_EQ(all.problems.size(), 1u);
+  EXPECT_EQ(all.problems[0].offset, a.size());
+  EXPECT_EQ(all.problems[0].status.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(all.problems[0].status.message(), "junk between gzip members");
+  all = Read(a + b + "garbage!");
+  ASSERT_EQ(all.records.size(), 2u);
+  ASSERT_EQ(all.problems.size(), 1u);
+  EXPECT_EQ(all.problems[0].offset, a.size() + b.size());
+  EXPECT_EQ(all.problems[0].status.message(), "junk after the last gzip member");
+}
+
 TEST(WarcReaderTest, GzipBombIsStopped) {
   const std::string bomb = Gzip(std::string(10 << 20, 'a'));
   const std::string http = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n" + bomb;

@@ -641,14 +641,48 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
   WaitForSweep(daemon.port());
 }
 
-// A config whose [crawler] seed the crawler cannot use stops start-up naming the key.
-TEST(CrawlServeTest, BadSeedStopsStartUp) {
+// Issue 33 (minor): a [crawler] seed the crawler cannot use (unparseable, a scheme other than
+// http(s), a private or loopback address in any numeric form) stopped the whole daemon at
+// start-up. It stops the crawler only: the daemon serves, and GET /v1/crawl says why.
+TEST(CrawlServeTest, BadSeedStopsTheCrawlerNotTheDaemon) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"http://exa mple.org/", "bad character in host"},
+      {"ftp://example.org/", "scheme is not http or https"},
+      {"http://127.1/", "private, loopback"},
+      {"http://0x7f000001:8080/", "private, loopback"},
+      {"http://2130706433/", "private, loopback"},
+      {"http://[::ffff:10.0.0.1]/", "private, loopback"},
+  };
+  for (const auto& [seed, why] : cases) {
+    TempDir dir;
+    Daemon daemon(dir, dir.path() + "/store",
+                  std::string("[crawler]\nenabled = true\nseeds = [\"") + seed + "\"]\n");
+    ASSERT_GT(daemon.port(), 0) << seed << "\n" << daemon.log();
+    const json crawl = Get(daemon.port(), "/v1/crawl");
+    EXPECT_EQ(crawl["enabled"], false) << crawl.dump();
+    ASSERT_TRUE(crawl["error"].is_string()) << crawl.dump();
+    const std::string error = crawl["error"];
+    EXPECT_NE(error.find("crawler.seeds"), std::string::npos) << error;
+    EXPECT_NE(error.find(why), std::string::npos) << seed << ": " << error;
+    EXPECT_NE(daemon.log().find("the crawler is not started"), std::string::npos) << daemon.log();
+    HttpClient client(daemon.port());
+    HttpResponse r = client.Request("POST", "/v1/crawl");
+    EXPECT_EQ(r.status, 409) << r.body;
+    EXPECT_NE(r.body.find("the crawler did not start"), std::string::npos) << r.body;
+    // The rest of the daemon serves.
+    r = client.Request("POST", "/v1/pages?url=" + Q("https://e.com/p"), "<p>one two three</p>",
+                       "text/html");
+    EXPECT_EQ(r.status, 200) << r.body;
+    daemon.Signal(SIGTERM);
+    EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+  }
+  // With allow_private_addresses a loopback seed is the operator's choice.
   TempDir dir;
   Daemon daemon(dir, dir.path() + "/store",
-                "[crawler]\nenabled = true\nseeds = [\"http://exa mple.org/\"]\n");
-  EXPECT_EQ(daemon.port(), 0);
-  EXPECT_EQ(daemon.Wait(), 2);
-  EXPECT_NE(daemon.log().find("crawler.seeds"), std::string::npos) << daemon.log();
+                "[crawler]\nenabled = true\nseeds = [\"http://127.1:1/\"]\n"
+                "allow_private_addresses = true\nevery = \"off\"\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  EXPECT_EQ(Get(daemon.port(), "/v1/crawl")["enabled"], true);
 }
 
 // SIGHUP applies the crawler's schedule at once and its seeds from the next sweep; seeds the

@@ -229,6 +229,51 @@ TEST(RequestParseTest, RedirectLocations) {
   }
 }
 
+// Issue 33 (minor): a batch line was parsed into a DOM whatever it held, so one line of
+// "[[[[..." nested as deep as the body was long, and a line of many small values cost tens of
+// bytes per value. A line is one flat object with known keys, checked while it is read.
+TEST(RequestParseTest, BatchLineDepthAndMemoryAreBounded) {
+  const std::string deep =
+      "{\"url\": \"https://e.com/\", \"content\": " + std::string(100000, '[') +
+      std::string(100000, ']') + "}";
+  StatusOr<PagePost> p = ParseBatchLine(deep, "s0", 4096, kNow);
+  ASSERT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            "\"content\" is an array: a batch line is one JSON object nested at most 1 level deep, "
+            "whose values are strings, integers or null");
+  p = ParseBatchLine(R"({"url": "https://e.com/", "content": {"a": 1}})", "s0", 4096, kNow);
+  ASSERT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("\"content\" is an object"), std::string::npos)
+      << p.status().message();
+  // An unclosed nest fails at the nesting, not at the end of the line.
+  p = ParseBatchLine("{\"url\": " + std::string(1 << 20, '['), "s0", 4096, kNow);
+  EXPECT_NE(p.status().message().find("nested at most 1 level"), std::string::npos)
+      << p.status().message();
+  // A top-level array, however long, is not a line.
+  p = ParseBatchLine("[" + std::string(1 << 20, '1').insert(1, ",") + "]", "s0", 4096, kNow);
+  EXPECT_EQ(p.status().message(), "invalid JSON object");
+  // Many members: the first unknown key stops the parse (memory stays at the line's bytes).
+  std::string many = "{\"url\": \"https://e.com/\", \"content\": \"x\"";
+  for (int i = 0; i < 100000; ++i) many += ", \"k" + std::to_string(i) + "\": 1";
+  many += "}";
+  p = ParseBatchLine(many, "s0", 4096, kNow);
+  EXPECT_EQ(p.status().message(),
+            "unknown key \"k0\" in the body; it takes url, content, content_type, fetched_at, "
+            "sweep, status, location");
+  // A syntax error says where.
+  p = ParseBatchLine(R"({"url": "https://e.com/", "content": x})", "s0", 4096, kNow);
+  EXPECT_NE(p.status().message().find("invalid JSON object (at byte"), std::string::npos)
+      << p.status().message();
+  // Trailing bytes after the object are not ignored.
+  EXPECT_FALSE(
+      ParseBatchLine(R"({"url": "https://e.com/", "content": "x"} {})", "s0", 4096, kNow).ok());
+  // Duplicate keys: the last one wins, as with a DOM parse.
+  p = ParseBatchLine(R"({"url": "https://e.com/a", "url": "https://e.com/b", "content": "x"})",
+                     "s0", 4096, kNow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->url, "https://e.com/b");
+}
+
 TEST(RequestParseTest, UnknownMembersAreRefused) {
   StatusOr<PagePost> p =
       ParseBatchLine(R"({"url": "https://e.com/", "content": "x", "strat": 1})", "s0", 4096, kNow);

@@ -358,6 +358,72 @@ TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/bomb")).status, 404);
 }
 
+// Bug (issue 33, defect 2): a gzip body of two members (`cat a.gz b.gz`, pigz) was stored as its
+// first member only, with 200, and garbage after a member was accepted silently.
+TEST_F(ServeTest, ConcatenatedGzipMembersAreStoredWhole) {
+  const std::string page = SyntheticPage(12);
+  const size_t half = page.size() / 2;
+  const std::string two = Gzip(page.substr(0, half)) + Gzip(page.substr(half));
+  HttpResponse r = Call("POST", "/v1/pages?url=" + Q("https://e.com/two"), two, "text/html",
+                        "Content-Encoding: gzip\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json first = json::parse(r.body);
+  EXPECT_EQ(first["verdict"], "new") << first;
+  // The concatenated plain body is the same document: both parts were stored.
+  json j = Post("https://e.com/plain-two", page);
+  EXPECT_EQ(j["verdict"], "duplicate") << j;
+  EXPECT_EQ(j["doc"], first["doc"]) << j;
+  // Its first half alone is not.
+  j = Post("https://e.com/half", page.substr(0, half));
+  EXPECT_NE(j["doc"], first["doc"]) << j;
+
+  // Garbage after a member: refused with the reason, nothing stored.
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/garbage"), Gzip(page) + "garbage",
+                   "text/html", "Content-Encoding: gzip\r\n"),
+              400, "invalid_argument", "Content-Encoding gzip: 7 bytes of trailing garbage");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/garbage")).status, 404);
+  // A second member cut short: a truncated body, not a shorter page.
+  const std::string second = Gzip(page.substr(half));
+  ExpectError(Call("POST", "/v1/pages?url=" + Q("https://e.com/cut"),
+                   Gzip(page.substr(0, half)) + second.substr(0, second.size() - 10), "text/html",
+                   "Content-Encoding: gzip\r\n"),
+              400, "invalid_argument", "compressed body truncated (gzip member 2)");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/cut")).status, 404);
+}
+
+// Issue 33 (minor): a batch line is one flat object, refused at its first nested value with the
+// limit named, and a host with raw bytes that are not UTF-8 is refused while one in UTF-8 is
+// stored, answered and found in its IDNA form (defect 5).
+TEST_F(ServeTest, BatchLineNestingIsBoundedAndNonUtf8HostsRefused) {
+  std::string deep = "{\"url\": \"https://e.com/d\", \"content\": ";
+  deep.append(20000, '[').append(20000, ']').append("}\n");
+  ExpectError(
+      Call("POST", "/v1/pages", "{\"url\": \"https://e.com/ok\", \"content\": \"x y\"}\n" + deep,
+           "application/x-ndjson"),
+      400, "invalid_argument",
+      "line 2: \"content\" is an array: a batch line is one JSON object nested at most 1 "
+      "level deep");
+  EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/ok")).status, 404);
+
+  const std::string page = SyntheticPage(13);
+  ExpectError(
+      Call("POST", "/v1/pages?url=" + Q("http://b\xFC\x63her.example/p"), page, "text/html"), 400,
+      "invalid_argument", "host has bytes that are not UTF-8");
+  ExpectError(Call("POST", "/v1/pages",
+                   "{\"url\": \"http://b\xFC\x63her.example/q\", \"content\": \"x\"}\n",
+                   "application/x-ndjson"),
+              400, "invalid_argument", "line 1: ");
+  const json j = Post("http://B\xC3\x9C\x63her.example/p", page);
+  EXPECT_EQ(j["url"], "http://xn--bcher-kva.example/p") << j;
+  // What the answer says is what the store holds, found by it and by the Unicode spelling.
+  for (const std::string& url : {std::string("http://xn--bcher-kva.example/p"),
+                                 std::string("http://b\xC3\xBC\x63her.example/p")}) {
+    HttpResponse r = Call("GET", "/v1/urls?url=" + Q(url));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["url"], "http://xn--bcher-kva.example/p") << r.body;
+  }
+}
+
 // A parameter a resource does not take is refused, naming what it takes: a crawler that sent
 // `date` for `fetched_at` had its pages stored at the time of the post, silently.
 TEST_F(ServeTest, UnknownParametersAreRefused) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "crawler/warc.h"
+#include "tests/crawler/gzip.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/daemon/run_shingled.h"
 
@@ -260,6 +261,52 @@ TEST_F(WarcPostTest, DamagedRecordIsReportedWithItsOffsetAndTheRestGoesIn) {
             "content it refers to was never ingested)")
       << j;
   EXPECT_EQ(Get("/v1/urls?url=" + Q("http://site.test/e"))["versions"].size(), 1u);
+}
+
+// Issue 33 (minor): an upload in which no WARC record was found answered 200 with zero pages, as
+// if an empty crawl had gone in.
+TEST_F(WarcPostTest, AllGarbageWarcIsNotAnsweredOk) {
+  OpenSweep("w1");
+  HttpClient client(daemon_->port());
+  std::string garbage;
+  for (int i = 0; i < 100; ++i) garbage += "this is not a WARC record\r\n";
+  json j = PostWarc(client, "w1", garbage, "application/warc", 422);
+  EXPECT_EQ(j["error"]["code"], "no_warc_records") << j;
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("no WARC record was read"),
+            std::string::npos)
+      << j;
+  EXPECT_EQ(j["records"], 0) << j;
+  EXPECT_EQ(j["pages"], 0) << j;
+  ASSERT_FALSE(j["errors"].empty()) << j;
+  EXPECT_EQ(j["errors"][0]["offset"], 0) << j;
+  // gzip that holds no WARC, and an empty body, likewise.
+  j = PostWarc(client, "w1", shingled::testing::Gzip(garbage), "application/warc+gzip", 422);
+  EXPECT_EQ(j["error"]["code"], "no_warc_records") << j;
+  j = PostWarc(client, "w1", "", "application/warc", 422);
+  EXPECT_EQ(j["error"]["code"], "no_warc_records") << j;
+  EXPECT_EQ(Get("/v1/stats")["documents"], 0);
+}
+
+// Issue 33, defect 2, for WARC files: a .warc.gz is a sequence of members, one per record. Garbage
+// after a record's member is an error at its offset in the answer, not dropped silently; the
+// records around it go in.
+TEST_F(WarcPostTest, GzipRecordMemberFollowedByGarbageIsAnError) {
+  OpenSweep("w1");
+  WarcBuilder b(true);
+  b.Response("http://site.test/a", kDate, 200, SyntheticPage(1));
+  const uint64_t garbage_at = b.size();
+  b.Raw("garbage after a member");
+  b.Response("http://site.test/b", kDate, 200, SyntheticPage(2));
+  const uint64_t tail_at = b.size();
+  b.Raw("and at the end");
+  HttpClient client(daemon_->port());
+  json j = PostWarc(client, "w1", b.Take(), "application/warc+gzip");
+  EXPECT_EQ(j["pages"], 2) << j;
+  ASSERT_EQ(j["errors"].size(), 2u) << j;
+  EXPECT_EQ(j["errors"][0]["offset"], garbage_at) << j;
+  EXPECT_EQ(j["errors"][0]["message"], "junk between gzip members") << j;
+  EXPECT_EQ(j["errors"][1]["offset"], tail_at) << j;
+  EXPECT_EQ(j["errors"][1]["message"], "junk after the last gzip member") << j;
 }
 
 // Two crawls of a site: in the second, /a answers 500, /b redirects to /c (a relative
