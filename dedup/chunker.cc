@@ -128,6 +128,9 @@ void Chunker::CutBuffered(uint32_t len, std::vector<Chunk>* out) {
   }
 }
 
+// A chunk that lies within one Feed() is hashed where it is, without a copy. The bytes are kept
+// rather than fed to an XXH3 streaming state as they come because a backup cut at max_size gives
+// the bytes read past the backup boundary to the next chunk, to be scanned and hashed again.
 void Chunker::Feed(std::string_view bytes, std::vector<Chunk>* out) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t n = bytes.size();
