@@ -317,6 +317,13 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.OptionalInt("supershingle_window", 1, 1024, &c.sketch.supershingle_window);
     r.OptionalInt("mod_sample_max", 8, 4096, &c.sketch.mod_sample_max);
     r.OptionalU64("seed", &c.sketch.seed);
+    // Ranges of one key; the relations between them (min < max, backup < main <= max) are
+    // checked with the sketch parameters when the store is opened.
+    r.String("chunk_input", &c.sketch.chunk_input, {"none", "canonical_text", "raw_bytes"});
+    r.OptionalInt("chunk_min_size", 16, (1 << 20) - 1, &c.sketch.chunk_min_size);
+    r.OptionalInt("chunk_max_size", 17, 1 << 20, &c.sketch.chunk_max_size);
+    r.OptionalInt("chunk_main_divisor", 3, 1 << 20, &c.sketch.chunk_main_divisor);
+    r.OptionalInt("chunk_backup_divisor", 2, (1 << 20) - 1, &c.sketch.chunk_backup_divisor);
   });
   Section(root, "auth", source, &status, [&](TableReader& r) {
     r.String("token_file", &c.auth.token_file);
@@ -473,6 +480,11 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(sketch, supershingle_window);
   SHINGLED_FIELD(sketch, mod_sample_max);
   SHINGLED_FIELD(sketch, seed);
+  SHINGLED_FIELD(sketch, chunk_input);
+  SHINGLED_FIELD(sketch, chunk_min_size);
+  SHINGLED_FIELD(sketch, chunk_max_size);
+  SHINGLED_FIELD(sketch, chunk_main_divisor);
+  SHINGLED_FIELD(sketch, chunk_backup_divisor);
   SHINGLED_FIELD(auth, token_file);
   SHINGLED_FIELD(auth, protect_writes);
   SHINGLED_FIELD(auth, protect_reads);

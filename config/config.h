@@ -137,6 +137,10 @@ struct SketchOptions {
   std::optional<int64_t> shingle_size, feature_groups, group_size, fungible_threshold;
   std::optional<int64_t> min_sample_size, supershingle_span, supershingle_window, mod_sample_max;
   std::optional<uint64_t> seed;
+  // Content-defined chunks (dedup/chunker.h, issue 32); recorded like the rest. chunk_input is
+  // "none", "canonical_text" or "raw_bytes"; "" (left out) keeps the default.
+  std::string chunk_input;
+  std::optional<int64_t> chunk_min_size, chunk_max_size, chunk_main_divisor, chunk_backup_divisor;
 };
 
 struct AuthOptions {

@@ -23,6 +23,17 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   set(s.supershingle_window, &params.supershingle_window);
   set(s.mod_sample_max, &params.mod_sample_max);
   if (s.seed) params.seed = *s.seed;
+  // Content-defined chunks (issue 32).
+  if (s.chunk_input == "none") params.chunking.input = dedup::ChunkInput::kNone;
+  if (s.chunk_input == "canonical_text") params.chunking.input = dedup::ChunkInput::kCanonicalText;
+  if (s.chunk_input == "raw_bytes") params.chunking.input = dedup::ChunkInput::kRawBytes;
+  auto set_size = [](const std::optional<int64_t>& value, uint32_t* field) {
+    if (value) *field = static_cast<uint32_t>(*value);
+  };
+  set_size(s.chunk_min_size, &params.chunking.min_size);
+  set_size(s.chunk_max_size, &params.chunking.max_size);
+  set_size(s.chunk_main_divisor, &params.chunking.main_divisor);
+  set_size(s.chunk_backup_divisor, &params.chunking.backup_divisor);
   auto context = dedup::SketchContext::Create(params);
   if (!context.ok()) {
     return InvalidArgumentError("[sketch]: " + context.status().message());

@@ -45,7 +45,7 @@ Status SketchParams::Validate() const {
     return bad("supershingle_window", supershingle_window, "1..supershingle_span");
   }
   if (mod_sample_max < 8 || mod_sample_max > 4096) return bad("mod_sample_max", mod_sample_max, "8..4096");
-  return OkStatus();
+  return chunking.Validate();
 }
 
 std::string Fingerprint128::ToHex() const {
@@ -116,7 +116,11 @@ class SketcherState {
         lexical_buffer_(lexical_storage_.get() + internal::kTokenHashPadding),
         min_capacity_(std::bit_ceil(min_size_)),
         min_sorted_(min_capacity_, kNoThreshold),
-        mod_set_(2 * (mod_max_ + 1)) {
+        mod_set_(2 * (mod_max_ + 1)),
+        chunk_input_(ctx.params.chunking.input),
+        chunker_(chunk_input_ == ChunkInput::kNone
+                     ? nullptr
+                     : std::make_unique<Chunker>(ctx.params.chunking)) {
     // The padding before the first token is read (and ignored) by the token hash kernel.
     std::fill(lexical_storage_.get(), lexical_buffer_, 0);
     mod_values_.reserve(mod_max_ + 1);
@@ -151,6 +155,7 @@ class SketcherState {
 
   void AddRawBytes(std::string_view bytes) {
     XXH3_128bits_update(&raw_hash_, bytes.data(), bytes.size());
+    if (chunk_input_ == ChunkInput::kRawBytes) chunker_->Feed(bytes, &chunks_);
     bytes_ += bytes.size();
   }
 
@@ -188,6 +193,11 @@ class SketcherState {
     sketch.lexical = ToFingerprint(XXH3_128bits_digest(&lexical_hash_));
     if (shingles_ > 0) FillSample(&sketch);
     sketch.shingle = ShingleFingerprint(sketch);
+    if (chunker_ != nullptr) {
+      chunker_->Finish(&chunks_);
+      sketch.chunks = std::move(chunks_);
+      chunks_ = {};
+    }
     Reset();
     return sketch;
   }
@@ -298,6 +308,11 @@ class SketcherState {
 
   void FlushLexical() {
     XXH3_128bits_update(&lexical_hash_, lexical_buffer_, lexical_len_);
+    // The canonical text, each token followed by one space, is what the lexical fingerprint
+    // hashes: the chunker reads the same bytes, a block of tokens at a time.
+    if (chunk_input_ == ChunkInput::kCanonicalText) {
+      chunker_->Feed(std::string_view(lexical_buffer_, lexical_len_), &chunks_);
+    }
     lexical_len_ = 0;
   }
 
@@ -428,6 +443,10 @@ class SketcherState {
   uint64_t bytes_ = 0;
   uint64_t tokens_ = 0;
   uint64_t shingles_ = 0;
+  // Content-defined chunks (dedup/chunker.h): no chunker when chunking is off.
+  const ChunkInput chunk_input_;
+  const std::unique_ptr<Chunker> chunker_;
+  std::vector<Chunk> chunks_;  // the page's chunks so far
 };
 
 Fingerprint128 IdenticalFingerprint(const SketchContext& context, std::string_view bytes) {

@@ -10,12 +10,13 @@
 #include <xxhash.h>
 
 #include "dedup/canonicalize.h"
+#include "dedup/chunker.h"
 #include "dedup/internal/minhash.h"
 #include "dedup/internal/splitmix.h"
 #include "dedup/page.h"
-#include "dedup/streaming_canonicalizer.h"
 #include "dedup/rabin.h"
 #include "dedup/sketch.h"
+#include "dedup/streaming_canonicalizer.h"
 #include "dedup/tokenizer.h"
 #include "tests/bench/corpus.h"
 
@@ -180,6 +181,47 @@ BENCHMARK(BM_HtmlToSketch)
     ->Arg(static_cast<int>(CanonicalizerKind::kGumbo))
     ->Arg(static_cast<int>(CanonicalizerKind::kStreaming))
     ->Unit(benchmark::kMillisecond);
+
+// --- Content-defined chunks (issue 32) ---
+
+// The TTTD chunker alone on the corpus's canonical text, with the default parameters.
+void BM_ChunkCanonicalText(benchmark::State& state) {
+  const ChunkParams params = SketchParams{}.chunking;
+  Chunker chunker(params);
+  std::vector<Chunk> chunks;
+  Texts();  // prepared before the clock starts
+  for (auto _ : state) {
+    for (const std::string& text : Texts()) {
+      chunks.clear();
+      chunker.Feed(text, &chunks);
+      chunker.Finish(&chunks);
+      benchmark::DoNotOptimize(chunks.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * TotalBytes(Texts())));
+  state.counters["chunks/page"] = static_cast<double>(chunks.size());
+}
+BENCHMARK(BM_ChunkCanonicalText)->Unit(benchmark::kMillisecond);
+
+// HTML to sketch with the streaming canonicalizer, without chunks (0), with chunks of the
+// canonical text (1, the default) and of the raw bytes (2). Run with repetitions and
+// --benchmark_enable_random_interleaving=true so that the three alternate.
+void BM_HtmlToSketchChunks(benchmark::State& state) {
+  SketchParams params;
+  params.chunking.input = static_cast<ChunkInput>(state.range(0));
+  auto ctx = SketchContext::Create(params);
+  static constexpr const char* kNames[] = {"no chunks", "chunks of canonical text",
+                                           "chunks of raw bytes"};
+  state.SetLabel(kNames[state.range(0)]);
+  Pages();
+  for (auto _ : state) {
+    for (const std::string& page : Pages().pages) {
+      benchmark::DoNotOptimize(SketchPage(**ctx, page, "text/html"));
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * Pages().bytes));
+}
+BENCHMARK(BM_HtmlToSketchChunks)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace shingled::dedup

@@ -89,6 +89,11 @@ cluster_relations = ["exact"]
 [sketch]
 shingle_size = 5
 seed = "0xff"
+chunk_input = "raw_bytes"
+chunk_min_size = 230
+chunk_max_size = 1400
+chunk_main_divisor = 270
+chunk_backup_divisor = 135
 [auth]
 token_file = "/etc/token"
 protect_reads = true
@@ -107,6 +112,11 @@ measure_batch_size = true
   EXPECT_EQ(c->store.cluster_relations, std::vector<std::string>{"exact"});
   EXPECT_EQ(c->sketch.shingle_size, 5);
   EXPECT_EQ(c->sketch.seed, 0xffu);
+  EXPECT_EQ(c->sketch.chunk_input, "raw_bytes");
+  EXPECT_EQ(c->sketch.chunk_min_size, 230);
+  EXPECT_EQ(c->sketch.chunk_max_size, 1400);
+  EXPECT_EQ(c->sketch.chunk_main_divisor, 270);
+  EXPECT_EQ(c->sketch.chunk_backup_divisor, 135);
   EXPECT_TRUE(c->auth.protect_reads);
   EXPECT_EQ(c->ingest.canonicalizer, "gumbo");
   EXPECT_TRUE(c->ingest.measure_batch_size);
@@ -147,6 +157,11 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
   ExpectError("[store]\nsimilar_threshold = 0.0\n",
               {"test.toml:2:", "store.similar_threshold", "out of range"});
   ExpectError("[sketch]\nshingle_size = 33\n", {"test.toml:2:", "sketch.shingle_size"});
+  ExpectError("[sketch]\nchunk_min_size = 15\n", {"test.toml:2:", "sketch.chunk_min_size"});
+  ExpectError("[sketch]\nchunk_max_size = 1048577\n", {"test.toml:2:", "sketch.chunk_max_size"});
+  ExpectError("[sketch]\nchunk_backup_divisor = 1\n",
+              {"test.toml:2:", "sketch.chunk_backup_divisor"});
+  ExpectError("[sketch]\nchunk_input = \"words\"\n", {"test.toml:2:", "sketch.chunk_input"});
   ExpectError("[logging]\nlevel = \"loud\"\n", {"test.toml:2:", "logging.level", "not one of"});
   ExpectError("[ingest]\ncanonicalizer = \"lxml\"\n",
               {"test.toml:2:", "ingest.canonicalizer", "not one of"});
