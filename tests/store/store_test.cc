@@ -641,6 +641,14 @@ TEST_F(StoreTest, CommitFailedForLackOfSpaceFailsThatBatchOnly) {
   EXPECT_EQ((*r)[0].verdict, Verdict::kNew);
   EXPECT_TRUE(store->History("http://a/").ok());
   EXPECT_TRUE(store->History("http://b/").ok());
+  // The writer's in-memory state follows the disk: the key filter (which kept the failed batch's
+  // keys: extra keys only cost a read) never says "absent" for a stored key, and queries see
+  // the committed page through the write buffer.
+  EXPECT_TRUE(store->VerifyKeyFilterForTesting().ok());
+  StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToSketch(b.sketch, QueryOptions{});
+  ASSERT_TRUE(similar.ok()) << similar.status().ToString();
+  ASSERT_FALSE(similar->empty());
+  EXPECT_EQ(similar->front().doc, (*r)[0].doc);
   ExpectConsistent(*store);
 }
 
