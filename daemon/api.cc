@@ -66,6 +66,12 @@ void Api::OnServerResponse(http::status status) {
 }
 
 Response Api::Error(const Status& status) const {
+  // A full disk or map: 507, with what is full (the store's directory and free bytes, or
+  // store.max_map_size); writes resume on their own when there is room.
+  if (store::IsOutOfSpace(status)) {
+    return ErrorResponse(http::status::insufficient_storage, "insufficient_storage",
+                         status.message(), options_.retry_after_s);
+  }
   if (HttpStatusFor(status.code()) == http::status::internal_server_error) {
     spdlog::error("request failed: {}", status.ToString());
   }
@@ -314,6 +320,13 @@ Response Api::Ready() {
   Status status = store_->health();
   if (status.ok() && !pipeline_->healthy()) status = UnavailableError("the store writer failed");
   if (status.ok() && shutting_down_) status = UnavailableError("shutting down");
+  if (status.ok()) status = pipeline_->out_of_space();
+  if (store::IsOutOfSpace(status)) {
+    std::string message = "out of space, writes wait for room: ";
+    message.append(status.message());
+    return ErrorResponse(http::status::service_unavailable, "not_ready", message,
+                         options_.retry_after_s);
+  }
   if (!status.ok()) {
     // Not ready is an expected state here: say why (the failed commit), without internals.
     return ErrorResponse(http::status::service_unavailable, "not_ready",

@@ -84,6 +84,7 @@ Status IngestPipeline::Submit(std::vector<PageJob> jobs, Done done) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return UnavailableError("the server is shutting down");
+    if (!out_of_space_.ok()) return out_of_space_;
     if (admitted_pages_ + jobs.size() > options_.queue_pages ||
         admitted_bytes_ + bytes > options_.queue_bytes) {
       return ResourceExhaustedError("the ingest queue is full (" + std::to_string(admitted_pages_) +
@@ -198,19 +199,51 @@ std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {
   return cancelled;
 }
 
+bool IngestPipeline::WaitOutOfSpace(std::unique_lock<std::mutex>& lock) {
+  const auto ready = [this] { return stop_writer_ || !writer_queue_.empty(); };
+  while (!out_of_space_.ok()) {
+    // Pages admitted before it ran out are failed below, without a commit.
+    if (!writer_queue_.empty()) return true;
+    if (stop_writer_) return false;
+    if (writer_cv_.wait_until(lock, next_room_check_, ready)) continue;
+    lock.unlock();
+    Status room = store_->WriteRoom();
+    lock.lock();
+    if (room.ok()) {
+      spdlog::info("the store has room again ({}); writes resume", out_of_space_.message());
+      out_of_space_ = OkStatus();
+      if (metrics_ != nullptr) metrics_->SetOutOfSpace(false);
+    } else {
+      out_of_space_ = std::move(room);
+      room_backoff_ = std::min(room_backoff_ * 2, kLastRoomCheck);
+      next_room_check_ = Clock::now() + room_backoff_;
+    }
+  }
+  writer_cv_.wait(lock, ready);
+  return !writer_queue_.empty();  // else stopping, and nothing left
+}
+
 void IngestPipeline::WriterLoop() {
   for (;;) {
     std::vector<Item> batch;
+    Status out_of_space;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      writer_cv_.wait(lock, [this] { return stop_writer_ || !writer_queue_.empty(); });
-      if (writer_queue_.empty()) return;  // stopping, and nothing left
+      if (!WaitOutOfSpace(lock)) return;
+      out_of_space = out_of_space_;
       // Group commit: whatever is queued now, up to the batch limit.
       const size_t limit = sizer_.limit();
       while (!writer_queue_.empty() && batch.size() < limit) {
         batch.push_back(std::move(writer_queue_.front()));
         writer_queue_.pop_front();
       }
+    }
+    if (!out_of_space.ok()) {
+      for (Item& item : batch) {
+        if (metrics_ != nullptr) metrics_->PageFailed("commit");
+        Finish(item, {out_of_space, {}, item.content_kind});
+      }
+      continue;
     }
     std::vector<store::PageInput> inputs;
     inputs.reserve(batch.size());
@@ -221,16 +254,26 @@ void IngestPipeline::WriterLoop() {
       spdlog::error("store commit of {} pages failed: {}", batch.size(),
                     results.status().ToString());
       sizer_.Failed();
+      const std::string_view space = store::OutOfSpaceReason(results.status());
       if (metrics_ != nullptr) {
-        metrics_->CommitFailed();
+        metrics_->CommitFailed(space.empty() ? "error" : space);
         metrics_->SetBatchLimit(sizer_.chosen());
       }
       if (!store_->health().ok()) healthy_ = false;
+      // Lack of space: the pages are answered with it (what is full, and how full); writes
+      // stop until there is room. Otherwise a generic retry.
+      Status failed = UnavailableError("the store could not commit the page; retry later");
+      if (!space.empty()) {
+        failed = results.status();
+        std::lock_guard<std::mutex> lock(mu_);
+        out_of_space_ = failed;
+        room_backoff_ = kFirstRoomCheck;
+        next_room_check_ = Clock::now() + room_backoff_;
+        if (metrics_ != nullptr) metrics_->SetOutOfSpace(true);
+      }
       for (Item& item : batch) {
         if (metrics_ != nullptr) metrics_->PageFailed("commit");
-        Finish(item, {UnavailableError("the store could not commit the page; retry later"),
-                      {},
-                      item.content_kind});
+        Finish(item, {failed, {}, item.content_kind});
       }
       continue;
     }
@@ -301,6 +344,11 @@ void IngestPipeline::Stop(Clock::time_point deadline) {
 }
 
 bool IngestPipeline::healthy() const { return healthy_; }
+
+Status IngestPipeline::out_of_space() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return out_of_space_;
+}
 
 size_t IngestPipeline::queued_pages() const {
   std::lock_guard<std::mutex> lock(mu_);

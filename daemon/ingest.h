@@ -108,6 +108,17 @@ class IngestPipeline {
 
   // false after a failed commit: the store refuses writes until it is reopened.
   bool healthy() const;
+
+  // --- out of space (a full disk or map; writes resume on their own) ---
+  // After a commit that failed for lack of space (store::IsOutOfSpace), the pipeline is "out of
+  // space": Submit refuses with that error, pages already admitted are failed with it without a
+  // commit, and the writer asks the store for room (Store::WriteRoom) with a growing backoff
+  // (kFirstRoomCheck doubling to kLastRoomCheck). Once there is room, writes resume; a commit
+  // that fails again starts it over. OK while writes go on, else the out-of-space error (what is
+  // short, as of the last check).
+  Status out_of_space() const;
+  static constexpr std::chrono::milliseconds kFirstRoomCheck{100};
+  static constexpr std::chrono::milliseconds kLastRoomCheck{5000};
   size_t queued_pages() const;
   // The sketch context pages are fingerprinted with (for Store::FindIdentical lookups).
   const dedup::SketchContext& context() const { return *context_; }
@@ -147,6 +158,14 @@ class IngestPipeline {
   uint64_t admitted_bytes_ = 0;
   bool stopping_ = false;     // Submit refuses
   bool stop_writer_ = false;  // the writer exits when its queue is empty
+  // Out of space (out_of_space()): the error, and when the writer next asks for room.
+  Status out_of_space_;
+  std::chrono::steady_clock::time_point next_room_check_;
+  std::chrono::milliseconds room_backoff_{kFirstRoomCheck};
+
+  // The writer's wait for a batch while out of space: checks for room when due. Returns false
+  // when stopping with nothing queued. REQUIRES: mu_ held by `lock`.
+  bool WaitOutOfSpace(std::unique_lock<std::mutex>& lock);
 
   BatchSizer sizer_;  // the writer thread's own
   std::thread writer_;

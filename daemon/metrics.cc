@@ -107,9 +107,9 @@ Metrics::Metrics()
                       .Add({}, BatchBuckets())),
       commit_failures_(BuildCounter()
                            .Name("shingled_store_commit_failures_total")
-                           .Help("Group commits that failed")
-                           .Register(*registry_)
-                           .Add({})),
+                           .Help("Group commits that failed, by reason: disk_full, map_full "
+                                 "(writes resume when there is room) or error")
+                           .Register(*registry_)),
       queue_pages_(BuildGauge()
                        .Name("shingled_ingest_queue_pages")
                        .Help("Pages accepted and not yet committed")
@@ -225,8 +225,9 @@ Metrics::Metrics()
                                  .Add({})),
       writable_(BuildGauge()
                     .Name("shingled_store_writable")
-                    .Help("1 while the store accepts writes; 0 after a failed commit made it "
-                          "refuse them (a restart reopens it)")
+                    .Help("1 while the store accepts writes; 0 while it is out of space (a "
+                          "full disk or map: writes resume when there is room) or after another "
+                          "failed commit made it refuse them (a restart reopens it)")
                     .Register(*registry_)
                     .Add({})),
       rss_bytes_(BuildGauge()
@@ -306,6 +307,9 @@ Metrics::Metrics()
   // An HTTP error answer has no FetchErrorKind; crawler.cc names it by its class.
   for (const char* kind : {"http_4xx", "http_5xx"}) crawler_errors_.Add({{"kind", kind}});
   for (const char* reason : {"rejected", "commit"}) page_failures_.Add({{"reason", reason}});
+  for (const char* reason : {"disk_full", "map_full", "error"}) {
+    commit_failures_.Add({{"reason", reason}});
+  }
   for (store::Verdict verdict :
        {store::Verdict::kNew, store::Verdict::kUnchanged, store::Verdict::kDuplicate,
         store::Verdict::kNearDuplicate, store::Verdict::kGone, store::Verdict::kFailed,
@@ -353,7 +357,11 @@ void Metrics::Committed(size_t pages, double seconds) {
 
 void Metrics::SetBatchLimit(size_t pages) { batch_limit_.Set(static_cast<double>(pages)); }
 
-void Metrics::CommitFailed() { commit_failures_.Increment(); }
+void Metrics::CommitFailed(std::string_view reason) {
+  commit_failures_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::SetOutOfSpace(bool out_of_space) { out_of_space_ = out_of_space; }
 
 void Metrics::SetQueue(uint64_t pages, uint64_t bytes) {
   queue_pages_.Set(static_cast<double>(pages));
@@ -429,11 +437,11 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
     // Without growth (a test option) the map's present size is its limit.
-    map_max_bytes_.Set(static_cast<double>(
-        store.options().grow_map ? std::max(store.options().max_map_size, stats->map_size)
-                                 : stats->map_size));
+    map_max_bytes_.Set(static_cast<double>(store.options().grow_map
+                                               ? std::max(store.max_map_size(), stats->map_size)
+                                               : stats->map_size));
   }
-  writable_.Set(store.health().ok() ? 1 : 0);
+  writable_.Set(store.health().ok() && !out_of_space_ ? 1 : 0);
   struct statvfs fs;
   if (::statvfs(store_dir.c_str(), &fs) == 0) {
     filesystem_free_bytes_.Set(static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize));

@@ -15,6 +15,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -43,7 +44,12 @@ class Metrics {
   void Committed(size_t pages, double seconds);
   // The commit size the writer has chosen (BatchSizer::chosen, daemon/batch_sizer.h).
   void SetBatchLimit(size_t pages);
-  void CommitFailed();
+  // A group commit failed: `reason` is "disk_full" or "map_full" (store::OutOfSpaceReason), or
+  // "error" (anything else: the store then refuses writes until a restart).
+  void CommitFailed(std::string_view reason);
+  // The pipeline is out of space (IngestPipeline::out_of_space): shingled_store_writable is 0
+  // until writes resume.
+  void SetOutOfSpace(bool out_of_space);
   void SetQueue(uint64_t pages, uint64_t bytes);
   // The queue's bounds (ingest.queue_pages, ingest.queue_bytes), set once at start-up, so that
   // alerts can compare the queue with them.
@@ -79,7 +85,7 @@ class Metrics {
   prometheus::Counter& sketches_reused_;
   prometheus::Histogram& commit_latency_;
   prometheus::Histogram& batch_size_;
-  prometheus::Counter& commit_failures_;
+  prometheus::Family<prometheus::Counter>& commit_failures_;
   prometheus::Gauge& queue_pages_;
   prometheus::Gauge& queue_bytes_;
   prometheus::Gauge& batch_limit_;
@@ -105,6 +111,7 @@ class Metrics {
   prometheus::Gauge& filesystem_free_bytes_;
   prometheus::Gauge& filesystem_size_bytes_;
   prometheus::Gauge& writable_;
+  std::atomic<bool> out_of_space_{false};
   prometheus::Gauge& rss_bytes_;
   prometheus::Counter& cpu_seconds_;
   prometheus::Gauge& open_fds_;

@@ -56,6 +56,8 @@ bool ReloadableKey(std::string_view key) {
   if (key.starts_with("auth.") || key.starts_with("limits.") || key.starts_with("logging.")) {
     return true;
   }
+  // The map's limit applies at its next growth; the rest of [store] is fixed at open.
+  if (key == "store.max_map_size") return true;
   // The crawler's thread and the names of its sweeps are set up at start-up.
   return key.starts_with("crawler.") && key != "crawler.enabled" && key != "crawler.sweep_prefix";
 }
@@ -94,8 +96,17 @@ Status ConfigReloader::LoadAndApply() {
   next.crawler = loaded->crawler;
   next.crawler.enabled = running_.crawler.enabled;
   next.crawler.sweep_prefix = running_.crawler.sweep_prefix;
+  next.store.max_map_size = loaded->store.max_map_size;
 
   // Everything that can fail, before anything changes.
+  if (next.store.max_map_size < running_.store.initial_map_size) {
+    std::string message = source_;
+    message.append(": store.max_map_size: ")
+        .append(std::to_string(next.store.max_map_size))
+        .append(" is below the running store.initial_map_size ")
+        .append(std::to_string(running_.store.initial_map_size));
+    return InvalidArgumentError(message);
+  }
   std::string token;
   if (!next.auth.token_file.empty()) {
     StatusOr<std::string> read = ReadTokenFile(next.auth.token_file);
@@ -127,6 +138,10 @@ Status ConfigReloader::LoadAndApply() {
   if (targets_.server != nullptr) {
     targets_.server->SetLimits(HttpLimitsFor(next.limits));
     targets_.server->set_access_log(next.logging.access_log);
+  }
+  if (targets_.store != nullptr && next.store.max_map_size != running_.store.max_map_size) {
+    // Checked above against initial_map_size, the only refusal.
+    targets_.store->SetMaxMapSize(static_cast<uint64_t>(next.store.max_map_size)).IgnoreError();
   }
   if (targets_.crawl != nullptr && crawler_changed) {
     targets_.crawl->SetSetup(std::move(*setup));

@@ -5,12 +5,14 @@
 //   - [logging]: the level and the access log;
 //   - [crawler] but `enabled` and `sweep_prefix`: the schedule (`every`, counted from the start
 //     of the last sweep) and the settings of the sweeps that start afterwards (seeds, scope,
-//     politeness, ...); a running sweep keeps its own.
-// Everything else (server, ingest, store, sketch, crawler.enabled, crawler.sweep_prefix) needs a
-// restart: a changed key there is named in the log as ignored until then, and the running value
-// stays in force. A file that does not load or validate (or a token file that cannot be read, or
-// a crawler setting the crawler refuses) is refused whole: the log says why, and the running
-// config stays in force.
+//     politeness, ...); a running sweep keeps its own;
+//   - store.max_map_size: the size the map may grow to, from its next growth (a map full at the
+//     old limit takes writes again: Store::WriteRoom).
+// Everything else (server, ingest, the rest of store, sketch, crawler.enabled,
+// crawler.sweep_prefix) needs a restart: a changed key there is named in the log as ignored until
+// then, and the running value stays in force. A file that does not load or validate (or a token
+// file that cannot be read, or a crawler setting the crawler refuses) is refused whole: the log
+// says why, and the running config stays in force.
 //
 // Thread-safety: Reload() is called from one thread at a time (the main thread, on SIGHUP); what
 // it changes is safe to change while requests are served (Api::SetSettings,
@@ -43,6 +45,7 @@ class ConfigReloader {
     Api* api = nullptr;
     HttpServer* server = nullptr;
     CrawlScheduler* crawl = nullptr;  // null when the crawler is not enabled
+    store::Store* store = nullptr;    // for store.max_map_size
   };
   // `load` reads the config file with the command line's flags on top, as at start-up; `source`
   // names the file in the log ("" when serve runs without --config: nothing to reload).

@@ -204,7 +204,7 @@ int Serve(const ServeFlags& flags) {
 
   // SIGHUP reloads what can change while serving (daemon/reload.h); SIGTERM or SIGINT stops.
   daemon::ConfigReloader reloader([&flags] { return LoadServeConfig(flags); }, flags.config_file,
-                                  config, token, {&api, server->get(), crawl.get()});
+                                  config, token, {&api, server->get(), crawl.get(), &store});
   while (signals.Wait() == daemon::SignalWatcher::Event::kReload) {
     reloader.Reload().IgnoreError();  // logged; the running config stays in force
   }

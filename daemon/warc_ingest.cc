@@ -78,7 +78,8 @@ Status PageFeeder::Submit(const PageJob& job, const OnDone& on_done) {
     lock.lock();
     if (s.ok()) return OkStatus();
     --in_flight_;
-    if (s.code() != StatusCode::kResourceExhausted) return s;
+    // Out of space (a full disk or map) is not a full queue: waiting would hold the upload.
+    if (s.code() != StatusCode::kResourceExhausted || store::IsOutOfSpace(s)) return s;
     // The queue is full. With pages of our own in it, the next one finishing frees room; with
     // none (other clients filled it), look again shortly: the pipeline has no "room" signal.
     if (in_flight_ > 0) {

@@ -56,8 +56,9 @@ class PageFeeder {
 
   // Submits one page, blocking while this feeder has max_in_flight pages in the pipeline or the
   // pipeline's queue is full. `on_done` runs once, on a pipeline thread, when the page is
-  // committed or failed; it must not block. Unavailable once the pipeline is stopping (the page
-  // is not submitted and `on_done` is not called).
+  // committed or failed; it must not block. Unavailable once the pipeline is stopping, or the
+  // pipeline's out-of-space error (store::IsOutOfSpace) while it is out of space (the page is
+  // not submitted and `on_done` is not called).
   Status Submit(const PageJob& job, const OnDone& on_done);
   // Blocks until every submitted page is finished.
   void Wait();

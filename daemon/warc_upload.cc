@@ -107,7 +107,7 @@ void WarcUpload::Run() {
         ++pages_;
         ++verdicts_[static_cast<int>(outcome.result.verdict)];
       });
-      if (!submit_status.ok()) break;  // the pipeline is stopping
+      if (!submit_status.ok()) break;  // the pipeline is stopping, or out of space
     }
     report_problems();
     // Reading is over (the body ended, or we stop): a session waiting for room is released, and
@@ -146,7 +146,13 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
 
   // Whatever stopped the upload early is the answer's status; the summary says what went in.
   Response res;
-  if (aborted_ || !submit_status.ok()) {
+  if (store::IsOutOfSpace(submit_status)) {
+    // A full disk or map: the rest of the upload was not read; it may be sent again later.
+    std::string message = submit_status.message();
+    message.append("; the pages counted here were stored");
+    res = ErrorResponse(http::status::insufficient_storage, "insufficient_storage", message,
+                        options_.retry_after_s);
+  } else if (aborted_ || !submit_status.ok()) {
     res = ErrorResponse(http::status::service_unavailable, "unavailable",
                         "the server is shutting down; the pages counted here were stored",
                         options_.retry_after_s);

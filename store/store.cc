@@ -227,13 +227,19 @@ Status StoreImpl::GrowMap() {
   MDB_envinfo info;
   if (int rc = mdb_env_info(env_, &info); rc != 0) return LmdbStatus(rc, "env info");
   uint64_t current = info.me_mapsize;
-  if (!options_.grow_map || current >= options_.max_map_size) {
-    return ResourceExhaustedError("store map full at " + std::to_string(current) +
-                                  " bytes and it may not grow (grow_map = " +
-                                  (options_.grow_map ? "true" : "false") +
-                                  ", max_map_size = " + std::to_string(options_.max_map_size) + ")");
+  const uint64_t max_map_size = max_map_size_;
+  if (!options_.grow_map || current >= max_map_size) {
+    map_full_at_ = current;
+    std::string detail = "the store's map is full at ";
+    detail.append(std::to_string(current))
+        .append(" bytes and it may not grow (grow_map = ")
+        .append(options_.grow_map ? "true" : "false")
+        .append(", store.max_map_size = ")
+        .append(std::to_string(max_map_size))
+        .append("); raise store.max_map_size and reload (SIGHUP)");
+    return MapFullError(detail);
   }
-  uint64_t next = std::min<uint64_t>(current * 2, options_.max_map_size);
+  uint64_t next = std::min<uint64_t>(current * 2, max_map_size);
   return LmdbStatus(mdb_env_set_mapsize(env_, next), "grow map to " + std::to_string(next));
 }
 
@@ -247,8 +253,14 @@ Status StoreImpl::CommitFailure(int rc) const {
   // 8 MiB free, a short write is the file system filling up rather than a failing device.
   constexpr uint64_t kNearlyFull = uint64_t{8} << 20;
   if (rc != EIO || free_bytes < kNearlyFull) {
-    return ResourceExhaustedError("commit failed, disk full: " + std::to_string(free_bytes) +
-                                  " bytes free under " + dir_ + " (" + lmdb.message() + ")");
+    std::string detail = "commit failed: ";
+    detail.append(std::to_string(free_bytes))
+        .append(" bytes free on the file system of the store ")
+        .append(dir_)
+        .append(" (")
+        .append(mdb_strerror(rc))
+        .append(")");
+    return DiskFullError(detail);
   }
   return lmdb;
 }

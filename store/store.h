@@ -9,9 +9,12 @@
 // write to a store directory; other processes may read.
 //
 // Durability: a page is acknowledged (Apply returns) only after its batch's transaction is
-// committed and fsynced. After a failed commit (disk full, I/O error), the Store keeps the error,
-// refuses every further write with FailedPrecondition, and keeps serving reads; reopen it to write
-// again. health() exposes the error.
+// committed and fsynced. A commit that fails for lack of space (a full disk, or a full map at
+// max_map_size) fails that write only, with an out-of-space error (IsOutOfSpace): nothing of it
+// is committed, and the next write may succeed once there is room (WriteRoom). After any other
+// failed commit (an I/O error), the Store keeps the error, refuses every further write with
+// FailedPrecondition, and keeps serving reads; reopen it to write again. health() exposes the
+// error.
 #ifndef SHINGLED_STORE_STORE_H_
 #define SHINGLED_STORE_STORE_H_
 
@@ -31,6 +34,19 @@ namespace shingled::store {
 namespace internal {
 class StoreImpl;
 }  // namespace internal
+
+// --- out of space ---
+// A write that failed for lack of space: ResourceExhausted, its message beginning "disk full: "
+// (ENOSPC or EDQUOT, or a short write on a nearly full file system; it names the store's
+// directory and the bytes free) or "map full: " (the map at store.max_map_size; it names the
+// key and its value). The store goes on serving, and writes again once there is room.
+Status DiskFullError(std::string_view detail);
+Status MapFullError(std::string_view detail);
+bool IsOutOfSpace(const Status& status);
+// "disk_full" or "map_full" for an out-of-space error; "" otherwise (metrics' reason label).
+std::string_view OutOfSpaceReason(const Status& status);
+// Free bytes the store's file system needs before WriteRoom lets writes resume after a full disk.
+inline constexpr uint64_t kResumeFreeBytes = uint64_t{1} << 20;
 
 class Store {
  public:
@@ -250,6 +266,19 @@ class Store {
 
   // OK, or the error of the failed commit that stopped writes.
   Status health() const;
+
+  // --- out of space (a full disk or map; writes resume when there is room) ---
+
+  // OK when a write that failed for lack of space may succeed now: the file system under the
+  // store has at least kResumeFreeBytes free, and the map may grow past the size at which it
+  // was last full (its limit was raised: SetMaxMapSize). Otherwise the out-of-space error that
+  // says what is short. It writes nothing: a later commit is the proof.
+  Status WriteRoom() const;
+  // The size the map may grow to: StoreOptions::max_map_size, or the last SetMaxMapSize.
+  uint64_t max_map_size() const;
+  // Changes the size the map may grow to (store.max_map_size on SIGHUP), for the next time it
+  // grows. InvalidArgument below initial_map_size. A map already larger stays as it is.
+  Status SetMaxMapSize(uint64_t bytes);
 
   const StoreOptions& options() const;
   const dedup::SketchParams& params() const;

@@ -24,6 +24,7 @@
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
 #include "store/internal/write_buffer.h"
+#include "store/store.h"
 #include "store/types.h"
 
 namespace shingled::store::internal {
@@ -98,7 +99,11 @@ class StoreImpl {
  public:
   StoreImpl(std::string dir, const StoreOptions& options, const dedup::SketchParams& params,
             uint64_t rabin_polynomial)
-      : dir_(std::move(dir)), options_(options), params_(params), polynomial_(rabin_polynomial) {}
+      : dir_(std::move(dir)),
+        options_(options),
+        params_(params),
+        polynomial_(rabin_polynomial),
+        max_map_size_(options.max_map_size) {}
   ~StoreImpl();
   StoreImpl(const StoreImpl&) = delete;
   StoreImpl& operator=(const StoreImpl&) = delete;
@@ -178,6 +183,16 @@ class StoreImpl {
   uint64_t key_filter_txn_ = 0;
   std::atomic<uint64_t> key_filter_bytes_{0};  // for Stats, read without write_mu_
 
+  // --- out of space (Store::WriteRoom) ---
+  // The size the map may grow to (options_.max_map_size until Store::SetMaxMapSize).
+  std::atomic<uint64_t> max_map_size_;
+  // The map size at which a write last found the map full and unable to grow; 0 after a
+  // commit succeeds.
+  std::atomic<uint64_t> map_full_at_{0};
+  // The disk-full error for the store's file system as statvfs sees it now, naming `what`
+  // failed; OK when it has at least `min_free` bytes free (or statvfs fails: nothing known).
+  Status DiskRoom(uint64_t min_free, std::string_view what) const;
+
  private:
   Status GrowMap();
   // The Status of a failed commit. LMDB reports a short write (a full file system) as EIO: on
@@ -219,7 +234,15 @@ Status StoreImpl::RunWrite(Body&& body) {
         SHINGLED_RETURN_IF_ERROR(AdoptNewMapSize());
         continue;
       }
-      if (rc != 0) return LmdbStatus(rc, "begin write transaction");
+      if (rc != 0) {
+        Status failed = LmdbStatus(rc, "begin write transaction");
+        // A failed meta-page write leaves the environment unusable until it is reopened.
+        if (rc == MDB_PANIC) {
+          std::lock_guard<std::mutex> hl(health_mu_);
+          health_ = failed;
+        }
+        return failed;
+      }
       Txn txn(raw);
       const uint64_t txn_id = mdb_txn_id(raw);
       TxnOps ops(txn.get(), dbis_);
@@ -252,7 +275,10 @@ Status StoreImpl::RunWrite(Body&& body) {
           map_full = 1;
         } else if (rc != 0) {
           Status failed = CommitFailure(rc);
-          {
+          // Lack of space fails this write only: LMDB aborted the transaction, whose pages went
+          // to free space only, and the last commit's meta page stands. Any other failure stops
+          // writes until the store is reopened.
+          if (!IsOutOfSpace(failed)) {
             std::lock_guard<std::mutex> hl(health_mu_);
             health_ = failed;
           }
@@ -263,6 +289,7 @@ Status StoreImpl::RunWrite(Body&& body) {
             stop_list_txn_ = txn_id;
           }
           if (key_filter_txn_ + 1 == txn_id) key_filter_txn_ = txn_id;
+          map_full_at_ = 0;
           return OkStatus();
         }
       }

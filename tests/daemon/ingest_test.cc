@@ -189,6 +189,35 @@ TEST_F(IngestTest, FailedCommitMakesTheWriterUnhealthy) {
   EXPECT_EQ(out[0].status.code(), StatusCode::kUnavailable);
 }
 
+// Issue 33: a commit that fails for lack of space answers its pages with that error (what is
+// full), leaves the writer healthy, and writes resume on their own once the store has room (the
+// temp dir has: the failure is injected), without a new pipeline or store.
+TEST_F(IngestTest, CommitFailedForLackOfSpaceResumesWhenThereIsRoom) {
+  TaskPool pool(1, 100);
+  Metrics metrics;
+  IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, {});
+  store_->FailNextCommitForTesting(ENOSPC);
+  std::vector<PageOutcome> out = Run(&pipeline, {Job("https://e.com/1", kText)});
+  EXPECT_EQ(store::OutOfSpaceReason(out[0].status), "disk_full") << out[0].status.ToString();
+  EXPECT_NE(out[0].status.message().find(dir_.path() + "/store"), std::string::npos)
+      << out[0].status.ToString();
+  EXPECT_TRUE(pipeline.healthy());
+  EXPECT_TRUE(store_->health().ok());
+  const std::string scraped = metrics.Scrape(store_.get(), dir_.path() + "/store");
+  EXPECT_NE(scraped.find("shingled_store_commit_failures_total{reason=\"disk_full\"} 1"),
+            std::string::npos)
+      << scraped;
+  // The writer finds room at its first check (after kFirstRoomCheck).
+  const testing::Clock::time_point deadline = testing::Clock::now() + std::chrono::seconds(30);
+  while (!pipeline.out_of_space().ok() && testing::Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // poll interval
+  }
+  ASSERT_TRUE(pipeline.out_of_space().ok()) << pipeline.out_of_space().ToString();
+  out = Run(&pipeline, {Job("https://e.com/1", kText)});
+  ASSERT_TRUE(out[0].status.ok()) << out[0].status.ToString();
+  EXPECT_EQ(out[0].result.verdict, store::Verdict::kNew);
+}
+
 TEST_F(IngestTest, StopCommitsWhatWasAdmittedThenRefuses) {
   TaskPool pool(2, 100);
   IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, {});

@@ -172,14 +172,19 @@ TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   ASSERT_TRUE(ingest("https://e.com/1")[0].status.ok());
   std::string text = metrics.Scrape(store->get(), dir.path() + "/store");
   EXPECT_EQ(Sample(text, "shingled_store_writable"), 1) << text;
-  EXPECT_EQ(Sample(text, "shingled_store_commit_failures_total"), 0) << text;
+  for (const char* reason : {"disk_full", "map_full", "error"}) {
+    EXPECT_EQ(Sample(text, std::string("shingled_store_commit_failures_total{reason=\"") + reason +
+                               "\"}"),
+              0)
+        << text;
+  }
   EXPECT_EQ(Sample(text, "shingled_ingest_queue_capacity_pages"), 7) << text;
 
   (*store)->FailNextCommitForTesting(EIO);
   EXPECT_FALSE(ingest("https://e.com/2")[0].status.ok());
   text = metrics.Scrape(store->get(), dir.path() + "/store");
   EXPECT_EQ(Sample(text, "shingled_store_writable"), 0) << text;
-  EXPECT_EQ(Sample(text, "shingled_store_commit_failures_total"), 1) << text;
+  EXPECT_EQ(Sample(text, R"(shingled_store_commit_failures_total{reason="error"})"), 1) << text;
   EXPECT_EQ(Sample(text, R"(shingled_pages_failed_total{reason="commit"})"), 1) << text;
   pipeline.Stop();
 }

@@ -1,0 +1,220 @@
+// Disk full, and back (issue 33): the real daemon with its store on a small file system (a tmpfs
+// the test mounts; skipped when it cannot) or at a small store.max_map_size. When a commit
+// fails for lack of space, its pages are answered 507 with what is full, reads, /healthz and
+// /metrics keep answering, /readyz says why, and every page acknowledged before is still there;
+// when there is room again (the ballast deleted, the limit raised and reloaded) ingest resumes
+// without a restart, and after one the store passes `shingled check`.
+#include <errno.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// A tmpfs of `size` mounted at `path` while it lives: a real file system that fills up. Needs
+// mount(2): root, or CAP_SYS_ADMIN.
+class SmallTmpfs {
+ public:
+  SmallTmpfs(std::string path, const std::string& size) : path_(std::move(path)) {
+    std::filesystem::create_directories(path_);
+    std::string options = "size=";
+    options.append(size);
+    mounted_ = mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) == 0;
+    if (!mounted_) error_ = strerror(errno);
+  }
+  ~SmallTmpfs() {
+    if (mounted_) umount2(path_.c_str(), MNT_DETACH);
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
+// Writes `path` until the file system is full; returns the bytes written.
+uint64_t FillWithBallast(const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  const std::string chunk(4096, 'b');
+  uint64_t written = 0;
+  while (out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
+    out.flush();
+    if (!out) break;
+    written += chunk.size();
+  }
+  return written;
+}
+
+double Sample(const std::string& metrics, const std::string& series) {
+  std::istringstream lines(metrics);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+class DiskFullTest : public ::testing::Test {
+ protected:
+  HttpResponse Call(const std::string& method, const std::string& target,
+                    const std::string& body = "", const std::string& type = "") {
+    HttpClient client(daemon_->port());
+    return client.Request(method, target, body, type);
+  }
+  HttpResponse PostPage(const std::string& url, int seed) {
+    return Call("POST", "/v1/pages?url=" + Q(url), SyntheticPage(seed), "text/html");
+  }
+  void Start(const std::string& store, const std::string& config) {
+    daemon_ = std::make_unique<Daemon>(dir_, store, config);
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+  void Stop() {
+    daemon_->Signal(SIGTERM);
+    EXPECT_EQ(daemon_->Wait(), 0) << daemon_->log();
+  }
+  // Posts new pages until one is refused; every page answered 200 goes to acked_. Returns the
+  // refusal (status 0 if none came within `max_pages`).
+  HttpResponse PostUntilRefused(int max_pages) {
+    for (int i = 0; i < max_pages; ++i) {
+      const std::string url = "https://full.example/" + std::to_string(next_);
+      HttpResponse r = PostPage(url, next_++);
+      if (r.status != 200) return r;
+      acked_.push_back(url);
+    }
+    return {};
+  }
+  // What a client, a probe and a scrape see while the store is out of space; `what` is in every
+  // message (the directory, or the config key).
+  void ExpectOutOfSpace(const HttpResponse& refused, const std::string& reason,
+                        const std::string& what) {
+    EXPECT_EQ(refused.status, 507) << refused.body;
+    EXPECT_TRUE(refused.headers.count("retry-after")) << refused.body;
+    json j = json::parse(refused.body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << refused.body;
+    EXPECT_EQ(j["error"]["code"], "insufficient_storage") << refused.body;
+    const std::string message = j["error"]["message"];
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    // The next page is refused at once, with the same reason.
+    HttpResponse again = PostPage("https://full.example/again", 1);
+    EXPECT_EQ(again.status, 507) << again.body;
+    EXPECT_NE(again.body.find(what), std::string::npos) << again.body;
+    // Reads and probes go on.
+    EXPECT_EQ(Call("GET", "/healthz").status, 200);
+    HttpResponse ready = Call("GET", "/readyz");
+    EXPECT_EQ(ready.status, 503) << ready.body;
+    EXPECT_NE(ready.body.find(what), std::string::npos) << ready.body;
+    HttpResponse metrics = Call("GET", "/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    EXPECT_GE(
+        Sample(metrics.body, "shingled_store_commit_failures_total{reason=\"" + reason + "\"}"), 1)
+        << metrics.body;
+    EXPECT_EQ(Sample(metrics.body, "shingled_store_writable"), 0) << metrics.body;
+    ExpectAcknowledgedPresent();
+  }
+  void ExpectAcknowledgedPresent() {
+    size_t missing = 0;
+    for (const std::string& url : acked_) {
+      if (Call("GET", "/v1/urls?url=" + Q(url)).status != 200) ++missing;
+    }
+    EXPECT_EQ(missing, 0u) << "of " << acked_.size() << " acknowledged pages";
+  }
+  // Posts one more page until it is stored (up to 60 s: the writer looks for room with a
+  // backoff of at most 5 s); then the daemon is ready again.
+  void ExpectIngestResumes() {
+    const std::string url = "https://full.example/after";
+    HttpResponse r;
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    do {
+      r = PostPage(url, 100000);
+      if (r.status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
+    } while (Clock::now() < deadline);
+    ASSERT_EQ(r.status, 200) << r.body << "\n" << daemon_->log();
+    acked_.push_back(url);
+    EXPECT_EQ(Call("GET", "/readyz").status, 200);
+    EXPECT_EQ(Sample(Call("GET", "/metrics").body, "shingled_store_writable"), 1);
+    EXPECT_TRUE(daemon_->WaitForLog("writes resume")) << daemon_->log();
+  }
+  // Stopped: `shingled check` passes; restarted, every acknowledged page is there.
+  void ExpectConsistentAfterRestart(const std::string& store, const std::string& config) {
+    Stop();
+    std::string out;
+    EXPECT_EQ(RunCli("check --store " + store, &out), 0) << out;
+    Start(store, config);
+    ExpectAcknowledgedPresent();
+    Stop();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::vector<std::string> acked_;
+  int next_ = 1;
+};
+
+// The disk: a 16 MiB tmpfs filled by a ballast file. Pages are refused with 507 naming the
+// store's directory and its free bytes; deleting the ballast lets writes resume.
+TEST_F(DiskFullTest, FullDiskAnswers507AndIngestResumesWhenSpaceReturns) {
+  const std::string mnt = dir_.path() + "/tmpfs";
+  SmallTmpfs tmpfs(mnt, "16m");
+  if (!tmpfs.mounted()) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " << tmpfs.error();
+  }
+  const std::string store = mnt + "/db";
+  const std::string config = "[store]\ninitial_map_size = 67108864\n";
+  Start(store, config);
+  ASSERT_EQ(PostUntilRefused(20).status, 0);  // pages stored before the disk fills
+  const uint64_t ballast = FillWithBallast(mnt + "/ballast");
+  ASSERT_GT(ballast, uint64_t{1} << 20);
+  // LMDB reuses free pages inside its file first: some pages may still go in.
+  HttpResponse refused = PostUntilRefused(5000);
+  ASSERT_NE(refused.status, 0) << "the disk never filled";
+  ExpectOutOfSpace(refused, "disk_full", store);
+  EXPECT_NE(refused.body.find("bytes free"), std::string::npos) << refused.body;
+  EXPECT_NE(refused.body.find("disk full"), std::string::npos) << refused.body;
+
+  std::filesystem::remove(mnt + "/ballast");
+  ExpectIngestResumes();
+  ExpectConsistentAfterRestart(store, config);
+}
+
+// The map: store.max_map_size of 2 MiB. Pages are refused with 507 naming the key and its value;
+// raising it in the config and reloading (SIGHUP) lets writes resume.
+TEST_F(DiskFullTest, FullMapAnswers507AndIngestResumesWhenTheLimitIsRaised) {
+  const std::string store = dir_.path() + "/db";
+  const std::string config = "[store]\ninitial_map_size = 1048576\nmax_map_size = 2097152\n";
+  Start(store, config);
+  HttpResponse refused = PostUntilRefused(5000);
+  ASSERT_NE(refused.status, 0) << "the map never filled";
+  ASSERT_FALSE(acked_.empty());
+  ExpectOutOfSpace(refused, "map_full", "store.max_map_size = 2097152");
+  EXPECT_NE(refused.body.find("map full"), std::string::npos) << refused.body;
+
+  // A reload with the same limit changes nothing: still refused.
+  daemon_->Signal(SIGHUP);
+  ASSERT_TRUE(daemon_->WaitForLog("SIGHUP: reloaded")) << daemon_->log();
+  EXPECT_EQ(PostPage("https://full.example/still", 2).status, 507);
+
+  const std::string raised = "[store]\ninitial_map_size = 1048576\nmax_map_size = 67108864\n";
+  { std::ofstream(daemon_->config_path(), std::ios::trunc) << raised; }
+  daemon_->Signal(SIGHUP);
+  ASSERT_TRUE(daemon_->WaitForLog("changed store.max_map_size")) << daemon_->log();
+  ExpectIngestResumes();
+  ExpectConsistentAfterRestart(store, raised);
+}
+
+}  // namespace
+}  // namespace shingled::testing
