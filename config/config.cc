@@ -420,7 +420,11 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
         " is above ingest.batch_pages (" + std::to_string(c.ingest.batch_pages) +
         "); make them equal for a fixed commit size");
   }
-  if (c.server.max_body_bytes_in_flight < c.limits.max_body_bytes) {
+  if (root.at_path("server.max_body_bytes_in_flight").node() == nullptr) {
+    // Left out: at least one body at the limit.
+    c.server.max_body_bytes_in_flight =
+        std::max(c.server.max_body_bytes_in_flight, c.limits.max_body_bytes);
+  } else if (c.server.max_body_bytes_in_flight < c.limits.max_body_bytes) {
     return InvalidArgumentError(
         std::string(source) + ":" + line_of("server.max_body_bytes_in_flight") +
         ": server.max_body_bytes_in_flight: " + std::to_string(c.server.max_body_bytes_in_flight) +

@@ -64,8 +64,8 @@ struct ServerOptions {
   int64_t max_sessions_per_client = 128;
   // Bytes of request bodies read or waiting for their answer, across all connections (each
   // counts its Content-Length, a chunked one limits.max_body_bytes); a request that would go
-  // over gets 503 with Retry-After before its body is read. At least limits.max_body_bytes.
-  // 1 MiB..64 GiB.
+  // over gets 503 with Retry-After before its body is read. At least limits.max_body_bytes (when
+  // left out, raised to it). 1 MiB..64 GiB.
   int64_t max_body_bytes_in_flight = int64_t{256} << 20;
   // A streamed body (a WARC upload) must bring at least this many bytes in every
   // body_rate_window_ms (time spent waiting for ingest does not count); a slower client gets 408.

@@ -111,7 +111,7 @@ class Session : public std::enable_shared_from_this<Session> {
       // An idle read is cancelled; requests already read are still answered.
       // OnReadError then closes if nothing is left to answer.
       if (self->reading_) {
-        self->stream_.socket().cancel();
+        self->CancelIo();
       } else if (self->slots_.empty() && !self->writing_) {
         self->Close();
       }
@@ -247,14 +247,22 @@ class Session : public std::enable_shared_from_this<Session> {
     (this->*next)();
   }
 
+  // Cancels the pending read or write. The socket may be closed already (a deadline of the
+  // stream's own closed it, and its handler has not run yet): no exception then.
+  void CancelIo() {
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
   // --- the header timeout (server.header_timeout_ms) ---
   // A header must arrive within header_timeout of the connection having nothing left to answer;
   // an idle keep-alive connection is closed after it. Not while answers are pending: a client
   // waiting for a slow answer sends nothing meanwhile (OnWrite arms it again once they are
   // written). A timer of its own, since the stream's deadline of a pending read cannot change.
   void ArmHeaderTimer() {
-    header_timer_.expires_after(
-        std::min(core_->options.header_timeout, core_->options.read_timeout));
+    // Not shorter than read_timeout_ms: the stream's read deadline does it.
+    if (core_->options.header_timeout >= core_->options.read_timeout) return;
+    header_timer_.expires_after(core_->options.header_timeout);
     // A weak pointer: a timer does not keep a closed session (and its client's count) alive.
     header_timer_.async_wait([weak = weak_from_this(), gen = ++header_gen_](beast::error_code ec) {
       auto self = weak.lock();
@@ -266,10 +274,10 @@ class Session : public std::enable_shared_from_this<Session> {
     header_timer_.cancel();
   }
   void OnHeaderTimeout() {
-    if (!reading_ || closed_ || !slots_.empty() || writing_) return;
+    if (!reading_ || closed_ || !slots_.empty() || writing_ || !stream_.socket().is_open()) return;
     spdlog::debug("session {}: header timeout", id_);
     core_->handler->OnServerResponse(http::status::request_timeout);
-    stream_.socket().cancel();  // OnHeader, then OnReadError, closes
+    CancelIo();  // OnHeader, then OnReadError, closes
   }
 
   // --- bodies in flight across connections (server.max_body_bytes_in_flight) ---
@@ -415,7 +423,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!streaming_ || closed_ || !chunk_pending_) return;
     if (window_bytes_ >= core_->options.min_body_bytes_per_window) return StartRateWindow();
     rate_failed_ = true;
-    stream_.socket().cancel();  // OnChunk, then OnStreamError, answers 408 through the sink
+    CancelIo();  // OnChunk, then OnStreamError, answers 408 through the sink
   }
 
   void OnStreamError(beast::error_code ec) {
@@ -569,7 +577,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closing_) {
       if (slots_.empty()) {
         if (reading_ || chunk_pending_) {
-          stream_.socket().cancel();  // OnReadError or OnStreamError then closes
+          CancelIo();  // OnReadError or OnStreamError then closes
         } else if (streaming_) {
           EndStream(UnavailableError("the request was answered before its body ended"));
         } else {
