@@ -274,6 +274,12 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_sessions", 1, 100000, &c.server.max_sessions);
     r.Int("max_pipelined_requests", 1, 128, &c.server.max_pipelined_requests);
     r.Int("io_threads", 1, 64, &c.server.io_threads);
+    r.Int("header_timeout_ms", 1, kMaxMs, &c.server.header_timeout_ms);
+    r.Int("max_sessions_per_client", 1, 100000, &c.server.max_sessions_per_client);
+    r.Int("max_body_bytes_in_flight", int64_t{1} << 20, int64_t{64} << 30,
+          &c.server.max_body_bytes_in_flight);
+    r.Int("min_body_bytes_per_window", 1, int64_t{1} << 30, &c.server.min_body_bytes_per_window);
+    r.Int("body_rate_window_ms", 100, kMaxMs, &c.server.body_rate_window_ms);
   });
   Section(root, "limits", source, &status, [&](TableReader& r) {
     r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.limits.max_body_bytes);
@@ -423,6 +429,17 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
         " is above ingest.batch_pages (" + std::to_string(c.ingest.batch_pages) +
         "); make them equal for a fixed commit size");
   }
+  if (root.at_path("server.max_body_bytes_in_flight").node() == nullptr) {
+    // Left out: at least one body at the limit.
+    c.server.max_body_bytes_in_flight =
+        std::max(c.server.max_body_bytes_in_flight, c.limits.max_body_bytes);
+  } else if (c.server.max_body_bytes_in_flight < c.limits.max_body_bytes) {
+    return InvalidArgumentError(
+        std::string(source) + ":" + line_of("server.max_body_bytes_in_flight") +
+        ": server.max_body_bytes_in_flight: " + std::to_string(c.server.max_body_bytes_in_flight) +
+        " is below limits.max_body_bytes (" + std::to_string(c.limits.max_body_bytes) +
+        "): a body at the limit could never be read");
+  }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();
     const int line = node != nullptr ? static_cast<int>(node->source().begin.line) : 0;
@@ -445,6 +462,11 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(server, max_sessions);
   SHINGLED_FIELD(server, max_pipelined_requests);
   SHINGLED_FIELD(server, io_threads);
+  SHINGLED_FIELD(server, header_timeout_ms);
+  SHINGLED_FIELD(server, max_sessions_per_client);
+  SHINGLED_FIELD(server, max_body_bytes_in_flight);
+  SHINGLED_FIELD(server, min_body_bytes_per_window);
+  SHINGLED_FIELD(server, body_rate_window_ms);
   SHINGLED_FIELD(limits, max_body_bytes);
   SHINGLED_FIELD(limits, max_header_bytes);
   SHINGLED_FIELD(limits, max_url_bytes);

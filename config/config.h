@@ -53,6 +53,25 @@ struct ServerOptions {
   // Threads running the network I/O. Parsing and sketching run elsewhere, so one is usually
   // enough. 1..64.
   int64_t io_threads = 1;
+
+  // --- limits against one client, or many, holding the server (issue 33) ---
+  // A request's header must arrive within this time, and an idle keep-alive connection is
+  // closed after it; shorter than read_timeout_ms, so that idle connections do not hold
+  // sessions. 1..3600000 ms.
+  int64_t header_timeout_ms = 10000;
+  // Live connections from one client address at most (loopback too); more get 503 and are
+  // closed. 1..100000.
+  int64_t max_sessions_per_client = 128;
+  // Bytes of request bodies read or waiting for their answer, across all connections (each
+  // counts its Content-Length, a chunked one limits.max_body_bytes); a request that would go
+  // over gets 503 with Retry-After before its body is read. At least limits.max_body_bytes (when
+  // left out, raised to it). 1 MiB..64 GiB.
+  int64_t max_body_bytes_in_flight = int64_t{256} << 20;
+  // A streamed body (a WARC upload) must bring at least this many bytes in every
+  // body_rate_window_ms (time spent waiting for ingest does not count); a slower client gets 408.
+  // 1..1 GiB bytes; 100..3600000 ms.
+  int64_t min_body_bytes_per_window = 16384;
+  int64_t body_rate_window_ms = 10000;
 };
 
 struct LimitsOptions {

@@ -86,11 +86,26 @@ void Api::OnPool(const Respond& respond, std::function<Response()> work) {
   }
 }
 
-void Api::Handle(Request req, ReplyPtr reply) {
+void Api::Handle(Request req, ReplyPtr reply) { Serve(std::move(req), std::move(reply), nullptr); }
+
+std::optional<Response> Api::CheckHeader(const Request& header) {
+  std::optional<Response> refused;
+  Serve(header, nullptr, &refused);
+  return refused;
+}
+
+void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_check) {
   const Clock::time_point start = Clock::now();
   StatusOr<Target> parsed = ParseTarget(ToStd(req.target()));
   std::string route = "unknown";
-  auto respond_as = [this, start, reply](std::string route_name) {
+  auto respond_as = [this, start, reply, header_check](std::string route_name) -> Respond {
+    if (header_check != nullptr) {
+      // Only the header is read: the refusal is answered by the server, which reads no body.
+      return [this, header_check, route_name](Response res) {
+        metrics_->HttpRequest(route_name, res.result_int(), 0);
+        *header_check = std::move(res);
+      };
+    }
     return [this, start, reply, route_name](Response res) {
       metrics_->HttpRequest(route_name, res.result_int(),
                             std::chrono::duration<double>(Clock::now() - start).count());
@@ -109,6 +124,7 @@ void Api::Handle(Request req, ReplyPtr reply) {
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") {
     Respond respond = respond_as(path.substr(1));
     if (!is_get) return respond(MethodNotAllowed("GET"));
+    if (header_check != nullptr) return;
     if (path == "/healthz") return respond(JsonResponse(http::status::ok, {{"status", "ok"}}));
     if (path == "/readyz") return respond(Ready());
     return OnPool(respond, [this] {
@@ -176,6 +192,10 @@ void Api::Handle(Request req, ReplyPtr reply) {
   if (!allowed) return respond(MethodNotAllowed(allow));
 
   if (std::optional<Response> denied = CheckAuth(req, is_post)) return respond(*denied);
+  if (header_check != nullptr) {
+    if (std::optional<Response> refused = CheckBodyHeader(req, route, target)) respond(*refused);
+    return;
+  }
   if (is_post && !ContentEncoding(req).empty()) {
     // Inflating a body takes milliseconds (~40 for 16 MiB): on the pool, not the I/O thread.
     // The closure owns `respond`: if the pool drops it unrun, the Reply inside answers 503.
@@ -305,9 +325,16 @@ std::optional<Response> Api::CheckAuth(const Request& req, bool is_write) const 
     return std::nullopt;
   }
   const std::string_view auth = ToStd(req[http::field::authorization]);
-  constexpr std::string_view kBearer = "Bearer ";
-  const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
-                  ConstantTimeEquals(auth.substr(kBearer.size()), settings->token);
+  // RFC 9110 11.1: the scheme is case-insensitive ("bearer", "BEARER"), then one or more spaces.
+  constexpr std::string_view kBearer = "bearer";
+  bool ok = false;
+  if (auth.size() > kBearer.size() && auth[kBearer.size()] == ' ' &&
+      boost::beast::iequals(boost::beast::string_view(auth.data(), kBearer.size()),
+                            boost::beast::string_view(kBearer.data(), kBearer.size()))) {
+    std::string_view credentials = auth.substr(kBearer.size());
+    credentials.remove_prefix(std::min(credentials.find_first_not_of(' '), credentials.size()));
+    ok = ConstantTimeEquals(credentials, settings->token);
+  }
   if (ok) return std::nullopt;
   Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",
                                auth.empty() ? "this request needs Authorization: Bearer TOKEN"

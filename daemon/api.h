@@ -79,6 +79,8 @@ class Api : public HttpHandler {
   // POST /v1/pages with a WARC body (application/warc, application/warc+gzip) is streamed.
   bool StreamsBody(const Request& header) override;
   std::shared_ptr<BodySink> HandleStreamed(Request header, ReplyPtr reply) override;
+  // The route, method, token, Content-Type and Content-Encoding, before the body is read.
+  std::optional<Response> CheckHeader(const Request& header) override;
 
   // Shutdown, after the server stopped accepting: uploads still reading stop (what they read is
   // committed and answered for, with 503). Does not wait.
@@ -95,6 +97,14 @@ class Api : public HttpHandler {
 
  private:
   using Respond = std::function<void(Response)>;
+
+  // Handle, or with `header_check` CheckHeader: the same route table and checks; with only the
+  // header, the checks that need no body, their refusal put in *header_check.
+  void Serve(Request req, ReplyPtr reply, std::optional<Response>* header_check);
+  // CheckHeader's checks of an authorized request to `route` that need no body: a Content-Type
+  // or Content-Encoding it refuses, and the target of POST /v1/pages (api_ingest.cc).
+  std::optional<Response> CheckBodyHeader(const Request& header, const std::string& route,
+                                          const Target& target);
 
   // Runs `work` on the pool; 503 when the pool's queue is full.
   void OnPool(const Respond& respond, std::function<Response()> work);

@@ -46,6 +46,41 @@ void Api::ForgetSweep(const std::string& name) {
   sweep_ids_.erase(name);
 }
 
+// Issue 33: what can be refused from the header alone is refused before the body is read.
+std::optional<Response> Api::CheckBodyHeader(const Request& header, const std::string& route,
+                                             const Target& target) {
+  if (header.method() != http::verb::post) return std::nullopt;
+  const std::string coding = ContentEncoding(header);
+  if (!coding.empty() && coding != "gzip" && coding != "x-gzip" && coding != "deflate") {
+    return ErrorResponse(http::status::unsupported_media_type, "unsupported_media_type",
+                         "Content-Encoding " + coding.substr(0, 100) +
+                             " is not accepted: send the body as it is, or with gzip or deflate");
+  }
+  if (route != "pages") return std::nullopt;
+  const std::string mime = dedup::ParseContentType(ToStd(header[http::field::content_type])).mime;
+  if (mime == "application/x-ndjson" || mime == "application/warc" ||
+      mime == "application/warc+gzip") {
+    return std::nullopt;  // the lines or records carry their own URLs and types
+  }
+  // As PostPages checks them once the body is read.
+  if (Status s = CheckParams(target, {"url", "fetched_at", "status", "location", "sweep"});
+      !s.ok()) {
+    return Error(s);
+  }
+  StatusOr<PagePost> post =
+      ParsePageTarget(target, options_.default_sweep, settings()->max_url_bytes, options_.now());
+  if (!post.ok()) return Error(post.status());
+  const bool content = store::ClassifyHttpStatus(post->http_status) == store::StatusClass::kContent;
+  if (content && !AcceptedPageType(mime)) {
+    return ErrorResponse(
+        http::status::unsupported_media_type, "unsupported_media_type",
+        "Content-Type " + mime.substr(0, 100) +
+            " is not accepted: post a page as text/*, application/xhtml+xml, application/xml or "
+            "application/octet-stream, or a batch as application/x-ndjson or application/warc");
+  }
+  return std::nullopt;
+}
+
 void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   StatusOr<PagePost> post =
       ParsePageTarget(target, options_.default_sweep, settings()->max_url_bytes, options_.now());

@@ -6,20 +6,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <string_view>
-#include <system_error>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
+#include <charconv>
 #include <deque>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string_view>
+#include <system_error>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "daemon/access_log.h"
@@ -60,6 +61,12 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   std::mutex mu;
   uint64_t next_session_id = 0;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
+  // Live sessions by the client's address (server.max_sessions_per_client).
+  std::unordered_map<std::string, size_t> sessions_per_client;
+
+  // Bytes of request bodies reserved by the sessions reading or holding them
+  // (server.max_body_bytes_in_flight).
+  std::atomic<uint64_t> body_bytes_in_flight{0};
 };
 
 // One connection. Every member is touched only on the session's strand (stream_'s executor).
@@ -72,20 +79,28 @@ class Session : public std::enable_shared_from_this<Session> {
     client_ = ec ? "-" : peer.address().to_string();
   }
   ~Session() {
+    ReleaseBody(reserved_);
+    for (Slot& slot : slots_) ReleaseBody(slot.body_bytes);
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->sessions.erase(id_);
+    auto it = core_->sessions_per_client.find(client_);
+    if (it != core_->sessions_per_client.end() && --it->second == 0) {
+      core_->sessions_per_client.erase(it);
+    }
   }
+  // The peer's address, as the access log shows it; "-" when unknown.
+  const std::string& client() const { return client_; }
 
   void Start() {
     net::dispatch(stream_.get_executor(),
                   beast::bind_front_handler(&Session::DoRead, shared_from_this()));
   }
-  // Above the session cap: answer 503 at once and close, without reading.
-  void StartRejected() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+  // Above the session cap (or the client's): answer 503 at once and close, without reading.
+  void StartRejected(std::string message) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this(), m = std::move(message)] {
       self->closing_ = true;
-      self->Enqueue(ErrorResponse(http::status::service_unavailable, "unavailable",
-                                  "too many connections", self->core_->options.retry_after_s),
+      self->Enqueue(ErrorResponse(http::status::service_unavailable, "unavailable", m,
+                                  self->core_->options.retry_after_s),
                     11);
     });
   }
@@ -96,7 +111,7 @@ class Session : public std::enable_shared_from_this<Session> {
       // An idle read is cancelled; requests already read are still answered.
       // OnReadError then closes if nothing is left to answer.
       if (self->reading_) {
-        self->stream_.socket().cancel();
+        self->CancelIo();
       } else if (self->slots_.empty() && !self->writing_) {
         self->Close();
       }
@@ -122,6 +137,8 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string method, target;
     Clock::time_point start;
     std::string note;
+    // Of server.max_body_bytes_in_flight, released when the answer comes.
+    uint64_t body_bytes = 0;
   };
   // The request target's path: the query is never kept for the log.
   static std::string PathOf(boost::beast::string_view target) {
@@ -153,15 +170,32 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<uint32_t>(header_limit_));
     // The limit depends on the route (OnHeader): none while the header is read.
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    read_start_ = Clock::now();
     stream_.expires_after(core_->options.read_timeout);
+    ArmHeaderTimer();
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
   }
 
   void OnHeader(beast::error_code ec, size_t) {
+    StopHeaderTimer();
     if (ec) return OnReadError(ec);
     const Request& req = parser_->get();
     request_version_ = req.version();
+    // RFC 9112 6.1: a request's transfer coding must end with chunked, or its length is unknown.
+    if (req.count(http::field::transfer_encoding) > 0 && !parser_->chunked()) {
+      return Refuse(
+          ErrorResponse(
+              http::status::bad_request, "bad_request",
+              "Transfer-Encoding " +
+                  std::string(ToStd(req[http::field::transfer_encoding])).substr(0, 100) +
+                  " is not accepted: a request's last transfer coding must be chunked (RFC 9112)"),
+          /*counted=*/false, /*close=*/true);
+    }
+    // Route, method, token and Content-Type before the body is read or 100 Continue answered.
+    if (std::optional<Response> refused = core_->handler->CheckHeader(req)) {
+      return Refuse(std::move(*refused), /*counted=*/true);
+    }
     expects_continue_ =
         beast::iequals(req[http::field::expect], "100-continue") && !parser_->is_done();
     streamed_ = core_->handler->StreamsBody(req);
@@ -181,7 +215,17 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     parser_->body_limit(limit);
-    if (!streamed_) return ContinueThen(0, &Session::ReadBody);
+    if (!streamed_) {
+      if (!ReserveBody(req, limit)) {
+        return Refuse(ErrorResponse(http::status::service_unavailable, "unavailable",
+                                    "request bodies being read are over the limit of " +
+                                        std::to_string(core_->options.max_body_bytes_in_flight) +
+                                        " bytes (server.max_body_bytes_in_flight); retry later",
+                                    core_->options.retry_after_s),
+                      /*counted=*/false);
+      }
+      return ContinueThen(0, &Session::ReadBody);
+    }
     if (StartStream()) ContinueThen(1, &Session::ReadChunk);
   }
 
@@ -203,7 +247,85 @@ class Session : public std::enable_shared_from_this<Session> {
     (this->*next)();
   }
 
+  // Cancels the pending read or write. The socket may be closed already (a deadline of the
+  // stream's own closed it, and its handler has not run yet): no exception then.
+  void CancelIo() {
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
+  // --- the header timeout (server.header_timeout_ms) ---
+  // A header must arrive within header_timeout of the connection having nothing left to answer;
+  // an idle keep-alive connection is closed after it. Not while answers are pending: a client
+  // waiting for a slow answer sends nothing meanwhile (OnWrite arms it again once they are
+  // written). A timer of its own, since the stream's deadline of a pending read cannot change.
+  void ArmHeaderTimer() {
+    // Not shorter than read_timeout_ms: the stream's read deadline does it.
+    if (core_->options.header_timeout >= core_->options.read_timeout) return;
+    header_timer_.expires_after(core_->options.header_timeout);
+    // A weak pointer: a timer does not keep a closed session (and its client's count) alive.
+    header_timer_.async_wait([weak = weak_from_this(), gen = ++header_gen_](beast::error_code ec) {
+      auto self = weak.lock();
+      if (!ec && self && gen == self->header_gen_) self->OnHeaderTimeout();
+    });
+  }
+  void StopHeaderTimer() {
+    ++header_gen_;
+    header_timer_.cancel();
+  }
+  void OnHeaderTimeout() {
+    if (!reading_ || closed_ || !slots_.empty() || writing_ || !stream_.socket().is_open()) return;
+    spdlog::debug("session {}: header timeout", id_);
+    core_->handler->OnServerResponse(http::status::request_timeout);
+    CancelIo();  // OnHeader, then OnReadError, closes
+  }
+
+  // --- bodies in flight across connections (server.max_body_bytes_in_flight) ---
+  // Reserves the body `req` announces (a chunked one: `limit`, all it may be); false when that
+  // would pass the limit.
+  bool ReserveBody(const Request& req, uint64_t limit) {
+    uint64_t bytes = 0;
+    if (parser_->chunked()) {
+      bytes = limit;
+    } else if (req.has_content_length()) {
+      const auto field = req[http::field::content_length];
+      std::from_chars(field.data(), field.data() + field.size(), bytes);
+    }
+    if (bytes == 0) return true;
+    const uint64_t before = core_->body_bytes_in_flight.fetch_add(bytes);
+    if (before + bytes > core_->options.max_body_bytes_in_flight) {
+      core_->body_bytes_in_flight.fetch_sub(bytes);
+      return false;
+    }
+    reserved_ = bytes;
+    return true;
+  }
+  void ReleaseBody(uint64_t& bytes) {
+    if (bytes > 0) core_->body_bytes_in_flight.fetch_sub(bytes);
+    bytes = 0;
+  }
+
+  // Refuses the request whose header was just read: answers `response` without reading the
+  // body, and closes unless there was no body (nor `close`). `counted`: the handler has
+  // recorded it in the metrics already.
+  void Refuse(Response response, bool counted, bool close = false) {
+    reading_ = false;
+    if (!close && parser_->is_done()) {
+      // No body: answered as any request, and the connection stays open.
+      if (!counted) core_->handler->OnServerResponse(response.result());
+      slots_.push_back(SlotFor(parser_->get()));
+      slots_.back().response = std::move(response);
+      if (!slots_.back().keep_alive) closing_ = true;
+      MaybeWrite();
+      return DoRead();
+    }
+    closing_ = true;
+    Enqueue(std::move(response), request_version_, !counted);
+  }
+
   void ReadBody() {
+    // The whole request within read_timeout_ms of its start.
+    if (!writing_) stream_.expires_at(read_start_ + core_->options.read_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
@@ -240,6 +362,7 @@ class Session : public std::enable_shared_from_this<Session> {
     body.data = chunk_.data();
     body.size = chunk_.size();
     chunk_pending_ = true;
+    StartRateWindow();
     stream_.expires_after(core_->options.read_timeout);
     // read_some, not read: what has arrived goes on now rather than when the buffer is full, so
     // a slow upload is read as it comes.
@@ -256,6 +379,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (got > 0) sink_->Write(std::string_view(chunk_.data(), got), [] {});
       return OnStreamError(ec);
     }
+    window_bytes_ += got;
     BodySink::Next next = BodySink::Next::kMore;
     if (got > 0) {
       auto resume = [weak = weak_from_this()] {
@@ -271,14 +395,49 @@ class Session : public std::enable_shared_from_this<Session> {
       return EndStream(UnavailableError("the handler stopped reading the body"));
     }
     if (next == BodySink::Next::kMore) ReadChunk();
-    // kWait: the sink's `resume` calls ReadChunk.
+    // kWait: the sink's `resume` calls ReadChunk. The time it waits is ours, not the client's:
+    // the rate window starts again when reading does.
+    if (next == BodySink::Next::kWait) StopRateWindow();
+  }
+
+  // --- the minimum rate of a streamed body (server.min_body_bytes_per_window) ---
+  // The read deadline is re-armed per piece, so a client sending a byte now and then would hold
+  // its upload slot for ever: each window of body_rate_window_ms must bring enough bytes.
+  void StartRateWindow() {
+    if (window_running_) return;
+    window_running_ = true;
+    window_bytes_ = 0;
+    rate_timer_.expires_after(core_->options.body_rate_window);
+    rate_timer_.async_wait([weak = weak_from_this(), gen = ++window_gen_](beast::error_code ec) {
+      auto self = weak.lock();
+      if (!ec && self && gen == self->window_gen_) self->OnRateWindowEnd();
+    });
+  }
+  void StopRateWindow() {
+    window_running_ = false;
+    ++window_gen_;
+    rate_timer_.cancel();
+  }
+  void OnRateWindowEnd() {
+    window_running_ = false;
+    if (!streaming_ || closed_ || !chunk_pending_) return;
+    if (window_bytes_ >= core_->options.min_body_bytes_per_window) return StartRateWindow();
+    rate_failed_ = true;
+    CancelIo();  // OnChunk, then OnStreamError, answers 408 through the sink
   }
 
   void OnStreamError(beast::error_code ec) {
     closing_ = true;
     const uint64_t limit = body_limit_;
     Status status;
-    if (ec == beast::error::timeout) {
+    if (rate_failed_) {
+      core_->handler->OnServerResponse(http::status::request_timeout);
+      status = DeadlineExceededError(
+          "the body arrived slower than " +
+          std::to_string(core_->options.min_body_bytes_per_window) + " bytes in " +
+          std::to_string(core_->options.body_rate_window.count()) +
+          " ms (server.min_body_bytes_per_window, server.body_rate_window_ms)");
+    } else if (ec == beast::error::timeout) {
       // basic_stream closed the socket: the slow client is cut off.
       closed_ = true;
       core_->handler->OnServerResponse(http::status::request_timeout);
@@ -299,6 +458,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void EndStream(Status status) {
+    StopRateWindow();
+    rate_failed_ = false;
     streaming_ = false;
     stream_parser_.reset();
     std::shared_ptr<BodySink> sink = std::move(sink_);
@@ -318,6 +479,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Request req = parser_->release();
     const uint64_t seq = first_seq_ + slots_.size();
     slots_.push_back(SlotFor(req));
+    slots_.back().body_bytes = std::exchange(reserved_, 0);
     if (!req.keep_alive()) closing_ = true;
     core_->handler->Handle(std::move(req), std::make_shared<Reply>(shared_from_this(), seq));
     DoRead();  // the next pipelined request, if any, while this one is answered
@@ -326,6 +488,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnReadError(beast::error_code ec) {
     reading_ = false;
     closing_ = true;
+    ReleaseBody(reserved_);
     if (ec == http::error::end_of_stream || ec == net::error::operation_aborted) {
       if (slots_.empty() && !writing_) Close();
       return;
@@ -360,9 +523,10 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  // Queues a response the server makes itself; the connection closes after it.
-  void Enqueue(Response response, unsigned version) {
-    core_->handler->OnServerResponse(response.result());
+  // Queues a response the server makes itself; the connection closes after it. `count`: in the
+  // handler's metrics.
+  void Enqueue(Response response, unsigned version, bool count = true) {
+    if (count) core_->handler->OnServerResponse(response.result());
     Slot slot{version, false, std::move(response), "-", "-", Clock::now(), {}};
     if (parser_ && parser_->is_header_done()) {
       slot.method = std::string(parser_->get().method_string());
@@ -382,6 +546,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResponse(uint64_t seq, Response response, std::string note) {
     if (closed_ || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
     Slot& slot = slots_[seq - first_seq_];
+    ReleaseBody(slot.body_bytes);  // the handler is done with the body
     slot.response = std::move(response);
     slot.note = std::move(note);
     // Answered before its streamed body ended: the rest of the body is not read.
@@ -412,7 +577,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closing_) {
       if (slots_.empty()) {
         if (reading_ || chunk_pending_) {
-          stream_.socket().cancel();  // OnReadError or OnStreamError then closes
+          CancelIo();  // OnReadError or OnStreamError then closes
         } else if (streaming_) {
           EndStream(UnavailableError("the request was answered before its body ended"));
         } else {
@@ -422,6 +587,8 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     } else if (!reading_) {
       DoRead();  // reading paused at the pipelining bound
+    } else if (slots_.empty()) {
+      ArmHeaderTimer();  // every answer is written: the connection is idle from now
     }
     MaybeWrite();
   }
@@ -446,6 +613,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     if (closed_) return;
     closed_ = true;
+    StopHeaderTimer();
+    StopRateWindow();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.expires_after(std::chrono::seconds(1));
@@ -488,6 +657,18 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed_ = false;
   std::array<char, 4096> drain_buf_{};
   size_t drained_ = 0;
+
+  // --- issue 33 ---
+  Clock::time_point read_start_;  // when reading the request being read began
+  uint64_t reserved_ = 0;         // its body's share of server.max_body_bytes_in_flight
+  // The rate window of a streamed body: on the strand, like the rest.
+  net::steady_timer rate_timer_{stream_.get_executor()};
+  net::steady_timer header_timer_{stream_.get_executor()};
+  uint64_t header_gen_ = 0;  // a timer completion of an older header read is ignored
+  bool window_running_ = false;
+  bool rate_failed_ = false;  // the window ended short: the body read was cancelled
+  uint64_t window_bytes_ = 0;
+  uint64_t window_gen_ = 0;  // a timer completion of an older window is ignored
 };
 
 Reply::Reply(std::shared_ptr<Session> session, uint64_t seq)
@@ -528,16 +709,24 @@ void HttpServer::Core::OnAccept(beast::error_code ec, tcp::socket socket) {
   }
   backoff = std::chrono::milliseconds(0);
   std::shared_ptr<Session> session;
-  bool reject;
+  std::string reject;
   {
     std::lock_guard<std::mutex> lock(mu);
-    reject = sessions.size() >= options.max_sessions;
     const uint64_t id = next_session_id++;
     session = std::make_shared<Session>(std::move(socket), shared_from_this(), id);
+    // Counted before the session is, so that the session's destructor can take it back.
+    const size_t from_client = sessions_per_client[session->client()]++;
+    if (sessions.size() >= options.max_sessions) {
+      reject = "too many connections (server.max_sessions)";
+    } else if (from_client >= options.max_sessions_per_client) {
+      reject = "too many connections from " + session->client() + ": the limit is " +
+               std::to_string(options.max_sessions_per_client) +
+               " (server.max_sessions_per_client)";
+    }
     sessions.emplace(id, session);
   }
-  if (reject) {
-    session->StartRejected();
+  if (!reject.empty()) {
+    session->StartRejected(std::move(reject));
   } else {
     session->Start();
   }

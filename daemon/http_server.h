@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -81,6 +82,12 @@ class HttpHandler {
   // at once and returns nullptr: the body is then not read and the connection closes after the
   // answer.
   virtual std::shared_ptr<BodySink> HandleStreamed(Request header, ReplyPtr reply) = 0;
+  // Called on the session's strand once a request's header is read, before anything else (its
+  // body is not read yet and 100 Continue not answered): an answer refuses the request now (no
+  // such route, a method it does not allow, a missing or wrong token, a refused Content-Type);
+  // its body is then never read and the connection closes after the answer. The handler records
+  // the answer's metrics itself. nullopt: the request goes on to StreamsBody and Handle.
+  virtual std::optional<Response> CheckHeader(const Request& header) = 0;
   // Called for each response the server makes itself (limits, malformed requests, the session
   // cap), for metrics.
   virtual void OnServerResponse(http::status status) = 0;
@@ -101,6 +108,23 @@ struct HttpServerOptions {
   size_t max_sessions = 1024;
   size_t max_pipelined_requests = 8;
   int retry_after_s = 1;
+  // --- limits against one client or many holding the server (issue 33) ---
+  // Time to receive a whole request header, and how long an idle keep-alive connection stays
+  // open (server.header_timeout_ms).
+  std::chrono::milliseconds header_timeout{10000};
+  // Live connections from one remote address at most; more get 503 and are closed
+  // (server.max_sessions_per_client).
+  size_t max_sessions_per_client = 128;
+  // Bytes of request bodies being read or waiting for their answer, across every connection
+  // (the Content-Length announced, or limits.max_body_bytes for a chunked body); a request that
+  // would go over gets 503 with Retry-After before its body is read
+  // (server.max_body_bytes_in_flight). Streamed bodies (WARC) are not held and do not count.
+  uint64_t max_body_bytes_in_flight = uint64_t{256} << 20;
+  // A streamed body must bring at least min_body_bytes_per_window bytes in each body_rate_window
+  // (not counting the time the handler is not taking more); a slower client gets 408 and its
+  // upload slot is freed (server.min_body_bytes_per_window, server.body_rate_window_ms).
+  uint64_t min_body_bytes_per_window = 16384;
+  std::chrono::milliseconds body_rate_window{10000};
   // One info line per response written (daemon/access_log.h): the client's address, method, path
   // without the query, status, body bytes, the time from the complete request to the written
   // response, and the handler's note. Never headers or query strings.

@@ -160,6 +160,15 @@ int Serve(const ServeFlags& flags) {
   server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
   server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
   server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
+  // Issue 33: limits against one client, or many, holding the server.
+  server_options.header_timeout = std::chrono::milliseconds(config.server.header_timeout_ms);
+  server_options.max_sessions_per_client =
+      static_cast<size_t>(config.server.max_sessions_per_client);
+  server_options.max_body_bytes_in_flight =
+      static_cast<uint64_t>(config.server.max_body_bytes_in_flight);
+  server_options.min_body_bytes_per_window =
+      static_cast<uint64_t>(config.server.min_body_bytes_per_window);
+  server_options.body_rate_window = std::chrono::milliseconds(config.server.body_rate_window_ms);
   auto server = daemon::HttpServer::Create(ioc, config.server.listen.host,
                                            config.server.listen.port, server_options, &api);
   if (!server.ok()) {

@@ -1,5 +1,8 @@
 #include "daemon/store_setup.h"
 
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -96,7 +99,30 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   const size_t end = line.find_last_not_of(" \t\r\n");
   if (begin == std::string::npos)
     return InvalidArgumentError("auth.token_file " + path + " is empty");
-  return line.substr(begin, end - begin + 1);
+  // Issue 33: a secret others can read is no secret, and a short one can be guessed.
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFoundError("auth.token_file " + path + ": " + std::strerror(errno));
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if ((st.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
+    return InvalidArgumentError(
+        "auth.token_file " + path + " has mode " + mode +
+        ": others may read or change it; chmod 0600 it (or 0640 owned by the service's group)");
+  }
+  if ((st.st_mode & S_IRGRP) != 0) {
+    spdlog::warn("auth.token_file {} has mode {}: its group can read the token", path, mode);
+  }
+  constexpr size_t kMinTokenBytes = 16;
+  const size_t length = end - begin + 1;
+  if (length < kMinTokenBytes) {
+    return InvalidArgumentError("auth.token_file " + path + ": the token is " +
+                                std::to_string(length) + " bytes; at least " +
+                                std::to_string(kMinTokenBytes) +
+                                " are needed (e.g. `openssl rand -hex 32`)");
+  }
+  return line.substr(begin, length);
 }
 
 }  // namespace shingled::daemon

@@ -158,7 +158,11 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
                         options_.retry_after_s);
   } else if (!body_status.ok()) {
     const bool too_large = body_status.code() == StatusCode::kResourceExhausted;
-    res = too_large
+    // Too slow a client (server.min_body_bytes_per_window): 408, not the 504 of a deadline.
+    const bool too_slow = body_status.code() == StatusCode::kDeadlineExceeded;
+    res = too_slow ? ErrorResponse(http::status::request_timeout, "request_timeout",
+                                   body_status.message() + "; the records before it were stored")
+          : too_large
               ? ErrorResponse(http::status::payload_too_large, "payload_too_large",
                               body_status.message() + "; the records before the limit were stored")
               : StatusResponse(body_status, options_.retry_after_s);

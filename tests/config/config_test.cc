@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace shingled::config {
 namespace {
@@ -169,6 +171,55 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "store.cluster_relations", "fuzzy"});
   ExpectError("[store]\ninitial_map_size = 4194304\nmax_map_size = 2097152\n",
               {"test.toml:2:", "store.initial_map_size"});
+}
+
+// Issue 33: the server's limits against one client, or many, holding it.
+TEST(ConfigTest, ServerLimitKeysAreReadAndValidated) {
+  const Config defaults;
+  EXPECT_EQ(defaults.server.header_timeout_ms, 10000);
+  EXPECT_EQ(defaults.server.max_sessions_per_client, 128);
+  EXPECT_EQ(defaults.server.max_body_bytes_in_flight, int64_t{256} << 20);
+  StatusOr<Config> def = LoadConfigFile(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_EQ(def->server.header_timeout_ms, defaults.server.header_timeout_ms);
+  EXPECT_EQ(def->server.max_sessions_per_client, defaults.server.max_sessions_per_client);
+  EXPECT_EQ(def->server.max_body_bytes_in_flight, defaults.server.max_body_bytes_in_flight);
+  EXPECT_EQ(def->server.min_body_bytes_per_window, defaults.server.min_body_bytes_per_window);
+  EXPECT_EQ(def->server.body_rate_window_ms, defaults.server.body_rate_window_ms);
+
+  StatusOr<Config> c = ParseConfig(
+      "[server]\nheader_timeout_ms = 500\nmax_sessions_per_client = 3\n"
+      "max_body_bytes_in_flight = 33554432\nmin_body_bytes_per_window = 100\n"
+      "body_rate_window_ms = 2000\n",
+      "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.header_timeout_ms, 500);
+  EXPECT_EQ(c->server.max_sessions_per_client, 3);
+  EXPECT_EQ(c->server.max_body_bytes_in_flight, 33554432);
+  EXPECT_EQ(c->server.min_body_bytes_per_window, 100);
+  EXPECT_EQ(c->server.body_rate_window_ms, 2000);
+  EXPECT_EQ(
+      ChangedKeys(defaults, *c),
+      (std::vector<std::string>{"server.header_timeout_ms", "server.max_sessions_per_client",
+                                "server.max_body_bytes_in_flight",
+                                "server.min_body_bytes_per_window", "server.body_rate_window_ms"}));
+
+  ExpectError("[server]\nheader_timeout_ms = 0\n",
+              {"test.toml:2:", "server.header_timeout_ms", "out of range"});
+  ExpectError("[server]\nmax_sessions_per_client = 0\n",
+              {"test.toml:2:", "server.max_sessions_per_client", "out of range"});
+  ExpectError("[server]\nmax_body_bytes_in_flight = 1000\n",
+              {"test.toml:2:", "server.max_body_bytes_in_flight", "out of range"});
+  ExpectError("[server]\nmin_body_bytes_per_window = 0\n",
+              {"test.toml:2:", "server.min_body_bytes_per_window", "out of range"});
+  ExpectError("[server]\nbody_rate_window_ms = 10\n",
+              {"test.toml:2:", "server.body_rate_window_ms", "out of range"});
+  // A body at limits.max_body_bytes must fit in flight: left out, the bound is raised to it.
+  StatusOr<Config> big = ParseConfig("[limits]\nmax_body_bytes = 536870912\n", "test.toml");
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(big->server.max_body_bytes_in_flight, 536870912);
+  ExpectError("[server]\nmax_body_bytes_in_flight = 8388608\n[limits]\nmax_body_bytes = 16777216\n",
+              {"test.toml:2:", "server.max_body_bytes_in_flight", "below limits.max_body_bytes"});
 }
 
 TEST(ConfigTest, WarcOutputKeys) {

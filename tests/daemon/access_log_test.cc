@@ -67,7 +67,7 @@ size_t Count(const std::string& text, const std::string& what) {
 // The bug: 1,200 requests left 5 log lines.
 TEST(AccessLogTest, DaemonLogsOneLinePerRequestWithoutTokenOrQuery) {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "s3cret-token-value\n");
+  const std::string token_file = dir.WriteSecret("token", "s3cret-token-value\n");
   Daemon daemon(dir, dir.path() + "/store",
                 "[auth]\ntoken_file = \"" + token_file +
                     "\"\nprotect_reads = true\n"

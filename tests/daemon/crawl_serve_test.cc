@@ -628,7 +628,7 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
   TestServer server;
   server.Page("/", "<p>hello</p>");
   ASSERT_TRUE(server.Start());
-  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string token_file = dir.WriteSecret("token", "s3cret-token-0123\n");
   Daemon daemon(dir, dir.path() + "/store2",
                 CrawlerConfig(server) + "[auth]\ntoken_file = \"" + token_file + "\"\n");
   ASSERT_GT(daemon.port(), 0) << daemon.log();
@@ -636,8 +636,10 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
   EXPECT_EQ(client.Request("POST", "/v1/crawl").status, 401);
   EXPECT_EQ(client.Request("POST", "/v1/crawl/stop").status, 401);
   EXPECT_EQ(client.Request("GET", "/v1/crawl").status, 200);  // reads are open by default
-  EXPECT_EQ(client.Request("POST", "/v1/crawl", "", "", "Authorization: Bearer s3cret\r\n").status,
-            202);
+  EXPECT_EQ(
+      client.Request("POST", "/v1/crawl", "", "", "Authorization: Bearer s3cret-token-0123\r\n")
+          .status,
+      202);
   WaitForSweep(daemon.port());
 }
 

@@ -55,6 +55,13 @@ class TempDir {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
+  // Write(), readable by its owner only: the daemon refuses a token file others can read.
+  std::string WriteSecret(const std::string& name, const std::string& text) const {
+    const std::string p = Write(name, text);
+    std::filesystem::permissions(
+        p, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return p;
+  }
 
  private:
   std::string path_;

@@ -204,28 +204,28 @@ int PostWithToken(int port, const std::string& token, const std::string& path) {
 // The bug: SIGHUP ended the daemon silently (exit 129), which systemd takes for a clean exit.
 TEST(LifecycleTest, SighupReloadsTheTokenAndKeepsRunning) {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "old-token\n");
+  const std::string token_file = dir.WriteSecret("token", "old-token-0123456\n");
   const std::string config = "[auth]\ntoken_file = \"" + token_file + "\"\n";
   Daemon daemon(dir, dir.path() + "/store", config);
   ASSERT_GT(daemon.port(), 0) << daemon.log();
-  EXPECT_EQ(PostWithToken(daemon.port(), "old-token", "1"), 200);
+  EXPECT_EQ(PostWithToken(daemon.port(), "old-token-0123456", "1"), 200);
 
-  dir.Write("token", "new-token\n");
+  dir.Write("token", "new-token-0123456\n");
   // A key that needs a restart changes too: it is named as ignored, and the rest applies.
   dir.Write(daemon.config_path().substr(dir.path().size() + 1),
             config + "[logging]\naccess_log = false\n[ingest]\nworkers = 3\n");
   daemon.Signal(SIGHUP);
   ASSERT_TRUE(daemon.WaitForLog("SIGHUP: reloaded")) << daemon.log();
   EXPECT_FALSE(daemon.Wait(std::chrono::milliseconds(100)).has_value()) << daemon.log();
-  EXPECT_EQ(PostWithToken(daemon.port(), "old-token", "2"), 401);
-  EXPECT_EQ(PostWithToken(daemon.port(), "new-token", "3"), 200);
+  EXPECT_EQ(PostWithToken(daemon.port(), "old-token-0123456", "2"), 401);
+  EXPECT_EQ(PostWithToken(daemon.port(), "new-token-0123456", "3"), 200);
   const std::string log = daemon.log();
   EXPECT_NE(log.find("changed logging.access_log, the auth token"), std::string::npos) << log;
   EXPECT_NE(log.find("ingest.workers changed"), std::string::npos) << log;
   EXPECT_NE(log.find("ignored until then"), std::string::npos) << log;
   // The tokens themselves are never logged.
-  EXPECT_EQ(log.find("old-token"), std::string::npos) << log;
-  EXPECT_EQ(log.find("new-token"), std::string::npos) << log;
+  EXPECT_EQ(log.find("old-token-0123456"), std::string::npos) << log;
+  EXPECT_EQ(log.find("new-token-0123456"), std::string::npos) << log;
 
   // A second SIGHUP with nothing changed says so.
   daemon.Signal(SIGHUP);
@@ -236,7 +236,7 @@ TEST(LifecycleTest, SighupReloadsTheTokenAndKeepsRunning) {
 
 TEST(LifecycleTest, SighupWithABrokenFileKeepsTheRunningConfig) {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "the-token\n");
+  const std::string token_file = dir.WriteSecret("token", "the-token-0123456\n");
   const std::string config = "[auth]\ntoken_file = \"" + token_file + "\"\n";
   Daemon daemon(dir, dir.path() + "/store", config);
   ASSERT_GT(daemon.port(), 0) << daemon.log();
@@ -251,7 +251,7 @@ TEST(LifecycleTest, SighupWithABrokenFileKeepsTheRunningConfig) {
       << daemon.log();
   EXPECT_FALSE(daemon.Wait(std::chrono::milliseconds(100)).has_value()) << daemon.log();
   EXPECT_EQ(PostWithToken(daemon.port(), "wrong", "1"), 401);
-  EXPECT_EQ(PostWithToken(daemon.port(), "the-token", "2"), 200);
+  EXPECT_EQ(PostWithToken(daemon.port(), "the-token-0123456", "2"), 200);
 
   // Not TOML at all, and then a token file that is gone: refused the same way.
   dir.Write(config_name, "[auth\n");
@@ -261,7 +261,7 @@ TEST(LifecycleTest, SighupWithABrokenFileKeepsTheRunningConfig) {
   daemon.Signal(SIGHUP);
   ASSERT_TRUE(daemon.WaitForLog("config not reloaded", 3)) << daemon.log();
   EXPECT_NE(daemon.log().find("no-such-token"), std::string::npos) << daemon.log();
-  EXPECT_EQ(PostWithToken(daemon.port(), "the-token", "3"), 200);
+  EXPECT_EQ(PostWithToken(daemon.port(), "the-token-0123456", "3"), 200);
 
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0) << daemon.log();

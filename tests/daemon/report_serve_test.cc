@@ -240,11 +240,11 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   EXPECT_EQ(RunCli("report clusters --limit 0" + flags, &out), 2) << out;
 
   // The daemon serves the same report; its reads need the token.
-  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string token_file = dir.WriteSecret("token", "s3cret-token-0123\n");
   Daemon daemon(dir, store, "[auth]\ntoken_file = \"" + token_file + "\"\nprotect_reads = true\n");
   ASSERT_GT(daemon.port(), 0) << daemon.log();
   const int port = daemon.port();
-  const std::string auth = "Authorization: Bearer s3cret\r\n";
+  const std::string auth = "Authorization: Bearer s3cret-token-0123\r\n";
   int status = 0;
   GetJson(port, "/v1/reports/changes?from=jan&to=feb", &status);
   EXPECT_EQ(status, 401);

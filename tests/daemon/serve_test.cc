@@ -494,7 +494,7 @@ TEST_F(QueueTest, FullQueueAnswers503WithRetryAfter) {
 
 class AuthTest : public ServeTest {
   std::string Config() override {
-    const std::string token_file = dir_.Write("token", "s3cret-token\n");
+    const std::string token_file = dir_.WriteSecret("token", "s3cret-token-0123\n");
     return "[auth]\ntoken_file = \"" + token_file + "\"\n";
   }
 };
@@ -508,7 +508,7 @@ TEST_F(AuthTest, WritesNeedTheBearerToken) {
   ExpectError(Call("POST", target, page, "text/html", "Authorization: Bearer wrong\r\n"), 401,
               "unauthenticated", "wrong");
   EXPECT_EQ(
-      Call("POST", target, page, "text/html", "Authorization: Bearer s3cret-token\r\n").status,
+      Call("POST", target, page, "text/html", "Authorization: Bearer s3cret-token-0123\r\n").status,
       200);
   // Reads are open by default (protect_reads = false); probes and metrics always are.
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/p")).status, 200);

@@ -1,0 +1,440 @@
+// Issue 33, the HTTP server's defects, against the real daemon on loopback with raw sockets:
+// requests refused from their header before the body is read (defect 1), the bound on request
+// bodies in flight (defect 1), trickled WARC bodies (defect 4), one client holding every
+// connection (defect 6), and the minor ones (the Bearer scheme's case, Transfer-Encoding without
+// chunked, the token file's mode and length, no token in any log line).
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/daemon/daemon_harness.h"
+
+namespace shingled::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kToken[] = "0123456789abcdef-the-test-token";
+
+// A raw loopback connection whose sends and receives give up after 10 s, so that a server that
+// stopped reading cannot hang the test.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      close(fd_);
+      fd_ = -1;
+      return;
+    }
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  }
+  ~RawConnection() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  // Sends all of `bytes`; false once the peer has closed or reset (or a send timed out).
+  bool Send(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // The first response's status line and headers, and its body (Content-Length framed); status
+  // 0 when none came.
+  HttpResponse ReadResponse() {
+    HttpResponse r;
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return r;
+    }
+    r.status = std::atoi(buf_.c_str() + 9);
+    std::istringstream head(buf_.substr(0, end));
+    std::string line;
+    std::getline(head, line);
+    while (std::getline(head, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+    const size_t length = r.headers.count("content-length")
+                              ? static_cast<size_t>(std::stoul(r.headers["content-length"]))
+                              : 0;
+    while (buf_.size() < end + 4 + length) {
+      if (!Fill()) break;
+    }
+    r.body = buf_.substr(end + 4, length);
+    buf_.erase(0, std::min(buf_.size(), end + 4 + length));
+    return r;
+  }
+  // True when the peer closed (or reset) the connection within `timeout`, reading and dropping
+  // whatever it sends before.
+  bool ClosedWithin(std::chrono::milliseconds timeout) {
+    const Clock::time_point deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      char tmp[4096];
+      const ssize_t n = recv(fd_, tmp, sizeof(tmp), MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+      if (n < 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+    }
+    return false;
+  }
+  // Whether a response has begun to arrive (without waiting).
+  bool HasData() {
+    char c;
+    return recv(fd_, &c, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
+  }
+
+ private:
+  bool Fill() {
+    char tmp[65536];
+    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+  int fd_ = -1;
+  std::string buf_;
+};
+
+// The daemon's resident set at its peak (VmHWM in /proc/PID/status), in bytes; 0 if unreadable.
+uint64_t PeakRssBytes(pid_t pid) {
+  const std::string status = ReadWholeFile("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("VmHWM:");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(status.c_str() + at + 6, nullptr, 10) * 1024;  // kB
+}
+
+std::string ErrorMessage(const HttpResponse& r) {
+  const json j = json::parse(r.body, nullptr, false);
+  if (!j.is_object() || !j.contains("error")) return "";
+  return j["error"].value("message", "");
+}
+
+std::string PageHeader(const std::string& path_and_query, uint64_t length,
+                       const std::string& extra = "") {
+  return "POST " + path_and_query +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: " +
+         std::to_string(length) + "\r\n" + extra + "\r\n";
+}
+
+class HttpLimitsTest : public ::testing::Test {
+ protected:
+  // A daemon with the token configured and `more` in its config.
+  void Start(const std::string& more = "") {
+    const std::string token_file = dir_.WriteSecret("token", std::string(kToken) + "\n");
+    daemon_ = std::make_unique<Daemon>(
+        dir_, dir_.path() + "/store",
+        "[auth]\ntoken_file = \"" + token_file + "\"\n[logging]\nlevel = \"debug\"\n" + more);
+    ASSERT_GT(daemon_->port(), 0) << daemon_->log();
+  }
+  static std::string Auth() { return std::string("Authorization: Bearer ") + kToken + "\r\n"; }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+// Defect 1: bodies were read whole before the token was checked; 64 connections of 16 MiB each
+// took the daemon from 14 MB to 1 GB. Now each is answered 401 from its header (the answer
+// arrives before a byte of the body is sent) and the body is never read.
+TEST_F(HttpLimitsTest, UnauthenticatedMemoryExhaustion) {
+  Start();
+  constexpr int kConnections = 32;
+  constexpr uint64_t kBody = uint64_t{16} << 20;  // limits.max_body_bytes: not over the limit
+  std::atomic<int> refused_first{0}, body_taken{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kConnections; ++i) {
+    threads.emplace_back([&, i] {
+      RawConnection c(daemon_->port());
+      if (!c.connected()) return;
+      const std::string target = "/v1/pages?url=" + Q("https://example.com/" + std::to_string(i));
+      if (!c.Send(PageHeader(target, kBody))) return;
+      // The answer comes before the body is sent.
+      if (c.ReadResponse().status == 401) ++refused_first;
+      // The client sends the body anyway: the server does not take it.
+      const std::string body(kBody, 'x');
+      if (c.Send(body)) ++body_taken;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(refused_first.load(), kConnections);
+  // A send of 16 MiB the server never reads cannot complete: the server closes first.
+  EXPECT_EQ(body_taken.load(), 0);
+  const uint64_t peak = PeakRssBytes(daemon_->pid());
+  ASSERT_GT(peak, 0u);
+  EXPECT_LT(peak, uint64_t{200} << 20) << "peak RSS " << (peak >> 20) << " MiB";
+  // The server still answers.
+  EXPECT_EQ(HttpClient(daemon_->port()).Request("GET", "/healthz").status, 200);
+}
+
+// Defect 1: "Expect: 100-continue" was answered before the token was checked.
+TEST_F(HttpLimitsTest, UnauthenticatedExpectContinueGets401NotContinue) {
+  Start();
+  RawConnection c(daemon_->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send(PageHeader("/v1/pages?url=" + Q("https://example.com/a"), 1 << 20,
+                                "Authorization: Bearer wrong-token-0123456789\r\n"
+                                "Expect: 100-continue\r\n")));
+  const HttpResponse r = c.ReadResponse();
+  EXPECT_EQ(r.status, 401) << r.body;  // never 100 first
+  EXPECT_NE(r.headers.count("www-authenticate"), 0u);
+  EXPECT_TRUE(c.ClosedWithin(std::chrono::seconds(10)));
+  // With the token, 100 Continue, then the answer.
+  RawConnection ok(daemon_->port());
+  ASSERT_TRUE(ok.Send(PageHeader("/v1/pages?url=" + Q("https://example.com/a"), 11,
+                                 Auth() + "Expect: 100-continue\r\n")));
+  EXPECT_EQ(ok.ReadResponse().status, 100);
+  ASSERT_TRUE(ok.Send("<p>page</p>"));
+  EXPECT_EQ(ok.ReadResponse().status, 200);
+}
+
+// Defect 1: the route, the method and the Content-Type are checked from the header too.
+TEST_F(HttpLimitsTest, RouteMethodAndTypeAreRefusedBeforeTheBody) {
+  Start();
+  struct Case {
+    std::string head;
+    int status;
+  } cases[] = {
+      {"POST /v1/nowhere HTTP/1.1\r\nContent-Length: 1048576\r\n" + Auth(), 404},
+      {"POST /v1/stats HTTP/1.1\r\nContent-Length: 1048576\r\n" + Auth(), 405},
+      {"POST /v1/pages?url=" + Q("https://example.com/a") +
+           " HTTP/1.1\r\nContent-Type: image/png\r\nContent-Length: 1048576\r\n" + Auth(),
+       415},
+      {"POST /v1/pages?url=" + Q("https://example.com/a") +
+           " HTTP/1.1\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n"
+           "Content-Length: 1048576\r\n" +
+           Auth(),
+       415},
+      {"POST /v1/pages?url=not-a-url HTTP/1.1\r\nContent-Type: text/html\r\n"
+       "Content-Length: 1048576\r\n" +
+           Auth(),
+       400},
+  };
+  for (const Case& k : cases) {
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(c.Send(k.head + "Host: 127.0.0.1\r\n\r\n"));
+    HttpResponse r = c.ReadResponse();  // before any of the body is sent
+    EXPECT_EQ(r.status, k.status) << k.head << r.body;
+    EXPECT_EQ(r.headers["connection"], "close") << k.head;
+  }
+}
+
+// Defect 1: the bytes of bodies in flight are bounded across connections
+// (server.max_body_bytes_in_flight); over it, 503 with Retry-After naming the key.
+TEST_F(HttpLimitsTest, BodiesInFlightAreBoundedAcrossConnections) {
+  Start(
+      "[server]\nmax_body_bytes_in_flight = 8388608\n"
+      "[limits]\nmax_body_bytes = 4194304\n");
+  constexpr uint64_t kBody = 4 << 20;
+  const std::string url_a = "/v1/pages?url=" + Q("https://example.com/a");
+  RawConnection a(daemon_->port()), b(daemon_->port());
+  // Two bodies half sent: the bound is reached.
+  ASSERT_TRUE(a.Send(PageHeader(url_a, kBody, Auth()) + std::string(kBody / 2, 'a')));
+  ASSERT_TRUE(b.Send(PageHeader(url_a, kBody, Auth()) + std::string(kBody / 2, 'b')));
+  // A third waits for room: 503, before its body.
+  HttpResponse r;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  do {  // a and b are read as they arrive: poll until both are being read
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(c.Send(PageHeader(url_a, kBody, Auth())));
+    r = c.ReadResponse();
+  } while (r.status != 503 && Clock::now() < deadline);
+  ASSERT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.headers["retry-after"], "1");
+  EXPECT_NE(ErrorMessage(r).find("server.max_body_bytes_in_flight"), std::string::npos) << r.body;
+  // A small body does not fit either; a request without one does.
+  {
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(c.Send(PageHeader(url_a, 11, Auth())));
+    EXPECT_EQ(c.ReadResponse().status, 503);
+  }
+  EXPECT_EQ(HttpClient(daemon_->port()).Request("GET", "/v1/stats").status, 200);
+  // a's body ends and is answered: its bytes are free again.
+  ASSERT_TRUE(a.Send(std::string(kBody / 2, 'a')));
+  EXPECT_EQ(a.ReadResponse().status, 200);
+  RawConnection c(daemon_->port());
+  ASSERT_TRUE(c.Send(PageHeader(url_a, 11, Auth()) + "<p>page</p>"));
+  EXPECT_EQ(c.ReadResponse().status, 200);
+}
+
+// Defect 4: the read deadline of a streamed body was re-armed per piece, so a WARC upload sending
+// a byte now and then held its upload slot for ever. Now it gets 408 and the slot is free.
+TEST_F(HttpLimitsTest, TrickledStreamedBodies) {
+  Start(
+      "[server]\nmin_body_bytes_per_window = 1000\nbody_rate_window_ms = 300\n"
+      "[limits]\nmax_warc_uploads = 1\n");
+  RawConnection slow(daemon_->port());
+  ASSERT_TRUE(
+      slow.Send("POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Content-Type: application/warc\r\nContent-Length: 100000\r\n" +
+                Auth() + "\r\nWARC/1.1\r\n"));
+  // A byte every 50 ms (20 bytes/s) until the server answers.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  while (!slow.HasData() && Clock::now() < deadline) {
+    if (!slow.Send("W")) break;  // closed: the answer is in the receive buffer
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the trickle's pace
+  }
+  const HttpResponse r = slow.ReadResponse();
+  EXPECT_EQ(r.status, 408) << r.body;
+  EXPECT_NE(ErrorMessage(r).find("server.min_body_bytes_per_window"), std::string::npos) << r.body;
+  // The one upload slot is free: another upload is read (its answer is not the 503 of
+  // limits.max_warc_uploads). The slot is reaped once the upload's thread has finished.
+  HttpResponse next;
+  const Clock::time_point reap_deadline = Clock::now() + std::chrono::seconds(10);
+  do {
+    HttpClient c(daemon_->port());
+    next = c.Request("POST", "/v1/pages", "", "application/warc", Auth());
+  } while (next.status == 503 && Clock::now() < reap_deadline);
+  EXPECT_NE(next.status, 503) << next.body;
+  EXPECT_NE(next.status, 0);
+}
+
+// Defect 6: one client could hold every session with idle connections for read_timeout_ms.
+TEST_F(HttpLimitsTest, OneClientHoldsEveryConnectionSlot) {
+  Start("[server]\nmax_sessions_per_client = 2\nheader_timeout_ms = 60000\n");
+  auto first = std::make_unique<RawConnection>(daemon_->port());
+  RawConnection second(daemon_->port());
+  ASSERT_TRUE(first->connected() && second.connected());
+  HttpResponse r;
+  // The two are counted once accepted: poll until the third is refused.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  do {
+    r = HttpClient(daemon_->port()).Request("GET", "/healthz");
+  } while (r.status != 503 && Clock::now() < deadline);
+  ASSERT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(ErrorMessage(r).find("server.max_sessions_per_client"), std::string::npos) << r.body;
+  EXPECT_EQ(r.headers["connection"], "close");
+  // One idle connection goes: a new one is served again.
+  first.reset();
+  const Clock::time_point again = Clock::now() + std::chrono::seconds(10);
+  do {
+    r = HttpClient(daemon_->port()).Request("GET", "/healthz");
+  } while (r.status != 200 && Clock::now() < again);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Defect 6: the header has its own, shorter timeout (server.header_timeout_ms), which also
+// closes an idle keep-alive connection, well before read_timeout_ms.
+TEST_F(HttpLimitsTest, HeaderTimeoutClosesSlowHeadersAndIdleConnections) {
+  Start("[server]\nheader_timeout_ms = 200\nread_timeout_ms = 600000\n");
+  RawConnection partial(daemon_->port());
+  ASSERT_TRUE(partial.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"));  // never ends
+  EXPECT_TRUE(partial.ClosedWithin(std::chrono::seconds(30)));
+  RawConnection idle(daemon_->port());
+  ASSERT_TRUE(idle.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  EXPECT_EQ(idle.ReadResponse().status, 200);
+  EXPECT_TRUE(idle.ClosedWithin(std::chrono::seconds(30)));
+}
+
+// Minor: the auth scheme is case-insensitive (RFC 9110 11.1).
+TEST_F(HttpLimitsTest, BearerSchemeIsCaseInsensitive) {
+  Start();
+  for (const std::string scheme : {"Bearer ", "bearer ", "BEARER ", "bEaReR  "}) {
+    HttpClient c(daemon_->port());
+    const HttpResponse r = c.Request("POST", "/v1/sweeps", "{\"name\": \"s\"}", "application/json",
+                                     "Authorization: " + scheme + kToken + "\r\n");
+    EXPECT_TRUE(r.status == 200 || r.status == 409) << scheme << r.body;  // 409: already open
+  }
+  HttpClient c(daemon_->port());
+  EXPECT_EQ(c.Request("POST", "/v1/sweeps", "{\"name\": \"t\"}", "application/json",
+                      std::string("Authorization: Basic ") + kToken + "\r\n")
+                .status,
+            401);
+}
+
+// Minor: "Transfer-Encoding: gzip" (no chunked last) was read as an empty body followed by
+// another request. RFC 9112 6.1: 400, and the connection closed.
+TEST_F(HttpLimitsTest, TransferEncodingWithoutChunkedIsRefused) {
+  Start();
+  for (const std::string coding : {"gzip", "chunked, gzip"}) {
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(
+        c.Send("POST /v1/sweeps HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: " + coding +
+               "\r\n" + Auth() + "\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    HttpResponse r = c.ReadResponse();
+    EXPECT_EQ(r.status, 400) << coding << r.body;
+    EXPECT_NE(ErrorMessage(r).find("chunked"), std::string::npos) << r.body;
+    EXPECT_EQ(r.headers["connection"], "close");
+    EXPECT_TRUE(c.ClosedWithin(std::chrono::seconds(10)));  // the "next request" is not answered
+  }
+}
+
+// Minor: a token file others can read, or a short token, is refused at start-up (exit 2).
+TEST(HttpLimitsTokenFileTest, WorldReadableOrShortTokenIsRefused) {
+  TempDir dir;
+  const std::string open_file = dir.Write("open-token", std::string(kToken) + "\n");
+  std::filesystem::permissions(open_file, std::filesystem::perms::owner_read |
+                                              std::filesystem::perms::owner_write |
+                                              std::filesystem::perms::others_read);
+  Daemon open(dir, dir.path() + "/store1", "[auth]\ntoken_file = \"" + open_file + "\"\n");
+  EXPECT_EQ(open.port(), 0);
+  EXPECT_EQ(open.Wait(), 2);
+  EXPECT_NE(open.log().find("has mode 0604"), std::string::npos) << open.log();
+  EXPECT_EQ(open.log().find(kToken), std::string::npos) << open.log();
+
+  const std::string short_file = dir.WriteSecret("short-token", "tooshort\n");
+  Daemon short_token(dir, dir.path() + "/store2", "[auth]\ntoken_file = \"" + short_file + "\"\n");
+  EXPECT_EQ(short_token.port(), 0);
+  EXPECT_EQ(short_token.Wait(), 2);
+  EXPECT_NE(short_token.log().find("the token is 8 bytes; at least 16"), std::string::npos)
+      << short_token.log();
+
+  // Group-readable: accepted, with a warning.
+  const std::string group_file = dir.Write("group-token", std::string(kToken) + "\n");
+  std::filesystem::permissions(
+      group_file, std::filesystem::perms::owner_read | std::filesystem::perms::group_read);
+  Daemon group(dir, dir.path() + "/store3", "[auth]\ntoken_file = \"" + group_file + "\"\n");
+  EXPECT_GT(group.port(), 0) << group.log();
+  EXPECT_NE(group.log().find("its group can read the token"), std::string::npos) << group.log();
+}
+
+// Minor: no token and no Authorization header in any log line (the access log and everything
+// else the daemon writes to stderr), at the debug level, after requests with the token, with a
+// wrong one, and refused ones.
+TEST_F(HttpLimitsTest, NoTokenInAnyLogLine) {
+  Start();
+  {
+    HttpClient c(daemon_->port());
+    EXPECT_EQ(c.Request("POST", "/v1/pages?url=" + Q("https://example.com/a"), "<p>a page</p>",
+                        "text/html", Auth())
+                  .status,
+              200);
+    EXPECT_EQ(c.Request("GET", "/v1/stats", "", "", Auth()).status, 200);
+  }
+  EXPECT_EQ(HttpClient(daemon_->port())
+                .Request("POST", "/v1/sweeps", "{}", "application/json",
+                         std::string("Authorization: Bearer ") + kToken + "-wrong\r\n")
+                .status,
+            401);
+  EXPECT_EQ(HttpClient(daemon_->port())
+                .Request("POST", "/v1/nowhere", "{}", "application/json", Auth())
+                .status,
+            404);
+  ASSERT_TRUE(daemon_->WaitForLog("access client=", 4)) << daemon_->log();
+  daemon_->Signal(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(), 0);
+  const std::string log = daemon_->log();
+  EXPECT_EQ(log.find(kToken), std::string::npos) << log;
+  EXPECT_EQ(log.find("0123456789abcdef"), std::string::npos) << log;
+  EXPECT_EQ(log.find("uthorization"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Bearer "), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace shingled::testing
