@@ -454,6 +454,30 @@ TEST_F(ChunksTest, Relations) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
+// The exact bytes of a `doc_chunks` record (FORMAT.md, "Chunks"), and the decoder's refusals.
+TEST(DocChunksCodec, ExactBytes) {
+  const std::vector<dedup::Chunk> chunks = {{0x0102030405060708ull, 300},
+                                            {0xff00000000000001ull, 5}};
+  const std::string bytes = internal::EncodeDocChunks(chunks);
+  EXPECT_EQ(bytes, std::string("\x02\x01\x02\x03\x04\x05\x06\x07\x08\xac\x02"
+                               "\xff\x00\x00\x00\x00\x00\x00\x01\x05",
+                               20));
+  std::vector<dedup::Chunk> back;
+  ASSERT_TRUE(internal::DecodeDocChunks(bytes, &back).ok());
+  EXPECT_EQ(back, chunks);
+  EXPECT_EQ(internal::DecodeDocChunks(bytes + "x", &back).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(internal::DecodeDocChunks(bytes.substr(0, 19), &back).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(internal::DecodeDocChunks(std::string("\x01"
+                                                  "12345678"
+                                                  "\x00",
+                                                  10),
+                                      &back)
+                .code(),
+            StatusCode::kDataLoss);  // a zero length
+  EXPECT_EQ(internal::DecodeDocChunks(std::string("\xff\xff\x03", 3), &back).code(),
+            StatusCode::kDataLoss);  // a count the bytes cannot hold
+}
+
 // A chunk repeated in one document counts once per occurrence matched, never more than the
 // other side holds.
 TEST_F(ChunksTest, RepeatedChunksCountOncePerOccurrence) {
