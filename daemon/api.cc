@@ -173,6 +173,9 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     route = "reports_index_page", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
+  } else if (path.rfind("/v1/documents/", 0) == 0 &&
+             path.find("/common/", 14) != std::string::npos) {
+    route = "document_common", allow = "GET", arg = path.substr(14);  // issue 32
   } else if (path.rfind("/v1/documents/", 0) == 0) {
     route = "documents", allow = "GET", arg = path.substr(14);
   } else if (path.rfind("/v1/sweeps/", 0) == 0 && path.size() > 17 &&
@@ -245,6 +248,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"min_urls", "after", "limit"});
   } else if (route == "clusters") {
     params = CheckParams(target, {"after", "limit"});
+  } else if (route == "document_common") {
+    params = CheckParams(target, {"limit"});
   } else if (route == "reports_changes") {
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
   } else if (route == "reports_changes_page") {
@@ -281,6 +286,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "crawl_stop") return StopCrawl();
     if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
+    if (route == "document_common") return GetCommon(arg, target);
     if (route == "sweep_reopen") return ReopenSweep(arg);
     return CloseSweep(*shared_req, arg);  // sweep_close
   });

@@ -131,6 +131,9 @@ class Api : public HttpHandler {
   Response GetStats();
   Response Ready();
 
+  // api_common.cc (issue 32): GET /v1/documents/A/common/B; `ids` is "A/common/B".
+  Response GetCommon(const std::string& ids, const Target& target);
+
   // api_listings.cc
   Response ListUrls(const Target& target);  // GET /v1/urls without url
   Response ListClusters(const Target& target);

@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "daemon/cli.h"
 #include "daemon/json_codec.h"
+#include "daemon/store_setup.h"
 #include "dedup/canonicalize.h"
 #include "dedup/estimate.h"
 #include "dedup/page.h"
 #include "dedup/sketch.h"
+#include "store/store.h"
 
 namespace shingled::cli {
 namespace {
@@ -157,12 +160,57 @@ int RunCompare(const std::string& a_path, const std::string& b_path, const Dedup
   j["features_in_common"] = dedup::FeaturesInCommon(*a, *b);
   j["fungible"] = dedup::Fungible(*a, *b, r);
   j["supershingles_in_common"] = dedup::SuperShinglesInCommon(*a, *b);
+  // Issue 32: bytes in common by the files' content-defined chunks (unknown with chunking off).
+  j["common"] = daemon::CommonJson(store::BytesInCommonOf(a->chunks, b->chunks, 0), false);
   if (as_json) {
     std::cout << daemon::DumpJson(j) << "\n";
     return kExitOk;
   }
   for (const auto& [key, value] : j.items())
     std::cout << key << ": " << daemon::DumpJson(value) << "\n";
+  return kExitOk;
+}
+
+// --- compare --docs A B (issue 32): bytes in common of two stored documents ---
+
+struct CompareDocsFlags {
+  std::vector<uint64_t> docs;
+  std::string store_dir, config_file;
+};
+
+int RunCompareDocs(const CompareDocsFlags& flags, bool as_json) {
+  config::Config config;
+  if (!flags.config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
+    if (!loaded.ok()) {
+      std::cerr << "shingled compare: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  if (!opened.ok()) {
+    std::cerr << "shingled compare: " << opened.status().message() << "\n";
+    return kExitFailure;
+  }
+  const uint64_t a = flags.docs[0], b = flags.docs[1];
+  StatusOr<store::CommonBytes> common = opened->store->BytesInCommon(a, b, store::kMaxCommonSpans);
+  if (!common.ok()) {
+    std::cerr << "shingled compare: " << common.status().message() << "\n";
+    return common.status().code() == StatusCode::kNotFound ? kExitUsage : kExitFailure;
+  }
+  json j;
+  j["a"] = a;
+  j["b"] = b;
+  j["common"] = daemon::CommonJson(*common, /*spans=*/as_json);
+  if (as_json) {
+    std::cout << daemon::DumpJson(j) << "\n";
+    return kExitOk;
+  }
+  for (const auto& [key, value] : j.items()) {
+    std::cout << key << ": " << daemon::DumpJson(value) << "\n";
+  }
   return kExitOk;
 }
 
@@ -208,14 +256,34 @@ void AddDedupCommands(CLI::App* app, int* exit_code) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto labelled = std::make_shared<bool>(false);
   auto as_json = std::make_shared<bool>(false);
+  auto docs = std::make_shared<CompareDocsFlags>();
   CLI::App* compare = app->add_subcommand(
-      "compare", "Exact and estimated resemblance and containment of two files");
-  compare->add_option("files", *files, "The two files A and B")->required()->expected(2);
+      "compare",
+      "Exact and estimated resemblance, containment and bytes in common of two files, or the "
+      "bytes in common of two stored documents (--docs)");
+  CLI::Option* files_option =
+      compare->add_option("files", *files, "The two files A and B")->expected(2);
+  compare->add_option("--docs", docs->docs, "Two stored documents A and B instead of files")
+      ->expected(2)
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
+      ->excludes(files_option);
+  compare->add_option("--store", docs->store_dir,
+                      "With --docs: the store directory (overrides store.path)");
+  compare->add_option("--config", docs->config_file, "With --docs: a TOML config (the store)");
   compare->add_flag("--json", *as_json, "One JSON object instead of readable lines");
   compare->add_flag("--labelled", *labelled,
                     "Exact values over labelled shingles (option A) instead of sets (option B)");
   AddCommonOptions(compare, compare_options.get());
   compare->callback([=] {
+    if (!docs->docs.empty()) {
+      *exit_code = RunCompareDocs(*docs, *as_json);
+      return;
+    }
+    if (files->size() != 2) {
+      std::cerr << "shingled compare: give two files, or --docs A B\n";
+      *exit_code = kExitUsage;
+      return;
+    }
     *exit_code = RunCompare((*files)[0], (*files)[1], *compare_options, *labelled, *as_json);
   });
 }

@@ -440,8 +440,15 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   } else {
     for (const store::SimilarDoc& d : *result) {
       std::cout << "doc " << d.doc << " cluster " << d.cluster << " resemblance " << d.resemblance
-                << " containment " << d.containment_of_query << "/" << d.containment_in_query << " "
-                << d.url << "\n";
+                << " containment " << d.containment_of_query << "/" << d.containment_in_query;
+      // Issue 32: bytes in common with the query.
+      if (d.common.known) {
+        std::cout << " common " << d.common.shared_bytes << " bytes "
+                  << store::CommonRelationName(d.common.relation);
+      } else {
+        std::cout << " common unknown";
+      }
+      std::cout << " " << d.url << "\n";
     }
   }
   return kExitOk;

@@ -13,6 +13,26 @@ std::string Hex64(uint64_t v) {
 
 }  // namespace
 
+Json CommonJson(const store::CommonBytes& c, bool spans) {
+  if (!c.known) return {{"chunks", "unknown"}, {"a_chunks", c.a_known}, {"b_chunks", c.b_known}};
+  Json j = {{"shared_bytes", c.shared_bytes},
+            {"share_a", c.share_a},
+            {"share_b", c.share_b},
+            {"relation", store::CommonRelationName(c.relation)},
+            {"length_a", c.length_a},
+            {"length_b", c.length_b},
+            {"shared_chunks", c.shared_chunks}};
+  if (spans) {
+    Json list = Json::array();
+    for (const store::CommonSpan& s : c.spans) {
+      list.push_back({{"offset_a", s.offset_a}, {"offset_b", s.offset_b}, {"length", s.length}});
+    }
+    j["spans"] = std::move(list);
+    j["spans_truncated"] = c.spans_truncated;
+  }
+  return j;
+}
+
 Json PageResultJson(std::string_view url, const store::PageResult& r) {
   Json j;
   j["url"] = url;
@@ -31,6 +51,10 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
                        {"containment_of_page", m.containment_of_page},
                        {"containment_in_page", m.containment_in_page},
                        {"features_in_common", m.features_in_common}});
+  }
+  // Issue 32: a = the page, b = the match.
+  for (size_t i = 0; i < r.match_common.size() && i < matches.size(); ++i) {
+    matches[i]["common"] = CommonJson(r.match_common[i], /*spans=*/false);
   }
   j["matches"] = std::move(matches);
   if (r.previous_doc != 0) {
@@ -52,6 +76,7 @@ Json SimilarJson(const std::vector<store::SimilarDoc>& docs) {
                    {"containment_of_query", d.containment_of_query},
                    {"containment_in_query", d.containment_in_query},
                    {"features_in_common", d.features_in_common}});
+    out.back()["common"] = CommonJson(d.common, /*spans=*/false);  // issue 32: a = the query
   }
   return Json{{"results", std::move(out)}};
 }

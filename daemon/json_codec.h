@@ -28,6 +28,12 @@ std::string DumpJson(const BasicJson& j, int indent = -1) {
   return j.dump(indent, ' ', false, BasicJson::error_handler_t::replace);
 }
 
+// --- bytes in common (issue 32) ---
+// {"shared_bytes", "share_a", "share_b", "relation", "length_a", "length_b", "shared_chunks"}
+// (with `spans`, also "spans": [{"offset_a", "offset_b", "length"}] and "spans_truncated"); for
+// documents without chunks {"chunks": "unknown", "a_chunks": bool, "b_chunks": bool}.
+Json CommonJson(const store::CommonBytes& common, bool spans);
+
 Json PageResultJson(std::string_view url, const store::PageResult& result);
 Json SimilarJson(const std::vector<store::SimilarDoc>& docs);
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions);

@@ -44,6 +44,7 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "crawl_stop",
                                    "clusters",
                                    "documents",
+                                   "document_common",  // issue 32
                                    "sweep_close",
                                    "sweep_reopen",
                                    "cluster_list",

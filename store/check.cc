@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
@@ -57,6 +58,9 @@ class Checker {
     SHINGLED_RETURN_IF_ERROR(CheckClusters());
     SHINGLED_RETURN_IF_ERROR(CheckUrlsAndVersions());
     SHINGLED_RETURN_IF_ERROR(CheckLinks());
+    // Invariant 11: the file-chunk graph (issue 32).
+    SHINGLED_RETURN_IF_ERROR(
+        internal::CheckChunks(ops_, [this](std::string p) { Problem(std::move(p)); }));
     return CheckMeta();
   }
   std::vector<std::string> TakeProblems() { return std::move(problems_); }
@@ -523,10 +527,12 @@ class Checker {
 
   Status CheckMeta() {
     std::string_view v;
-    for (const char* key : {"format_version", "param.shingle_size", "param.feature_groups", "param.group_size",
-                            "param.fungible_threshold", "param.seed", "param.min_sample_size",
-                            "param.supershingle_span", "param.supershingle_window", "param.mod_sample_max",
-                            "param.rabin_polynomial"}) {
+    for (const char* key :
+         {"format_version", "param.shingle_size", "param.feature_groups", "param.group_size",
+          "param.fungible_threshold", "param.seed", "param.min_sample_size",
+          "param.supershingle_span", "param.supershingle_window", "param.mod_sample_max",
+          "param.rabin_polynomial", "param.chunk_input", "param.chunk_min", "param.chunk_max",
+          "param.chunk_divisor", "param.chunk_backup_divisor"}) {
       Status s = ops_.Get(d_.meta, key, &v, key);
       if (s.code() == StatusCode::kNotFound) Problem(std::string("meta lacks ") + key);
       else if (!s.ok()) return s;

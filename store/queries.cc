@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "dedup/estimate.h"
+#include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
@@ -374,6 +375,17 @@ Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* do
   return NotFoundError("URL never had a document: " + std::string(url));
 }
 
+// Issue 32: each result's bytes in common with the query document `doc`.
+StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, DocId doc,
+                                             StatusOr<std::vector<SimilarDoc>> results) {
+  if (!results.ok()) return results;
+  std::vector<dedup::Chunk> chunks;
+  bool known = false;
+  SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, chunks, &*results));
+  return results;
+}
+
 }  // namespace
 
 #define SHINGLED_READ_TXN(ops_name)                                   \
@@ -529,7 +541,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query);
+  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -540,7 +552,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query);
+  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
@@ -551,7 +563,9 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
     return InvalidArgumentError("sketch was not made with this store's params");
   }
   SHINGLED_READ_TXN(ops);
-  return SimilarIn(ops, *impl_, sketch, 0, query);
+  StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, 0, query);
+  if (out.ok()) SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, sketch.chunks, &*out));
+  return out;
 }
 
 StatusOr<StoreStats> Store::Stats() const {

@@ -20,6 +20,7 @@
 
 #include "dedup/estimate.h"
 #include "store/internal/batch_postings.h"
+#include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
@@ -386,6 +387,12 @@ std::vector<ParamField> ParamFields(const dedup::SketchParams& p, uint64_t polyn
       {"param.supershingle_window", u(p.supershingle_window)},
       {"param.mod_sample_max", u(p.mod_sample_max)},
       {"param.rabin_polynomial", polynomial},
+      // Format 9: the chunking (dedup/chunker.h), baked into `chunk_docs` and `doc_chunks`.
+      {"param.chunk_input", static_cast<uint64_t>(p.chunking.input)},
+      {"param.chunk_min", p.chunking.min_size},
+      {"param.chunk_max", p.chunking.max_size},
+      {"param.chunk_divisor", p.chunking.main_divisor},
+      {"param.chunk_backup_divisor", p.chunking.backup_divisor},
   };
 }
 
@@ -517,9 +524,19 @@ Status StoreImpl::Open() {
       // Formats 3 to 6 filed each link under both documents; format 7 under the later one.
       SHINGLED_RETURN_IF_ERROR(DropReverseLinks(ops));
     }
-    if (version >= 3 && version < kFormatVersion) {
+    if (version >= 3 && version < 8) {
       // Format 8 gave sweeps a scope.
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeSweepsToFormat8(ops));
+    }
+    if (version >= 3 && version < kFormatVersion) {
+      // Format 9 added the file-chunk graph: `chunk_docs` and `doc_chunks` were created empty
+      // above (the documents stored so far have no chunks until seen again), and the chunking
+      // parameters, recorded now as the caller's.
+      for (const ParamField& f : ParamFields(params_, polynomial_)) {
+        if (std::string_view(f.key).starts_with("param.chunk_")) {
+          SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
+        }
+      }
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
       version = kFormatVersion;
@@ -1092,6 +1109,24 @@ Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   if (kind != StatusClass::kContent) return OkStatus();  // the sketch is ignored
   if (page.revisit) return OkStatus();  // the sketch is ignored
   const dedup::Sketch& s = page.sketch;
+  // Issue 32: chunks as this store's chunking makes them (FORMAT.md, "Chunks").
+  if (!s.chunks.empty()) {
+    if (params.chunking.input == dedup::ChunkInput::kNone) {
+      return InvalidArgumentError("sketch of " + page.url +
+                                  " has chunks; this store's chunking is off");
+    }
+    uint64_t total = 0;
+    for (const dedup::Chunk& c : s.chunks) {
+      if (c.length == 0)
+        return InvalidArgumentError("sketch of " + page.url + " has a chunk of length 0");
+      total += c.length;
+    }
+    if (params.chunking.input == dedup::ChunkInput::kRawBytes && total != s.bytes) {
+      return InvalidArgumentError("sketch of " + page.url + " has chunks of " +
+                                  std::to_string(total) + " bytes in all, not its " +
+                                  std::to_string(s.bytes) + " bytes");
+    }
+  }
   if (s.empty()) {
     if (!s.features.empty() || !s.sample.values.empty()) {
       return InvalidArgumentError("sketch of " + page.url + " has features or a sample but no minhashes");
@@ -1193,6 +1228,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec->first_seen = std::min(rec->first_seen, page.date);
     rec->last_seen = std::max(rec->last_seen, page.date);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
+    // Issue 32: a document stored before format 9 gets its chunks when seen again.
+    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
       result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
@@ -1219,6 +1256,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     }
     doc = next_doc_++;
     new_doc = true;
+    SHINGLED_RETURN_IF_ERROR(internal::PutChunks(ops_, doc, sketch.chunks));  // issue 32
     ++documents_;
     largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;
@@ -1282,6 +1320,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     if (a.relation != b.relation) return a.relation < b.relation;
     return a.resemblance > b.resemblance;
   });
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, sketch.chunks, result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);

@@ -253,6 +253,16 @@ class Store {
   [[nodiscard]] StatusOr<IdenticalSetPage> ListIdenticalSets(
       const IdenticalSetOptions& options) const;
 
+  // --- bytes in common (issue 32; store/chunks.cc) ---
+
+  // What documents `a` and `b` share by their content-defined chunks (CommonBytes: the shared
+  // bytes, a lower bound; each side's share; the relation; at most `max_spans` shared spans).
+  // Unknown (CommonBytes::known false) when either has no chunks (stored before format 9, or with
+  // chunking off). NotFound for an unknown document. One read transaction; reads two
+  // `doc_chunks` records.
+  [[nodiscard]] StatusOr<CommonBytes> BytesInCommon(DocId a, DocId b,
+                                                    size_t max_spans = kMaxCommonSpans) const;
+
   // --- operations ---
 
   // Verifies every invariant of FORMAT.md in one read transaction. Returns the problems found,

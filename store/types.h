@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -156,6 +157,56 @@ struct PageInput {
   std::string revisit_of;
 };
 
+// --- Bytes in common (issue 32; paper 003; store/chunks.cc) ---
+//
+// What two documents share, from their content-defined chunks (dedup/chunker.h, FORMAT.md,
+// "Chunks"): the chunks of A that also occur in B, each occurrence matched at most once, so the
+// sum of their lengths is a lower bound of the text they share (a shared run loses the chunks that
+// straddle its ends: about one average chunk at each end).
+
+// The relation of two documents by their shares (share = shared bytes / the document's length).
+enum class CommonRelation : uint8_t {
+  kNone,           // no chunk in common
+  kNearIdentical,  // both shares >= kCommonHighShare
+  kAContainsB,     // B's share >= kCommonHighShare, A's below: B sits inside A
+  kBContainsA,     // A's share >= kCommonHighShare, B's below
+  kOverlap,        // some shared text, neither share high
+};
+std::string_view CommonRelationName(CommonRelation relation);
+// A share from which a document counts as held by the other. Each edit costs the lower bound
+// about one average chunk (~1 KB at the default TTTD parameters) on top of the edit itself, and a
+// shared run about half a chunk at each end: 0.75 keeps a 10 KB page with two small edits
+// near-identical to its original, and a 4 KB article quoted whole in a long page "contained".
+inline constexpr double kCommonHighShare = 0.75;
+// The shared spans an answer lists at most (CommonBytes::spans); the rest are counted.
+inline constexpr size_t kMaxCommonSpans = 1000;
+
+// One shared chunk: where it is in A and in B (byte offsets into the chunked text), its length.
+struct CommonSpan {
+  uint64_t offset_a = 0, offset_b = 0;
+  uint32_t length = 0;
+  friend bool operator==(const CommonSpan&, const CommonSpan&) = default;
+};
+
+struct CommonBytes {
+  // False when either document has no chunks (stored before format 9, stored with chunking off,
+  // or empty): "chunks: unknown", not 0. The rest is then 0, except the lengths known.
+  bool known = false;
+  bool a_known = false, b_known = false;
+  uint64_t length_a = 0, length_b = 0;  // the chunked text: the sum of the chunk lengths
+  uint64_t shared_bytes = 0;            // <= min(length_a, length_b)
+  double share_a = 0, share_b = 0;      // shared_bytes / length_a, / length_b
+  CommonRelation relation = CommonRelation::kNone;
+  uint64_t shared_chunks = 0;     // chunk occurrences matched (spans listed or not)
+  std::vector<CommonSpan> spans;  // in A's order, at most the limit asked for
+  bool spans_truncated = false;   // shared_chunks > spans.size()
+};
+
+// Bytes in common of two chunk lists (each in order, tiling its text). Both empty lists count as
+// unknown.
+CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                            size_t max_spans = kMaxCommonSpans);
+
 struct Match {
   DocId doc = 0;
   Relation relation = Relation::kSimilar;
@@ -176,6 +227,8 @@ struct PageResult {
   ClusterId cluster = 0;        // after this batch's unions; 0 without a document
   std::string redirect_target;  // a redirect's, as recorded
   std::vector<Match> matches;  // strongest first
+  // Issue 32: the bytes in common with each match, in the order of `matches` (spans not listed).
+  std::vector<CommonBytes> match_common;
   // The URL's previous version's document and the page's resemblance to it (1 when unchanged).
   DocId previous_doc = 0;
   std::optional<double> previous_resemblance;
@@ -200,6 +253,7 @@ struct SimilarDoc {
   double containment_in_query = 0;  // of the document in the query
   int features_in_common = 0;
   std::string url;  // the most recently seen URL of the document, if any
+  CommonBytes common;  // issue 32: with the query's chunks; spans not listed
 };
 
 struct UrlVersion {

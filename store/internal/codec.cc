@@ -487,4 +487,53 @@ void DecodeLink(std::string_view bytes, DocId* other, double* resemblance) {
   *resemblance = q / 65535.0;
 }
 
+// --- the file-chunk graph (format 9) ---
+
+std::string EncodeDocChunks(std::span<const dedup::Chunk> chunks) {
+  std::string out;
+  out.reserve(2 + chunks.size() * 10);
+  AppendVarint(&out, chunks.size());
+  for (const dedup::Chunk& c : chunks) {
+    char hash[8];
+    PutBE64(hash, c.hash);
+    out.append(hash, 8);
+    AppendVarint(&out, c.length);
+  }
+  return out;
+}
+
+Status DecodeDocChunks(std::string_view bytes, std::vector<dedup::Chunk>* out) {
+  out->clear();
+  uint64_t count = 0;
+  if (!ReadVarint(&bytes, &count)) return DataLossError("doc_chunks record: truncated count");
+  // Each chunk takes at least 9 bytes: a count past that is damage, not a reason to allocate.
+  if (count > bytes.size() / 9) {
+    return DataLossError("doc_chunks record: " + std::to_string(count) + " chunks in " +
+                         std::to_string(bytes.size()) + " bytes");
+  }
+  out->reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (bytes.size() < 8)
+      return DataLossError("doc_chunks record: truncated hash of chunk " + std::to_string(i));
+    dedup::Chunk c;
+    c.hash = GetBE64(bytes.data());
+    bytes.remove_prefix(8);
+    uint64_t length = 0;
+    if (!ReadVarint(&bytes, &length)) {
+      return DataLossError("doc_chunks record: truncated length of chunk " + std::to_string(i));
+    }
+    if (length == 0 || length > UINT32_MAX) {
+      return DataLossError("doc_chunks record: chunk " + std::to_string(i) + " has length " +
+                           std::to_string(length));
+    }
+    c.length = static_cast<uint32_t>(length);
+    out->push_back(c);
+  }
+  if (!bytes.empty()) {
+    return DataLossError("doc_chunks record: " + std::to_string(bytes.size()) +
+                         " bytes after the last chunk");
+  }
+  return OkStatus();
+}
+
 }  // namespace shingled::store::internal

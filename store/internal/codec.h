@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 8;
+inline constexpr uint64_t kFormatVersion = 9;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -243,6 +244,17 @@ StatusOr<SweepRecord> DecodeSweep(std::string_view bytes, bool format7 = false);
 inline constexpr size_t kLinkSize = 10;
 std::string EncodeLink(DocId other, double resemblance);
 void DecodeLink(std::string_view bytes, DocId* other, double* resemblance);
+
+// --- the file-chunk graph (format 9; FORMAT.md, "Chunks") ---
+//
+// `chunk_docs` files a chunk's 64-bit hash as the posting lists of `features` do (PostingKey,
+// Posting: the hash's top 20 bits as the key, its low 44 bits and the document as the entry).
+// `doc_chunks` maps a document (Key64) to its chunks in order: a varint count, then per chunk its
+// hash (8 bytes BE) and its length (a varint, >= 1).
+std::string EncodeDocChunks(std::span<const dedup::Chunk> chunks);
+// DataLoss naming what is wrong when the bytes do not decode (truncated, a zero length, bytes
+// left over, a count larger than the bytes can hold).
+Status DecodeDocChunks(std::string_view bytes, std::vector<dedup::Chunk>* out);
 
 }  // namespace shingled::store::internal
 

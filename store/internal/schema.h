@@ -18,6 +18,7 @@ struct Dbis {
   MDB_dbi meta, documents, fp_identical, fp_lexical, fp_shingle, features, supershingles, samples,
       common_values, urls, url_names, versions, doc_urls, sweeps, sweep_names, cluster_parent,
       cluster_members, links;
+  MDB_dbi chunk_docs, doc_chunks;  // format 9: the file-chunk graph (FORMAT.md, "Chunks")
 };
 
 struct TableSpec {
@@ -45,6 +46,8 @@ inline constexpr TableSpec kTables[] = {
     {"cluster_parent", 0, &Dbis::cluster_parent},
     {"cluster_members", kPostings, &Dbis::cluster_members},
     {"links", kPostings, &Dbis::links},
+    {"chunk_docs", kPostings, &Dbis::chunk_docs},
+    {"doc_chunks", 0, &Dbis::doc_chunks},
 };
 
 // LMDB calls in one transaction. Get returns NotFound (not an error to remember) for a missing

@@ -34,6 +34,13 @@
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
+//   BM_ChunkIndex/N/ON  issue 32: N of these pages into a fresh store in 10,000-page commits
+//                       without fsync, each with 8 chunks of 460..1,960 bytes (~1.2 KB: the
+//                       TTTD default's ~1 KB average; a family of 4 shares 7 of them, each member
+//                       one of its own) and the file-chunk graph kept (ON 1), or the same pages
+//                       with chunking off (ON 0: ChunkInput::kNone, no chunks): wall and CPU us
+//                       per page over the whole fill and over its last commit, and bytes per
+//                       document of `chunk_docs`, `doc_chunks` and the file.
 //
 //   build/tests/bench/store_bench [--benchmark_filter=...] [--benchmark_repetitions=3]
 // Filters match anywhere in the name: 'BM_Lookup/100000/' (with the slash) selects 100k alone,
@@ -584,6 +591,75 @@ void BM_Check(benchmark::State& state) {
   state.counters["problems"] = static_cast<double>(problems);
 }
 
+// Issue 32: page j's chunks (BM_ChunkIndex): its family's 8, but the one at j % 8 its own.
+std::vector<dedup::Chunk> BenchChunks(uint64_t j) {
+  const uint64_t family = j / 4;
+  std::vector<dedup::Chunk> chunks;
+  for (uint64_t i = 0; i < 8; ++i) {
+    const uint64_t key = i == j % 8 ? ((j + 1) << 20) | i : (family << 4) | i;
+    chunks.push_back(
+        dedup::Chunk{Fmix64(key ^ 0xc4c4), static_cast<uint32_t>(460 + Fmix64(key) % 1500)});
+  }
+  return chunks;
+}
+
+void BM_ChunkIndex(benchmark::State& state) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const bool on = state.range(1) != 0;
+  dedup::SketchParams params = Params();
+  if (!on) params.chunking.input = dedup::ChunkInput::kNone;
+  const std::string dir = (fs::temp_directory_path() /
+                           ("shingled-chunk-bench-" + std::to_string(n) + "-" + std::to_string(on)))
+                              .string();
+  fs::remove_all(dir);
+  StoreOptions o;
+  o.durable = false;
+  o.initial_map_size = uint64_t{1} << 30;
+  auto store = std::move(Store::Open(dir, o, params, kPolynomial)).value();
+  const SweepId sweep = store->OpenSweep("fill", 0)->id;
+  double wall = 0, cpu = 0, last_wall = 0, last_cpu = 0;
+  uint64_t last_pages = 0;
+  for (auto _ : state) {
+    for (uint64_t j = 0; j < n; j += kFillBatch) {
+      std::vector<PageInput> batch = MakeBatch(j, std::min(n, j + kFillBatch), sweep);
+      if (on) {
+        for (uint64_t i = 0; i < batch.size(); ++i) batch[i].sketch.chunks = BenchChunks(j + i);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = CpuSeconds();
+      auto r = store->Apply(batch);
+      last_cpu = CpuSeconds() - c0;
+      last_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!r.ok()) {
+        state.SkipWithError(r.status().ToString().c_str());
+        return;
+      }
+      last_pages = batch.size();
+      wall += last_wall;
+      cpu += last_cpu;
+    }
+    state.SetIterationTime(wall);
+  }
+  state.counters["us/page"] = wall / static_cast<double>(n) * 1e6;
+  state.counters["cpu_us/page"] = cpu / static_cast<double>(n) * 1e6;
+  state.counters["last_us/page"] = last_wall / static_cast<double>(last_pages) * 1e6;
+  state.counters["last_cpu_us/page"] = last_cpu / static_cast<double>(last_pages) * 1e6;
+  StatusOr<StoreStats> stats = store->Stats();
+  if (!stats.ok()) {
+    state.SkipWithError(stats.status().ToString().c_str());
+    return;
+  }
+  const double docs = static_cast<double>(stats->documents);
+  state.counters["file_B/doc"] = stats->file_bytes / docs;
+  state.counters["other_B/doc"] = stats->other_bytes / docs;
+  for (const DatabaseStats& d : stats->databases) {
+    if (d.name == "chunk_docs" || d.name == "doc_chunks")
+      state.counters["B/doc:" + d.name] = d.bytes / docs;
+  }
+  store.reset();
+  fs::remove_all(dir);
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (uint64_t size : kSizes) b->Arg(static_cast<int64_t>(size));
 }
@@ -633,6 +709,11 @@ BENCHMARK(BM_IngestMixed)
 BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_ChunkIndex)
+    ->ArgsProduct({{10000, 100000}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseManualTime();
 
 }  // namespace
 }  // namespace shingled::store

@@ -1,0 +1,306 @@
+// Store: the file-chunk graph (format 9; FORMAT.md, "Chunks") and bytes in common (issue 32,
+// paper 003).
+#include "store/internal/chunks.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+#include "store/store.h"
+
+namespace shingled::store {
+
+using internal::Cursor;
+using internal::Key64;
+using internal::TxnOps;
+using internal::Val;
+using internal::View;
+
+std::string_view CommonRelationName(CommonRelation relation) {
+  switch (relation) {
+    case CommonRelation::kNone:
+      return "none";
+    case CommonRelation::kNearIdentical:
+      return "near_identical";
+    case CommonRelation::kAContainsB:
+      return "a_contains_b";
+    case CommonRelation::kBContainsA:
+      return "b_contains_a";
+    case CommonRelation::kOverlap:
+      return "overlap";
+  }
+  return "unknown";
+}
+
+namespace {
+
+uint64_t TotalLength(std::span<const dedup::Chunk> chunks) {
+  uint64_t n = 0;
+  for (const dedup::Chunk& c : chunks) n += c.length;
+  return n;
+}
+
+}  // namespace
+
+CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                            size_t max_spans) {
+  CommonBytes out;
+  out.a_known = !a.empty();
+  out.b_known = !b.empty();
+  out.length_a = TotalLength(a);
+  out.length_b = TotalLength(b);
+  if (a.empty() || b.empty()) return out;
+  out.known = true;
+  // B's chunk occurrences by (hash, length), each with its offset, in B's order within a key: the
+  // occurrences of a chunk are matched in order, the first in A with the first in B.
+  struct Occurrence {
+    uint64_t hash;
+    uint32_t length;
+    uint64_t offset;
+  };
+  std::vector<Occurrence> in_b;
+  in_b.reserve(b.size());
+  uint64_t offset = 0;
+  for (const dedup::Chunk& c : b) {
+    in_b.push_back(Occurrence{c.hash, c.length, offset});
+    offset += c.length;
+  }
+  auto key = [](const Occurrence& o) { return std::tie(o.hash, o.length, o.offset); };
+  std::sort(in_b.begin(), in_b.end(),
+            [&](const Occurrence& x, const Occurrence& y) { return key(x) < key(y); });
+  // The next unmatched occurrence of each key: an index into in_b.
+  std::unordered_map<uint64_t, size_t> next;
+  offset = 0;
+  for (const dedup::Chunk& c : a) {
+    const uint64_t offset_a = offset;
+    offset += c.length;
+    auto [it, inserted] = next.try_emplace(c.hash, 0);
+    if (inserted) {
+      it->second = static_cast<size_t>(
+          std::lower_bound(
+              in_b.begin(), in_b.end(), Occurrence{c.hash, c.length, 0},
+              [&](const Occurrence& x, const Occurrence& y) { return key(x) < key(y); }) -
+          in_b.begin());
+    }
+    size_t& i = it->second;
+    // A 64-bit collision of two chunks of other lengths: skip the other lengths' occurrences.
+    while (i < in_b.size() && in_b[i].hash == c.hash && in_b[i].length < c.length) ++i;
+    if (i >= in_b.size() || in_b[i].hash != c.hash || in_b[i].length != c.length) continue;
+    out.shared_bytes += c.length;
+    ++out.shared_chunks;
+    if (out.spans.size() < max_spans) {
+      out.spans.push_back(CommonSpan{offset_a, in_b[i].offset, c.length});
+    }
+    ++i;
+  }
+  out.spans_truncated = out.shared_chunks > out.spans.size();
+  out.share_a = static_cast<double>(out.shared_bytes) / static_cast<double>(out.length_a);
+  out.share_b = static_cast<double>(out.shared_bytes) / static_cast<double>(out.length_b);
+  const bool a_high = out.share_a >= kCommonHighShare, b_high = out.share_b >= kCommonHighShare;
+  if (out.shared_bytes == 0) {
+    out.relation = CommonRelation::kNone;
+  } else if (a_high && b_high) {
+    out.relation = CommonRelation::kNearIdentical;
+  } else if (b_high) {
+    out.relation = CommonRelation::kAContainsB;
+  } else if (a_high) {
+    out.relation = CommonRelation::kBContainsA;
+  } else {
+    out.relation = CommonRelation::kOverlap;
+  }
+  return out;
+}
+
+namespace internal {
+
+namespace {
+
+Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks, unsigned flags) {
+  const Dbis& d = ops.dbis();
+  SHINGLED_RETURN_IF_ERROR(
+      ops.Put(d.doc_chunks, Key64(doc).view(), EncodeDocChunks(chunks), flags, "doc_chunks"));
+  std::vector<uint64_t> distinct;
+  distinct.reserve(chunks.size());
+  for (const dedup::Chunk& c : chunks) distinct.push_back(c.hash);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  for (uint64_t hash : distinct) {
+    SHINGLED_RETURN_IF_ERROR(ops.Put(d.chunk_docs, PostingKey(hash).view(),
+                                     Posting(hash, doc).view(), MDB_NODUPDATA, "chunk_docs"));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks) {
+  if (chunks.empty()) return OkStatus();
+  return WriteChunks(ops, doc, chunks, MDB_APPEND);
+}
+
+Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks) {
+  if (chunks.empty()) return OkStatus();
+  std::string_view bytes;
+  Status s = ops.Get(ops.dbis().doc_chunks, Key64(doc).view(), &bytes, "doc_chunks");
+  if (s.ok()) return OkStatus();  // recorded already: an identical copy adds nothing
+  if (s.code() != StatusCode::kNotFound) return s;
+  return WriteChunks(ops, doc, chunks, MDB_NOOVERWRITE);
+}
+
+Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known) {
+  out->clear();
+  *known = false;
+  std::string_view bytes;
+  Status s = ops.Get(ops.dbis().doc_chunks, Key64(doc).view(), &bytes,
+                     "doc_chunks of document " + std::to_string(doc));
+  if (s.code() == StatusCode::kNotFound) return OkStatus();
+  SHINGLED_RETURN_IF_ERROR(s);
+  Status decoded = DecodeDocChunks(bytes, out);
+  if (!decoded.ok()) {
+    return DataLossError("document " + std::to_string(doc) + ": " + std::string(decoded.message()));
+  }
+  *known = true;
+  return OkStatus();
+}
+
+Status FillMatchCommon(TxnOps& ops, std::span<const dedup::Chunk> chunks, PageResult* result) {
+  result->match_common.assign(result->matches.size(), CommonBytes{});
+  if (chunks.empty()) return OkStatus();  // every match's common stays unknown
+  std::vector<dedup::Chunk> other;
+  bool known = false;
+  for (size_t i = 0; i < result->matches.size(); ++i) {
+    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, result->matches[i].doc, &other, &known));
+    result->match_common[i] = BytesInCommonOf(chunks, other, 0);
+  }
+  return OkStatus();
+}
+
+Status FillSimilarCommon(TxnOps& ops, std::span<const dedup::Chunk> query,
+                         std::vector<SimilarDoc>* results) {
+  if (query.empty()) return OkStatus();
+  std::vector<dedup::Chunk> other;
+  bool known = false;
+  for (SimilarDoc& r : *results) {
+    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, r.doc, &other, &known));
+    r.common = BytesInCommonOf(query, other, 0);
+  }
+  return OkStatus();
+}
+
+Status CheckChunks(TxnOps& ops, const std::function<void(std::string)>& problem) {
+  const Dbis& d = ops.dbis();
+  auto hex = [](uint64_t v) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string s(16, '0');
+    for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = kDigits[v & 0xf];
+    return s;
+  };
+  Cursor postings;
+  if (int rc = postings.Open(ops.txn(), d.chunk_docs); rc != 0)
+    return ops.Fail(rc, "chunk_docs cursor");
+  // doc_chunks -> chunk_docs: every distinct chunk of a record has its posting.
+  uint64_t found = 0;  // (chunk, document) pairs of doc_chunks found in chunk_docs
+  {
+    Cursor records;
+    if (int rc = records.Open(ops.txn(), d.doc_chunks); rc != 0)
+      return ops.Fail(rc, "doc_chunks cursor");
+    MDB_val k, v;
+    std::vector<dedup::Chunk> chunks;
+    std::vector<uint64_t> distinct;
+    int rc = mdb_cursor_get(records.get(), &k, &v, MDB_FIRST);
+    for (; rc == 0; rc = mdb_cursor_get(records.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != 8) {
+        problem("doc_chunks has a key of " + std::to_string(k.mv_size) + " bytes, not 8");
+        continue;
+      }
+      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+      const std::string where = "doc_chunks of document " + std::to_string(doc);
+      if (Status s = DecodeDocChunks(View(v), &chunks); !s.ok()) {
+        problem(where + ": " + std::string(s.message()));
+        continue;
+      }
+      if (chunks.empty()) problem(where + ": no chunks (a document without chunks has no record)");
+      std::string_view doc_record;
+      Status s = ops.Get(d.documents, Key64(doc).view(), &doc_record, "document");
+      if (s.code() == StatusCode::kNotFound) {
+        problem(where + ": no such document");
+      } else if (!s.ok()) {
+        return s;
+      }
+      distinct.clear();
+      for (const dedup::Chunk& c : chunks) distinct.push_back(c.hash);
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      for (uint64_t hash : distinct) {
+        PostingKey pk(hash);
+        Posting entry(hash, doc);
+        MDB_val pkv = Val(pk.view()), pv = Val(entry.view());
+        int prc = mdb_cursor_get(postings.get(), &pkv, &pv, MDB_GET_BOTH);
+        if (prc == 0) {
+          ++found;
+        } else if (prc == MDB_NOTFOUND) {
+          problem(where + ": chunk " + hex(hash) + " is not in chunk_docs under it");
+        } else {
+          return ops.Fail(prc, "chunk_docs");
+        }
+      }
+    }
+    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "doc_chunks");
+  }
+  // chunk_docs -> doc_chunks: every posting names a document whose record holds the chunk. Once
+  // the postings number `found`, the first pass has shown every one of them backed; otherwise each
+  // posting's record is read to name the ones that are not.
+  MDB_stat st;
+  if (int rc = mdb_stat(ops.txn(), d.chunk_docs, &st); rc != 0)
+    return ops.Fail(rc, "chunk_docs stat");
+  const bool read_each = st.ms_entries != found;
+  MDB_val k, v;
+  std::vector<dedup::Chunk> chunks;
+  int rc = mdb_cursor_get(postings.get(), &k, &v, MDB_FIRST);
+  for (; rc == 0; rc = mdb_cursor_get(postings.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != kPostingKeySize || v.mv_size != kPostingSize) {
+      problem("chunk_docs has an entry of " + std::to_string(k.mv_size) + " + " +
+              std::to_string(v.mv_size) + " bytes, not 3 + 12");
+      continue;
+    }
+    if (!read_each) continue;
+    const uint64_t hash = PostingValue(View(k), View(v));
+    const DocId doc = PostingDoc(View(v));
+    bool known = false;
+    Status s = ReadChunks(ops, doc, &chunks, &known);
+    if (!s.ok() && s.code() != StatusCode::kDataLoss) return s;
+    if (!s.ok()) continue;  // reported by the first pass
+    if (!known) {
+      problem("chunk_docs lists chunk " + hex(hash) + " under document " + std::to_string(doc) +
+              ", which has no doc_chunks record");
+    } else if (std::none_of(chunks.begin(), chunks.end(),
+                            [&](const dedup::Chunk& c) { return c.hash == hash; })) {
+      problem("chunk_docs lists chunk " + hex(hash) + " under document " + std::to_string(doc) +
+              ", whose doc_chunks record lacks it");
+    }
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "chunk_docs");
+  return OkStatus();
+}
+
+}  // namespace internal
+
+StatusOr<CommonBytes> Store::BytesInCommon(DocId a, DocId b, size_t max_spans) const {
+  StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
+  if (!txn.ok()) return txn.status();
+  TxnOps ops(txn->txn.get(), impl_->dbis_);
+  std::vector<dedup::Chunk> chunks[2];
+  const DocId docs[2] = {a, b};
+  for (int i = 0; i < 2; ++i) {
+    std::string_view record;
+    SHINGLED_RETURN_IF_ERROR(ops.Get(impl_->dbis_.documents, Key64(docs[i]).view(), &record,
+                                     "document " + std::to_string(docs[i])));
+    bool known = false;
+    SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, docs[i], &chunks[i], &known));
+  }
+  return BytesInCommonOf(chunks[0], chunks[1], max_spans);
+}
+
+}  // namespace shingled::store
