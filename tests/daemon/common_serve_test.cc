@@ -80,12 +80,12 @@ TEST(CommonServeTest, RouteSimilarAndPages) {
   const store::CommonBytes truth = FillStore(store_dir, a, b);
   ASSERT_TRUE(truth.known);
 
-  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string token_file = dir.WriteSecret("token", "s3cret-token-0123\n");
   Daemon daemon(dir, store_dir,
                 "[auth]\ntoken_file = \"" + token_file + "\"\nprotect_reads = true\n");
   ASSERT_GT(daemon.port(), 0) << daemon.log();
   const int port = daemon.port();
-  const std::string auth = "Authorization: Bearer s3cret\r\n";
+  const std::string auth = "Authorization: Bearer s3cret-token-0123\r\n";
   int status = 0;
 
   // Behind the read token like the other GETs.
