@@ -239,7 +239,15 @@ std::string ContentTypeForPath(const std::string& path, const std::string& given
            });
   };
   if (ends_with(".html") || ends_with(".htm") || ends_with(".xhtml")) return "text/html";
-  if (ends_with(".txt") || ends_with(".text") || ends_with(".md")) return "text/plain";
+  // Text a document repository holds: prose markup and source code, read as plain text (a C
+  // file's `#include <stdio.h>` is not a tag).
+  static constexpr std::string_view kText[] = {
+      ".txt", ".text", ".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".org", ".tex",
+      ".c",   ".h",    ".cc", ".cpp",      ".hpp", ".cxx",  ".java",     ".py",  ".rs",
+      ".go",  ".js",   ".ts", ".rb",       ".pl",  ".sh",   ".cs",       ".kt",  ".swift"};
+  for (std::string_view ext : kText) {
+    if (ends_with(ext)) return "text/plain";
+  }
   return "";
 }
 

@@ -1,7 +1,9 @@
 // The store's command line against the real binary: ingest, check, backup, queries, sweeps.
 #include <lmdb.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -105,6 +107,58 @@ TEST(CliStoreTest, IngestCountsTheClustersItsPagesEndIn) {
   const json j = json::parse(out);
   EXPECT_EQ(j["pages"], kPages + 20);
   EXPECT_EQ(j["clusters"], 21) << out;
+}
+
+// A document repository (issue 32): prose markup and source files are read as plain text,
+// whatever they start with, and a file copied into a longer one shares its bytes with it.
+TEST(CliStoreTest, IngestReadsARepositoryOfTextFiles) {
+  TempDir dir;
+  // About HTML, in reStructuredText: as text, its tags are words of the guide.
+  const std::string guide =
+      "<!DOCTYPE html> is how a page starts; <b>tags</b> are shown as text in this guide.\n";
+  dir.Write("kb/guide.rst", guide);
+  std::string out;
+  ASSERT_EQ(RunCli("sketch " + dir.path() + "/kb/guide.rst", &out), 0) << out;
+  EXPECT_EQ(json::parse(out)["tokens"], 17) << out;  // "doctype", "html", "b", ... all counted
+
+  // An article of ~12 KB of text, and a handbook that holds it between ~20 KB of its own.
+  auto text = [](const char* prefix, int words, int seed) {
+    std::string t;
+    for (int i = 0; i < words; ++i) t += prefix + std::to_string((i * 37 + seed) % 100003) + " ";
+    return t;
+  };
+  const std::string article = text("word", 1500, 1);
+  dir.Write("kb/article.md", "# Article\n\n" + article + "\n");
+  dir.Write("kb/handbook.md", "# Handbook\n\n" + text("intro", 1200, 2) + "\n\n" + article +
+                                  "\n\n" + text("closing", 1200, 3) + "\n");
+  dir.Write("kb/main.c", "#include <stdio.h>\nint main(void) { return puts(\"hi\"); }\n");
+  ASSERT_EQ(RunCli("ingest " + dir.path() + "/kb --store " + dir.path() +
+                       "/store --sweep s1 --base-url https://kb.example/ --json --quiet",
+                   &out),
+            0)
+      << out;
+  EXPECT_EQ(json::parse(out)["pages"], 4) << out;
+  ASSERT_EQ(RunCli("list urls --store " + dir.path() + "/store --format json", &out), 0) << out;
+  std::map<std::string, uint64_t> doc_of;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line);
+    doc_of[j["url"].get<std::string>()] = j["version"]["doc"].get<uint64_t>();
+  }
+  const uint64_t a = doc_of["https://kb.example/article.md"];
+  const uint64_t h = doc_of["https://kb.example/handbook.md"];
+  ASSERT_NE(a, 0u) << out;
+  ASSERT_NE(h, 0u) << out;
+  ASSERT_EQ(RunCli("compare --docs " + std::to_string(a) + " " + std::to_string(h) + " --store " +
+                       dir.path() + "/store --json",
+                   &out),
+            0)
+      << out;
+  const json common = json::parse(out)["common"];
+  EXPECT_EQ(common["relation"], "b_contains_a") << out;
+  // At most a chunk or two of ~490 bytes at each end of the shared run is lost to the bound.
+  EXPECT_GT(common["share_a"].get<double>(), 0.85) << out;
+  EXPECT_LT(common["share_b"].get<double>(), 0.5) << out;
 }
 
 TEST(CliStoreTest, IngestQueryCheckBackup) {
