@@ -342,7 +342,7 @@ TEST(CrashRoundsTest, SigkillAtRandomMomentsLosesNoAcknowledgedPage) {
         // `shingled backup` is a process of its own on the live store: it is killed too.
         backup_dest = dir.path() + "/backup-" + std::to_string(round);
         backup = Spawn({"backup", "--store", store_dir, backup_dest}, dir.path() + "/backup.log");
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
         kill(backup, SIGKILL);
         break;
     }
@@ -373,8 +373,13 @@ TEST(CrashRoundsTest, SigkillAtRandomMomentsLosesNoAcknowledgedPage) {
       } else {
         EXPECT_EQ(backup_exit, 128 + SIGKILL) << ReadWholeFile(dir.path() + "/backup.log");
         EXPECT_FALSE(has_store) << "a killed backup left a data.mdb";
+        // What it left is no obstacle: the backup again, into the same directory, is a store.
+        std::string out;
+        EXPECT_EQ(RunCli("backup --store " + store_dir + " " + backup_dest, &out), 0) << out;
+        EXPECT_EQ(RunCli("check --store " + backup_dest, &out), 0) << out;
       }
-      std::printf("  backup: %s\n", backup_exit == 0 ? "finished before the kill" : "killed");
+      std::printf("  backup: %s\n",
+                  backup_exit == 0 ? "finished before the kill" : "killed, then taken again");
     }
     const size_t round_acked = ledger.TakeRoundAcks();
     std::printf("round %" PRIu64
