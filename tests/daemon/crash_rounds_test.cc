@@ -160,7 +160,9 @@ class Load {
         }
         r = client->Request("POST", "/v1/pages", body, "application/x-ndjson");
         if (r.status == 200) {
-          for (const json& res : json::parse(r.body)["results"]) {
+          // Named: a range-for over a member of a temporary would outlive the temporary.
+          const json answer = json::parse(r.body);
+          for (const json& res : answer["results"]) {
             if (!res.contains("error")) {
               ledger_->Add(res["url"], {Ack::kDocument, res["doc"].get<uint64_t>()});
             }
