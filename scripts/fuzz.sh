@@ -72,7 +72,7 @@ for t in $targets; do
   found=$(($(find "$findings" -type f | wc -l) - before))
   if ((found > 0 || status != 0)); then
     failed=1
-    what="$found: $(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer): [a-z-]+|deadly signal|runtime error: .*' "$log" || echo "exit $status")"
+    what="$found: $(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer): [a-z -]+|runtime error: .*' "$log" || echo "exit $status")"
   else
     what=0
   fi
