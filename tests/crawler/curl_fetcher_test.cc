@@ -291,7 +291,8 @@ TEST_F(CurlFetcherTest, DnsRebindingNameIsJudgedAtEachConnect) {
   options.resolve = {"rebind.example:" + port + ":192.0.2.1,127.0.0.1",
                      "rebind2.example:" + port + ":127.0.0.1,192.0.2.1"};
   for (const char* host : {"rebind.example", "rebind2.example"}) {
-    const FetchResult r = FetchOne(options, "http://" + std::string(host) + ":" + port + "/page.html");
+    const FetchResult r =
+        FetchOne(options, "http://" + std::string(host) + ":" + port + "/page.html");
     EXPECT_EQ(r.error_kind, FetchErrorKind::kBlockedAddress) << host << ": " << r.status.ToString();
   }
   EXPECT_TRUE(server_.Requests().empty());

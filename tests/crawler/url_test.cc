@@ -98,15 +98,18 @@ TEST(NormalizeUrlTest, Normalizes) {
 // nothing, so "https://\u200b/" was accepted with an empty host, printed as "https:///", which
 // does not parse again. A host IDNA maps to nothing is refused.
 TEST(NormalizeUrlTest, IdnaHostThatMapsToNothingIsRefused) {
-  for (const char* url : {"https://\xE2\x80\x8B/", "https://\xE2\x80\x8B//\xE2\x80\x8Br:pw@x.example/",
-                          "http://\xC2\xAD/a"}) {
+  for (const char* url :
+       {"https://\xE2\x80\x8B/", "https://\xE2\x80\x8B//\xE2\x80\x8Br:pw@x.example/",
+        "http://\xC2\xAD/a"}) {
     const StatusOr<std::string> got = NormalizeUrl(url);
     ASSERT_FALSE(got.ok()) << url << " -> " << *got;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(got.status().message().find("host"), std::string::npos) << got.status().message();
   }
   // A zero width space inside a name is dropped, the name stays.
-  const StatusOr<std::string> inside = NormalizeUrl("https://ex\xE2\x80\x8B" "ample.com/");
+  const StatusOr<std::string> inside = NormalizeUrl(
+      "https://ex\xE2\x80\x8B"
+      "ample.com/");
   ASSERT_TRUE(inside.ok()) << inside.status().ToString();
   EXPECT_EQ(*inside, "https://example.com/");
 }
