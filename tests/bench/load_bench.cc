@@ -18,7 +18,9 @@
 // With --report-every SECONDS (60 in the mixed mode) it prints a row per interval: pages/s
 // (pages acknowledged: a batch counts 4, a WARC upload 3), p50/p99/p999 latency of all requests,
 // errors (any answer but 200, or 404 to a query; a broken connection), and the daemon's RSS, open
-// descriptors and threads; at the end the slope of each per minute (least squares).
+// descriptors and threads, and from the daemon's own /metrics (the last scrape of the interval)
+// the milliseconds its store writer spent committing per page and its sketching per page; at the
+// end the slope of each per minute (least squares).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -33,6 +35,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -120,6 +123,12 @@ double Slope(const std::vector<double>& xs, const std::vector<double>& ys) {
   }
   const double d = n * sxx - sx * sx;
   return d == 0 ? 0 : (n * sxy - sx * sy) / d;
+}
+
+// The value of an unlabelled sample `name` in a Prometheus text exposition, or -1.
+double MetricValue(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
 }
 
 double Percentile(std::vector<double>& sorted, double p) {
@@ -306,14 +315,19 @@ int main(int argc, char** argv) {
   // The interval being measured (--report-every) and the rows so far, for the slopes.
   std::vector<double> interval_ms;
   uint64_t interval_pages = 0, interval_errors = 0, total_pages = 0, total_errors = 0;
-  std::vector<std::vector<double>>
-      rows;  // minute, pages/s, p50, p99, p999, errors, RSS, fds, threads
-  static const char* const kColumns[] = {"pages/s", "p50 ms", "p99 ms", "p999 ms",
-                                         "errors",  "RSS MB", "fds",    "threads"};
+  std::vector<std::vector<double>> rows;  // the minute, then kColumns
+  static const char* const kColumns[] = {"pages/s", "p50 ms",  "p99 ms", "p999 ms",
+                                         "errors",  "RSS MB",  "anon MB", "fds",
+                                         "threads", "commit ms/page", "sketch ms/page"};
+  constexpr size_t kNumColumns = std::size(kColumns);
+  std::string last_metrics;  // the body of the last /metrics answer
+  double commit_s = 0, committed_pages = 0, sketch_s = 0, sketches = 0;  // at the last report
   if (report_every > 0) {
-    std::printf(
-        "| minute | pages/s | p50 ms | p99 ms | p999 ms | errors | RSS MB | fds | threads |\n");
-    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    std::printf("| minute |");
+    for (const char* column : kColumns) std::printf(" %s |", column);
+    std::printf("\n|");
+    for (size_t k = 0; k <= kNumColumns; ++k) std::printf(" --- |");
+    std::printf("\n");
     std::fflush(stdout);
   }
   const Clock::time_point begin = Clock::now();
@@ -330,10 +344,24 @@ int main(int argc, char** argv) {
                                Percentile(interval_ms, 0.999),
                                static_cast<double>(interval_errors),
                                pid.empty() ? -1 : StatusKb(pid, "VmRSS") / 1024.0,
+                               pid.empty() ? -1 : StatusKb(pid, "RssAnon") / 1024.0,
                                pid.empty() ? -1 : static_cast<double>(OpenFds(pid)),
                                pid.empty() ? -1 : static_cast<double>(StatusKb(pid, "Threads"))};
-    std::printf("| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f |\n", row[0],
-                row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8]);
+    const double c_s = MetricValue(last_metrics, "shingled_store_commit_duration_seconds_sum");
+    const double c_n = MetricValue(last_metrics, "shingled_store_commit_batch_pages_sum");
+    const double s_s = MetricValue(last_metrics, "shingled_sketch_duration_seconds_sum");
+    const double s_n = MetricValue(last_metrics, "shingled_sketch_duration_seconds_count");
+    row.push_back(c_n > committed_pages ? 1000 * (c_s - commit_s) / (c_n - committed_pages) : -1);
+    row.push_back(s_n > sketches ? 1000 * (s_s - sketch_s) / (s_n - sketches) : -1);
+    if (c_n >= 0) {
+      commit_s = c_s;
+      committed_pages = c_n;
+      sketch_s = s_s;
+      sketches = s_n;
+    }
+    std::printf("| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n",
+                row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+                row[10], row[11]);
     std::fflush(stdout);
     rows.push_back(std::move(row));
     interval_ms.clear();
@@ -394,6 +422,7 @@ int main(int argc, char** argv) {
           latencies_ms.push_back(ms);
           if (!stopping) interval_ms.push_back(ms);
           const bool query = c.kind >= kSimilar && c.kind != kMetrics;
+          if (c.kind == kMetrics && status == 200) last_metrics = c.in.substr(head_end + 4, length);
           if (status == 200 || (query && status == 404)) {
             if (status == 200 && c.kind == kPage) {
               acked.push_back(static_cast<uint64_t>(
@@ -457,7 +486,7 @@ int main(int argc, char** argv) {
     std::vector<double> minutes;
     for (const auto& row : rows) minutes.push_back(row[0]);
     std::printf("slope per minute over %zu intervals:", rows.size());
-    for (size_t k = 0; k < 8; ++k) {
+    for (size_t k = 0; k < kNumColumns; ++k) {
       std::vector<double> ys;
       for (const auto& row : rows) ys.push_back(row[k + 1]);
       std::printf("%s %s %+.2f", k == 0 ? "" : ",", kColumns[k], Slope(minutes, ys));
