@@ -316,8 +316,8 @@ int main(int argc, char** argv) {
   std::vector<double> interval_ms;
   uint64_t interval_pages = 0, interval_errors = 0, total_pages = 0, total_errors = 0;
   std::vector<std::vector<double>> rows;  // the minute, then kColumns
-  static const char* const kColumns[] = {"pages/s", "p50 ms",  "p99 ms", "p999 ms",
-                                         "errors",  "RSS MB",  "anon MB", "fds",
+  static const char* const kColumns[] = {"pages/s", "p50 ms",         "p99 ms",        "p999 ms",
+                                         "errors",  "RSS MB",         "anon MB",       "fds",
                                          "threads", "commit ms/page", "sketch ms/page"};
   constexpr size_t kNumColumns = std::size(kColumns);
   std::string last_metrics;  // the body of the last /metrics answer
@@ -359,9 +359,10 @@ int main(int argc, char** argv) {
       sketch_s = s_s;
       sketches = s_n;
     }
-    std::printf("| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n",
-                row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
-                row[10], row[11]);
+    std::printf(
+        "| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n",
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10],
+        row[11]);
     std::fflush(stdout);
     rows.push_back(std::move(row));
     interval_ms.clear();
