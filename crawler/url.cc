@@ -230,6 +230,15 @@ StatusOr<std::string> IdnaToAscii(const std::string& host) {
   }
   std::string out(ascii);
   idn2_free(ascii);
+  // UTS #46 maps some characters to nothing (U+200B ZERO WIDTH SPACE, soft hyphens) and others to
+  // ASCII a host cannot hold: the host must still be one (found by url_fuzz: "https://\u200b/"
+  // was accepted with an empty host and printed as "https:///", which does not parse again).
+  if (out.empty()) return InvalidArgumentError("host is empty once IDNA maps it");
+  for (char c : out) {
+    if (static_cast<unsigned char>(c) >= 0x80 || !ValidHostChar(static_cast<unsigned char>(c))) {
+      return InvalidArgumentError("host has a character hosts cannot have once IDNA maps it");
+    }
+  }
   return out;
 }
 

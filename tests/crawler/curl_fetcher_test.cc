@@ -278,6 +278,32 @@ TEST_F(CurlFetcherTest, NumericFormsOfLoopbackAreRefused) {
   EXPECT_TRUE(server_.Requests().empty());
 }
 
+// Issue 33, DNS pinning: the filter is libcurl's CURLOPT_OPENSOCKETFUNCTION, so it judges the
+// very address the connection is opened to, after resolution; there is no second resolution
+// between the check and the connect for a rebinding name to win. A name that resolves to several
+// addresses has each judged as libcurl tries it (here a documentation address, refused without a
+// packet sent, then loopback, refused too), in either order, and a redirect hop or a retry opens
+// its connection through the same function. The server sees no request.
+TEST_F(CurlFetcherTest, DnsRebindingNameIsJudgedAtEachConnect) {
+  CurlFetcherOptions options = LoopbackOptions();
+  options.allow_private_addresses = false;
+  const std::string port = std::to_string(server_.port());
+  options.resolve = {"rebind.example:" + port + ":192.0.2.1,127.0.0.1",
+                     "rebind2.example:" + port + ":127.0.0.1,192.0.2.1"};
+  for (const char* host : {"rebind.example", "rebind2.example"}) {
+    const FetchResult r =
+        FetchOne(options, "http://" + std::string(host) + ":" + port + "/page.html");
+    EXPECT_EQ(r.error_kind, FetchErrorKind::kBlockedAddress) << host << ": " << r.status.ToString();
+  }
+  EXPECT_TRUE(server_.Requests().empty());
+  // The same name, allowed to reach private addresses, does connect: the refusals above were the
+  // filter's, not a name that failed to resolve.
+  options.allow_private_addresses = true;
+  options.resolve = {"rebind.example:" + port + ":127.0.0.1"};
+  const FetchResult allowed = FetchOne(options, "http://rebind.example:" + port + "/page.html");
+  EXPECT_TRUE(allowed.status.ok()) << allowed.status.ToString();
+}
+
 TEST_F(CurlFetcherTest, OnlyHttpAndHttps) {
   for (const char* url :
        {"ftp://127.0.0.1/", "file:///etc/passwd", "gopher://127.0.0.1/", "dict://127.0.0.1/"}) {

@@ -94,6 +94,26 @@ TEST(NormalizeUrlTest, Normalizes) {
 // Bug (issue 33, defect 5): a host with raw bytes that are not UTF-8 was stored as it came, and
 // the URL in the answer (where those bytes became U+FFFD) could not be looked up. Such hosts are
 // refused; hosts in UTF-8 become IDNA's ASCII form, the one spelling the store holds.
+// Found by url_fuzz (issue 33): UTS #46 maps U+200B ZERO WIDTH SPACE (and soft hyphens) to
+// nothing, so "https://\u200b/" was accepted with an empty host, printed as "https:///", which
+// does not parse again. A host IDNA maps to nothing is refused.
+TEST(NormalizeUrlTest, IdnaHostThatMapsToNothingIsRefused) {
+  for (const char* url :
+       {"https://\xE2\x80\x8B/", "https://\xE2\x80\x8B//\xE2\x80\x8Br:pw@x.example/",
+        "http://\xC2\xAD/a"}) {
+    const StatusOr<std::string> got = NormalizeUrl(url);
+    ASSERT_FALSE(got.ok()) << url << " -> " << *got;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(got.status().message().find("host"), std::string::npos) << got.status().message();
+  }
+  // A zero width space inside a name is dropped, the name stays.
+  const StatusOr<std::string> inside = NormalizeUrl(
+      "https://ex\xE2\x80\x8B"
+      "ample.com/");
+  ASSERT_TRUE(inside.ok()) << inside.status().ToString();
+  EXPECT_EQ(*inside, "https://example.com/");
+}
+
 TEST(NormalizeUrlTest, NonUtf8HostIsRefusedAndUnicodeHostBecomesPunycode) {
   for (const char* bad : {"http://b\xFC\x63her.example/", "http://\xFF\xFE/", "http://a\xC3/",
                           "http://\xC0\xAF.example/", "http://\xED\xA0\x80.example/",
