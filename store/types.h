@@ -678,8 +678,8 @@ struct StoreStats {
   uint64_t free_bytes = 0;
   // The rest: file_bytes minus free_bytes minus every database's main tree. Mostly the nested
   // trees of posting lists too long to stay on their key's leaf page, which mdb_stat does not
-  // count in their database (FORMAT.md, "Disk per document"), plus LMDB's meta pages, catalog
-  // and free-list tree.
+  // count in their database (docs/PERFORMANCE.md, "Disk per document"), plus LMDB's meta pages,
+  // catalog and free-list tree.
   uint64_t other_bytes = 0;
   std::vector<DatabaseStats> databases;
 };

@@ -401,7 +401,8 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
   // The pages the file grew by are written past its end, into fresh page-cache pages, whose
-  // first touch can cost far more than a rewrite (FORMAT.md, "The writes past the file's end").
+  // first touch can cost far more than a rewrite (measured in store/FORMAT.md before issue 35, in
+  // git).
   state.counters["KiB_grown/page"] = static_cast<double>(fs::file_size(copy.data()) - file0) /
                                      1024.0 / static_cast<double>(t.pages);
   state.counters["anon_MiB"] = AnonMiB();
