@@ -2,7 +2,6 @@
 #include "store/internal/queries.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -587,27 +586,9 @@ StatusOr<StoreStats> Store::Stats() const {
   mdb_env_stat(impl_->env_, &env_stat);
   out.map_size = info.me_mapsize;
   out.file_bytes = (info.me_last_pgno + 1) * env_stat.ms_psize;
-  // The free list (database 0): each record is a page-number list whose first word is its
-  // length.
-  Cursor fc;
-  if (int rc = fc.Open(ops.txn(), 0); rc != 0) return ops.Fail(rc, "free list cursor");
-  MDB_val k, v;
-  uint64_t free_pages = 0;
-  int rc = mdb_cursor_get(fc.get(), &k, &v, MDB_FIRST);
-  while (rc == 0) {
-    if (v.mv_size >= sizeof(size_t)) {
-      size_t n = 0;
-      std::memcpy(&n, v.mv_data, sizeof(n));
-      free_pages += n;
-    }
-    rc = mdb_cursor_get(fc.get(), &k, &v, MDB_NEXT);
-  }
-  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "free list");
-  out.free_bytes = free_pages * env_stat.ms_psize;
   uint64_t in_databases = 0;
   for (const DatabaseStats& d : out.databases) in_databases += d.bytes;
-  uint64_t accounted = out.free_bytes + in_databases;
-  out.other_bytes = out.file_bytes > accounted ? out.file_bytes - accounted : 0;
+  out.other_bytes = out.file_bytes > in_databases ? out.file_bytes - in_databases : 0;
   return out;
 }
 

@@ -25,7 +25,7 @@
 //                       percent of them near-copies of earlier pages' families, with the writer's
 //                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
 //                       BM_IngestSized reports them;
-//   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
+//   BM_Bytes/N          bytes per document of each database and the rest (free pages, nested
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -542,7 +542,6 @@ void BM_Bytes(benchmark::State& state) {
   }
   const double docs = static_cast<double>(stats->documents);
   state.counters["file_B/doc"] = stats->file_bytes / docs;
-  state.counters["free_B/doc"] = stats->free_bytes / docs;
   state.counters["other_B/doc"] = stats->other_bytes / docs;
   for (const DatabaseStats& d : stats->databases) {
     if (d.bytes > 4096) state.counters["B/doc:" + d.name] = d.bytes / docs;
