@@ -1,4 +1,4 @@
-// shingled: one binary, many subcommands (README.md, "Command line").
+// shingled: one binary, many subcommands (docs/CLI.md).
 #include <CLI/CLI.hpp>
 #include <iostream>
 

@@ -1,5 +1,5 @@
 // SIGHUP: the daemon reads its config file again and applies what can change while it serves
-// (README, "Lifecycle"; config/shingled.toml):
+// (docs/OPERATIONS.md, "The daemon": "Lifecycle"; config/shingled.toml):
 //   - [auth]: the token file is read again (a rotated token takes effect), protect_writes/reads;
 //   - [limits]: every limit, for the requests that begin afterwards;
 //   - [logging]: the level and the access log;

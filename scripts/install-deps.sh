@@ -22,6 +22,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # the report tests render the HTML pages headless
   wget  # the WARC interop test crawls a loopback site with GNU wget
+  curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
   # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug
   # symbols with objcopy (binutils) and asks dpkg-shlibdeps (dpkg-dev) for the dependencies

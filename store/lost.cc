@@ -343,7 +343,7 @@ class SuccessorFinder {
     std::vector<DocId> docs;
     bool truncated = false;
     SHINGLED_RETURN_IF_ERROR(
-        FindQueryCandidates(ops_, search, &impl_.map_base_, **buffer, sketch, &docs, &truncated));
+        FindQueryCandidates(ops_, search, **buffer, sketch, &docs, &truncated));
     if (truncated) Truncate("max_scored");
     StatusOr<ClusterId> root = FindCluster(ops_, old_doc);
     if (!root.ok()) return root.status();

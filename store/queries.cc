@@ -2,7 +2,6 @@
 #include "store/internal/queries.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -17,28 +16,10 @@ namespace shingled::store {
 
 namespace internal {
 
-std::atomic<uint64_t> query_walk_min_leaf_pages{256};
+namespace {
 
-int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
-                       bool* more) {
-  *count = 0;
-  *more = false;
-  PostingKey key(value);
-  MDB_val k = Val(key.view()), v;
-  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY);
-  if (rc == MDB_NOTFOUND) return 0;
-  if (rc != 0) return rc;
-  size_t n = 0;
-  if (rc = mdb_cursor_count(cursor, &n); rc != 0) return rc;
-  // For a key with one entry GET_MULTIPLE leaves `v` as MDB_SET_KEY returned it.
-  if (rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_MULTIPLE); rc != 0) return rc;
-  if (v.mv_size != n * kPostingSize) {
-    return ReadValuePostings(cursor, value, max, out, count, more);
-  }
-  ReadBucketEntries(View(v), value, max, out, count, more);
-  return 0;
-}
-
+// ReadBucketPostings from a bucket's entries in hand (`bucket`: its 12-byte entries in order, as
+// MDB_GET_MULTIPLE hands them out).
 void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std::vector<DocId>* out,
                        size_t* count, bool* more) {
   *count = 0;
@@ -63,6 +44,28 @@ void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std:
     out->push_back(GetBE48(e + 6));
     ++*count;
   }
+}
+
+}  // namespace
+
+int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
+                       size_t* count, bool* more) {
+  *count = 0;
+  *more = false;
+  PostingKey key(value);
+  MDB_val k = Val(key.view()), v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc != 0) return rc;
+  size_t n = 0;
+  if (rc = mdb_cursor_count(cursor, &n); rc != 0) return rc;
+  // For a key with one entry GET_MULTIPLE leaves `v` as MDB_SET_KEY returned it.
+  if (rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_MULTIPLE); rc != 0) return rc;
+  if (v.mv_size != n * kPostingSize) {
+    return ReadValuePostings(cursor, value, max, out, count, more);
+  }
+  ReadBucketEntries(View(v), value, max, out, count, more);
+  return 0;
 }
 
 }  // namespace internal
@@ -163,9 +166,8 @@ namespace internal {
 // sample values too). The documents found, in id order; when they are more than max_candidates,
 // the max_candidates that internal::RankCandidates ranks first. Each value's postings are the
 // B-tree's, then the write buffer's (the transaction's `buffer`).
-Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* map,
-                           const WriteBuffer& buffer, const dedup::Sketch& sketch,
-                           std::vector<DocId>* out, bool* truncated) {
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
+                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
   hits.reserve(128);
@@ -176,16 +178,11 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* ma
   Cursor mc, cc;
   if (int rc = mc.Open(ops.txn(), d.samples); rc != 0) return ops.Fail(rc, "samples cursor");
   if (int rc = cc.Open(ops.txn(), d.common_values); rc != 0) return ops.Fail(rc, "common_values cursor");
-  // A bucket the walk below settled is read from what it found (its inline entries, or none),
-  // any other through LMDB (FORMAT.md, "Lookups": "The walk's buckets read").
-  auto read_postings = [&](uint64_t value, const internal::Found& found, size_t max) -> Status {
+  // Each value's postings: the B-tree's bucket, then the write buffer's.
+  auto read_postings = [&](uint64_t value, size_t max) -> Status {
     postings.clear();
-    std::string_view entries;
-    if (internal::FixedDuplicates(found, internal::kPostingSize, &entries)) {
-      internal::ReadBucketEntries(entries, value, max, &postings, &count, &more);
-    } else if (int rc =
-                   internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more);
-               rc != 0) {
+    if (int rc = internal::ReadBucketPostings(mc.get(), value, max, &postings, &count, &more);
+        rc != 0) {
       return ops.Fail(rc, "samples");
     }
     if (!more) {
@@ -200,29 +197,10 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* ma
   // a few postings, and the stop list is then one lookup saved per value.
   constexpr size_t kQuickRead = 64;
   const uint64_t limit = options.common_value_limit;
-  // The buckets' leaves, walked to and loaded together before the reads (leaf_prefetch.h;
-  // FORMAT.md, "Lookups").
-  std::vector<uint64_t> indexed;
-  std::vector<internal::PostingKey> buckets;
+  size_t usable = 0;  // indexed values read and within the limit (with postings or not)
   for (uint64_t value : sketch.sample.values) {
     if (!internal::IndexedSampleValue(value, sketch.sample.log2_modulus)) continue;
-    indexed.push_back(value);
-    buckets.emplace_back(value);
-  }
-  std::vector<internal::Found> found(buckets.size());
-  {
-    std::vector<std::string_view> keys;
-    keys.reserve(buckets.size());
-    for (const internal::PostingKey& bucket : buckets) keys.push_back(bucket.view());
-    const internal::LeafPrefetcher walk(ops.txn(), d.main, "samples", map);
-    if (walk.leaf_pages() >= internal::query_walk_min_leaf_pages.load(std::memory_order_relaxed)) {
-      walk.Prefetch(keys, found);
-    }
-  }
-  size_t usable = 0;  // indexed values read and within the limit (with postings or not)
-  for (size_t i = 0; i < indexed.size(); ++i) {
-    const uint64_t value = indexed[i];
-    SHINGLED_RETURN_IF_ERROR(read_postings(value, found[i], std::min<uint64_t>(limit, kQuickRead)));
+    SHINGLED_RETURN_IF_ERROR(read_postings(value, std::min<uint64_t>(limit, kQuickRead)));
     bool use = !more;
     if (more && limit > kQuickRead) {
       Key64 key(value);
@@ -232,7 +210,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* ma
       if (rc == 0 && v.mv_size != 8) return DataLossError("common_values value is not 8 bytes");
       const bool over = rc == 0 && GetLE64(static_cast<const char*>(v.mv_data)) > limit;
       if (!over) {
-        SHINGLED_RETURN_IF_ERROR(read_postings(value, found[i], limit));
+        SHINGLED_RETURN_IF_ERROR(read_postings(value, limit));
         use = !more;
       }
     }
@@ -282,6 +260,14 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* ma
 
 namespace {
 
+// Asks the CPU to load every cache line of `bytes` without waiting for them.
+void PrefetchLines(std::string_view bytes) {
+  constexpr uintptr_t kLine = 64;
+  const char* p = bytes.data();
+  const char* end = p + bytes.size();
+  for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
+}
+
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
                                             const dedup::Sketch& sketch, DocId exclude,
                                             const QueryOptions& query) {
@@ -291,8 +277,8 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   bool truncated = false;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(internal::FindQueryCandidates(
-      ops, impl.options_, &impl.map_base_, **buffer, sketch, &candidates, &truncated));
+  SHINGLED_RETURN_IF_ERROR(
+      internal::FindQueryCandidates(ops, impl.options_, **buffer, sketch, &candidates, &truncated));
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.
@@ -308,7 +294,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     if (int rc = mdb_cursor_get(documents.get(), &k, &v, MDB_SET_KEY); rc != 0) {
       return ops.Fail(rc, "document " + std::to_string(cand));
     }
-    internal::PrefetchLines(View(v));
+    PrefetchLines(View(v));
     records.emplace_back(cand, View(v));
   }
   dedup::Sketch other;
@@ -600,27 +586,9 @@ StatusOr<StoreStats> Store::Stats() const {
   mdb_env_stat(impl_->env_, &env_stat);
   out.map_size = info.me_mapsize;
   out.file_bytes = (info.me_last_pgno + 1) * env_stat.ms_psize;
-  // The free list (database 0): each record is a page-number list whose first word is its
-  // length.
-  Cursor fc;
-  if (int rc = fc.Open(ops.txn(), 0); rc != 0) return ops.Fail(rc, "free list cursor");
-  MDB_val k, v;
-  uint64_t free_pages = 0;
-  int rc = mdb_cursor_get(fc.get(), &k, &v, MDB_FIRST);
-  while (rc == 0) {
-    if (v.mv_size >= sizeof(size_t)) {
-      size_t n = 0;
-      std::memcpy(&n, v.mv_data, sizeof(n));
-      free_pages += n;
-    }
-    rc = mdb_cursor_get(fc.get(), &k, &v, MDB_NEXT);
-  }
-  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "free list");
-  out.free_bytes = free_pages * env_stat.ms_psize;
   uint64_t in_databases = 0;
   for (const DatabaseStats& d : out.databases) in_databases += d.bytes;
-  uint64_t accounted = out.free_bytes + in_databases;
-  out.other_bytes = out.file_bytes > accounted ? out.file_bytes - accounted : 0;
+  out.other_bytes = out.file_bytes > in_databases ? out.file_bytes - in_databases : 0;
   return out;
 }
 

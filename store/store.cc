@@ -660,7 +660,7 @@ class BatchWriter {
   }
 
   // Reads, in key order, the stored postings that candidate search will read for the pages
-  // whose content is new to the store (FORMAT.md, "Write cost and lookups"). The pages whose
+  // whose content is new to the store (FORMAT.md, "The writer's batch"). The pages whose
   // raw bytes are stored already, or repeat an earlier page of the batch, need none: their
   // fingerprints are looked up first, in key order too.
   Status Prefetch(std::span<const PageInput> pages) {
@@ -819,7 +819,7 @@ class BatchWriter {
 
   // Looks `key` up through `c` and leaves the cursor on the leaf where the key is or would go
   // (MDB_SET_RANGE), so that PutThrough(c, key) right after finds that leaf without a second
-  // descent from the root (FORMAT.md, "Write cost and lookups"). Sets `*found` and, when
+  // descent from the root (FORMAT.md, "The writer's batch"). Sets `*found` and, when
   // found, `*value`; returns an LMDB code (0 when the key is absent).
   int Seek(const Cursor& c, std::string_view key, bool* found, std::string_view* value) {
     MDB_val k = Val(key), v;

@@ -674,12 +674,11 @@ struct StoreStats {
   uint64_t key_filter_bytes = 0;
   uint64_t map_size = 0;
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
-  // Pages on LMDB's free list (reused by later writes) times the page size.
-  uint64_t free_bytes = 0;
-  // The rest: file_bytes minus free_bytes minus every database's main tree. Mostly the nested
-  // trees of posting lists too long to stay on their key's leaf page, which mdb_stat does not
-  // count in their database (FORMAT.md, "Disk per document"), plus LMDB's meta pages, catalog
-  // and free-list tree.
+  // The rest: file_bytes minus every database's main tree (mdb_stat). LMDB's free pages (reused
+  // by later writes), the nested trees of posting lists too long to stay on their key's leaf
+  // page, which mdb_stat does not count in their database (docs/PERFORMANCE.md, "Disk per
+  // document"), LMDB's meta pages and catalog. The free pages are not told apart: LMDB has no
+  // public call that counts them, and its free list's records are its own business.
   uint64_t other_bytes = 0;
   std::vector<DatabaseStats> databases;
 };

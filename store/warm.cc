@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
-#include "store/internal/leaf_prefetch.h"
 #include "store/internal/store_impl.h"
 #include "store/store.h"
 
@@ -17,6 +18,31 @@
 #endif
 
 namespace shingled::store {
+
+namespace {
+
+// The [begin, end) of the mapping of this process that holds `p`, from /proc/self/maps (the
+// kernel's interface, not LMDB's); false if none does. LMDB maps the whole data file, from its
+// start, in one mapping (mdb_env_open), but it does not say where (mdb_env_info's me_mapaddr is
+// that of a fixed map only), so the map is found through a pointer into it: a value LMDB handed
+// out.
+bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end) {
+  std::ifstream maps("/proc/self/maps");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long b = 0, e = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx", &b, &e) != 2) continue;
+    if (at >= b && at < e) {
+      *begin = static_cast<uintptr_t>(b);
+      *end = static_cast<uintptr_t>(e);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
                                   uint64_t max_bytes) const {
@@ -36,7 +62,8 @@ StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
     MDB_val k, v;
     if (int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST); rc != 0) return ops.Fail(rc, "meta");
     uintptr_t map_begin = 0, map_end = 0;
-    if (!internal::MappingOf(v.mv_data, &map_begin, &map_end)) return InternalError("the store's map is not in /proc/self/maps");
+    if (!MappingOf(v.mv_data, &map_begin, &map_end))
+      return InternalError("the store's map is not in /proc/self/maps");
     MDB_envinfo info;
     MDB_stat stat;
     if (int rc = mdb_env_info(impl_->env_, &info); rc != 0) return internal::LmdbStatus(rc, "env info");

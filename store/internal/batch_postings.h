@@ -1,5 +1,5 @@
 // The writer's view of the three posting indexes (`features`, `supershingles`, `samples`)
-// during one write batch (FORMAT.md, "Write cost and lookups"). The postings stored before the
+// during one write batch (FORMAT.md, "The writer's batch"). The postings stored before the
 // batch are read in key order up front (Prefetch), the batch's own are kept in memory, and they
 // are all written at the end of the batch in key order (Flush). Sorted, a batch's ~50,000 reads
 // and as many inserts walk each B-tree from left to right: consecutive keys on one leaf page are

@@ -7,7 +7,6 @@
 
 #include "base/status.h"
 #include "dedup/sketch.h"
-#include "store/internal/leaf_prefetch.h"
 #include "store/internal/schema.h"
 #include "store/internal/write_buffer.h"
 #include "store/types.h"
@@ -18,11 +17,9 @@ namespace shingled::store::internal {
 // find them: the documents sharing usable sample values with `sketch`, and those sharing a
 // feature when the samples are not enough. `*out` gets them in id order, at most
 // options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
-// `map` is the StoreImpl's map base (for its leaf walk), `buffer` the transaction's write buffer
-// (StoreImpl::BufferFor).
-Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* map,
-                           const WriteBuffer& buffer, const dedup::Sketch& sketch,
-                           std::vector<DocId>* out, bool* truncated);
+// `buffer` is the transaction's write buffer (StoreImpl::BufferFor).
+Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
+                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated);
 
 }  // namespace shingled::store::internal
 

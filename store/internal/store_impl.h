@@ -20,7 +20,6 @@
 #include "dedup/sketch.h"
 #include "store/internal/codec.h"
 #include "store/internal/key_filter.h"
-#include "store/internal/leaf_prefetch.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
 #include "store/internal/write_buffer.h"
@@ -63,17 +62,6 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
 // (a nested tree) is read by ReadValuePostings. Queries read `samples` with it (queries.cc).
 int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
                        size_t* count, bool* more);
-// The same from a bucket's entries already in hand (`bucket`: its 12-byte entries in order, as
-// MDB_GET_MULTIPLE or FixedDuplicates hands them out; empty for an absent bucket).
-void ReadBucketEntries(std::string_view bucket, uint64_t value, size_t max, std::vector<DocId>* out,
-                       size_t* count, bool* more);
-
-// Queries walk the sample tree to its leaves (leaf_prefetch.h) only when it has at least this
-// many leaf pages: the walk pays once the leaves no longer stay in the core's caches. At 60 leaves
-// (the 10k benchmark store's, whose write buffer holds most postings) it cost ~2.5 us a query more
-// than LMDB's reads; at 3,211 (100k's) it saved ~2.5 us (FORMAT.md, "Lookups"). 256 (1 MB, twice
-// the L2 of these machines) lies between; tests lower it to walk their small trees.
-extern std::atomic<uint64_t> query_walk_min_leaf_pages;
 
 // At most this many postings of a feature or super shingle are read, by the writer and by queries
 // (a sample value's stop at common_value_limit).
@@ -128,8 +116,6 @@ class StoreImpl {
   const uint64_t polynomial_;
   MDB_env* env_ = nullptr;
   Dbis dbis_{};
-  // Where this process mapped the file, for queries' LeafPrefetchers.
-  mutable MapBase map_base_;
 
   // Serializes writers (Apply, sweeps).
   std::mutex write_mu_;

@@ -10,12 +10,7 @@
 //                       near-copies of stored families, cold (just opened), warm (after
 //                       20,000 other queries: the map as a daemon that has served a while has
 //                       it, partly faulted in) and mapped (after Store::WarmMap: every page of
-//                       the file in the page tables; warm_map_s is its time); then ab_: 4,000
-//                       more mapped, every other one without leaf prefetching (queries walk to
-//                       the leaves of their ~20 sample buckets, load them ahead and read the
-//                       buckets found there, leaf_prefetch.h; without it, LMDB reads each
-//                       bucket; a tree under 256 leaf pages, as the 10k store's, is never
-//                       walked), the two halves' p50 and p99 side by side;
+//                       the file in the page tables; warm_map_s is its time);
 //   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
 //                       ingest.measure_batch_size; MIN = MAX: a fixed size, 16,000 the daemon's
@@ -30,7 +25,7 @@
 //                       percent of them near-copies of earlier pages' families, with the writer's
 //                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
 //                       BM_IngestSized reports them;
-//   BM_Bytes/N          bytes per document of each database, the free list and the rest (nested
+//   BM_Bytes/N          bytes per document of each database and the rest (free pages, nested
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
@@ -71,7 +66,6 @@
 #include "base/fmix.h"
 #include "daemon/batch_sizer.h"
 #include "store/internal/codec.h"
-#include "store/internal/leaf_prefetch.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"
 
@@ -407,7 +401,8 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
   // The pages the file grew by are written past its end, into fresh page-cache pages, whose
-  // first touch can cost far more than a rewrite (FORMAT.md, "The writes past the file's end").
+  // first touch can cost far more than a rewrite (measured in store/FORMAT.md before issue 35, in
+  // git).
   state.counters["KiB_grown/page"] = static_cast<double>(fs::file_size(copy.data()) - file0) /
                                      1024.0 / static_cast<double>(t.pages);
   state.counters["anon_MiB"] = AnonMiB();
@@ -485,19 +480,6 @@ Latency MeasureLookups(const Store& store, const std::vector<dedup::Sketch>& que
   for (const dedup::Sketch& sketch : queries) t.Ask(store, sketch, state);
   return t.Summary();
 }
-// The queries in turn, every other one with leaf prefetching off (internal::EnableLeafPrefetch):
-// the two halves meet the same machine, moment by moment.
-std::pair<Latency, Latency> MeasureWithAndWithoutLeafPrefetch(const Store& store, const std::vector<dedup::Sketch>& queries,
-                                                              benchmark::State& state) {
-  Timings with, without;
-  for (size_t i = 0; i < queries.size(); ++i) {
-    internal::EnableLeafPrefetch(i % 2 == 0);
-    (i % 2 == 0 ? with : without).Ask(store, queries[i], state);
-  }
-  internal::EnableLeafPrefetch(true);
-  return {with.Summary(), without.Summary()};
-}
-
 // Cold: the first 2,000 queries after opening the store (each touches B-tree pages the process
 // has not mapped yet: page faults). Warm: 2,000 other queries after 20,000 warm-up queries, as
 // in a daemon that has been serving for a while; no measured query was asked before. Mapped:
@@ -516,9 +498,7 @@ void BM_Lookup(benchmark::State& state) {
   std::vector<dedup::Sketch> warmup = sketches(kQueries, kWarmup);
   std::vector<dedup::Sketch> warm = sketches(kQueries + kWarmup, kQueries);
   std::vector<dedup::Sketch> populated = sketches(2 * kQueries + kWarmup, kQueries);
-  std::vector<dedup::Sketch> ab = sketches(3 * kQueries + kWarmup, 2 * kQueries);
   Latency c, w, m;
-  std::pair<Latency, Latency> with_without;
   double warm_map_seconds = 0;
   for (auto _ : state) {
     c = MeasureLookups(*store, cold, state);
@@ -529,7 +509,6 @@ void BM_Lookup(benchmark::State& state) {
     warm_map_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!mapped.ok()) state.SkipWithError(mapped.status().ToString().c_str());
     m = MeasureLookups(*store, populated, state);
-    with_without = MeasureWithAndWithoutLeafPrefetch(*store, ab, state);
   }
   state.counters["cold_p50_us"] = c.p50;
   state.counters["cold_p99_us"] = c.p99;
@@ -544,10 +523,6 @@ void BM_Lookup(benchmark::State& state) {
   state.counters["mapped_cpu_p50_us"] = m.cpu_p50;
   state.counters["mapped_cpu_p99_us"] = m.cpu_p99;
   state.counters["warm_map_s"] = warm_map_seconds;
-  state.counters["ab_prefetch_p50_us"] = with_without.first.p50;
-  state.counters["ab_no_prefetch_p50_us"] = with_without.second.p50;
-  state.counters["ab_prefetch_p99_us"] = with_without.first.p99;
-  state.counters["ab_no_prefetch_p99_us"] = with_without.second.p99;
 }
 
 void BM_Bytes(benchmark::State& state) {
@@ -567,7 +542,6 @@ void BM_Bytes(benchmark::State& state) {
   }
   const double docs = static_cast<double>(stats->documents);
   state.counters["file_B/doc"] = stats->file_bytes / docs;
-  state.counters["free_B/doc"] = stats->free_bytes / docs;
   state.counters["other_B/doc"] = stats->other_bytes / docs;
   for (const DatabaseStats& d : stats->databases) {
     if (d.bytes > 4096) state.counters["B/doc:" + d.name] = d.bytes / docs;

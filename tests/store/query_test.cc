@@ -159,17 +159,8 @@ TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
 // records prefetched, both containments from one merge, no ranking below max_candidates) must
 // not change an answer. Pages: 50 families of 4 near-copies (resemblance ~0.9, as the
 // benchmark's), and 40 pages made of parts of three families (candidates, mostly below threshold).
-// With the write buffer, most postings are in memory; without it, all are in the B-trees, whose
-// sample buckets the queries read from the leaf walk.
+// With the write buffer, most postings are in memory; without it, all are in the B-trees.
 TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
-  // However small the sample tree, its buckets are read from the walk, whose reads are checked.
-  struct WalkEveryTree {
-    WalkEveryTree() : saved(internal::query_walk_min_leaf_pages.exchange(0)) {}
-    ~WalkEveryTree() { internal::query_walk_min_leaf_pages = saved; }
-    WalkEveryTree(const WalkEveryTree&) = delete;
-    WalkEveryTree& operator=(const WalkEveryTree&) = delete;
-    uint64_t saved;
-  } walk_every_tree;
   for (auto [max_candidates, buffered] :
        {std::pair{500u, true}, std::pair{3u, true}, std::pair{500u, false}}) {
     SCOPED_TRACE(max_candidates);
@@ -303,8 +294,6 @@ TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
 // buckets, and every `max`; through one cursor per reader, reused in a random order as a query
 // reuses it. The buckets: one posting alone (no duplicates), inline ones of a few dozen entries,
 // and one of ~1,200 entries, which LMDB keeps in a nested tree of several pages (the fallback).
-// And the queries' other way to the same answer: the buckets the leaf walk settles
-// (FixedDuplicates, then ReadBucketEntries), every one but the nested bucket's.
 TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
   TestDir dir;
   MDB_env* env = nullptr;
@@ -352,8 +341,6 @@ TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
   ASSERT_EQ(txn.Commit(), 0);
   ASSERT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &raw), 0);
   txn = internal::Txn(raw);
-  MDB_dbi main = 0;
-  ASSERT_EQ(mdb_dbi_open(raw, nullptr, 0, &main), 0);
 
   internal::Cursor a, b;
   ASSERT_EQ(a.Open(raw, dbi), 0);
@@ -379,23 +366,8 @@ TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
   probes.push_back(uint64_t{0x77777} << internal::kLowBits);  // an absent bucket
   probes.push_back(~uint64_t{0});
   std::shuffle(probes.begin(), probes.end(), rng);
-  std::vector<internal::PostingKey> keys(probes.begin(), probes.end());
-  std::vector<std::string_view> views;
-  for (const internal::PostingKey& key : keys) views.push_back(key.view());
-  std::vector<internal::Found> found(probes.size());
-  internal::MapBase map;
-  internal::LeafPrefetcher prefetcher(raw, main, "samples", &map);
-  ASSERT_TRUE(prefetcher.usable());
-  ASSERT_EQ(prefetcher.Prefetch(views, found), probes.size());
-  size_t with_postings = 0, settled = 0;
-  for (size_t p = 0; p < probes.size(); ++p) {
-    const uint64_t value = probes[p];
-    std::string_view entries;
-    const bool walked = internal::FixedDuplicates(found[p], internal::kPostingSize, &entries);
-    if (value >> internal::kLowBits == nested) {
-      ASSERT_FALSE(walked) << "a nested tree is LMDB's to read";
-    }
-    settled += walked;
+  size_t with_postings = 0;
+  for (const uint64_t value : probes) {
     for (size_t max : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{64}, SIZE_MAX}) {
       std::vector<DocId> want, got;
       size_t want_count = 7, got_count = 7;
@@ -412,23 +384,9 @@ TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
       ASSERT_EQ(got, std::vector<DocId>(all.begin(), all.begin() + std::min(max, all.size())));
       ASSERT_EQ(got_more, all.size() > max);
       with_postings += !got.empty();
-      if (walked) {
-        std::vector<DocId> read;
-        size_t read_count = 7;
-        bool read_more = true;
-        internal::ReadBucketEntries(entries, value, max, &read, &read_count, &read_more);
-        ASSERT_EQ(read, want) << std::hex << value << std::dec << " max " << max;
-        ASSERT_EQ(read_count, want_count);
-        ASSERT_EQ(read_more, want_more);
-      }
     }
   }
   EXPECT_GT(with_postings, model.size());
-  // Every probe but the nested bucket's, and those past the last key of their leaf (here ~0).
-  const size_t inline_probes = static_cast<size_t>(std::count_if(
-      probes.begin(), probes.end(), [&](uint64_t v) { return v >> internal::kLowBits != nested; }));
-  EXPECT_GE(settled + 1, inline_probes);
-  EXPECT_GT(inline_probes, 300u);
 }
 
 // The most recent URL of each result: the latest version that still shows the document, the
