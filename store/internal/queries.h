@@ -19,10 +19,12 @@ namespace shingled::store::internal {
 // feature when the samples are not enough. `*out` gets them in id order, at most
 // options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
 // `map` is the StoreImpl's map base (for its leaf walk), `buffer` the transaction's write buffer
-// (StoreImpl::BufferFor).
+// (StoreImpl::BufferFor). `*left_out` (if given): how many candidates were not kept (issue 34);
+// `exclude` (not 0): a document never counted (the query's own), so that it takes no place.
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, MapBase* map,
                            const WriteBuffer& buffer, const dedup::Sketch& sketch,
-                           std::vector<DocId>* out, bool* truncated);
+                           std::vector<DocId>* out, bool* truncated, uint64_t* left_out = nullptr,
+                           DocId exclude = 0);
 
 }  // namespace shingled::store::internal
 
