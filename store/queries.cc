@@ -466,6 +466,9 @@ StatusOr<DocumentInfo> Store::Document(DocId doc) const {
   if (!with_sketch.ok()) return with_sketch.status();
   info.representative = holder;
   info.sketch = internal::SketchOf(*with_sketch);
+  bool known = false;  // issue 34: the representative's verification sample, if it has one
+  SHINGLED_RETURN_IF_ERROR(
+      internal::ReadVerifySample(ops, holder, &info.sketch.verify_sample, &known));
   // The document's own counts and fingerprints, the representative's sketch values.
   info.sketch.bytes = rec->bytes;
   info.sketch.tokens = rec->tokens;
