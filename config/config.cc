@@ -304,7 +304,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.String("path", &c.store.path);
     r.Double("similar_threshold", 0.0, 1.0, &c.store.similar_threshold);
     r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
-    r.StringList("cluster_relations", {"exact", "fungible", "similar"}, &c.store.cluster_relations);
+    r.StringList("cluster_relations", {"exact", "verified", "fungible", "similar"},
+                 &c.store.cluster_relations);
+    r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);  // issue 34
     r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
     r.Int("initial_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.initial_map_size);
     r.Int("max_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.max_map_size);
@@ -322,6 +324,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.OptionalInt("supershingle_span", 1, 1024, &c.sketch.supershingle_span);
     r.OptionalInt("supershingle_window", 1, 1024, &c.sketch.supershingle_window);
     r.OptionalInt("mod_sample_max", 8, 4096, &c.sketch.mod_sample_max);
+    r.OptionalInt("verify_sample_size", 0, 480, &c.sketch.verify_sample_size);  // issue 34
     r.OptionalU64("seed", &c.sketch.seed);
     // Ranges of one key; the relations between them (min < max, backup < main <= max) are
     // checked with the sketch parameters when the store is opened.
@@ -486,6 +489,7 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(store, similar_threshold);
   SHINGLED_FIELD(store, common_value_limit);
   SHINGLED_FIELD(store, cluster_relations);
+  SHINGLED_FIELD(store, verified_threshold);
   SHINGLED_FIELD(store, max_candidates);
   SHINGLED_FIELD(store, initial_map_size);
   SHINGLED_FIELD(store, max_map_size);
@@ -501,6 +505,7 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(sketch, supershingle_span);
   SHINGLED_FIELD(sketch, supershingle_window);
   SHINGLED_FIELD(sketch, mod_sample_max);
+  SHINGLED_FIELD(sketch, verify_sample_size);
   SHINGLED_FIELD(sketch, seed);
   SHINGLED_FIELD(sketch, chunk_input);
   SHINGLED_FIELD(sketch, chunk_min_size);

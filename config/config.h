@@ -134,7 +134,9 @@ struct StoreOptions {
   // See store::StoreOptions for each of these; the ranges are the store's.
   double similar_threshold = 0.5;                                      // (0, 1]
   int64_t common_value_limit = 1000;                                   // >= 1
-  std::vector<std::string> cluster_relations = {"exact", "fungible"};  // of exact|fungible|similar
+  // of exact|verified|fungible|similar (issue 34: verified replaced fungible in the default)
+  std::vector<std::string> cluster_relations = {"exact", "verified"};
+  double verified_threshold = 0.9;                                     // (0, 1]; issue 34
   int64_t max_candidates = 500;                                        // >= 1
   // --- performance ---
   int64_t initial_map_size = int64_t{64} << 20;  // bytes, 1 MiB..max_map_size
@@ -155,6 +157,7 @@ struct StoreOptions {
 struct SketchOptions {
   std::optional<int64_t> shingle_size, feature_groups, group_size, fungible_threshold;
   std::optional<int64_t> min_sample_size, supershingle_span, supershingle_window, mod_sample_max;
+  std::optional<int64_t> verify_sample_size;  // issue 34: 0 or 16..480
   std::optional<uint64_t> seed;
   // Content-defined chunks (dedup/chunker.h, issue 32); recorded like the rest. chunk_input is
   // "none", "canonical_text" or "raw_bytes"; "" (left out) keeps the default.

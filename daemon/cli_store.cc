@@ -251,6 +251,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   // The URLs the sweep recorded (two files can name one URL, and a replayed page is one URL).
   std::unordered_set<store::UrlId> urls;
   uint64_t pages = 0;
+  uint64_t pages_cut = 0, candidates_left_out = 0;  // issue 34
   daemon::PageFeeder feeder(&pipeline, options->queue_pages);
   // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
   // Errors other than a full queue end the ingest.
@@ -262,6 +263,11 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
         urls.insert(out.result.url);
         ++counts[static_cast<int>(out.result.verdict)];
         if (out.result.cluster != 0) clusters.insert(out.result.cluster);
+        // Issue 34: pages whose candidates were cut at store.max_candidates, and how many.
+        if (out.result.candidates_left_out > 0) {
+          ++pages_cut;
+          candidates_left_out += out.result.candidates_left_out;
+        }
       } else {
         errors.push_back(label + ": " + out.status.message());
       }
@@ -351,6 +357,8 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                        {"failed", count(Verdict::kFailed)},
                        {"redirect", count(Verdict::kRedirect)},
                        {"clusters", clusters.size()},
+                       {"pages_with_candidates_left_out", pages_cut},
+                       {"candidates_left_out", candidates_left_out},
                        {"warc_records_skipped", warc_skipped},
                        {"errors", errors.size()},
                        {"interrupted", interrupted}};
@@ -365,6 +373,11 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
               << " clusters; " << count(Verdict::kGone) << " gone, " << count(Verdict::kFailed)
               << " failed, " << count(Verdict::kRedirect) << " redirect; " << errors.size()
               << " errors\n";
+    if (pages_cut > 0) {
+      std::cout << pages_cut
+                << " pages had more candidates than store.max_candidates: " << candidates_left_out
+                << " candidates were left out unscored\n";
+    }
   }
   if (interrupted) return kExitInterrupted;
   return errors.empty() ? kExitOk : kExitFailure;
@@ -417,7 +430,8 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   if (!ingest.ok()) return Fail("similar", ingest.status(), kExitUsage);
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) return Fail("similar", opened.status());
-  store::QueryOptions options{q.threshold, q.limit};
+  uint64_t left_out = 0;  // issue 34
+  store::QueryOptions options{q.threshold, q.limit, &left_out};
   StatusOr<std::vector<store::SimilarDoc>> result = NotFoundError("");
   if (!q.file.empty()) {
     std::ifstream file(q.file, std::ios::binary);
@@ -436,10 +450,15 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   }
   if (!result.ok()) return Fail("similar", result.status());
   if (flags.json) {
-    Print(flags, daemon::SimilarJson(*result));
+    Print(flags, daemon::SimilarJson(*result, left_out));
   } else {
+    if (left_out > 0) {
+      std::cout << "candidates left out: " << left_out
+                << " (more than store.max_candidates; the fewest shared values were not scored)\n";
+    }
     for (const store::SimilarDoc& d : *result) {
       std::cout << "doc " << d.doc << " cluster " << d.cluster << " resemblance " << d.resemblance
+                << " (" << store::ResemblanceSourceName(d.resemblance_from) << ")"
                 << " containment " << d.containment_of_query << "/" << d.containment_in_query;
       // Issue 32: bytes in common with the query.
       if (d.common.known) {

@@ -50,7 +50,10 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
                        {"resemblance", m.resemblance},
                        {"containment_of_page", m.containment_of_page},
                        {"containment_in_page", m.containment_in_page},
-                       {"features_in_common", m.features_in_common}});
+                       {"features_in_common", m.features_in_common},
+                       // Issue 34: where the resemblance comes from, and its standard error.
+                       {"resemblance_from", store::ResemblanceSourceName(m.resemblance_from)},
+                       {"resemblance_error", m.resemblance_error}});
   }
   // Issue 32: a = the page, b = the match.
   for (size_t i = 0; i < r.match_common.size() && i < matches.size(); ++i) {
@@ -63,22 +66,25 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
   }
   j["replayed"] = r.replayed;
   j["candidates_truncated"] = r.candidates_truncated;
+  j["candidates_left_out"] = r.candidates_left_out;  // issue 34
   return j;
 }
 
-Json SimilarJson(const std::vector<store::SimilarDoc>& docs) {
+Json SimilarJson(const std::vector<store::SimilarDoc>& docs, uint64_t candidates_left_out) {
   Json out = Json::array();
   for (const store::SimilarDoc& d : docs) {
     out.push_back({{"doc", d.doc},
                    {"cluster", d.cluster},
                    {"url", d.url},
                    {"resemblance", d.resemblance},
+                   {"resemblance_from", store::ResemblanceSourceName(d.resemblance_from)},
                    {"containment_of_query", d.containment_of_query},
                    {"containment_in_query", d.containment_in_query},
                    {"features_in_common", d.features_in_common}});
     out.back()["common"] = CommonJson(d.common, /*spans=*/false);  // issue 32: a = the query
   }
-  return Json{{"results", std::move(out)}};
+  // Issue 34: candidates found beyond store.max_candidates and not scored (0: none).
+  return Json{{"results", std::move(out)}, {"candidates_left_out", candidates_left_out}};
 }
 
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions) {

@@ -35,7 +35,8 @@ std::string DumpJson(const BasicJson& j, int indent = -1) {
 Json CommonJson(const store::CommonBytes& common, bool spans);
 
 Json PageResultJson(std::string_view url, const store::PageResult& result);
-Json SimilarJson(const std::vector<store::SimilarDoc>& docs);
+// `candidates_left_out`: how many candidates the store did not score (issue 34).
+Json SimilarJson(const std::vector<store::SimilarDoc>& docs, uint64_t candidates_left_out = 0);
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions);
 Json ClusterJson(const store::ClusterInfo& cluster);
 Json DocumentJson(const store::DocumentInfo& doc);

@@ -25,6 +25,7 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   set(s.supershingle_span, &params.supershingle_span);
   set(s.supershingle_window, &params.supershingle_window);
   set(s.mod_sample_max, &params.mod_sample_max);
+  set(s.verify_sample_size, &params.verify_sample_size);  // issue 34
   if (s.seed) params.seed = *s.seed;
   // Content-defined chunks (issue 32).
   if (s.chunk_input == "none") params.chunking.input = dedup::ChunkInput::kNone;
@@ -50,7 +51,9 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
     if (r == "exact") options.cluster_relations |= store::kClusterExact;
     if (r == "fungible") options.cluster_relations |= store::kClusterFungible;
     if (r == "similar") options.cluster_relations |= store::kClusterSimilar;
+    if (r == "verified") options.cluster_relations |= store::kClusterVerified;  // issue 34
   }
+  options.verified_threshold = config.store.verified_threshold;
   options.max_candidates = static_cast<uint32_t>(config.store.max_candidates);
   options.initial_map_size = static_cast<uint64_t>(config.store.initial_map_size);
   options.max_map_size = static_cast<uint64_t>(config.store.max_map_size);

@@ -177,4 +177,49 @@ std::vector<uint64_t> ShingleSet(std::span<const uint64_t> sequence, bool labell
   return out;
 }
 
+VerifyEstimate ResemblanceFromVerifySample(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                           size_t k) {
+  VerifyEstimate e;
+  if (a.empty() || b.empty()) {
+    e.exact = true;
+    return e;
+  }
+  size_t i = 0, j = 0, common = 0, counted = 0;
+  uint32_t last = 0;
+  while (counted < k && (i < a.size() || j < b.size())) {
+    if (j == b.size() || (i < a.size() && a[i] < b[j])) {
+      last = a[i++];
+    } else if (i == a.size() || b[j] < a[i]) {
+      last = b[j++];
+    } else {
+      last = a[i];
+      ++common;
+      ++i;
+      ++j;
+    }
+    ++counted;
+  }
+  e.sampled = counted;
+  e.resemblance = static_cast<double>(common) / static_cast<double>(counted);
+  // The union is whole when fewer than k values were counted, or when exactly k were and both
+  // samples were used up, neither of them cut at k.
+  e.exact = counted < k || (i == a.size() && j == b.size() && a.size() < k && b.size() < k);
+  e.union_size =
+      e.exact ? static_cast<double>(counted)
+              : static_cast<double>(counted - 1) * 4294967296.0 / (static_cast<double>(last) + 1.0);
+  return e;
+}
+
+double VerifyStandardError(const VerifyEstimate& e, double j) {
+  if (e.exact || e.sampled == 0) return 0;
+  const double m = static_cast<double>(e.sampled);
+  const double n = std::max(e.union_size, m);
+  const double fpc = n > 1 ? std::max(0.0, (n - m) / (n - 1)) : 0.0;
+  return std::sqrt(std::max(0.0, j * (1 - j)) / m * fpc);
+}
+
+bool Verified(const VerifyEstimate& e, double threshold) {
+  return e.resemblance >= threshold - 2 * VerifyStandardError(e, threshold);
+}
+
 }  // namespace shingled::dedup

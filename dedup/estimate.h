@@ -49,6 +49,37 @@ int SuperShinglesInCommon(const Sketch& a, const Sketch& b);
 // resemblance p are fungible (Broder 2005). REQUIRES: 0 <= p <= 1, 1 <= r <= k.
 double FungibleProbability(double p, int k, int s, int r);
 
+// --- The verification sample (issue 34) ---
+//
+// Sketch::verify_sample is a bottom-k sketch: the k smallest distinct values of a permutation of
+// the shingle set (all of them for a page with fewer than k). The k smallest of the union of two
+// such samples are the bottom-k sample of the union of the two sets, and the share of them in
+// both samples is an unbiased estimate of the resemblance (Broder 1997, MIN_s).
+struct VerifyEstimate {
+  double resemblance = 0;
+  // The values the estimate counts: min(k, |union of the samples|).
+  size_t sampled = 0;
+  // The union of the samples has fewer than k values: both samples are whole sets and the
+  // resemblance is exact (but for 32-bit collisions: ~|union| / 2^32 of a pair).
+  bool exact = false;
+  // |S(A) u S(B)|: exact when `exact`, else the bottom-k estimate (sampled - 1) 2^32 / (u + 1),
+  // with u the largest value counted.
+  double union_size = 0;
+};
+// REQUIRES: both samples come from the same SketchParams, whose verify_sample_size is `k`, and
+// are sorted ascending without duplicates. Either sample empty: resemblance 0, exact.
+VerifyEstimate ResemblanceFromVerifySample(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                                           size_t k);
+// The standard error of the estimate for a pair whose resemblance is `j`: 0 when exact, else
+// sqrt(j (1 - j) / sampled) with the finite-population correction (N - sampled) / (N - 1), N the
+// union's size (a sample without replacement of the union).
+double VerifyStandardError(const VerifyEstimate& e, double j);
+// The "verified" relation's decision: a pair is accepted when its estimate reaches
+// threshold - 2 standard errors at the threshold (the threshold itself when exact). A pair at the
+// threshold is accepted with probability ~0.977; at threshold - 0.1 with k = 256 (J = 0.8 for the
+// default 0.9), ~0.006 or less.
+bool Verified(const VerifyEstimate& e, double threshold);
+
 // Exact values over shingle sets given as sorted vectors without duplicates.
 double ExactResemblance(std::span<const uint64_t> a, std::span<const uint64_t> b);
 double ExactContainment(std::span<const uint64_t> a_in, std::span<const uint64_t> b);

@@ -45,6 +45,9 @@ Status SketchParams::Validate() const {
     return bad("supershingle_window", supershingle_window, "1..supershingle_span");
   }
   if (mod_sample_max < 8 || mod_sample_max > 4096) return bad("mod_sample_max", mod_sample_max, "8..4096");
+  if (verify_sample_size != 0 && (verify_sample_size < 16 || verify_sample_size > 480)) {
+    return bad("verify_sample_size", verify_sample_size, "0 or 16..480");
+  }
   return chunking.Validate();
 }
 
@@ -117,6 +120,8 @@ class SketcherState {
         min_capacity_(std::bit_ceil(min_size_)),
         min_sorted_(min_capacity_, kNoThreshold),
         mod_set_(2 * (mod_max_ + 1)),
+        verify_size_(static_cast<size_t>(ctx.params.verify_sample_size)),
+        verify_seed_(DeriveSeed(ctx.params.seed, 5)),
         chunk_input_(ctx.params.chunking.input),
         chunker_(chunk_input_ == ChunkInput::kNone
                      ? nullptr
@@ -124,6 +129,7 @@ class SketcherState {
     // The padding before the first token is read (and ignored) by the token hash kernel.
     std::fill(lexical_storage_.get(), lexical_buffer_, 0);
     mod_values_.reserve(mod_max_ + 1);
+    verify_values_.reserve(2 * verify_size_ + kBlock);
     // XXH3's reset skips rebuilding its secret when the state's stored seed already equals the
     // new one; on reused heap memory that stored seed can be stale while the secret was
     // overwritten, which made the raw-bytes fingerprint depend on the heap's history.
@@ -149,6 +155,8 @@ class SketcherState {
     mod_set_.Clear();
     log2_modulus_ = 0;
     mod_mask_ = 0;
+    verify_values_.clear();
+    verify_threshold_ = verify_size_ > 0 ? kNoVerifyThreshold : 0;
     bytes_ = tokens_ = shingles_ = 0;
     shingle_sum_ = mixed_sum_ = 0;
   }
@@ -304,6 +312,31 @@ class SketcherState {
     for (size_t k = 0; k < mod_n; ++k) {
       if ((mod_candidates[k] & mod_mask_) == 0) AddToModSample(mod_candidates[k]);
     }
+    AddToVerifySample(n);
+  }
+
+  // The verification sample (issue 34): the k smallest distinct values z = the top 32 bits of
+  // Fmix64(x ^ verify_seed) of the shingles x. Values under the threshold (the k-th smallest once
+  // k are known) are appended; when 2k are held they are sorted, deduplicated and cut to k, and
+  // the threshold falls to the k-th: amortized O(1) per value that enters, memory 2k + a block.
+  void AddToVerifySample(size_t n) {
+    if (verify_size_ == 0) return;
+    const uint64_t threshold = verify_threshold_;
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t z = internal::Fmix64(fps_[k] ^ verify_seed_) >> 32;
+      if (z < threshold) verify_values_.push_back(static_cast<uint32_t>(z));
+    }
+    if (verify_values_.size() >= 2 * verify_size_) CompactVerifySample();
+  }
+
+  void CompactVerifySample() {
+    std::sort(verify_values_.begin(), verify_values_.end());
+    verify_values_.erase(std::unique(verify_values_.begin(), verify_values_.end()),
+                         verify_values_.end());
+    if (verify_values_.size() >= verify_size_) {
+      verify_values_.resize(verify_size_);
+      verify_threshold_ = verify_values_.back();
+    }
   }
 
   void FlushLexical() {
@@ -391,6 +424,13 @@ class SketcherState {
     sketch->supershingles.erase(
         std::unique(sketch->supershingles.begin(), sketch->supershingles.end()),
         sketch->supershingles.end());
+    if (verify_size_ > 0) {
+      std::vector<uint32_t>& v = sketch->verify_sample;
+      v = verify_values_;
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      if (v.size() > verify_size_) v.resize(verify_size_);
+    }
     sketch->sample.log2_modulus = log2_modulus_;
     sketch->sample.values = mod_values_;
     std::sort(sketch->sample.values.begin(), sketch->sample.values.end());
@@ -438,6 +478,13 @@ class SketcherState {
   internal::SmallU64Set mod_set_;  // the values in mod_values_, and some dropped from it
   uint32_t log2_modulus_ = 0;
   uint64_t mod_mask_ = 0;  // 2^log2_modulus_ - 1
+  // The verification sample's values so far (at most 2k + a block), and the bound below which a
+  // value may still enter: 2^32 (none) until k distinct values are known.
+  static constexpr uint64_t kNoVerifyThreshold = uint64_t{1} << 32;
+  const size_t verify_size_;
+  const uint64_t verify_seed_;
+  std::vector<uint32_t> verify_values_;
+  uint64_t verify_threshold_ = kNoVerifyThreshold;
   uint64_t shingle_sum_ = 0;  // of the shingle fingerprints x, modulo 2^64
   uint64_t mixed_sum_ = 0;    // of their mixed values pi(x)
   uint64_t bytes_ = 0;

@@ -16,6 +16,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/verify.h"
 #include "store/internal/write_buffer.h"
 #include "store/store.h"
 
@@ -61,6 +62,9 @@ class Checker {
     // Invariant 11: the file-chunk graph (issue 32).
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckChunks(ops_, [this](std::string p) { Problem(std::move(p)); }));
+    // Invariant 12: the verification samples (issue 34).
+    SHINGLED_RETURN_IF_ERROR(
+        internal::CheckVerifySamples(ops_, [this](std::string p) { Problem(std::move(p)); }));
     return CheckMeta();
   }
   std::vector<std::string> TakeProblems() { return std::move(problems_); }
@@ -532,7 +536,7 @@ class Checker {
           "param.fungible_threshold", "param.seed", "param.min_sample_size",
           "param.supershingle_span", "param.supershingle_window", "param.mod_sample_max",
           "param.rabin_polynomial", "param.chunk_input", "param.chunk_min", "param.chunk_max",
-          "param.chunk_divisor", "param.chunk_backup_divisor"}) {
+          "param.chunk_divisor", "param.chunk_backup_divisor", internal::kVerifySampleSizeKey}) {
       Status s = ops_.Get(d_.meta, key, &v, key);
       if (s.code() == StatusCode::kNotFound) Problem(std::string("meta lacks ") + key);
       else if (!s.ok()) return s;

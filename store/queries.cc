@@ -10,6 +10,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/verify.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -167,7 +168,8 @@ namespace internal {
 // the max_candidates that internal::RankCandidates ranks first. Each value's postings are the
 // B-tree's, then the write buffer's (the transaction's `buffer`).
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
-                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated) {
+                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated,
+                           uint64_t* left_out, DocId exclude) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
   hits.reserve(128);
@@ -243,15 +245,18 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const Write
   // The ranking only decides which candidates are kept when there are more than max_candidates
   // (SimilarIn scores each candidate and orders the results itself). Below that the candidates
   // are all the documents found, which are listed in id order without ranking them.
+  if (exclude != 0)
+    std::erase_if(hits, [exclude](const auto& hit) { return hit.first == exclude; });
   std::vector<DocId>& docs = *out;
   docs.reserve(hits.size());
   for (const auto& hit : hits) docs.push_back(hit.first);
   std::sort(docs.begin(), docs.end());
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
   *truncated = false;
+  if (left_out != nullptr) *left_out = 0;
   if (docs.size() > options.max_candidates) {
     docs.clear();
-    internal::RankCandidates(&hits, options.max_candidates, out, truncated);
+    internal::RankCandidates(&hits, options.max_candidates, out, truncated, left_out);
   }
   return OkStatus();
 }
@@ -277,8 +282,9 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   bool truncated = false;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(
-      internal::FindQueryCandidates(ops, impl.options_, **buffer, sketch, &candidates, &truncated));
+  SHINGLED_RETURN_IF_ERROR(internal::FindQueryCandidates(ops, impl.options_, **buffer, sketch,
+                                                         &candidates, &truncated,
+                                                         query.candidates_left_out, exclude));
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.
@@ -299,12 +305,21 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   }
   dedup::Sketch other;
   bool has_sketch = false;
+  const size_t k = static_cast<size_t>(impl.params_.verify_sample_size);
+  std::vector<uint32_t> verify;
   for (const auto& [cand, record] : records) {
     SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(record, &other, &has_sketch));
     if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
-    s.resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
+    // Issue 34: the verification estimate when both have a sample, else the minhashes'.
+    bool known = false;
+    if (k > 0 && !sketch.verify_sample.empty()) {
+      SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops, cand, &verify, &known));
+    }
+    const internal::PairEstimate pair = internal::EstimatePair(sketch, other, verify, known, k);
+    s.resemblance = pair.estimate.resemblance;
+    s.resemblance_from = pair.source;
     const dedup::Containments c = dedup::ContainmentsFromModSample(sketch.sample, other.sample);
     s.containment_of_query = c.a_in_b;
     s.containment_in_query = c.b_in_a;
@@ -359,6 +374,15 @@ Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* do
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
   return NotFoundError("URL never had a document: " + std::string(url));
+}
+
+// Issue 34: the sketch of the document whose record (with a sketch) is `rec`, stored under
+// `holder`, with its verification sample (none for a document stored before format 10).
+StatusOr<dedup::Sketch> QuerySketchOf(TxnOps& ops, const DocumentRecord& rec, DocId holder) {
+  dedup::Sketch sketch = internal::SketchOf(rec);
+  bool known = false;
+  SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops, holder, &sketch.verify_sample, &known));
+  return sketch;
 }
 
 // Issue 32: each result's bytes in common with the query document `doc`.
@@ -428,6 +452,9 @@ StatusOr<DocumentInfo> Store::Document(DocId doc) const {
   if (!with_sketch.ok()) return with_sketch.status();
   info.representative = holder;
   info.sketch = internal::SketchOf(*with_sketch);
+  bool known = false;  // issue 34: the representative's verification sample, if it has one
+  SHINGLED_RETURN_IF_ERROR(
+      internal::ReadVerifySample(ops, holder, &info.sketch.verify_sample, &known));
   // The document's own counts and fingerprints, the representative's sketch values.
   info.sketch.bytes = rec->bytes;
   info.sketch.tokens = rec->tokens;
@@ -527,7 +554,9 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
+  StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
+  if (!sketch.ok()) return sketch.status();
+  return WithCommon(ops, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -538,7 +567,9 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
+  StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
+  if (!sketch.ok()) return sketch.status();
+  return WithCommon(ops, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,

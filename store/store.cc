@@ -25,6 +25,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
+#include "store/internal/verify.h"
 
 namespace shingled::store {
 
@@ -64,6 +65,20 @@ std::string_view RelationName(Relation relation) {
     case Relation::kShingle: return "shingle";
     case Relation::kFungible: return "fungible";
     case Relation::kSimilar: return "similar";
+    case Relation::kVerified:
+      return "verified";
+  }
+  return "unknown";
+}
+
+std::string_view ResemblanceSourceName(ResemblanceSource source) {
+  switch (source) {
+    case ResemblanceSource::kMinhashes:
+      return "minhashes";
+    case ResemblanceSource::kVerifySample:
+      return "verify_sample";
+    case ResemblanceSource::kVerifySampleExact:
+      return "verify_sample_exact";
   }
   return "unknown";
 }
@@ -170,8 +185,8 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates, std::vector<DocId>* out,
-                    bool* truncated) {
+void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
+                    std::vector<DocId>* out, bool* truncated, uint64_t* left_out) {
   std::sort(hits->begin(), hits->end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
   for (size_t i = 0; i < hits->size();) {
@@ -184,6 +199,7 @@ void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_ca
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   *truncated = ranked.size() > max_candidates;
+  if (left_out != nullptr) *left_out = *truncated ? ranked.size() - max_candidates : 0;
   if (ranked.size() > max_candidates) ranked.resize(max_candidates);
   for (auto& [points, doc] : ranked) out->push_back(doc);
 }
@@ -393,6 +409,8 @@ std::vector<ParamField> ParamFields(const dedup::SketchParams& p, uint64_t polyn
       {"param.chunk_max", p.chunking.max_size},
       {"param.chunk_divisor", p.chunking.main_divisor},
       {"param.chunk_backup_divisor", p.chunking.backup_divisor},
+      // Format 10 (issue 34): the verification sample's size, baked into `verify_samples`.
+      {internal::kVerifySampleSizeKey, u(p.verify_sample_size)},
   };
 }
 
@@ -528,7 +546,7 @@ Status StoreImpl::Open() {
       // Format 8 gave sweeps a scope.
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeSweepsToFormat8(ops));
     }
-    if (version >= 3 && version < kFormatVersion) {
+    if (version >= 3 && version < 9) {
       // Format 9 added the file-chunk graph: `chunk_docs` and `doc_chunks` were created empty
       // above (the documents stored so far have no chunks until seen again), and the chunking
       // parameters, recorded now as the caller's.
@@ -537,9 +555,14 @@ Status StoreImpl::Open() {
           SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
         }
       }
-      SHINGLED_RETURN_IF_ERROR(
-          ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
-      version = kFormatVersion;
+      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(9), 0, "meta"));
+      version = 9;
+    }
+    if (version == 9) {
+      // Format 10 (issue 34): the verification samples (store/verify.cc).
+      SHINGLED_RETURN_IF_ERROR(internal::UpgradeVerifySamplesToFormat10(ops, params_));
+      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(10), 0, "meta"));
+      version = 10;
     }
     if (version != kFormatVersion) {
       return FailedPreconditionError("store " + dir_ + " has format version " + std::to_string(version) +
@@ -969,7 +992,7 @@ class BatchWriter {
       }
       sample_states_.push_back(st);
     }
-    RankCandidates(&hits_, store_.options_.max_candidates, &candidates_, truncated);
+    RankCandidates(&hits_, store_.options_.max_candidates, &candidates_, truncated, &left_out_);
     for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
     for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);
     for (const SampleValueState& st : sample_states_) postings_.File(BatchPostings::kSamples, st.value, doc);
@@ -1090,6 +1113,9 @@ class BatchWriter {
   std::vector<std::pair<DocId, uint32_t>> hits_;
   std::vector<DocId> found_;
   dedup::Sketch scratch_sketch_;
+  // Issue 34: the candidates the last FindCandidates left out, and a candidate's verify sample.
+  uint64_t left_out_ = 0;
+  std::vector<uint32_t> scratch_verify_;
   BatchPostings postings_;
   // A lookup and the insert of the same key share this one (Seek, PutThrough).
   Cursor urls_cursor_;
@@ -1294,6 +1320,9 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
       SHINGLED_RETURN_IF_ERROR(FindCandidates(sketch, doc, &result->candidates_truncated));
+      result->candidates_left_out = left_out_;
+      SHINGLED_RETURN_IF_ERROR(
+          internal::PutVerifySample(ops_, doc, sketch.verify_sample));  // issue 34
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
       SHINGLED_RETURN_IF_ERROR(CountSample());
       SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
@@ -1316,10 +1345,13 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     }
   }
 
-  std::stable_sort(result->matches.begin(), result->matches.end(), [](const Match& a, const Match& b) {
-    if (a.relation != b.relation) return a.relation < b.relation;
-    return a.resemblance > b.resemblance;
-  });
+  // The exact levels, then verified (issue 34), fungible, similar.
+  auto rank = [](Relation r) { return r == Relation::kVerified ? 3.5 : static_cast<double>(r); };
+  std::stable_sort(result->matches.begin(), result->matches.end(),
+                   [&](const Match& a, const Match& b) {
+                     if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
+                     return a.resemblance > b.resemblance;
+                   });
   SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, sketch.chunks, result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
@@ -1441,6 +1473,11 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
                                     PageResult* result) {
   const StoreOptions& o = store_.options_;
   const int r = store_.params_.fungible_threshold;
+  const size_t k = static_cast<size_t>(store_.params_.verify_sample_size);
+  // Issue 34: the verification sample is read only for a candidate that is fungible or whose
+  // minhash estimate is within 0.2 of the lower threshold (4 standard errors of the 84 minhashes
+  // at J = 0.7): another cannot reach either threshold but with a chance below 1e-4.
+  const double read_from = std::min(o.similar_threshold, o.verified_threshold) - 0.2;
   bool joined = false;
   for (DocId cand : candidates) {
     std::string_view bytes;
@@ -1449,13 +1486,42 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
     SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
     if (!has_sketch) continue;  // postings only name representatives; be safe
     const dedup::Sketch& other = scratch_sketch_;
-    Match m{cand, Relation::kSimilar, dedup::ResemblanceFromMinhashes(sketch, other),
+    const double minhash_resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
+    const int features = dedup::FeaturesInCommon(sketch, other);
+    const bool fungible = features >= r;
+    if (!fungible && minhash_resemblance < read_from) continue;
+    bool known = false;
+    if (k > 0 && !sketch.verify_sample.empty()) {
+      SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, cand, &scratch_verify_, &known));
+    }
+    const internal::PairEstimate pair =
+        internal::EstimatePair(sketch, other, scratch_verify_, known, k);
+    Match m{cand,
+            Relation::kSimilar,
+            pair.estimate.resemblance,
             dedup::ContainmentFromModSample(sketch.sample, other.sample),
-            dedup::ContainmentFromModSample(other.sample, sketch.sample), dedup::FeaturesInCommon(sketch, other)};
-    bool fungible = m.features_in_common >= r;
-    bool similar = m.resemblance >= o.similar_threshold;
-    if (!fungible && !similar) continue;
-    if (fungible) m.relation = Relation::kFungible;
+            dedup::ContainmentFromModSample(other.sample, sketch.sample),
+            features};
+    m.resemblance_from = pair.source;
+    m.resemblance_error = dedup::VerifyStandardError(pair.estimate, pair.estimate.resemblance);
+    const bool verified = dedup::Verified(pair.estimate, o.verified_threshold);
+    const bool similar = m.resemblance >= o.similar_threshold;
+    if (!fungible && !similar && !verified) continue;
+    // The relation that made the match: the first that holds and merges clusters, else the first
+    // that holds.
+    const bool joins_verified = verified && (o.cluster_relations & kClusterVerified);
+    const bool joins_fungible = fungible && (o.cluster_relations & kClusterFungible);
+    const bool joins_similar = similar && (o.cluster_relations & kClusterSimilar);
+    if (joins_verified)
+      m.relation = Relation::kVerified;
+    else if (joins_fungible)
+      m.relation = Relation::kFungible;
+    else if (joins_similar)
+      m.relation = Relation::kSimilar;
+    else
+      m.relation = verified   ? Relation::kVerified
+                   : fungible ? Relation::kFungible
+                              : Relation::kSimilar;
     if (similar) {
       // Recorded for the "similar" relation whatever else holds, once, under the later document
       // (FORMAT.md, "Links"): `doc` is the batch's newest, so its entries append.
@@ -1466,7 +1532,7 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(),
                                         EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
     }
-    if ((fungible && (o.cluster_relations & kClusterFungible)) || (similar && (o.cluster_relations & kClusterSimilar))) {
+    if (joins_verified || joins_fungible || joins_similar) {
       ClusterId root = 0;
       SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &root));
       joined = true;
@@ -1495,7 +1561,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   if (options.initial_map_size < (uint64_t{1} << 16) || options.initial_map_size > options.max_map_size) {
     return InvalidArgumentError("initial_map_size must be >= 64 KiB and <= max_map_size");
   }
-  if ((options.cluster_relations & ~uint32_t{7}) != 0) return InvalidArgumentError("cluster_relations has unknown bits");
+  if ((options.cluster_relations & ~uint32_t{15}) != 0)
+    return InvalidArgumentError("cluster_relations has unknown bits");
+  if (!(options.verified_threshold > 0 && options.verified_threshold <= 1)) {
+    return InvalidArgumentError("verified_threshold must be in (0, 1]");
+  }
   auto impl = std::make_unique<internal::StoreImpl>(dir, options, params, rabin_polynomial);
   SHINGLED_RETURN_IF_ERROR(impl->Open());
   return std::unique_ptr<Store>(new Store(std::move(impl)));

@@ -31,6 +31,9 @@ enum ClusterRelation : uint32_t {
   kClusterExact = 1u << 0,     // identical, lexically or shingle equivalent
   kClusterFungible = 1u << 1,  // >= r shared features (Broder 2005)
   kClusterSimilar = 1u << 2,   // resemblance estimate >= similar_threshold (Broder et al. 1997)
+  // Issue 34: the verification sample's estimate reaches verified_threshold (dedup/estimate.h,
+  // Verified): the second stage of the decision, after any candidate search.
+  kClusterVerified = 1u << 3,
 };
 
 // Per-process options of a Store. None of them is recorded in the store: the store keeps every
@@ -47,9 +50,15 @@ struct StoreOptions {
   // quarter of each sample is counted (FORMAT.md, "Posting lists"). Larger limits find more
   // candidates through common text but cost more lookups per page. Range >= 1.
   uint64_t common_value_limit = 1000;
-  // Relations that merge clusters (ClusterRelation bits). Exact and fungible by default;
+  // Relations that merge clusters (ClusterRelation bits). Exact and verified by default (issue
+  // 34); kClusterFungible is paper 004's 2-of-6 filter (accepts J = 0.9 with probability 0.42);
   // adding kClusterSimilar makes Broder et al. 1997's looser 50% clusters, which chain more.
-  uint32_t cluster_relations = kClusterExact | kClusterFungible;
+  uint32_t cluster_relations = kClusterExact | kClusterVerified;
+  // Issue 34: the resemblance from which a candidate is "verified": accepted when the
+  // verification sample's estimate reaches it less 2 standard errors (dedup::Verified): pairs at
+  // the threshold are accepted ~97.7% of the time, at threshold - 0.1 ~0.6% or less (k = 256).
+  // Range (0, 1].
+  double verified_threshold = 0.9;
   // At most this many candidates are scored per page (most shared index entries first); the
   // result says when some were left out. Bounds the work per page when a page has thousands of
   // near-copies. Range >= 1.
@@ -126,7 +135,9 @@ inline constexpr StatusClass ClassifyHttpStatus(int http_status) {
 }
 
 // How a matched document relates to the page.
-enum class Relation : uint8_t { kIdentical, kLexical, kShingle, kFungible, kSimilar };
+// Issue 34: kVerified, the second stage's relation, is last so that the values of the others
+// stay; matches list it after the exact levels (Relation order below is not the enum's).
+enum class Relation : uint8_t { kIdentical, kLexical, kShingle, kFungible, kSimilar, kVerified };
 std::string_view RelationName(Relation relation);
 
 // One already-sketched page observation.
@@ -207,13 +218,27 @@ struct CommonBytes {
 CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
                             size_t max_spans = kMaxCommonSpans);
 
+// Issue 34: where a match's resemblance comes from.
+enum class ResemblanceSource : uint8_t {
+  kMinhashes,          // the 84 minhashes (a document stored before format 10 has no sample)
+  kVerifySample,       // the verification samples (bottom-k): standard error in the answer
+  kVerifySampleExact,  // both samples are whole shingle sets: exact
+};
+// "minhashes", "verify_sample", "verify_sample_exact".
+std::string_view ResemblanceSourceName(ResemblanceSource source);
+
 struct Match {
   DocId doc = 0;
+  // The relation that made the match: the first of verified, fungible, similar that holds and
+  // merges clusters (StoreOptions::cluster_relations), else the first that holds.
   Relation relation = Relation::kSimilar;
-  double resemblance = 0;         // estimate from the minhashes
+  double resemblance = 0;  // the verification estimate when both have a sample, else minhashes'
   double containment_of_page = 0;  // of the page in the document, from the MOD samples
   double containment_in_page = 0;  // of the document in the page
   int features_in_common = 0;
+  // Issue 34.
+  ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
+  double resemblance_error = 0;  // the standard error of `resemblance` (dedup::VerifyStandardError)
 };
 
 struct PageResult {
@@ -237,18 +262,23 @@ struct PageResult {
   bool replayed = false;
   // More than max_candidates candidates: the weakest were not scored.
   bool candidates_truncated = false;
+  uint64_t candidates_left_out = 0;  // issue 34: how many were not scored
 };
 
 // Per-request options of the similarity queries.
 struct QueryOptions {
   double threshold = 0.5;  // keep results whose resemblance or either containment reaches it
   size_t limit = 20;
+  // Issue 34, an output: when not null, set to how many candidates were found beyond the store's
+  // max_candidates and not scored (the lowest ranked: fewest shared values).
+  uint64_t* candidates_left_out = nullptr;
 };
 
 struct SimilarDoc {
   DocId doc = 0;
   ClusterId cluster = 0;
-  double resemblance = 0;
+  double resemblance = 0;  // the verification estimate when both have a sample (issue 34)
+  ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
   double containment_of_query = 0;  // of the query in the document
   double containment_in_query = 0;  // of the document in the query
   int features_in_common = 0;

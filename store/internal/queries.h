@@ -17,9 +17,12 @@ namespace shingled::store::internal {
 // find them: the documents sharing usable sample values with `sketch`, and those sharing a
 // feature when the samples are not enough. `*out` gets them in id order, at most
 // options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
-// `buffer` is the transaction's write buffer (StoreImpl::BufferFor).
+// `buffer` is the transaction's write buffer (StoreImpl::BufferFor). `*left_out` (if given): how
+// many candidates were not kept (issue 34); `exclude` (not 0): a document never counted (the
+// query's own), so that it takes no place.
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
-                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated);
+                           const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated,
+                           uint64_t* left_out = nullptr, DocId exclude = 0);
 
 }  // namespace shingled::store::internal
 

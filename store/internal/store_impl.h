@@ -73,10 +73,11 @@ using StopList = std::unordered_map<uint64_t, uint64_t>;
 // Ranks candidate documents from `hits`, one (document, points) per posting read (4 points per
 // shared feature, 1 per shared super shingle or sample value): appends to `*out` the
 // documents in decreasing order of their summed points (the older first on a tie), at most
-// `max_candidates`, and sets `*truncated` when there were more. Sorts `*hits`: a page reads a few
-// dozen postings, for which a sorted vector beats a hash map.
-void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates, std::vector<DocId>* out,
-                    bool* truncated);
+// `max_candidates`, and sets `*truncated` when there were more (and `*left_out`, if given, to how
+// many were left out: issue 34). Sorts `*hits`: a page reads a few dozen postings, for which a
+// sorted vector beats a hash map.
+void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
+                    std::vector<DocId>* out, bool* truncated, uint64_t* left_out = nullptr);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 // A sweep id stored as 4 bytes (a `sweeps` key, a `sweep_names` value); DataLoss naming `where`

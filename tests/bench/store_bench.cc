@@ -81,8 +81,20 @@ constexpr uint64_t kMixedPages = 400000;  // BM_IngestMixed: 25 commits, past th
 constexpr uint64_t kFillBatch = 10000;
 constexpr uint64_t kSizes[] = {10000, 100000, 1000000};
 
+// Issue 34: SHINGLED_BENCH_VERIFY_K=0 measures the store without the verification sample and
+// with the paper's 2-of-6 relation clustering (as before format 10); unset, the defaults (k = 256,
+// exact + verified).
+int VerifyK() {
+  const char* k = std::getenv("SHINGLED_BENCH_VERIFY_K");
+  return k == nullptr ? dedup::SketchParams{}.verify_sample_size : std::atoi(k);
+}
+
 const dedup::SketchParams& Params() {
-  static const dedup::SketchParams params;
+  static const dedup::SketchParams params = [] {
+    dedup::SketchParams p;
+    p.verify_sample_size = VerifyK();
+    return p;
+  }();
   return params;
 }
 
@@ -119,7 +131,8 @@ std::vector<PageInput> MakeBatch(uint64_t from, uint64_t to, SweepId sweep,
 
 std::string StoreDir(uint64_t docs) {
   return (fs::temp_directory_path() /
-          ("shingled-store-bench-v" + std::to_string(internal::kFormatVersion) + "-" + std::to_string(docs)))
+          ("shingled-store-bench-v" + std::to_string(internal::kFormatVersion) + "-k" +
+           std::to_string(VerifyK()) + "-" + std::to_string(docs)))
       .string();
 }
 
@@ -156,6 +169,7 @@ std::string Filled(uint64_t docs) {
   StoreOptions o;
   o.durable = false;  // filling is not what is measured
   o.initial_map_size = uint64_t{1} << 30;
+  if (VerifyK() == 0) o.cluster_relations = kClusterExact | kClusterFungible;  // issue 34
   auto store = std::move(Store::Open(dir, o, Params(), kPolynomial)).value();
   SweepId sweep = store->OpenSweep("fill", 0)->id;
   // The next batch's sketches are made on another thread while this one is applied.
@@ -250,6 +264,7 @@ class StoreCopy {
   // the pages Commit makes that are near-copies of earlier pages' families (MakeMixedPage).
   explicit StoreCopy(uint64_t size, StoreOptions options = {}, uint64_t copies_percent = 0)
       : copies_percent_(copies_percent), next_(size) {
+    if (VerifyK() == 0) options.cluster_relations = kClusterExact | kClusterFungible;  // issue 34
     std::string base = Filled(size);
     // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
     dir_ = base + "-run-" + std::to_string(getpid());

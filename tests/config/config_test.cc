@@ -173,6 +173,26 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "store.initial_map_size"});
 }
 
+// Issue 34: the verified relation's threshold, the relation's name, the verification sample's k.
+TEST(ConfigTest, VerifiedSecondStageKeys) {
+  const Config defaults;
+  EXPECT_EQ(defaults.store.cluster_relations, (std::vector<std::string>{"exact", "verified"}));
+  EXPECT_EQ(defaults.store.verified_threshold, 0.9);
+  StatusOr<Config> c = ParseConfig(
+      "[store]\ncluster_relations = [\"exact\", \"verified\", \"fungible\"]\nverified_threshold = "
+      "0.85\n"
+      "[sketch]\nverify_sample_size = 384\n",
+      "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->store.verified_threshold, 0.85);
+  EXPECT_EQ(c->sketch.verify_sample_size, 384);
+  EXPECT_EQ(c->store.cluster_relations.size(), 3u);
+  ExpectError("[store]\nverified_threshold = 1.5\n",
+              {"test.toml:2:", "store.verified_threshold", "out of range"});
+  ExpectError("[sketch]\nverify_sample_size = 481\n",
+              {"test.toml:2:", "sketch.verify_sample_size"});
+}
+
 // Issue 33: the server's limits against one client, or many, holding it.
 TEST(ConfigTest, ServerLimitKeysAreReadAndValidated) {
   const Config defaults;

@@ -133,12 +133,23 @@ TEST_F(ServeTest, SweepsCloseOverTheirScopeOnly) {
 TEST_F(ServeTest, EveryEndpointAnswers) {
   const std::string a = ReadWholeFile(kSamples + "page-a.html");
   const int doc = Post("https://example.com/a", a)["doc"];
-  Post("https://example.com/b", ReadWholeFile(kSamples + "page-b.html"));
+  const json b = Post("https://example.com/b", ReadWholeFile(kSamples + "page-b.html"));
+  // Issue 34: every page answer says how many candidates were left out, and each match where its
+  // resemblance comes from.
+  EXPECT_EQ(b["candidates_left_out"], 0) << b.dump();
+  for (const json& m : b["matches"]) {
+    EXPECT_TRUE(m["resemblance_from"] == "verify_sample" ||
+                m["resemblance_from"] == "verify_sample_exact")
+        << b.dump();
+    EXPECT_TRUE(m.contains("resemblance_error")) << b.dump();
+  }
 
   HttpResponse r =
       Call("GET", "/v1/similar?url=" + Q("https://example.com/a") + "&threshold=0.3&limit=5");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["results"][0]["url"], "https://example.com/b");
+  EXPECT_EQ(json::parse(r.body)["candidates_left_out"], 0) << r.body;  // issue 34
+  EXPECT_NE(json::parse(r.body)["results"][0]["resemblance_from"], "minhashes") << r.body;
   r = Call("POST", "/v1/similar?threshold=0.3", a, "text/html");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["results"][0]["doc"], doc);  // itself, stored

@@ -257,7 +257,7 @@ TEST_F(ChunksTest, Format8IsUpgraded) {
   }
   Raw raw(dir_.Sub("db"));
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "format_version").data()), internal::kFormatVersion);
-  EXPECT_EQ(internal::kFormatVersion, 9u);
+  EXPECT_EQ(internal::kFormatVersion, 10u);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_min").data()),
             params_.chunking.min_size);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_input").data()),

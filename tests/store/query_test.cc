@@ -95,6 +95,7 @@ TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   dedup::Sketch b = SyntheticSketch(params_, Range(500000, 1000));
   b.minhashes = a.minhashes;
   b.supershingles = a.supershingles;
+  b.verify_sample = a.verify_sample;  // issue 34: the verification estimate is 1 as well
   ASSERT_EQ(dedup::FeaturesInCommon(a, b), 0);
   ASSERT_EQ(dedup::ContainmentFromModSample(b.sample, a.sample), 0);
   PageInput pa = Page("http://a/", s, a);
@@ -110,7 +111,8 @@ TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   const PageResult rb = store->Apply(std::span(&pb, 1)).value()[0];
   ASSERT_EQ(rb.matches.size(), 1u);
   EXPECT_EQ(rb.matches[0].doc, ra.doc);
-  EXPECT_EQ(rb.matches[0].relation, Relation::kSimilar);
+  // Issue 34: "verified" (the relation that clusters by default) rather than "similar".
+  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);
   EXPECT_DOUBLE_EQ(rb.matches[0].resemblance, 1.0);
 }
 
@@ -249,7 +251,13 @@ TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
         SimilarDoc r;
         r.doc = infos[d].id;
         r.cluster = infos[d].cluster;
-        r.resemblance = dedup::ResemblanceFromMinhashes(query, other);
+        // Issue 34: the verification estimate when both have a sample.
+        r.resemblance = !query.verify_sample.empty() && !other.verify_sample.empty()
+                            ? dedup::ResemblanceFromVerifySample(
+                                  query.verify_sample, other.verify_sample,
+                                  static_cast<size_t>(params_.verify_sample_size))
+                                  .resemblance
+                            : dedup::ResemblanceFromMinhashes(query, other);
         r.containment_of_query = dedup::ContainmentFromModSample(query.sample, other.sample);
         r.containment_in_query = dedup::ContainmentFromModSample(other.sample, query.sample);
         r.features_in_common = dedup::FeaturesInCommon(query, other);

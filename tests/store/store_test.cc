@@ -107,13 +107,15 @@ TEST_F(StoreTest, VerdictsNewUnchangedDuplicateNearDuplicate) {
   EXPECT_EQ(c.matches[0].relation, Relation::kLexical);
   EXPECT_EQ(store->Document(c.doc)->representative, a.doc);
 
-  // 99% of the shingles in common: resemblance ~0.98, fungible with high probability.
+  // 99% of the shingles in common: resemblance ~0.98, verified (issue 34: the relation that
+  // clusters by default) by the verification sample.
   PageResult d = ApplyOne(*store, Page("http://d/", sweep2.id, 200, Variant(0, 500, 495, 1u << 20)));
   EXPECT_EQ(d.verdict, Verdict::kNearDuplicate);
   EXPECT_EQ(d.cluster, a.cluster);  // joining keeps the cluster's id
   ASSERT_FALSE(d.matches.empty());
-  EXPECT_EQ(d.matches[0].relation, Relation::kFungible);
-  EXPECT_GT(d.matches[0].resemblance, 0.85);  // true 0.98; 84 minhashes: stderr ~0.015
+  EXPECT_EQ(d.matches[0].relation, Relation::kVerified);
+  EXPECT_EQ(d.matches[0].resemblance_from, ResemblanceSource::kVerifySample);
+  EXPECT_GT(d.matches[0].resemblance, 0.93);  // true 0.98; k = 256 of 505: stderr ~0.006
 
   // Unrelated: new, its own cluster.
   PageResult e = ApplyOne(*store, Page("http://e/", sweep2.id, 200, Range(1u << 30, 500)));
@@ -190,7 +192,7 @@ TEST_F(StoreTest, RepeatedValuesInASketchDoNotFindThePageItself) {
   EXPECT_EQ(rb.verdict, Verdict::kNearDuplicate);
   ASSERT_EQ(rb.matches.size(), 1u);
   EXPECT_EQ(rb.matches[0].doc, ra.doc);
-  EXPECT_EQ(rb.matches[0].relation, Relation::kFungible);
+  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);  // issue 34: the default clustering
   StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToDocument(ra.doc, QueryOptions{});
   ASSERT_TRUE(similar.ok()) << similar.status().ToString();
   ASSERT_EQ(similar->size(), 1u);

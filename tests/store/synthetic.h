@@ -70,6 +70,17 @@ inline dedup::Sketch SyntheticSketch(const dedup::SketchParams& p, const std::ve
   for (uint64_t v : pi) {
     if ((v & mask) == 0) s.sample.values.push_back(v);
   }
+  // Issue 34: the verification sample, the bottom-k of 32-bit values of another permutation.
+  if (p.verify_sample_size > 0) {
+    std::vector<uint32_t> z;
+    z.reserve(shingles.size());
+    for (uint64_t x : shingles) z.push_back(static_cast<uint32_t>(Mix(x ^ 0x7777) >> 32));
+    std::sort(z.begin(), z.end());
+    z.erase(std::unique(z.begin(), z.end()), z.end());
+    if (z.size() > static_cast<size_t>(p.verify_sample_size))
+      z.resize(static_cast<size_t>(p.verify_sample_size));
+    s.verify_sample = std::move(z);
+  }
   uint64_t h = 7;
   for (uint64_t m : s.minhashes) h = Mix(h ^ m);
   for (uint64_t v : s.sample.values) h = Mix(h ^ v);
