@@ -16,6 +16,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/templates.h"
 #include "store/internal/write_buffer.h"
 #include "store/store.h"
 
@@ -61,6 +62,9 @@ class Checker {
     // Invariant 11: the file-chunk graph (issue 32).
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckChunks(ops_, [this](std::string p) { Problem(std::move(p)); }));
+    // Invariant 12: the template marks (issue 32).
+    SHINGLED_RETURN_IF_ERROR(
+        internal::CheckTemplates(ops_, [this](std::string p) { Problem(std::move(p)); }));
     return CheckMeta();
   }
   std::vector<std::string> TakeProblems() { return std::move(problems_); }

@@ -376,13 +376,13 @@ Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* do
 }
 
 // Issue 32: each result's bytes in common with the query document `doc`.
-StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, DocId doc,
+StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, const StoreOptions& options, DocId doc,
                                              StatusOr<std::vector<SimilarDoc>> results) {
   if (!results.ok()) return results;
   std::vector<dedup::Chunk> chunks;
   bool known = false;
   SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
-  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, chunks, &*results));
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, options, doc, chunks, &*results));
   return results;
 }
 
@@ -541,7 +541,8 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
+  return WithCommon(ops, impl_->options_, doc,
+                    SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -552,7 +553,8 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
   if (!rec.ok()) return rec.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
+  return WithCommon(ops, impl_->options_, doc,
+                    SimilarIn(ops, *impl_, internal::SketchOf(*rec), doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
@@ -564,7 +566,9 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
   }
   SHINGLED_READ_TXN(ops);
   StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, 0, query);
-  if (out.ok()) SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, sketch.chunks, &*out));
+  if (out.ok())
+    SHINGLED_RETURN_IF_ERROR(
+        internal::FillSimilarCommon(ops, impl_->options_, 0, sketch.chunks, &*out));
   return out;
 }
 

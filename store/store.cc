@@ -25,6 +25,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
+#include "store/internal/templates.h"
 
 namespace shingled::store {
 
@@ -528,7 +529,7 @@ Status StoreImpl::Open() {
       // Format 8 gave sweeps a scope.
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeSweepsToFormat8(ops));
     }
-    if (version >= 3 && version < kFormatVersion) {
+    if (version >= 3 && version < 9) {
       // Format 9 added the file-chunk graph: `chunk_docs` and `doc_chunks` were created empty
       // above (the documents stored so far have no chunks until seen again), and the chunking
       // parameters, recorded now as the caller's.
@@ -537,6 +538,12 @@ Status StoreImpl::Open() {
           SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
         }
       }
+    }
+    if (version >= 3 && version < 10) {
+      // Format 10 added the template tables (FORMAT.md, "Templates").
+      SHINGLED_RETURN_IF_ERROR(internal::UpgradeToFormat10Templates(ops));
+    }
+    if (version >= 3 && version < kFormatVersion) {
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
       version = kFormatVersion;
@@ -1320,7 +1327,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     if (a.relation != b.relation) return a.relation < b.relation;
     return a.resemblance > b.resemblance;
   });
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, sketch.chunks, result));  // issue 32
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, store_.options_, page.url, sketch.chunks,
+                                                     result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
@@ -1491,6 +1499,15 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   }
   if (options.common_value_limit < 1) return InvalidArgumentError("common_value_limit must be >= 1");
   if (options.max_candidates < 1) return InvalidArgumentError("max_candidates must be >= 1");
+  if (options.template_max_docs < 1 || options.template_max_docs > 1000000) {
+    return InvalidArgumentError("template_max_docs must be 1..1000000");
+  }
+  if (!(options.template_host_share >= 0.01 && options.template_host_share <= 1)) {
+    return InvalidArgumentError("template_host_share must be in [0.01, 1]");
+  }
+  if (options.template_min_host_pages < 1 || options.template_min_host_pages > 1000000) {
+    return InvalidArgumentError("template_min_host_pages must be 1..1000000");
+  }
   if (options.max_readers < 1 || options.max_readers > 4096) return InvalidArgumentError("max_readers must be 1..4096");
   if (options.initial_map_size < (uint64_t{1} << 16) || options.initial_map_size > options.max_map_size) {
     return InvalidArgumentError("initial_map_size must be >= 64 KiB and <= max_map_size");

@@ -19,6 +19,7 @@ struct Dbis {
       common_values, urls, url_names, versions, doc_urls, sweeps, sweep_names, cluster_parent,
       cluster_members, links;
   MDB_dbi chunk_docs, doc_chunks;  // format 9: the file-chunk graph (FORMAT.md, "Chunks")
+  MDB_dbi template_marks, template_chunks;  // format 10: templates (FORMAT.md, "Templates")
 };
 
 struct TableSpec {
@@ -48,6 +49,8 @@ inline constexpr TableSpec kTables[] = {
     {"links", kPostings, &Dbis::links},
     {"chunk_docs", kPostings, &Dbis::chunk_docs},
     {"doc_chunks", 0, &Dbis::doc_chunks},
+    {"template_marks", 0, &Dbis::template_marks},
+    {"template_chunks", kPostings, &Dbis::template_chunks},
 };
 
 // LMDB calls in one transaction. Get returns NotFound (not an error to remember) for a missing

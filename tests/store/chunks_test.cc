@@ -231,6 +231,8 @@ TEST_F(ChunksTest, Format8IsUpgraded) {
     }
     raw.Drop("chunk_docs");
     raw.Drop("doc_chunks");
+    raw.Drop("template_marks");  // format 10's
+    raw.Drop("template_chunks");
   }
   {
     Raw raw(dir_.Sub("db"));
@@ -257,7 +259,7 @@ TEST_F(ChunksTest, Format8IsUpgraded) {
   }
   Raw raw(dir_.Sub("db"));
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "format_version").data()), internal::kFormatVersion);
-  EXPECT_EQ(internal::kFormatVersion, 9u);
+  EXPECT_EQ(internal::kFormatVersion, 10u);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_min").data()),
             params_.chunking.min_size);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_input").data()),
