@@ -1502,8 +1502,8 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   if (options.template_max_docs < 1 || options.template_max_docs > 1000000) {
     return InvalidArgumentError("template_max_docs must be 1..1000000");
   }
-  if (!(options.template_host_share >= 0.01 && options.template_host_share <= 1)) {
-    return InvalidArgumentError("template_host_share must be in [0.01, 1]");
+  if (!(options.template_host_share > 0 && options.template_host_share <= 1)) {
+    return InvalidArgumentError("template_host_share must be in (0, 1]");
   }
   if (options.template_min_host_pages < 1 || options.template_min_host_pages > 1000000) {
     return InvalidArgumentError("template_min_host_pages must be 1..1000000");

@@ -276,8 +276,9 @@ class Store {
   // its chunks count again (unless over a limit or in another mark). The mark removed, or nullopt
   // when there was none. NotFound for an id that is neither a mark nor a document.
   [[nodiscard]] StatusOr<std::optional<TemplateMark>> UnmarkTemplate(ClusterId cluster);
-  // Every mark, by cluster id.
-  [[nodiscard]] StatusOr<std::vector<TemplateMark>> TemplateMarks() const;
+  // The marks filed under a cluster id above `after`, by id, at most `limit` of them.
+  [[nodiscard]] StatusOr<std::vector<TemplateMark>> TemplateMarks(ClusterId after = 0,
+                                                                  size_t limit = SIZE_MAX) const;
   // Each chunk of document `doc`, in order, with its verdict (for measuring the limits).
   [[nodiscard]] StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const;
 

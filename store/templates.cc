@@ -447,7 +447,7 @@ StatusOr<std::optional<TemplateMark>> Store::UnmarkTemplate(ClusterId cluster) {
   return removed;
 }
 
-StatusOr<std::vector<TemplateMark>> Store::TemplateMarks() const {
+StatusOr<std::vector<TemplateMark>> Store::TemplateMarks(ClusterId after, size_t limit) const {
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);
@@ -455,9 +455,11 @@ StatusOr<std::vector<TemplateMark>> Store::TemplateMarks() const {
   if (int rc = marks.Open(ops.txn(), ops.dbis().template_marks); rc != 0)
     return ops.Fail(rc, "template_marks cursor");
   std::vector<TemplateMark> out;
-  MDB_val k, v;
-  int rc = mdb_cursor_get(marks.get(), &k, &v, MDB_FIRST);
-  for (; rc == 0; rc = mdb_cursor_get(marks.get(), &k, &v, MDB_NEXT)) {
+  if (after == UINT64_MAX) return out;
+  const Key64 from(after + 1);
+  MDB_val k = Val(from.view()), v;
+  int rc = mdb_cursor_get(marks.get(), &k, &v, MDB_SET_RANGE);
+  for (; rc == 0 && out.size() < limit; rc = mdb_cursor_get(marks.get(), &k, &v, MDB_NEXT)) {
     if (k.mv_size != 8)
       return DataLossError("template_marks has a key that is not 8 bytes; run shingled check");
     TemplateMark mark;
@@ -465,7 +467,7 @@ StatusOr<std::vector<TemplateMark>> Store::TemplateMarks() const {
     SHINGLED_RETURN_IF_ERROR(internal::DecodeTemplateMark(View(v), &mark));
     out.push_back(std::move(mark));
   }
-  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "template_marks");
+  if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "template_marks");
   return out;
 }
 
