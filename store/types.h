@@ -62,8 +62,8 @@ struct StoreOptions {
   uint64_t template_max_docs = 100;
   // A chunk in more than this share of one host's pages (the host of either document compared)
   // is template, once the host has at least template_min_host_pages URLs. Range (0, 1].
-  double template_host_share = 0.5;
-  uint64_t template_min_host_pages = 10;  // range 1..1,000,000
+  double template_host_share = 0.1;
+  uint64_t template_min_host_pages = 30;  // range 1..1,000,000
 
   // --- performance ---
 

@@ -34,7 +34,8 @@ json Call(int port, const std::string& method, const std::string& target, int* s
 }
 
 // Documents 1-3: one cluster (equivalent sketches), the header and distinct content each;
-// 4 and 5: unrelated pages under the same header. Returns BytesInCommon(4, 5) before any mark.
+// 4 and 5: pages of other content under the same header, with similar sketches (so that
+// /v1/similar finds one from the other); 6: alone. Returns BytesInCommon(4, 5) before any mark.
 store::CommonBytes FillStore(const std::string& store_dir) {
   store::CommonBytes before;
   auto context = dedup::SketchContext::Create(dedup::SketchParams{});
@@ -51,14 +52,20 @@ store::CommonBytes FillStore(const std::string& store_dir) {
   const dedup::SketchParams& p = (*context)->params();
   std::mt19937_64 rng(32);
   const std::string header = store::testing::RandomText(rng, 8000);
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 6; ++i) {
     store::PageInput page;
     page.url = "http://site.example/" + std::to_string(i);
     page.sweep = sweep;
     page.date = 10;
-    page.sketch = i < 3 ? store::testing::SyntheticSketch(p, store::testing::Range(0, 400),
-                                                          static_cast<uint64_t>(i))
-                        : store::testing::SyntheticSketch(p, store::testing::Range(1000 * i, 400));
+    if (i < 3) {
+      page.sketch = store::testing::SyntheticSketch(p, store::testing::Range(0, 400),
+                                                    static_cast<uint64_t>(i));
+    } else if (i == 4) {
+      page.sketch =
+          store::testing::SyntheticSketch(p, store::testing::Variant(3000, 400, 390, 70000));
+    } else {
+      page.sketch = store::testing::SyntheticSketch(p, store::testing::Range(1000 * i, 400));
+    }
     page.sketch.chunks = store::testing::ChunkText(header + store::testing::RandomText(rng, 2500));
     StatusOr<std::vector<store::PageResult>> r = s.Apply(std::span(&page, 1));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -114,7 +121,7 @@ TEST(TemplateServeTest, MarkUnmarkAndList) {
   EXPECT_EQ(j["common"]["shared_bytes"], 0);
   EXPECT_EQ(j["common"]["template_bytes"], before.shared_bytes);
   EXPECT_EQ(j["common"]["relation"], "none");
-  j = Call(port, "GET", "/v1/similar?url=http://site.example/0&threshold=0.1", &status);
+  j = Call(port, "GET", "/v1/similar?url=http://site.example/3", &status);
   ASSERT_EQ(status, 200) << j.dump();
   ASSERT_FALSE(j["results"].empty()) << j.dump();
   for (const json& r : j["results"]) EXPECT_GT(r["common"]["template_bytes"].get<uint64_t>(), 0u);
@@ -138,7 +145,7 @@ TEST(TemplateServeTest, MarkUnmarkAndList) {
   EXPECT_EQ(status, 404);
   Call(port, "DELETE", "/v1/clusters/999/template", &status, auth);
   EXPECT_EQ(status, 404);
-  Call(port, "POST", "/v1/clusters/4/template", &status, auth);  // one document
+  Call(port, "POST", "/v1/clusters/6/template", &status, auth);  // one document
   EXPECT_EQ(status, 409);
   Call(port, "POST", "/v1/clusters/1/template?force=1", &status, auth);
   EXPECT_EQ(status, 400);
