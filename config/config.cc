@@ -308,6 +308,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
                  &c.store.cluster_relations);
     r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);  // issue 34
     r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
+    r.Int("template_max_docs", 1, 1000000, &c.store.template_max_docs);
+    r.Double("template_host_share", 0.0, 1.0, &c.store.template_host_share);
+    r.Int("template_min_host_pages", 1, 1000000, &c.store.template_min_host_pages);
     r.Int("initial_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.initial_map_size);
     r.Int("max_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.max_map_size);
     r.Bool("durable", &c.store.durable);
@@ -491,6 +494,9 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(store, cluster_relations);
   SHINGLED_FIELD(store, verified_threshold);
   SHINGLED_FIELD(store, max_candidates);
+  SHINGLED_FIELD(store, template_max_docs);
+  SHINGLED_FIELD(store, template_host_share);
+  SHINGLED_FIELD(store, template_min_host_pages);
   SHINGLED_FIELD(store, initial_map_size);
   SHINGLED_FIELD(store, max_map_size);
   SHINGLED_FIELD(store, durable);

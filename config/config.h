@@ -138,6 +138,10 @@ struct StoreOptions {
   std::vector<std::string> cluster_relations = {"exact", "verified"};
   double verified_threshold = 0.9;                                     // (0, 1]; issue 34
   int64_t max_candidates = 500;                                        // >= 1
+  // Templates (issue 32; store::StoreOptions::template_*): chunks left out of bytes in common.
+  int64_t template_max_docs = 100;       // 1..1000000
+  double template_host_share = 0.1;      // (0, 1]
+  int64_t template_min_host_pages = 30;  // 1..1000000
   // --- performance ---
   int64_t initial_map_size = int64_t{64} << 20;  // bytes, 1 MiB..max_map_size
   int64_t max_map_size = int64_t{1} << 40;       // bytes

@@ -119,6 +119,7 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   const http::verb method = req.method();
   const bool is_get = method == http::verb::get;
   const bool is_post = method == http::verb::post;
+  const bool is_delete = method == http::verb::delete_;
 
   // Liveness, readiness and metrics: never behind the token (probes and scrapers).
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") {
@@ -171,6 +172,11 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     route = "reports_url_page", allow = "GET";
   } else if (path == "/reports/" || path == "/reports") {
     route = "reports_index_page", allow = "GET";
+  } else if (path == "/v1/templates") {
+    route = "templates", allow = "GET";  // issue 32
+  } else if (path.rfind("/v1/clusters/", 0) == 0 && path.size() > 22 &&
+             path.compare(path.size() - 9, 9, "/template") == 0) {
+    route = "cluster_template", allow = "POST, DELETE", arg = path.substr(13, path.size() - 22);
   } else if (path.rfind("/v1/clusters/", 0) == 0) {
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0 &&
@@ -191,10 +197,12 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
                                  "no such resource: " + path.substr(0, 200)));
   }
   const bool allowed = (is_get && allow.find("GET") != std::string::npos) ||
-                       (is_post && allow.find("POST") != std::string::npos);
+                       (is_post && allow.find("POST") != std::string::npos) ||
+                       (is_delete && allow.find("DELETE") != std::string::npos);
   if (!allowed) return respond(MethodNotAllowed(allow));
 
-  if (std::optional<Response> denied = CheckAuth(req, is_post)) return respond(*denied);
+  if (std::optional<Response> denied = CheckAuth(req, is_post || is_delete))
+    return respond(*denied);
   if (header_check != nullptr) {
     if (std::optional<Response> refused = CheckBodyHeader(req, route, target)) respond(*refused);
     return;
@@ -250,6 +258,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"after", "limit"});
   } else if (route == "document_common") {
     params = CheckParams(target, {"limit"});
+  } else if (route == "templates") {
+    params = CheckParams(target, {"after", "limit"});
   } else if (route == "reports_changes") {
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
   } else if (route == "reports_changes_page") {
@@ -261,7 +271,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
   } else {
     params = CheckParams(target, {});
   }
-  if (params.ok() && is_post && (route == "crawl" || route == "crawl_stop")) {
+  if (params.ok() && (route == "crawl" || route == "crawl_stop" || route == "cluster_template") &&
+      req.method() != http::verb::get) {
     // These actions take no body: one with members (seeds, a sweep name) would be ignored.
     StatusOr<Json> body = ParseObjectBody(req.body());
     params = body.ok() ? CheckMembers(*body, {}) : body.status();
@@ -284,6 +295,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
     if (route == "crawl_stop") return StopCrawl();
+    if (route == "cluster_template") return is_post ? PostTemplate(arg) : DeleteTemplate(arg);
+    if (route == "templates") return ListTemplates(target);
     if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
     if (route == "document_common") return GetCommon(arg, target);

@@ -134,6 +134,11 @@ class Api : public HttpHandler {
   // api_common.cc (issue 32): GET /v1/documents/A/common/B; `ids` is "A/common/B".
   Response GetCommon(const std::string& ids, const Target& target);
 
+  // api_templates.cc (issue 32): POST and DELETE /v1/clusters/ID/template, GET /v1/templates.
+  Response PostTemplate(const std::string& id);
+  Response DeleteTemplate(const std::string& id);
+  Response ListTemplates(const Target& target);
+
   // api_listings.cc
   Response ListUrls(const Target& target);  // GET /v1/urls without url
   Response ListClusters(const Target& target);

@@ -464,6 +464,9 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
       if (d.common.known) {
         std::cout << " common " << d.common.shared_bytes << " bytes "
                   << store::CommonRelationName(d.common.relation);
+        if (d.common.template_bytes > 0) {
+          std::cout << " (" << d.common.template_bytes << " template bytes left out)";
+        }
       } else {
         std::cout << " common unknown";
       }
@@ -602,6 +605,44 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] {
     *exit_code = RunJsonQuery("cluster", *flags, [=](store::Store& s) {
       return ToJson(s.Cluster(query->id), daemon::ClusterJson);
+    });
+  });
+
+  // Issue 32: an operator's template marks (store/FORMAT.md, "Templates").
+  auto template_action = std::make_shared<std::string>();
+  cmd = app->add_subcommand("template", "Mark a cluster as template, unmark it, or list the marks");
+  cmd->add_option("action", *template_action, "mark, unmark or list")
+      ->required()
+      ->check(CLI::IsMember({"mark", "unmark", "list"}));
+  cmd->add_option("id", query->id, "mark, unmark: a cluster or member document id")
+      ->check(IdArgument("cluster or document"));
+  AddStoreFlags(cmd, flags.get());
+  cmd->callback([=] {
+    if (*template_action != "list" && query->id == 0) {
+      *exit_code = Fail("template", InvalidArgumentError(*template_action + " needs a cluster ID"),
+                        kExitUsage);
+      return;
+    }
+    if (*template_action == "list" && query->id != 0) {
+      *exit_code = Fail("template", InvalidArgumentError("list takes no ID"), kExitUsage);
+      return;
+    }
+    *exit_code = RunJsonQuery("template", *flags, [=](store::Store& s) -> StatusOr<Json> {
+      if (*template_action == "mark")
+        return ToJson(s.MarkTemplate(query->id), daemon::TemplateMarkJson);
+      if (*template_action == "unmark") {
+        StatusOr<std::optional<store::TemplateMark>> removed = s.UnmarkTemplate(query->id);
+        if (!removed.ok()) return removed.status();
+        Json j = removed->has_value() ? daemon::TemplateMarkJson(**removed)
+                                      : Json{{"cluster", query->id}};
+        j["removed"] = removed->has_value();
+        return j;
+      }
+      StatusOr<std::vector<store::TemplateMark>> marks = s.TemplateMarks();
+      if (!marks.ok()) return marks.status();
+      Json list = Json::array();
+      for (const store::TemplateMark& m : *marks) list.push_back(daemon::TemplateMarkJson(m));
+      return Json{{"templates", std::move(list)}};
     });
   });
 

@@ -21,7 +21,11 @@ Json CommonJson(const store::CommonBytes& c, bool spans) {
             {"relation", store::CommonRelationName(c.relation)},
             {"length_a", c.length_a},
             {"length_b", c.length_b},
-            {"shared_chunks", c.shared_chunks}};
+            {"shared_chunks", c.shared_chunks},
+            {"template_bytes", c.template_bytes},
+            {"template_chunks", c.template_chunks},
+            {"template_a", c.template_a},
+            {"template_b", c.template_b}};
   if (spans) {
     Json list = Json::array();
     for (const store::CommonSpan& s : c.spans) {
@@ -31,6 +35,13 @@ Json CommonJson(const store::CommonBytes& c, bool spans) {
     j["spans_truncated"] = c.spans_truncated;
   }
   return j;
+}
+
+Json TemplateMarkJson(const store::TemplateMark& mark) {
+  return {{"cluster", mark.cluster},
+          {"members", mark.members},
+          {"chunks", mark.chunks.size()},
+          {"chunk_bytes", mark.chunk_bytes}};
 }
 
 Json PageResultJson(std::string_view url, const store::PageResult& r) {

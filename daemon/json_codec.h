@@ -29,10 +29,13 @@ std::string DumpJson(const BasicJson& j, int indent = -1) {
 }
 
 // --- bytes in common (issue 32) ---
-// {"shared_bytes", "share_a", "share_b", "relation", "length_a", "length_b", "shared_chunks"}
-// (with `spans`, also "spans": [{"offset_a", "offset_b", "length"}] and "spans_truncated"); for
-// documents without chunks {"chunks": "unknown", "a_chunks": bool, "b_chunks": bool}.
+// {"shared_bytes", "share_a", "share_b", "relation", "length_a", "length_b", "shared_chunks",
+// "template_bytes", "template_chunks", "template_a", "template_b"} (with `spans`, also "spans":
+// [{"offset_a", "offset_b", "length"}] and "spans_truncated"); for documents without chunks
+// {"chunks": "unknown", "a_chunks": bool, "b_chunks": bool}.
 Json CommonJson(const store::CommonBytes& common, bool spans);
+// Issue 32: an operator's template mark: {"cluster", "members", "chunks", "chunk_bytes"}.
+Json TemplateMarkJson(const store::TemplateMark& mark);
 
 Json PageResultJson(std::string_view url, const store::PageResult& result);
 // `candidates_left_out`: how many candidates the store did not score (issue 34).

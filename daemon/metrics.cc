@@ -45,6 +45,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "clusters",
                                    "documents",
                                    "document_common",  // issue 32
+                                   "cluster_template",  // issue 32: templates
+                                   "templates",
                                    "sweep_close",
                                    "sweep_reopen",
                                    "cluster_list",

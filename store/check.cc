@@ -17,6 +17,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/verify.h"
+#include "store/internal/templates.h"
 #include "store/internal/write_buffer.h"
 #include "store/store.h"
 
@@ -65,6 +66,9 @@ class Checker {
     // Invariant 12: the verification samples (issue 34).
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckVerifySamples(ops_, [this](std::string p) { Problem(std::move(p)); }));
+    // Invariant 13: the template marks (issue 32).
+    SHINGLED_RETURN_IF_ERROR(
+        internal::CheckTemplates(ops_, [this](std::string p) { Problem(std::move(p)); }));
     return CheckMeta();
   }
   std::vector<std::string> TakeProblems() { return std::move(problems_); }

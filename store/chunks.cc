@@ -8,6 +8,7 @@
 
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/templates.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -46,6 +47,11 @@ uint64_t TotalLength(std::span<const dedup::Chunk> chunks) {
 
 CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
                             size_t max_spans) {
+  return BytesInCommonOf(a, b, max_spans, {});
+}
+
+CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                            size_t max_spans, std::span<const uint64_t> templates) {
   CommonBytes out;
   out.a_known = !a.empty();
   out.b_known = !b.empty();
@@ -53,6 +59,13 @@ CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const ded
   out.length_b = TotalLength(b);
   if (a.empty() || b.empty()) return out;
   out.known = true;
+  auto is_template = [&](uint64_t hash) {
+    return !templates.empty() && std::binary_search(templates.begin(), templates.end(), hash);
+  };
+  if (!templates.empty()) {
+    for (const dedup::Chunk& c : a) out.template_a += is_template(c.hash) ? c.length : 0;
+    for (const dedup::Chunk& c : b) out.template_b += is_template(c.hash) ? c.length : 0;
+  }
   // B's chunk occurrences by (hash, length), each with its offset, in B's order within a key: the
   // occurrences of a chunk are matched in order, the first in A with the first in B.
   struct Occurrence {
@@ -88,6 +101,12 @@ CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const ded
     // A 64-bit collision of two chunks of other lengths: skip the other lengths' occurrences.
     while (i < in_b.size() && in_b[i].hash == c.hash && in_b[i].length < c.length) ++i;
     if (i >= in_b.size() || in_b[i].hash != c.hash || in_b[i].length != c.length) continue;
+    if (is_template(c.hash)) {
+      out.template_bytes += c.length;
+      ++out.template_chunks;
+      ++i;
+      continue;
+    }
     out.shared_bytes += c.length;
     ++out.shared_chunks;
     if (out.spans.size() < max_spans) {
@@ -96,8 +115,13 @@ CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const ded
     ++i;
   }
   out.spans_truncated = out.shared_chunks > out.spans.size();
-  out.share_a = static_cast<double>(out.shared_bytes) / static_cast<double>(out.length_a);
-  out.share_b = static_cast<double>(out.shared_bytes) / static_cast<double>(out.length_b);
+  // A document all template has no content to share: its share is 0.
+  const uint64_t content_a = out.length_a - out.template_a,
+                 content_b = out.length_b - out.template_b;
+  out.share_a =
+      content_a == 0 ? 0 : static_cast<double>(out.shared_bytes) / static_cast<double>(content_a);
+  out.share_b =
+      content_b == 0 ? 0 : static_cast<double>(out.shared_bytes) / static_cast<double>(content_b);
   const bool a_high = out.share_a >= kCommonHighShare, b_high = out.share_b >= kCommonHighShare;
   if (out.shared_bytes == 0) {
     out.relation = CommonRelation::kNone;
@@ -165,26 +189,43 @@ Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* 
   return OkStatus();
 }
 
-Status FillMatchCommon(TxnOps& ops, std::span<const dedup::Chunk> chunks, PageResult* result) {
+Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
+                       std::span<const dedup::Chunk> chunks, PageResult* result) {
   result->match_common.assign(result->matches.size(), CommonBytes{});
   if (chunks.empty()) return OkStatus();  // every match's common stays unknown
+  TemplateJudge judge(ops, options);
   std::vector<dedup::Chunk> other;
   bool known = false;
   for (size_t i = 0; i < result->matches.size(); ++i) {
     SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, result->matches[i].doc, &other, &known));
-    result->match_common[i] = BytesInCommonOf(chunks, other, 0);
+    StatusOr<std::string> host = judge.HostOfDocument(result->matches[i].doc);
+    if (!host.ok()) return host.status();
+    StatusOr<CommonBytes> common = judge.Common(chunks, other, UrlHost(url), *host, 0);
+    if (!common.ok()) return common.status();
+    result->match_common[i] = std::move(*common);
   }
   return OkStatus();
 }
 
-Status FillSimilarCommon(TxnOps& ops, std::span<const dedup::Chunk> query,
-                         std::vector<SimilarDoc>* results) {
+Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, DocId query_doc,
+                         std::span<const dedup::Chunk> query, std::vector<SimilarDoc>* results) {
   if (query.empty()) return OkStatus();
+  TemplateJudge judge(ops, options);
+  std::string query_host;
+  if (query_doc != 0) {
+    StatusOr<std::string> host = judge.HostOfDocument(query_doc);
+    if (!host.ok()) return host.status();
+    query_host = std::move(*host);
+  }
   std::vector<dedup::Chunk> other;
   bool known = false;
   for (SimilarDoc& r : *results) {
     SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, r.doc, &other, &known));
-    r.common = BytesInCommonOf(query, other, 0);
+    StatusOr<std::string> host = judge.HostOfDocument(r.doc);
+    if (!host.ok()) return host.status();
+    StatusOr<CommonBytes> common = judge.Common(query, other, query_host, *host, 0);
+    if (!common.ok()) return common.status();
+    r.common = std::move(*common);
   }
   return OkStatus();
 }
@@ -291,7 +332,9 @@ StatusOr<CommonBytes> Store::BytesInCommon(DocId a, DocId b, size_t max_spans) c
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);
+  internal::TemplateJudge judge(ops, impl_->options_);
   std::vector<dedup::Chunk> chunks[2];
+  std::string hosts[2];
   const DocId docs[2] = {a, b};
   for (int i = 0; i < 2; ++i) {
     std::string_view record;
@@ -299,8 +342,12 @@ StatusOr<CommonBytes> Store::BytesInCommon(DocId a, DocId b, size_t max_spans) c
                                      "document " + std::to_string(docs[i])));
     bool known = false;
     SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, docs[i], &chunks[i], &known));
+    StatusOr<std::string> host = judge.HostOfDocument(docs[i]);
+    if (!host.ok()) return host.status();
+    hosts[i] = std::move(*host);
   }
-  return BytesInCommonOf(chunks[0], chunks[1], max_spans);
+  // Template chunks are left out here, for every caller (the reports included).
+  return judge.Common(chunks[0], chunks[1], hosts[0], hosts[1], max_spans);
 }
 
 }  // namespace shingled::store

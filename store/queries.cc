@@ -386,13 +386,13 @@ StatusOr<dedup::Sketch> QuerySketchOf(TxnOps& ops, const DocumentRecord& rec, Do
 }
 
 // Issue 32: each result's bytes in common with the query document `doc`.
-StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, DocId doc,
+StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, const StoreOptions& options, DocId doc,
                                              StatusOr<std::vector<SimilarDoc>> results) {
   if (!results.ok()) return results;
   std::vector<dedup::Chunk> chunks;
   bool known = false;
   SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
-  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, chunks, &*results));
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, options, doc, chunks, &*results));
   return results;
 }
 
@@ -556,7 +556,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   if (!rec.ok()) return rec.status();
   StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
   if (!sketch.ok()) return sketch.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
+  return WithCommon(ops, impl_->options_, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -569,7 +569,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   if (!rec.ok()) return rec.status();
   StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
   if (!sketch.ok()) return sketch.status();
-  return WithCommon(ops, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
+  return WithCommon(ops, impl_->options_, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
@@ -581,7 +581,9 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
   }
   SHINGLED_READ_TXN(ops);
   StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, 0, query);
-  if (out.ok()) SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, sketch.chunks, &*out));
+  if (out.ok())
+    SHINGLED_RETURN_IF_ERROR(
+        internal::FillSimilarCommon(ops, impl_->options_, 0, sketch.chunks, &*out));
   return out;
 }
 

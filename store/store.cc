@@ -26,6 +26,7 @@
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
+#include "store/internal/templates.h"
 
 namespace shingled::store {
 
@@ -555,14 +556,17 @@ Status StoreImpl::Open() {
           SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, f.key, Le64(f.value), 0, "meta"));
         }
       }
-      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(9), 0, "meta"));
-      version = 9;
     }
-    if (version == 9) {
-      // Format 10 (issue 34): the verification samples (store/verify.cc).
+    if (version >= 3 && version < 10) {
+      // Format 10 added the verification samples (issue 34; store/verify.cc) and the template
+      // tables (issue 32; FORMAT.md, "Templates").
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeVerifySamplesToFormat10(ops, params_));
-      SHINGLED_RETURN_IF_ERROR(ops.Put(dbis_.meta, "format_version", Le64(10), 0, "meta"));
-      version = 10;
+      SHINGLED_RETURN_IF_ERROR(internal::UpgradeToFormat10Templates(ops));
+    }
+    if (version >= 3 && version < kFormatVersion) {
+      SHINGLED_RETURN_IF_ERROR(
+          ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
+      version = kFormatVersion;
     }
     if (version != kFormatVersion) {
       return FailedPreconditionError("store " + dir_ + " has format version " + std::to_string(version) +
@@ -1352,7 +1356,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
                      if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
                      return a.resemblance > b.resemblance;
                    });
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, sketch.chunks, result));  // issue 32
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, store_.options_, page.url, sketch.chunks,
+                                                     result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
@@ -1557,6 +1562,15 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   }
   if (options.common_value_limit < 1) return InvalidArgumentError("common_value_limit must be >= 1");
   if (options.max_candidates < 1) return InvalidArgumentError("max_candidates must be >= 1");
+  if (options.template_max_docs < 1 || options.template_max_docs > 1000000) {
+    return InvalidArgumentError("template_max_docs must be 1..1000000");
+  }
+  if (!(options.template_host_share > 0 && options.template_host_share <= 1)) {
+    return InvalidArgumentError("template_host_share must be in (0, 1]");
+  }
+  if (options.template_min_host_pages < 1 || options.template_min_host_pages > 1000000) {
+    return InvalidArgumentError("template_min_host_pages must be 1..1000000");
+  }
   if (options.max_readers < 1 || options.max_readers > 4096) return InvalidArgumentError("max_readers must be 1..4096");
   if (options.initial_map_size < (uint64_t{1} << 16) || options.initial_map_size > options.max_map_size) {
     return InvalidArgumentError("initial_map_size must be >= 64 KiB and <= max_map_size");

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -262,6 +263,24 @@ class Store {
   // `doc_chunks` records.
   [[nodiscard]] StatusOr<CommonBytes> BytesInCommon(DocId a, DocId b,
                                                     size_t max_spans = kMaxCommonSpans) const;
+
+  // --- templates (issue 32; store/templates.cc; FORMAT.md, "Templates") ---
+
+  // Marks the cluster of document `cluster` as template: the chunks held by at least two of its
+  // members now become template (bytes in common leaves them out), without re-chunking anything.
+  // The mark is filed under the cluster's id (its root); marking again replaces it with the
+  // chunks shared now. NotFound for an id that is no document; FailedPrecondition for a cluster
+  // of one document. One write transaction; reads every member's `doc_chunks` record.
+  [[nodiscard]] StatusOr<TemplateMark> MarkTemplate(ClusterId cluster);
+  // Removes the mark filed under `cluster`, else under the cluster document `cluster` is in now;
+  // its chunks count again (unless over a limit or in another mark). The mark removed, or nullopt
+  // when there was none. NotFound for an id that is neither a mark nor a document.
+  [[nodiscard]] StatusOr<std::optional<TemplateMark>> UnmarkTemplate(ClusterId cluster);
+  // The marks filed under a cluster id above `after`, by id, at most `limit` of them.
+  [[nodiscard]] StatusOr<std::vector<TemplateMark>> TemplateMarks(ClusterId after = 0,
+                                                                  size_t limit = SIZE_MAX) const;
+  // Each chunk of document `doc`, in order, with its verdict (for measuring the limits).
+  [[nodiscard]] StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const;
 
   // --- operations ---
 

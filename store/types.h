@@ -64,6 +64,16 @@ struct StoreOptions {
   // near-copies. Range >= 1.
   uint32_t max_candidates = 500;
 
+  // --- templates (issue 32; FORMAT.md, "Templates") ---
+
+  // A chunk in more than this many documents is template: left out of bytes in common
+  // (CommonBytes::template_bytes). Range 1..1,000,000.
+  uint64_t template_max_docs = 100;
+  // A chunk in more than this share of one host's pages (the host of either document compared)
+  // is template, once the host has at least template_min_host_pages URLs. Range (0, 1].
+  double template_host_share = 0.1;
+  uint64_t template_min_host_pages = 30;  // range 1..1,000,000
+
   // --- performance ---
 
   // Size of the memory map when the store is created, in bytes. It grows by doubling when full.
@@ -211,12 +221,44 @@ struct CommonBytes {
   uint64_t shared_chunks = 0;     // chunk occurrences matched (spans listed or not)
   std::vector<CommonSpan> spans;  // in A's order, at most the limit asked for
   bool spans_truncated = false;   // shared_chunks > spans.size()
+  // Template chunks (FORMAT.md, "Templates") are left out of everything above but length_a and
+  // length_b: the bytes of the shared chunks left out (shared_bytes does not count them), and
+  // the template bytes of each document (the shares are of length minus these).
+  uint64_t template_bytes = 0;
+  uint64_t template_chunks = 0;  // shared chunk occurrences left out
+  uint64_t template_a = 0, template_b = 0;
 };
 
 // Bytes in common of two chunk lists (each in order, tiling its text). Both empty lists count as
 // unknown.
 CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
                             size_t max_spans = kMaxCommonSpans);
+// The same, leaving out the chunks whose hash is in `templates` (sorted, distinct): they count
+// in template_* instead, and the shares are of each document's text without them.
+CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                            size_t max_spans, std::span<const uint64_t> templates);
+
+// --- templates (issue 32; store/templates.cc) ---
+
+// An operator's mark (Store::MarkTemplate): the chunks shared by at least two members of a
+// cluster when it was marked, template from then on.
+struct TemplateMark {
+  ClusterId cluster = 0;             // the cluster's id when marked (its root document)
+  uint64_t members = 0;              // its size then
+  std::vector<dedup::Chunk> chunks;  // by hash; each with its length
+  uint64_t chunk_bytes = 0;          // the sum of their lengths
+};
+// One chunk of a document and why it is template or not (Store::ChunkTemplates).
+struct ChunkTemplate {
+  dedup::Chunk chunk;
+  bool is_template = false;
+  bool marked = false;
+  uint64_t documents = 0;  // its documents, counted up to template_max_docs + 1
+  bool over_documents = false;
+  uint64_t host_pages = 0;      // URLs on the document's host (counted up to a cap)
+  uint64_t host_documents = 0;  // its documents on that host (when the share was looked at)
+  bool over_host_share = false;
+};
 
 // Issue 34: where a match's resemblance comes from.
 enum class ResemblanceSource : uint8_t {

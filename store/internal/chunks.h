@@ -26,12 +26,14 @@ Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chun
 // A document's chunks into `*out` (cleared first); `*known` false when it has no record.
 // DataLoss for a record that does not decode.
 Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known);
-// Sets `result->match_common`, one per match (without spans), from `chunks` (the page's) and the
-// match's stored chunks.
-Status FillMatchCommon(TxnOps& ops, std::span<const dedup::Chunk> chunks, PageResult* result);
-// The same for similarity results; `query` are the query's chunks.
-Status FillSimilarCommon(TxnOps& ops, std::span<const dedup::Chunk> query,
-                         std::vector<SimilarDoc>* results);
+// Sets `result->match_common`, one per match (without spans), from `chunks` (the page's, at
+// `url`) and the match's stored chunks, template chunks left out (templates.h).
+Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
+                       std::span<const dedup::Chunk> chunks, PageResult* result);
+// The same for similarity results; `query` are the query's chunks, of document `query_doc` (0:
+// a page not stored, without a host).
+Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, DocId query_doc,
+                         std::span<const dedup::Chunk> query, std::vector<SimilarDoc>* results);
 // Check's part (FORMAT.md, "Invariants" 11): every `doc_chunks` record decodes and names a
 // document, each of its distinct chunks has its posting in `chunk_docs`, and every posting of
 // `chunk_docs` is a chunk of its document's record. Calls `problem` for each violation.

@@ -20,6 +20,7 @@ struct Dbis {
       cluster_members, links;
   MDB_dbi chunk_docs, doc_chunks;  // format 9: the file-chunk graph (FORMAT.md, "Chunks")
   MDB_dbi verify_samples;          // format 10: issue 34 (FORMAT.md, "Verification samples")
+  MDB_dbi template_marks, template_chunks;  // format 10: templates (FORMAT.md, "Templates")
 };
 
 struct TableSpec {
@@ -50,6 +51,8 @@ inline constexpr TableSpec kTables[] = {
     {"chunk_docs", kPostings, &Dbis::chunk_docs},
     {"doc_chunks", 0, &Dbis::doc_chunks},
     {"verify_samples", 0, &Dbis::verify_samples},
+    {"template_marks", 0, &Dbis::template_marks},
+    {"template_chunks", kPostings, &Dbis::template_chunks},
 };
 
 // LMDB calls in one transaction. Get returns NotFound (not an error to remember) for a missing

@@ -231,6 +231,8 @@ TEST_F(ChunksTest, Format8IsUpgraded) {
     }
     raw.Drop("chunk_docs");
     raw.Drop("doc_chunks");
+    raw.Drop("template_marks");  // format 10's
+    raw.Drop("template_chunks");
   }
   {
     Raw raw(dir_.Sub("db"));

@@ -1,0 +1,84 @@
+// Templates (format 10; FORMAT.md, "Templates"): which chunks are template, so that bytes in
+// common leaves them out, and the operator's marks. Private to store/; store/templates.cc.
+#ifndef SHINGLED_STORE_INTERNAL_TEMPLATES_H_
+#define SHINGLED_STORE_INTERNAL_TEMPLATES_H_
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/chunker.h"
+#include "store/internal/lmdb.h"
+#include "store/internal/schema.h"
+#include "store/types.h"
+
+namespace shingled::store::internal {
+
+// "host" or "host:port" of an absolute URL (without user info, lowercase as stored); "" for a
+// URL without one (file:).
+std::string_view UrlHost(std::string_view url);
+
+// Decides which chunks are template in one transaction, caching what it read: a chunk is template
+// when it is marked (`template_chunks`), when it has more than options.template_max_docs postings
+// in `chunk_docs`, or when more than template_host_share of the pages of host H hold it, H being
+// a host of the comparison (the first URL's host of either document) with at least
+// template_min_host_pages URLs. Work per distinct chunk: one lookup in `template_chunks`, at most
+// template_max_docs + 1 postings read, and for the share rule only (a chunk in more documents than
+// share * min_pages) one `doc_urls` and one `url_names` read per posting (cached by document),
+// plus once per host a count of its URLs in `urls` that stops at template_max_docs / share + 1
+// (beyond, no chunk under the document limit can pass the share).
+class TemplateJudge {
+ public:
+  TemplateJudge(TxnOps& ops, const StoreOptions& options) : ops_(ops), options_(options) {}
+
+  // The host of a document for the share rule: its first URL's (by url id); "" without one.
+  StatusOr<std::string> HostOfDocument(DocId doc);
+  // Appends to `*out` the template chunks among `a` and `b`, sorted and distinct, for a
+  // comparison between documents on hosts `host_a` and `host_b` ("": none).
+  Status Templates(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                   std::string_view host_a, std::string_view host_b, std::vector<uint64_t>* out);
+  // Bytes in common of `a` and `b` without their template chunks (BytesInCommonOf).
+  StatusOr<CommonBytes> Common(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
+                               std::string_view host_a, std::string_view host_b, size_t max_spans);
+  // One chunk's verdict and the figures behind it, for a document on `host`.
+  Status Explain(uint64_t hash, std::string_view host, ChunkTemplate* out);
+
+ private:
+  struct ChunkState {
+    bool marked = false;
+    bool over = false;        // more than template_max_docs documents
+    std::vector<DocId> docs;  // its documents (all of them when !over)
+  };
+  StatusOr<const ChunkState*> State(uint64_t hash);
+  StatusOr<uint64_t> HostPages(std::string_view host);  // capped
+  StatusOr<bool> IsTemplate(uint64_t hash, std::string_view host_a, std::string_view host_b);
+  StatusOr<bool> OverHostShare(const ChunkState& c, std::string_view host, ChunkTemplate* explain);
+
+  TxnOps& ops_;
+  const StoreOptions& options_;
+  Cursor chunk_docs_, doc_urls_;
+  std::unordered_map<uint64_t, ChunkState> chunks_;
+  std::unordered_map<DocId, std::string> hosts_;
+  std::unordered_map<std::string, uint64_t> host_pages_;
+};
+
+// Format 9 -> 10: `template_marks` and `template_chunks` are created empty by Open; nothing else
+// changes. Kept as a step of its own for the upgrade chain.
+Status UpgradeToFormat10Templates(TxnOps& ops);
+
+// The record of `template_marks` (FORMAT.md, "Templates").
+std::string EncodeTemplateMark(const TemplateMark& mark);
+Status DecodeTemplateMark(std::string_view bytes, TemplateMark* out);
+
+// Check's part (FORMAT.md, "Invariants" 12): every mark decodes, its key is its cluster, its
+// chunks are in increasing order and each has its `template_chunks` entry; every entry of
+// `template_chunks` is backed by its mark.
+Status CheckTemplates(TxnOps& ops, const std::function<void(std::string)>& problem);
+
+}  // namespace shingled::store::internal
+
+#endif  // SHINGLED_STORE_INTERNAL_TEMPLATES_H_
