@@ -163,6 +163,10 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     route = "identical", allow = "GET";
   } else if (path == "/v1/reports/changes") {
     route = "reports_changes", allow = "GET";
+  } else if (path == "/v1/reports/identical") {
+    route = "reports_identical", allow = "GET";  // issue 32
+  } else if (path == "/v1/reports/clusters") {
+    route = "reports_clusters", allow = "GET";  // issue 32
   } else if (path == "/reports/changes") {
     // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
     route = "reports_changes_page", allow = "GET";
@@ -262,6 +266,11 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"after", "limit"});
   } else if (route == "reports_changes") {
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
+  } else if (route == "reports_identical") {
+    params = CheckParams(target, {"format", "limit", "max_urls"});
+  } else if (route == "reports_clusters") {
+    params = CheckParams(target, {"format", "limit", "max_urls", "min_bytes", "min_share",
+                                  "max_chunk_docs", "max_pairs_per_doc"});
   } else if (route == "reports_changes_page") {
     params = CheckParams(target, {"from", "to"});
   } else if (route == "reports_clusters_page") {
@@ -290,6 +299,8 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "stats") return GetStats();
     if (route == "reports_changes") return GetChangeReport(target, /*page=*/false);
     if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
+    if (route == "reports_identical") return GetIdenticalReport(target);
+    if (route == "reports_clusters") return GetClusterReport(target);
     if (route == "reports_clusters_page") return GetClustersPage(target);
     if (route == "reports_url_page") return GetUrlPage(target);
     if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");

@@ -48,6 +48,10 @@ struct ApiSettings {
 // Rows of a page of /v1/reports/changes?list=... (`limit`): the default and the most.
 inline constexpr size_t kDefaultReportRows = 100;
 inline constexpr size_t kMaxReportRows = 1000;
+// The repository reports over HTTP (issue 32): sets or clusters per answer, and URLs listed per
+// set or document, at most.
+inline constexpr size_t kMaxRepoReportRows = 10000;
+inline constexpr size_t kMaxRepoReportUrls = 1000;
 
 struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
@@ -152,6 +156,10 @@ class Api : public HttpHandler {
   Response GetClustersPage(const Target& target);
   Response GetUrlPage(const Target& target);
   Response GetReportIndex(bool without_slash);
+
+  // api_repo_reports.cc (issue 32): GET /v1/reports/identical and /v1/reports/clusters.
+  Response GetIdenticalReport(const Target& target);
+  Response GetClusterReport(const Target& target);
 
   // api_crawl.cc
   Response GetCrawl();

@@ -1,5 +1,6 @@
-// `shingled report changes`: the change report of a store, as JSON, CSV or one HTML page
-// (docs/REPORTS.md). The store is opened read-only, as `history` opens it.
+// `shingled report changes`: the change report of a store, as JSON, CSV or one HTML page;
+// `report identical` and `report clusters` (issue 32): the repository reports as JSON or CSV,
+// streamed (docs/REPORTS.md). The store is opened read-only, as `history` opens it.
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "daemon/json_codec.h"
 #include "daemon/store_setup.h"
 #include "report/changes.h"
+#include "report/repo_reports.h"
 #include "report/store_pages.h"
 
 namespace shingled::cli {
@@ -193,15 +195,97 @@ int RunPage(const std::string& command, const PageFlags& flags,
 void AddPageOptions(CLI::App* cmd, PageFlags* flags) {
   cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
   cmd->add_option("--config", flags->config_file, "TOML config (store options, [sketch])");
-  cmd->add_option("--output", flags->output,
-                  "Write the HTML page to FILE (default: standard output)");
+  cmd->add_option("--output", flags->output, "Write to FILE (default: standard output)");
+}
+
+// --- the repository reports (issue 32) ---
+
+struct RepoFlags {
+  std::string format;
+  bool quiet = false;
+  uint64_t limit = UINT64_MAX;
+  size_t max_urls = 0;  // 0: the report's default
+  store::ClusterReportOptions clusters;
+};
+
+// `report identical` and `report clusters --format json|csv`: the report written to --output
+// (beside it, then renamed, so a failure leaves no half file) or standard output as it comes,
+// with a progress line on a terminal.
+int RunRepoReport(const std::string& command, const PageFlags& page, const RepoFlags& flags,
+                  const std::function<Status(const store::Store&, report::RepoReportFormat,
+                                             const report::ReportSink&,
+                                             const store::RepoReportProgress&)>& write) {
+  auto fail = [&](const Status& status, int code) {
+    std::cerr << "shingled report " << command << ": " << status.message() << "\n";
+    return code;
+  };
+  const std::optional<report::RepoReportFormat> format =
+      report::RepoReportFormatFromName(flags.format);
+  if (!format) return fail(InvalidArgumentError("--format must be json or csv"), kExitUsage);
+  config::Config config;
+  if (!page.config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(page.config_file);
+    if (!loaded.ok()) return fail(loaded.status(), kExitUsage);
+    config = std::move(*loaded);
+  }
+  if (!page.store_dir.empty()) config.store.path = page.store_dir;
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  if (!opened.ok()) return fail(opened.status(), kExitFailure);
+  std::ofstream file;
+  const std::string partial = page.output + ".partial";
+  if (!page.output.empty()) {
+    file.open(partial, std::ios::binary | std::ios::trunc);
+    if (!file) return fail(InvalidArgumentError("cannot write " + partial), kExitUsage);
+  }
+  std::ostream& out = page.output.empty() ? std::cout : file;
+  std::atomic<uint64_t> documents{0}, partitions{0};
+  store::RepoReportProgress progress{&documents, &partitions};
+  Status status = OkStatus();
+  {
+    ProgressLine line(ShowProgress(flags.quiet), [&](double seconds) {
+      std::string text = "report: ";
+      text.append(GroupDigits(documents.load())).append(" documents");
+      if (command == "clusters") {
+        text.append(", ").append(GroupDigits(partitions.load())).append(" partitions");
+      }
+      text.append(", ").append(std::to_string(static_cast<int>(seconds))).append(" s");
+      return text;
+    });
+    status = write(
+        *opened->store, *format,
+        [&](std::string_view text) {
+          out.write(text.data(), static_cast<std::streamsize>(text.size()));
+          return out ? OkStatus() : InternalError("write failed");
+        },
+        progress);
+  }
+  if (status.ok()) {
+    out.flush();
+    if (!out) status = InternalError("write failed");
+  }
+  if (!status.ok()) {
+    if (!page.output.empty()) {
+      file.close();
+      std::remove(partial.c_str());
+    }
+    return fail(status, status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure);
+  }
+  if (!page.output.empty()) {
+    file.close();
+    if (std::rename(partial.c_str(), page.output.c_str()) != 0) {
+      return fail(InternalError("cannot rename " + partial + " to " + page.output), kExitFailure);
+    }
+  }
+  return kExitOk;
 }
 
 }  // namespace
 
 void AddReportCommands(CLI::App* app, int* exit_code) {
   CLI::App* report =
-      app->add_subcommand("report", "Reports over the store (changes between sweeps)");
+      app->add_subcommand("report",
+                          "Reports over the store (changes between sweeps, identical content, "
+                          "clusters by bytes in common)");
   report->require_subcommand(1);
   auto flags = std::make_shared<ReportFlags>();
   CLI::App* cmd = report->add_subcommand(
@@ -221,15 +305,98 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
   cmd->callback([=] { *exit_code = RunChanges(*flags); });
 
   auto page = std::make_shared<PageFlags>();
+  auto repo = std::make_shared<RepoFlags>();
   CLI::App* clusters = report->add_subcommand(
-      "clusters", "An HTML page of the largest clusters and the identical sets");
+      "clusters",
+      "Clusters of documents by bytes in common (--format json or csv), or an HTML page of the "
+      "largest store clusters and the identical sets (--format html, the default)");
   AddPageOptions(clusters, page.get());
-  clusters->add_option("--limit", page->limit, "Clusters and identical sets listed (1..1000)")
-      ->check(CLI::Range(1, 1000));
+  clusters->add_option("--format", repo->format, "html (default), json or csv")
+      ->check(CLI::IsMember({"html", "json", "csv"}));
+  CLI::Option* limit =
+      clusters
+          ->add_option("--limit", repo->limit,
+                       "Clusters listed (html: 1..1000, default 100; json, csv: default all)")
+          ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  // The settings of the json and csv report; refused with html.
+  std::vector<CLI::Option*> repo_only = {
+      clusters
+          ->add_option("--min-bytes", repo->clusters.min_bytes,
+                       "Bytes in common that link two documents (default 1000)")
+          ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40)),
+      clusters
+          ->add_option("--min-share", repo->clusters.min_share,
+                       "Or the share of the shorter one's text that links them (0..1, default 0.5)")
+          ->check(CLI::Range(0.0, 1.0)),
+      clusters
+          ->add_option("--max-chunk-docs", repo->clusters.max_chunk_docs,
+                       "Chunks in more documents join and pair none (2..1000000, default 100)")
+          ->check(CLI::Range(uint64_t{2}, uint64_t{1000000})),
+      clusters
+          ->add_option("--max-pairs-per-doc", repo->clusters.max_pairs_per_doc,
+                       "Pairs checked per partition: this times its documents / 2 (1..100000, "
+                       "default 50)")
+          ->check(CLI::Range(uint64_t{1}, uint64_t{100000})),
+      clusters->add_option("--max-urls", repo->max_urls, "URLs listed per document (default 10)")
+          ->check(CLI::Range(size_t{1}, size_t{100000})),
+      clusters->add_flag("--quiet", repo->quiet, "No progress line on a terminal")};
   clusters->callback([=] {
-    *exit_code = RunPage("clusters", *page, [page](const store::Store& store) {
-      return report::ClustersHtml(store, page->limit);
-    });
+    if (repo->format.empty() || repo->format == "html") {
+      for (CLI::Option* o : repo_only) {
+        if (o->count() > 0) {
+          std::cerr << "shingled report clusters: " << o->get_name()
+                    << " goes with --format json or csv\n";
+          *exit_code = kExitUsage;
+          return;
+        }
+      }
+      if (limit->count() > 0 && repo->limit > 1000) {
+        std::cerr << "shingled report clusters: --limit is 1..1000 with --format html\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      page->limit = limit->count() > 0 ? repo->limit : report::kHtmlClusters;
+      *exit_code = RunPage("clusters", *page, [page](const store::Store& store) {
+        return report::ClustersHtml(store, page->limit);
+      });
+      return;
+    }
+    store::ClusterReportOptions options = repo->clusters;
+    options.limit = repo->limit;
+    if (repo->max_urls != 0) options.max_urls = repo->max_urls;
+    *exit_code = RunRepoReport(
+        "clusters", *page, *repo,
+        [options](const store::Store& store, report::RepoReportFormat format,
+                  const report::ReportSink& sink, const store::RepoReportProgress& progress) {
+          return report::WriteClusterReport(store, options, format, sink, progress);
+        });
+  });
+
+  auto identical_page = std::make_shared<PageFlags>();
+  auto identical_flags = std::make_shared<RepoFlags>();
+  identical_flags->format = "json";
+  CLI::App* identical = report->add_subcommand(
+      "identical",
+      "Sets of URLs (or ingested files) with the same content, largest waste first (JSON or CSV)");
+  AddPageOptions(identical, identical_page.get());
+  identical->add_option("--format", identical_flags->format, "json (default) or csv")
+      ->check(CLI::IsMember({"json", "csv"}));
+  identical->add_option("--limit", identical_flags->limit, "Sets listed (default all)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  identical
+      ->add_option("--max-urls", identical_flags->max_urls, "URLs listed per set (default all)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  identical->add_flag("--quiet", identical_flags->quiet, "No progress line on a terminal");
+  identical->callback([=] {
+    store::IdenticalReportOptions options;
+    options.limit = identical_flags->limit;
+    if (identical_flags->max_urls != 0) options.max_urls = identical_flags->max_urls;
+    *exit_code = RunRepoReport(
+        "identical", *identical_page, *identical_flags,
+        [options](const store::Store& store, report::RepoReportFormat format,
+                  const report::ReportSink& sink, const store::RepoReportProgress& progress) {
+          return report::WriteIdenticalReport(store, options, format, sink, progress);
+        });
   });
   CLI::App* url = report->add_subcommand(
       "url", "An HTML page of one URL's versions and where its content is now");

@@ -53,6 +53,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "identical",
                                    "reports_changes",
                                    "reports_changes_page",
+                                   "reports_identical",  // issue 32
+                                   "reports_clusters",   // issue 32
                                    "reports_clusters_page",
                                    "reports_url_page",
                                    "reports_index_page",

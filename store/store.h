@@ -28,6 +28,7 @@
 
 #include "base/status.h"
 #include "dedup/sketch.h"
+#include "store/repo_reports.h"
 #include "store/types.h"
 
 namespace shingled::store {
@@ -281,6 +282,35 @@ class Store {
                                                                   size_t limit = SIZE_MAX) const;
   // Each chunk of document `doc`, in order, with its verdict (for measuring the limits).
   [[nodiscard]] StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const;
+
+  // --- the repository reports (issue 32, paper 003 figures 5 and 6; store/repo_reports.cc) ---
+
+  // The documents held by two or more live URLs, largest waste (bytes * (copies - 1)) first,
+  // then by document id: `totals` once, then `set` for each of the first options.limit. Memory:
+  // 24 bytes per such document, never the URLs of more than one set. Reads `doc_urls` once in
+  // read transactions of 4,096 documents (a document with one entry costs no more), each
+  // URL's last version for documents with several, then the listed sets' URLs, a set per read
+  // transaction. InvalidArgument for limit or max_urls 0.
+  [[nodiscard]] Status StreamIdenticalReport(
+      const IdenticalReportOptions& options,
+      const std::function<Status(const IdenticalReportTotals&)>& totals,
+      const std::function<Status(const IdenticalReportSet&)>& set,
+      const RepoReportProgress& progress = {}) const;
+
+  // Clusters of live documents linked by bytes in common (ClusterReportOptions): the connected
+  // components of the links within each partition (documents joined through the chunks they
+  // share, chunks in more than max_chunk_docs documents left out: paper 003, section 2.5); a
+  // component of one document is not listed. Partitions most documents first (then by smallest
+  // id), each's components most removable bytes first (then by id): `cluster` for each, until
+  // options.limit; `*totals` filled as it goes. Memory: a union-find over the documents that
+  // share a chunk (~60 bytes each), then one partition's chunk lists and candidate pairs at a
+  // time. Reads `chunk_docs` once (read transactions of 65,536 entries), then per partition its
+  // documents' records, live URLs and chunks in one read transaction, and one BytesInCommon per
+  // checked pair. InvalidArgument for a setting out of range (docs/REPORTS.md).
+  [[nodiscard]] Status StreamClusterReport(
+      const ClusterReportOptions& options,
+      const std::function<Status(const ClusterReportCluster&)>& cluster,
+      ClusterReportTotals* totals, const RepoReportProgress& progress = {}) const;
 
   // --- operations ---
 

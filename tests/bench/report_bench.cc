@@ -13,6 +13,16 @@
 //                                           sampled every 10 ms) and peak RSS (VmHWM, which
 //                                           also counts the store's mapped pages).
 //
+//   report_bench build-repo --dir DIR --docs N   a repository store (issue 32): N file: URLs whose
+//                                           documents carry chunks (20 of 300..700 bytes, and one
+//                                           template chunk in every document): 60% unique, 20% in
+//                                           groups of 5 sharing 18 chunks, 10% identical copies
+//                                           (pairs of URLs), 10% containments (a document of 14
+//                                           chunks inside one of 20).
+//   report_bench run-repo --dir DIR [--runs R]   the identical then the clusters report (JSON,
+//                                           to a sink that counts bytes), R times each; time and
+//                                           peak RssAnon of each.
+//
 // Measured on the development machine (2 cores shared with other builds; RelWithDebInfo -O1),
 // 1M URLs (docs/REPORTS.md): build 456 s; run 5.88, 3.11, 3.26 s (median 3.26 s), peak RssAnon
 // 19.9 MB, VmHWM 3.1 GB (the store's mapped pages).
@@ -28,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "report/repo_reports.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"
 
@@ -219,6 +230,130 @@ int Run(const std::string& dir, int runs) {
   return 0;
 }
 
+// --- the repository reports (issue 32) ---
+
+// Document j's chunks and sketch (see the header comment for the mix).
+PageInput RepoPage(uint64_t j, SweepId sweep) {
+  constexpr uint64_t kTemplate = 0x7e3b1a7e3b1a7e3bull;
+  const uint64_t kind = j % 100;
+  uint64_t content = j;          // what decides the chunks
+  uint64_t family = UINT64_MAX;  // a group's shared chunks
+  size_t chunks = 20;
+  if (kind >= 60 && kind < 80) family = j / 5;
+  if (kind >= 80 && kind < 90) content = (uint64_t{1} << 40) + j / 2;
+  if (kind >= 90) {
+    content = (uint64_t{1} << 41) + j / 2;
+    if (kind % 2 == 1) chunks = 14;
+  }
+  PageInput p;
+  p.url = "file:///repo/d" + std::to_string(j);
+  p.sweep = sweep;
+  p.date = kT0;
+  const uint64_t shingle_base = content * 1000 + (kind >= 90 && kind % 2 == 1 ? 500 : 0);
+  p.sketch = testing::SyntheticSketch(Params(), testing::Range(shingle_base, kShingles));
+  p.sketch.chunks.push_back(dedup::Chunk{kTemplate, 400});
+  for (size_t i = 0; i < chunks; ++i) {
+    const bool shared = family != UINT64_MAX && i < 18;
+    // A group's chunks and a content's chunks from different seeds: they never collide.
+    const uint64_t seed = shared ? testing::Mix(family) ^ 0x5eed : testing::Mix(content);
+    const uint64_t h = testing::Mix(seed + i);
+    p.sketch.chunks.push_back(dedup::Chunk{h, static_cast<uint32_t>(300 + h % 400)});
+  }
+  return p;
+}
+
+int BuildRepo(const std::string& dir, uint64_t docs) {
+  if (fs::exists(dir + "/done")) {
+    std::fprintf(stderr, "%s is built already\n", dir.c_str());
+    return 0;
+  }
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  StoreOptions o;
+  o.durable = false;
+  auto opened = Store::Open(dir, o, Params(), kPolynomial);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  Store& store = **opened;
+  const auto start = std::chrono::steady_clock::now();
+  const SweepId sweep = store.OpenSweep("repo", kT0)->id;
+  for (uint64_t j = 0; j < docs; j += kBatch) {
+    std::vector<PageInput> batch;
+    for (uint64_t k = j; k < std::min(docs, j + kBatch); ++k) batch.push_back(RepoPage(k, sweep));
+    auto r = store.Apply(batch);
+    if (!r.ok()) {
+      std::fprintf(stderr, "apply: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+  }
+  std::ofstream(dir + "/done") << docs << "\n";
+  std::fprintf(stderr, "built %s in %.0f s\n", dir.c_str(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+int RunRepo(const std::string& dir, int runs) {
+  StoreOptions o;
+  o.create = false;
+  auto opened = Store::Open(dir, o, Params(), kPolynomial);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "open: %s (build it first)\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  Store& store = **opened;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> peak_anon{StatusKb("RssAnon:")};
+  std::printf("RssAnon before: %.1f MB\n", static_cast<double>(peak_anon.load()) / 1024);
+  std::thread sampler([&] {
+    while (!done.load()) {
+      peak_anon.store(std::max(peak_anon.load(), StatusKb("RssAnon:")));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  int failed = 0;
+  for (const char* which : {"identical", "clusters"}) {
+    std::vector<double> seconds;
+    uint64_t bytes = 0;
+    std::string head;  // the first bytes: the identical report's totals
+    std::string tail;  // the last bytes: the clusters report's totals
+    peak_anon.store(StatusKb("RssAnon:"));
+    for (int i = 0; i < runs && failed == 0; ++i) {
+      bytes = 0;
+      head.clear();
+      auto sink = [&](std::string_view text) {
+        bytes += text.size();
+        if (head.size() < 200) head.append(text.substr(0, 200));
+        tail.assign(text.substr(text.size() > 400 ? text.size() - 400 : 0));
+        return OkStatus();
+      };
+      const auto start = std::chrono::steady_clock::now();
+      shingled::Status s =
+          std::string_view(which) == "identical"
+              ? report::WriteIdenticalReport(store, {}, report::RepoReportFormat::kJson, sink)
+              : report::WriteClusterReport(store, {}, report::RepoReportFormat::kJson, sink);
+      seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (!s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", which, s.ToString().c_str());
+        failed = 1;
+      }
+      std::printf("%s run %d: %.2f s, %llu bytes of JSON\n", which, i + 1, seconds.back(),
+                  static_cast<unsigned long long>(bytes));
+      std::fflush(stdout);
+    }
+    std::printf("%s\n", std::string_view(which) == "identical" ? head.c_str() : tail.c_str());
+    std::sort(seconds.begin(), seconds.end());
+    std::printf("%s: median %.2f s of %d runs; peak RssAnon %.1f MB\n", which,
+                seconds[seconds.size() / 2], runs, static_cast<double>(peak_anon.load()) / 1024);
+  }
+  done = true;
+  sampler.join();
+  std::printf("peak VmHWM %.1f MB\n", static_cast<double>(StatusKb("VmHWM:")) / 1024);
+  return failed;
+}
+
 }  // namespace
 }  // namespace shingled::store
 
@@ -231,7 +366,7 @@ int main(int argc, char** argv) {
     const std::string flag = argv[i];
     if (flag == "--dir") {
       dir = argv[i + 1];
-    } else if (flag == "--urls") {
+    } else if (flag == "--urls" || flag == "--docs") {
       urls = std::stoull(argv[i + 1]);
     } else if (flag == "--runs") {
       runs = std::stoi(argv[i + 1]);
@@ -239,10 +374,14 @@ int main(int argc, char** argv) {
       mode.clear();
     }
   }
-  if ((mode != "build" && mode != "run") || dir.empty() || urls == 0 || runs < 1) {
+  if ((mode != "build" && mode != "run" && mode != "build-repo" && mode != "run-repo") ||
+      dir.empty() || urls == 0 || runs < 1) {
     std::fprintf(stderr,
-                 "usage: report_bench build --dir DIR [--urls N] | run --dir DIR [--runs R]\n");
+                 "usage: report_bench build --dir DIR [--urls N] | run --dir DIR [--runs R] | "
+                 "build-repo --dir DIR [--docs N] | run-repo --dir DIR [--runs R]\n");
     return 2;
   }
+  if (mode == "build-repo") return shingled::store::BuildRepo(dir, urls);
+  if (mode == "run-repo") return shingled::store::RunRepo(dir, runs);
   return mode == "build" ? shingled::store::Build(dir, urls) : shingled::store::Run(dir, runs);
 }
