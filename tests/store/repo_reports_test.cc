@@ -331,5 +331,56 @@ TEST_F(RepoReportsTest, ACallbackErrorStopsTheReport) {
   EXPECT_EQ(calls, 1);
 }
 
+// Issue 32: a large shared header joins every file of a repository into one cluster until the
+// header is template, recognised by the document limit or marked by an operator; then the
+// clusters are by real content (here one near-identical pair), and unmarking restores them.
+TEST_F(RepoReportsTest, ClustersHeldByATemplateDissolveOnceItIsTemplate) {
+  std::mt19937_64 rng(0x7e3);
+  const std::string header = testing::RandomText(rng, 8000);
+  for (int i = 0; i < 5; ++i) {
+    const std::string path = "page/" + std::to_string(i) + ".txt";
+    docs_[path] = Put(path, header + testing::RandomText(rng, 2500)).doc;
+  }
+  const std::string pair = testing::RandomText(rng, 3000);
+  docs_["pair/a.txt"] = Put("pair/a.txt", header + pair).doc;
+  docs_["pair/b.txt"] =
+      Put("pair/b.txt", header + testing::ReplacePassage(rng, pair, 1400, 200)).doc;
+  // Two files that are nothing but the header: one store cluster, held together by it.
+  docs_["only/1.txt"] = Put("only/1.txt", header + "first").doc;
+  const PageResult only2 = Put("only/2.txt", header + "second");
+  docs_["only/2.txt"] = only2.doc;
+  ASSERT_NE(only2.cluster, only2.doc) << "the header-only files are one cluster";
+
+  const std::set<std::string> everything = {"page/0.txt", "page/1.txt", "page/2.txt",
+                                            "page/3.txt", "page/4.txt", "pair/a.txt",
+                                            "pair/b.txt", "only/1.txt", "only/2.txt"};
+  const std::set<std::string> real = {"pair/a.txt", "pair/b.txt"};
+  auto clusters = [&] {
+    ClusterReportTotals totals;
+    std::vector<std::set<std::string>> out;
+    for (const ClusterReportCluster& c : Clusters(ClusterReportOptions{}, &totals)) {
+      out.push_back(Paths(c));
+    }
+    return out;
+  };
+  EXPECT_EQ(clusters(), std::vector<std::set<std::string>>{everything}) << "before: one cluster";
+
+  // Marked by an operator: the chunks the header-only cluster shares become template.
+  ASSERT_TRUE(store_->MarkTemplate(only2.cluster).ok());
+  EXPECT_EQ(clusters(), std::vector<std::set<std::string>>{real}) << "marked";
+  ASSERT_TRUE(store_->UnmarkTemplate(only2.cluster).ok());
+  EXPECT_EQ(clusters(), std::vector<std::set<std::string>>{everything}) << "unmarked";
+
+  // Recognised: the header's chunks are in 9 documents, over a limit of 8.
+  store_.reset();
+  StoreOptions o;
+  o.durable = false;
+  o.template_max_docs = 8;
+  auto s = Store::Open(dir_.Sub("db"), o, *context_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  store_ = std::move(s).value();
+  EXPECT_EQ(clusters(), std::vector<std::set<std::string>>{real}) << "over the document limit";
+}
+
 }  // namespace
 }  // namespace shingled::store
