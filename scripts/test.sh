@@ -37,7 +37,9 @@ if [[ "${1:-}" != "--quick" ]]; then
   # The statistical tests of the sketches (thousands of sketches of random pages, ~60 s of CPU
   # under the sanitizers) run in the normal build only: their code paths are those of the
   # other sketch tests, which run here.
-  statistical='sketch_test\.SketchTest\.(FungibilityFollowsTheAcceptanceCurve|SampleEstimatorsAreUnbiased|SuperShinglesFindHalfResemblingPages)'
+  # The same for the verification corpus test (10 seeds over ~1,600 texts): store_verify_test
+  # runs the second stage's code under the sanitizers.
+  statistical='sketch_test\.SketchTest\.(FungibilityFollowsTheAcceptanceCurve|SampleEstimatorsAreUnbiased|SuperShinglesFindHalfResemblingPages)|store_verify_corpus_test\.'
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E "$statistical"
 fi
