@@ -41,7 +41,8 @@ StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
       return ops_.Fail(rc, "doc_urls cursor");
   }
   std::string host;
-  MDB_val k = Val(Key64(doc).view()), v;
+  const auto doc_key = Key64(doc);  // named: MDB_val points into it
+  MDB_val k = Val(doc_key.view()), v;
   int rc = mdb_cursor_get(doc_urls_.get(), &k, &v, MDB_SET_KEY);
   if (rc == 0) {
     if (v.mv_size != 8)
@@ -285,7 +286,8 @@ Status CheckTemplates(TxnOps& ops, const std::function<void(std::string)>& probl
       for (const dedup::Chunk& c : mark.chunks) {
         char hash[8];
         PutBE64(hash, c.hash);
-        MDB_val ek = Val(std::string_view(hash, 8)), ev = Val(Key64(cluster).view());
+        const auto cluster_key = Key64(cluster);  // named: MDB_val points into it
+        MDB_val ek = Val(std::string_view(hash, 8)), ev = Val(cluster_key.view());
         int erc = mdb_cursor_get(entries.get(), &ek, &ev, MDB_GET_BOTH);
         if (erc == 0) {
           ++backed;
