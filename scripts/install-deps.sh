@@ -16,6 +16,7 @@ packages=(
   prometheus-cpp-dev libutf8proc-dev libxxhash-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev zlib1g-dev
   libidn2-dev  # IDNA for URL hosts in Unicode (crawler/url.cc)
+  libhiredis-dev  # the Redis Cluster client (redis/)
   # integration test (Prometheus scrapes the daemon), load benchmark, unit verification
   prometheus wrk systemd
   # tests and benchmarks
@@ -24,6 +25,7 @@ packages=(
   wget  # the WARC interop test crawls a loopback site with GNU wget
   curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
+  redis-server redis-tools  # tests/redis/ starts a Redis Cluster on loopback
   # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug
   # symbols with objcopy (binutils) and asks dpkg-shlibdeps (dpkg-dev) for the dependencies
   lintian file binutils dpkg-dev

@@ -1,0 +1,590 @@
+#include "redis/cluster_client.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+namespace shingled::redis {
+
+struct ClusterClient::Node {
+  std::string host;
+  int port = 0;
+  std::string name;  // "host:port", for messages
+  redisContext* ctx = nullptr;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node() {
+    if (ctx != nullptr) redisFree(ctx);
+  }
+};
+
+// A command on its way: where it goes next and how it got there.
+struct ClusterClient::Pending {
+  size_t index;  // in the caller's batch
+  const Command* command;
+  int slot;
+  int node;
+  bool asking = false;  // the node named by an ASK reply: send ASKING first
+  int redirects = 0;
+  int busy = 0;
+};
+
+namespace {
+
+timeval ToTimeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+Reply ConvertReply(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::kString;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::kStatus;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::kError;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::kInteger;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::kArray;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(ConvertReply(r->element[i]));
+      break;
+    default:
+      out.type = Reply::Type::kNil;
+      break;
+  }
+  return out;
+}
+
+bool ParseHostPort(std::string_view s, std::string* host, int* port) {
+  const size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view p = s.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), *port);
+  if (ec != std::errc() || end != p.data() + p.size() || *port < 1 || *port > 65535) return false;
+  host->assign(s.substr(0, colon));
+  return true;
+}
+
+// "MOVED 3999 127.0.0.1:6381" or "ASK 3999 127.0.0.1:6381": the slot and the node.
+bool ParseRedirect(std::string_view msg, std::string_view kind, int* slot, std::string* host,
+                   int* port) {
+  if (msg.substr(0, kind.size() + 1) != std::string(kind).append(" ")) return false;
+  msg.remove_prefix(kind.size() + 1);
+  const size_t space = msg.find(' ');
+  if (space == std::string_view::npos) return false;
+  const auto [end, ec] = std::from_chars(msg.data(), msg.data() + space, *slot);
+  if (ec != std::errc() || end != msg.data() + space || *slot < 0 || *slot >= kNumSlots) {
+    return false;
+  }
+  return ParseHostPort(msg.substr(space + 1), host, port);
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string Describe(const std::vector<std::string>& args, size_t key_index) {
+  return DescribeCommand(args, key_index);
+}
+
+}  // namespace
+
+std::string DescribeCommand(const std::vector<std::string>& args, size_t key_index) {
+  constexpr size_t kMaxShown = 64;
+  std::string out = args.empty() ? std::string("(empty command)") : args[0];
+  if (key_index == 0 || key_index >= args.size()) return out;
+  out.append(" ");
+  const std::string& key = args[key_index];
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.append("\\x");
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  if (key.size() > kMaxShown) out.append("...");
+  return out;
+}
+
+StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Connect(ClusterOptions options) {
+  if (options.seeds.empty()) return InvalidArgumentError("redis: no seed nodes given");
+  for (const std::string& seed : options.seeds) {
+    std::string host;
+    int port;
+    if (!ParseHostPort(seed, &host, &port)) {
+      return InvalidArgumentError(
+          std::string("redis: seed node \"").append(seed).append("\" is not host:port"));
+    }
+  }
+  if (options.max_redirects < 1 || options.max_redirects > 100) {
+    return InvalidArgumentError("redis: max_redirects must be 1..100");
+  }
+  if (options.connect_timeout.count() <= 0 || options.command_timeout.count() <= 0) {
+    return InvalidArgumentError("redis: timeouts must be positive");
+  }
+  if (options.busy_retries < 0 || options.busy_pause.count() < 0) {
+    return InvalidArgumentError("redis: busy_retries and busy_pause must not be negative");
+  }
+  std::string password;
+  if (!options.password_file.empty()) {
+    std::ifstream in(options.password_file);
+    if (!in) {
+      return NotFoundError(
+          std::string("redis: cannot read the password file ").append(options.password_file));
+    }
+    std::getline(in, password);
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    if (password.empty()) {
+      return FailedPreconditionError(std::string("redis: the password file ")
+                                         .append(options.password_file)
+                                         .append(" is empty"));
+    }
+  }
+  std::unique_ptr<ClusterClient> client(new ClusterClient(std::move(options), std::move(password)));
+  for (const std::string& seed : client->options_.seeds) {
+    std::string host;
+    int port = 0;
+    ParseHostPort(seed, &host, &port);
+    client->NodeIndex(host, port);
+  }
+  SHINGLED_RETURN_IF_ERROR(client->RefreshSlots());
+  return client;
+}
+
+namespace {
+Status ContextError(const redisContext* ctx, int saved_errno, const std::string& node,
+                    const std::string& what);
+}  // namespace
+
+ClusterClient::ClusterClient(ClusterOptions options, std::string password)
+    : options_(std::move(options)), password_(std::move(password)) {
+  slot_owner_.fill(-1);
+}
+
+ClusterClient::~ClusterClient() = default;
+
+int ClusterClient::NodeIndex(const std::string& host, int port) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i]->port == port && nodes_[i]->host == host) return static_cast<int>(i);
+  }
+  auto node = std::make_unique<Node>();
+  node->host = host;
+  node->port = port;
+  node->name = host;
+  node->name.append(":").append(std::to_string(port));
+  nodes_.push_back(std::move(node));
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+std::string ClusterClient::NodeForSlot(int slot) const {
+  const int owner = slot_owner_[slot];
+  return owner < 0 ? std::string() : nodes_[owner]->name;
+}
+
+void ClusterClient::Disconnect(Node& node) {
+  if (node.ctx != nullptr) redisFree(node.ctx);
+  node.ctx = nullptr;
+}
+
+Status ClusterClient::EnsureConnected(Node& node) {
+  if (node.ctx != nullptr) return OkStatus();
+  const timeval connect_tv = ToTimeval(options_.connect_timeout);
+  redisContext* ctx = redisConnectWithTimeout(node.host.c_str(), node.port, connect_tv);
+  if (ctx == nullptr) {
+    return UnavailableError(
+        std::string("redis node ").append(node.name).append(": cannot connect: out of memory"));
+  }
+  if (ctx->err != 0) {
+    std::string msg = std::string("redis node ").append(node.name).append(": cannot connect: ");
+    msg.append(ctx->errstr);
+    redisFree(ctx);
+    return UnavailableError(std::move(msg));
+  }
+  const timeval command_tv = ToTimeval(options_.command_timeout);
+  redisSetTimeout(ctx, command_tv);
+  redisEnableKeepAlive(ctx);
+  node.ctx = ctx;
+  ++stats_.connects;
+  if (password_.empty()) return OkStatus();
+  void* raw = redisCommand(ctx, "AUTH %b", password_.data(), password_.size());
+  if (raw == nullptr) {
+    const int saved_errno = errno;
+    // Only the command's name in the message: its argument is the password.
+    Status s = ContextError(ctx, saved_errno, node.name, "AUTH");
+    Disconnect(node);
+    return s;
+  }
+  auto* reply = static_cast<redisReply*>(raw);
+  const Reply auth = ConvertReply(reply);
+  freeReplyObject(reply);
+  if (auth.is_error()) {
+    Disconnect(node);
+    return FailedPreconditionError(
+        std::string("redis node ").append(node.name).append(": AUTH refused: ").append(auth.str));
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// The error of a broken connection, naming the node and what was being done.
+Status ContextError(const redisContext* ctx, int saved_errno, const std::string& node,
+                    const std::string& what) {
+  std::string msg = std::string("redis node ").append(node).append(": ").append(what).append(": ");
+  if (ctx->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
+    msg.append("no reply within the command timeout");
+    return DeadlineExceededError(std::move(msg));
+  }
+  if (ctx->err == REDIS_ERR_EOF) {
+    msg.append("connection closed by the server");
+  } else {
+    msg.append(ctx->errstr);
+  }
+  return UnavailableError(std::move(msg));
+}
+
+// Queues `argv` on the context's output buffer.
+void Append(redisContext* ctx, const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  ptrs.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const std::string& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+}
+
+// Writes the output buffer out. REDIS_OK or REDIS_ERR (ctx->err set).
+int Flush(redisContext* ctx) {
+  int done = 0;
+  do {
+    if (redisBufferWrite(ctx, &done) != REDIS_OK) return REDIS_ERR;
+  } while (done == 0);
+  return REDIS_OK;
+}
+
+}  // namespace
+
+Status ClusterClient::SendPipeline(Node& node,
+                                   const std::vector<const std::vector<std::string>*>& argvs,
+                                   std::vector<Reply>* replies) {
+  SHINGLED_RETURN_IF_ERROR(EnsureConnected(node));
+  for (const auto* argv : argvs) Append(node.ctx, *argv);
+  ++stats_.pipelines;
+  replies->clear();
+  replies->reserve(argvs.size());
+  for (const auto* argv : argvs) {
+    void* raw = nullptr;
+    if (redisGetReply(node.ctx, &raw) != REDIS_OK) {
+      const int saved_errno = errno;
+      Status status = ContextError(node.ctx, saved_errno, node.name, Describe(*argv, 0));
+      Disconnect(node);
+      return status;
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    replies->push_back(ConvertReply(reply));
+    freeReplyObject(reply);
+  }
+  return OkStatus();
+}
+
+Status ClusterClient::ReadSlotsFrom(Node& node) {
+  const std::vector<std::string> cmd = {"CLUSTER", "SLOTS"};
+  std::vector<Reply> replies;
+  SHINGLED_RETURN_IF_ERROR(SendPipeline(node, {&cmd}, &replies));
+  const Reply& r = replies[0];
+  if (r.type != Reply::Type::kArray) {
+    return FailedPreconditionError(std::string("redis node ")
+                                       .append(node.name)
+                                       .append(": CLUSTER SLOTS: ")
+                                       .append(r.is_error() ? r.str : "not an array"));
+  }
+  std::array<int16_t, kNumSlots> owners;
+  owners.fill(-1);
+  const std::string asked_host = node.host;
+  for (const Reply& range : r.elements) {
+    if (range.type != Reply::Type::kArray || range.elements.size() < 3 ||
+        range.elements[2].type != Reply::Type::kArray || range.elements[2].elements.size() < 2) {
+      return InternalError(std::string("redis node ")
+                               .append(node.name)
+                               .append(": CLUSTER SLOTS: unexpected reply shape"));
+    }
+    const long long first = range.elements[0].integer;
+    const long long last = range.elements[1].integer;
+    const Reply& master = range.elements[2];
+    std::string host = master.elements[0].str;
+    // A node that does not know its own address answers "" (or "?" in Redis 7): it is the one
+    // asked.
+    if (host.empty() || host == "?") host = asked_host;
+    const int port = static_cast<int>(master.elements[1].integer);
+    if (first < 0 || last >= kNumSlots || first > last) {
+      return InternalError(std::string("redis node ")
+                               .append(node.name)
+                               .append(": CLUSTER SLOTS: slot range out of bounds"));
+    }
+    const auto index = static_cast<int16_t>(NodeIndex(host, port));
+    for (long long s = first; s <= last; ++s) owners[s] = index;
+  }
+  int covered = 0;
+  for (const int16_t o : owners) covered += o >= 0 ? 1 : 0;
+  if (covered != kNumSlots) {
+    return FailedPreconditionError(std::string("redis node ")
+                                       .append(node.name)
+                                       .append(": the cluster covers ")
+                                       .append(std::to_string(covered))
+                                       .append(" of 16384 slots"));
+  }
+  slot_owner_ = owners;
+  ++stats_.slot_refreshes;
+  return OkStatus();
+}
+
+Status ClusterClient::RefreshSlots() {
+  std::string errors;
+  // Index loop: ReadSlotsFrom adds the nodes it learns about to nodes_.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Status s = ReadSlotsFrom(*nodes_[i]);
+    if (s.ok()) return s;
+    if (!errors.empty()) errors.append("; ");
+    errors.append(s.message());
+  }
+  return UnavailableError(std::string("redis: no node gave the slot map: ").append(errors));
+}
+
+StatusOr<Reply> ClusterClient::Run(const Command& command) {
+  StatusOr<std::vector<Reply>> replies = Pipeline({command});
+  if (!replies.ok()) return replies.status();
+  return std::move(replies->front());
+}
+
+StatusOr<std::vector<Reply>> ClusterClient::Pipeline(const std::vector<Command>& commands) {
+  std::vector<Reply> replies(commands.size());
+  std::vector<Pending> pending;
+  pending.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const Command& c = commands[i];
+    const int slot = KeySlot(c.args[c.key_index]);
+    pending.push_back(Pending{.index = i, .command = &c, .slot = slot, .node = slot_owner_[slot]});
+  }
+  stats_.commands += commands.size();
+  SHINGLED_RETURN_IF_ERROR(RunPending(pending, &replies));
+  return replies;
+}
+
+Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Reply>* replies) {
+  static const std::vector<std::string> kAsking = {"ASKING"};
+  Status first_error;
+  bool refreshed_for_unreachable = false;
+  while (!pending.empty()) {
+    // Split by node, keeping the caller's order within a node.
+    std::map<int, std::vector<Pending*>> by_node;
+    for (Pending& p : pending) by_node[p.node].push_back(&p);
+
+    // Write every node's pipeline before reading any reply, so that the nodes work in parallel.
+    std::vector<Pending> next;
+    std::vector<int> written;
+    bool refresh = false;
+    for (auto& [node_index, group] : by_node) {
+      Node& node = *nodes_[node_index];
+      Status connected = EnsureConnected(node);
+      if (!connected.ok()) {
+        // Nothing was sent: after one refresh of the slot map (a replica may have taken over),
+        // the group goes again, to whichever node owns its slots then.
+        if (refreshed_for_unreachable) return connected;
+        refresh = true;
+        for (Pending* p : group) next.push_back(*p);
+        continue;
+      }
+      for (const Pending* p : group) {
+        if (p->asking) Append(node.ctx, kAsking);
+        Append(node.ctx, p->command->args);
+      }
+      ++stats_.pipelines;
+      if (Flush(node.ctx) != REDIS_OK) {
+        const int saved_errno = errno;
+        Status s = ContextError(
+            node.ctx, saved_errno, node.name,
+            std::string("writing a pipeline of ")
+                .append(std::to_string(group.size()))
+                .append(" commands (the first ")
+                .append(Describe(group[0]->command->args, group[0]->command->key_index))
+                .append(")"));
+        Disconnect(node);
+        return s;
+      }
+      written.push_back(node_index);
+    }
+
+    bool busy = false;
+    for (const int node_index : written) {
+      Node& node = *nodes_[node_index];
+      for (Pending* p : by_node[node_index]) {
+        const Command& c = *p->command;
+        for (int k = p->asking ? 2 : 1; k > 0; --k) {
+          void* raw = nullptr;
+          if (redisGetReply(node.ctx, &raw) != REDIS_OK) {
+            const int saved_errno = errno;
+            Status s = ContextError(node.ctx, saved_errno, node.name,
+                                    std::string("awaiting the reply to ")
+                                        .append(Describe(c.args, c.key_index))
+                                        .append(" (its effect is unknown)"));
+            Disconnect(node);
+            return s;
+          }
+          auto* reply = static_cast<redisReply*>(raw);
+          if (k == 2) {  // ASKING's +OK
+            freeReplyObject(reply);
+            continue;
+          }
+          Reply r = ConvertReply(reply);
+          freeReplyObject(reply);
+          int slot = 0;
+          int port = 0;
+          std::string host;
+          if (r.is_error() && ParseRedirect(r.str, "MOVED", &slot, &host, &port)) {
+            ++stats_.moved;
+            slot_owner_[slot] = static_cast<int16_t>(NodeIndex(host, port));
+            refresh = true;
+            Pending again = *p;
+            again.node = slot_owner_[slot];
+            again.asking = false;
+            ++again.redirects;
+            if (again.redirects > options_.max_redirects) {
+              return UnavailableError(std::string("redis node ")
+                                          .append(node.name)
+                                          .append(": ")
+                                          .append(Describe(c.args, c.key_index))
+                                          .append(": still redirected after ")
+                                          .append(std::to_string(options_.max_redirects))
+                                          .append(" redirections: ")
+                                          .append(r.str));
+            }
+            next.push_back(again);
+          } else if (r.is_error() && ParseRedirect(r.str, "ASK", &slot, &host, &port)) {
+            ++stats_.ask;
+            Pending again = *p;
+            again.node = NodeIndex(host, port);
+            again.asking = true;
+            ++again.redirects;
+            if (again.redirects > options_.max_redirects) {
+              return UnavailableError(std::string("redis node ")
+                                          .append(node.name)
+                                          .append(": ")
+                                          .append(Describe(c.args, c.key_index))
+                                          .append(": still redirected after ")
+                                          .append(std::to_string(options_.max_redirects))
+                                          .append(" redirections: ")
+                                          .append(r.str));
+            }
+            next.push_back(again);
+          } else if (r.is_error() &&
+                     (StartsWith(r.str, "TRYAGAIN") || StartsWith(r.str, "CLUSTERDOWN"))) {
+            if (p->busy >= options_.busy_retries) {
+              return UnavailableError(std::string("redis node ")
+                                          .append(node.name)
+                                          .append(": ")
+                                          .append(Describe(c.args, c.key_index))
+                                          .append(": ")
+                                          .append(r.str));
+            }
+            ++stats_.busy_retries;
+            busy = true;
+            refresh = refresh || StartsWith(r.str, "CLUSTERDOWN");
+            Pending again = *p;
+            again.asking = false;
+            ++again.busy;
+            next.push_back(again);
+          } else {
+            if (r.is_error() && first_error.ok()) {
+              first_error = FailedPreconditionError(std::string("redis node ")
+                                                        .append(node.name)
+                                                        .append(": ")
+                                                        .append(Describe(c.args, c.key_index))
+                                                        .append(": ")
+                                                        .append(r.str));
+            }
+            (*replies)[p->index] = std::move(r);
+          }
+        }
+      }
+    }
+
+    if (busy) std::this_thread::sleep_for(options_.busy_pause);
+    if (refresh) {
+      // A failed refresh keeps the map patched by the MOVED replies; the commands go there.
+      RefreshSlots().IgnoreError();
+      if (written.size() < by_node.size()) refreshed_for_unreachable = true;
+    }
+    // Commands not sent to an ASK target go to the slot's owner as the map now says.
+    for (Pending& p : next) {
+      if (!p.asking) p.node = slot_owner_[p.slot];
+      if (p.node < 0) {
+        return UnavailableError(std::string("redis: no node owns slot ")
+                                    .append(std::to_string(p.slot))
+                                    .append(" (")
+                                    .append(Describe(p.command->args, p.command->key_index))
+                                    .append(")"));
+      }
+    }
+    pending = std::move(next);
+  }
+  return first_error;
+}
+
+StatusOr<std::vector<std::pair<std::string, Reply>>> ClusterClient::RunOnMasters(
+    const std::vector<std::string>& args) {
+  std::vector<int> masters;
+  for (const int16_t owner : slot_owner_) {
+    if (owner < 0) continue;
+    bool seen = false;
+    for (const int m : masters) seen = seen || m == owner;
+    if (!seen) masters.push_back(owner);
+  }
+  std::vector<std::pair<std::string, Reply>> out;
+  for (const int m : masters) {
+    Node& node = *nodes_[m];
+    std::vector<Reply> replies;
+    SHINGLED_RETURN_IF_ERROR(SendPipeline(node, {&args}, &replies));
+    if (replies[0].is_error()) {
+      return FailedPreconditionError(std::string("redis node ")
+                                         .append(node.name)
+                                         .append(": ")
+                                         .append(Describe(args, 0))
+                                         .append(": ")
+                                         .append(replies[0].str));
+    }
+    out.emplace_back(node.name, std::move(replies[0]));
+  }
+  return out;
+}
+
+}  // namespace shingled::redis
