@@ -359,5 +359,43 @@ TEST_F(ClusterClientTest, KilledNodeGivesAClearErrorThenRecoversAfterRestart) {
   EXPECT_GT(client->stats().connects, connects);
 }
 
+// With a replica per master, SIGKILL of a master: the replica takes over, and the client finds it
+// (a connection refused, the slot map read again) and sends the command there.
+TEST(ClusterClientFailoverTest, FindsTheReplicaThatTookOver) {
+  std::string why;
+  if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
+  RedisCluster cluster;
+  const Status started = cluster.Start({.masters = 3, .replicas_per_master = 1});
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  ClusterOptions options;
+  options.seeds = cluster.seeds();
+  options.password_file = cluster.password_file();
+  auto connected = ClusterClient::Connect(options);
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  ClusterClient& client = **connected;
+  const std::string key = "survivor";
+  ASSERT_TRUE(client.Run(Cmd({"SET", key, "v"})).ok());
+  // Every master's write reached its replica.
+  auto waited = client.RunOnMasters({"WAIT", "1", "5000"});
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  for (const auto& [node, reply] : *waited) ASSERT_EQ(reply.integer, 1) << node;
+  const std::string old_master = client.NodeForSlot(KeySlot(key));
+  cluster.Kill(cluster.IndexOfPort(std::stoi(old_master.substr(old_master.rfind(':') + 1))));
+
+  // Until the replica is promoted (the 2 s node timeout, then an election) calls fail with
+  // Unavailable; the loop waits for the promotion, bounded.
+  StatusOr<Reply> got = UnavailableError("not tried");
+  for (int attempt = 0; attempt < 300 && !got.ok(); ++attempt) {
+    got = client.Run(Cmd({"GET", key}));
+    if (!got.ok()) {
+      EXPECT_EQ(got.status().code(), StatusCode::kUnavailable) << got.status().ToString();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->str, "v");
+  EXPECT_NE(client.NodeForSlot(KeySlot(key)), old_master);
+}
+
 }  // namespace
 }  // namespace shingled::redis
