@@ -258,6 +258,7 @@ namespace {
 Status ContextError(const redisContext* ctx, int saved_errno, const std::string& node,
                     const std::string& what) {
   std::string msg = std::string("redis node ").append(node).append(": ").append(what).append(": ");
+  if (ctx == nullptr) return UnavailableError(msg.append("not connected"));
   if (ctx->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
     msg.append("no reply within the command timeout");
     return DeadlineExceededError(std::move(msg));

@@ -6,7 +6,7 @@
 //                   claimed with HSETNX in buckets of their own;
 //   key per value   a string key per hash value (APPEND of ",doc") and per fingerprint (SET NX);
 //   packed + record the packed layout and each document's record as a string key "d:<id>"
-//                   (the bytes of store/internal/codec.h's EncodeDocument, ~1.5 KB), then also
+//                   (the bytes of store/internal/codec.h's EncodeDocument, ~1.6 KB), then also
 //                   its verification sample (4 bytes a value, k = 256) under "v:<id>".
 // The documents are tests/store/synthetic.h's pages of 200 shingles in families of 4
 // near-copies (resemblance ~0.9), as store_bench's: the default relations' postings, 6 features,

@@ -2,6 +2,9 @@
 #include "redis/cluster_client.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -395,6 +398,31 @@ TEST(ClusterClientFailoverTest, FindsTheReplicaThatTookOver) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->str, "v");
   EXPECT_NE(client.NodeForSlot(KeySlot(key)), old_master);
+}
+
+// A node that accepts the connection (the kernel's backlog) and never answers: the command
+// timeout ends the wait with DeadlineExceeded, named in the error.
+TEST(ClusterClientTimeoutTest, ASilentNodeTimesOut) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string node = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  ClusterOptions options;
+  options.seeds = {node};
+  options.command_timeout = std::chrono::milliseconds(200);
+  auto client = ClusterClient::Connect(options);
+  ::close(fd);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), StatusCode::kUnavailable);  // no seed gave the slot map
+  EXPECT_NE(client.status().message().find(node + ": CLUSTER: no reply within the command timeout"),
+            std::string::npos)
+      << client.status().ToString();
 }
 
 }  // namespace
