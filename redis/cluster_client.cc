@@ -403,9 +403,16 @@ StatusOr<std::vector<Reply>> ClusterClient::Pipeline(const std::vector<Command>&
 
 Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Reply>* replies) {
   static const std::vector<std::string> kAsking = {"ASKING"};
-  Status first_error;
+  // The first failure. Once a pipeline is written, every reply to it is read even after a failure
+  // elsewhere, so that no connection is left with replies that a later call would take for its
+  // own; the call fails at the end of the round.
+  Status failure;
+  Status first_error_reply;
   bool refreshed_for_unreachable = false;
-  while (!pending.empty()) {
+  auto fail = [&failure](Status s) {
+    if (failure.ok()) failure = std::move(s);
+  };
+  while (!pending.empty() && failure.ok()) {
     // Split by node, keeping the caller's order within a node.
     std::map<int, std::vector<Pending*>> by_node;
     for (Pending& p : pending) by_node[p.node].push_back(&p);
@@ -414,14 +421,18 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
     std::vector<Pending> next;
     std::vector<int> written;
     bool refresh = false;
+    bool unreachable = false;
     for (auto& [node_index, group] : by_node) {
       Node& node = *nodes_[node_index];
       Status connected = EnsureConnected(node);
       if (!connected.ok()) {
         // Nothing was sent: after one refresh of the slot map (a replica may have taken over),
         // the group goes again, to whichever node owns its slots then.
-        if (refreshed_for_unreachable) return connected;
-        refresh = true;
+        if (refreshed_for_unreachable) {
+          fail(std::move(connected));
+          continue;
+        }
+        unreachable = true;
         for (Pending* p : group) next.push_back(*p);
         continue;
       }
@@ -432,15 +443,15 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
       ++stats_.pipelines;
       if (Flush(node.ctx) != REDIS_OK) {
         const int saved_errno = errno;
-        Status s = ContextError(
+        fail(ContextError(
             node.ctx, saved_errno, node.name,
             std::string("writing a pipeline of ")
                 .append(std::to_string(group.size()))
                 .append(" commands (the first ")
                 .append(Describe(group[0]->command->args, group[0]->command->key_index))
-                .append(")"));
+                .append(")")));
         Disconnect(node);
-        return s;
+        continue;
       }
       written.push_back(node_index);
     }
@@ -450,100 +461,95 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
       Node& node = *nodes_[node_index];
       for (Pending* p : by_node[node_index]) {
         const Command& c = *p->command;
-        for (int k = p->asking ? 2 : 1; k > 0; --k) {
+        Reply r;
+        bool read = true;
+        for (int k = p->asking ? 2 : 1; k > 0 && read; --k) {
           void* raw = nullptr;
           if (redisGetReply(node.ctx, &raw) != REDIS_OK) {
             const int saved_errno = errno;
-            Status s = ContextError(node.ctx, saved_errno, node.name,
-                                    std::string("awaiting the reply to ")
-                                        .append(Describe(c.args, c.key_index))
-                                        .append(" (its effect is unknown)"));
-            Disconnect(node);
-            return s;
+            fail(ContextError(node.ctx, saved_errno, node.name,
+                              std::string("awaiting the reply to ")
+                                  .append(Describe(c.args, c.key_index))
+                                  .append(" (its effect is unknown)")));
+            read = false;
+            break;
           }
           auto* reply = static_cast<redisReply*>(raw);
-          if (k == 2) {  // ASKING's +OK
-            freeReplyObject(reply);
+          if (k == 1) r = ConvertReply(reply);  // k == 2: ASKING's +OK
+          freeReplyObject(reply);
+        }
+        if (!read) {
+          Disconnect(node);
+          break;
+        }
+        int slot = 0;
+        int port = 0;
+        std::string host;
+        const bool moved = r.is_error() && ParseRedirect(r.str, "MOVED", &slot, &host, &port);
+        const bool ask = !moved && r.is_error() && ParseRedirect(r.str, "ASK", &slot, &host, &port);
+        if (moved || ask) {
+          Pending again = *p;
+          ++again.redirects;
+          if (again.redirects > options_.max_redirects) {
+            fail(UnavailableError(std::string("redis node ")
+                                      .append(node.name)
+                                      .append(": ")
+                                      .append(Describe(c.args, c.key_index))
+                                      .append(": still redirected after ")
+                                      .append(std::to_string(options_.max_redirects))
+                                      .append(" redirections: ")
+                                      .append(r.str)));
             continue;
           }
-          Reply r = ConvertReply(reply);
-          freeReplyObject(reply);
-          int slot = 0;
-          int port = 0;
-          std::string host;
-          if (r.is_error() && ParseRedirect(r.str, "MOVED", &slot, &host, &port)) {
+          if (moved) {
             ++stats_.moved;
             slot_owner_[slot] = static_cast<int16_t>(NodeIndex(host, port));
             refresh = true;
-            Pending again = *p;
-            again.node = slot_owner_[slot];
             again.asking = false;
-            ++again.redirects;
-            if (again.redirects > options_.max_redirects) {
-              return UnavailableError(std::string("redis node ")
-                                          .append(node.name)
-                                          .append(": ")
-                                          .append(Describe(c.args, c.key_index))
-                                          .append(": still redirected after ")
-                                          .append(std::to_string(options_.max_redirects))
-                                          .append(" redirections: ")
-                                          .append(r.str));
-            }
-            next.push_back(again);
-          } else if (r.is_error() && ParseRedirect(r.str, "ASK", &slot, &host, &port)) {
+          } else {
             ++stats_.ask;
-            Pending again = *p;
             again.node = NodeIndex(host, port);
             again.asking = true;
-            ++again.redirects;
-            if (again.redirects > options_.max_redirects) {
-              return UnavailableError(std::string("redis node ")
-                                          .append(node.name)
-                                          .append(": ")
-                                          .append(Describe(c.args, c.key_index))
-                                          .append(": still redirected after ")
-                                          .append(std::to_string(options_.max_redirects))
-                                          .append(" redirections: ")
-                                          .append(r.str));
-            }
-            next.push_back(again);
-          } else if (r.is_error() &&
-                     (StartsWith(r.str, "TRYAGAIN") || StartsWith(r.str, "CLUSTERDOWN"))) {
-            if (p->busy >= options_.busy_retries) {
-              return UnavailableError(std::string("redis node ")
-                                          .append(node.name)
-                                          .append(": ")
-                                          .append(Describe(c.args, c.key_index))
-                                          .append(": ")
-                                          .append(r.str));
-            }
-            ++stats_.busy_retries;
-            busy = true;
-            refresh = refresh || StartsWith(r.str, "CLUSTERDOWN");
-            Pending again = *p;
-            again.asking = false;
-            ++again.busy;
-            next.push_back(again);
-          } else {
-            if (r.is_error() && first_error.ok()) {
-              first_error = FailedPreconditionError(std::string("redis node ")
-                                                        .append(node.name)
-                                                        .append(": ")
-                                                        .append(Describe(c.args, c.key_index))
-                                                        .append(": ")
-                                                        .append(r.str));
-            }
-            (*replies)[p->index] = std::move(r);
           }
+          next.push_back(again);
+        } else if (r.is_error() &&
+                   (StartsWith(r.str, "TRYAGAIN") || StartsWith(r.str, "CLUSTERDOWN"))) {
+          if (p->busy >= options_.busy_retries) {
+            fail(UnavailableError(std::string("redis node ")
+                                      .append(node.name)
+                                      .append(": ")
+                                      .append(Describe(c.args, c.key_index))
+                                      .append(": ")
+                                      .append(r.str)));
+            continue;
+          }
+          ++stats_.busy_retries;
+          busy = true;
+          refresh = refresh || StartsWith(r.str, "CLUSTERDOWN");
+          Pending again = *p;
+          again.asking = false;
+          ++again.busy;
+          next.push_back(again);
+        } else {
+          if (r.is_error() && first_error_reply.ok()) {
+            first_error_reply = FailedPreconditionError(std::string("redis node ")
+                                                            .append(node.name)
+                                                            .append(": ")
+                                                            .append(Describe(c.args, c.key_index))
+                                                            .append(": ")
+                                                            .append(r.str));
+          }
+          (*replies)[p->index] = std::move(r);
         }
       }
     }
+    if (!failure.ok()) break;
 
     if (busy) std::this_thread::sleep_for(options_.busy_pause);
-    if (refresh) {
+    if (refresh || unreachable) {
       // A failed refresh keeps the map patched by the MOVED replies; the commands go there.
       RefreshSlots().IgnoreError();
-      if (written.size() < by_node.size()) refreshed_for_unreachable = true;
+      refreshed_for_unreachable = refreshed_for_unreachable || unreachable;
     }
     // Commands not sent to an ASK target go to the slot's owner as the map now says.
     for (Pending& p : next) {
@@ -558,7 +564,7 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
     }
     pending = std::move(next);
   }
-  return first_error;
+  return failure.ok() ? first_error_reply : failure;
 }
 
 StatusOr<std::vector<std::pair<std::string, Reply>>> ClusterClient::RunOnMasters(
