@@ -73,7 +73,19 @@ class RedisCluster {
       nodes_.push_back(Node{.port = ports[2 * i], .bus_port = ports[2 * i + 1], .pid = -1});
       SHINGLED_RETURN_IF_ERROR(Launch(nodes_.back()));
     }
-    for (const Node& n : nodes_) SHINGLED_RETURN_IF_ERROR(WaitForPing(n.port));
+    for (Node& n : nodes_) {
+      // A port taken between FreePorts and the server's bind (by another test running in
+      // parallel) makes the server exit: it gets fresh ports, a few times.
+      Status up = WaitForPing(n);
+      for (int retry = 0; retry < 3 && !up.ok() && n.pid < 0; ++retry) {
+        const std::vector<int> fresh = FreePorts(2);
+        n.port = fresh[0];
+        n.bus_port = fresh[1];
+        SHINGLED_RETURN_IF_ERROR(Launch(n));
+        up = WaitForPing(n);
+      }
+      SHINGLED_RETURN_IF_ERROR(up);
+    }
     std::string create = "--cluster create";
     for (const Node& n : nodes_) create.append(" 127.0.0.1:").append(std::to_string(n.port));
     create.append(" --cluster-replicas ")
@@ -145,7 +157,7 @@ class RedisCluster {
   // Starts a killed node again on its ports with its nodes.conf, and waits for a healthy cluster.
   Status Restart(int i) {
     SHINGLED_RETURN_IF_ERROR(Launch(nodes_[i]));
-    SHINGLED_RETURN_IF_ERROR(WaitForPing(nodes_[i].port));
+    SHINGLED_RETURN_IF_ERROR(WaitForPing(nodes_[i]));
     return WaitUntilHealthy();
   }
 
@@ -252,16 +264,22 @@ class RedisCluster {
     return OkStatus();
   }
 
-  Status WaitForPing(int node_port) const {
+  // Waits until the node answers PING. When its process has exited, sets n.pid to -1 and says so.
+  Status WaitForPing(Node& n) {
+    const std::string where = "redis-server on port " + std::to_string(n.port);
     for (int attempt = 0; attempt < 300; ++attempt) {
       std::string out;
-      if (Cli(node_port, "ping", &out) == 0 && out.find("PONG") != std::string::npos) {
+      if (Cli(n.port, "ping", &out) == 0 && out.find("PONG") != std::string::npos) {
         return OkStatus();
+      }
+      if (::waitpid(n.pid, nullptr, WNOHANG) == n.pid) {
+        n.pid = -1;
+        return InternalError(where + " exited (see its log in " + dir_ + ")");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return DeadlineExceededError("redis-server on port " + std::to_string(node_port) +
-                                 " did not answer PING in 30 s (see its log in " + dir_ + ")");
+    return DeadlineExceededError(where + " did not answer PING in 30 s (see its log in " + dir_ +
+                                 ")");
   }
 
   void Stop(Node& n) {
