@@ -393,6 +393,14 @@ StatusOr<std::vector<Reply>> ClusterClient::Pipeline(const std::vector<Command>&
   pending.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     const Command& c = commands[i];
+    if (c.key_index == 0 || c.key_index >= c.args.size()) {
+      return InvalidArgumentError(std::string("redis: command ")
+                                      .append(std::to_string(i))
+                                      .append(" (")
+                                      .append(Describe(c.args, 0))
+                                      .append(") has no key at argument ")
+                                      .append(std::to_string(c.key_index)));
+    }
     const int slot = KeySlot(c.args[c.key_index]);
     pending.push_back(Pending{.index = i, .command = &c, .slot = slot, .node = slot_owner_[slot]});
   }

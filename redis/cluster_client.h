@@ -105,13 +105,14 @@ class ClusterClient {
 
   // Runs one command on its key's master. An error reply from Redis (WRONGTYPE, a script error)
   // is a FailedPrecondition naming the node, the command and what Redis said; see the file
-  // comment for the transport's errors. REQUIRES: key_index < args.size().
+  // comment for the transport's errors. InvalidArgument, before anything is sent, when
+  // key_index is 0 or past the arguments.
   StatusOr<Reply> Run(const Command& command);
 
   // Runs `commands` in one pipeline per node and returns their replies in the same order. An
   // error reply of any command fails the call, as with Run, after every command has been sent
-  // (others may have taken effect). An empty batch returns an empty vector.
-  // REQUIRES: every command's key_index < its args.size().
+  // (others may have taken effect). An empty batch returns an empty vector. InvalidArgument,
+  // before anything is sent, when a command's key_index is 0 or past its arguments.
   StatusOr<std::vector<Reply>> Pipeline(const std::vector<Command>& commands);
 
   // Runs a command on every master (INFO, FLUSHALL, SCRIPT LOAD: anything without a key), in the

@@ -171,6 +171,14 @@ TEST_F(ClusterClientTest, ErrorRepliesNameTheNodeTheCommandAndWhatRedisSaid) {
   auto a2 = client->Run(Cmd({"GET", "a2"}));
   ASSERT_TRUE(a2.ok());
   EXPECT_EQ(a2->str, "2");
+  // A command without its key is refused before anything is sent.
+  auto keyless = client->Pipeline({Cmd({"SET", "a3", "3"}), Cmd({"PING"})});
+  ASSERT_FALSE(keyless.ok());
+  EXPECT_EQ(keyless.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(keyless.status().message(), "redis: command 1 (PING) has no key at argument 1");
+  auto a3 = client->Run(Cmd({"GET", "a3"}));
+  ASSERT_TRUE(a3.ok());
+  EXPECT_TRUE(a3->is_nil());
 }
 
 TEST_F(ClusterClientTest, BadOptionsAndPasswordsAreClear) {
