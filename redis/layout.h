@@ -53,8 +53,8 @@ std::string FingerprintField(uint64_t high, uint64_t low, int bucket_bits);
 inline constexpr int kMaxInlineList = 48;
 
 // Adds a document to a value's list unless it is there already (so a resent command is
-// harmless). KEYS[1] bucket, KEYS[2] overflow key; ARGV[1] field, ARGV[2] doc id in decimal.
-// Returns 1 when added, 0 when it was there.
+// harmless). KEYS[1] bucket, KEYS[2] overflow key; ARGV[1] field, ARGV[2] doc id in decimal,
+// ARGV[3] kMaxInlineList. Returns 1 when added, 0 when it was there.
 inline constexpr std::string_view kAddPostingScript = R"lua(
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if not cur then
@@ -83,7 +83,10 @@ if cur == '*' then return redis.call('GET', KEYS[2]) end
 return cur
 )lua";
 
-// EVALSHA commands of the two scripts; `sha` is what SCRIPT LOAD returned for each.
+// EVALSHA commands of the two scripts; `sha` is what SCRIPT LOAD returned for each. A node that
+// lost its script cache (restarted, or a replica promoted: the cache is neither persisted nor
+// replicated) answers NOSCRIPT; the caller loads the scripts again (LoadPostingScripts) and
+// resends. (Redis 7 functions, FUNCTION LOAD and FCALL, are replicated: docs/REDIS.md.)
 Command AddPostingCommand(const std::string& sha, Relation relation, uint64_t value, uint64_t doc,
                           int bucket_bits);
 Command GetPostingCommand(const std::string& sha, Relation relation, uint64_t value,
