@@ -7,7 +7,6 @@
 #include <charconv>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 #include <utility>
 
