@@ -10,9 +10,10 @@
 //                   its verification sample (4 bytes a value, k = 256) under "v:<id>".
 // The documents are tests/store/synthetic.h's pages of 200 shingles in families of 4
 // near-copies (resemblance ~0.9), as store_bench's: the default relations' postings, 6 features,
-// ~22 super shingles and a quarter of the MOD sample (~19) each, shared within a family.
+// ~22 super shingles and a quarter of the MOD sample (~19) each, shared within a family. With
+// `unrelated`, every page is a family of its own: no value is shared, the most a posting costs.
 //
-//   build-dev/tests/bench/redis_memory_bench [DOCUMENTS (100000)]
+//   build-dev/tests/bench/redis_memory_bench [DOCUMENTS (100000)] [families|unrelated]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,8 +41,10 @@ constexpr int kDocsPerPipeline = 1000;
 // hash-max-listpack-entries (128 by default) with room for twice the documents.
 constexpr double kEntriesPerBucket = 48;
 
+bool g_unrelated = false;  // set once by main, before any page is made
+
 dedup::Sketch Page(uint64_t j) {
-  const uint64_t family = j / 4;
+  const uint64_t family = g_unrelated ? j : j / 4;
   return store::testing::SyntheticSketch(
       dedup::SketchParams{}, store::testing::Variant(family * 1000, 200, 190, (j + 1) << 20));
 }
@@ -178,11 +181,20 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, bool records, bool
 int main(int argc, char** argv) {
   using namespace shingled;
   uint64_t docs = 100000;
-  if (argc > 2) {
-    std::cerr << "usage: redis_memory_bench [DOCUMENTS]\n";
+  if (argc > 3) {
+    std::cerr << "usage: redis_memory_bench [DOCUMENTS] [families|unrelated]\n";
     return 2;
   }
-  if (argc == 2) {
+  if (argc == 3) {
+    const std::string shape = argv[2];
+    if (shape != "families" && shape != "unrelated") {
+      std::cerr << "redis_memory_bench: the pages are \"families\" or \"unrelated\", not \""
+                << shape << "\"\n";
+      return 2;
+    }
+    g_unrelated = shape == "unrelated";
+  }
+  if (argc >= 2) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(argv[1], &end, 10);
     if (*argv[1] == '\0' || *end != '\0' || n < 1000 || n > kMaxDocuments) {
@@ -221,10 +233,10 @@ int main(int argc, char** argv) {
                   .sample = BucketBits(docs, samples),
                   .fingerprint = BucketBits(docs, 1)};
   std::printf(
-      "%llu documents; per document %.1f features, %.1f super shingles, %.1f indexed "
+      "%llu %s documents; per document %.1f features, %.1f super shingles, %.1f indexed "
       "sample values; bucket bits %d, %d, %d, fingerprints %d\n",
-      static_cast<unsigned long long>(docs), features, supers, samples, bits.feature, bits.super,
-      bits.sample, bits.fingerprint);
+      static_cast<unsigned long long>(docs), g_unrelated ? "unrelated" : "family", features, supers,
+      samples, bits.feature, bits.super, bits.sample, bits.fingerprint);
   Run(**client, docs, Layout::kPacked, false, false, bits, "packed");
   Run(**client, docs, Layout::kKeyPerValue, false, false, bits, "key per value");
   Run(**client, docs, Layout::kPacked, true, false, bits, "packed + record");
