@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -254,6 +255,9 @@ class RedisCluster {
     const pid_t pid = ::fork();
     if (pid < 0) return InternalError("fork failed");
     if (pid == 0) {
+      // The server dies with the test or benchmark that started it, even when that one is
+      // killed and its destructor never runs.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
