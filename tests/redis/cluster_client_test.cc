@@ -404,8 +404,18 @@ TEST(ClusterClientFailoverTest, FindsTheReplicaThatTookOver) {
     }
   }
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(got->str, "v");
+  EXPECT_EQ(got->str, "v") << "old master " << old_master << ", now "
+                           << client.NodeForSlot(KeySlot(key)) << "; logs in " << cluster.dir();
   EXPECT_NE(client.NodeForSlot(KeySlot(key)), old_master);
+  if (got->str != "v") {
+    std::string out;
+    cluster.Cli(cluster.port(0), "cluster nodes", &out);
+    std::cout << out;
+    for (int i = 0; i < cluster.size(); ++i) {
+      std::ifstream log(cluster.dir() + "/redis-" + std::to_string(cluster.port(i)) + ".log");
+      std::cout << "--- node " << cluster.port(i) << "\n" << log.rdbuf();
+    }
+  }
 }
 
 // A node that accepts the connection (the kernel's backlog) and never answers: the command

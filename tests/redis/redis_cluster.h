@@ -99,7 +99,8 @@ class RedisCluster {
     return WaitUntilHealthy();
   }
 
-  // Waits until every running node reports cluster_state:ok and knows every node.
+  // Waits until every running node reports cluster_state:ok and knows every node, and every
+  // replica is in sync with its master.
   Status WaitUntilHealthy() {
     const std::string known = "cluster_known_nodes:" + std::to_string(nodes_.size());
     for (int attempt = 0; attempt < 600; ++attempt) {
@@ -109,6 +110,15 @@ class RedisCluster {
         if (n.pid < 0 || Cli(n.port, "cluster info", &info) != 0 ||
             info.find("cluster_state:ok") == std::string::npos ||
             info.find(known) == std::string::npos) {
+          all = false;
+          break;
+        }
+        // A replica has finished its first synchronization (before it, WAIT cannot count it
+        // and a failover would promote an empty node).
+        std::string replication;
+        if (Cli(n.port, "info replication", &replication) != 0 ||
+            (replication.find("role:slave") != std::string::npos &&
+             replication.find("master_link_status:up") == std::string::npos)) {
           all = false;
           break;
         }
@@ -247,6 +257,8 @@ class RedisCluster {
         "",
         "--appendonly",
         "no",
+        "--repl-diskless-sync-delay",
+        "0",
         "--requirepass",
         password_,
         "--masterauth",
