@@ -1350,7 +1350,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
 
   // The exact levels, then verified (issue 34), fungible, similar.
-  auto rank = [](Relation r) { return r == Relation::kVerified ? 3.5 : static_cast<double>(r); };
+  auto rank = [](Relation r) { return r == Relation::kVerified ? 2.5 : static_cast<double>(r); };
   std::stable_sort(result->matches.begin(), result->matches.end(),
                    [&](const Match& a, const Match& b) {
                      if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
