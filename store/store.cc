@@ -26,8 +26,8 @@
 #include "store/internal/containment.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
-#include "store/internal/templates.h"
 #include "store/internal/verify.h"
+#include "store/internal/templates.h"
 
 namespace shingled::store {
 
