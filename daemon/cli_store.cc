@@ -460,6 +460,8 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
       std::cout << "doc " << d.doc << " cluster " << d.cluster << " resemblance " << d.resemblance
                 << " (" << store::ResemblanceSourceName(d.resemblance_from) << ")"
                 << " containment " << d.containment_of_query << "/" << d.containment_in_query;
+      if (d.containment_from == store::ContainmentSource::kChunks)
+        std::cout << " (chunks)";  // issue 34
       // Issue 32: bytes in common with the query.
       if (d.common.known) {
         std::cout << " common " << d.common.shared_bytes << " bytes "

@@ -64,7 +64,9 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
                        {"features_in_common", m.features_in_common},
                        // Issue 34: where the resemblance comes from, and its standard error.
                        {"resemblance_from", store::ResemblanceSourceName(m.resemblance_from)},
-                       {"resemblance_error", m.resemblance_error}});
+                       {"resemblance_error", m.resemblance_error},
+                       // Issue 34: MOD samples, or the bytes in common of a containment match.
+                       {"containment_from", store::ContainmentSourceName(m.containment_from)}});
   }
   // Issue 32: a = the page, b = the match.
   for (size_t i = 0; i < r.match_common.size() && i < matches.size(); ++i) {
@@ -91,6 +93,7 @@ Json SimilarJson(const std::vector<store::SimilarDoc>& docs, uint64_t candidates
                    {"resemblance_from", store::ResemblanceSourceName(d.resemblance_from)},
                    {"containment_of_query", d.containment_of_query},
                    {"containment_in_query", d.containment_in_query},
+                   {"containment_from", store::ContainmentSourceName(d.containment_from)},
                    {"features_in_common", d.features_in_common}});
     out.back()["common"] = CommonJson(d.common, /*spans=*/false);  // issue 32: a = the query
   }

@@ -9,7 +9,9 @@
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
+#include "store/internal/containment.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/templates.h"
 #include "store/internal/verify.h"
 #include "store/store.h"
 
@@ -169,7 +171,7 @@ namespace internal {
 // B-tree's, then the write buffer's (the transaction's `buffer`).
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
                            const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated,
-                           uint64_t* left_out, DocId exclude) {
+                           uint64_t* left_out, DocId exclude, std::span<const DocId> reserved) {
   const internal::Dbis& d = ops.dbis();
   std::vector<std::pair<DocId, uint32_t>> hits;
   hits.reserve(128);
@@ -247,6 +249,13 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const Write
   // are all the documents found, which are listed in id order without ranking them.
   if (exclude != 0)
     std::erase_if(hits, [exclude](const auto& hit) { return hit.first == exclude; });
+  if (!reserved.empty()) {
+    std::erase_if(hits, [&](const auto& hit) {
+      return std::find(reserved.begin(), reserved.end(), hit.first) != reserved.end();
+    });
+  }
+  const size_t max =
+      options.max_candidates - std::min<size_t>(reserved.size(), options.max_candidates);
   std::vector<DocId>& docs = *out;
   docs.reserve(hits.size());
   for (const auto& hit : hits) docs.push_back(hit.first);
@@ -254,9 +263,9 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const Write
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
   *truncated = false;
   if (left_out != nullptr) *left_out = 0;
-  if (docs.size() > options.max_candidates) {
+  if (docs.size() > max) {
     docs.clear();
-    internal::RankCandidates(&hits, options.max_candidates, out, truncated, left_out);
+    internal::RankCandidates(&hits, max, out, truncated, left_out);
   }
   return OkStatus();
 }
@@ -273,8 +282,10 @@ void PrefetchLines(std::string_view bytes) {
   for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
 }
 
+// `chunks`: the query's (issue 34: its containment candidates are found through them).
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
-                                            const dedup::Sketch& sketch, DocId exclude,
+                                            const dedup::Sketch& sketch,
+                                            std::span<const dedup::Chunk> chunks, DocId exclude,
                                             const QueryOptions& query) {
   std::vector<SimilarDoc> out;
   if (sketch.empty()) return out;
@@ -282,9 +293,23 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   bool truncated = false;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(internal::FindQueryCandidates(ops, impl.options_, **buffer, sketch,
-                                                         &candidates, &truncated,
-                                                         query.candidates_left_out, exclude));
+  std::vector<internal::ContainmentCandidate> containment;
+  std::string host;
+  if (exclude != 0 && !chunks.empty()) {
+    internal::TemplateJudge judge(ops, impl.options_);
+    StatusOr<std::string> h = judge.HostOfDocument(exclude);
+    if (!h.ok()) return h.status();
+    host = std::move(*h);
+  }
+  SHINGLED_RETURN_IF_ERROR(internal::FindContainment(
+      ops, impl.options_, chunks, host, exclude,
+      internal::ContainmentRoom(impl.options_.max_candidates), &containment));
+  std::vector<DocId> reserved;
+  for (const internal::ContainmentCandidate& c : containment) reserved.push_back(c.doc);
+  SHINGLED_RETURN_IF_ERROR(
+      internal::FindQueryCandidates(ops, impl.options_, **buffer, sketch, &candidates, &truncated,
+                                    query.candidates_left_out, exclude, reserved));
+  candidates.insert(candidates.end(), reserved.begin(), reserved.end());
   // The records in id order through one cursor (see Enrich). All are found first, each record's
   // cache lines prefetched as soon as its address is known, so that they load while the cursor
   // looks for the next one; then each is decoded into one sketch reused for every candidate.
@@ -309,6 +334,22 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   std::vector<uint32_t> verify;
   for (const auto& [cand, record] : records) {
     SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(record, &other, &has_sketch));
+    const auto cc = std::find_if(containment.begin(), containment.end(),
+                                 [cand](const auto& x) { return x.doc == cand; });
+    if (cc != containment.end() && internal::ContainmentRelation(cc->common)) {
+      // Issue 34: a containment candidate, estimated from its bytes in common.
+      SimilarDoc s;
+      s.doc = cand;
+      s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(sketch, other) : 0;
+      s.containment_of_query = cc->common.share_a;
+      s.containment_in_query = cc->common.share_b;
+      s.containment_from = ContainmentSource::kChunks;
+      s.features_in_common = has_sketch ? dedup::FeaturesInCommon(sketch, other) : 0;
+      if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) >=
+          query.threshold)
+        out.push_back(std::move(s));
+      continue;
+    }
     if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
@@ -385,14 +426,17 @@ StatusOr<dedup::Sketch> QuerySketchOf(TxnOps& ops, const DocumentRecord& rec, Do
   return sketch;
 }
 
-// Issue 32: each result's bytes in common with the query document `doc`.
-StatusOr<std::vector<SimilarDoc>> WithCommon(TxnOps& ops, const StoreOptions& options, DocId doc,
-                                             StatusOr<std::vector<SimilarDoc>> results) {
-  if (!results.ok()) return results;
+// The similar query of stored document `doc`, whose sketch is `sketch`: its chunks find its
+// containment candidates (issue 34) and each result's bytes in common (issue 32).
+StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal::StoreImpl& impl,
+                                                    DocId doc, const dedup::Sketch& sketch,
+                                                    const QueryOptions& query) {
   std::vector<dedup::Chunk> chunks;
   bool known = false;
   SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
-  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, options, doc, chunks, &*results));
+  StatusOr<std::vector<SimilarDoc>> results = SimilarIn(ops, impl, sketch, chunks, doc, query);
+  if (!results.ok()) return results;
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, impl.options_, doc, chunks, &*results));
   return results;
 }
 
@@ -556,7 +600,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   if (!rec.ok()) return rec.status();
   StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
   if (!sketch.ok()) return sketch.status();
-  return WithCommon(ops, impl_->options_, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
+  return SimilarOfDocument(ops, *impl_, doc, *sketch, query);
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
@@ -569,7 +613,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   if (!rec.ok()) return rec.status();
   StatusOr<dedup::Sketch> sketch = QuerySketchOf(ops, *rec, holder);
   if (!sketch.ok()) return sketch.status();
-  return WithCommon(ops, impl_->options_, doc, SimilarIn(ops, *impl_, *sketch, doc, query));
+  return SimilarOfDocument(ops, *impl_, doc, *sketch, query);
 }
 
 StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
@@ -580,7 +624,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
     return InvalidArgumentError("sketch was not made with this store's params");
   }
   SHINGLED_READ_TXN(ops);
-  StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, 0, query);
+  StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, sketch.chunks, 0, query);
   if (out.ok())
     SHINGLED_RETURN_IF_ERROR(
         internal::FillSimilarCommon(ops, impl_->options_, 0, sketch.chunks, &*out));

@@ -23,6 +23,7 @@
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
+#include "store/internal/containment.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
@@ -68,6 +69,20 @@ std::string_view RelationName(Relation relation) {
     case Relation::kSimilar: return "similar";
     case Relation::kVerified:
       return "verified";
+    case Relation::kContains:
+      return "contains";
+    case Relation::kContainedIn:
+      return "contained_in";
+  }
+  return "unknown";
+}
+
+std::string_view ContainmentSourceName(ContainmentSource source) {
+  switch (source) {
+    case ContainmentSource::kModSample:
+      return "mod_sample";
+    case ContainmentSource::kChunks:
+      return "chunks";
   }
   return "unknown";
 }
@@ -948,7 +963,8 @@ class BatchWriter {
   // into candidates_; sample_states_ receives the state of each indexed sample value, for
   // CountSample. Then files the page's postings: every read saw the postings of the store and
   // of the batch's earlier pages, not the page's own.
-  Status FindCandidates(const dedup::Sketch& sketch, DocId doc, bool* truncated) {
+  Status FindCandidates(const dedup::Sketch& sketch, DocId doc, std::string_view url,
+                        bool* truncated) {
     candidates_.clear();
     sample_states_.clear();
     hits_.clear();
@@ -996,11 +1012,30 @@ class BatchWriter {
       }
       sample_states_.push_back(st);
     }
-    RankCandidates(&hits_, store_.options_.max_candidates, &candidates_, truncated, &left_out_);
+    // Issue 34: room kept for containment candidates (the file-chunk graph), which the points
+    // above do not rank: a page inside a much longer one shares few of its sample values. They
+    // are scored whatever their points; the ranking fills the rest.
+    const size_t max = store_.options_.max_candidates;
+    SHINGLED_RETURN_IF_ERROR(
+        internal::FindContainment(ops_, store_.options_, sketch.chunks, internal::UrlHost(url), doc,
+                                  internal::ContainmentRoom(max), &containment_));
+    if (!containment_.empty()) {
+      std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
+    }
+    RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_);
+    for (const internal::ContainmentCandidate& c : containment_) candidates_.push_back(c.doc);
     for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
     for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);
     for (const SampleValueState& st : sample_states_) postings_.File(BatchPostings::kSamples, st.value, doc);
     return OkStatus();
+  }
+
+  // The page's containment candidate `doc`, or nullptr.
+  const internal::ContainmentCandidate* ContainmentOf(DocId doc) const {
+    for (const internal::ContainmentCandidate& c : containment_) {
+      if (c.doc == doc) return &c;
+    }
+    return nullptr;
   }
 
   // Keeps `common_values` equal to the posting counts of the page's indexed sample values
@@ -1120,6 +1155,8 @@ class BatchWriter {
   // Issue 34: the candidates the last FindCandidates left out, and a candidate's verify sample.
   uint64_t left_out_ = 0;
   std::vector<uint32_t> scratch_verify_;
+  // Issue 34: the page's containment candidates (FindCandidates), with their bytes in common.
+  std::vector<internal::ContainmentCandidate> containment_;
   BatchPostings postings_;
   // A lookup and the insert of the same key share this one (Seek, PutThrough).
   Cursor urls_cursor_;
@@ -1323,7 +1360,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       rec.features = sketch.features;
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
-      SHINGLED_RETURN_IF_ERROR(FindCandidates(sketch, doc, &result->candidates_truncated));
+      SHINGLED_RETURN_IF_ERROR(
+          FindCandidates(sketch, doc, page.url, &result->candidates_truncated));
       result->candidates_left_out = left_out_;
       SHINGLED_RETURN_IF_ERROR(
           internal::PutVerifySample(ops_, doc, sketch.verify_sample));  // issue 34
@@ -1350,7 +1388,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
 
   // The exact levels, then verified (issue 34), fungible, similar.
-  auto rank = [](Relation r) { return r == Relation::kVerified ? 3.5 : static_cast<double>(r); };
+  auto rank = [](Relation r) { return r == Relation::kVerified ? 2.5 : static_cast<double>(r); };
   std::stable_sort(result->matches.begin(), result->matches.end(),
                    [&](const Match& a, const Match& b) {
                      if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
@@ -1484,17 +1522,35 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   // at J = 0.7): another cannot reach either threshold but with a chance below 1e-4.
   const double read_from = std::min(o.similar_threshold, o.verified_threshold) - 0.2;
   bool joined = false;
+  // Issue 34: a containment candidate that no resemblance relation takes is a match when its
+  // bytes in common make one (it joins no cluster: a licence inside many files would chain them).
+  auto contained = [&](DocId cand, double resemblance, int features) {
+    const internal::ContainmentCandidate* c = ContainmentOf(cand);
+    if (c == nullptr) return;
+    const std::optional<Relation> relation = internal::ContainmentRelation(c->common);
+    if (!relation) return;
+    Match m{cand, *relation, resemblance, c->common.share_a, c->common.share_b, features};
+    m.containment_from = ContainmentSource::kChunks;
+    result->matches.push_back(m);
+  };
   for (DocId cand : candidates) {
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
     bool has_sketch = false;
     SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
-    if (!has_sketch) continue;  // postings only name representatives; be safe
+    if (!has_sketch) {
+      // Postings of the sketch indexes only name representatives; the chunks name every document.
+      contained(cand, 0, 0);
+      continue;
+    }
     const dedup::Sketch& other = scratch_sketch_;
     const double minhash_resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
     const int features = dedup::FeaturesInCommon(sketch, other);
     const bool fungible = features >= r;
-    if (!fungible && minhash_resemblance < read_from) continue;
+    if (!fungible && minhash_resemblance < read_from) {
+      contained(cand, minhash_resemblance, features);
+      continue;
+    }
     bool known = false;
     if (k > 0 && !sketch.verify_sample.empty()) {
       SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, cand, &scratch_verify_, &known));
@@ -1511,7 +1567,10 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
     m.resemblance_error = dedup::VerifyStandardError(pair.estimate, pair.estimate.resemblance);
     const bool verified = dedup::Verified(pair.estimate, o.verified_threshold);
     const bool similar = m.resemblance >= o.similar_threshold;
-    if (!fungible && !similar && !verified) continue;
+    if (!fungible && !similar && !verified) {
+      contained(cand, m.resemblance, features);
+      continue;
+    }
     // The relation that made the match: the first that holds and merges clusters, else the first
     // that holds.
     const bool joins_verified = verified && (o.cluster_relations & kClusterVerified);

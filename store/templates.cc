@@ -92,6 +92,14 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
   return &state;
 }
 
+StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
+  StatusOr<const ChunkState*> state = State(hash);
+  if (!state.ok()) return state.status();
+  const ChunkState& c = **state;
+  if (c.marked || c.over) return nullptr;
+  return &c.docs;
+}
+
 StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host) {
   if (auto it = host_pages_.find(std::string(host)); it != host_pages_.end()) return it->second;
   // Past this many, no chunk under the document limit holds the share: stop counting.

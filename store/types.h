@@ -147,7 +147,18 @@ inline constexpr StatusClass ClassifyHttpStatus(int http_status) {
 // How a matched document relates to the page.
 // Issue 34: kVerified, the second stage's relation, is last so that the values of the others
 // stay; matches list it after the exact levels (Relation order below is not the enum's).
-enum class Relation : uint8_t { kIdentical, kLexical, kShingle, kFungible, kSimilar, kVerified };
+// kContains / kContainedIn (issue 34): the page holds the document's text / the document holds
+// the page's (bytes in common through content-defined chunks, docs/METHOD.md "Containment").
+enum class Relation : uint8_t {
+  kIdentical,
+  kLexical,
+  kShingle,
+  kFungible,
+  kSimilar,
+  kVerified,
+  kContains,
+  kContainedIn
+};
 std::string_view RelationName(Relation relation);
 
 // One already-sketched page observation.
@@ -268,6 +279,15 @@ enum class ResemblanceSource : uint8_t {
 };
 // "minhashes", "verify_sample", "verify_sample_exact".
 std::string_view ResemblanceSourceName(ResemblanceSource source);
+// Issue 34: where a match's containments come from. The MOD samples are taken at the larger
+// page's modulus, which leaves a page much shorter than the other almost no values: a containment
+// candidate (found through the chunks it shares) is estimated from its bytes in common instead.
+enum class ContainmentSource : uint8_t {
+  kModSample,  // the MOD samples
+  kChunks,     // the shares of each text in common, template chunks left out (CommonBytes)
+};
+// "mod_sample", "chunks".
+std::string_view ContainmentSourceName(ContainmentSource source);
 
 struct Match {
   DocId doc = 0;
@@ -281,6 +301,7 @@ struct Match {
   // Issue 34.
   ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
   double resemblance_error = 0;  // the standard error of `resemblance` (dedup::VerifyStandardError)
+  ContainmentSource containment_from = ContainmentSource::kModSample;
 };
 
 struct PageResult {
@@ -323,6 +344,7 @@ struct SimilarDoc {
   ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
   double containment_of_query = 0;  // of the query in the document
   double containment_in_query = 0;  // of the document in the query
+  ContainmentSource containment_from = ContainmentSource::kModSample;  // issue 34
   int features_in_common = 0;
   std::string url;  // the most recently seen URL of the document, if any
   CommonBytes common;  // issue 32: with the query's chunks; spans not listed

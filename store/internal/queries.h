@@ -3,6 +3,7 @@
 #ifndef SHINGLED_STORE_INTERNAL_QUERIES_H_
 #define SHINGLED_STORE_INTERNAL_QUERIES_H_
 
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -19,10 +20,12 @@ namespace shingled::store::internal {
 // options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
 // `buffer` is the transaction's write buffer (StoreImpl::BufferFor). `*left_out` (if given): how
 // many candidates were not kept (issue 34); `exclude` (not 0): a document never counted (the
-// query's own), so that it takes no place.
+// query's own), so that it takes no place. `reserved` (issue 34): candidates found otherwise (the
+// containment candidates), which take their places among max_candidates and are not in `*out`.
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
                            const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated,
-                           uint64_t* left_out = nullptr, DocId exclude = 0);
+                           uint64_t* left_out = nullptr, DocId exclude = 0,
+                           std::span<const DocId> reserved = {});
 
 }  // namespace shingled::store::internal
 

@@ -46,6 +46,9 @@ class TemplateJudge {
                                std::string_view host_a, std::string_view host_b, size_t max_spans);
   // One chunk's verdict and the figures behind it, for a document on `host`.
   Status Explain(uint64_t hash, std::string_view host, ChunkTemplate* out);
+  // Issue 34, containment candidates: the documents holding chunk `hash`, or nullptr when it is
+  // template by a mark or by the document limit (the host-share rule is left to Common).
+  StatusOr<const std::vector<DocId>*> DocumentsOf(uint64_t hash);
 
  private:
   struct ChunkState {

@@ -1,5 +1,6 @@
-// Issue 34: the second stage's cost. `verify_cost_bench K [DOCS]` puts DOCS (default 100,000)
-// synthetic pages (store_bench's MakePage: 200 shingles, families of 4 near-copies at J ~0.9)
+// Issue 34: the second stage's cost. `verify_cost_bench K [DOCS [SHINGLES]]` puts DOCS (default
+// 100,000) synthetic pages (store_bench's MakePage: SHINGLES shingles, default 200, families of 4
+// near-copies at J ~0.9, each with fresh shingles of its own)
 // into a new store under /tmp in 10,000-page non-durable commits, with verify_sample_size K and
 // the default relations (exact + verified), or with K = 0 as before format 10 (no sample, exact +
 // fungible); prints the CPU microseconds of Apply per page, the bytes per document of the
@@ -16,11 +17,16 @@ using namespace shingled;
 using namespace shingled::store;
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: verify_cost_bench K [DOCS]\n");
+    std::fprintf(stderr, "usage: verify_cost_bench K [DOCS [SHINGLES]]\n");
     return 2;
   }
   const int k = std::atoi(argv[1]);
   const uint64_t docs = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 100000;
+  const uint64_t shingles = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 200;
+  if (k < 0 || docs == 0 || docs % 10000 != 0 || shingles < 20 || shingles > 1000000) {
+    std::fprintf(stderr, "K >= 0, DOCS a multiple of 10,000, SHINGLES 20..1,000,000\n");
+    return 2;
+  }
   dedup::SketchParams p;
   p.verify_sample_size = k;
   const std::string dir =
@@ -42,7 +48,9 @@ int main(int argc, char** argv) {
       pi.url = "http://bench/" + std::to_string(i);
       pi.sweep = sweep;
       pi.sketch =
-          testing::SyntheticSketch(p, testing::Variant(i / 4 * 1000, 200, 190, (i % 4 + 1) << 20));
+          testing::SyntheticSketch(p, testing::Variant(i / 4 * 5 * shingles, shingles,
+                                                       shingles - shingles / 20,
+                                                       (uint64_t{1} << 40) + i * shingles));
       batch.push_back(std::move(pi));
     }
     std::clock_t c0 = std::clock();
@@ -71,9 +79,9 @@ int main(int argc, char** argv) {
     if (d.name == "verify_samples") verify = d.bytes;
   }
   std::printf(
-      "k=%d docs=%llu apply_cpu_us/page=%.1f databases_B/doc=%.0f verify_samples_B/doc=%.0f "
+      "k=%d docs=%llu shingles=%llu apply_cpu_us/page=%.1f databases_B/doc=%.0f verify_samples_B/doc=%.0f "
       "file_B/doc=%.0f near_dup=%llu verified_matches=%llu fungible_matches=%llu\n",
-      k, (unsigned long long)docs, cpu / docs * 1e6, bytes / docs, verify / docs,
+      k, (unsigned long long)docs, (unsigned long long)shingles, cpu / docs * 1e6, bytes / docs, verify / docs,
       (double)st->file_bytes / docs, (unsigned long long)near, (unsigned long long)verified,
       (unsigned long long)fungible);
   store.reset();

@@ -273,6 +273,30 @@ TEST_F(VerifyTest, PaperRelationIsASetting) {
   EXPECT_EQ(last_open_.code(), StatusCode::kInvalidArgument);
 }
 
+// The match order: the exact levels, then verified, fungible, similar, whatever the
+// resemblances. Features of 4 minhashes and r = 1 make a copy at J ~0.75 fungible (6 groups each
+// agreeing with probability 0.75^4: ~0.9 that one does) though far from verified.
+TEST_F(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
+  dedup::SketchParams p;
+  p.group_size = 4;
+  p.fungible_threshold = 1;
+  auto store = Open({}, &p);
+  ASSERT_NE(store, nullptr) << last_open_.ToString();
+  auto ctx = dedup::SketchContext::Create(p);
+  ASSERT_TRUE(ctx.ok());
+  context_ = *ctx;
+  const std::vector<std::string> words = Words(13, 3000);
+  // 40 edits: ~320 of 3,000 shingles differ, J ~0.8 with the page (~0.75 with the base).
+  const PageResult loose = Ingest(*store, "http://loose/", Edited(words, 40, 1));
+  const PageResult close = Ingest(*store, "http://close/", Edited(words, 3, 2));
+  const PageResult page = Ingest(*store, "http://page/", Edited(words, 3, 3));
+  std::vector<std::pair<DocId, Relation>> order;
+  for (const Match& m : page.matches) order.emplace_back(m.doc, m.relation);
+  const std::vector<std::pair<DocId, Relation>> want = {{close.doc, Relation::kVerified},
+                                                        {loose.doc, Relation::kFungible}};
+  EXPECT_EQ(order, want);  // before issue 34's fix: fungible first
+}
+
 // More candidates than max_candidates: the answer says how many were left out, and the ones
 // scored are the best (the most shared index entries): 5 near copies among 15 weaker ones.
 TEST_F(VerifyTest, CandidatesBeyondTheLimitAreCountedAndTheBestScored) {
