@@ -747,6 +747,7 @@ class BatchWriter {
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
+    SHINGLED_RETURN_IF_ERROR(chunk_docs_.Flush(ops_));  // issue 32
     store_.made_buffer_ = std::move(next).value();
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
@@ -1127,6 +1128,8 @@ class BatchWriter {
   // commit's puts (PutFingerprints). The batch's entries go to batch_fps_ until then.
   std::array<Cursor, kFingerprintIndexes> fp_cursors_;
   std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
+  // Issue 32: the batch's `chunk_docs` postings, put in key order by Finish.
+  internal::BatchChunkDocs chunk_docs_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -1259,7 +1262,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec->last_seen = std::max(rec->last_seen, page.date);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
     // Issue 32: a document stored before format 9 gets its chunks when seen again.
-    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks));
+    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, &chunk_docs_));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
       result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
@@ -1286,7 +1289,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     }
     doc = next_doc_++;
     new_doc = true;
-    SHINGLED_RETURN_IF_ERROR(internal::PutChunks(ops_, doc, sketch.chunks));  // issue 32
+    SHINGLED_RETURN_IF_ERROR(
+        internal::PutChunks(ops_, doc, sketch.chunks, &chunk_docs_));  // issue 32
     ++documents_;
     largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;
@@ -1357,7 +1361,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
                      return a.resemblance > b.resemblance;
                    });
   SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, store_.options_, page.url, sketch.chunks,
-                                                     result));  // issue 32
+                                                     result, &chunk_docs_));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);

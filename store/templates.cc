@@ -89,16 +89,35 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
     chunks_.erase(it);
     return ops_.Fail(rc, "chunk_docs");
   }
+  if (batch_ != nullptr && !state.over) {
+    // The batch's postings come after the B-tree's, then the first template_max_docs of them
+    // all, as ReadValuePostings would read them had they been put.
+    const size_t stored = state.docs.size();
+    batch_->Read(hash, &state.docs);
+    if (state.docs.size() > stored) {
+      std::sort(state.docs.begin(), state.docs.end());
+      if (state.docs.size() > options_.template_max_docs) {
+        state.docs.resize(options_.template_max_docs);
+        state.over = true;
+      }
+    }
+  }
   return &state;
 }
 
-StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host) {
-  if (auto it = host_pages_.find(std::string(host)); it != host_pages_.end()) return it->second;
+uint64_t TemplateJudge::HostPagesCap() const {
   // Past this many, no chunk under the document limit holds the share: stop counting.
-  const uint64_t cap =
-      static_cast<uint64_t>(std::ceil(static_cast<double>(options_.template_max_docs) /
-                                      options_.template_host_share)) +
-      1;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(options_.template_max_docs) /
+                                         options_.template_host_share)) +
+         1;
+}
+
+StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limit) {
+  limit = std::min(limit, HostPagesCap());
+  auto it = host_pages_.find(std::string(host));
+  if (it != host_pages_.end() && it->second.limit >= limit) {
+    return std::min(it->second.pages, limit);  // counted far enough already
+  }
   Cursor urls;
   if (int rc = urls.Open(ops_.txn(), ops_.dbis().urls); rc != 0)
     return ops_.Fail(rc, "urls cursor");
@@ -108,13 +127,13 @@ StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host) {
     prefix.append(host).push_back('/');
     MDB_val k = Val(prefix), v;
     int rc = mdb_cursor_get(urls.get(), &k, &v, MDB_SET_RANGE);
-    for (; rc == 0 && pages < cap; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
+    for (; rc == 0 && pages < limit; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
       if (!View(k).starts_with(prefix)) break;
       ++pages;
     }
     if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
   }
-  host_pages_.emplace(std::string(host), pages);
+  host_pages_.insert_or_assign(std::string(host), HostCount{pages, limit});
   return pages;
 }
 
@@ -141,10 +160,14 @@ StatusOr<bool> TemplateJudge::IsTemplate(uint64_t hash, std::string_view host_a,
 
 StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_view host,
                                             ChunkTemplate* explain) {
-  StatusOr<uint64_t> pages = HostPages(host);
+  const double share = options_.template_host_share;
+  const uint64_t min_pages = options_.template_min_host_pages;
+  // An explanation shows the count up to the cap; a verdict needs it only as far as it can
+  // matter: at least min_pages, and past on_host / share no count holds the share.
+  StatusOr<uint64_t> pages = HostPages(host, explain != nullptr ? HostPagesCap() : min_pages);
   if (!pages.ok()) return pages.status();
   if (explain != nullptr) explain->host_pages = *pages;
-  if (*pages < options_.template_min_host_pages) return false;
+  if (*pages < min_pages) return false;
   uint64_t on_host = 0;
   for (DocId d : c.docs) {
     StatusOr<std::string> h = HostOfDocument(d);
@@ -152,7 +175,17 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
     on_host += *h == host;
   }
   if (explain != nullptr) explain->host_documents = on_host;
-  return static_cast<double>(on_host) > options_.template_host_share * static_cast<double>(*pages);
+  if (explain == nullptr) {
+    // The least count whose share on_host does not exceed: counting to it (or to the cap, or
+    // to min_pages, whichever is larger) decides as a count to the cap would.
+    const uint64_t cap = HostPagesCap();
+    const double least = std::floor(static_cast<double>(on_host) / share) + 1;
+    uint64_t need = least >= static_cast<double>(cap) ? cap : static_cast<uint64_t>(least);
+    while (need < cap && share * static_cast<double>(need) <= static_cast<double>(on_host)) ++need;
+    pages = HostPages(host, std::max(min_pages, need));
+    if (!pages.ok()) return pages.status();
+  }
+  return static_cast<double>(on_host) > share * static_cast<double>(*pages);
 }
 
 Status TemplateJudge::Explain(uint64_t hash, std::string_view host, ChunkTemplate* out) {
