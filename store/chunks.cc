@@ -237,12 +237,10 @@ Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* 
   return OkStatus();
 }
 
-Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
-                       std::span<const dedup::Chunk> chunks, PageResult* result,
-                       const BatchChunkDocs* batch) {
+Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
+                       std::span<const dedup::Chunk> chunks, PageResult* result) {
   result->match_common.assign(result->matches.size(), CommonBytes{});
   if (chunks.empty()) return OkStatus();  // every match's common stays unknown
-  TemplateJudge judge(ops, options, batch);
   std::vector<dedup::Chunk> other;
   bool known = false;
   for (size_t i = 0; i < result->matches.size(); ++i) {

@@ -656,7 +656,12 @@ class BatchFingerprintTable {
 // One write batch: the decision for each page (issue 3, "The decision for each page").
 class BatchWriter {
  public:
-  BatchWriter(TxnOps& ops, StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()), postings_(ops) {}
+  BatchWriter(TxnOps& ops, StoreImpl& store)
+      : ops_(ops),
+        store_(store),
+        d_(ops.dbis()),
+        postings_(ops),
+        judge_(ops, store.options_, &chunk_docs_) {}
 
   Status Begin() {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
@@ -785,6 +790,7 @@ class BatchWriter {
                     bool new_doc = false) {
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), new_url ? MDB_APPEND : 0, "versions"));
     if (v.doc != 0) {
+      judge_.DocumentUrlAdded(v.doc);
       // MDB_APPEND without MDB_NODUPDATA: an out-of-order key would be an error, not ignored.
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(),
                                         new_doc ? MDB_APPEND : MDB_NODUPDATA, "doc_urls"));
@@ -902,6 +908,7 @@ class BatchWriter {
     Key64 key(fresh);
     SHINGLED_RETURN_IF_ERROR(PutThrough(urls_cursor_, url_key, key.view(), "urls"));
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.url_names, key.view(), url, MDB_APPEND, "url_names"));
+    judge_.UrlAdded(url);
     ++urls_;
     return fresh;
   }
@@ -1130,6 +1137,9 @@ class BatchWriter {
   std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
   // Issue 32: the batch's `chunk_docs` postings, put in key order by Finish.
   internal::BatchChunkDocs chunk_docs_;
+  // The batch's template judge (bytes in common of each page and its matches), whose cache
+  // lasts the batch.
+  internal::TemplateJudge judge_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -1360,8 +1370,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
                      if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
                      return a.resemblance > b.resemblance;
                    });
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, store_.options_, page.url, sketch.chunks,
-                                                     result, &chunk_docs_));  // issue 32
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, judge_, page.url, sketch.chunks,
+                                                     result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);

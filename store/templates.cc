@@ -36,6 +36,7 @@ std::string_view UrlHost(std::string_view url) {
 
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
   if (auto it = hosts_.find(doc); it != hosts_.end()) return it->second;
+  if (hosts_.size() >= kMaxCachedChunks) hosts_.clear();
   if (doc_urls_.get() == nullptr) {
     if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
       return ops_.Fail(rc, "doc_urls cursor");
@@ -60,50 +61,61 @@ StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
 }
 
 StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
+  // A judge that lives as long as a write batch caches what it read (the B-tree does not change
+  // under it: the batch's postings are in `batch_`), up to a bound.
+  if (chunks_.size() >= kMaxCachedChunks && !chunks_.contains(hash)) chunks_.clear();
   auto [it, added] = chunks_.try_emplace(hash);
   ChunkState& state = it->second;
-  if (!added) return &state;
+  if (added) {
+    Status s = ReadStoredState(hash, &state);
+    if (!s.ok()) {
+      chunks_.erase(it);
+      return s;
+    }
+  }
+  if (batch_ == nullptr || state.marked || state.over) return &state;
+  // The batch's postings come after the B-tree's, then the first template_max_docs of them
+  // all, as ReadValuePostings would read them had they been put.
+  merged_.docs.clear();
+  batch_->Read(hash, &merged_.docs);
+  if (merged_.docs.empty()) return &state;
+  merged_.docs.insert(merged_.docs.end(), state.docs.begin(), state.docs.end());
+  std::sort(merged_.docs.begin(), merged_.docs.end());
+  merged_.marked = false;
+  merged_.over = merged_.docs.size() > options_.template_max_docs;
+  if (merged_.over) merged_.docs.resize(options_.template_max_docs);
+  return &merged_;
+}
+
+Status TemplateJudge::ReadStoredState(uint64_t hash, ChunkState* state) {
   std::string_view unused;
   char key[8];
   PutBE64(key, hash);
   Status s =
       ops_.Get(ops_.dbis().template_chunks, std::string_view(key, 8), &unused, "template_chunks");
   if (s.ok()) {
-    state.marked = true;
-    return &state;
+    state->marked = true;
+    return OkStatus();
   }
-  if (s.code() != StatusCode::kNotFound) {
-    chunks_.erase(it);
-    return s;
-  }
+  if (s.code() != StatusCode::kNotFound) return s;
   if (chunk_docs_.get() == nullptr) {
-    if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0) {
-      chunks_.erase(it);
+    if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0)
       return ops_.Fail(rc, "chunk_docs cursor");
-    }
   }
   size_t count = 0;
-  if (int rc = ReadValuePostings(chunk_docs_.get(), hash, options_.template_max_docs, &state.docs,
-                                 &count, &state.over);
+  if (int rc = ReadValuePostings(chunk_docs_.get(), hash, options_.template_max_docs, &state->docs,
+                                 &count, &state->over);
       rc != 0) {
-    chunks_.erase(it);
     return ops_.Fail(rc, "chunk_docs");
   }
-  if (batch_ != nullptr && !state.over) {
-    // The batch's postings come after the B-tree's, then the first template_max_docs of them
-    // all, as ReadValuePostings would read them had they been put.
-    const size_t stored = state.docs.size();
-    batch_->Read(hash, &state.docs);
-    if (state.docs.size() > stored) {
-      std::sort(state.docs.begin(), state.docs.end());
-      if (state.docs.size() > options_.template_max_docs) {
-        state.docs.resize(options_.template_max_docs);
-        state.over = true;
-      }
-    }
-  }
-  return &state;
+  return OkStatus();
 }
+
+void TemplateJudge::UrlAdded(std::string_view url) {
+  if (!host_pages_.empty()) host_pages_.erase(std::string(UrlHost(url)));
+}
+
+void TemplateJudge::DocumentUrlAdded(DocId doc) { hosts_.erase(doc); }
 
 uint64_t TemplateJudge::HostPagesCap() const {
   // Past this many, no chunk under the document limit holds the share: stop counting.

@@ -17,6 +17,8 @@
 
 namespace shingled::store::internal {
 
+class TemplateJudge;  // templates.h
+
 // The `chunk_docs` postings of one write batch, held in memory until the batch ends and then put
 // in key order through one cursor: consecutive keys on one leaf are found from the cursor's page
 // instead of by a descent from the root per posting (docs/PERFORMANCE.md, "Chunks"). Until then
@@ -59,11 +61,10 @@ Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chun
 // DataLoss for a record that does not decode.
 Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known);
 // Sets `result->match_common`, one per match (without spans), from `chunks` (the page's, at
-// `url`) and the match's stored chunks, template chunks left out (templates.h); `batch`: the
-// write batch's postings not yet put (null: none).
-Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
-                       std::span<const dedup::Chunk> chunks, PageResult* result,
-                       const BatchChunkDocs* batch = nullptr);
+// `url`) and the match's stored chunks, template chunks left out by `judge` (templates.h; the
+// write batch's, which sees the batch's postings not yet put).
+Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
+                       std::span<const dedup::Chunk> chunks, PageResult* result);
 // The same for similarity results; `query` are the query's chunks, of document `query_doc` (0:
 // a page not stored, without a host).
 Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, DocId query_doc,

@@ -52,13 +52,23 @@ class TemplateJudge {
   // One chunk's verdict and the figures behind it, for a document on `host`.
   Status Explain(uint64_t hash, std::string_view host, ChunkTemplate* out);
 
+  // For a judge that outlives a write in its transaction (the writer's, one per batch): what it
+  // cached of `urls` and `doc_urls` is forgotten where the write changed them. Writes to
+  // `chunk_docs` must go through `batch`; `template_chunks` must not change.
+  void UrlAdded(std::string_view url);  // a new URL: its host's count
+  void DocumentUrlAdded(DocId doc);     // a URL now shows `doc`: its host
+
  private:
   struct ChunkState {
     bool marked = false;
     bool over = false;        // more than template_max_docs documents
     std::vector<DocId> docs;  // its documents (all of them when !over)
   };
+  // Caches bounded by this many entries (cleared when full).
+  static constexpr size_t kMaxCachedChunks = size_t{1} << 16;
+  // The chunk's state: marked, or its postings in the B-tree and then in `batch_`.
   StatusOr<const ChunkState*> State(uint64_t hash);
+  Status ReadStoredState(uint64_t hash, ChunkState* state);
   // The URLs of `host`, counted up to `limit` (and to HostPagesCap(), whichever is less).
   StatusOr<uint64_t> HostPages(std::string_view host, uint64_t limit);
   uint64_t HostPagesCap() const;
@@ -69,7 +79,8 @@ class TemplateJudge {
   const StoreOptions& options_;
   const BatchChunkDocs* batch_;
   Cursor chunk_docs_, doc_urls_;
-  std::unordered_map<uint64_t, ChunkState> chunks_;
+  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (without batch_'s postings)
+  ChunkState merged_;                                // State's answer with batch_'s postings
   std::unordered_map<DocId, std::string> hosts_;
   struct HostCount {
     uint64_t pages = 0;  // exact when below `limit`
