@@ -248,21 +248,25 @@ TEST_F(TemplatesTest, HostShare) {
   testing::StoreFixture::ExpectConsistent(*store);
 }
 
-// The writer holds a batch's `chunk_docs` postings until the batch ends (BatchChunkDocs): bytes in
-// common of each page with its matches, in one batch, are those of the same pages one batch each,
-// for chunks that pass the document limit or a host's share within the batch.
+// The writer holds a batch's `chunk_docs` postings until the batch ends (BatchChunkDocs), and its
+// template judge lasts the batch: bytes in common of each page with its matches, in one batch, are
+// those of the same pages one batch each, as chunks pass the document limit or a host's share and
+// fall under it again as the host grows within the batch.
 TEST_F(TemplatesTest, OneBatchJudgesAsPageByPage) {
   StoreOptions options;
-  options.template_max_docs = 5;
+  options.template_max_docs = 8;
   options.template_host_share = 0.5;
   options.template_min_host_pages = 4;
-  // One cluster (equal bases, other variants): each page matches an earlier one. The header is on
-  // every page; pages 0-5 are on site.test (the header's share passes there from page 4 on), 6-11
-  // on other hosts (the document limit: from the sixth document on).
+  // One cluster (equal bases, other variants): each page matches an earlier one. Pages 0-5 are on
+  // site.test with the header (its share passes there from page 3 on: 4 of 4 pages), 6-11 on
+  // site.test without it (6 of 12 pages after page 11: not more than half), 12-14 elsewhere with
+  // it (over the document limit from page 14 on: 9 documents).
   std::vector<PageInput> pages;
-  for (int i = 0; i < 12; ++i) {
-    const std::string host = i < 6 ? "site.test" : "h" + std::to_string(i) + ".test";
-    const std::string text = i == 7 ? Templated(3) + "!" : Templated(i);
+  for (int i = 0; i < 15; ++i) {
+    const std::string host = i < 12 ? "site.test" : "h" + std::to_string(i) + ".test";
+    const std::string text = i < 6    ? Templated(i)
+                             : i < 12 ? content_[static_cast<size_t>(i)]
+                                      : Templated(i - 12) + "!";
     pages.push_back(
         TextPage("http://" + host + "/" + std::to_string(i), text, 0, static_cast<uint64_t>(i)));
   }
@@ -300,10 +304,14 @@ TEST_F(TemplatesTest, OneBatchJudgesAsPageByPage) {
       shared_bytes += a.shared_bytes;
     }
   }
-  // Both rules fired within the batch, and content still counts.
-  EXPECT_GE((*batch)[4].match_common.at(0).template_bytes, 8000u - 2 * kMaxChunk);
-  EXPECT_GE((*batch)[11].match_common.at(0).template_bytes, 8000u - 2 * kMaxChunk);
-  EXPECT_EQ((*batch)[2].match_common.at(0).template_bytes, 0u);
+  // Both rules fired within the batch, the share stopped as the host grew, and content counts.
+  const auto common = [&](size_t i) { return (*batch)[i].match_common.at(0); };
+  EXPECT_EQ(common(2).template_bytes, 0u);
+  EXPECT_GE(common(4).template_bytes, 8000u - 2 * kMaxChunk);
+  EXPECT_GE(common(9).template_b, 8000u - 2 * kMaxChunk);
+  EXPECT_EQ(common(11).template_b, 0u);
+  EXPECT_EQ(common(13).template_bytes, 0u);
+  EXPECT_GE(common(14).template_bytes, 8000u - 2 * kMaxChunk);
   EXPECT_GT(template_bytes, 0u);
   EXPECT_GT(shared_bytes, 0u);
   testing::StoreFixture::ExpectConsistent(*one_batch);
