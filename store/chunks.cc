@@ -141,7 +141,8 @@ namespace internal {
 
 namespace {
 
-Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks, unsigned flags) {
+Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks, unsigned flags,
+                   BatchChunkDocs* batch) {
   const Dbis& d = ops.dbis();
   SHINGLED_RETURN_IF_ERROR(
       ops.Put(d.doc_chunks, Key64(doc).view(), EncodeDocChunks(chunks), flags, "doc_chunks"));
@@ -151,6 +152,10 @@ Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   for (uint64_t hash : distinct) {
+    if (batch != nullptr) {
+      batch->File(hash, doc);
+      continue;
+    }
     SHINGLED_RETURN_IF_ERROR(ops.Put(d.chunk_docs, PostingKey(hash).view(),
                                      Posting(hash, doc).view(), MDB_NODUPDATA, "chunk_docs"));
   }
@@ -159,18 +164,61 @@ Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
 
 }  // namespace
 
-Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks) {
-  if (chunks.empty()) return OkStatus();
-  return WriteChunks(ops, doc, chunks, MDB_APPEND);
+void BatchChunkDocs::File(uint64_t hash, DocId doc) {
+  entries_.push_back(Entry{hash, doc, 0});
+  const auto index = static_cast<uint32_t>(entries_.size());
+  auto [it, added] = chains_.try_emplace(hash, Chain{index, index});
+  if (!added) {
+    entries_[it->second.tail - 1].next = index;
+    it->second.tail = index;
+  }
 }
 
-Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks) {
+void BatchChunkDocs::Read(uint64_t hash, std::vector<DocId>* out) const {
+  auto it = chains_.find(hash);
+  if (it == chains_.end()) return;
+  for (uint32_t i = it->second.head; i != 0; i = entries_[i - 1].next) {
+    out->push_back(entries_[i - 1].doc);
+  }
+}
+
+Status BatchChunkDocs::Flush(TxnOps& ops) {
+  // (hash, document) order is the B-tree's: the key is the hash's top bits, the entry its low
+  // bits then the document, both big-endian.
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    return a.hash != b.hash ? a.hash < b.hash : a.doc < b.doc;
+  });
+  Cursor cursor;
+  if (!entries_.empty()) {
+    if (int rc = cursor.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0)
+      return ops.Fail(rc, "chunk_docs cursor");
+  }
+  for (const Entry& e : entries_) {
+    PostingKey key(e.hash);
+    Posting posting(e.hash, e.doc);
+    MDB_val k = Val(key.view()), v = Val(posting.view());
+    int rc = mdb_cursor_put(cursor.get(), &k, &v, MDB_NODUPDATA);
+    if (rc != 0 && rc != MDB_KEYEXIST) return ops.Fail(rc, "chunk_docs");
+  }
+  entries_.clear();
+  chains_.clear();
+  return OkStatus();
+}
+
+Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
+                 BatchChunkDocs* batch) {
+  if (chunks.empty()) return OkStatus();
+  return WriteChunks(ops, doc, chunks, MDB_APPEND, batch);
+}
+
+Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
+                      BatchChunkDocs* batch) {
   if (chunks.empty()) return OkStatus();
   std::string_view bytes;
   Status s = ops.Get(ops.dbis().doc_chunks, Key64(doc).view(), &bytes, "doc_chunks");
   if (s.ok()) return OkStatus();  // recorded already: an identical copy adds nothing
   if (s.code() != StatusCode::kNotFound) return s;
-  return WriteChunks(ops, doc, chunks, MDB_NOOVERWRITE);
+  return WriteChunks(ops, doc, chunks, MDB_NOOVERWRITE, batch);
 }
 
 Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known) {
@@ -189,11 +237,10 @@ Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* 
   return OkStatus();
 }
 
-Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
+Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
                        std::span<const dedup::Chunk> chunks, PageResult* result) {
   result->match_common.assign(result->matches.size(), CommonBytes{});
   if (chunks.empty()) return OkStatus();  // every match's common stays unknown
-  TemplateJudge judge(ops, options);
   std::vector<dedup::Chunk> other;
   bool known = false;
   for (size_t i = 0; i < result->matches.size(); ++i) {

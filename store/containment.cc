@@ -49,7 +49,7 @@ std::optional<Relation> ContainmentRelation(const CommonBytes& common) {
   return std::nullopt;
 }
 
-Status FindContainment(TxnOps& ops, const StoreOptions& options,
+Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
                        DocId exclude, size_t room, std::vector<ContainmentCandidate>* out) {
   out->clear();
@@ -63,7 +63,6 @@ Status FindContainment(TxnOps& ops, const StoreOptions& options,
       std::unique(distinct.begin(), distinct.end(),
                   [](const dedup::Chunk& a, const dedup::Chunk& b) { return a.hash == b.hash; }),
       distinct.end());
-  TemplateJudge judge(ops, options);
   std::unordered_map<DocId, uint64_t> held;  // bytes of the page's distinct chunks each holds
   for (const dedup::Chunk& c : distinct) {
     StatusOr<const std::vector<DocId>*> docs = judge.DocumentsOf(c.hash);

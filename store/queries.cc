@@ -295,14 +295,14 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   if (!buffer.ok()) return buffer.status();
   std::vector<internal::ContainmentCandidate> containment;
   std::string host;
+  internal::TemplateJudge judge(ops, impl.options_);
   if (exclude != 0 && !chunks.empty()) {
-    internal::TemplateJudge judge(ops, impl.options_);
     StatusOr<std::string> h = judge.HostOfDocument(exclude);
     if (!h.ok()) return h.status();
     host = std::move(*h);
   }
   SHINGLED_RETURN_IF_ERROR(internal::FindContainment(
-      ops, impl.options_, chunks, host, exclude,
+      ops, impl.options_, judge, chunks, host, exclude,
       internal::ContainmentRoom(impl.options_.max_candidates), &containment));
   std::vector<DocId> reserved;
   for (const internal::ContainmentCandidate& c : containment) reserved.push_back(c.doc);

@@ -671,7 +671,12 @@ class BatchFingerprintTable {
 // One write batch: the decision for each page (issue 3, "The decision for each page").
 class BatchWriter {
  public:
-  BatchWriter(TxnOps& ops, StoreImpl& store) : ops_(ops), store_(store), d_(ops.dbis()), postings_(ops) {}
+  BatchWriter(TxnOps& ops, StoreImpl& store)
+      : ops_(ops),
+        store_(store),
+        d_(ops.dbis()),
+        postings_(ops),
+        judge_(ops, store.options_, &chunk_docs_) {}
 
   Status Begin() {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
@@ -762,6 +767,7 @@ class BatchWriter {
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
+    SHINGLED_RETURN_IF_ERROR(chunk_docs_.Flush(ops_));  // issue 32
     store_.made_buffer_ = std::move(next).value();
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
@@ -799,6 +805,7 @@ class BatchWriter {
                     bool new_doc = false) {
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions, VersionKey(url, seq), EncodeVersion(v), new_url ? MDB_APPEND : 0, "versions"));
     if (v.doc != 0) {
+      judge_.DocumentUrlAdded(v.doc);
       // MDB_APPEND without MDB_NODUPDATA: an out-of-order key would be an error, not ignored.
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.doc_urls, Key64(v.doc).view(), Key64(url).view(),
                                         new_doc ? MDB_APPEND : MDB_NODUPDATA, "doc_urls"));
@@ -916,6 +923,7 @@ class BatchWriter {
     Key64 key(fresh);
     SHINGLED_RETURN_IF_ERROR(PutThrough(urls_cursor_, url_key, key.view(), "urls"));
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.url_names, key.view(), url, MDB_APPEND, "url_names"));
+    judge_.UrlAdded(url);
     ++urls_;
     return fresh;
   }
@@ -1016,9 +1024,9 @@ class BatchWriter {
     // above do not rank: a page inside a much longer one shares few of its sample values. They
     // are scored whatever their points; the ranking fills the rest.
     const size_t max = store_.options_.max_candidates;
-    SHINGLED_RETURN_IF_ERROR(
-        internal::FindContainment(ops_, store_.options_, sketch.chunks, internal::UrlHost(url), doc,
-                                  internal::ContainmentRoom(max), &containment_));
+    SHINGLED_RETURN_IF_ERROR(internal::FindContainment(
+        ops_, store_.options_, judge_, sketch.chunks, internal::UrlHost(url), doc,
+        internal::ContainmentRoom(max), &containment_));
     if (!containment_.empty()) {
       std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
     }
@@ -1164,6 +1172,11 @@ class BatchWriter {
   // commit's puts (PutFingerprints). The batch's entries go to batch_fps_ until then.
   std::array<Cursor, kFingerprintIndexes> fp_cursors_;
   std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
+  // Issue 32: the batch's `chunk_docs` postings, put in key order by Finish.
+  internal::BatchChunkDocs chunk_docs_;
+  // The batch's template judge (bytes in common of each page and its matches), whose cache
+  // lasts the batch.
+  internal::TemplateJudge judge_;
 };
 
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
@@ -1296,7 +1309,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec->last_seen = std::max(rec->last_seen, page.date);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
     // Issue 32: a document stored before format 9 gets its chunks when seen again.
-    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks));
+    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, &chunk_docs_));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
       result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
@@ -1323,7 +1336,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     }
     doc = next_doc_++;
     new_doc = true;
-    SHINGLED_RETURN_IF_ERROR(internal::PutChunks(ops_, doc, sketch.chunks));  // issue 32
+    SHINGLED_RETURN_IF_ERROR(
+        internal::PutChunks(ops_, doc, sketch.chunks, &chunk_docs_));  // issue 32
     ++documents_;
     largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;
@@ -1394,7 +1408,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
                      if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
                      return a.resemblance > b.resemblance;
                    });
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, store_.options_, page.url, sketch.chunks,
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, judge_, page.url, sketch.chunks,
                                                      result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;

@@ -36,6 +36,7 @@ std::string_view UrlHost(std::string_view url) {
 
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
   if (auto it = hosts_.find(doc); it != hosts_.end()) return it->second;
+  if (hosts_.size() >= kMaxCachedChunks) hosts_.clear();
   if (doc_urls_.get() == nullptr) {
     if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
       return ops_.Fail(rc, "doc_urls cursor");
@@ -60,36 +61,54 @@ StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
 }
 
 StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
+  // A judge that lives as long as a write batch caches what it read (the B-tree does not change
+  // under it: the batch's postings are in `batch_`), up to a bound.
+  if (chunks_.size() >= kMaxCachedChunks && !chunks_.contains(hash)) chunks_.clear();
   auto [it, added] = chunks_.try_emplace(hash);
   ChunkState& state = it->second;
-  if (!added) return &state;
+  if (added) {
+    Status s = ReadStoredState(hash, &state);
+    if (!s.ok()) {
+      chunks_.erase(it);
+      return s;
+    }
+  }
+  if (batch_ == nullptr || state.marked || state.over) return &state;
+  // The batch's postings come after the B-tree's, then the first template_max_docs of them
+  // all, as ReadValuePostings would read them had they been put.
+  merged_.docs.clear();
+  batch_->Read(hash, &merged_.docs);
+  if (merged_.docs.empty()) return &state;
+  merged_.docs.insert(merged_.docs.end(), state.docs.begin(), state.docs.end());
+  std::sort(merged_.docs.begin(), merged_.docs.end());
+  merged_.marked = false;
+  merged_.over = merged_.docs.size() > options_.template_max_docs;
+  if (merged_.over) merged_.docs.resize(options_.template_max_docs);
+  return &merged_;
+}
+
+Status TemplateJudge::ReadStoredState(uint64_t hash, ChunkState* state) {
   std::string_view unused;
   char key[8];
   PutBE64(key, hash);
   Status s =
       ops_.Get(ops_.dbis().template_chunks, std::string_view(key, 8), &unused, "template_chunks");
   if (s.ok()) {
-    state.marked = true;
-    return &state;
+    state->marked = true;
+    return OkStatus();
   }
-  if (s.code() != StatusCode::kNotFound) {
-    chunks_.erase(it);
-    return s;
-  }
+  if (s.code() != StatusCode::kNotFound) return s;
   if (chunk_docs_.get() == nullptr) {
-    if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0) {
-      chunks_.erase(it);
+    if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0)
       return ops_.Fail(rc, "chunk_docs cursor");
-    }
   }
   size_t count = 0;
-  if (int rc = ReadValuePostings(chunk_docs_.get(), hash, options_.template_max_docs, &state.docs,
-                                 &count, &state.over);
+  if (int rc = ReadValuePostings(chunk_docs_.get(), hash, options_.template_max_docs, &state->docs,
+                                 &count, &state->over);
       rc != 0) {
-    chunks_.erase(it);
     return ops_.Fail(rc, "chunk_docs");
   }
-  return &state;
+  return OkStatus();
 }
 
 StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
@@ -100,13 +119,25 @@ StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
   return &c.docs;
 }
 
-StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host) {
-  if (auto it = host_pages_.find(std::string(host)); it != host_pages_.end()) return it->second;
+void TemplateJudge::UrlAdded(std::string_view url) {
+  if (!host_pages_.empty()) host_pages_.erase(std::string(UrlHost(url)));
+}
+
+void TemplateJudge::DocumentUrlAdded(DocId doc) { hosts_.erase(doc); }
+
+uint64_t TemplateJudge::HostPagesCap() const {
   // Past this many, no chunk under the document limit holds the share: stop counting.
-  const uint64_t cap =
-      static_cast<uint64_t>(std::ceil(static_cast<double>(options_.template_max_docs) /
-                                      options_.template_host_share)) +
-      1;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(options_.template_max_docs) /
+                                         options_.template_host_share)) +
+         1;
+}
+
+StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limit) {
+  limit = std::min(limit, HostPagesCap());
+  auto it = host_pages_.find(std::string(host));
+  if (it != host_pages_.end() && it->second.limit >= limit) {
+    return std::min(it->second.pages, limit);  // counted far enough already
+  }
   Cursor urls;
   if (int rc = urls.Open(ops_.txn(), ops_.dbis().urls); rc != 0)
     return ops_.Fail(rc, "urls cursor");
@@ -116,13 +147,13 @@ StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host) {
     prefix.append(host).push_back('/');
     MDB_val k = Val(prefix), v;
     int rc = mdb_cursor_get(urls.get(), &k, &v, MDB_SET_RANGE);
-    for (; rc == 0 && pages < cap; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
+    for (; rc == 0 && pages < limit; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
       if (!View(k).starts_with(prefix)) break;
       ++pages;
     }
     if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
   }
-  host_pages_.emplace(std::string(host), pages);
+  host_pages_.insert_or_assign(std::string(host), HostCount{pages, limit});
   return pages;
 }
 
@@ -149,10 +180,14 @@ StatusOr<bool> TemplateJudge::IsTemplate(uint64_t hash, std::string_view host_a,
 
 StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_view host,
                                             ChunkTemplate* explain) {
-  StatusOr<uint64_t> pages = HostPages(host);
+  const double share = options_.template_host_share;
+  const uint64_t min_pages = options_.template_min_host_pages;
+  // An explanation shows the count up to the cap; a verdict needs it only as far as it can
+  // matter: at least min_pages, and past on_host / share no count holds the share.
+  StatusOr<uint64_t> pages = HostPages(host, explain != nullptr ? HostPagesCap() : min_pages);
   if (!pages.ok()) return pages.status();
   if (explain != nullptr) explain->host_pages = *pages;
-  if (*pages < options_.template_min_host_pages) return false;
+  if (*pages < min_pages) return false;
   uint64_t on_host = 0;
   for (DocId d : c.docs) {
     StatusOr<std::string> h = HostOfDocument(d);
@@ -160,7 +195,17 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
     on_host += *h == host;
   }
   if (explain != nullptr) explain->host_documents = on_host;
-  return static_cast<double>(on_host) > options_.template_host_share * static_cast<double>(*pages);
+  if (explain == nullptr) {
+    // The least count whose share on_host does not exceed: counting to it (or to the cap, or
+    // to min_pages, whichever is larger) decides as a count to the cap would.
+    const uint64_t cap = HostPagesCap();
+    const double least = std::floor(static_cast<double>(on_host) / share) + 1;
+    uint64_t need = least >= static_cast<double>(cap) ? cap : static_cast<uint64_t>(least);
+    while (need < cap && share * static_cast<double>(need) <= static_cast<double>(on_host)) ++need;
+    pages = HostPages(host, std::max(min_pages, need));
+    if (!pages.ok()) return pages.status();
+  }
+  return static_cast<double>(on_host) > share * static_cast<double>(*pages);
 }
 
 Status TemplateJudge::Explain(uint64_t hash, std::string_view host, ChunkTemplate* out) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -16,19 +17,53 @@
 
 namespace shingled::store::internal {
 
+class TemplateJudge;  // templates.h
+
+// The `chunk_docs` postings of one write batch, held in memory until the batch ends and then put
+// in key order through one cursor: consecutive keys on one leaf are found from the cursor's page
+// instead of by a descent from the root per posting (docs/PERFORMANCE.md, "Chunks"). Until then
+// the batch's readers of `chunk_docs` (TemplateJudge) add these to the B-tree's.
+class BatchChunkDocs {
+ public:
+  // Files `doc` under chunk `hash`. REQUIRES: the pair is filed once, and is not in the B-tree.
+  void File(uint64_t hash, DocId doc);
+  // Appends to `*out` the documents filed under `hash` by this batch, in the order filed.
+  void Read(uint64_t hash, std::vector<DocId>* out) const;
+  // Puts the postings into `chunk_docs`, sorted, and forgets them.
+  Status Flush(TxnOps& ops);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    uint64_t hash;
+    DocId doc;
+    uint32_t next;  // entries_ index + 1 of the hash's next posting; 0 ends the chain
+  };
+  struct Chain {
+    uint32_t head;  // entries_ index + 1
+    uint32_t tail;
+  };
+  std::vector<Entry> entries_;
+  std::unordered_map<uint64_t, Chain> chains_;
+};
+
 // Records a NEW document's chunks: its `doc_chunks` record and one `chunk_docs` posting per
-// distinct chunk. Writes nothing for an empty list (the document's chunks stay unknown).
+// distinct chunk, filed in `batch` (put by its Flush), or put at once when `batch` is null.
+// Writes nothing for an empty list (the document's chunks stay unknown).
 // REQUIRES: `doc` is larger than every document in `doc_chunks` (the writer's next id).
-Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks);
+Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
+                 BatchChunkDocs* batch = nullptr);
 // For a document seen again (identical bytes): records `chunks` as PutChunks does when the
 // document has none yet (stored before format 9), else writes nothing.
-Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks);
+Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
+                      BatchChunkDocs* batch = nullptr);
 // A document's chunks into `*out` (cleared first); `*known` false when it has no record.
 // DataLoss for a record that does not decode.
 Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known);
 // Sets `result->match_common`, one per match (without spans), from `chunks` (the page's, at
-// `url`) and the match's stored chunks, template chunks left out (templates.h).
-Status FillMatchCommon(TxnOps& ops, const StoreOptions& options, std::string_view url,
+// `url`) and the match's stored chunks, template chunks left out by `judge` (templates.h; the
+// write batch's, which sees the batch's postings not yet put).
+Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
                        std::span<const dedup::Chunk> chunks, PageResult* result);
 // The same for similarity results; `query` are the query's chunks, of document `query_doc` (0:
 // a page not stored, without a host).

@@ -19,6 +19,8 @@
 
 namespace shingled::store::internal {
 
+class TemplateJudge;  // store/internal/templates.h
+
 // How many of max_candidates are kept for containment candidates: a quarter (none when
 // max_candidates is 1). Room they do not use goes to the resemblance candidates.
 size_t ContainmentRoom(size_t max_candidates);
@@ -41,8 +43,9 @@ struct ContainmentCandidate {
 // (the most shared bytes first) have their chunks read; those kept are the `room` with the
 // largest share of the shorter text in common (template chunks left out, with the host-share rule
 // too: `page_host` is the page's, "" for none), then the smaller id. `exclude` (the page's own
-// document, 0: none) is never a candidate. Nothing for a page without chunks.
-Status FindContainment(TxnOps& ops, const StoreOptions& options,
+// document, 0: none) is never a candidate. Nothing for a page without chunks. `judge` is the
+// writer's batch judge (it sees the batch's chunk_docs postings) or a query's own.
+Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
                        DocId exclude, size_t room, std::vector<ContainmentCandidate>* out);
 

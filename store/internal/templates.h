@@ -18,6 +18,8 @@
 
 namespace shingled::store::internal {
 
+class BatchChunkDocs;  // chunks.h
+
 // "host" or "host:port" of an absolute URL (without user info, lowercase as stored); "" for a
 // URL without one (file:).
 std::string_view UrlHost(std::string_view url);
@@ -29,11 +31,14 @@ std::string_view UrlHost(std::string_view url);
 // template_min_host_pages URLs. Work per distinct chunk: one lookup in `template_chunks`, at most
 // template_max_docs + 1 postings read, and for the share rule only (a chunk in more documents than
 // share * min_pages) one `doc_urls` and one `url_names` read per posting (cached by document),
-// plus once per host a count of its URLs in `urls` that stops at template_max_docs / share + 1
-// (beyond, no chunk under the document limit can pass the share).
+// plus per host a count of its URLs in `urls` that stops at template_min_host_pages, and then, for
+// a chunk on H documents of the host, at H / share + 1 (beyond, the chunk cannot pass the share),
+// never past template_max_docs / share + 1.
 class TemplateJudge {
  public:
-  TemplateJudge(TxnOps& ops, const StoreOptions& options) : ops_(ops), options_(options) {}
+  // `batch`: a write batch's `chunk_docs` postings not yet in the B-tree (null: none).
+  TemplateJudge(TxnOps& ops, const StoreOptions& options, const BatchChunkDocs* batch = nullptr)
+      : ops_(ops), options_(options), batch_(batch) {}
 
   // The host of a document for the share rule: its first URL's (by url id); "" without one.
   StatusOr<std::string> HostOfDocument(DocId doc);
@@ -50,23 +55,41 @@ class TemplateJudge {
   // template by a mark or by the document limit (the host-share rule is left to Common).
   StatusOr<const std::vector<DocId>*> DocumentsOf(uint64_t hash);
 
+  // For a judge that outlives a write in its transaction (the writer's, one per batch): what it
+  // cached of `urls` and `doc_urls` is forgotten where the write changed them. Writes to
+  // `chunk_docs` must go through `batch`; `template_chunks` must not change.
+  void UrlAdded(std::string_view url);  // a new URL: its host's count
+  void DocumentUrlAdded(DocId doc);     // a URL now shows `doc`: its host
+
  private:
   struct ChunkState {
     bool marked = false;
     bool over = false;        // more than template_max_docs documents
     std::vector<DocId> docs;  // its documents (all of them when !over)
   };
+  // Caches bounded by this many entries (cleared when full).
+  static constexpr size_t kMaxCachedChunks = size_t{1} << 16;
+  // The chunk's state: marked, or its postings in the B-tree and then in `batch_`.
   StatusOr<const ChunkState*> State(uint64_t hash);
-  StatusOr<uint64_t> HostPages(std::string_view host);  // capped
+  Status ReadStoredState(uint64_t hash, ChunkState* state);
+  // The URLs of `host`, counted up to `limit` (and to HostPagesCap(), whichever is less).
+  StatusOr<uint64_t> HostPages(std::string_view host, uint64_t limit);
+  uint64_t HostPagesCap() const;
   StatusOr<bool> IsTemplate(uint64_t hash, std::string_view host_a, std::string_view host_b);
   StatusOr<bool> OverHostShare(const ChunkState& c, std::string_view host, ChunkTemplate* explain);
 
   TxnOps& ops_;
   const StoreOptions& options_;
+  const BatchChunkDocs* batch_;
   Cursor chunk_docs_, doc_urls_;
-  std::unordered_map<uint64_t, ChunkState> chunks_;
+  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (without batch_'s postings)
+  ChunkState merged_;                                // State's answer with batch_'s postings
   std::unordered_map<DocId, std::string> hosts_;
-  std::unordered_map<std::string, uint64_t> host_pages_;
+  struct HostCount {
+    uint64_t pages = 0;  // exact when below `limit`
+    uint64_t limit = 0;  // the count's limit
+  };
+  std::unordered_map<std::string, HostCount> host_pages_;
 };
 
 // Format 9 -> 10: `template_marks` and `template_chunks` are created empty by Open; nothing else

@@ -699,7 +699,7 @@ BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1)
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_ChunkIndex)
-    ->ArgsProduct({{10000, 100000}, {0, 1}})
+    ->ArgsProduct({{10000, 20000, 100000}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseManualTime();

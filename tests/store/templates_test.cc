@@ -248,6 +248,76 @@ TEST_F(TemplatesTest, HostShare) {
   testing::StoreFixture::ExpectConsistent(*store);
 }
 
+// The writer holds a batch's `chunk_docs` postings until the batch ends (BatchChunkDocs), and its
+// template judge lasts the batch: bytes in common of each page with its matches, in one batch, are
+// those of the same pages one batch each, as chunks pass the document limit or a host's share and
+// fall under it again as the host grows within the batch.
+TEST_F(TemplatesTest, OneBatchJudgesAsPageByPage) {
+  StoreOptions options;
+  options.template_max_docs = 8;
+  options.template_host_share = 0.5;
+  options.template_min_host_pages = 4;
+  // One cluster (equal bases, other variants): each page matches an earlier one. Pages 0-5 are on
+  // site.test with the header (its share passes there from page 3 on: 4 of 4 pages), 6-11 on
+  // site.test without it (6 of 12 pages after page 11: not more than half), 12-14 elsewhere with
+  // it (over the document limit from page 14 on: 9 documents).
+  std::vector<PageInput> pages;
+  for (int i = 0; i < 15; ++i) {
+    const std::string host = i < 12 ? "site.test" : "h" + std::to_string(i) + ".test";
+    const std::string text = i < 6    ? Templated(i)
+                             : i < 12 ? content_[static_cast<size_t>(i)]
+                                      : Templated(i - 12) + "!";
+    pages.push_back(
+        TextPage("http://" + host + "/" + std::to_string(i), text, 0, static_cast<uint64_t>(i)));
+  }
+  auto one_batch = OpenStore(options, "one");
+  auto page_by_page = OpenStore(options, "each");
+  ASSERT_NE(one_batch, nullptr);
+  ASSERT_NE(page_by_page, nullptr);
+  const SweepId sweep_one = one_batch->OpenSweep("s", 10)->id;
+  const SweepId sweep_each = page_by_page->OpenSweep("s", 10)->id;
+  for (PageInput& p : pages) p.sweep = sweep_one;
+  StatusOr<std::vector<PageResult>> batch = one_batch->Apply(pages);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->size(), pages.size());
+  uint64_t template_bytes = 0, shared_bytes = 0;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    pages[i].sweep = sweep_each;
+    const PageResult each = ApplyOne(*page_by_page, pages[i]);
+    const PageResult& one = (*batch)[i];
+    ASSERT_EQ(one.doc, each.doc) << i;
+    ASSERT_EQ(one.matches.size(), each.matches.size()) << i;
+    ASSERT_EQ(one.match_common.size(), each.match_common.size()) << i;
+    for (size_t m = 0; m < one.match_common.size(); ++m) {
+      const CommonBytes& a = one.match_common[m];
+      const CommonBytes& b = each.match_common[m];
+      EXPECT_EQ(one.matches[m].doc, each.matches[m].doc) << i;
+      EXPECT_EQ(a.known, b.known) << i;
+      EXPECT_EQ(a.shared_bytes, b.shared_bytes) << i;
+      EXPECT_EQ(a.shared_chunks, b.shared_chunks) << i;
+      EXPECT_EQ(a.template_bytes, b.template_bytes) << i;
+      EXPECT_EQ(a.template_chunks, b.template_chunks) << i;
+      EXPECT_EQ(a.template_a, b.template_a) << i;
+      EXPECT_EQ(a.template_b, b.template_b) << i;
+      EXPECT_EQ(a.relation, b.relation) << i;
+      template_bytes += a.template_bytes;
+      shared_bytes += a.shared_bytes;
+    }
+  }
+  // Both rules fired within the batch, the share stopped as the host grew, and content counts.
+  const auto common = [&](size_t i) { return (*batch)[i].match_common.at(0); };
+  EXPECT_EQ(common(2).template_bytes, 0u);
+  EXPECT_GE(common(4).template_bytes, 8000u - 2 * kMaxChunk);
+  EXPECT_GE(common(9).template_b, 8000u - 2 * kMaxChunk);
+  EXPECT_EQ(common(11).template_b, 0u);
+  EXPECT_EQ(common(13).template_bytes, 0u);
+  EXPECT_GE(common(14).template_bytes, 8000u - 2 * kMaxChunk);
+  EXPECT_GT(template_bytes, 0u);
+  EXPECT_GT(shared_bytes, 0u);
+  testing::StoreFixture::ExpectConsistent(*one_batch);
+  testing::StoreFixture::ExpectConsistent(*page_by_page);
+}
+
 // The corpus with a large shared header: unrelated pages share most of their bytes until the
 // header's cluster is marked, then only real content counts; unmarking restores it.
 TEST_F(TemplatesTest, MarkAndUnmark) {
