@@ -983,10 +983,6 @@ class BatchWriter {
     for (uint64_t value : sketch.sample.values) {
       if (IndexedSampleValue(value, sketch.sample.log2_modulus)) indexed_.push_back(value);
     }
-    // The reads below find each value in the batch's table: its cache misses, all at once.
-    postings_.HintReads({{BatchPostings::kFeatures, sketch.features},
-                         {BatchPostings::kSupershingles, sketch.supershingles},
-                         {BatchPostings::kSamples, indexed_}});
     // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
     // shingle or sample value.
     for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},

@@ -28,16 +28,6 @@ BatchPostings::Slot* BatchPostings::SlotMap::Find(uint64_t value) {
   }
 }
 
-void BatchPostings::SlotMap::HintBucket(uint64_t value) const {
-  if (!buckets_.empty()) __builtin_prefetch(&buckets_[Fmix64(value) & (buckets_.size() - 1)]);
-}
-
-void BatchPostings::SlotMap::HintSlot(uint64_t value) const {
-  if (buckets_.empty()) return;
-  if (const uint32_t b = buckets_[Fmix64(value) & (buckets_.size() - 1)]; b != 0)
-    __builtin_prefetch(&slots_[b - 1]);
-}
-
 BatchPostings::Slot& BatchPostings::SlotMap::FindOrAdd(uint64_t value) {
   if ((slots_.size() + 1) * 2 > buckets_.size()) Grow();
   const size_t mask = buckets_.size() - 1;
@@ -173,24 +163,6 @@ void BatchPostings::File(Index index, uint64_t value, DocId doc) {
     slot.head = e;
   }
   slot.tail = e;
-}
-
-void BatchPostings::HintReads(std::initializer_list<Values> lists) {
-  for (const Values& l : lists) {
-    for (uint64_t value : l.values) tables_[l.index].slots.HintBucket(value);
-  }
-  for (const Values& l : lists) {
-    for (uint64_t value : l.values) tables_[l.index].slots.HintSlot(value);
-  }
-  for (const Values& l : lists) {
-    Table& t = tables_[l.index];
-    for (uint64_t value : l.values) {
-      const Slot* slot = t.slots.Find(value);
-      if (slot == nullptr) continue;
-      if (slot->stored_count != 0) __builtin_prefetch(&t.docs[slot->stored_first]);
-      if (slot->head != 0) __builtin_prefetch(&t.entries[slot->head - 1]);
-    }
-  }
 }
 
 size_t BatchPostings::filed() const {

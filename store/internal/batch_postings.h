@@ -11,9 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -66,17 +64,6 @@ class BatchPostings {
                                                              BatchFingerprints fps,
                                                              BatchFingerprints* fp_put);
 
-  // Cache hints for the batch's table, which is tens of MB at the daemon's commit size: a Read
-  // of a value costs dependent cache misses (its bucket, its slot, then the postings the slot
-  // points to), one value after the other. A caller about to Read the values of `lists` calls
-  // this first: it hints their buckets, then their slots (reading the buckets), then their
-  // postings (reading the slots), so that each round's misses overlap. Changes nothing.
-  struct Values {
-    Index index;
-    std::span<const uint64_t> values;
-  };
-  void HintReads(std::initializer_list<Values> lists);
-
   // Postings filed so far in this batch.
   size_t filed() const;
 
@@ -106,10 +93,6 @@ class BatchPostings {
     Slot& FindOrAdd(uint64_t value);
     // The slot of `value`, or null.
     Slot* Find(uint64_t value);
-    // Cache hints: the bucket where a lookup of `value` starts, and the slot it names (the slot
-    // of `value` unless a collision put it further).
-    void HintBucket(uint64_t value) const;
-    void HintSlot(uint64_t value) const;
 
    private:
     void Grow();

@@ -24,7 +24,10 @@
 //   BM_IngestMixed/N/PERCENT/FILTER  400,000 pages in 16,000-page commits, PERCENT (0 or 50)
 //                       percent of them near-copies of earlier pages' families, with the writer's
 //                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
-//                       BM_IngestSized reports them;
+//                       BM_IngestSized reports them (SHINGLED_BENCH_WRITE_BUFFER=0: the
+//                       ingest benchmarks without the write buffer);
+//   BM_LookupStart/N/WARM  the first 2,000 lookups after opening the store, with Store::WarmMap
+//                       before them (WARM 1) or not (0): latency p50, p99 and mean;
 //   BM_Bytes/N          bytes per document of each database and the rest (free pages, nested
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
@@ -424,8 +427,17 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
   state.counters["first_query_elsewhere_s"] = copy.FirstQueryElsewhere();
 }
 
+// Issue 35: SHINGLED_BENCH_WRITE_BUFFER=0 runs BM_IngestSized without the write buffer
+// (StoreOptions::write_buffer: every commit puts every posting), to measure what it saves.
+StoreOptions IngestOptions() {
+  StoreOptions o;
+  const char* buffer = std::getenv("SHINGLED_BENCH_WRITE_BUFFER");
+  o.write_buffer = buffer == nullptr || std::string(buffer) != "0";
+  return o;
+}
+
 void IngestSized(benchmark::State& state, uint64_t total_pages) {
-  StoreCopy copy(static_cast<uint64_t>(state.range(0)));
+  StoreCopy copy(static_cast<uint64_t>(state.range(0)), IngestOptions());
   IngestSized(state, copy, static_cast<size_t>(state.range(1)), static_cast<size_t>(state.range(2)),
               total_pages);
 }
@@ -444,7 +456,7 @@ void BM_IngestSizedLong(benchmark::State& state) {
 // without (0), as BM_IngestSized reports them. The filter spares the reads of values no stored
 // document has: a page of a new family has nearly none stored, a near-copy most.
 void BM_IngestMixed(benchmark::State& state) {
-  StoreOptions o;
+  StoreOptions o = IngestOptions();
   o.key_filter = state.range(2) != 0;
   StoreCopy copy(static_cast<uint64_t>(state.range(0)), o, static_cast<uint64_t>(state.range(1)));
   IngestSized(state, copy, 16000, 16000, kMixedPages);
@@ -537,6 +549,51 @@ void BM_Lookup(benchmark::State& state) {
   state.counters["mapped_p99_us"] = m.p99;
   state.counters["mapped_cpu_p50_us"] = m.cpu_p50;
   state.counters["mapped_cpu_p99_us"] = m.cpu_p99;
+  state.counters["warm_map_s"] = warm_map_seconds;
+}
+
+// BM_LookupStart/N/WARM: the first 2,000 lookups of a process that just opened the store (the
+// file in the page cache, as after a restart of the daemon) and asked one query, after
+// Store::WarmMap (WARM 1) or
+// without it (0): wall and CPU p50, p99 and mean in us, and warm_map_s. Each run maps the file
+// anew, so runs with and without alternate in one process (--benchmark_repetitions with
+// --benchmark_enable_random_interleaving).
+void BM_LookupStart(benchmark::State& state) {
+  const uint64_t size = static_cast<uint64_t>(state.range(0));
+  const bool warm = state.range(1) != 0;
+  constexpr uint64_t kQueries = 2000;
+  std::vector<dedup::Sketch> queries;
+  queries.reserve(kQueries);
+  for (uint64_t i = 0; i < kQueries; ++i) queries.push_back(QuerySketch(i, size));
+  const std::string dir = Filled(size);
+  Latency l;
+  double mean = 0, cpu_mean = 0, warm_map_seconds = 0;
+  for (auto _ : state) {
+    auto store = std::move(Store::Open(dir, StoreOptions{}, Params(), kPolynomial)).value();
+    // The first query rebuilds the write buffer from the documents (FORMAT.md, "The write
+    // buffer"): with or without warming, not what is measured.
+    if (!store->SimilarToSketch(QuerySketch(kQueries, size), QueryOptions{}).ok()) std::abort();
+    if (warm) {
+      auto t0 = std::chrono::steady_clock::now();
+      StatusOr<uint64_t> mapped = store->WarmMap();
+      warm_map_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!mapped.ok()) state.SkipWithError(mapped.status().ToString().c_str());
+    }
+    Timings t;
+    for (const dedup::Sketch& sketch : queries) t.Ask(*store, sketch, state);
+    mean = 0;
+    cpu_mean = 0;
+    for (double m : t.micros) mean += m / kQueries;
+    for (double c : t.cpu) cpu_mean += c / kQueries;
+    l = t.Summary();
+  }
+  state.counters["p50_us"] = l.p50;
+  state.counters["p99_us"] = l.p99;
+  state.counters["mean_us"] = mean;
+  state.counters["cpu_p50_us"] = l.cpu_p50;
+  state.counters["cpu_p99_us"] = l.cpu_p99;
+  state.counters["cpu_mean_us"] = cpu_mean;
   state.counters["warm_map_s"] = warm_map_seconds;
 }
 
@@ -696,6 +753,10 @@ BENCHMARK(BM_IngestMixed)
     ->Iterations(1)
     ->UseManualTime();
 BENCHMARK(BM_Lookup)->Apply(Sizes)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_LookupStart)
+    ->ArgsProduct({{10000, 100000, 1000000}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK(BM_Bytes)->Apply(Sizes)->Iterations(1);
 BENCHMARK(BM_Check)->Apply(Sizes)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_ChunkIndex)

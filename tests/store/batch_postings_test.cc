@@ -113,8 +113,7 @@ TEST_F(BatchPostingsTest, ReadsStoredThenBatchPostingsUpToMax) {
 }
 
 // Random values (many sharing buckets, some repeated), random stored postings, random prefetches
-// and random files, checked read by read against the model (with cache hints among the reads,
-// which must change nothing); then Flush against the model.
+// and random files, checked read by read against the model; then Flush against the model.
 TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
   std::mt19937_64 rng(20261121);
   for (int round = 0; round < 20; ++round) {
@@ -141,8 +140,6 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
     BatchPostings postings(ops);
     const WriteBuffer empty;
     postings.set_buffer(&empty);
-    // Cache hints read the table, empty here, and change nothing.
-    postings.HintReads({{BatchPostings::kFeatures, values}, {BatchPostings::kSamples, values}});
     for (auto index : {BatchPostings::kFeatures, BatchPostings::kSupershingles, BatchPostings::kSamples}) {
       std::vector<uint64_t> some;
       for (int i = 0; i < 30; ++i) some.push_back(values[rng() % values.size()]);
@@ -162,10 +159,6 @@ TEST_F(BatchPostingsTest, AgreesWithAModelAndFlushesExactlyTheBatch) {
         }
         postings.File(index, value, doc);
         continue;
-      }
-      if (step % 5 == 0) {
-        const std::vector<uint64_t> some = {values[rng() % values.size()], value, values[0]};
-        postings.HintReads({{index, some}, {BatchPostings::kFeatures, values}});
       }
       const size_t max = rng() % 12;
       std::vector<DocId> out;
