@@ -145,6 +145,14 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
   if (!pages.ok()) return pages.status();
   if (explain != nullptr) explain->host_pages = *pages;
   if (*pages < options_.template_min_host_pages) return false;
+  // The documents on the host are at most the chunk's: when those are not over the share, no
+  // host needs looking up (issue 33: two reads per document, on the writer's path for every
+  // page's matches). A host counted to the cap always takes this way, since the cap is past
+  // template_max_docs / share.
+  if (explain == nullptr && static_cast<double>(c.docs.size()) <=
+                                options_.template_host_share * static_cast<double>(*pages)) {
+    return false;
+  }
   uint64_t on_host = 0;
   for (DocId d : c.docs) {
     StatusOr<std::string> h = HostOfDocument(d);
