@@ -347,6 +347,39 @@ TEST_F(HttpLimitsTest, HeaderTimeoutClosesSlowHeadersAndIdleConnections) {
   EXPECT_TRUE(idle.ClosedWithin(std::chrono::seconds(30)));
 }
 
+// Found by the soak (issue 33): the deadline of the read of a connection's next request ran
+// while its answer was still being made, so an answer slower than read_timeout_ms (a full ingest
+// queue, a slow commit) closed the connection without it ("connection broken, 0 bytes read").
+// A client waiting for its answer is not idle: it gets the answer, however long it takes.
+TEST_F(HttpLimitsTest, AnswerSlowerThanTheReadTimeoutIsNotCutOff) {
+  Start("[server]\nheader_timeout_ms = 50\nread_timeout_ms = 100\n");
+  // 1,000 new pages in one batch: sketched and committed in well over 100 ms on any machine.
+  std::string batch;
+  for (int i = 0; i < 1000; ++i) {
+    batch
+        .append(json{{"url", "https://slow.example/" + std::to_string(i)},
+                     {"content", SyntheticPage(i)},
+                     {"content_type", "text/html"}}
+                    .dump())
+        .append("\n");
+  }
+  RawConnection c(daemon_->port());
+  ASSERT_TRUE(c.connected());
+  std::string request =
+      "POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n";
+  request.append(Auth())
+      .append("Content-Length: ")
+      .append(std::to_string(batch.size()))
+      .append("\r\n\r\n")
+      .append(batch);
+  ASSERT_TRUE(c.Send(request));
+  const HttpResponse r = c.ReadResponse();
+  ASSERT_EQ(r.status, 200) << r.body << "\n" << daemon_->log();
+  EXPECT_EQ(json::parse(r.body)["pages"], 1000) << r.body;
+  // Once answered, the connection is idle, and the header timeout closes it.
+  EXPECT_TRUE(c.ClosedWithin(std::chrono::seconds(30)));
+}
+
 // Minor: the auth scheme is case-insensitive (RFC 9110 11.1).
 TEST_F(HttpLimitsTest, BearerSchemeIsCaseInsensitive) {
   Start();
