@@ -270,9 +270,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // waiting for a slow answer sends nothing meanwhile (OnWrite arms it again once they are
   // written). A timer of its own, since the stream's deadline of a pending read cannot change.
   void ArmHeaderTimer() {
-    // Not shorter than read_timeout_ms: the stream's read deadline does it.
-    if (core_->options.header_timeout >= core_->options.read_timeout) return;
-    header_timer_.expires_after(core_->options.header_timeout);
+    // At most read_timeout_ms: the stream's deadline of a read started while answers were
+    // pending is none (DoRead), and a pending read's deadline cannot change.
+    header_timer_.expires_after(
+        std::min(core_->options.header_timeout, core_->options.read_timeout));
     // A weak pointer: a timer does not keep a closed session (and its client's count) alive.
     header_timer_.async_wait([weak = weak_from_this(), gen = ++header_gen_](beast::error_code ec) {
       auto self = weak.lock();
