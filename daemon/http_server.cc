@@ -171,7 +171,15 @@ class Session : public std::enable_shared_from_this<Session> {
     // The limit depends on the route (OnHeader): none while the header is read.
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     read_start_ = Clock::now();
-    stream_.expires_after(core_->options.read_timeout);
+    // A client waiting for its answers sends nothing meanwhile, and is not idle: the next
+    // request's deadline starts once they are written (OnWrite), not while a slow one is made
+    // (issue 33: the soak's answers slower than read_timeout_ms lost their connection). A write
+    // in progress keeps its own deadline.
+    if (slots_.empty()) {
+      stream_.expires_after(core_->options.read_timeout);
+    } else if (!writing_) {
+      stream_.expires_never();
+    }
     ArmHeaderTimer();
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
@@ -180,6 +188,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec, size_t) {
     StopHeaderTimer();
     if (ec) return OnReadError(ec);
+    // Read while answers were pending: the request's time starts with its header.
+    if (!slots_.empty()) read_start_ = Clock::now();
     const Request& req = parser_->get();
     request_version_ = req.version();
     // RFC 9112 6.1: a request's transfer coding must end with chunked, or its length is unknown.
@@ -260,9 +270,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // waiting for a slow answer sends nothing meanwhile (OnWrite arms it again once they are
   // written). A timer of its own, since the stream's deadline of a pending read cannot change.
   void ArmHeaderTimer() {
-    // Not shorter than read_timeout_ms: the stream's read deadline does it.
-    if (core_->options.header_timeout >= core_->options.read_timeout) return;
-    header_timer_.expires_after(core_->options.header_timeout);
+    // At most read_timeout_ms: the stream's deadline of a read started while answers were
+    // pending is none (DoRead), and a pending read's deadline cannot change.
+    header_timer_.expires_after(
+        std::min(core_->options.header_timeout, core_->options.read_timeout));
     // A weak pointer: a timer does not keep a closed session (and its client's count) alive.
     header_timer_.async_wait([weak = weak_from_this(), gen = ++header_gen_](beast::error_code ec) {
       auto self = weak.lock();
@@ -588,9 +599,14 @@ class Session : public std::enable_shared_from_this<Session> {
     } else if (!reading_) {
       DoRead();  // reading paused at the pipelining bound
     } else if (slots_.empty()) {
-      ArmHeaderTimer();  // every answer is written: the connection is idle from now
+      // Every answer is written: the connection is idle from now.
+      read_start_ = Clock::now();
+      stream_.expires_after(core_->options.read_timeout);
+      ArmHeaderTimer();
     }
     MaybeWrite();
+    // The next answer is still being made: no deadline until it is written (DoRead).
+    if (!writing_ && !slots_.empty()) stream_.expires_never();
   }
 
   void LogAccess(const Slot& slot, beast::error_code ec) const {

@@ -1,5 +1,6 @@
 #include "daemon/ingest.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -224,6 +225,8 @@ bool IngestPipeline::WaitOutOfSpace(std::unique_lock<std::mutex>& lock) {
 }
 
 void IngestPipeline::WriterLoop() {
+  // Named for top -H and the soak's CPU per page of the writer (scripts/soak.sh).
+  pthread_setname_np(pthread_self(), "writer");
   for (;;) {
     std::vector<Item> batch;
     Status out_of_space;

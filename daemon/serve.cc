@@ -1,12 +1,12 @@
 // `shingled serve`: the daemon. Wires the config, the store, the ingest pipeline, the HTTP server
 // and the process lifecycle (signals, sd_notify) together.
+#include <pthread.h>
 #include <spdlog/spdlog.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -15,9 +15,9 @@
 
 #include "config/config.h"
 #include "daemon/api.h"
+#include "daemon/cli.h"
 #include "daemon/crawl_scheduler.h"
 #include "daemon/crawl_sweep.h"
-#include "daemon/cli.h"
 #include "daemon/http_server.h"
 #include "daemon/ingest.h"
 #include "daemon/metrics.h"
@@ -186,7 +186,10 @@ int Serve(const ServeFlags& flags) {
   auto work = boost::asio::make_work_guard(ioc);
   std::vector<std::thread> io_threads;
   for (int64_t i = 0; i < config.server.io_threads; ++i)
-    io_threads.emplace_back([&ioc] { ioc.run(); });
+    io_threads.emplace_back([&ioc] {
+      pthread_setname_np(pthread_self(), "http");
+      ioc.run();
+    });
   if (Status s = daemon::NotifySystemd("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
   // Maps the store's file while requests are served; stops early when the daemon stops.
   std::atomic<bool> stop_warming{false};

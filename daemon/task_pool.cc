@@ -1,5 +1,7 @@
 #include "daemon/task_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 namespace shingled::daemon {
@@ -26,6 +28,7 @@ bool TaskPool::Push(std::function<void()> task, bool bounded) {
 }
 
 void TaskPool::Run() {
+  pthread_setname_np(pthread_self(), "pool");
   for (;;) {
     std::function<void()> task;
     {

@@ -10,6 +10,10 @@
 # threads, then the slope of each per minute, the crawler's sweeps, the store's size and the
 # daemon's own timings (/metrics). Exits 1 on any error. CORPUS_DIR defaults to corpus/ or, when
 # there is none, a 20 MB corpus made by scripts/make-corpus.sh in the build folder.
+# SHINGLED_SOAK_STORE=DIR starts the daemon on a copy of the store in DIR (a store that starts
+# large, against one that grows from empty); SHINGLED_SOAK_TOML adds its text to the daemon's
+# config (e.g. $'[sketch]\nchunk_input = "none"' for a store without chunks);
+# SHINGLED_SOAK_KEEP=DIR keeps a backup of the store at the end (`shingled backup`) in DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-30}
@@ -55,6 +59,12 @@ for _ in $(seq 100); do grep -q "port [0-9]" "$work/site.log" && break; sleep 0.
 site_port=$(grep -o 'port [0-9]*' "$work/site.log" | head -1 | cut -d' ' -f2)
 [[ -n $site_port ]] || { echo "soak.sh: the loopback site did not start" >&2; exit 1; }
 
+if [[ -n ${SHINGLED_SOAK_STORE:-} ]]; then
+  [[ -f $SHINGLED_SOAK_STORE/data.mdb ]] ||
+    { echo "soak.sh: SHINGLED_SOAK_STORE=$SHINGLED_SOAK_STORE holds no data.mdb" >&2; exit 2; }
+  mkdir -p "$work/store"
+  cp "$SHINGLED_SOAK_STORE/data.mdb" "$work/store/"
+fi
 cat >"$work/soak.toml" <<TOML
 [crawler]
 enabled = true
@@ -65,6 +75,7 @@ every = "60s"
 per_host_delay_ms = 0
 max_depth = 1
 TOML
+[[ -z ${SHINGLED_SOAK_TOML:-} ]] || printf '%s\n' "$SHINGLED_SOAK_TOML" >>"$work/soak.toml"
 "$build_dir/daemon/shingled" serve --config "$work/soak.toml" --store "$work/store" \
   --listen 127.0.0.1:0 2>"$work/log" &
 pid=$!
@@ -82,6 +93,10 @@ status=0
 echo "crawler: $(curl -s "http://127.0.0.1:$port/v1/crawl")"
 echo "crawler sweeps: $(curl -s "http://127.0.0.1:$port/v1/sweeps" | grep -o '"crawl-[^"]*"' | sort -u | wc -l)"
 echo "store: $(du -sh "$work/store" | cut -f1)"
+if [[ -n ${SHINGLED_SOAK_KEEP:-} ]]; then
+  "$build_dir/daemon/shingled" backup --store "$work/store" "$SHINGLED_SOAK_KEEP" >/dev/null &&
+    echo "store kept in $SHINGLED_SOAK_KEEP"
+fi
 curl -s "http://127.0.0.1:$port/metrics" |
   grep -E '^shingled_(store_commit_batch_pages_(sum|count)|store_commit_duration_seconds_(sum|count)|sketch_duration_seconds_(sum|count)|ingest_latency_seconds_(sum|count)|store_disk)' ||
   true

@@ -19,8 +19,10 @@
 // (pages acknowledged: a batch counts 4, a WARC upload 3), p50/p99/p999 latency of all requests,
 // errors (any answer but 200, or 404 to a query; a broken connection), and the daemon's RSS, open
 // descriptors and threads, and from the daemon's own /metrics (the last scrape of the interval)
-// the milliseconds its store writer spent committing per page and its sketching per page; at the
-// end the slope of each per minute (least squares).
+// the milliseconds its store writer spent committing per page and its sketching per page, and
+// the CPU milliseconds (user + system, /proc) per committed page of the whole daemon and of its
+// store writer (the thread named "writer"): wall times follow the machine's load, CPU per page
+// follows the work; at the end the slope of each per minute (least squares).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -145,6 +147,37 @@ long StatusKb(const std::string& pid, const std::string& field) {
     if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
   }
   return -1;
+}
+
+// CPU seconds (user + system) of process `pid`, or of its threads named `thread` (their
+// /proc/PID/task/TID/comm) when it is not empty; -1 when there is none.
+double CpuSeconds(const std::string& pid, const std::string& thread = "") {
+  auto of_stat = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Fields after the name (which may hold spaces) in parentheses: state is field 3, utime 14.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) return -1.0;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i >= 14) ticks += std::atof(field.c_str());
+    }
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  };
+  if (thread.empty()) return of_stat("/proc/" + pid + "/stat");
+  double total = -1;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/" + pid + "/task", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::ifstream comm(it->path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != thread) continue;
+    const double s = of_stat(it->path() / "stat");
+    if (s >= 0) total = std::max(total, 0.0) + s;
+  }
+  return total;
 }
 
 void PrintRss(const std::string& pid, const char* when, double t) {
@@ -316,12 +349,17 @@ int main(int argc, char** argv) {
   std::vector<double> interval_ms;
   uint64_t interval_pages = 0, interval_errors = 0, total_pages = 0, total_errors = 0;
   std::vector<std::vector<double>> rows;  // the minute, then kColumns
-  static const char* const kColumns[] = {"pages/s", "p50 ms",         "p99 ms",        "p999 ms",
-                                         "errors",  "RSS MB",         "anon MB",       "fds",
-                                         "threads", "commit ms/page", "sketch ms/page"};
+  static const char* const kColumns[] = {
+      "pages/s",           "p50 ms", "p99 ms",  "p999 ms",        "errors",         "RSS MB",
+      "anon MB",           "fds",    "threads", "commit ms/page", "sketch ms/page", "CPU ms/page",
+      "writer CPU ms/page"};
   constexpr size_t kNumColumns = std::size(kColumns);
   std::string last_metrics;  // the body of the last /metrics answer
   double commit_s = 0, committed_pages = 0, sketch_s = 0, sketches = 0;  // at the last report
+  // The daemon's CPU seconds, and its store writer's (the thread named "writer"), at the last
+  // report: per committed page, they do not depend on how much of the machine the daemon got.
+  double cpu_s = pid.empty() ? -1 : CpuSeconds(pid);
+  double writer_s = pid.empty() ? -1 : CpuSeconds(pid, "writer");
   if (report_every > 0) {
     std::printf("| minute |");
     for (const char* column : kColumns) std::printf(" %s |", column);
@@ -353,6 +391,16 @@ int main(int argc, char** argv) {
     const double s_n = MetricValue(last_metrics, "shingled_sketch_duration_seconds_count");
     row.push_back(c_n > committed_pages ? 1000 * (c_s - commit_s) / (c_n - committed_pages) : -1);
     row.push_back(s_n > sketches ? 1000 * (s_s - sketch_s) / (s_n - sketches) : -1);
+    const double cpu_now = pid.empty() ? -1 : CpuSeconds(pid);
+    const double writer_now = pid.empty() ? -1 : CpuSeconds(pid, "writer");
+    const double committed = c_n - committed_pages;
+    row.push_back(committed > 0 && cpu_now >= 0 && cpu_s >= 0 ? 1000 * (cpu_now - cpu_s) / committed
+                                                              : -1);
+    row.push_back(committed > 0 && writer_now >= 0 && writer_s >= 0
+                      ? 1000 * (writer_now - writer_s) / committed
+                      : -1);
+    cpu_s = cpu_now;
+    writer_s = writer_now;
     if (c_n >= 0) {
       commit_s = c_s;
       committed_pages = c_n;
@@ -360,9 +408,11 @@ int main(int argc, char** argv) {
       sketches = s_n;
     }
     std::printf(
-        "| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n",
+        "| %.1f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | "
+        "%.2f "
+        "| %.2f |\n",
         row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10],
-        row[11]);
+        row[11], row[12], row[13]);
     std::fflush(stdout);
     rows.push_back(std::move(row));
     interval_ms.clear();

@@ -1,9 +1,10 @@
 // Disk full, and back (issue 33): the real daemon with its store on a small file system (a tmpfs
 // the test mounts; skipped when it cannot) or at a small store.max_map_size. When a commit
-// fails for lack of space, its pages are answered 507 with what is full, reads, /healthz and
-// /metrics keep answering, /readyz says why, and every page acknowledged before is still there;
-// when there is room again (the ballast deleted, the limit raised and reloaded) ingest resumes
-// without a restart, and after one the store passes `shingled check`.
+// fails for lack of space, its pages are answered 507 with what is full (and so are NDJSON
+// batches and WARC uploads), reads, /healthz and /metrics keep answering, /readyz says why, and
+// every page acknowledged before is still there; when there is room again (the ballast deleted, the
+// limit raised and reloaded) ingest resumes without a restart, and after one the store passes
+// `shingled check`.
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
@@ -123,7 +124,57 @@ class DiskFullTest : public ::testing::Test {
         Sample(metrics.body, "shingled_store_commit_failures_total{reason=\"" + reason + "\"}"), 1)
         << metrics.body;
     EXPECT_EQ(Sample(metrics.body, "shingled_store_writable"), 0) << metrics.body;
+    ExpectEveryWriteRouteRefusedAndReadsAnswer(what);
     ExpectAcknowledgedPresent();
+  }
+  // The other ways pages come in are refused the same way, with 507 and `what`, never a 200
+  // with errors inside or a generic 503: an NDJSON batch, a WARC upload, a gzip page. The
+  // queries answer from the store as it was: similar (by URL and by body), a URL's history,
+  // lost and found, stats, a document.
+  void ExpectEveryWriteRouteRefusedAndReadsAnswer(const std::string& what) {
+    std::string batch;
+    for (int i = 0; i < 2; ++i) {
+      batch
+          .append(json{{"url", "https://full.example/batch" + std::to_string(i)},
+                       {"content", SyntheticPage(200000 + i)},
+                       {"content_type", "text/html"}}
+                      .dump())
+          .append("\n");
+    }
+    std::string warc;
+    for (int i = 0; i < 2; ++i) {
+      std::string http = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+      http.append(SyntheticPage(300000 + i));
+      warc.append("WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: https://full.example/w")
+          .append(std::to_string(i))
+          .append("\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:full-")
+          .append(std::to_string(i))
+          .append(">\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: ")
+          .append(std::to_string(http.size()))
+          .append("\r\n\r\n")
+          .append(http)
+          .append("\r\n\r\n");
+    }
+    struct Write {
+      std::string name, body, type;
+    };
+    for (const Write& w : {Write{"an NDJSON batch", batch, "application/x-ndjson"},
+                           Write{"a WARC upload", warc, "application/warc"}}) {
+      HttpResponse r = Call("POST", "/v1/pages", w.body, w.type);
+      EXPECT_EQ(r.status, 507) << w.name << ": " << r.body;
+      EXPECT_NE(r.body.find("insufficient_storage"), std::string::npos) << w.name << ": " << r.body;
+      EXPECT_NE(r.body.find(what), std::string::npos) << w.name << ": " << r.body;
+    }
+    ASSERT_FALSE(acked_.empty());
+    const std::string known = acked_.front();
+    const std::vector<std::string> reads = {"/v1/similar?url=" + Q(known),
+                                            "/v1/urls?url=" + Q(known), "/v1/stats",
+                                            "/v1/lost?url=" + Q(known), "/v1/documents/1"};
+    for (const std::string& target : reads) {
+      EXPECT_EQ(Call("GET", target).status, 200) << target;
+    }
+    HttpResponse similar = Call("POST", "/v1/similar", SyntheticPage(1), "text/html");
+    EXPECT_EQ(similar.status, 200) << similar.body;
   }
   void ExpectAcknowledgedPresent() {
     size_t missing = 0;
