@@ -14,17 +14,17 @@
 #include <vector>
 
 #include "config/config.h"
-#include "daemon/api.h"
-#include "daemon/crawl_scheduler.h"
-#include "daemon/crawl_sweep.h"
-#include "daemon/cli.h"
-#include "daemon/http_server.h"
-#include "daemon/ingest.h"
-#include "daemon/metrics.h"
-#include "daemon/process.h"
+#include "daemon/api/api.h"
+#include "daemon/cli/cli.h"
+#include "daemon/crawl/crawl_scheduler.h"
+#include "daemon/crawl/crawl_sweep.h"
+#include "daemon/http/http_server.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
+#include "daemon/metrics/metrics.h"
+#include "daemon/process/process.h"
+#include "daemon/process/store_setup.h"
 #include "daemon/reload.h"
-#include "daemon/store_setup.h"
-#include "daemon/task_pool.h"
 
 namespace shingled::cli {
 namespace {

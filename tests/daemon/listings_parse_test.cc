@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "daemon/listings.h"
+#include "daemon/wire/listings.h"
 
 namespace shingled::daemon {
 namespace {

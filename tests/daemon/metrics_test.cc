@@ -2,7 +2,7 @@
 // first event, and the store's cluster count includes singletons as its help text says; the
 // limits the alerts compare with (queue capacity, the map's maximum, the file system's space) and
 // whether the store accepts writes, through the daemon and through Metrics itself.
-#include "daemon/metrics.h"
+#include "daemon/metrics/metrics.h"
 
 #include <signal.h>
 #include <sys/statvfs.h>
@@ -11,8 +11,8 @@
 #include <future>
 #include <regex>
 
-#include "daemon/ingest.h"
-#include "daemon/task_pool.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {

@@ -24,8 +24,8 @@
 #include <string_view>
 
 #include "crawler/warc.h"
-#include "daemon/http_query.h"
-#include "daemon/request_parse.h"
+#include "daemon/wire/http_query.h"
+#include "daemon/wire/request_parse.h"
 #include "dedup/charset.h"
 
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http_query.h"
-#include "daemon/request_parse.h"
+#include "daemon/wire/http_query.h"
+#include "daemon/wire/request_parse.h"
 
 namespace {
 
