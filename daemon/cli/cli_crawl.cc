@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
 #include "daemon/cli/cli_progress.h"
 #include "daemon/crawl/crawl_sweep.h"
 #include "daemon/ingest/ingest.h"
@@ -19,11 +20,6 @@
 
 namespace shingled::cli {
 namespace {
-
-int Fail(const char* command, const Status& status, int code = kExitFailure) {
-  std::cerr << "shingled " << command << ": " << status.message() << "\n";
-  return code;
-}
 
 struct CrawlFlags {
   std::vector<std::string> seeds;
@@ -48,13 +44,9 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   // JSON summary. On a terminal the progress line is the news: only warnings are logged.
   daemon::SetUpLogging(ShowProgress(flags.quiet) ? "warn" : "info");
   // The [crawler] table of --config, then the flags given on top.
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return Fail("crawl", loaded.status(), kExitUsage);
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  StatusOr<config::Config> loaded = LoadConfig(flags.config_file, flags.store_dir);
+  if (!loaded.ok()) return Fail("crawl", loaded.status(), kExitUsage);
+  config::Config config = std::move(*loaded);
   config::CrawlerOptions& c = config.crawler;
   if (!flags.seeds.empty()) c.seeds = flags.seeds;
   if (flags.allow_private_addresses) c.allow_private_addresses = true;

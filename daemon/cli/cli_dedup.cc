@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
 #include "daemon/process/store_setup.h"
 #include "daemon/wire/json_codec.h"
 #include "dedup/canonicalize.h"
@@ -179,17 +180,9 @@ struct CompareDocsFlags {
 };
 
 int RunCompareDocs(const CompareDocsFlags& flags, bool as_json) {
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) {
-      std::cerr << "shingled compare: " << loaded.status().message() << "\n";
-      return kExitUsage;
-    }
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
+  if (!config.ok()) return Fail("compare", config.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) {
     std::cerr << "shingled compare: " << opened.status().message() << "\n";
     return kExitFailure;

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
 #include "daemon/process/store_setup.h"
 #include "daemon/wire/json_codec.h"
 #include "daemon/wire/listings.h"
@@ -86,19 +87,14 @@ class Printer {
 
 // Opens the store read-only (a missing store is an error, not a new one).
 StatusOr<daemon::OpenedStore> OpenForReading(const ListFlags& flags) {
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  return daemon::OpenStore(config, /*create=*/false);
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
+  if (!config.ok()) return config.status();
+  return daemon::OpenStore(*config, /*create=*/false);
 }
 
 int Fail(const Status& status) {
-  std::cerr << "shingled list: " << status.message() << "\n";
-  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  return cli::Fail("list", status,
+                   status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure);
 }
 
 // The page size for the next page when `printed` items are out of `flags.limit`.

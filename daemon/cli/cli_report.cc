@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
 #include "daemon/cli/cli_progress.h"
 #include "daemon/process/store_setup.h"
 #include "daemon/wire/json_codec.h"
@@ -29,37 +30,31 @@ struct ReportFlags {
   bool quiet = false;
 };
 
-int Fail(const Status& status, int code = kExitFailure) {
-  std::cerr << "shingled report changes: " << status.message() << "\n";
-  return code;
-}
-
 // A usage error (exit 2) for what the caller got wrong (a bad or unknown sweep); else a failure
 // of the work (exit 1).
 int FailFor(const Status& status) {
   const bool usage =
       status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound;
-  return Fail(status, usage ? kExitUsage : kExitFailure);
+  return Fail("report changes", status, usage ? kExitUsage : kExitFailure);
 }
 
 int RunChanges(const ReportFlags& flags) {
   std::optional<store::ChangeKind> kind;
   if (!flags.list.empty()) {
     kind = store::ChangeKindFromName(flags.list);
-    if (!kind) return Fail(InvalidArgumentError("--list: no such list: " + flags.list), kExitUsage);
+    if (!kind) {
+      return Fail("report changes", InvalidArgumentError("--list: no such list: " + flags.list),
+                  kExitUsage);
+    }
     if (flags.format != "csv" && flags.format != "json") {
-      return Fail(InvalidArgumentError("--list goes with --format csv or json"), kExitUsage);
+      return Fail("report changes", InvalidArgumentError("--list goes with --format csv or json"),
+                  kExitUsage);
     }
   }
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return Fail(loaded.status(), kExitUsage);
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
-  if (!opened.ok()) return Fail(opened.status());
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
+  if (!config.ok()) return Fail("report changes", config.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
+  if (!opened.ok()) return Fail("report changes", opened.status());
   const store::Store& store = *opened->store;
   auto pair = report::ResolveSweeps(store, flags.from, flags.to);
   if (!pair.ok()) return FailFor(pair.status());
@@ -71,7 +66,9 @@ int RunChanges(const ReportFlags& flags) {
   const std::string partial = flags.output + ".partial";
   if (!flags.output.empty()) {
     file.open(partial, std::ios::binary | std::ios::trunc);
-    if (!file) return Fail(InvalidArgumentError("cannot write " + partial), kExitUsage);
+    if (!file) {
+      return Fail("report changes", InvalidArgumentError("cannot write " + partial), kExitUsage);
+    }
   }
   std::ostream& out = flags.output.empty() ? std::cout : file;
 
@@ -126,14 +123,15 @@ int RunChanges(const ReportFlags& flags) {
       file.close();
       std::remove(partial.c_str());
     }
-    return Fail(status);
+    return Fail("report changes", status);
   }
   out.flush();
-  if (!out) return Fail(InternalError("write failed"));
+  if (!out) return Fail("report changes", InternalError("write failed"));
   if (!flags.output.empty()) {
     file.close();
     if (std::rename(partial.c_str(), flags.output.c_str()) != 0) {
-      return Fail(InternalError("cannot rename " + partial + " to " + flags.output));
+      return Fail("report changes",
+                  InternalError("cannot rename " + partial + " to " + flags.output));
     }
   }
   return kExitOk;
@@ -151,18 +149,12 @@ struct PageFlags {
 // (written beside it and renamed, so a failure leaves no half file) or standard output.
 int RunPage(const std::string& command, const PageFlags& flags,
             const std::function<StatusOr<std::string>(const store::Store&)>& render) {
-  auto fail = [&](const Status& status, int code) {
-    std::cerr << "shingled report " << command << ": " << status.message() << "\n";
-    return code;
-  };
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return fail(loaded.status(), kExitUsage);
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  std::string name = "report ";
+  name.append(command);
+  auto fail = [&](const Status& status, int code) { return Fail(name, status, code); };
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
+  if (!config.ok()) return fail(config.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) return fail(opened.status(), kExitFailure);
   StatusOr<std::string> html = render(*opened->store);
   if (!html.ok()) {
@@ -215,21 +207,15 @@ int RunRepoReport(const std::string& command, const PageFlags& page, const RepoF
                   const std::function<Status(const store::Store&, report::RepoReportFormat,
                                              const report::ReportSink&,
                                              const store::RepoReportProgress&)>& write) {
-  auto fail = [&](const Status& status, int code) {
-    std::cerr << "shingled report " << command << ": " << status.message() << "\n";
-    return code;
-  };
+  std::string name = "report ";
+  name.append(command);
+  auto fail = [&](const Status& status, int code) { return Fail(name, status, code); };
   const std::optional<report::RepoReportFormat> format =
       report::RepoReportFormatFromName(flags.format);
   if (!format) return fail(InvalidArgumentError("--format must be json or csv"), kExitUsage);
-  config::Config config;
-  if (!page.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(page.config_file);
-    if (!loaded.ok()) return fail(loaded.status(), kExitUsage);
-    config = std::move(*loaded);
-  }
-  if (!page.store_dir.empty()) config.store.path = page.store_dir;
-  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/false);
+  StatusOr<config::Config> config = LoadConfig(page.config_file, page.store_dir);
+  if (!config.ok()) return fail(config.status(), kExitUsage);
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) return fail(opened.status(), kExitFailure);
   std::ofstream file;
   const std::string partial = page.output + ".partial";

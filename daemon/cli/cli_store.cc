@@ -15,6 +15,7 @@
 
 #include "crawler/warc.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
 #include "daemon/cli/cli_progress.h"
 #include "daemon/ingest/ingest.h"
 #include "daemon/ingest/task_pool.h"
@@ -22,6 +23,7 @@
 #include "daemon/process/store_setup.h"
 #include "daemon/wire/http_query.h"
 #include "daemon/wire/json_codec.h"
+#include "daemon/wire/unix_time.h"
 
 namespace shingled::cli {
 namespace {
@@ -35,35 +37,14 @@ struct StoreFlags {
   bool json = false;
 };
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// The --config file (or the defaults), with --store on top.
-StatusOr<config::Config> LoadConfig(const StoreFlags& flags) {
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
-  return config;
-}
+using daemon::UnixNow;
 
 // The store of a command that reads or checks it: one that is not there is an error, not a new
 // empty store ("consistent" for a mistyped --store).
 StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags, bool create = false) {
-  StatusOr<config::Config> config = LoadConfig(flags);
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
   if (!config.ok()) return config.status();
   return daemon::OpenStore(*config, create);
-}
-
-int Fail(const char* command, const Status& status, int code = kExitFailure) {
-  std::cerr << "shingled " << command << ": " << status.message() << "\n";
-  return code;
 }
 
 // A URL argument, normalized as the daemon normalizes the URLs it stores and looks up
@@ -228,7 +209,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     if (!parsed.ok()) return Fail("ingest", parsed.status(), kExitUsage);
     date = *parsed;
   }
-  StatusOr<config::Config> config = LoadConfig(flags);
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
   if (!config.ok()) return Fail("ingest", config.status(), kExitUsage);
   // [ingest]'s bounds and canonicalizer: files are stored as `serve` would store them.
   StatusOr<daemon::PipelineOptions> options = daemon::IngestPipelineOptions(config->ingest);
@@ -423,7 +404,7 @@ struct QueryFlags {
 };
 
 int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
-  StatusOr<config::Config> config = LoadConfig(flags);
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
   if (!config.ok()) return Fail("similar", config.status(), kExitUsage);
   // A --file is sketched with [ingest]'s canonicalizer, as the stored pages were.
   StatusOr<daemon::PipelineOptions> ingest = daemon::IngestPipelineOptions(config->ingest);

@@ -5,14 +5,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "daemon/wire/unix_time.h"
+
 namespace shingled::daemon {
 namespace {
 
 using SystemClock = std::chrono::system_clock;
-
-int64_t UnixSeconds(SystemClock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "crawler/url.h"
 #include "crawler/warc.h"
 #include "daemon/wire/http_query.h"
+#include "daemon/wire/unix_time.h"
 
 namespace shingled::daemon {
 namespace {
@@ -39,11 +40,6 @@ bool IsNonPublicLiteral(const std::string& host) {
   }
   return crawler::IsNonPublicAddress(reinterpret_cast<const sockaddr*>(&storage));
 }
-
-int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
-int64_t UnixNow() { return UnixSeconds(std::chrono::system_clock::now()); }
 
 // Known URLs are listed in pages of this many: each page is one short read transaction, so a
 // long listing never keeps the map from growing.

@@ -14,13 +14,10 @@
 #include "crawler/cdxj.h"
 #include "crawler/curl_fetcher.h"
 #include "crawler/url.h"
+#include "daemon/wire/unix_time.h"
 
 namespace shingled::daemon {
 namespace {
-
-int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 // The digest as CDXJ lines hold it: without "sha1:".
 std::string BareDigest(const std::string& digest) {
