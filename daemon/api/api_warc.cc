@@ -1,5 +1,5 @@
 // POST /v1/pages with a WARC body: streamed record by record into the ingest pipeline
-// (daemon/warc_upload.h), never held in memory.
+// (daemon/api/warc_upload.h), never held in memory.
 #include <chrono>
 
 #include "daemon/api/api.h"

@@ -17,15 +17,15 @@ void AddDedupCommands(CLI::App* app, int* exit_code);
 // Registers `serve` (daemon/serve.cc).
 void AddServeCommand(CLI::App* app, int* exit_code);
 // Registers `ingest`, `check`, `backup`, `similar`, `history`, `cluster`, `lost` and `sweep`
-// (daemon/cli_store.cc).
+// (daemon/cli/cli_store.cc).
 void AddStoreCommands(CLI::App* app, int* exit_code);
 
-// Registers `crawl`: one sweep with the built-in crawler (daemon/cli_crawl.cc).
+// Registers `crawl`: one sweep with the built-in crawler (daemon/cli/cli_crawl.cc).
 void AddCrawlCommand(CLI::App* app, int* exit_code);
 
-// Registers `list urls|clusters|identical`: the store's listings (daemon/cli_list.cc).
+// Registers `list urls|clusters|identical`: the store's listings (daemon/cli/cli_list.cc).
 void AddListCommand(CLI::App* app, int* exit_code);
-// Registers `report changes` (daemon/cli_report.cc).
+// Registers `report changes` (daemon/cli/cli_report.cc).
 void AddReportCommands(CLI::App* app, int* exit_code);
 
 // The Content-Type to assume for a file: `given` if not empty, else one implied by the

@@ -1,7 +1,7 @@
 // The crawler's command line (issue 6): `shingled crawl` runs one sweep with the built-in
 // crawler and stores what it fetched, through the ingest pipeline (one store writer, group
 // commit), with the date of each fetch on each URL, and prints a JSON summary. The sweep itself
-// (known URLs revisited, backpressure, closing) is daemon/crawl_sweep.h, which the daemon's
+// (known URLs revisited, backpressure, closing) is daemon/crawl/crawl_sweep.h, which the daemon's
 // scheduled sweeps run too.
 #include <algorithm>
 #include <iostream>

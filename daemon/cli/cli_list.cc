@@ -24,7 +24,7 @@ struct ListFlags {
   std::string store_dir, config_file;
   std::string format = "text";
   // The filters and the cursor given, under the names the API takes, so that both are checked
-  // by the same parser (daemon/listings.h).
+  // by the same parser (daemon/wire/listings.h).
   ListParams params;
   // Items in all, over as many pages as that takes; 0: every item.
   uint64_t limit = 0;

@@ -1,5 +1,5 @@
-// The daemon's crawler: a thread that runs crawler sweeps (daemon/crawl_sweep.h) on a schedule
-// and on request (POST /v1/crawl), one at a time, while the HTTP API goes on serving.
+// The daemon's crawler: a thread that runs crawler sweeps (daemon/crawl/crawl_sweep.h) on a
+// schedule and on request (POST /v1/crawl), one at a time, while the HTTP API goes on serving.
 //
 // Schedule: a sweep every `every_s` seconds from the start of the previous one, whether that one
 // was scheduled or requested. At Start() the last crawler sweep in the store (the latest one

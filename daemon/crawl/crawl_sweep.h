@@ -1,8 +1,8 @@
-// One crawler sweep into the store, shared by `shingled crawl` (daemon/cli_crawl.cc) and the
-// daemon's scheduler (daemon/crawl_scheduler.h).
+// One crawler sweep into the store, shared by `shingled crawl` (daemon/cli/cli_crawl.cc) and the
+// daemon's scheduler (daemon/crawl/crawl_scheduler.h).
 //
-// WARC output ([crawler] warc_dir, daemon/crawl_warc.h): every HTTP answer the crawler gets is
-// written to WARC files before its page goes to the pipeline. A directory that cannot be written
+// WARC output ([crawler] warc_dir, daemon/crawl/crawl_warc.h): every HTTP answer the crawler gets
+// is written to WARC files before its page goes to the pipeline. A directory that cannot be written
 // fails the sweep before any fetch; a write error later (disk full) stops the crawl as Stop()
 // would, leaves the sweep open and the last file `.open`, and is the report's status: an archive
 // with holes in it is not what the operator asked for, and the next sweep tries again.

@@ -1,4 +1,4 @@
-// The crawler's WARC output (daemon/crawl_warc.h).
+// The crawler's WARC output (daemon/crawl/crawl_warc.h).
 #include "daemon/crawl/crawl_warc.h"
 
 #include <spdlog/spdlog.h>

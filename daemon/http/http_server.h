@@ -125,8 +125,8 @@ struct HttpServerOptions {
   // upload slot is freed (server.min_body_bytes_per_window, server.body_rate_window_ms).
   uint64_t min_body_bytes_per_window = 16384;
   std::chrono::milliseconds body_rate_window{10000};
-  // One info line per response written (daemon/access_log.h): the client's address, method, path
-  // without the query, status, body bytes, the time from the complete request to the written
+  // One info line per response written (daemon/http/access_log.h): the client's address, method,
+  // path without the query, status, body bytes, the time from the complete request to the written
   // response, and the handler's note. Never headers or query strings.
   bool access_log = true;
 };

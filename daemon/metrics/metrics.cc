@@ -29,8 +29,8 @@ Histogram::BucketBoundaries LatencyBuckets() {
   return b;
 }
 
-// Every value of the route label: daemon/api.cc's route names, "unknown" for a path that is none
-// of them, and "none" for the answers the server makes itself.
+// Every value of the route label: daemon/api/api.cc's route names, "unknown" for a path that is
+// none of them, and "none" for the answers the server makes itself.
 constexpr const char* kRoutes[] = {"healthz",
                                    "readyz",
                                    "metrics",

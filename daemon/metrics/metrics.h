@@ -42,7 +42,7 @@ class Metrics {
   // A page whose raw bytes were already stored: its document's sketch was reused.
   void SketchReused();
   void Committed(size_t pages, double seconds);
-  // The commit size the writer has chosen (BatchSizer::chosen, daemon/batch_sizer.h).
+  // The commit size the writer has chosen (BatchSizer::chosen, daemon/ingest/batch_sizer.h).
   void SetBatchLimit(size_t pages);
   // A group commit failed: `reason` is "disk_full" or "map_full" (store::OutOfSpaceReason), or
   // "error" (anything else: the store then refuses writes until a restart).
@@ -58,7 +58,7 @@ class Metrics {
   // --- HTTP ---
   void HttpRequest(std::string_view route, unsigned status, double seconds);
 
-  // --- crawler (called by daemon/crawl_sweep.cc) ---
+  // --- crawler (called by daemon/crawl/crawl_sweep.cc) ---
   // A sweep starts: counts it, sets the running gauge, and takes the next progress as new.
   void CrawlSweepStarted();
   // The running sweep's progress: the counters advance by what changed since the last call for

@@ -1,4 +1,4 @@
-// The listings' parameters and cursors as pure functions (daemon/listings.h): base64url round
+// The listings' parameters and cursors as pure functions (daemon/wire/listings.h): base64url round
 // trips, cursors that one listing gives and another refuses, and the bounds of each parameter.
 #include <gtest/gtest.h>
 

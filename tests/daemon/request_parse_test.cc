@@ -1,5 +1,6 @@
-// What the API reads from a client (daemon/request_parse.h), called directly; serve_test covers
-// the same through HTTP. Regression tests for what request_parse_fuzz found are named after it.
+// What the API reads from a client (daemon/wire/request_parse.h), called directly; serve_test
+// covers the same through HTTP. Regression tests for what request_parse_fuzz found are named after
+// it.
 #include "daemon/wire/request_parse.h"
 
 #include <gtest/gtest.h>
