@@ -122,8 +122,9 @@ struct IngestOptions {
   // 1..100000, at most batch_pages.
   int64_t min_batch_pages = 1000;
   // true: the writer now and then tries each size from min_batch_pages to batch_pages (doubling)
-  // for a few commits and keeps the cheapest per page (daemon/batch_sizer.h). Off by default: on
-  // the machines measured the largest was the cheapest at every store size, and the tries cost.
+  // for a few commits and keeps the cheapest per page (daemon/ingest/batch_sizer.h). Off by
+  // default: on the machines measured the largest was the cheapest at every store size, and the
+  // tries cost.
   bool measure_batch_size = false;
 };
 
@@ -241,8 +242,8 @@ struct CrawlerOptions {
   int64_t max_body_bytes = int64_t{10} << 20;
 
   // --- WARC output ---
-  // Directory for the WARC files of what the crawler fetches (daemon/crawl_warc.h); empty: none
-  // written. At most 4096 bytes.
+  // Directory for the WARC files of what the crawler fetches (daemon/crawl/crawl_warc.h); empty:
+  // none written. At most 4096 bytes.
   std::string warc_dir;
   // A WARC file is closed and the next begun once it holds this many (compressed) bytes. 1 GiB is
   // the size archive tools and Heritrix default to. 1 MiB..1 TiB.

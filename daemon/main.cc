@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "daemon/cli.h"
+#include "daemon/cli/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shingled: finds duplicate and near-duplicate web pages, and remembers them"};

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/crawl_sweep.h"
-#include "daemon/process.h"
-#include "daemon/store_setup.h"
+#include "daemon/crawl/crawl_sweep.h"
+#include "daemon/process/process.h"
+#include "daemon/process/store_setup.h"
 
 namespace shingled::daemon {
 namespace {

@@ -26,9 +26,9 @@
 
 #include "base/status.h"
 #include "config/config.h"
-#include "daemon/api.h"
-#include "daemon/crawl_scheduler.h"
-#include "daemon/http_server.h"
+#include "daemon/api/api.h"
+#include "daemon/crawl/crawl_scheduler.h"
+#include "daemon/http/http_server.h"
 
 namespace shingled::daemon {
 

@@ -14,17 +14,19 @@
 #include <vector>
 
 #include "config/config.h"
-#include "daemon/api.h"
-#include "daemon/cli.h"
-#include "daemon/crawl_scheduler.h"
-#include "daemon/crawl_sweep.h"
-#include "daemon/http_server.h"
-#include "daemon/ingest.h"
-#include "daemon/metrics.h"
-#include "daemon/process.h"
+#include "daemon/api/api.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
+#include "daemon/crawl/crawl_scheduler.h"
+#include "daemon/crawl/crawl_sweep.h"
+#include "daemon/http/http_server.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
+#include "daemon/metrics/metrics.h"
+#include "daemon/process/process.h"
+#include "daemon/process/store_setup.h"
 #include "daemon/reload.h"
-#include "daemon/store_setup.h"
-#include "daemon/task_pool.h"
+#include "daemon/wire/unix_time.h"
 
 namespace shingled::cli {
 namespace {
@@ -37,21 +39,13 @@ struct ServeFlags {
   std::string listen;
 };
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using daemon::UnixNow;
 
 // The config file (or the defaults without one) with the flags on top; at start-up and on SIGHUP.
 StatusOr<config::Config> LoadServeConfig(const ServeFlags& flags) {
-  config::Config config;
-  if (!flags.config_file.empty()) {
-    StatusOr<config::Config> loaded = config::LoadConfigFile(flags.config_file);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(*loaded);
-  }
-  if (!flags.store_dir.empty()) config.store.path = flags.store_dir;
+  StatusOr<config::Config> loaded = LoadConfig(flags.config_file, flags.store_dir);
+  if (!loaded.ok()) return loaded.status();
+  config::Config config = std::move(*loaded);
   if (!flags.listen.empty()) {
     StatusOr<config::ListenAddress> address = config::ParseListenAddress(flags.listen);
     if (!address.ok()) {

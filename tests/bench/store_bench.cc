@@ -67,7 +67,7 @@
 #include <vector>
 
 #include "base/fmix.h"
-#include "daemon/batch_sizer.h"
+#include "daemon/ingest/batch_sizer.h"
 #include "store/internal/codec.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"

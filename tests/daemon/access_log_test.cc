@@ -1,6 +1,6 @@
-// The access log: the line format (daemon/access_log.h), and the real daemon writing one line
+// The access log: the line format (daemon/http/access_log.h), and the real daemon writing one line
 // per request, with no token and no query string.
-#include "daemon/access_log.h"
+#include "daemon/http/access_log.h"
 
 #include <signal.h>
 

@@ -1,6 +1,6 @@
 // BatchSizer against simulated stores: commit costs per page that depend on the commit's size as
 // the measured ones do (docs/PERFORMANCE.md, "Commit size"), with and without noise.
-#include "daemon/batch_sizer.h"
+#include "daemon/ingest/batch_sizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // The ingest pipeline against a real store in a temp dir: order, admission bounds, a failed
 // commit (the writer turns unhealthy), and stopping; and its options from [ingest].
-#include "daemon/ingest.h"
+#include "daemon/ingest/ingest.h"
 
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <future>
 
-#include "daemon/store_setup.h"
+#include "daemon/process/store_setup.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::daemon {

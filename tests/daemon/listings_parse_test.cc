@@ -1,11 +1,11 @@
-// The listings' parameters and cursors as pure functions (daemon/listings.h): base64url round
+// The listings' parameters and cursors as pure functions (daemon/wire/listings.h): base64url round
 // trips, cursors that one listing gives and another refuses, and the bounds of each parameter.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-#include "daemon/listings.h"
+#include "daemon/wire/listings.h"
 
 namespace shingled::daemon {
 namespace {

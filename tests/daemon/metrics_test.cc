@@ -2,7 +2,7 @@
 // first event, and the store's cluster count includes singletons as its help text says; the
 // limits the alerts compare with (queue capacity, the map's maximum, the file system's space) and
 // whether the store accepts writes, through the daemon and through Metrics itself.
-#include "daemon/metrics.h"
+#include "daemon/metrics/metrics.h"
 
 #include <signal.h>
 #include <sys/statvfs.h>
@@ -11,8 +11,8 @@
 #include <future>
 #include <regex>
 
-#include "daemon/ingest.h"
-#include "daemon/task_pool.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -57,17 +57,17 @@ TEST(MetricsTest, CountersOfKnownLabelsReadZeroBeforeAnyEvent) {
   EXPECT_EQ(daemon.Wait(), 0);
 }
 
-// Every route name daemon/api.cc gives (`route = "NAME"`) has its duration histogram from
+// Every route name daemon/api/api.cc gives (`route = "NAME"`) has its duration histogram from
 // start-up (metrics.cc's kRoutes), as docs/API.md says: a route added to the API without it would
 // be absent until its first request, and rate() would miss that request.
 TEST(MetricsTest, EveryRouteOfTheApiHasItsDurationFromStartUp) {
-  const std::string api = ReadWholeFile(std::string(SHINGLED_SOURCE_DIR) + "/daemon/api.cc");
+  const std::string api = ReadWholeFile(std::string(SHINGLED_SOURCE_DIR) + "/daemon/api/api.cc");
   const std::regex route_name(R"re(route = "([a-z_]+)")re");
   std::vector<std::string> routes;
   for (std::sregex_iterator it(api.begin(), api.end(), route_name), end; it != end; ++it) {
     routes.push_back((*it)[1]);
   }
-  ASSERT_GT(routes.size(), 10u) << "daemon/api.cc no longer names routes as `route = \"NAME\"`";
+  ASSERT_GT(routes.size(), 10u) << "daemon/api/api.cc no longer names routes as `route = \"NAME\"`";
   TempDir dir;
   Daemon daemon(dir, dir.path() + "/store");
   ASSERT_GT(daemon.port(), 0) << daemon.log();
@@ -75,7 +75,7 @@ TEST(MetricsTest, EveryRouteOfTheApiHasItsDurationFromStartUp) {
   for (const std::string& route : routes) {
     EXPECT_EQ(
         Sample(metrics, "shingled_http_request_duration_seconds_count{route=\"" + route + "\"}"), 0)
-        << route << ": add it to kRoutes in daemon/metrics.cc";
+        << route << ": add it to kRoutes in daemon/metrics/metrics.cc";
   }
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0);

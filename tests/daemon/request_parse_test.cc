@@ -1,6 +1,7 @@
-// What the API reads from a client (daemon/request_parse.h), called directly; serve_test covers
-// the same through HTTP. Regression tests for what request_parse_fuzz found are named after it.
-#include "daemon/request_parse.h"
+// What the API reads from a client (daemon/wire/request_parse.h), called directly; serve_test
+// covers the same through HTTP. Regression tests for what request_parse_fuzz found are named after
+// it.
+#include "daemon/wire/request_parse.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "daemon/http_query.h"
+#include "daemon/wire/http_query.h"
 
 namespace shingled::daemon {
 namespace {

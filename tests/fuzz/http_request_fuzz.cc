@@ -1,10 +1,10 @@
 // Fuzzes what the HTTP API does with a whole request before it reaches a route: the bytes are
 // parsed by the same Beast request parser the server uses (header limit, body limit), then the
-// target and query string (daemon/http_query.h), the Content-Type header (dedup/charset.h), the
-// Content-Encoding (crawler::InflateBody: gzip of one or more members, zlib, raw deflate) and the
-// decoded body as a JSON object and as NDJSON lines (daemon/request_parse.h, daemon/json_line.h)
-// are handled as the API handles them. Besides crashes, sanitizer reports and hangs, it aborts
-// when
+// target and query string (daemon/wire/http_query.h), the Content-Type header (dedup/charset.h),
+// the Content-Encoding (crawler::InflateBody: gzip of one or more members, zlib, raw deflate) and
+// the decoded body as a JSON object and as NDJSON lines (daemon/wire/request_parse.h,
+// daemon/wire/json_line.h) are handled as the API handles them. Besides crashes, sanitizer reports
+// and hangs, it aborts when
 // - InflateBody returns more than its limit, or fails with a code other than InvalidArgument or
 //   ResourceExhausted;
 // - the input, gzip-compressed as two members (`cat a.gz a.gz`), does not inflate back to the
@@ -24,8 +24,8 @@
 #include <string_view>
 
 #include "crawler/warc.h"
-#include "daemon/http_query.h"
-#include "daemon/request_parse.h"
+#include "daemon/wire/http_query.h"
+#include "daemon/wire/request_parse.h"
 #include "dedup/charset.h"
 
 namespace {
@@ -107,7 +107,7 @@ void FuzzRequest(std::string_view bytes) {
       std::string_view(content_type.data(), content_type.size()));
   if (!parser.is_done()) return;
 
-  // The API's Content-Encoding rule (daemon/api.cc): identity, gzip, x-gzip or deflate.
+  // The API's Content-Encoding rule (daemon/api/api.cc): identity, gzip, x-gzip or deflate.
   std::string coding(req[http::field::content_encoding]);
   for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string decoded = req.body();

@@ -1,7 +1,7 @@
-// Fuzzes what the HTTP API reads from a client (daemon/request_parse.h, daemon/http_query.h),
-// called directly rather than through a socket: the input is taken at once as a request target,
-// as a JSON body, as an NDJSON batch (line by line), as a date, a status and an id. Besides
-// crashes, sanitizer reports and hangs, it aborts when
+// Fuzzes what the HTTP API reads from a client (daemon/wire/request_parse.h,
+// daemon/wire/http_query.h), called directly rather than through a socket: the input is taken at
+// once as a request target, as a JSON body, as an NDJSON batch (line by line), as a date, a status
+// and an id. Besides crashes, sanitizer reports and hangs, it aborts when
 // - a decoded target or percent-decoded text is longer than its input;
 // - an accepted value is outside its documented range (status 100..599, threshold 0..1,
 //   limit 1..1000, ids above 0, a batch page without content whose status needs content);
@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http_query.h"
-#include "daemon/request_parse.h"
+#include "daemon/wire/http_query.h"
+#include "daemon/wire/request_parse.h"
 
 namespace {
 

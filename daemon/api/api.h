@@ -1,0 +1,207 @@
+// The HTTP API (docs/API.md): routes /v1/..., /metrics, /healthz and /readyz onto the ingest
+// pipeline and the store. CPU and store work runs on the TaskPool; ingest on the pipeline. The
+// I/O threads only parse targets and check auth.
+//
+// Thread-safety: Handle() may be called from any I/O thread at once; set_shutting_down() from
+// any thread.
+#ifndef SHINGLED_DAEMON_API_H_
+#define SHINGLED_DAEMON_API_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/api/warc_upload.h"
+#include "daemon/http/http_server.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
+#include "daemon/metrics/metrics.h"
+#include "daemon/wire/http_query.h"
+#include "dedup/sketch.h"
+#include "dedup/streaming_canonicalizer.h"
+#include "store/store.h"
+
+namespace shingled::daemon {
+
+class CrawlScheduler;
+
+// What SIGHUP may change while requests are served (Api::SetSettings).
+struct ApiSettings {
+  size_t max_url_bytes = 4096;
+  // limits.max_body_bytes: also the limit of a body once its Content-Encoding is decoded.
+  size_t max_body_bytes = size_t{16} << 20;
+  size_t max_batch_pages = 1000;
+  // WARC uploads read at once (limits.max_warc_uploads).
+  size_t max_warc_uploads = 4;
+  // Bearer token; empty means no authentication.
+  std::string token;
+  bool protect_writes = true;
+  bool protect_reads = false;
+};
+
+// Rows of a page of /v1/reports/changes?list=... (`limit`): the default and the most.
+inline constexpr size_t kDefaultReportRows = 100;
+inline constexpr size_t kMaxReportRows = 1000;
+// The repository reports over HTTP (issue 32): sets or clusters per answer, and URLs listed per
+// set or document, at most.
+inline constexpr size_t kMaxRepoReportRows = 10000;
+inline constexpr size_t kMaxRepoReportUrls = 1000;
+
+struct ApiOptions {
+  std::string store_dir;      // for the disk-size metric
+  std::string default_sweep;  // "" : requests must name a sweep
+  ApiSettings settings;       // the first settings
+  WarcUploadOptions warc;     // how each WARC upload runs
+  int retry_after_s = 1;
+  dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
+  // Unix seconds now; a seam for tests of dates.
+  std::function<int64_t()> now;
+  // --- The crawler refused at start-up (issue 33) ---
+  // Why [crawler] enabled = true did not start a crawler (a seed it cannot use); GET /v1/crawl
+  // and POST /v1/crawl say it. Empty when the crawler runs or is not enabled.
+  std::string crawler_error;
+};
+
+class Api : public HttpHandler {
+ public:
+  // Everything given must outlive the Api. `crawl` is null when the crawler is not enabled.
+  Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
+      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
+      CrawlScheduler* crawl = nullptr);
+
+  // Waits for the WARC uploads' threads (JoinUploads).
+  ~Api() override;
+
+  void Handle(Request request, ReplyPtr reply) override;
+  void OnServerResponse(http::status status) override;
+  // POST /v1/pages with a WARC body (application/warc, application/warc+gzip) is streamed.
+  bool StreamsBody(const Request& header) override;
+  std::shared_ptr<BodySink> HandleStreamed(Request header, ReplyPtr reply) override;
+  // The route, method, token, Content-Type and Content-Encoding, before the body is read.
+  std::optional<Response> CheckHeader(const Request& header) override;
+
+  // Shutdown, after the server stopped accepting: uploads still reading stop (what they read is
+  // committed and answered for, with 503). Does not wait.
+  void AbortUploads();
+  // Waits until every upload has answered. Call after the pipeline stopped (so that no upload
+  // waits for room in it) and before the I/O threads end (so that the answers can be sent).
+  void JoinUploads();
+
+  // /readyz answers 503 from now on, so that load balancers stop sending work.
+  void set_shutting_down() { shutting_down_ = true; }
+
+  // SIGHUP: requests that begin from now on see `settings`; those under way keep theirs.
+  void SetSettings(ApiSettings settings);
+
+ private:
+  using Respond = std::function<void(Response)>;
+
+  // Handle, or with `header_check` CheckHeader: the same route table and checks; with only the
+  // header, the checks that need no body, their refusal put in *header_check.
+  void Serve(Request req, ReplyPtr reply, std::optional<Response>* header_check);
+  // CheckHeader's checks of an authorized request to `route` that need no body: a Content-Type
+  // or Content-Encoding it refuses, and the target of POST /v1/pages (api_ingest.cc).
+  std::optional<Response> CheckBodyHeader(const Request& header, const std::string& route,
+                                          const Target& target);
+
+  // Runs `work` on the pool; 503 when the pool's queue is full.
+  void OnPool(const Respond& respond, std::function<Response()> work);
+  // Handles an authorized request to `route` (a /v1/ resource) whose body is decoded.
+  void Dispatch(Request req, const std::string& route, const Target& target, const std::string& arg,
+                const Respond& respond);
+
+  // api_ingest.cc
+  void PostPages(const Request& req, const Target& target, Respond respond);
+  void PostPagesBatch(Request req, const Target& target, Respond respond);
+  StatusOr<store::SweepId> ResolveSweep(const std::string& name);
+  void ForgetSweep(const std::string& name);
+
+  // api_queries.cc
+  Response GetSimilar(const Target& target);
+  Response PostSimilar(const Request& req, const Target& target);
+  Response GetUrls(const Target& target);
+  Response GetLost(const Target& target);
+  Response GetDocument(const std::string& id);
+  Response GetSweeps();
+  Response PostSweep(const Request& req);
+  Response CloseSweep(const Request& req, const std::string& name);
+  Response ReopenSweep(const std::string& name);
+  Response GetStats();
+  Response Ready();
+
+  // api_common.cc (issue 32): GET /v1/documents/A/common/B; `ids` is "A/common/B".
+  Response GetCommon(const std::string& ids, const Target& target);
+
+  // api_templates.cc (issue 32): POST and DELETE /v1/clusters/ID/template, GET /v1/templates.
+  Response PostTemplate(const std::string& id);
+  Response DeleteTemplate(const std::string& id);
+  Response ListTemplates(const Target& target);
+
+  // api_listings.cc
+  Response ListUrls(const Target& target);  // GET /v1/urls without url
+  Response ListClusters(const Target& target);
+  Response ListIdentical(const Target& target);
+  // GET /v1/clusters/ID: a page of its documents.
+  Response GetCluster(const std::string& id, const Target& target);
+  // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes.
+  Response GetChangeReport(const Target& target, bool page);
+  // The HTML pages /reports/clusters (largest clusters, identical sets) and /reports/url?url=U
+  // (one URL's timeline).
+  Response GetClustersPage(const Target& target);
+  Response GetUrlPage(const Target& target);
+  Response GetReportIndex(bool without_slash);
+
+  // api_repo_reports.cc (issue 32): GET /v1/reports/identical and /v1/reports/clusters.
+  Response GetIdenticalReport(const Target& target);
+  Response GetClusterReport(const Target& target);
+
+  // api_crawl.cc
+  Response GetCrawl();
+  Response PostCrawl();
+  Response StopCrawl();  // POST /v1/crawl/stop
+
+  // The request's Content-Encoding, trimmed and lower-cased; empty for none or identity.
+  static std::string ContentEncoding(const Request& req);
+  // Decodes a body sent with Content-Encoding gzip or deflate in place; an error response for
+  // another coding, a corrupt body, or one over max_body_bytes once decoded.
+  std::optional<Response> DecodeContentEncoding(Request& req) const;
+  // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
+  std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
+  // The settings now in force: a snapshot, so that one request sees one set of them.
+  std::shared_ptr<const ApiSettings> settings() const;
+  Response Error(const Status& status) const;
+
+  store::Store* const store_;
+  const std::shared_ptr<const dedup::SketchContext> context_;
+  IngestPipeline* const pipeline_;
+  TaskPool* const pool_;
+  Metrics* const metrics_;
+  const ApiOptions options_;
+  CrawlScheduler* const crawl_;
+  std::atomic<bool> shutting_down_{false};
+
+  // State below is protected by settings_mu_ (SetSettings replaces the pointer; readers copy it).
+  mutable std::mutex settings_mu_;
+  std::shared_ptr<const ApiSettings> settings_;
+
+  // Sweep ids by name, so that each page does not look its sweep up. State below is protected
+  // by sweeps_mu_.
+  std::mutex sweeps_mu_;
+  std::unordered_map<std::string, store::SweepId> sweep_ids_;
+
+  // WARC uploads, finished ones reaped when the next starts. State below is protected by
+  // uploads_mu_.
+  std::mutex uploads_mu_;
+  std::vector<std::shared_ptr<WarcUpload>> uploads_;
+  bool uploads_stopped_ = false;
+};
+
+}  // namespace shingled::daemon
+
+#endif  // SHINGLED_DAEMON_API_H_

@@ -1,0 +1,116 @@
+// The repository reports of issue 32 over HTTP: GET /v1/reports/identical and
+// GET /v1/reports/clusters, as JSON or CSV (docs/API.md, docs/REPORTS.md). They run on the
+// TaskPool. The answer holds at most `limit` sets or clusters (at most kMaxRepoReportRows): the
+// whole report of a large store comes from `shingled report`, which streams it to a file.
+#include <charconv>
+#include <cstdlib>
+
+#include "daemon/api/api.h"
+#include "daemon/wire/request_parse.h"
+#include "report/repo_reports.h"
+
+namespace shingled::daemon {
+namespace {
+
+// An integer parameter in min..max, or `fallback` when absent.
+StatusOr<uint64_t> Unsigned(const Target& target, const std::string& name, uint64_t fallback,
+                            uint64_t min, uint64_t max) {
+  const std::optional<std::string> text = target.Get(name);
+  if (!text) return fallback;
+  uint64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    std::string message = name;
+    message.append(" \"").append(text->substr(0, 40)).append("\" is not an integer in ");
+    message.append(std::to_string(min)).append("..").append(std::to_string(max));
+    return InvalidArgumentError(message);
+  }
+  return value;
+}
+
+// A number parameter in 0..1, or `fallback` when absent.
+StatusOr<double> Share(const Target& target, const std::string& name, double fallback) {
+  const std::optional<std::string> text = target.Get(name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(text->c_str(), &end);
+  // The whole text, not up to a NUL: "0.5%00x" decodes to a NUL inside the value.
+  if (text->empty() || end != text->c_str() + text->size() || !(v >= 0 && v <= 1)) {
+    std::string message = name;
+    message.append(" \"").append(text->substr(0, 40)).append("\" is not a number in 0..1");
+    return InvalidArgumentError(message);
+  }
+  return v;
+}
+
+Response Text(std::string body, bool csv) {
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type,
+          csv ? "text/csv; charset=utf-8; header=present" : "application/json");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+}  // namespace
+
+Response Api::GetIdenticalReport(const Target& target) {
+  const std::string format_name = target.Get("format").value_or("json");
+  const std::optional<report::RepoReportFormat> format =
+      report::RepoReportFormatFromName(format_name);
+  if (!format) return Error(InvalidArgumentError("format must be json or csv"));
+  store::IdenticalReportOptions options;
+  StatusOr<uint64_t> limit = Unsigned(target, "limit", kDefaultReportRows, 1, kMaxRepoReportRows);
+  if (!limit.ok()) return Error(limit.status());
+  StatusOr<uint64_t> max_urls = Unsigned(target, "max_urls", 100, 1, kMaxRepoReportUrls);
+  if (!max_urls.ok()) return Error(max_urls.status());
+  options.limit = *limit;
+  options.max_urls = *max_urls;
+  std::string body;
+  Status s = report::WriteIdenticalReport(*store_, options, *format, [&](std::string_view text) {
+    body.append(text);
+    return OkStatus();
+  });
+  if (!s.ok()) return Error(s);
+  return Text(std::move(body), *format == report::RepoReportFormat::kCsv);
+}
+
+Response Api::GetClusterReport(const Target& target) {
+  const std::string format_name = target.Get("format").value_or("json");
+  const std::optional<report::RepoReportFormat> format =
+      report::RepoReportFormatFromName(format_name);
+  if (!format) return Error(InvalidArgumentError("format must be json or csv"));
+  store::ClusterReportOptions options;
+  StatusOr<uint64_t> limit = Unsigned(target, "limit", kDefaultReportRows, 1, kMaxRepoReportRows);
+  if (!limit.ok()) return Error(limit.status());
+  StatusOr<uint64_t> max_urls = Unsigned(target, "max_urls", 10, 1, kMaxRepoReportUrls);
+  if (!max_urls.ok()) return Error(max_urls.status());
+  StatusOr<uint64_t> min_bytes =
+      Unsigned(target, "min_bytes", options.min_bytes, 0, uint64_t{1} << 40);
+  if (!min_bytes.ok()) return Error(min_bytes.status());
+  StatusOr<double> min_share = Share(target, "min_share", options.min_share);
+  if (!min_share.ok()) return Error(min_share.status());
+  StatusOr<uint64_t> max_chunk_docs =
+      Unsigned(target, "max_chunk_docs", options.max_chunk_docs, 2, 1000000);
+  if (!max_chunk_docs.ok()) return Error(max_chunk_docs.status());
+  StatusOr<uint64_t> max_pairs =
+      Unsigned(target, "max_pairs_per_doc", options.max_pairs_per_doc, 1, 100000);
+  if (!max_pairs.ok()) return Error(max_pairs.status());
+  options.limit = *limit;
+  options.max_urls = *max_urls;
+  options.min_bytes = *min_bytes;
+  options.min_share = *min_share;
+  options.max_chunk_docs = *max_chunk_docs;
+  options.max_pairs_per_doc = *max_pairs;
+  std::string body;
+  Status s = report::WriteClusterReport(*store_, options, *format, [&](std::string_view text) {
+    body.append(text);
+    return OkStatus();
+  });
+  if (!s.ok()) return Error(s);
+  return Text(std::move(body), *format == report::RepoReportFormat::kCsv);
+}
+
+}  // namespace shingled::daemon

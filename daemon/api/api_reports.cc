@@ -1,0 +1,156 @@
+// The reports: GET /v1/reports/changes (JSON, CSV, HTML) and the HTML page /reports/changes
+// (docs/API.md, docs/REPORTS.md). These run on the TaskPool.
+#include <charconv>
+
+#include "daemon/api/api.h"
+#include "daemon/wire/json_codec.h"
+#include "daemon/wire/request_parse.h"
+#include "report/changes.h"
+#include "report/store_pages.h"
+
+namespace shingled::daemon {
+namespace {
+
+// A report page may show hostile URLs: nothing on it may load or run anything.
+constexpr const char* kReportCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
+    "'none'";
+
+constexpr const char* kReportIndexCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
+    "'self'";
+
+Response TextResponse(std::string body, const char* content_type) {
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type, content_type);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+Response HtmlResponse(std::string body) {
+  Response res = TextResponse(std::move(body), "text/html; charset=utf-8");
+  res.set("Content-Security-Policy", kReportCsp);
+  return res;
+}
+
+StatusOr<uint64_t> UnsignedParam(const Target& target, const std::string& name, uint64_t fallback,
+                                 uint64_t min, uint64_t max) {
+  const std::optional<std::string> text = target.Get(name);
+  if (!text) return fallback;
+  uint64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    return InvalidArgumentError(name + " must be an integer in " + std::to_string(min) + ".." +
+                                std::to_string(max));
+  }
+  return value;
+}
+
+std::string KindNames() {
+  std::string out;
+  for (int k = 0; k < store::kChangeKinds; ++k) {
+    if (k != 0) out.append(", ");
+    out.append(store::ChangeKindName(static_cast<store::ChangeKind>(k)));
+  }
+  return out;
+}
+
+}  // namespace
+
+Response Api::GetChangeReport(const Target& target, bool page) {
+  const std::string format = page ? "html" : target.Get("format").value_or("json");
+  if (format != "json" && format != "csv" && format != "html") {
+    return Error(InvalidArgumentError("format must be json, csv or html"));
+  }
+  std::optional<store::ChangeKind> kind;
+  if (const std::optional<std::string> list = target.Get("list")) {
+    kind = store::ChangeKindFromName(*list);
+    if (!kind) return Error(InvalidArgumentError("list must be one of " + KindNames()));
+    if (format == "html") {
+      return Error(
+          InvalidArgumentError("list is for format=json (a page) or format=csv (all rows)"));
+    }
+  }
+  const bool paged = kind && format == "json";
+  if (!paged && (target.Get("after") || target.Get("limit"))) {
+    return Error(
+        InvalidArgumentError("after and limit page a list: give them with list= and format=json"));
+  }
+  StatusOr<uint64_t> after = UnsignedParam(target, "after", 0, 0, UINT64_MAX - 1);
+  if (!after.ok()) return Error(after.status());
+  StatusOr<uint64_t> limit = UnsignedParam(target, "limit", kDefaultReportRows, 1, kMaxReportRows);
+  if (!limit.ok()) return Error(limit.status());
+
+  auto pair = report::ResolveSweeps(*store_, target.Get("from").value_or(""),
+                                    target.Get("to").value_or(""));
+  if (!pair.ok()) return Error(pair.status());
+  const store::SweepId from = pair->first.id, to = pair->second.id;
+
+  if (format == "html") {
+    StatusOr<std::string> html = report::BuildChangeHtml(*store_, from, to);
+    if (!html.ok()) return Error(html.status());
+    return HtmlResponse(std::move(*html));
+  }
+  if (paged) {
+    store::ChangeListOptions options;
+    options.kind = *kind;
+    options.after = *after;
+    options.limit = *limit;
+    StatusOr<store::ChangeList> list = store_->ListChanges(from, to, options);
+    if (!list.ok()) return Error(list.status());
+    store::ChangeReport names;
+    names.from = pair->first;
+    names.to = pair->second;
+    return JsonResponse(http::status::ok, report::ChangeListJson(names, *kind, *list));
+  }
+  if (format == "csv") {
+    std::string csv;
+    if (kind) {
+      // The whole list, in memory: ~150 bytes a row.
+      csv = report::ChangeCsvHeader();
+      Status s = store_->StreamChanges(from, to, *kind, [&](const store::ChangeRow& row) {
+        csv.append(report::ChangeCsvLine(row));
+        return OkStatus();
+      });
+      if (!s.ok()) return Error(s);
+    } else {
+      StatusOr<store::ChangeReport> r = store_->ChangesBetween(from, to);
+      if (!r.ok()) return Error(r.status());
+      csv = report::HostsCsv(*r);
+    }
+    return TextResponse(std::move(csv), "text/csv; charset=utf-8; header=present");
+  }
+  StatusOr<report::Json> j = report::BuildChangeJson(*store_, from, to);
+  if (!j.ok()) return Error(j.status());
+  return JsonResponse(http::status::ok, *j);
+}
+
+Response Api::GetClustersPage(const Target& target) {
+  StatusOr<uint64_t> limit = UnsignedParam(target, "limit", report::kHtmlClusters, 1, 1000);
+  if (!limit.ok()) return Error(limit.status());
+  StatusOr<std::string> html = report::ClustersHtml(*store_, *limit);
+  if (!html.ok()) return Error(html.status());
+  return HtmlResponse(std::move(*html));
+}
+
+Response Api::GetUrlPage(const Target& target) {
+  StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
+  if (!url.ok()) return Error(url.status());
+  StatusOr<std::string> html = report::UrlTimelineHtml(*store_, *url);
+  if (!html.ok()) return Error(html.status());
+  return HtmlResponse(std::move(*html));
+}
+
+Response Api::GetReportIndex(bool without_slash) {
+  StatusOr<std::string> html = report::ReportIndexHtml(*store_, without_slash ? "reports/" : "");
+  if (!html.ok()) return Error(html.status());
+  Response res = HtmlResponse(std::move(*html));
+  // The index's form opens /reports/url on this server.
+  res.set("Content-Security-Policy", kReportIndexCsp);
+  return res;
+}
+
+}  // namespace shingled::daemon

@@ -1,0 +1,58 @@
+// Templates (issue 32; store/FORMAT.md, "Templates"): an operator marks a cluster as template
+// (POST /v1/clusters/ID/template), unmarks it (DELETE), and lists the marks (GET /v1/templates).
+// On the TaskPool.
+#include <charconv>
+
+#include "daemon/api/api.h"
+#include "daemon/wire/json_codec.h"
+#include "daemon/wire/listings.h"
+#include "daemon/wire/request_parse.h"
+
+namespace shingled::daemon {
+
+Response Api::PostTemplate(const std::string& id) {
+  StatusOr<uint64_t> cluster = ParseId(id, "cluster");
+  if (!cluster.ok()) return Error(cluster.status());
+  StatusOr<store::TemplateMark> mark = store_->MarkTemplate(*cluster);
+  if (!mark.ok()) return Error(mark.status());
+  Json j = TemplateMarkJson(*mark);
+  j["marked"] = true;
+  return JsonResponse(http::status::ok, j);
+}
+
+Response Api::DeleteTemplate(const std::string& id) {
+  StatusOr<uint64_t> cluster = ParseId(id, "cluster");
+  if (!cluster.ok()) return Error(cluster.status());
+  StatusOr<std::optional<store::TemplateMark>> removed = store_->UnmarkTemplate(*cluster);
+  if (!removed.ok()) return Error(removed.status());
+  // Idempotent: unmarking what is not marked answers 200 with "removed": false.
+  Json j = removed->has_value() ? TemplateMarkJson(**removed) : Json{{"cluster", *cluster}};
+  j["marked"] = false;
+  j["removed"] = removed->has_value();
+  return JsonResponse(http::status::ok, j);
+}
+
+Response Api::ListTemplates(const Target& target) {
+  StatusOr<size_t> limit = ParseListLimit(target.params);
+  if (!limit.ok()) return Error(limit.status());
+  store::ClusterId after = 0;
+  if (auto a = target.Get("after")) {
+    const auto [end, ec] = std::from_chars(a->data(), a->data() + a->size(), after);
+    if (ec != std::errc() || end != a->data() + a->size()) {
+      return Error(InvalidArgumentError("after \"" + a->substr(0, 40) +
+                                        "\" is not a cluster id (an unsigned integer)"));
+    }
+  }
+  // One more than asked says whether another page follows.
+  StatusOr<std::vector<store::TemplateMark>> marks = store_->TemplateMarks(after, *limit + 1);
+  if (!marks.ok()) return Error(marks.status());
+  const bool more = marks->size() > *limit;
+  if (more) marks->pop_back();
+  Json list = Json::array();
+  for (const store::TemplateMark& m : *marks) list.push_back(TemplateMarkJson(m));
+  Json j = {{"templates", std::move(list)}};
+  j["next"] = more ? Json(std::to_string(marks->back().cluster)) : Json();
+  return JsonResponse(http::status::ok, j);
+}
+
+}  // namespace shingled::daemon

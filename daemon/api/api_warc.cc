@@ -1,0 +1,105 @@
+// POST /v1/pages with a WARC body: streamed record by record into the ingest pipeline
+// (daemon/api/warc_upload.h), never held in memory.
+#include <chrono>
+
+#include "daemon/api/api.h"
+#include "daemon/http/access_log.h"
+#include "daemon/wire/request_parse.h"
+#include "dedup/charset.h"
+
+namespace shingled::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool IsWarcType(std::string_view content_type) {
+  const std::string mime = dedup::ParseContentType(content_type).mime;
+  return mime == "application/warc" || mime == "application/warc+gzip";
+}
+
+}  // namespace
+
+Api::~Api() {
+  AbortUploads();
+  JoinUploads();
+}
+
+bool Api::StreamsBody(const Request& header) {
+  if (header.method() != http::verb::post) return false;
+  if (!IsWarcType(ToStd(header[http::field::content_type]))) return false;
+  StatusOr<Target> target = ParseTarget(ToStd(header.target()));
+  return target.ok() && target->path == "/v1/pages";
+}
+
+std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
+  const Clock::time_point start = Clock::now();
+  auto respond = [this, start, reply](Response res) {
+    metrics_->HttpRequest("pages", res.result_int(),
+                          std::chrono::duration<double>(Clock::now() - start).count());
+    std::string note = PageVerdictNote(res.body());
+    reply->Send(std::move(res), std::move(note));
+  };
+  StatusOr<Target> target = ParseTarget(ToStd(header.target()));
+  if (!target.ok()) {
+    respond(Error(target.status()));
+    return nullptr;
+  }
+  if (std::optional<Response> denied = CheckAuth(header, /*is_write=*/true)) {
+    respond(*denied);
+    return nullptr;
+  }
+  // The records carry each page's URL, date and status.
+  if (Status s = CheckParams(*target, {"sweep"}); !s.ok()) {
+    respond(Error(s));
+    return nullptr;
+  }
+  StatusOr<store::SweepId> sweep =
+      ResolveSweep(target->Get("sweep").value_or(options_.default_sweep));
+  if (!sweep.ok()) {
+    respond(Error(sweep.status()));
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(uploads_mu_);
+  if (uploads_stopped_ || shutting_down_) {
+    respond(ErrorResponse(http::status::service_unavailable, "unavailable",
+                          "the server is shutting down", options_.retry_after_s));
+    return nullptr;
+  }
+  // Reap the uploads that have answered; their threads end right after.
+  for (auto it = uploads_.begin(); it != uploads_.end();) {
+    if ((*it)->finished()) {
+      (*it)->Join();
+      it = uploads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (uploads_.size() >= settings()->max_warc_uploads) {
+    respond(ErrorResponse(http::status::service_unavailable, "unavailable",
+                          std::to_string(uploads_.size()) +
+                              " WARC uploads are being read (limits.max_warc_uploads); retry later",
+                          options_.retry_after_s));
+    return nullptr;
+  }
+  auto upload = std::make_shared<WarcUpload>(pipeline_, *sweep, options_.warc, std::move(respond));
+  uploads_.push_back(upload);
+  return upload;
+}
+
+void Api::AbortUploads() {
+  std::lock_guard<std::mutex> lock(uploads_mu_);
+  uploads_stopped_ = true;
+  for (const std::shared_ptr<WarcUpload>& upload : uploads_) upload->Abort();
+}
+
+void Api::JoinUploads() {
+  std::vector<std::shared_ptr<WarcUpload>> uploads;
+  {
+    std::lock_guard<std::mutex> lock(uploads_mu_);
+    uploads_stopped_ = true;
+    uploads.swap(uploads_);
+  }
+  for (const std::shared_ptr<WarcUpload>& upload : uploads) upload->Join();
+}
+
+}  // namespace shingled::daemon

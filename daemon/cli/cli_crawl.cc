@@ -1,0 +1,141 @@
+// The crawler's command line (issue 6): `shingled crawl` runs one sweep with the built-in
+// crawler and stores what it fetched, through the ingest pipeline (one store writer, group
+// commit), with the date of each fetch on each URL, and prints a JSON summary. The sweep itself
+// (known URLs revisited, backpressure, closing) is daemon/crawl/crawl_sweep.h, which the daemon's
+// scheduled sweeps run too.
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include "config/config.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/cli_common.h"
+#include "daemon/cli/cli_progress.h"
+#include "daemon/crawl/crawl_sweep.h"
+#include "daemon/ingest/ingest.h"
+#include "daemon/ingest/task_pool.h"
+#include "daemon/process/process.h"
+#include "daemon/process/store_setup.h"
+#include "daemon/wire/json_codec.h"
+
+namespace shingled::cli {
+namespace {
+
+struct CrawlFlags {
+  std::vector<std::string> seeds;
+  std::string store_dir;
+  std::string config_file;
+  std::string sweep;
+  bool allow_private_addresses = false;
+  int64_t max_pages = 0;
+  double delay_seconds = 0;
+  int64_t max_depth = 0;
+  bool keep_open = false;
+  std::string user_agent;
+  bool quiet = false;
+  std::string warc_dir;
+};
+
+int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
+  // Before any thread: Ctrl-C stops the sweep (left open), commits what was fetched and prints
+  // the summary.
+  CommandInterrupt interrupt;
+  // The sweep's log lines (start, end, pages the store refused) go to stderr; stdout is the
+  // JSON summary. On a terminal the progress line is the news: only warnings are logged.
+  daemon::SetUpLogging(ShowProgress(flags.quiet) ? "warn" : "info");
+  // The [crawler] table of --config, then the flags given on top.
+  StatusOr<config::Config> loaded = LoadConfig(flags.config_file, flags.store_dir);
+  if (!loaded.ok()) return Fail("crawl", loaded.status(), kExitUsage);
+  config::Config config = std::move(*loaded);
+  config::CrawlerOptions& c = config.crawler;
+  if (!flags.seeds.empty()) c.seeds = flags.seeds;
+  if (flags.allow_private_addresses) c.allow_private_addresses = true;
+  if (cmd.count("--max-pages") > 0) c.max_pages = flags.max_pages;
+  if (cmd.count("--delay") > 0) {
+    c.per_host_delay_ms = static_cast<int64_t>(flags.delay_seconds * 1000);
+  }
+  if (cmd.count("--max-depth") > 0) c.max_depth = flags.max_depth;
+  if (cmd.count("--user-agent") > 0) c.user_agent = flags.user_agent;
+  if (cmd.count("--warc-dir") > 0) c.warc_dir = flags.warc_dir;
+  if (c.seeds.empty()) {
+    return Fail("crawl", InvalidArgumentError("no seed: give --seed URL or [crawler] seeds in --config"),
+                kExitUsage);
+  }
+  StatusOr<daemon::CrawlSetup> setup = daemon::MakeCrawlSetup(c);
+  if (!setup.ok()) return Fail("crawl", setup.status(), kExitUsage);
+
+  // [ingest] too: the crawl stores pages as `serve` would, with the same canonicalizer.
+  StatusOr<daemon::PipelineOptions> pipeline_options = daemon::IngestPipelineOptions(config.ingest);
+  if (!pipeline_options.ok()) return Fail("crawl", pipeline_options.status(), kExitUsage);
+
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/true);
+  if (!opened.ok()) return Fail("crawl", opened.status());
+  daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
+  daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr,
+                                  *pipeline_options);
+  daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options->queue_pages,
+                             std::move(*setup), nullptr);
+  interrupt.OnRequest([&runner] { runner.Stop(); });
+  daemon::SweepReport report;
+  {
+    ProgressLine progress(ShowProgress(flags.quiet), [&runner](double elapsed) {
+      const daemon::SweepReport now = runner.Snapshot();
+      const crawler::CrawlProgress& p = now.progress;
+      return "crawl " + now.name + ": " + GroupDigits(p.fetched) + " fetched, " +
+             GroupDigits(p.pages) + " pages, " + GroupDigits(p.queued) + " queued, " +
+             GroupDigits(p.errors) + " errors, " +
+             GroupDigits(static_cast<uint64_t>(p.pages_per_second)) + "/s, " +
+             GroupDigits(static_cast<uint64_t>(elapsed)) + " s";
+    });
+    report = runner.Run(flags.sweep, !flags.keep_open);
+  }
+  interrupt.OnRequest(nullptr);
+  pipeline.Stop();
+  pool.Stop();
+  if (!report.status.ok()) {
+    // No valid seed is the caller's mistake; the rest are failures of the work.
+    return Fail("crawl", report.status,
+                report.status.code() == StatusCode::kInvalidArgument ||
+                        report.status.code() == StatusCode::kAlreadyExists
+                    ? kExitUsage
+                    : kExitFailure);
+  }
+  std::cout << daemon::DumpJson(daemon::SweepReportJson(report)) << "\n";
+  if (interrupt.requested()) return kExitInterrupted;
+  return report.store_error_count == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void AddCrawlCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<CrawlFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "crawl", "Crawl one sweep and store what it fetched ([crawler] of --config, then flags)");
+  cmd->add_option("--seed", flags->seeds,
+                  "Seed URL (repeatable; replaces [crawler] seeds); without allowed_hosts or "
+                  "allowed_prefixes their hosts are the scope");
+  cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
+  cmd->add_option("--config", flags->config_file,
+                  "TOML config (store options, [sketch], [ingest], [crawler])");
+  cmd->add_option("--sweep", flags->sweep, "Sweep name (opened if needed)")->required();
+  cmd->add_flag("--allow-private-addresses", flags->allow_private_addresses,
+                "Allow private, loopback and link-local addresses");
+  cmd->add_option("--max-pages", flags->max_pages, "Most page fetches (crawler.max_pages)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
+  cmd->add_option("--delay", flags->delay_seconds,
+                  "Seconds between fetches of one host (crawler.per_host_delay_ms / 1000)")
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--max-depth", flags->max_depth, "Link depth from the seeds (crawler.max_depth)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
+  cmd->add_flag("--keep-open", flags->keep_open,
+                "Leave the sweep open (do not mark unseen URLs gone)");
+  cmd->add_option("--user-agent", flags->user_agent,
+                  "User-Agent (crawler.user_agent); its product token is used for robots.txt");
+  cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
+  cmd->add_option("--warc-dir", flags->warc_dir,
+                  "Write what is fetched to WARC files (and CDXJ indexes) in this directory "
+                  "(crawler.warc_dir)");
+  cmd->callback([=] { *exit_code = RunCrawl(*flags, *cmd); });
+}
+
+}  // namespace shingled::cli
