@@ -81,7 +81,12 @@ Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& 
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   const size_t reads = std::min<size_t>(by_held.size(), size_t{4} * options.max_candidates);
-  std::vector<std::pair<double, DocId>> kept;  // (approximate shorter share, doc)
+  struct Kept {
+    double share;  // approximate share of the shorter text
+    DocId doc;
+    std::vector<dedup::Chunk> chunks;  // the document's, read once
+  };
+  std::vector<Kept> kept;
   std::vector<dedup::Chunk> other;
   for (size_t i = 0; i < reads; ++i) {
     const auto [bytes, doc] = by_held[i];
@@ -92,22 +97,20 @@ Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& 
     const double longer = std::max(length, page_length), shorter = std::min(length, page_length);
     if (longer < kContainmentLengthRatio * shorter) continue;
     const double share = static_cast<double>(bytes) / shorter;
-    if (share >= kCandidateShare) kept.emplace_back(share, doc);
+    if (share >= kCandidateShare) kept.push_back(Kept{share, doc, other});
   }
-  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
+    return a.share != b.share ? a.share > b.share : a.doc < b.doc;
   });
   // The exact figures, templates left out, for at most twice the room (templates can only lower
   // a share), then the best `room` of them.
   if (kept.size() > 2 * room) kept.resize(2 * room);
-  for (const auto& [share, doc] : kept) {
-    bool known = false;
-    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, doc, &other, &known));
-    StatusOr<std::string> host = judge.HostOfDocument(doc);
+  for (const Kept& k : kept) {
+    StatusOr<std::string> host = judge.HostOfDocument(k.doc);
     if (!host.ok()) return host.status();
-    StatusOr<CommonBytes> common = judge.Common(chunks, other, page_host, *host, 0);
+    StatusOr<CommonBytes> common = judge.Common(chunks, k.chunks, page_host, *host, 0);
     if (!common.ok()) return common.status();
-    out->push_back(ContainmentCandidate{doc, std::move(*common)});
+    out->push_back(ContainmentCandidate{k.doc, std::move(*common)});
   }
   std::stable_sort(out->begin(), out->end(),
                    [](const ContainmentCandidate& a, const ContainmentCandidate& b) {
