@@ -1,8 +1,6 @@
 // GET /v1/documents/A/common/B (issue 32, paper 003): the bytes two stored documents have in
 // common by their content-defined chunks, and the shared spans, so that a person can see what
 // is shared. On the TaskPool.
-#include <charconv>
-
 #include "daemon/api/api.h"
 #include "daemon/wire/json_codec.h"
 #include "daemon/wire/request_parse.h"
@@ -19,18 +17,10 @@ Response Api::GetCommon(const std::string& ids, const Target& target) {
   if (!a.ok()) return Error(a.status());
   StatusOr<uint64_t> b = ParseId(std::string_view(ids).substr(at + kCommon.size()), "document");
   if (!b.ok()) return Error(b.status());
-  size_t limit = kDefaultCommonSpans;
-  if (auto l = target.Get("limit")) {
-    size_t v = 0;
-    const auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
-    if (ec != std::errc() || end != l->data() + l->size() || v > store::kMaxCommonSpans) {
-      return Error(InvalidArgumentError("limit \"" + l->substr(0, 40) +
-                                        "\" is not an integer in 0.." +
-                                        std::to_string(store::kMaxCommonSpans)));
-    }
-    limit = v;
-  }
-  StatusOr<store::CommonBytes> common = store_->BytesInCommon(*a, *b, limit);
+  StatusOr<uint64_t> limit =
+      ParseInteger("limit", target.Get("limit"), kDefaultCommonSpans, 0, store::kMaxCommonSpans);
+  if (!limit.ok()) return Error(limit.status());
+  StatusOr<store::CommonBytes> common = store_->BytesInCommon(*a, *b, *limit);
   if (!common.ok()) return Error(common.status());
   Json j = {{"a", *a}, {"b", *b}};
   j["common"] = CommonJson(*common, /*spans=*/true);

@@ -2,7 +2,6 @@
 // GET /v1/reports/clusters, as JSON or CSV (docs/API.md, docs/REPORTS.md). They run on the
 // TaskPool. The answer holds at most `limit` sets or clusters (at most kMaxRepoReportRows): the
 // whole report of a large store comes from `shingled report`, which streams it to a file.
-#include <charconv>
 #include <cstdlib>
 
 #include "daemon/api/api.h"
@@ -11,23 +10,6 @@
 
 namespace shingled::daemon {
 namespace {
-
-// An integer parameter in min..max, or `fallback` when absent.
-StatusOr<uint64_t> Unsigned(const Target& target, const std::string& name, uint64_t fallback,
-                            uint64_t min, uint64_t max) {
-  const std::optional<std::string> text = target.Get(name);
-  if (!text) return fallback;
-  uint64_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    std::string message = name;
-    message.append(" \"").append(text->substr(0, 40)).append("\" is not an integer in ");
-    message.append(std::to_string(min)).append("..").append(std::to_string(max));
-    return InvalidArgumentError(message);
-  }
-  return value;
-}
 
 // A number parameter in 0..1, or `fallback` when absent.
 StatusOr<double> Share(const Target& target, const std::string& name, double fallback) {
@@ -62,9 +44,11 @@ Response Api::GetIdenticalReport(const Target& target) {
       report::RepoReportFormatFromName(format_name);
   if (!format) return Error(InvalidArgumentError("format must be json or csv"));
   store::IdenticalReportOptions options;
-  StatusOr<uint64_t> limit = Unsigned(target, "limit", kDefaultReportRows, 1, kMaxRepoReportRows);
+  StatusOr<uint64_t> limit =
+      ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
   if (!limit.ok()) return Error(limit.status());
-  StatusOr<uint64_t> max_urls = Unsigned(target, "max_urls", 100, 1, kMaxRepoReportUrls);
+  StatusOr<uint64_t> max_urls =
+      ParseInteger("max_urls", target.Get("max_urls"), 100, 1, kMaxRepoReportUrls);
   if (!max_urls.ok()) return Error(max_urls.status());
   options.limit = *limit;
   options.max_urls = *max_urls;
@@ -83,20 +67,22 @@ Response Api::GetClusterReport(const Target& target) {
       report::RepoReportFormatFromName(format_name);
   if (!format) return Error(InvalidArgumentError("format must be json or csv"));
   store::ClusterReportOptions options;
-  StatusOr<uint64_t> limit = Unsigned(target, "limit", kDefaultReportRows, 1, kMaxRepoReportRows);
+  StatusOr<uint64_t> limit =
+      ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
   if (!limit.ok()) return Error(limit.status());
-  StatusOr<uint64_t> max_urls = Unsigned(target, "max_urls", 10, 1, kMaxRepoReportUrls);
+  StatusOr<uint64_t> max_urls =
+      ParseInteger("max_urls", target.Get("max_urls"), 10, 1, kMaxRepoReportUrls);
   if (!max_urls.ok()) return Error(max_urls.status());
   StatusOr<uint64_t> min_bytes =
-      Unsigned(target, "min_bytes", options.min_bytes, 0, uint64_t{1} << 40);
+      ParseInteger("min_bytes", target.Get("min_bytes"), options.min_bytes, 0, uint64_t{1} << 40);
   if (!min_bytes.ok()) return Error(min_bytes.status());
   StatusOr<double> min_share = Share(target, "min_share", options.min_share);
   if (!min_share.ok()) return Error(min_share.status());
-  StatusOr<uint64_t> max_chunk_docs =
-      Unsigned(target, "max_chunk_docs", options.max_chunk_docs, 2, 1000000);
+  StatusOr<uint64_t> max_chunk_docs = ParseInteger("max_chunk_docs", target.Get("max_chunk_docs"),
+                                                   options.max_chunk_docs, 2, 1000000);
   if (!max_chunk_docs.ok()) return Error(max_chunk_docs.status());
-  StatusOr<uint64_t> max_pairs =
-      Unsigned(target, "max_pairs_per_doc", options.max_pairs_per_doc, 1, 100000);
+  StatusOr<uint64_t> max_pairs = ParseInteger("max_pairs_per_doc", target.Get("max_pairs_per_doc"),
+                                              options.max_pairs_per_doc, 1, 100000);
   if (!max_pairs.ok()) return Error(max_pairs.status());
   options.limit = *limit;
   options.max_urls = *max_urls;

@@ -1,6 +1,5 @@
 // The reports: GET /v1/reports/changes (JSON, CSV, HTML) and the HTML page /reports/changes
 // (docs/API.md, docs/REPORTS.md). These run on the TaskPool.
-#include <charconv>
 
 #include "daemon/api/api.h"
 #include "daemon/wire/json_codec.h"
@@ -35,20 +34,6 @@ Response HtmlResponse(std::string body) {
   return res;
 }
 
-StatusOr<uint64_t> UnsignedParam(const Target& target, const std::string& name, uint64_t fallback,
-                                 uint64_t min, uint64_t max) {
-  const std::optional<std::string> text = target.Get(name);
-  if (!text) return fallback;
-  uint64_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    return InvalidArgumentError(name + " must be an integer in " + std::to_string(min) + ".." +
-                                std::to_string(max));
-  }
-  return value;
-}
-
 std::string KindNames() {
   std::string out;
   for (int k = 0; k < store::kChangeKinds; ++k) {
@@ -79,9 +64,10 @@ Response Api::GetChangeReport(const Target& target, bool page) {
     return Error(
         InvalidArgumentError("after and limit page a list: give them with list= and format=json"));
   }
-  StatusOr<uint64_t> after = UnsignedParam(target, "after", 0, 0, UINT64_MAX - 1);
+  StatusOr<uint64_t> after = ParseInteger("after", target.Get("after"), 0, 0, UINT64_MAX - 1);
   if (!after.ok()) return Error(after.status());
-  StatusOr<uint64_t> limit = UnsignedParam(target, "limit", kDefaultReportRows, 1, kMaxReportRows);
+  StatusOr<uint64_t> limit =
+      ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxReportRows);
   if (!limit.ok()) return Error(limit.status());
 
   auto pair = report::ResolveSweeps(*store_, target.Get("from").value_or(""),
@@ -129,7 +115,8 @@ Response Api::GetChangeReport(const Target& target, bool page) {
 }
 
 Response Api::GetClustersPage(const Target& target) {
-  StatusOr<uint64_t> limit = UnsignedParam(target, "limit", report::kHtmlClusters, 1, 1000);
+  StatusOr<uint64_t> limit =
+      ParseInteger("limit", target.Get("limit"), report::kHtmlClusters, 1, 1000);
   if (!limit.ok()) return Error(limit.status());
   StatusOr<std::string> html = report::ClustersHtml(*store_, *limit);
   if (!html.ok()) return Error(html.status());

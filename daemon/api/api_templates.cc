@@ -1,7 +1,6 @@
 // Templates (issue 32; store/FORMAT.md, "Templates"): an operator marks a cluster as template
 // (POST /v1/clusters/ID/template), unmarks it (DELETE), and lists the marks (GET /v1/templates).
 // On the TaskPool.
-#include <charconv>
 
 #include "daemon/api/api.h"
 #include "daemon/wire/json_codec.h"
@@ -35,16 +34,10 @@ Response Api::DeleteTemplate(const std::string& id) {
 Response Api::ListTemplates(const Target& target) {
   StatusOr<size_t> limit = ParseListLimit(target.params);
   if (!limit.ok()) return Error(limit.status());
-  store::ClusterId after = 0;
-  if (auto a = target.Get("after")) {
-    const auto [end, ec] = std::from_chars(a->data(), a->data() + a->size(), after);
-    if (ec != std::errc() || end != a->data() + a->size()) {
-      return Error(InvalidArgumentError("after \"" + a->substr(0, 40) +
-                                        "\" is not a cluster id (an unsigned integer)"));
-    }
-  }
+  StatusOr<uint64_t> after = ParseInteger("after", target.Get("after"), 0, 0, UINT64_MAX);
+  if (!after.ok()) return Error(after.status());
   // One more than asked says whether another page follows.
-  StatusOr<std::vector<store::TemplateMark>> marks = store_->TemplateMarks(after, *limit + 1);
+  StatusOr<std::vector<store::TemplateMark>> marks = store_->TemplateMarks(*after, *limit + 1);
   if (!marks.ok()) return Error(marks.status());
   const bool more = marks->size() > *limit;
   if (more) marks->pop_back();

@@ -46,12 +46,7 @@ Status ParsePair(std::string_view payload, uint64_t* a, uint64_t* b) {
 StatusOr<uint64_t> ParseAtLeast2(const ListParams& params, const std::string& name) {
   auto it = params.find(name);
   if (it == params.end()) return uint64_t{2};
-  uint64_t v = 0;
-  if (!ParseU64(it->second, &v) || v < 2) {
-    return InvalidArgumentError(name + " \"" + it->second.substr(0, 40) +
-                                "\" is not an integer in 2..18446744073709551615");
-  }
-  return v;
+  return ParseInteger(name, it->second, 2, UINT64_MAX);
 }
 
 const std::string* Find(const ListParams& params, const char* name) {
@@ -109,12 +104,9 @@ StatusOr<std::string> DecodeBase64Url(std::string_view text) {
 StatusOr<size_t> ParseListLimit(const ListParams& params, size_t fallback) {
   const std::string* text = Find(params, "limit");
   if (text == nullptr) return fallback;
-  uint64_t v = 0;
-  if (!ParseU64(*text, &v) || v < 1 || v > kMaxListLimit) {
-    return InvalidArgumentError("limit \"" + text->substr(0, 40) + "\" is not an integer in 1.." +
-                                std::to_string(kMaxListLimit));
-  }
-  return static_cast<size_t>(v);
+  StatusOr<uint64_t> limit = ParseInteger("limit", *text, 1, kMaxListLimit);
+  if (!limit.ok()) return limit.status();
+  return static_cast<size_t>(*limit);
 }
 
 std::string UrlCursor(const std::string& key) {

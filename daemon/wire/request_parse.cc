@@ -149,14 +149,30 @@ Status CheckParams(const Target& target, std::initializer_list<std::string_view>
   return OkStatus();
 }
 
-StatusOr<uint64_t> ParseId(std::string_view text, const char* what) {
-  uint64_t id = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id == 0) {
-    return InvalidArgumentError(std::string(what) + " id \"" + std::string(text.substr(0, 40)) +
-                                "\" is not an integer in 1..18446744073709551615");
+StatusOr<uint64_t> ParseInteger(std::string_view name, std::string_view text, uint64_t min,
+                                uint64_t max) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
+      value > max) {
+    std::string message(name);
+    message.append(" \"").append(text.substr(0, 40)).append("\" is not an integer in ");
+    message.append(std::to_string(min)).append("..").append(std::to_string(max));
+    return InvalidArgumentError(message);
   }
-  return id;
+  return value;
+}
+
+StatusOr<uint64_t> ParseInteger(std::string_view name, const std::optional<std::string>& text,
+                                uint64_t fallback, uint64_t min, uint64_t max) {
+  if (!text) return fallback;
+  return ParseInteger(name, *text, min, max);
+}
+
+StatusOr<uint64_t> ParseId(std::string_view text, const char* what) {
+  std::string name(what);
+  name.append(" id");
+  return ParseInteger(name, text, 1, UINT64_MAX);
 }
 
 StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
@@ -170,15 +186,9 @@ StatusOr<store::QueryOptions> ParseQueryOptions(const Target& target) {
     }
     q.threshold = v;
   }
-  if (auto l = target.Get("limit")) {
-    size_t v = 0;
-    const auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
-    if (ec != std::errc() || end != l->data() + l->size() || v < 1 || v > kMaxQueryLimit) {
-      return InvalidArgumentError("limit \"" + l->substr(0, 40) + "\" is not an integer in 1.." +
-                                  std::to_string(kMaxQueryLimit));
-    }
-    q.limit = v;
-  }
+  StatusOr<uint64_t> limit = ParseInteger("limit", target.Get("limit"), q.limit, 1, kMaxQueryLimit);
+  if (!limit.ok()) return limit.status();
+  q.limit = *limit;
   return q;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,14 @@ StatusOr<int> ParseHttpStatus(std::string_view text);
 // first unknown one and what the resource takes, so that a misspelt parameter ("date" for
 // "fetched_at") is not silently ignored.
 Status CheckParams(const Target& target, std::initializer_list<std::string_view> allowed);
+// The whole of `text` as an unsigned decimal in min..max; otherwise InvalidArgument
+// `NAME "TEXT" is not an integer in MIN..MAX` (TEXT cut to 40 bytes). Every integer a client
+// gives (query parameters, ids in paths) is read by this, so that each is refused alike.
+StatusOr<uint64_t> ParseInteger(std::string_view name, std::string_view text, uint64_t min,
+                                uint64_t max);
+// The same for an optional parameter: `fallback` when absent.
+StatusOr<uint64_t> ParseInteger(std::string_view name, const std::optional<std::string>& text,
+                                uint64_t fallback, uint64_t min, uint64_t max);
 // A positive decimal id, as in /v1/clusters/ID. InvalidArgument naming `what` otherwise.
 StatusOr<uint64_t> ParseId(std::string_view text, const char* what);
 // `threshold` (a number in 0..1) and `limit` (an integer in 1..kMaxQueryLimit) of /v1/similar;

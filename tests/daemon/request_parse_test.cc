@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -106,6 +107,25 @@ TEST(RequestParseTest, ZoneOffsetsBeyondADayAreRefused) {
        {"2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00-99:99", "2024-05-01T12:00:00+01:60"}) {
     EXPECT_EQ(ParseIsoTime(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
+}
+
+TEST(RequestParseTest, EveryIntegerIsReadAndRefusedAlike) {
+  EXPECT_EQ(*ParseInteger("limit", "7", 1, 10), 7u);
+  EXPECT_EQ(*ParseInteger("limit", std::optional<std::string>(), 5, 1, 10), 5u);
+  EXPECT_EQ(*ParseInteger("after", "18446744073709551615", 0, UINT64_MAX), UINT64_MAX);
+  for (const char* bad : {"", "0", "11", "-1", "+3", " 3", "3 ", "0x3", "18446744073709551616"}) {
+    StatusOr<uint64_t> v = ParseInteger("limit", bad, 1, 10);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(v.status().message(),
+              "limit \"" + std::string(bad) + "\" is not an integer in 1..10");
+  }
+  // The text quoted is cut to 40 bytes.
+  const std::string long_text(100, '9');
+  EXPECT_EQ(ParseInteger("limit", long_text, 1, 10).status().message(),
+            "limit \"" + long_text.substr(0, 40) + "\" is not an integer in 1..10");
+  EXPECT_EQ(ParseId("0", "cluster").status().message(),
+            "cluster id \"0\" is not an integer in 1..18446744073709551615");
 }
 
 TEST(RequestParseTest, StatusesIdsAndQueryOptions) {
