@@ -17,6 +17,10 @@ struct ClusterClient::Node {
   int port = 0;
   std::string name;  // "host:port", for messages
   redisContext* ctx = nullptr;
+  // Pipelines were written on this connection since the last WaitForReplicas.
+  bool unacked = false;
+  // The connection broke while `unacked`: those writes' replication cannot be awaited.
+  bool lost_unacked = false;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -208,6 +212,8 @@ std::string ClusterClient::NodeForSlot(int slot) const {
 }
 
 void ClusterClient::Disconnect(Node& node) {
+  if (node.unacked) node.lost_unacked = true;
+  node.unacked = false;
   if (node.ctx != nullptr) redisFree(node.ctx);
   node.ctx = nullptr;
 }
@@ -448,6 +454,7 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
         Append(node.ctx, p->command->args);
       }
       ++stats_.pipelines;
+      node.unacked = true;
       if (Flush(node.ctx) != REDIS_OK) {
         const int saved_errno = errno;
         fail(ContextError(
@@ -599,6 +606,101 @@ StatusOr<std::vector<std::pair<std::string, Reply>>> ClusterClient::RunOnMasters
     out.emplace_back(node.name, std::move(replies[0]));
   }
   return out;
+}
+
+Status ClusterClient::WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout) {
+  if (min_replicas < 0 || timeout.count() <= 0) {
+    return InvalidArgumentError("redis: WaitForReplicas needs min_replicas >= 0 and a timeout > 0");
+  }
+  Status failure;
+  auto fail = [&failure](Status s) {
+    if (failure.ok()) failure = std::move(s);
+  };
+  for (auto& node : nodes_) {
+    if (node->lost_unacked) {
+      fail(UnavailableError(std::string("redis node ")
+                                .append(node->name)
+                                .append(": the connection broke after writes were sent: whether "
+                                        "they reached its replicas is unknown")));
+    }
+  }
+  std::vector<Node*> waiting;
+  if (min_replicas > 0) {
+    const std::string n = std::to_string(min_replicas);
+    const std::string ms = std::to_string(timeout.count());
+    const std::vector<std::string> wait = {"WAIT", n, ms};
+    for (auto& node : nodes_) {
+      if (!node->unacked || node->ctx == nullptr) continue;
+      Append(node->ctx, wait);
+      ++stats_.waits;
+      if (Flush(node->ctx) != REDIS_OK) {
+        const int saved_errno = errno;
+        fail(ContextError(node->ctx, saved_errno, node->name, "writing WAIT"));
+        Disconnect(*node);
+        continue;
+      }
+      waiting.push_back(node.get());
+    }
+  }
+  for (Node* node : waiting) {
+    void* raw = nullptr;
+    if (redisGetReply(node->ctx, &raw) != REDIS_OK) {
+      const int saved_errno = errno;
+      fail(ContextError(node->ctx, saved_errno, node->name, "awaiting the reply to WAIT"));
+      Disconnect(*node);
+      continue;
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    const Reply r = ConvertReply(reply);
+    freeReplyObject(reply);
+    if (r.type != Reply::Type::kInteger) {
+      fail(FailedPreconditionError(
+          std::string("redis node ").append(node->name).append(": WAIT: ").append(r.str)));
+    } else if (r.integer < min_replicas) {
+      fail(UnavailableError(std::string("redis node ")
+                                .append(node->name)
+                                .append(": WAIT: ")
+                                .append(std::to_string(r.integer))
+                                .append(" of ")
+                                .append(std::to_string(min_replicas))
+                                .append(" replicas acknowledged the writes within ")
+                                .append(std::to_string(timeout.count()))
+                                .append(" ms")));
+    }
+  }
+  for (auto& node : nodes_) {
+    node->unacked = false;
+    node->lost_unacked = false;
+  }
+  return failure;
+}
+
+Status ClusterClient::CheckAppendFsyncAlways() {
+  std::string wrong;
+  for (const char* name : {"appendonly", "appendfsync"}) {
+    auto replies = RunOnMasters({"CONFIG", "GET", name});
+    if (!replies.ok()) {
+      return FailedPreconditionError(
+          std::string("redis: cannot read the masters' persistence settings (CONFIG GET ")
+              .append(name)
+              .append("): ")
+              .append(replies.status().message()));
+    }
+    const std::string want = std::string_view(name) == "appendonly" ? "yes" : "always";
+    for (const auto& [node, reply] : *replies) {
+      const std::string got = reply.type == Reply::Type::kArray && reply.elements.size() == 2
+                                  ? reply.elements[1].str
+                                  : std::string("(no answer)");
+      if (got == want) continue;
+      if (!wrong.empty()) wrong.append("; ");
+      wrong.append(node).append(" has ").append(name).append(" ").append(got);
+    }
+  }
+  if (wrong.empty()) return OkStatus();
+  return FailedPreconditionError(
+      std::string("redis: every master must run appendonly yes and appendfsync always, so that "
+                  "an acknowledged page survives a crash of its node: ")
+          .append(wrong));
 }
 
 }  // namespace shingled::redis

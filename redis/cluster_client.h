@@ -89,6 +89,7 @@ struct ClusterStats {
   uint64_t busy_retries = 0;    // TRYAGAIN and CLUSTERDOWN replies sent again
   uint64_t slot_refreshes = 0;  // CLUSTER SLOTS read
   uint64_t connects = 0;        // connections opened (the first to each node included)
+  uint64_t waits = 0;           // WAIT commands sent by WaitForReplicas
 };
 
 class ClusterClient {
@@ -122,6 +123,23 @@ class ClusterClient {
 
   // Reads the slot map again (from the nodes already known, then the seeds).
   Status RefreshSlots();
+
+  // Durability (docs/REDIS.md, "Durability"): waits until every write this client sent since the
+  // last successful call is acknowledged by at least `min_replicas` replicas of the master it was
+  // written to: `WAIT min_replicas timeout` on each connection written to since then (all nodes
+  // in parallel; WAIT counts the replicas that reached that connection's last write). OK at once
+  // when nothing was written or `min_replicas` is 0 (the masters' `appendfsync always` has then
+  // made each write durable before its reply). Unavailable naming the node when fewer replicas
+  // acknowledged within `timeout`, or when a connection written to broke since the last call
+  // (its writes' replication is unknown: the caller must not acknowledge them); the next call
+  // starts afresh either way. InvalidArgument for min_replicas < 0 or a timeout <= 0.
+  Status WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout);
+
+  // The check at start: every master runs `appendonly yes` with `appendfsync always`, so that a
+  // write is in its append-only file, fsynced, before Redis replies. FailedPrecondition naming
+  // each node and its setting when one does not (a daemon must not acknowledge pages that a
+  // crash of that node loses), or when CONFIG GET is refused (a renamed or disabled CONFIG).
+  Status CheckAppendFsyncAlways();
 
   // "host:port" of the master the slot map assigns to `slot`. REQUIRES: 0 <= slot < kNumSlots.
   std::string NodeForSlot(int slot) const;
