@@ -134,15 +134,20 @@ class RedisCluster {
     return DeadlineExceededError("the redis cluster did not reach cluster_state:ok in 60 s");
   }
 
-  // After Kill of a master: waits until every running node reports cluster_state:ok again (a
-  // replica has been promoted in the killed master's place), bounded at 60 s.
-  Status WaitForFailover() {
+  // After Kill(killed) of a master: waits until every running node reports cluster_state:ok and
+  // no longer gives the killed node any slot (a replica was promoted in its place), bounded at
+  // 60 s.
+  Status WaitForFailover(int killed) {
+    const std::string tag = ":" + std::to_string(nodes_[killed].port) + "@";
     for (int attempt = 0; attempt < 600; ++attempt) {
       bool all = true;
       for (const Node& n : nodes_) {
+        if (n.pid < 0) continue;
         std::string info;
-        if (n.pid >= 0 && (Cli(n.port, "cluster info", &info) != 0 ||
-                           info.find("cluster_state:ok") == std::string::npos)) {
+        std::string table;
+        if (Cli(n.port, "cluster info", &info) != 0 ||
+            info.find("cluster_state:ok") == std::string::npos ||
+            Cli(n.port, "cluster nodes", &table) != 0 || KilledNodeOwnsSlots(table, tag)) {
           all = false;
           break;
         }
@@ -222,6 +227,23 @@ class RedisCluster {
     int bus_port;
     pid_t pid;
   };
+
+  // Whether the line of `tag` (":port@") in CLUSTER NODES output lists slots (fields past the 8th).
+  static bool KilledNodeOwnsSlots(const std::string& table, const std::string& tag) {
+    const size_t at = table.find(tag);
+    if (at == std::string::npos) return true;
+    const size_t start = table.rfind('\n', at) == std::string::npos ? 0 : table.rfind('\n', at) + 1;
+    size_t end = table.find('\n', at);
+    if (end == std::string::npos) end = table.size();
+    int fields = 0;
+    bool in_field = false;
+    for (size_t i = start; i < end; ++i) {
+      const bool space = table[i] == ' ' || table[i] == '\r';
+      if (!space && !in_field) ++fields;
+      in_field = !space;
+    }
+    return fields > 8;
+  }
 
   static std::string FindOnPath(const std::string& tool) {
     const char* path = getenv("PATH");
