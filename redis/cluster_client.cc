@@ -39,6 +39,8 @@ struct ClusterClient::Pending {
   bool asking = false;  // the node named by an ASK reply: send ASKING first
   int redirects = 0;
   int busy = 0;
+  // An EVALSHA answered NOSCRIPT, rewritten as EVAL: `command` points here.
+  std::shared_ptr<const Command> rewritten;
 };
 
 namespace {
@@ -407,7 +409,8 @@ StatusOr<std::vector<Reply>> ClusterClient::Pipeline(const std::vector<Command>&
                                       .append(std::to_string(c.key_index)));
     }
     const int slot = KeySlot(c.args[c.key_index]);
-    pending.push_back(Pending{.index = i, .command = &c, .slot = slot, .node = slot_owner_[slot]});
+    pending.push_back(Pending{
+        .index = i, .command = &c, .slot = slot, .node = slot_owner_[slot], .rewritten = nullptr});
   }
   stats_.commands += commands.size();
   SHINGLED_RETURN_IF_ERROR(RunPending(pending, &replies));
@@ -526,6 +529,21 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
             again.asking = true;
           }
           next.push_back(again);
+        } else if (const std::string* text = r.is_error() && StartsWith(r.str, "NOSCRIPT") &&
+                                                     p->rewritten == nullptr
+                                                 ? ScriptText(c)
+                                                 : nullptr;
+                   text != nullptr) {
+          // The node lost its script cache: EVAL with the text, to the same node.
+          ++stats_.noscript_resends;
+          Pending again = *p;
+          auto eval = std::make_shared<Command>(c);
+          eval->args[0] = "EVAL";
+          eval->args[1] = *text;
+          again.rewritten = eval;
+          again.command = eval.get();
+          again.node = node_index;
+          next.push_back(again);
         } else if (r.is_error() &&
                    (StartsWith(r.str, "TRYAGAIN") || StartsWith(r.str, "CLUSTERDOWN"))) {
           if (p->busy >= options_.busy_retries) {
@@ -606,6 +624,24 @@ StatusOr<std::vector<std::pair<std::string, Reply>>> ClusterClient::RunOnMasters
     out.emplace_back(node.name, std::move(replies[0]));
   }
   return out;
+}
+
+const std::string* ClusterClient::ScriptText(const Command& command) const {
+  if (command.args.size() < 2 || command.args[0] != "EVALSHA") return nullptr;
+  for (const auto& [sha, text] : scripts_) {
+    if (sha == command.args[1]) return &text;
+  }
+  return nullptr;
+}
+
+Status ClusterClient::LoadScript(std::string_view text, std::string* sha) {
+  auto replies = RunOnMasters({"SCRIPT", "LOAD", std::string(text)});
+  if (!replies.ok()) return replies.status();
+  *sha = replies->front().second.str;
+  if (ScriptText(Command{.args = {"EVALSHA", *sha}}) == nullptr) {
+    scripts_.emplace_back(*sha, std::string(text));
+  }
+  return OkStatus();
 }
 
 Status ClusterClient::WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout) {

@@ -137,5 +137,32 @@ TEST_F(LayoutClusterTest, AFingerprintIsClaimedOnce) {
   EXPECT_TRUE((*replies)[3].is_nil());
 }
 
+// A node that lost its script cache (SCRIPT FLUSH here; a restart or a promoted replica in
+// production) answers NOSCRIPT: the client sends the command again as EVAL with the script's
+// text, and the posting lands once. A script not loaded through the client still fails.
+TEST_F(LayoutClusterTest, NoscriptAfterALostScriptCacheIsAnsweredByResendingTheScript) {
+  const uint64_t v = 0x5555000000000001ull;
+  ASSERT_TRUE(client_->Run(AddPostingCommand(add_sha_, Relation::kFeature, v, 1, kBits)).ok());
+  auto flushed = client_->RunOnMasters({"SCRIPT", "FLUSH"});
+  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  std::vector<Command> adds;
+  for (uint64_t doc = 2; doc <= 4; ++doc) {
+    adds.push_back(AddPostingCommand(add_sha_, Relation::kFeature, v, doc, kBits));
+  }
+  auto replies = client_->Pipeline(adds);
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  for (const Reply& r : *replies) EXPECT_EQ(r.integer, 1);
+  EXPECT_EQ(client_->stats().noscript_resends, 3u);
+  EXPECT_EQ(List(v), (std::vector<uint64_t>{1, 2, 3, 4}));  // the read script: resent once
+  EXPECT_EQ(client_->stats().noscript_resends, 4u);
+  // The EVAL loaded it again: the next EVALSHA is answered directly.
+  ASSERT_TRUE(client_->Run(AddPostingCommand(add_sha_, Relation::kFeature, v, 5, kBits)).ok());
+  EXPECT_EQ(client_->stats().noscript_resends, 4u);
+  const std::string unknown(40, 'a');
+  auto bad = client_->Run(AddPostingCommand(unknown, Relation::kFeature, v, 6, kBits));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("NOSCRIPT"), std::string::npos) << bad.status().ToString();
+}
+
 }  // namespace
 }  // namespace shingled::redis
