@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/redis/redis_cluster.h"
+#include "tests/redis/cluster_fixture.h"
 
 namespace shingled::redis {
 namespace {
 
-using testing::RedisCluster;
 
 TEST(LayoutTest, ExactKeysAndFields) {
   const uint64_t v = 0x0123456789abcdefull;
@@ -53,20 +52,13 @@ TEST(LayoutTest, ParsePostingList) {
   }
 }
 
-class LayoutClusterTest : public ::testing::Test {
+class LayoutClusterTest : public testing::ClusterTest {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
-    cluster_ = std::make_unique<RedisCluster>();
-    const Status started = cluster_->Start({.masters = 3});
-    ASSERT_TRUE(started.ok()) << started.ToString();
-    ClusterOptions o;
-    o.seeds = cluster_->seeds();
-    o.password_file = cluster_->password_file();
-    auto client = ClusterClient::Connect(o);
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(client).value();
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    client_ = NewClient();
+    ASSERT_NE(client_, nullptr);
     const Status loaded = LoadPostingScripts(*client_, &add_sha_, &get_sha_);
     ASSERT_TRUE(loaded.ok()) << loaded.ToString();
   }
@@ -81,7 +73,6 @@ class LayoutClusterTest : public ::testing::Test {
   }
 
   static constexpr int kBits = 16;
-  std::unique_ptr<RedisCluster> cluster_;
   std::unique_ptr<ClusterClient> client_;
   std::string add_sha_;
   std::string get_sha_;
