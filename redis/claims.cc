@@ -50,6 +50,9 @@ StatusOr<uint64_t> IdBlocks::Next() {
       return FailedPreconditionError(
           std::string("redis: the id counter ").append(key_).append(" is not a valid counter"));
     }
+    if (min_replicas_ > 0) {
+      SHINGLED_RETURN_IF_ERROR(client_.WaitForReplicas(min_replicas_, std::chrono::seconds(5)));
+    }
     last_ = static_cast<uint64_t>(reply->integer);
     next_ = last_ - block_ + 1;
   }

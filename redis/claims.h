@@ -54,21 +54,28 @@ StatusOr<std::vector<ClaimResult>> ClaimFingerprints(ClusterClient& client,
 // of `block` reserves the ids (end - block, end] for this object alone, so ids cost a round trip
 // per `block` pages, and no two daemons (or threads) ever get the same id. A daemon that stops or
 // crashes loses the rest of its block: a gap in the ids, never a reuse. Ids start at 1.
-// Not thread-safe, like the client it uses.
+//
+// A failover can lose the counter's last INCRBY (replication is asynchronous): the new master's
+// counter is behind, and the next daemon would be handed ids already in use. With
+// `min_replicas` >= 1 a block is used only once WaitForReplicas(min_replicas) says the INCRBY
+// reached that many replicas; a block whose wait fails is dropped (a gap). Not thread-safe, like
+// the client it uses.
 class IdBlocks {
  public:
-  // REQUIRES: block >= 1.
-  IdBlocks(ClusterClient& client, std::string counter_key, uint64_t block)
-      : client_(client), key_(std::move(counter_key)), block_(block) {}
+  // REQUIRES: block >= 1, min_replicas >= 0.
+  IdBlocks(ClusterClient& client, std::string counter_key, uint64_t block, int min_replicas = 0)
+      : client_(client), key_(std::move(counter_key)), block_(block), min_replicas_(min_replicas) {}
 
-  // The next id; a round trip when the block is used up. Unavailable (or what the client says)
-  // when the counter cannot be reached; FailedPrecondition when it is not an integer.
+  // The next id; a round trip when the block is used up (two with min_replicas >= 1).
+  // Unavailable (or what the client says) when the counter cannot be reached or the block was not
+  // replicated in time; FailedPrecondition when the counter is not an integer.
   StatusOr<uint64_t> Next();
 
  private:
   ClusterClient& client_;
   const std::string key_;
   const uint64_t block_;
+  const int min_replicas_;
   uint64_t next_ = 1;  // next_ > last_: no block held
   uint64_t last_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "redis/claims.h"
 #include "redis/cluster_client.h"
 #include "tests/redis/cluster_fixture.h"
 
@@ -58,6 +59,15 @@ TEST_F(DurabilityTest, WaitWithoutEnoughReplicasNamesTheNode) {
   EXPECT_EQ(client->stats().waits, 1u);  // only the node written to was asked
   EXPECT_EQ(client->WaitForReplicas(-1, std::chrono::milliseconds(100)).code(),
             StatusCode::kInvalidArgument);
+  // A block of ids that did not reach a replica is not used: the next block is asked for anew.
+  IdBlocks unreplicated(*client, "next:doc", 10, /*min_replicas=*/1);
+  auto id = unreplicated.Next();
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kUnavailable);
+  IdBlocks plain(*client, "next:doc", 10);
+  auto next = plain.Next();
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(*next, 11u);  // ids 1..10 are a gap
 }
 
 // With a replica per master and min_replicas = 1: threads write batches of keys and acknowledge a
