@@ -24,11 +24,11 @@ StatusOr<std::vector<ClaimResult>> ClaimFingerprints(ClusterClient& client,
   std::vector<Command> commands;
   commands.reserve(claims.size());
   for (const FingerprintClaim& c : claims) {
-    commands.push_back(Command{.args = {"EVAL", std::string(kClaimScript), "1",
-                                        FingerprintBucketKey(c.relation, c.high, bucket_bits),
-                                        FingerprintField(c.high, c.low, bucket_bits),
-                                        std::to_string(c.doc)},
-                               .key_index = 3});
+    commands.push_back(
+        Command{.args = {"EVAL", std::string(kClaimScript), "1",
+                         FingerprintBucketKey(c.relation, c.high, bucket_bits),
+                         FingerprintField(c.high, c.low, bucket_bits), std::to_string(c.doc)},
+                .key_index = 3});
   }
   auto replies = client.Pipeline(commands);
   if (!replies.ok()) return replies.status();
@@ -68,10 +68,10 @@ StatusOr<std::vector<std::vector<uint64_t>>> FileAndReadPostings(
     std::string bucket = BucketKey(v.relation, v.value, v.bucket_bits);
     std::string field = ValueField(v.value, v.bucket_bits);
     std::string overflow = bucket + field;
-    commands.push_back(Command{
-        .args = {"EVAL", std::string(kFileAndReadScript), "2", std::move(bucket),
-                 std::move(overflow), std::move(field), id, std::to_string(kMaxInlineList)},
-        .key_index = 3});
+    commands.push_back(
+        Command{.args = {"EVAL", std::string(kFileAndReadScript), "2", std::move(bucket),
+                         std::move(overflow), std::move(field), id, std::to_string(kMaxInlineList)},
+                .key_index = 3});
   }
   auto replies = client.Pipeline(commands);
   if (!replies.ok()) return replies.status();

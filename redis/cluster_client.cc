@@ -504,6 +504,9 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
         std::string host;
         const bool moved = r.is_error() && ParseRedirect(r.str, "MOVED", &slot, &host, &port);
         const bool ask = !moved && r.is_error() && ParseRedirect(r.str, "ASK", &slot, &host, &port);
+        // A script this client loaded, which the node no longer has: resent once as EVAL.
+        const bool noscript = r.is_error() && StartsWith(r.str, "NOSCRIPT") && !p->rewritten;
+        const std::string* text = noscript ? ScriptText(c) : nullptr;
         if (moved || ask) {
           Pending again = *p;
           ++again.redirects;
@@ -529,11 +532,7 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
             again.asking = true;
           }
           next.push_back(again);
-        } else if (const std::string* text = r.is_error() && StartsWith(r.str, "NOSCRIPT") &&
-                                                     p->rewritten == nullptr
-                                                 ? ScriptText(c)
-                                                 : nullptr;
-                   text != nullptr) {
+        } else if (text != nullptr) {
           // The node lost its script cache: EVAL with the text, to the same node.
           ++stats_.noscript_resends;
           Pending again = *p;

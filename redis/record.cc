@@ -18,9 +18,7 @@ void PutFixed(uint64_t v, int bytes, std::string* out) {
 uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
-int64_t UnZigZag(uint64_t v) {
-  return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
-}
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
 
 constexpr uint64_t kMaxList = 1 << 16;  // far above any parameter's list
 
@@ -59,8 +57,7 @@ class Reader {
 };
 
 Status Bad(std::string_view field) {
-  return DataLossError(
-      std::string("redis document record: cannot decode ").append(field));
+  return DataLossError(std::string("redis document record: cannot decode ").append(field));
 }
 
 }  // namespace

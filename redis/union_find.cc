@@ -61,8 +61,7 @@ StatusOr<Entry> ParseEntry(const Reply& reply, uint64_t doc) {
   if (reply.is_nil()) return e;
   const std::string_view v = reply.str;
   const size_t comma = v.find(',');
-  const bool ok = reply.type == Reply::Type::kString &&
-                  ParseU64(v.substr(0, comma), &e.link) &&
+  const bool ok = reply.type == Reply::Type::kString && ParseU64(v.substr(0, comma), &e.link) &&
                   (comma == std::string_view::npos ? (e.parent = e.link, true)
                                                    : ParseU64(v.substr(comma + 1), &e.parent));
   if (!ok || e.link >= doc || e.parent >= doc) {
@@ -120,10 +119,10 @@ StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client,
   for (size_t i = 0; i < docs.size(); ++i) {
     for (const auto& [node, parent] : paths[i]) {
       if (parent == current[i]) continue;
-      compress.push_back(Command{.args = {"EVAL", std::string(kCompressScript), "1",
-                                          ParentBucketKey(node), std::to_string(node),
-                                          std::to_string(parent), std::to_string(current[i])},
-                                 .key_index = 3});
+      compress.push_back(Command{
+          .args = {"EVAL", std::string(kCompressScript), "1", ParentBucketKey(node),
+                   std::to_string(node), std::to_string(parent), std::to_string(current[i])},
+          .key_index = 3});
     }
   }
   if (!compress.empty()) {
@@ -145,10 +144,10 @@ StatusOr<uint64_t> Union(ClusterClient& client, uint64_t a, uint64_t b) {
     const std::string bucket = ChildrenBucketKey(lo);
     std::string field = std::to_string(lo);
     std::string overflow = bucket + field;
-    auto intent = client.Run(Command{
-        .args = {"EVAL", std::string(kAddPostingScript), "2", bucket, std::move(overflow),
-                 std::move(field), std::to_string(hi), std::to_string(kMaxInlineList)},
-        .key_index = 3});
+    auto intent = client.Run(
+        Command{.args = {"EVAL", std::string(kAddPostingScript), "2", bucket, std::move(overflow),
+                         std::move(field), std::to_string(hi), std::to_string(kMaxInlineList)},
+                .key_index = 3});
     if (!intent.ok()) return intent.status();
     auto linked = client.Run(
         Command{.args = {"HSETNX", ParentBucketKey(hi), std::to_string(hi), std::to_string(lo)}});

@@ -137,7 +137,8 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, Record records, bo
   auto flushed = client.RunOnMasters({"FLUSHALL"});
   if (!flushed.ok()) Die(flushed.status());
   const std::string listpack_value = records == Record::kRedisBuckets ? "2048" : "64";
-  auto configured = client.RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", listpack_value});
+  auto configured =
+      client.RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", listpack_value});
   if (!configured.ok()) Die(configured.status());
   uint64_t record_bytes = 0;
   std::string add_sha;

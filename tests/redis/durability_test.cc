@@ -33,9 +33,9 @@ TEST_F(DurabilityTest, TheStartCheckNamesANodeWithoutAppendFsyncAlways) {
       << bad.ToString();
   ASSERT_EQ(cluster_->Cli(cluster_->port(2), "config set appendonly no", &out), 0) << out;
   const Status worse = client->CheckAppendFsyncAlways();
-  EXPECT_NE(worse.message().find("127.0.0.1:" + std::to_string(cluster_->port(2)) +
-                                 " has appendonly no"),
-            std::string::npos)
+  EXPECT_NE(
+      worse.message().find("127.0.0.1:" + std::to_string(cluster_->port(2)) + " has appendonly no"),
+      std::string::npos)
       << worse.ToString();
 }
 
@@ -106,8 +106,8 @@ TEST(DurabilityFailoverTest, AcknowledgedWritesSurviveTheLossOfAMaster) {
         std::vector<Command> sets;
         std::vector<std::string> keys;
         for (int i = 0; i < kBatch; ++i) {
-          std::string key = "w" + std::to_string(w) + ":" + std::to_string(batch) + ":" +
-                            std::to_string(i);
+          std::string key =
+              "w" + std::to_string(w) + ":" + std::to_string(batch) + ":" + std::to_string(i);
           sets.push_back(Command{.args = {"SET", key, "v"}});
           keys.push_back(std::move(key));
         }
@@ -183,8 +183,7 @@ TEST(DurabilityFailoverTest, AcknowledgedWritesSurviveTheLossOfAMaster) {
   EXPECT_GT(checked, before_total);  // writes were acknowledged after the failover too
   std::cout << checked << " acknowledged keys checked (" << before_total
             << " acknowledged before the kill), " << failed_batches
-            << " batches not acknowledged while the replica took over, " << missing
-            << " missing\n";
+            << " batches not acknowledged while the replica took over, " << missing << " missing\n";
 }
 
 }  // namespace

@@ -12,7 +12,6 @@
 namespace shingled::redis {
 namespace {
 
-
 TEST(LayoutTest, ExactKeysAndFields) {
   const uint64_t v = 0x0123456789abcdefull;
   EXPECT_EQ(BucketKey(Relation::kFeature, v, 24), "{f012345}");

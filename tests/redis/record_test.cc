@@ -35,7 +35,7 @@ TEST(RedisRecordTest, RoundTrips) {
   std::mt19937_64 rng(36);
   for (int i = 0; i < 100; ++i) {
     RedisDocument d = Full(rng);
-    if (i % 3 == 1) d.verify_sample.clear();  // stored with the sample off
+    if (i % 3 == 1) d.verify_sample.clear();         // stored with the sample off
     if (i % 5 == 2) d.last_seen = d.first_seen - 5;  // clocks go backwards
     const std::string bytes = EncodeRedisDocument(d);
     auto back = DecodeRedisDocument(bytes);
