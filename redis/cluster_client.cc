@@ -677,9 +677,15 @@ Status ClusterClient::WaitForReplicas(int min_replicas, std::chrono::millisecond
       waiting.push_back(node.get());
     }
   }
+  // WAIT itself takes up to `timeout`: each reply is awaited that long plus the command timeout.
+  const timeval wait_tv = ToTimeval(timeout + options_.command_timeout);
+  const timeval command_tv = ToTimeval(options_.command_timeout);
   for (Node* node : waiting) {
     void* raw = nullptr;
-    if (redisGetReply(node->ctx, &raw) != REDIS_OK) {
+    redisSetTimeout(node->ctx, wait_tv);
+    const int got = redisGetReply(node->ctx, &raw);
+    if (got == REDIS_OK) redisSetTimeout(node->ctx, command_tv);
+    if (got != REDIS_OK) {
       const int saved_errno = errno;
       fail(ContextError(node->ctx, saved_errno, node->name, "awaiting the reply to WAIT"));
       Disconnect(*node);

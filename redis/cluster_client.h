@@ -142,7 +142,8 @@ class ClusterClient {
   // made each write durable before its reply). Unavailable naming the node when fewer replicas
   // acknowledged within `timeout`, or when a connection written to broke since the last call
   // (its writes' replication is unknown: the caller must not acknowledge them); the next call
-  // starts afresh either way. InvalidArgument for min_replicas < 0 or a timeout <= 0.
+  // starts afresh either way. Each WAIT's reply is awaited `timeout` plus the command timeout.
+  // InvalidArgument for min_replicas < 0 or a timeout <= 0.
   Status WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout);
 
   // The check at start: every master runs `appendonly yes` with `appendfsync always`, so that a
