@@ -17,6 +17,10 @@ struct ClusterClient::Node {
   int port = 0;
   std::string name;  // "host:port", for messages
   redisContext* ctx = nullptr;
+  // Pipelines were written on this connection since the last WaitForReplicas.
+  bool unacked = false;
+  // The connection broke while `unacked`: those writes' replication cannot be awaited.
+  bool lost_unacked = false;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -35,6 +39,8 @@ struct ClusterClient::Pending {
   bool asking = false;  // the node named by an ASK reply: send ASKING first
   int redirects = 0;
   int busy = 0;
+  // An EVALSHA answered NOSCRIPT, rewritten as EVAL: `command` points here.
+  std::shared_ptr<const Command> rewritten;
 };
 
 namespace {
@@ -208,6 +214,8 @@ std::string ClusterClient::NodeForSlot(int slot) const {
 }
 
 void ClusterClient::Disconnect(Node& node) {
+  if (node.unacked) node.lost_unacked = true;
+  node.unacked = false;
   if (node.ctx != nullptr) redisFree(node.ctx);
   node.ctx = nullptr;
 }
@@ -401,7 +409,8 @@ StatusOr<std::vector<Reply>> ClusterClient::Pipeline(const std::vector<Command>&
                                       .append(std::to_string(c.key_index)));
     }
     const int slot = KeySlot(c.args[c.key_index]);
-    pending.push_back(Pending{.index = i, .command = &c, .slot = slot, .node = slot_owner_[slot]});
+    pending.push_back(Pending{
+        .index = i, .command = &c, .slot = slot, .node = slot_owner_[slot], .rewritten = nullptr});
   }
   stats_.commands += commands.size();
   SHINGLED_RETURN_IF_ERROR(RunPending(pending, &replies));
@@ -448,6 +457,7 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
         Append(node.ctx, p->command->args);
       }
       ++stats_.pipelines;
+      node.unacked = true;
       if (Flush(node.ctx) != REDIS_OK) {
         const int saved_errno = errno;
         fail(ContextError(
@@ -494,6 +504,9 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
         std::string host;
         const bool moved = r.is_error() && ParseRedirect(r.str, "MOVED", &slot, &host, &port);
         const bool ask = !moved && r.is_error() && ParseRedirect(r.str, "ASK", &slot, &host, &port);
+        // A script this client loaded, which the node no longer has: resent once as EVAL.
+        const bool noscript = r.is_error() && StartsWith(r.str, "NOSCRIPT") && !p->rewritten;
+        const std::string* text = noscript ? ScriptText(c) : nullptr;
         if (moved || ask) {
           Pending again = *p;
           ++again.redirects;
@@ -518,6 +531,17 @@ Status ClusterClient::RunPending(std::vector<Pending>& pending, std::vector<Repl
             again.node = NodeIndex(host, port);
             again.asking = true;
           }
+          next.push_back(again);
+        } else if (text != nullptr) {
+          // The node lost its script cache: EVAL with the text, to the same node.
+          ++stats_.noscript_resends;
+          Pending again = *p;
+          auto eval = std::make_shared<Command>(c);
+          eval->args[0] = "EVAL";
+          eval->args[1] = *text;
+          again.rewritten = eval;
+          again.command = eval.get();
+          again.node = node_index;
           next.push_back(again);
         } else if (r.is_error() &&
                    (StartsWith(r.str, "TRYAGAIN") || StartsWith(r.str, "CLUSTERDOWN"))) {
@@ -599,6 +623,125 @@ StatusOr<std::vector<std::pair<std::string, Reply>>> ClusterClient::RunOnMasters
     out.emplace_back(node.name, std::move(replies[0]));
   }
   return out;
+}
+
+const std::string* ClusterClient::ScriptText(const Command& command) const {
+  if (command.args.size() < 2 || command.args[0] != "EVALSHA") return nullptr;
+  for (const auto& [sha, text] : scripts_) {
+    if (sha == command.args[1]) return &text;
+  }
+  return nullptr;
+}
+
+Status ClusterClient::LoadScript(std::string_view text, std::string* sha) {
+  auto replies = RunOnMasters({"SCRIPT", "LOAD", std::string(text)});
+  if (!replies.ok()) return replies.status();
+  *sha = replies->front().second.str;
+  if (ScriptText(Command{.args = {"EVALSHA", *sha}}) == nullptr) {
+    scripts_.emplace_back(*sha, std::string(text));
+  }
+  return OkStatus();
+}
+
+Status ClusterClient::WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout) {
+  if (min_replicas < 0 || timeout.count() <= 0) {
+    return InvalidArgumentError("redis: WaitForReplicas needs min_replicas >= 0 and a timeout > 0");
+  }
+  Status failure;
+  auto fail = [&failure](Status s) {
+    if (failure.ok()) failure = std::move(s);
+  };
+  for (auto& node : nodes_) {
+    if (node->lost_unacked) {
+      fail(UnavailableError(std::string("redis node ")
+                                .append(node->name)
+                                .append(": the connection broke after writes were sent: whether "
+                                        "they reached its replicas is unknown")));
+    }
+  }
+  std::vector<Node*> waiting;
+  if (min_replicas > 0) {
+    const std::string n = std::to_string(min_replicas);
+    const std::string ms = std::to_string(timeout.count());
+    const std::vector<std::string> wait = {"WAIT", n, ms};
+    for (auto& node : nodes_) {
+      if (!node->unacked || node->ctx == nullptr) continue;
+      Append(node->ctx, wait);
+      ++stats_.waits;
+      if (Flush(node->ctx) != REDIS_OK) {
+        const int saved_errno = errno;
+        fail(ContextError(node->ctx, saved_errno, node->name, "writing WAIT"));
+        Disconnect(*node);
+        continue;
+      }
+      waiting.push_back(node.get());
+    }
+  }
+  // WAIT itself takes up to `timeout`: each reply is awaited that long plus the command timeout.
+  const timeval wait_tv = ToTimeval(timeout + options_.command_timeout);
+  const timeval command_tv = ToTimeval(options_.command_timeout);
+  for (Node* node : waiting) {
+    void* raw = nullptr;
+    redisSetTimeout(node->ctx, wait_tv);
+    const int got = redisGetReply(node->ctx, &raw);
+    if (got == REDIS_OK) redisSetTimeout(node->ctx, command_tv);
+    if (got != REDIS_OK) {
+      const int saved_errno = errno;
+      fail(ContextError(node->ctx, saved_errno, node->name, "awaiting the reply to WAIT"));
+      Disconnect(*node);
+      continue;
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    const Reply r = ConvertReply(reply);
+    freeReplyObject(reply);
+    if (r.type != Reply::Type::kInteger) {
+      fail(FailedPreconditionError(
+          std::string("redis node ").append(node->name).append(": WAIT: ").append(r.str)));
+    } else if (r.integer < min_replicas) {
+      fail(UnavailableError(std::string("redis node ")
+                                .append(node->name)
+                                .append(": WAIT: ")
+                                .append(std::to_string(r.integer))
+                                .append(" of ")
+                                .append(std::to_string(min_replicas))
+                                .append(" replicas acknowledged the writes within ")
+                                .append(std::to_string(timeout.count()))
+                                .append(" ms")));
+    }
+  }
+  for (auto& node : nodes_) {
+    node->unacked = false;
+    node->lost_unacked = false;
+  }
+  return failure;
+}
+
+Status ClusterClient::CheckAppendFsyncAlways() {
+  std::string wrong;
+  for (const char* name : {"appendonly", "appendfsync"}) {
+    auto replies = RunOnMasters({"CONFIG", "GET", name});
+    if (!replies.ok()) {
+      return FailedPreconditionError(
+          std::string("redis: cannot read the masters' persistence settings (CONFIG GET ")
+              .append(name)
+              .append("): ")
+              .append(replies.status().message()));
+    }
+    const std::string want = std::string_view(name) == "appendonly" ? "yes" : "always";
+    for (const auto& [node, reply] : *replies) {
+      const std::string got = reply.type == Reply::Type::kArray && reply.elements.size() == 2
+                                  ? reply.elements[1].str
+                                  : std::string("(no answer)");
+      if (got == want) continue;
+      if (!wrong.empty()) wrong.append("; ");
+      wrong.append(node).append(" has ").append(name).append(" ").append(got);
+    }
+  }
+  if (wrong.empty()) return OkStatus();
+  return FailedPreconditionError(
+      std::string("redis: every master must run appendonly yes and appendfsync always, so that "
+                  "an acknowledged page survives a crash of its node: ")
+          .append(wrong));
 }
 
 }  // namespace shingled::redis

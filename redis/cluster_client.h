@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -89,6 +90,8 @@ struct ClusterStats {
   uint64_t busy_retries = 0;    // TRYAGAIN and CLUSTERDOWN replies sent again
   uint64_t slot_refreshes = 0;  // CLUSTER SLOTS read
   uint64_t connects = 0;        // connections opened (the first to each node included)
+  uint64_t waits = 0;           // WAIT commands sent by WaitForReplicas
+  uint64_t noscript_resends = 0;  // EVALSHA answered NOSCRIPT, sent again as EVAL (LoadScript)
 };
 
 class ClusterClient {
@@ -123,6 +126,32 @@ class ClusterClient {
   // Reads the slot map again (from the nodes already known, then the seeds).
   Status RefreshSlots();
 
+  // Loads a Lua script on every master (SCRIPT LOAD) and remembers it: *sha gets its SHA1. An
+  // EVALSHA of a remembered script that a node answers with NOSCRIPT (a restarted node or a
+  // promoted replica: the script cache is neither persisted nor replicated) is sent again to that
+  // node as EVAL with the script's text, which also loads it there; `stats().noscript_resends`
+  // counts them. An EVALSHA of a script not loaded through this client fails with NOSCRIPT as
+  // before.
+  Status LoadScript(std::string_view text, std::string* sha);
+
+  // Durability (docs/REDIS.md, "Durability"): waits until every write this client sent since the
+  // last successful call is acknowledged by at least `min_replicas` replicas of the master it was
+  // written to: `WAIT min_replicas timeout` on each connection written to since then (all nodes
+  // in parallel; WAIT counts the replicas that reached that connection's last write). OK at once
+  // when nothing was written or `min_replicas` is 0 (the masters' `appendfsync always` has then
+  // made each write durable before its reply). Unavailable naming the node when fewer replicas
+  // acknowledged within `timeout`, or when a connection written to broke since the last call
+  // (its writes' replication is unknown: the caller must not acknowledge them); the next call
+  // starts afresh either way. Each WAIT's reply is awaited `timeout` plus the command timeout.
+  // InvalidArgument for min_replicas < 0 or a timeout <= 0.
+  Status WaitForReplicas(int min_replicas, std::chrono::milliseconds timeout);
+
+  // The check at start: every master runs `appendonly yes` with `appendfsync always`, so that a
+  // write is in its append-only file, fsynced, before Redis replies. FailedPrecondition naming
+  // each node and its setting when one does not (a daemon must not acknowledge pages that a
+  // crash of that node loses), or when CONFIG GET is refused (a renamed or disabled CONFIG).
+  Status CheckAppendFsyncAlways();
+
   // "host:port" of the master the slot map assigns to `slot`. REQUIRES: 0 <= slot < kNumSlots.
   std::string NodeForSlot(int slot) const;
 
@@ -144,11 +173,14 @@ class ClusterClient {
                       std::vector<Reply>* replies);
   Status ReadSlotsFrom(Node& node);
   Status RunPending(std::vector<Pending>& pending, std::vector<Reply>* replies);
+  // The text of an EVALSHA command's script when LoadScript loaded it; else null.
+  const std::string* ScriptText(const Command& command) const;
 
   const ClusterOptions options_;
   const std::string password_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::array<int16_t, kNumSlots> slot_owner_{};  // index in nodes_; -1 while unknown
+  std::vector<std::pair<std::string, std::string>> scripts_;  // (sha, text) from LoadScript
   ClusterStats stats_;
 };
 

@@ -98,13 +98,8 @@ StatusOr<std::vector<uint64_t>> ParsePostingList(const Reply& reply) {
 }
 
 Status LoadPostingScripts(ClusterClient& client, std::string* add_sha, std::string* get_sha) {
-  for (auto [script, sha] :
-       {std::pair{kAddPostingScript, add_sha}, std::pair{kGetPostingScript, get_sha}}) {
-    auto replies = client.RunOnMasters({"SCRIPT", "LOAD", std::string(script)});
-    if (!replies.ok()) return replies.status();
-    *sha = replies->front().second.str;
-  }
-  return OkStatus();
+  SHINGLED_RETURN_IF_ERROR(client.LoadScript(kAddPostingScript, add_sha));
+  return client.LoadScript(kGetPostingScript, get_sha);
 }
 
 }  // namespace shingled::redis

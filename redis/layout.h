@@ -85,8 +85,8 @@ return cur
 
 // EVALSHA commands of the two scripts; `sha` is what SCRIPT LOAD returned for each. A node that
 // lost its script cache (restarted, or a replica promoted: the cache is neither persisted nor
-// replicated) answers NOSCRIPT; the caller loads the scripts again (LoadPostingScripts) and
-// resends. (Redis 7 functions, FUNCTION LOAD and FCALL, are replicated: docs/REDIS.md.)
+// replicated) answers NOSCRIPT; a client that loaded them with LoadPostingScripts sends the
+// command again there as EVAL (ClusterClient::LoadScript), which loads the script on that node.
 Command AddPostingCommand(const std::string& sha, Relation relation, uint64_t value, uint64_t doc,
                           int bucket_bits);
 Command GetPostingCommand(const std::string& sha, Relation relation, uint64_t value,
@@ -103,7 +103,8 @@ Command ClaimedByCommand(Relation relation, uint64_t high, uint64_t low, int buc
 // a list of decimal ids.
 StatusOr<std::vector<uint64_t>> ParsePostingList(const Reply& reply);
 
-// Loads both scripts on every master; their SHA1s in *add_sha and *get_sha.
+// Loads both scripts on every master through ClusterClient::LoadScript (so that a NOSCRIPT reply
+// is answered by the client); their SHA1s in *add_sha and *get_sha.
 Status LoadPostingScripts(ClusterClient& client, std::string* add_sha, std::string* get_sha);
 
 }  // namespace shingled::redis

@@ -7,7 +7,12 @@
 //   key per value   a string key per hash value (APPEND of ",doc") and per fingerprint (SET NX);
 //   packed + record the packed layout and each document's record as a string key "d:<id>"
 //                   (the bytes of store/internal/codec.h's EncodeDocument, ~1.6 KB), then also
-//                   its verification sample (4 bytes a value, k = 256) under "v:<id>".
+//                   its verification sample (4 bytes a value, k = 256) under "v:<id>";
+//   packed + redis record  the record of redis/record.h (32-bit minhashes and MOD sample, no
+//                   super shingles), without and with the verification sample (delta-coded in
+//                   the record), as a string key "d:<id>", or packed 16 to a hash bucket
+//                   "{D<id / 16 in hex>}" (hash-max-listpack-value raised to 2048 for that run, so
+//                   that the bucket stays a listpack).
 // The documents are tests/store/synthetic.h's pages of 200 shingles in families of 4
 // near-copies (resemblance ~0.9), as store_bench's: the default relations' postings, 6 features,
 // ~22 super shingles and a quarter of the MOD sample (~19) each, shared within a family. With
@@ -24,6 +29,7 @@
 
 #include "redis/cluster_client.h"
 #include "redis/layout.h"
+#include "redis/record.h"
 #include "store/internal/codec.h"
 #include "tests/redis/redis_cluster.h"
 #include "tests/store/synthetic.h"
@@ -88,15 +94,53 @@ long long UsedMemory(ClusterClient& client, long long* keys) {
 }
 
 enum class Layout { kPacked, kKeyPerValue };
+// Which document record is written beside the postings.
+enum class Record { kNone, kLmdb, kRedis, kRedisBuckets };
+
+redis::RedisDocument RedisRecordOf(const dedup::Sketch& s, bool verify) {
+  redis::RedisDocument d;
+  d.bytes = s.bytes;
+  d.tokens = s.tokens;
+  d.shingles = s.shingles;
+  const dedup::Fingerprint128 fps[] = {s.identical, s.lexical, s.shingle};
+  for (int i = 0; i < 3; ++i) {
+    d.fingerprints[2 * i] = fps[i].high;
+    d.fingerprints[2 * i + 1] = fps[i].low;
+  }
+  for (const uint64_t m : s.minhashes) d.minhashes.push_back(redis::MinhashKey(m));
+  d.features = s.features;
+  d.log2_modulus = s.sample.log2_modulus;
+  for (const uint64_t v : s.sample.values) {
+    d.sample.push_back(redis::ModSampleKey(v, s.sample.log2_modulus));
+  }
+  std::sort(d.sample.begin(), d.sample.end());
+  if (verify) d.verify_sample = s.verify_sample;
+  return d;
+}
+
+std::string Hex(uint64_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), kHex[v & 15]);
+    v >>= 4;
+  } while (v != 0);
+  return out;
+}
 
 struct Bits {
   int feature, super, sample, fingerprint;
 };
 
-void Run(ClusterClient& client, uint64_t docs, Layout layout, bool records, bool verify,
+void Run(ClusterClient& client, uint64_t docs, Layout layout, Record records, bool verify,
          const Bits& bits, const std::string& label) {
   auto flushed = client.RunOnMasters({"FLUSHALL"});
   if (!flushed.ok()) Die(flushed.status());
+  const std::string listpack_value = records == Record::kRedisBuckets ? "2048" : "64";
+  auto configured =
+      client.RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", listpack_value});
+  if (!configured.ok()) Die(configured.status());
+  uint64_t record_bytes = 0;
   std::string add_sha;
   std::string get_sha;
   if (Status s = redis::LoadPostingScripts(client, &add_sha, &get_sha); !s.ok()) Die(s);
@@ -141,7 +185,17 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, bool records, bool
         batch.push_back(Command{.args = {"SET", key, std::to_string(doc), "NX"}});
       }
     }
-    if (records) {
+    if (records == Record::kRedis || records == Record::kRedisBuckets) {
+      std::string rec = redis::EncodeRedisDocument(RedisRecordOf(sketch, verify));
+      record_bytes += rec.size();
+      if (records == Record::kRedis) {
+        batch.push_back(Command{.args = {"SET", "d:" + std::to_string(doc), std::move(rec)}});
+      } else {
+        batch.push_back(Command{
+            .args = {"HSET", "{D" + Hex(doc >> 4) + "}", std::to_string(doc), std::move(rec)}});
+      }
+    }
+    if (records == Record::kLmdb) {
       store::internal::DocumentRecord rec;
       rec.bytes = sketch.bytes;
       rec.tokens = sketch.tokens;
@@ -153,10 +207,11 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, bool records, bool
       rec.features = sketch.features;
       rec.supershingles = sketch.supershingles;
       rec.sample = sketch.sample;
-      batch.push_back(Command{
-          .args = {"SET", "d:" + std::to_string(doc), store::internal::EncodeDocument(rec)}});
+      std::string bytes = store::internal::EncodeDocument(rec);
+      record_bytes += bytes.size();
+      batch.push_back(Command{.args = {"SET", "d:" + std::to_string(doc), std::move(bytes)}});
     }
-    if (verify) {
+    if (verify && records == Record::kLmdb) {
       std::string bytes;
       for (const uint32_t z : sketch.verify_sample)
         bytes.append(reinterpret_cast<const char*>(&z), 4);
@@ -169,9 +224,10 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, bool records, bool
     }
   }
   const long long after = UsedMemory(client, &keys);
-  std::printf("%-34s %8.1f bytes/doc  %9lld keys  %5.1f postings/doc\n", label.c_str(),
-              static_cast<double>(after - before) / static_cast<double>(docs), keys,
-              static_cast<double>(postings) / static_cast<double>(docs));
+  std::printf("%-44s %8.1f bytes/doc  %9lld keys  %5.1f postings/doc  %6.1f record bytes/doc\n",
+              label.c_str(), static_cast<double>(after - before) / static_cast<double>(docs), keys,
+              static_cast<double>(postings) / static_cast<double>(docs),
+              static_cast<double>(record_bytes) / static_cast<double>(docs));
   std::fflush(stdout);
 }
 
@@ -210,7 +266,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   redis::testing::RedisCluster cluster;
-  if (Status s = cluster.Start({.masters = 3}); !s.ok()) Die(s);
+  // Memory does not depend on the append-only file; its fsyncs would only cost time.
+  if (Status s = cluster.Start({.masters = 3, .durable = false}); !s.ok()) Die(s);
   redis::ClusterOptions options;
   options.seeds = cluster.seeds();
   options.password_file = cluster.password_file();
@@ -237,9 +294,17 @@ int main(int argc, char** argv) {
       "sample values; bucket bits %d, %d, %d, fingerprints %d\n",
       static_cast<unsigned long long>(docs), g_unrelated ? "unrelated" : "family", features, supers,
       samples, bits.feature, bits.super, bits.sample, bits.fingerprint);
-  Run(**client, docs, Layout::kPacked, false, false, bits, "packed");
-  Run(**client, docs, Layout::kKeyPerValue, false, false, bits, "key per value");
-  Run(**client, docs, Layout::kPacked, true, false, bits, "packed + record");
-  Run(**client, docs, Layout::kPacked, true, true, bits, "packed + record + verify sample");
+  Run(**client, docs, Layout::kPacked, Record::kNone, false, bits, "packed");
+  Run(**client, docs, Layout::kKeyPerValue, Record::kNone, false, bits, "key per value");
+  Run(**client, docs, Layout::kPacked, Record::kLmdb, false, bits, "packed + record");
+  Run(**client, docs, Layout::kPacked, Record::kLmdb, true, bits,
+      "packed + record + verify sample");
+  Run(**client, docs, Layout::kPacked, Record::kRedis, false, bits, "packed + redis record");
+  Run(**client, docs, Layout::kPacked, Record::kRedis, true, bits,
+      "packed + redis record + verify sample");
+  Run(**client, docs, Layout::kPacked, Record::kRedisBuckets, false, bits,
+      "packed + redis record in buckets of 16");
+  Run(**client, docs, Layout::kPacked, Record::kRedisBuckets, true, bits,
+      "packed + redis record + verify, buckets of 16");
   return 0;
 }

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/redis/redis_cluster.h"
+#include "tests/redis/cluster_fixture.h"
 
 namespace shingled::redis {
 namespace {
@@ -32,29 +32,8 @@ std::string KeyInSlot(int slot, const std::string& suffix) {
   }
 }
 
-class ClusterClientTest : public ::testing::Test {
+class ClusterClientTest : public testing::ClusterTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
-    cluster_ = std::make_unique<RedisCluster>();
-    const Status started = cluster_->Start({.masters = 3});
-    ASSERT_TRUE(started.ok()) << started.ToString();
-  }
-
-  ClusterOptions Options() const {
-    ClusterOptions o;
-    o.seeds = cluster_->seeds();
-    o.password_file = cluster_->password_file();
-    return o;
-  }
-
-  std::unique_ptr<ClusterClient> NewClient() {
-    auto client = ClusterClient::Connect(Options());
-    EXPECT_TRUE(client.ok()) << client.status().ToString();
-    return client.ok() ? std::move(client).value() : nullptr;
-  }
-
   // The index (in cluster_) of the master owning `slot` in the client's map.
   int OwnerIndex(const ClusterClient& client, int slot) const {
     const std::string node = client.NodeForSlot(slot);
@@ -66,8 +45,6 @@ class ClusterClientTest : public ::testing::Test {
     EXPECT_EQ(cluster_->Cli(cluster_->port(node), args, &out), 0) << args << ": " << out;
     return out;
   }
-
-  std::unique_ptr<RedisCluster> cluster_;
 };
 
 TEST_F(ClusterClientTest, SlotsAgreeWithClusterKeyslot) {

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/redis/redis_cluster.h"
+#include "tests/redis/cluster_fixture.h"
 
 namespace shingled::redis {
 namespace {
-
-using testing::RedisCluster;
 
 TEST(LayoutTest, ExactKeysAndFields) {
   const uint64_t v = 0x0123456789abcdefull;
@@ -53,20 +51,13 @@ TEST(LayoutTest, ParsePostingList) {
   }
 }
 
-class LayoutClusterTest : public ::testing::Test {
+class LayoutClusterTest : public testing::ClusterTest {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
-    cluster_ = std::make_unique<RedisCluster>();
-    const Status started = cluster_->Start({.masters = 3});
-    ASSERT_TRUE(started.ok()) << started.ToString();
-    ClusterOptions o;
-    o.seeds = cluster_->seeds();
-    o.password_file = cluster_->password_file();
-    auto client = ClusterClient::Connect(o);
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(client).value();
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    client_ = NewClient();
+    ASSERT_NE(client_, nullptr);
     const Status loaded = LoadPostingScripts(*client_, &add_sha_, &get_sha_);
     ASSERT_TRUE(loaded.ok()) << loaded.ToString();
   }
@@ -81,7 +72,6 @@ class LayoutClusterTest : public ::testing::Test {
   }
 
   static constexpr int kBits = 16;
-  std::unique_ptr<RedisCluster> cluster_;
   std::unique_ptr<ClusterClient> client_;
   std::string add_sha_;
   std::string get_sha_;
@@ -135,6 +125,33 @@ TEST_F(LayoutClusterTest, AFingerprintIsClaimedOnce) {
   EXPECT_EQ((*replies)[1].integer, 0);
   EXPECT_EQ((*replies)[2].str, "5");
   EXPECT_TRUE((*replies)[3].is_nil());
+}
+
+// A node that lost its script cache (SCRIPT FLUSH here; a restart or a promoted replica in
+// production) answers NOSCRIPT: the client sends the command again as EVAL with the script's
+// text, and the posting lands once. A script not loaded through the client still fails.
+TEST_F(LayoutClusterTest, NoscriptAfterALostScriptCacheIsAnsweredByResendingTheScript) {
+  const uint64_t v = 0x5555000000000001ull;
+  ASSERT_TRUE(client_->Run(AddPostingCommand(add_sha_, Relation::kFeature, v, 1, kBits)).ok());
+  auto flushed = client_->RunOnMasters({"SCRIPT", "FLUSH"});
+  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  std::vector<Command> adds;
+  for (uint64_t doc = 2; doc <= 4; ++doc) {
+    adds.push_back(AddPostingCommand(add_sha_, Relation::kFeature, v, doc, kBits));
+  }
+  auto replies = client_->Pipeline(adds);
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  for (const Reply& r : *replies) EXPECT_EQ(r.integer, 1);
+  EXPECT_EQ(client_->stats().noscript_resends, 3u);
+  EXPECT_EQ(List(v), (std::vector<uint64_t>{1, 2, 3, 4}));  // the read script: resent once
+  EXPECT_EQ(client_->stats().noscript_resends, 4u);
+  // The EVAL loaded it again: the next EVALSHA is answered directly.
+  ASSERT_TRUE(client_->Run(AddPostingCommand(add_sha_, Relation::kFeature, v, 5, kBits)).ok());
+  EXPECT_EQ(client_->stats().noscript_resends, 4u);
+  const std::string unknown(40, 'a');
+  auto bad = client_->Run(AddPostingCommand(unknown, Relation::kFeature, v, 6, kBits));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("NOSCRIPT"), std::string::npos) << bad.status().ToString();
 }
 
 }  // namespace

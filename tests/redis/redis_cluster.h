@@ -3,8 +3,10 @@
 // `redis-cli --cluster create`, and stopped (SIGTERM, then SIGKILL) when the object goes away.
 //
 // Every node requires a password (written to a file, as ClusterOptions::password_file wants it),
-// so that every test also runs the client's AUTH. Persistence is off (`--save "" --appendonly
-// no`): a restarted node comes back empty, with its slots (nodes.conf is kept).
+// so that every test also runs the client's AUTH. Persistence is the backend's (docs/REDIS.md,
+// "Durability"): no RDB snapshots (`--save ""`), the append-only file with `appendfsync always`,
+// so a restarted node comes back with every write it acknowledged (Options::durable = false turns
+// the append-only file off: a benchmark of memory, where the fsyncs only cost time).
 //
 // Not thread-safe; one object per test. Available() says whether redis-server and redis-cli are
 // installed (scripts/install-deps.sh installs them); tests skip with its message when not.
@@ -37,6 +39,8 @@ class RedisCluster {
   struct Options {
     int masters = 3;
     int replicas_per_master = 0;
+    // `--appendonly yes --appendfsync always`; false: `--appendonly no`.
+    bool durable = true;
   };
 
   // True when redis-server and redis-cli are on the PATH; else false with the reason in `*why`.
@@ -68,6 +72,7 @@ class RedisCluster {
 
   // Starts the nodes, creates the cluster and waits until every node says cluster_state:ok.
   Status Start(const Options& options) {
+    durable_ = options.durable;
     const int total = options.masters * (1 + options.replicas_per_master);
     const std::vector<int> ports = FreePorts(2 * total);
     for (int i = 0; i < total; ++i) {
@@ -127,6 +132,30 @@ class RedisCluster {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return DeadlineExceededError("the redis cluster did not reach cluster_state:ok in 60 s");
+  }
+
+  // After Kill(killed) of a master: waits until every running node reports cluster_state:ok and
+  // no longer gives the killed node any slot (a replica was promoted in its place), bounded at
+  // 60 s.
+  Status WaitForFailover(int killed) {
+    const std::string tag = ":" + std::to_string(nodes_[killed].port) + "@";
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      bool all = true;
+      for (const Node& n : nodes_) {
+        if (n.pid < 0) continue;
+        std::string info;
+        std::string table;
+        if (Cli(n.port, "cluster info", &info) != 0 ||
+            info.find("cluster_state:ok") == std::string::npos ||
+            Cli(n.port, "cluster nodes", &table) != 0 || KilledNodeOwnsSlots(table, tag)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return OkStatus();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return DeadlineExceededError("no replica took over in 60 s (logs in " + dir_ + ")");
   }
 
   // Seeds for ClusterOptions: every node's "127.0.0.1:port".
@@ -199,6 +228,23 @@ class RedisCluster {
     pid_t pid;
   };
 
+  // Whether the line of `tag` (":port@") in CLUSTER NODES output lists slots (fields past the 8th).
+  static bool KilledNodeOwnsSlots(const std::string& table, const std::string& tag) {
+    const size_t at = table.find(tag);
+    if (at == std::string::npos) return true;
+    const size_t start = table.rfind('\n', at) == std::string::npos ? 0 : table.rfind('\n', at) + 1;
+    size_t end = table.find('\n', at);
+    if (end == std::string::npos) end = table.size();
+    int fields = 0;
+    bool in_field = false;
+    for (size_t i = start; i < end; ++i) {
+      const bool space = table[i] == ' ' || table[i] == '\r';
+      if (!space && !in_field) ++fields;
+      in_field = !space;
+    }
+    return fields > 8;
+  }
+
   static std::string FindOnPath(const std::string& tool) {
     const char* path = getenv("PATH");
     std::string dirs = path == nullptr ? "/usr/bin:/bin" : path;
@@ -256,7 +302,11 @@ class RedisCluster {
         "--save",
         "",
         "--appendonly",
-        "no",
+        durable_ ? "yes" : "no",
+        "--appendfsync",
+        "always",
+        "--appenddirname",
+        "aof-" + port,
         "--repl-diskless-sync-delay",
         "0",
         "--requirepass",
@@ -315,6 +365,7 @@ class RedisCluster {
 
   std::string dir_;
   std::string password_;
+  bool durable_ = true;
   std::vector<Node> nodes_;
 };
 

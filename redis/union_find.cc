@@ -1,0 +1,200 @@
+#include "redis/union_find.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "redis/layout.h"
+
+namespace shingled::redis {
+namespace {
+
+constexpr int kDocBucketShift = 6;  // 64 documents a bucket: small listpacks
+
+// Path compression: parent(x) from `expected` to `root`, unless it has moved meanwhile. KEYS[1]
+// x's parent bucket; ARGV[1] x, ARGV[2] expected, ARGV[3] root.
+constexpr std::string_view kCompressScript = R"lua(
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local comma = string.find(v, ',', 1, true)
+local link = v
+local parent = v
+if comma then
+  link = string.sub(v, 1, comma - 1)
+  parent = string.sub(v, comma + 1)
+end
+if parent ~= ARGV[2] then return 0 end
+if ARGV[3] == link then
+  redis.call('HSET', KEYS[1], ARGV[1], link)
+else
+  redis.call('HSET', KEYS[1], ARGV[1], link .. ',' .. ARGV[3])
+end
+return 1
+)lua";
+
+std::string DocBucket(char letter, uint64_t doc) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key = "{";
+  key.push_back(letter);
+  const uint64_t prefix = doc >> kDocBucketShift;
+  int shift = 60;
+  while (shift > 0 && ((prefix >> shift) & 15) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) key.push_back(kHex[(prefix >> shift) & 15]);
+  key.push_back('}');
+  return key;
+}
+
+bool ParseU64(std::string_view s, uint64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && *out != 0;
+}
+
+// An entry of a parent bucket: nil (a root), or "link" or "link,parent".
+struct Entry {
+  bool root = true;
+  uint64_t link = 0;
+  uint64_t parent = 0;
+};
+
+StatusOr<Entry> ParseEntry(const Reply& reply, uint64_t doc) {
+  Entry e;
+  if (reply.is_nil()) return e;
+  const std::string_view v = reply.str;
+  const size_t comma = v.find(',');
+  const bool ok = reply.type == Reply::Type::kString && ParseU64(v.substr(0, comma), &e.link) &&
+                  (comma == std::string_view::npos ? (e.parent = e.link, true)
+                                                   : ParseU64(v.substr(comma + 1), &e.parent));
+  if (!ok || e.link >= doc || e.parent >= doc) {
+    return DataLossError(std::string("union-find: the parent entry of document ")
+                             .append(std::to_string(doc))
+                             .append(" is \"")
+                             .append(reply.str)
+                             .append("\""));
+  }
+  e.root = false;
+  return e;
+}
+
+Command GetEntry(uint64_t doc) {
+  return Command{.args = {"HGET", ParentBucketKey(doc), std::to_string(doc)}};
+}
+
+}  // namespace
+
+std::string ParentBucketKey(uint64_t doc) { return DocBucket('p', doc); }
+std::string ChildrenBucketKey(uint64_t doc) { return DocBucket('c', doc); }
+
+StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client,
+                                          const std::vector<uint64_t>& docs) {
+  // For each document, the path walked: (node, the parent read) pairs.
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> paths(docs.size());
+  std::vector<uint64_t> current = docs;
+  std::vector<bool> done(docs.size(), false);
+  size_t open = docs.size();
+  while (open > 0) {
+    std::vector<Command> commands;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (done[i]) continue;
+      commands.push_back(GetEntry(current[i]));
+      which.push_back(i);
+    }
+    auto replies = client.Pipeline(commands);
+    if (!replies.ok()) return replies.status();
+    for (size_t j = 0; j < which.size(); ++j) {
+      const size_t i = which[j];
+      auto entry = ParseEntry((*replies)[j], current[i]);
+      if (!entry.ok()) return entry.status();
+      if (entry->root) {
+        done[i] = true;
+        --open;
+      } else {
+        paths[i].emplace_back(current[i], entry->parent);
+        current[i] = entry->parent;
+      }
+    }
+  }
+  // Compress: every node of a path whose parent is not yet the root points to the root.
+  std::vector<Command> compress;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    for (const auto& [node, parent] : paths[i]) {
+      if (parent == current[i]) continue;
+      compress.push_back(Command{
+          .args = {"EVAL", std::string(kCompressScript), "1", ParentBucketKey(node),
+                   std::to_string(node), std::to_string(parent), std::to_string(current[i])},
+          .key_index = 3});
+    }
+  }
+  if (!compress.empty()) {
+    auto replies = client.Pipeline(compress);
+    if (!replies.ok()) return replies.status();
+  }
+  return current;
+}
+
+StatusOr<uint64_t> Union(ClusterClient& client, uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return InvalidArgumentError("union-find: document ids start at 1");
+  for (;;) {
+    auto roots = FindRoots(client, {a, b});
+    if (!roots.ok()) return roots.status();
+    const uint64_t lo = std::min((*roots)[0], (*roots)[1]);
+    const uint64_t hi = std::max((*roots)[0], (*roots)[1]);
+    if (lo == hi) return lo;
+    // The intent first: hi in lo's children, so that once the link exists Members finds it.
+    const std::string bucket = ChildrenBucketKey(lo);
+    std::string field = std::to_string(lo);
+    std::string overflow = bucket + field;
+    auto intent = client.Run(
+        Command{.args = {"EVAL", std::string(kAddPostingScript), "2", bucket, std::move(overflow),
+                         std::move(field), std::to_string(hi), std::to_string(kMaxInlineList)},
+                .key_index = 3});
+    if (!intent.ok()) return intent.status();
+    auto linked = client.Run(
+        Command{.args = {"HSETNX", ParentBucketKey(hi), std::to_string(hi), std::to_string(lo)}});
+    if (!linked.ok()) return linked.status();
+    if (linked->integer == 1) return lo;
+    // Another union linked hi first: start again from the roots as they are now.
+  }
+}
+
+StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t root) {
+  std::vector<uint64_t> members = {root};
+  std::vector<uint64_t> level = {root};
+  while (!level.empty()) {
+    std::vector<Command> lists;
+    for (const uint64_t node : level) {
+      const std::string bucket = ChildrenBucketKey(node);
+      std::string field = std::to_string(node);
+      std::string overflow = bucket + field;
+      lists.push_back(Command{.args = {"EVAL", std::string(kGetPostingScript), "2", bucket,
+                                       std::move(overflow), std::move(field)},
+                              .key_index = 3});
+    }
+    auto replies = client.Pipeline(lists);
+    if (!replies.ok()) return replies.status();
+    // Each listed child with the parent it was listed under.
+    std::vector<std::pair<uint64_t, uint64_t>> listed;
+    for (size_t i = 0; i < level.size(); ++i) {
+      auto ids = ParsePostingList((*replies)[i]);
+      if (!ids.ok()) return ids.status();
+      for (const uint64_t child : *ids) listed.emplace_back(child, level[i]);
+    }
+    if (listed.empty()) break;
+    std::vector<Command> entries;
+    for (const auto& [child, parent] : listed) entries.push_back(GetEntry(child));
+    auto got = client.Pipeline(entries);
+    if (!got.ok()) return got.status();
+    std::vector<uint64_t> next;
+    for (size_t i = 0; i < listed.size(); ++i) {
+      auto entry = ParseEntry((*got)[i], listed[i].first);
+      if (!entry.ok()) return entry.status();
+      if (!entry->root && entry->link == listed[i].second) next.push_back(listed[i].first);
+    }
+    members.insert(members.end(), next.begin(), next.end());
+    level = std::move(next);
+  }
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+}  // namespace shingled::redis
