@@ -590,4 +590,28 @@ StatusOr<Config> LoadConfigFile(const std::string& path) {
   return ParseConfig(text, path);
 }
 
+std::vector<std::string> ConfigWarnings(const Config& config) {
+  std::vector<std::string> warnings;
+  const StoreOptions& s = config.store;
+  // The template judge (store/templates.cc) calls a chunk in more than template_max_docs
+  // documents template outright; under that, the host-share rule needs more than
+  // template_host_share of a host's pages, and a host counts from template_min_host_pages on, so
+  // more than share * min_pages documents: never, when max_docs is not above it.
+  if (static_cast<double>(s.template_max_docs) <=
+      s.template_host_share * static_cast<double>(s.template_min_host_pages)) {
+    std::ostringstream w;
+    w << "store.template_max_docs = " << s.template_max_docs
+      << ", store.template_host_share = " << s.template_host_share
+      << ", store.template_min_host_pages = " << s.template_min_host_pages
+      << ": the host-share rule of the template judge can never fire (a chunk in more than "
+         "template_max_docs documents is template already, and on a host of at least "
+         "template_min_host_pages pages fewer documents are never more than "
+         "template_host_share of them); only the document limit marks chunks template. Raise "
+         "template_max_docs above template_host_share * template_min_host_pages, or lower one "
+         "of those two";
+    warnings.push_back(w.str());
+  }
+  return warnings;
+}
+
 }  // namespace shingled::config

@@ -280,6 +280,12 @@ inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 // read error or a file over kMaxConfigBytes; otherwise as ParseConfig.
 StatusOr<Config> LoadConfigFile(const std::string& path);
 
+// Settings that load but cannot do what they are for, one sentence each naming the keys and
+// their values: logged by `shingled serve` at start and at SIGHUP, printed by `shingled config
+// check`. Today: store.template_max_docs not above store.template_host_share *
+// store.template_min_host_pages, where the template judge's host-share rule can never fire.
+std::vector<std::string> ConfigWarnings(const Config& config);
+
 }  // namespace shingled::config
 
 #endif  // SHINGLED_CONFIG_CONFIG_H_

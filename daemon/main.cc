@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   shingled::cli::AddCrawlCommand(&app, &exit_code);
   shingled::cli::AddListCommand(&app, &exit_code);
   shingled::cli::AddReportCommands(&app, &exit_code);
+  shingled::cli::AddConfigCommands(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

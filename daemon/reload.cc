@@ -88,6 +88,9 @@ Status ConfigReloader::LoadAndApply() {
   }
   StatusOr<config::Config> loaded = load_();
   if (!loaded.ok()) return loaded.status();
+  for (const std::string& warning : config::ConfigWarnings(*loaded)) {
+    spdlog::warn("SIGHUP: {}: {}", source_, warning);
+  }
   // What the reload would put in force: the reloadable keys from the file, the rest as running.
   config::Config next = running_;
   next.auth = loaded->auth;

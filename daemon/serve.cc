@@ -67,6 +67,9 @@ int Serve(const ServeFlags& flags) {
   }
   const config::Config config = std::move(*loaded);
   daemon::SetUpLogging(config.logging.level);
+  for (const std::string& warning : config::ConfigWarnings(config)) {
+    spdlog::warn("{}: {}", flags.config_file.empty() ? "the defaults" : flags.config_file, warning);
+  }
 
   std::string token;
   if (!config.auth.token_file.empty()) {
@@ -107,6 +110,12 @@ int Serve(const ServeFlags& flags) {
   daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
   daemon::Metrics metrics;
   daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, *pipeline_options);
+  // Started on a full disk (issue 33): reads, probes and metrics answer; writes are refused with
+  // the reason (507, /readyz) and resume on their own once there is room.
+  if (Status room = store.WriteRoom(); !room.ok()) {
+    spdlog::warn("{}; the daemon serves reads, and writes wait for room", room.message());
+    pipeline.StartOutOfSpace(std::move(room));
+  }
 
   daemon::ApiOptions api_options;
   api_options.store_dir = config.store.path;

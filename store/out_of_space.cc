@@ -1,7 +1,13 @@
 // Out of space: the errors of a write that failed for lack of space, and whether there is room
 // again (store.h, "out of space").
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "store/internal/store_impl.h"
@@ -82,6 +88,32 @@ Status StoreImpl::DiskRoom(uint64_t min_free, std::string_view what) const {
       .append(", fewer than ")
       .append(std::to_string(min_free));
   return DiskFullError(detail);
+}
+
+Status StoreImpl::AllocateLockFile() const {
+  // LMDB 0.9's lock file: a 192-byte header that holds the first reader slot, then a 64-byte
+  // slot for each further reader (8,192 bytes for the default 126). Allocating a little more
+  // than it uses is harmless (FALLOC_FL_KEEP_SIZE leaves the file's size to LMDB).
+  const uint64_t needed = uint64_t{options_.max_readers} * 64 + 128;
+  const std::string path = dir_ + "/lock.mdb";
+  struct stat st {};
+  const bool existed = stat(path.c_str(), &st) == 0;
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return OkStatus();  // LMDB says why it cannot open it
+  const uint64_t length = std::max<uint64_t>(needed, existed ? st.st_size : 0);
+  const int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(length));
+  const int error = errno;
+  close(fd);
+  if (rc == 0 || existed || (error != ENOSPC && error != EDQUOT)) return OkStatus();
+  unlink(path.c_str());
+  std::string detail = "cannot allocate the store's lock file ";
+  detail.append(path)
+      .append(" (")
+      .append(std::to_string(length))
+      .append(" bytes): ")
+      .append(strerror(error));
+  Status room = DiskRoom(length + kResumeFreeBytes, detail);
+  return room.ok() ? DiskFullError(detail) : room;
 }
 
 }  // namespace internal

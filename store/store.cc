@@ -486,6 +486,7 @@ Status StoreImpl::Open() {
   // MDB_NOTLS: read transactions are not tied to threads (the daemon's readers run on a pool).
   unsigned flags = MDB_NOTLS;
   if (!options_.durable) flags |= MDB_NOSYNC;
+  SHINGLED_RETURN_IF_ERROR(AllocateLockFile());
   if (rc = mdb_env_open(env_, dir_.c_str(), flags, 0644); rc != 0) return LmdbStatus(rc, "open store " + dir_);
 
   MDB_txn* raw = nullptr;

@@ -27,6 +27,8 @@ void AddCrawlCommand(CLI::App* app, int* exit_code);
 void AddListCommand(CLI::App* app, int* exit_code);
 // Registers `report changes` (daemon/cli/cli_report.cc).
 void AddReportCommands(CLI::App* app, int* exit_code);
+// Registers `config check` (daemon/cli/cli_config.cc).
+void AddConfigCommands(CLI::App* app, int* exit_code);
 
 // The Content-Type to assume for a file: `given` if not empty, else one implied by the
 // extension (.html, .htm, .xhtml, .txt, .text, .md), else "" (the canonicalizer sniffs).

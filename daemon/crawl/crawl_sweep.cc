@@ -152,7 +152,9 @@ Json SweepReportJson(const SweepReport& r) {
                   {"pages_per_second", r.seconds > 0 ? p.fetched / r.seconds : 0.0},
                   {"stored", r.stored},
                   {"verdicts", verdicts},
-                  {"store_errors", r.store_error_count}});
+                  {"store_errors", r.store_error_count},
+                  {"store_retries", r.store_retries}});
+  if (!r.waiting_for_room.empty()) out["waiting_for_room"] = r.waiting_for_room;
   if (r.warc.enabled) {
     Json warc{{"files", r.warc.files},
               {"responses", r.warc.responses},
@@ -260,6 +262,15 @@ class SweepRunner::CancellableFetcher final : public crawler::Fetcher {
 // Hands pages to the pipeline and counts what the store answered. Offer() and Flush() run on the
 // crawler's thread; the pipeline's callbacks on its writer. Shared with those callbacks, so that
 // pages still queued when the runner gives up (Cancel) settle into a live object.
+//
+// Out of space (a full disk or map, store::IsOutOfSpace): a page the pipeline refuses for it is
+// held like one refused by a full queue, and a page it had admitted but could not commit for it
+// comes back to be handed over again: both are retried until the store has room (the crawler
+// pauses meanwhile, and the sweep waits for them before it closes), so a page fetched while the
+// disk is full is stored when space returns, never counted stored before, and never lost to the
+// sweep (closing it would record a known URL gone). waiting_for_room says why, for GET /v1/crawl.
+// Any other refusal is a store error: reported (store_errors), and its URL kept from being
+// recorded gone.
 struct SweepRunner::Sink : std::enable_shared_from_this<Sink> {
   Sink(IngestPipeline* p, size_t q) : pipeline(p), queue_pages(q) {}
 
@@ -269,55 +280,79 @@ struct SweepRunner::Sink : std::enable_shared_from_this<Sink> {
     return Flush();
   }
   bool Flush() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (PageJob& job : retry) held.push_back(std::move(job));
+      retry.clear();
+    }
     while (!held.empty()) {
-      // A copy: a refused submission consumes its vector.
-      std::vector<PageJob> jobs{held.front()};
-      const std::string url = held.front().url;
-      Status s = pipeline->Submit(std::move(jobs), [self = shared_from_this(),
-                                                    url](std::vector<PageOutcome> out) {
-        std::lock_guard<std::mutex> lock(self->mu);
-        if (out[0].status.ok()) {
-          ++self->stored;
-          ++self->verdicts[std::string(store::VerdictName(out[0].result.verdict))];
-        } else {
-          self->AddErrorLocked(url + ": " + out[0].status.message());
-        }
-        --self->outstanding;
-        self->cv.notify_all();
-      });
-      if (s.code() == StatusCode::kResourceExhausted) return false;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (s.ok()) {
-          ++outstanding;
-        } else {
-          AddErrorLocked(url + ": " + s.message());
-        }
-      }
+      // Kept until the store has answered, to be handed over again if it had no room; the
+      // pipeline gets a copy (a refused submission consumes its vector).
+      auto job = std::make_shared<const PageJob>(std::move(held.front()));
       held.pop_front();
+      std::vector<PageJob> jobs{*job};
+      Status s = pipeline->Submit(
+          std::move(jobs), [self = shared_from_this(), job](std::vector<PageOutcome> out) {
+            std::lock_guard<std::mutex> lock(self->mu);
+            if (out[0].status.ok()) {
+              ++self->stored;
+              ++self->verdicts[std::string(store::VerdictName(out[0].result.verdict))];
+              self->waiting_for_room.clear();
+            } else if (store::IsOutOfSpace(out[0].status) && !self->abandoned) {
+              ++self->store_retries;
+              self->waiting_for_room = out[0].status.message();
+              self->retry.push_back(*job);
+            } else {
+              self->AddErrorLocked(*job, out[0].status.message());
+            }
+            --self->outstanding;
+            self->cv.notify_all();
+          });
+      if (s.code() == StatusCode::kResourceExhausted) {
+        if (store::IsOutOfSpace(s)) {
+          std::lock_guard<std::mutex> lock(mu);
+          waiting_for_room = s.message();
+        }
+        held.push_front(*job);
+        return false;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (s.ok()) {
+        ++outstanding;
+      } else {
+        AddErrorLocked(*job, s.message());
+      }
     }
     return true;
   }
   // The soft limit: more than half the queue waiting.
   bool Busy() const { return pipeline->queued_pages() > queue_pages / 2; }
-  // Until every page is in and committed, or Abandon().
+  // Until every page is in and committed (pages refused for lack of space handed over again
+  // until there is room), or Abandon().
   void WaitUntilFlushed() {
-    while (!Flush()) {
+    for (;;) {
+      while (!Flush()) {
+        std::unique_lock<std::mutex> lock(mu);
+        if (abandoned) return;
+        cv.wait_for(lock, std::chrono::milliseconds(50));  // the pipeline has no "room" signal
+      }
       std::unique_lock<std::mutex> lock(mu);
-      if (abandoned) return;
-      cv.wait_for(lock, std::chrono::milliseconds(50));  // the pipeline has no "room" signal
+      cv.wait(lock, [&] { return outstanding == 0 || abandoned || !retry.empty(); });
+      if (abandoned || (outstanding == 0 && retry.empty())) return;
+      if (outstanding > 0) continue;  // retries go back in now; the rest still commit
+      // Only pages to retry: the writer is out of space; give it a moment before the next try.
+      cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return abandoned; });
     }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return outstanding == 0 || abandoned; });
   }
   void Abandon() {
     std::lock_guard<std::mutex> lock(mu);
     abandoned = true;
     cv.notify_all();
   }
-  void AddErrorLocked(std::string error) {
+  void AddErrorLocked(const PageJob& job, const std::string& why) {
     ++error_count;
-    if (errors.size() < kMaxStoreErrors) errors.push_back(std::move(error));
+    not_stored.insert(job.url);
+    if (errors.size() < kMaxStoreErrors) errors.push_back(job.url + ": " + why);
   }
   void CopyTo(SweepReport* report) {
     std::lock_guard<std::mutex> lock(mu);
@@ -325,6 +360,14 @@ struct SweepRunner::Sink : std::enable_shared_from_this<Sink> {
     report->verdicts = verdicts;
     report->store_errors = errors;
     report->store_error_count = error_count;
+    report->store_retries = store_retries;
+    report->waiting_for_room = waiting_for_room;
+  }
+  // Whether a page of `url` was refused by the store (not for lack of space): closing the sweep
+  // must not record it gone. After WaitUntilFlushed().
+  bool NotStored(std::string_view url) {
+    std::lock_guard<std::mutex> lock(mu);
+    return not_stored.contains(std::string(url));
   }
 
   IngestPipeline* const pipeline;
@@ -340,6 +383,10 @@ struct SweepRunner::Sink : std::enable_shared_from_this<Sink> {
   std::map<std::string, uint64_t> verdicts;
   std::vector<std::string> errors;
   uint64_t error_count = 0;
+  std::unordered_set<std::string> not_stored;  // URLs of store errors
+  std::vector<PageJob> retry;                  // refused for lack of space, to hand over again
+  uint64_t store_retries = 0;
+  std::string waiting_for_room;  // the out-of-space error, until a page is stored again
 };
 
 SweepRunner::SweepRunner(store::Store* store, IngestPipeline* pipeline, size_t queue_pages,
@@ -582,6 +629,10 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
   for (const std::string& e : report.store_errors) {
     spdlog::warn("crawler sweep {}: not stored: {}", name, e);
   }
+  if (report.store_retries > 0) {
+    spdlog::info("crawler sweep {}: {} pages handed to the store again after it ran out of space",
+                 name, report.store_retries);
+  }
 
   if (!run.ok()) {
     report.status = run;
@@ -605,7 +656,7 @@ SweepReport SweepRunner::Run(const std::string& name, bool close) {
     // robots.txt refused keep their last version.
     store::Store::CloseSweepOptions close_options;
     close_options.may_be_gone = [&](std::string_view url) {
-      return !not_gone.contains(std::string(url));
+      return !not_gone.contains(std::string(url)) && !sink->NotStored(url);
     };
     StatusOr<store::SweepClosing> closed = store_->CloseSweep(sweep_id, UnixNow(), close_options);
     if (closed.ok()) {

@@ -22,7 +22,9 @@
 //
 // Backpressure (docs/DEVELOPMENT.md, soft then hard limit): above half the pipeline's page queue
 // the crawler is told to slow down; a page the pipeline refuses (full queue) is held and the
-// crawler stops pulling from its frontier until the held pages are in.
+// crawler stops pulling from its frontier until the held pages are in. A page the store refuses for
+// lack of space (a full disk or map) is held the same way, and one it admitted but could not commit
+// for it is handed over again, until there is room: the sweep waits for them (see Sink).
 //
 // Two ways to stop: Stop() is for shutdown and holds for every later Run(); StopSweep() (POST
 // /v1/crawl/stop) ends one sweep and holds until ClearSweepStop(), so that the next sweep runs.
@@ -81,6 +83,10 @@ struct SweepReport {
   std::map<std::string, uint64_t> verdicts;
   std::vector<std::string> store_errors;  // "URL: why", at most kMaxStoreErrors of them
   uint64_t store_error_count = 0;
+  // Pages the store could not commit for lack of space, handed over again (each time counted).
+  uint64_t store_retries = 0;
+  // While pages wait for the store to have room: its out-of-space error; else empty.
+  std::string waiting_for_room;
   double seconds = 0;  // wall time from start to end (or to now)
   WarcReport warc;     // filled when the sweep ends
 };

@@ -202,26 +202,29 @@ std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {
 
 bool IngestPipeline::WaitOutOfSpace(std::unique_lock<std::mutex>& lock) {
   const auto ready = [this] { return stop_writer_ || !writer_queue_.empty(); };
-  while (!out_of_space_.ok()) {
-    // Pages admitted before it ran out are failed below, without a commit.
-    if (!writer_queue_.empty()) return true;
-    if (stop_writer_) return false;
-    if (writer_cv_.wait_until(lock, next_room_check_, ready)) continue;
-    lock.unlock();
-    Status room = store_->WriteRoom();
-    lock.lock();
-    if (room.ok()) {
-      spdlog::info("the store has room again ({}); writes resume", out_of_space_.message());
-      out_of_space_ = OkStatus();
-      if (metrics_ != nullptr) metrics_->SetOutOfSpace(false);
-    } else {
-      out_of_space_ = std::move(room);
-      room_backoff_ = std::min(room_backoff_ * 2, kLastRoomCheck);
-      next_room_check_ = Clock::now() + room_backoff_;
+  for (;;) {
+    while (!out_of_space_.ok()) {
+      // Pages admitted before it ran out are failed below, without a commit.
+      if (!writer_queue_.empty()) return true;
+      if (stop_writer_) return false;
+      if (writer_cv_.wait_until(lock, next_room_check_, ready)) continue;
+      lock.unlock();
+      Status room = store_->WriteRoom();
+      lock.lock();
+      if (room.ok()) {
+        spdlog::info("the store has room again ({}); writes resume", out_of_space_.message());
+        out_of_space_ = OkStatus();
+        if (metrics_ != nullptr) metrics_->SetOutOfSpace(false);
+      } else {
+        out_of_space_ = std::move(room);
+        room_backoff_ = std::min(room_backoff_ * 2, kLastRoomCheck);
+        next_room_check_ = Clock::now() + room_backoff_;
+      }
     }
+    // Also woken by StartOutOfSpace, to look for room from then on.
+    writer_cv_.wait(lock, [&] { return ready() || !out_of_space_.ok(); });
+    if (ready()) return !writer_queue_.empty();  // else stopping, and nothing left
   }
-  writer_cv_.wait(lock, ready);
-  return !writer_queue_.empty();  // else stopping, and nothing left
 }
 
 void IngestPipeline::WriterLoop() {
@@ -351,6 +354,17 @@ bool IngestPipeline::healthy() const { return healthy_; }
 Status IngestPipeline::out_of_space() const {
   std::lock_guard<std::mutex> lock(mu_);
   return out_of_space_;
+}
+
+void IngestPipeline::StartOutOfSpace(Status room) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_of_space_ = std::move(room);
+    room_backoff_ = kFirstRoomCheck;
+    next_room_check_ = Clock::now() + room_backoff_;
+    if (metrics_ != nullptr) metrics_->SetOutOfSpace(true);
+  }
+  writer_cv_.notify_all();
 }
 
 size_t IngestPipeline::queued_pages() const {

@@ -117,6 +117,9 @@ class IngestPipeline {
   // that fails again starts it over. OK while writes go on, else the out-of-space error (what is
   // short, as of the last check).
   Status out_of_space() const;
+  // Starts out of space without a failed commit: the daemon started on a disk already full
+  // (`room` is Store::WriteRoom's error). Writes wait for room as above.
+  void StartOutOfSpace(Status room);
   static constexpr std::chrono::milliseconds kFirstRoomCheck{100};
   static constexpr std::chrono::milliseconds kLastRoomCheck{5000};
   size_t queued_pages() const;

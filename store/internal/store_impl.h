@@ -179,6 +179,12 @@ class StoreImpl {
   // The disk-full error for the store's file system as statvfs sees it now, naming `what`
   // failed; OK when it has at least `min_free` bytes free (or statvfs fails: nothing known).
   Status DiskRoom(uint64_t min_free, std::string_view what) const;
+  // Before mdb_env_open: allocates the blocks of the lock file (lock.mdb) LMDB is about to size
+  // and write through its map, so that a disk with no room answers an error here instead of a
+  // SIGBUS in LMDB (issue 33, a daemon started on a full disk). A lock file it has to create is
+  // refused on a full disk (DiskFullError naming the directory and the bytes needed); an existing
+  // one is used as it is (its written pages are allocated already).
+  Status AllocateLockFile() const;
 
  private:
   Status GrowMap();

@@ -434,5 +434,55 @@ every = "1h"
                                       "logging.access_log", "crawler.seeds", "crawler.every"}));
 }
 
+// store.template_max_docs not above store.template_host_share * store.template_min_host_pages:
+// the template judge's host-share rule can never fire; the warning names the three keys and
+// their values. The defaults (100, 0.1, 30) and the edge above it warn nothing.
+TEST(ConfigWarningsTest, HostShareRuleThatCanNeverFireIsNamed) {
+  EXPECT_TRUE(ConfigWarnings(Config{}).empty());
+  StatusOr<Config> file = LoadConfigFile(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_TRUE(ConfigWarnings(*file).empty());
+
+  struct Case {
+    std::string toml;
+    bool warns;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"[store]\ntemplate_max_docs = 3\ntemplate_host_share = 0.1\n"
+       "template_min_host_pages = 30\n",
+       true,
+       {"store.template_max_docs = 3", "store.template_host_share = 0.1",
+        "store.template_min_host_pages = 30", "can never fire"}},
+      // The form: max_docs / share + 1 < min_pages (100 / 0.1 + 1 < 2000).
+      {"[store]\ntemplate_min_host_pages = 2000\n",
+       true,
+       {"store.template_max_docs = 100", "store.template_host_share = 0.1",
+        "store.template_min_host_pages = 2000"}},
+      {"[store]\ntemplate_max_docs = 10\ntemplate_host_share = 0.5\n"
+       "template_min_host_pages = 20\n",
+       true,
+       {"store.template_host_share = 0.5"}},
+      // One document more than share * min_pages: the rule can fire.
+      {"[store]\ntemplate_max_docs = 4\ntemplate_host_share = 0.1\n"
+       "template_min_host_pages = 30\n",
+       false,
+       {}},
+      {"[store]\ntemplate_max_docs = 31\ntemplate_host_share = 1.0\n", false, {}},
+      {"[store]\ntemplate_max_docs = 30\ntemplate_host_share = 1.0\n",
+       true,
+       {"store.template_max_docs = 30", "store.template_host_share = 1,"}},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Config> config = ParseConfig(c.toml, "test.toml");
+    ASSERT_TRUE(config.ok()) << c.toml << config.status().ToString();
+    const std::vector<std::string> warnings = ConfigWarnings(*config);
+    ASSERT_EQ(warnings.size(), c.warns ? 1u : 0u) << c.toml;
+    for (const std::string& part : c.parts) {
+      EXPECT_NE(warnings[0].find(part), std::string::npos) << part << " not in: " << warnings[0];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shingled::config

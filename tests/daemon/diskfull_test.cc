@@ -4,17 +4,22 @@
 // batches and WARC uploads), reads, /healthz and /metrics keep answering, /readyz says why, and
 // every page acknowledged before is still there; when there is room again (the ballast deleted, the
 // limit raised and reloaded) ingest resumes without a restart, and after one the store passes
-// `shingled check`.
+// `shingled check`. Also: the crawler's own pages while the disk fills during a sweep (held and
+// handed over again until there is room, never counted stored before), a daemon started on a
+// disk already full (it serves reads and waits for room), and a new store on a full disk
+// (refused with a message, not a SIGBUS in LMDB).
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "tests/crawler/test_server.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -265,6 +270,194 @@ TEST_F(DiskFullTest, FullMapAnswers507AndIngestResumesWhenTheLimitIsRaised) {
   ASSERT_TRUE(daemon_->WaitForLog("changed store.max_map_size")) << daemon_->log();
   ExpectIngestResumes();
   ExpectConsistentAfterRestart(store, raised);
+}
+
+// A daemon restarted on a disk that is already full: it starts, because an operator restarting
+// it wants the reads to keep working. /healthz and /metrics answer, reads answer from the store,
+// /readyz and the log say the disk is full and where, pages are refused with 507 naming the
+// store's directory; when space returns, ingest resumes without a restart.
+TEST_F(DiskFullTest, DaemonStartedOnAFullDiskServesReadsAndResumesWritesWhenSpaceReturns) {
+  const std::string mnt = dir_.path() + "/tmpfs";
+  SmallTmpfs tmpfs(mnt, "16m");
+  if (!tmpfs.mounted()) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " << tmpfs.error();
+  }
+  const std::string store = mnt + "/db";
+  const std::string config = "[store]\ninitial_map_size = 67108864\n";
+  Start(store, config);
+  ASSERT_EQ(PostUntilRefused(20).status, 0);
+  Stop();
+  ASSERT_GT(FillWithBallast(mnt + "/ballast"), uint64_t{1} << 20);
+
+  Start(store, config);
+  ASSERT_TRUE(daemon_->WaitForLog("disk full")) << daemon_->log();
+  const std::string log = daemon_->log();
+  EXPECT_NE(log.find(store), std::string::npos) << log;
+  EXPECT_NE(log.find("writes wait for room"), std::string::npos) << log;
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  HttpResponse ready = Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.body;
+  EXPECT_NE(ready.body.find(store), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("disk full"), std::string::npos) << ready.body;
+  HttpResponse metrics = Call("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(Sample(metrics.body, "shingled_store_writable"), 0) << metrics.body;
+  HttpResponse refused = PostPage("https://full.example/refused", 50000);
+  EXPECT_EQ(refused.status, 507) << refused.body;
+  EXPECT_NE(refused.body.find("insufficient_storage"), std::string::npos) << refused.body;
+  EXPECT_NE(refused.body.find(store), std::string::npos) << refused.body;
+  ExpectEveryWriteRouteRefusedAndReadsAnswer(store);
+  ExpectAcknowledgedPresent();
+
+  std::filesystem::remove(mnt + "/ballast");
+  ExpectIngestResumes();
+  ExpectConsistentAfterRestart(store, config);
+}
+
+// Defect (issue 33): a store created on a full disk killed the daemon with SIGBUS inside LMDB
+// (mdb_env_open writes its new lock file through a map, and the file system had no block for
+// it), with nothing in the log. Now the daemon refuses to start, saying the disk is full, where,
+// and how many bytes it needs; with room it starts.
+TEST_F(DiskFullTest, NewStoreOnAFullDiskIsRefusedWithAMessageNotASigbus) {
+  const std::string mnt = dir_.path() + "/tmpfs";
+  SmallTmpfs tmpfs(mnt, "16m");
+  if (!tmpfs.mounted()) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " << tmpfs.error();
+  }
+  ASSERT_GT(FillWithBallast(mnt + "/ballast"), uint64_t{1} << 20);
+  const std::string store = mnt + "/db";
+  const std::string config = "[store]\ninitial_map_size = 67108864\n";
+  daemon_ = std::make_unique<Daemon>(dir_, store, config);
+  EXPECT_EQ(daemon_->port(), 0) << daemon_->log();
+  EXPECT_EQ(daemon_->Wait(), 1) << daemon_->log();  // kExitFailure, not 128 + SIGBUS
+  const std::string log = daemon_->log();
+  EXPECT_NE(log.find("cannot open the store"), std::string::npos) << log;
+  EXPECT_NE(log.find("disk full"), std::string::npos) << log;
+  EXPECT_NE(log.find(store), std::string::npos) << log;
+  EXPECT_NE(log.find("bytes free"), std::string::npos) << log;
+  EXPECT_NE(log.find("fewer than"), std::string::npos) << log;  // the bytes it needs
+
+  std::filesystem::remove(mnt + "/ballast");
+  Start(store, config);
+  ASSERT_EQ(PostUntilRefused(3).status, 0);
+  EXPECT_EQ(Call("GET", "/readyz").status, 200);
+  ExpectConsistentAfterRestart(store, config);
+}
+
+// The crawler's own pages while the disk fills during a sweep. The loopback site fills the disk
+// when its 20th page is fetched. A page the store cannot commit for lack of space is neither
+// counted stored nor given up: the sweep holds it (and pauses the crawl), GET /v1/crawl says it
+// waits for room and why, /metrics and /readyz say the disk is full; when space returns the
+// sweep goes on, every page is stored once, and the sweep closes; after a restart `shingled
+// check` passes and every page is there.
+TEST_F(DiskFullTest, CrawlerPagesFetchedWhileTheDiskIsFullAreStoredWhenSpaceReturns) {
+  const std::string mnt = dir_.path() + "/tmpfs";
+  SmallTmpfs tmpfs(mnt, "16m");
+  if (!tmpfs.mounted()) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " << tmpfs.error();
+  }
+  constexpr int kPages = 300;
+  constexpr int kFillAt = 20;
+  const std::string ballast = mnt + "/ballast";
+  TestServer server;
+  std::string index = "<html><body>";
+  for (int i = 0; i < kPages; ++i) {
+    const std::string path = "/p" + std::to_string(i);
+    index.append("<a href='").append(path).append("'>").append(path).append("</a> ");
+    server.Route(path, [i, ballast](const TestRequest&) {
+      if (i == kFillAt) FillWithBallast(ballast);
+      TestResponse r;
+      r.headers = {{"Content-Type", "text/html"}};
+      r.body = SyntheticPage(400000 + i) + SyntheticPage(500000 + i);
+      return r;
+    });
+  }
+  index.append("</body></html>");
+  server.Page("/", index);
+  ASSERT_TRUE(server.Start());
+  std::vector<std::string> urls = {server.Url("/")};
+  for (int i = 0; i < kPages; ++i) urls.push_back(server.Url("/p" + std::to_string(i)));
+
+  const std::string store = mnt + "/db";
+  const std::string config =
+      "[store]\ninitial_map_size = 67108864\n[ingest]\ndefault_sweep = \"\"\n"
+      "[crawler]\nenabled = true\nseeds = [\"" +
+      server.Url("/") +
+      "\"]\nallow_private_addresses = true\nper_host_delay_ms = 0\nevery = \"off\"\n";
+  Start(store, config);
+  HttpResponse started = Call("POST", "/v1/crawl");
+  ASSERT_EQ(started.status, 202) << started.body;
+
+  // The sweep waits for room.
+  json crawl;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    crawl = json::parse(Call("GET", "/v1/crawl").body, nullptr, false);
+    if (crawl.is_object() && crawl["sweep"].is_object() &&
+        crawl["sweep"]["waiting_for_room"].is_string()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
+  }
+  ASSERT_TRUE(crawl["sweep"]["waiting_for_room"].is_string())
+      << "the disk never filled: " << crawl.dump() << "\n"
+      << daemon_->log();
+  const json waiting = crawl["sweep"];
+  EXPECT_EQ(waiting["running"], true) << waiting.dump();
+  const std::string why = waiting["waiting_for_room"];
+  EXPECT_NE(why.find("disk full"), std::string::npos) << why;
+  EXPECT_NE(why.find(store), std::string::npos) << why;
+  EXPECT_EQ(waiting["store_errors"], 0) << waiting.dump();
+  EXPECT_LT(waiting["stored"].get<uint64_t>(), urls.size()) << waiting.dump();
+  HttpResponse metrics = Call("GET", "/metrics");
+  EXPECT_EQ(Sample(metrics.body, "shingled_store_writable"), 0) << metrics.body;
+  EXPECT_GE(Sample(metrics.body, "shingled_store_commit_failures_total{reason=\"disk_full\"}"), 1)
+      << metrics.body;
+  HttpResponse ready = Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.body;
+  EXPECT_NE(ready.body.find(store), std::string::npos) << ready.body;
+  // What the sweep counts as stored is in the store, and nothing else of it: a page is counted
+  // only once committed. (The sweep may store more pages while this runs: LMDB reuses free pages
+  // of its file; so counted before, present after.)
+  const json before = json::parse(Call("GET", "/v1/crawl").body, nullptr, false);
+  ASSERT_TRUE(before.is_object() && before["sweep"].is_object()) << before.dump();
+  const uint64_t counted = before["sweep"]["stored"].get<uint64_t>();
+  size_t present = 0;
+  for (const std::string& url : urls) {
+    if (Call("GET", "/v1/urls?url=" + Q(url)).status == 200) ++present;
+  }
+  EXPECT_GE(present, counted);
+  EXPECT_LT(present, urls.size());
+
+  std::filesystem::remove(ballast);
+  json done;
+  const Clock::time_point done_deadline = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < done_deadline) {
+    done = json::parse(Call("GET", "/v1/crawl").body, nullptr, false);
+    if (done.is_object() && done["running"] == false && done["sweep"].is_object() &&
+        !done["sweep"]["finished"].is_null()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
+  }
+  const json sweep = done["sweep"];
+  ASSERT_TRUE(sweep.is_object() && !sweep["finished"].is_null()) << done.dump();
+  EXPECT_EQ(sweep["closed"], true) << sweep.dump();
+  EXPECT_EQ(sweep["stored"], urls.size()) << sweep.dump();
+  EXPECT_EQ(sweep["store_errors"], 0) << sweep.dump();
+  EXPECT_GE(sweep["store_retries"].get<uint64_t>(), 1u) << sweep.dump();
+  EXPECT_FALSE(sweep.contains("waiting_for_room")) << sweep.dump();
+  EXPECT_EQ(sweep["pages"], urls.size()) << sweep.dump();
+  EXPECT_EQ(Call("GET", "/readyz").status, 200);
+  EXPECT_TRUE(daemon_->WaitForLog("writes resume")) << daemon_->log();
+  // Every page once: a page handed over again after a failed commit is not stored twice.
+  for (const std::string& url : urls) {
+    json history = json::parse(Call("GET", "/v1/urls?url=" + Q(url)).body, nullptr, false);
+    ASSERT_TRUE(history.is_object()) << url;
+    EXPECT_EQ(history["versions"].size(), 1u) << url << " " << history.dump();
+  }
+  acked_ = urls;
+  ExpectConsistentAfterRestart(store, config);
 }
 
 }  // namespace
