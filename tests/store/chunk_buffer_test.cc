@@ -320,6 +320,55 @@ TEST_F(ChunkBufferTest, TurningTheBufferOnAndOffKeepsEveryPosting) {
   ExpectConsistent(*store);
 }
 
+// A document stored without chunks and seen again with them gets its postings backfilled: into
+// `chunk_docs` at once for the slices whose watermark is past it, into the buffer for the others.
+// The store answers as one without the buffer that saw the same pages, before and after reopening.
+TEST_F(ChunkBufferTest, BackfilledChunksBelowAndAboveTheWatermarks) {
+  auto run = [&](Store& store) {
+    // The same bytes seen again come from another URL (the same URL in the same sweep replays).
+    auto apply = [&](size_t i, bool with_chunks, const char* url_suffix = "") {
+      PageInput p = PageOf(i);
+      p.url.append(url_suffix);
+      if (!with_chunks) p.sketch.chunks.clear();
+      auto r = store.Apply(std::vector<PageInput>{p});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    };
+    apply(0, false);                                 // document 1, no chunks
+    for (size_t i = 1; i <= 20; ++i) apply(i, true);  // 20 commits: every watermark past 1
+    apply(0, true, "-again");  // 1 backfilled below every watermark
+    apply(21, false);                                // document 22, no chunks
+    for (size_t i = 22; i <= 25; ++i) apply(i, true);  // 4 commits: 4 slices past 22
+    apply(21, true, "-again");  // 22 backfilled below 4, above 12
+    for (size_t i = 26; i < 40; ++i) apply(i, true);
+  };
+  std::vector<std::string> want;
+  {
+    auto flat = Open("flat", false);
+    ASSERT_NE(flat, nullptr);
+    run(*flat);
+    want = Answers(*flat);
+    ExpectConsistent(*flat);
+  }
+  {
+    auto buffered = Open("buffered", true);
+    ASSERT_NE(buffered, nullptr);
+    run(*buffered);
+    EXPECT_EQ(Answers(*buffered), want);
+    ExpectConsistent(*buffered);
+  }
+  auto reopened = Open("buffered", true);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(Answers(*reopened), want);
+  ExpectConsistent(*reopened);
+  // Both backfilled documents have their chunks, each found under them.
+  for (DocId doc : {DocId{1}, DocId{22}}) {
+    StatusOr<std::vector<ChunkTemplate>> t = reopened->ChunkTemplates(doc);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_FALSE(t->empty()) << doc;
+    for (const ChunkTemplate& c : *t) EXPECT_GE(c.documents, 1u) << doc;
+  }
+}
+
 // A store of format 10 (built by this code without the buffer, so that the B-tree holds every
 // posting, then its chunk watermarks deleted and its format put back) opens as format 11 with the
 // chunk watermarks at its last document, answers as before and takes new pages through the buffer.
