@@ -49,8 +49,10 @@ class Checker {
     SHINGLED_RETURN_IF_ERROR(ReadMarks(internal::ReadWatermarks, "posting", &marks_, &marks_ok_));
     SHINGLED_RETURN_IF_ERROR(
         ReadMarks(internal::ReadFingerprintWatermarks, "fingerprint", &fp_marks_, &fp_marks_ok_));
+    SHINGLED_RETURN_IF_ERROR(
+        ReadMarks(internal::ReadChunkWatermarks, "chunk posting", &chunk_marks_, &chunk_marks_ok_));
     StatusOr<std::shared_ptr<const internal::WriteBuffer>> built =
-        internal::BuildWriteBuffer(ops_, marks_, fp_marks_);
+        internal::BuildWriteBuffer(ops_, marks_, fp_marks_, chunk_marks_);
     if (!built.ok()) return built.status();
     buffer_ = std::move(built).value();
     SHINGLED_RETURN_IF_ERROR(CheckDocuments());
@@ -62,7 +64,7 @@ class Checker {
     SHINGLED_RETURN_IF_ERROR(CheckLinks());
     // Invariant 11: the file-chunk graph (issue 32).
     SHINGLED_RETURN_IF_ERROR(
-        internal::CheckChunks(ops_, [this](std::string p) { Problem(std::move(p)); }));
+        internal::CheckChunks(ops_, *buffer_, [this](std::string p) { Problem(std::move(p)); }));
     // Invariant 12: the verification samples (issue 34).
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckVerifySamples(ops_, [this](std::string p) { Problem(std::move(p)); }));
@@ -562,7 +564,8 @@ class Checker {
     if (!largest.ok()) return largest.status();
     for (auto [ok, marks, key] :
          {std::tuple{marks_ok_, &marks_, internal::kBufferWatermarksKey},
-          std::tuple{fp_marks_ok_, &fp_marks_, internal::kFingerprintWatermarksKey}}) {
+          std::tuple{fp_marks_ok_, &fp_marks_, internal::kFingerprintWatermarksKey},
+          std::tuple{chunk_marks_ok_, &chunk_marks_, internal::kChunkWatermarksKey}}) {
       if (!ok) continue;
       for (int slice = 0; slice < internal::kBufferSlices; ++slice) {
         if (marks->doc[slice] > last_doc_) {
@@ -589,9 +592,9 @@ class Checker {
   std::vector<std::string> problems_;
   std::unordered_map<DocId, DocId> rep_;  // every document -> its rep (0: has a sketch)
   DocId last_doc_ = 0;
-  internal::Watermarks marks_, fp_marks_;
-  bool marks_ok_ = true, fp_marks_ok_ = true;
-  // The write buffer, rebuilt from the documents and marks_ and fp_marks_.
+  internal::Watermarks marks_, fp_marks_, chunk_marks_;
+  bool marks_ok_ = true, fp_marks_ok_ = true, chunk_marks_ok_ = true;
+  // The write buffer, rebuilt from the documents and doc_chunks and the marks above.
   std::shared_ptr<const internal::WriteBuffer> buffer_;
   uint64_t documents_ = 0, urls_ = 0, versions_ = 0, clusters_ = 0;
 };

@@ -142,7 +142,7 @@ namespace internal {
 namespace {
 
 Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks, unsigned flags,
-                   BatchChunkDocs* batch) {
+                   BatchChunkDocs& batch) {
   const Dbis& d = ops.dbis();
   SHINGLED_RETURN_IF_ERROR(
       ops.Put(d.doc_chunks, Key64(doc).view(), EncodeDocChunks(chunks), flags, "doc_chunks"));
@@ -151,14 +151,7 @@ Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
   for (const dedup::Chunk& c : chunks) distinct.push_back(c.hash);
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  for (uint64_t hash : distinct) {
-    if (batch != nullptr) {
-      batch->File(hash, doc);
-      continue;
-    }
-    SHINGLED_RETURN_IF_ERROR(ops.Put(d.chunk_docs, PostingKey(hash).view(),
-                                     Posting(hash, doc).view(), MDB_NODUPDATA, "chunk_docs"));
-  }
+  for (uint64_t hash : distinct) batch.File(hash, doc);
   return OkStatus();
 }
 
@@ -182,37 +175,45 @@ void BatchChunkDocs::Read(uint64_t hash, std::vector<DocId>* out) const {
   }
 }
 
-Status BatchChunkDocs::Flush(TxnOps& ops) {
+void BatchChunkDocs::Take(std::vector<BufferEntry>* buffered, std::vector<BufferEntry>* direct) {
+  buffered->clear();
+  direct->clear();
+  buffered->reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    const bool above = marks_ != nullptr && e.doc > marks_->doc[BufferSlice(e.hash)];
+    (above ? buffered : direct)->emplace_back(e.hash, e.doc);
+  }
+  std::sort(buffered->begin(), buffered->end());
+  std::sort(direct->begin(), direct->end());
+  entries_.clear();
+  chains_.clear();
+}
+
+Status PutChunkPostings(TxnOps& ops, const std::vector<BufferEntry>& sorted) {
   // (hash, document) order is the B-tree's: the key is the hash's top bits, the entry its low
   // bits then the document, both big-endian.
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-    return a.hash != b.hash ? a.hash < b.hash : a.doc < b.doc;
-  });
+  if (sorted.empty()) return OkStatus();
   Cursor cursor;
-  if (!entries_.empty()) {
-    if (int rc = cursor.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0)
-      return ops.Fail(rc, "chunk_docs cursor");
-  }
-  for (const Entry& e : entries_) {
-    PostingKey key(e.hash);
-    Posting posting(e.hash, e.doc);
+  if (int rc = cursor.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0)
+    return ops.Fail(rc, "chunk_docs cursor");
+  for (const auto& [hash, doc] : sorted) {
+    PostingKey key(hash);
+    Posting posting(hash, doc);
     MDB_val k = Val(key.view()), v = Val(posting.view());
     int rc = mdb_cursor_put(cursor.get(), &k, &v, MDB_NODUPDATA);
     if (rc != 0 && rc != MDB_KEYEXIST) return ops.Fail(rc, "chunk_docs");
   }
-  entries_.clear();
-  chains_.clear();
   return OkStatus();
 }
 
 Status PutChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
-                 BatchChunkDocs* batch) {
+                 BatchChunkDocs& batch) {
   if (chunks.empty()) return OkStatus();
   return WriteChunks(ops, doc, chunks, MDB_APPEND, batch);
 }
 
 Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
-                      BatchChunkDocs* batch) {
+                      BatchChunkDocs& batch) {
   if (chunks.empty()) return OkStatus();
   std::string_view bytes;
   Status s = ops.Get(ops.dbis().doc_chunks, Key64(doc).view(), &bytes, "doc_chunks");
@@ -254,10 +255,11 @@ Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
   return OkStatus();
 }
 
-Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, DocId query_doc,
-                         std::span<const dedup::Chunk> query, std::vector<SimilarDoc>* results) {
+Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
+                         DocId query_doc, std::span<const dedup::Chunk> query,
+                         std::vector<SimilarDoc>* results) {
   if (query.empty()) return OkStatus();
-  TemplateJudge judge(ops, options);
+  TemplateJudge judge(ops, options, &buffer);
   std::string query_host;
   if (query_doc != 0) {
     StatusOr<std::string> host = judge.HostOfDocument(query_doc);
@@ -277,7 +279,8 @@ Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, DocId query_d
   return OkStatus();
 }
 
-Status CheckChunks(TxnOps& ops, const std::function<void(std::string)>& problem) {
+Status CheckChunks(TxnOps& ops, const WriteBuffer& buffer,
+                   const std::function<void(std::string)>& problem) {
   const Dbis& d = ops.dbis();
   auto hex = [](uint64_t v) {
     static constexpr char kDigits[] = "0123456789abcdef";
@@ -288,8 +291,11 @@ Status CheckChunks(TxnOps& ops, const std::function<void(std::string)>& problem)
   Cursor postings;
   if (int rc = postings.Open(ops.txn(), d.chunk_docs); rc != 0)
     return ops.Fail(rc, "chunk_docs cursor");
-  // doc_chunks -> chunk_docs: every distinct chunk of a record has its posting.
+  // doc_chunks -> chunk_docs: every distinct chunk of a record has its posting, in chunk_docs up to
+  // its slice's watermark and in the write buffer above it.
+  const Watermarks& marks = buffer.chunk_marks;
   uint64_t found = 0;  // (chunk, document) pairs of doc_chunks found in chunk_docs
+  std::vector<DocId> buffered;
   {
     Cursor records;
     if (int rc = records.Open(ops.txn(), d.doc_chunks); rc != 0)
@@ -322,6 +328,15 @@ Status CheckChunks(TxnOps& ops, const std::function<void(std::string)>& problem)
       std::sort(distinct.begin(), distinct.end());
       distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
       for (uint64_t hash : distinct) {
+        if (doc > marks.doc[BufferSlice(hash)]) {
+          buffered.clear();
+          size_t count = 0;
+          bool more = false;
+          buffer.ReadChunk(hash, SIZE_MAX, &buffered, &count, &more);
+          if (std::find(buffered.begin(), buffered.end(), doc) == buffered.end())
+            problem(where + ": chunk " + hex(hash) + " is not in the write buffer under it");
+          continue;
+        }
         PostingKey pk(hash);
         Posting entry(hash, doc);
         MDB_val pkv = Val(pk.view()), pv = Val(entry.view());
@@ -353,9 +368,16 @@ Status CheckChunks(TxnOps& ops, const std::function<void(std::string)>& problem)
               std::to_string(v.mv_size) + " bytes, not 3 + 12");
       continue;
     }
-    if (!read_each) continue;
     const uint64_t hash = PostingValue(View(k), View(v));
     const DocId doc = PostingDoc(View(v));
+    const int slice = BufferSlice(hash);
+    if (doc > marks.doc[slice]) {
+      problem("chunk_docs lists chunk " + hex(hash) + " under document " + std::to_string(doc) +
+              ", above the chunk watermark of its slice (slice " + std::to_string(slice) +
+              ", document " + std::to_string(marks.doc[slice]) + ")");
+      continue;
+    }
+    if (!read_each) continue;
     bool known = false;
     Status s = ReadChunks(ops, doc, &chunks, &known);
     if (!s.ok() && s.code() != StatusCode::kDataLoss) return s;
@@ -379,7 +401,9 @@ StatusOr<CommonBytes> Store::BytesInCommon(DocId a, DocId b, size_t max_spans) c
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);
-  internal::TemplateJudge judge(ops, impl_->options_);
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  internal::TemplateJudge judge(ops, impl_->options_, buffer->get());
   std::vector<dedup::Chunk> chunks[2];
   std::string hosts[2];
   const DocId docs[2] = {a, b};

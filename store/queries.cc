@@ -295,7 +295,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   if (!buffer.ok()) return buffer.status();
   std::vector<internal::ContainmentCandidate> containment;
   std::string host;
-  internal::TemplateJudge judge(ops, impl.options_);
+  internal::TemplateJudge judge(ops, impl.options_, buffer->get());
   if (exclude != 0 && !chunks.empty()) {
     StatusOr<std::string> h = judge.HostOfDocument(exclude);
     if (!h.ok()) return h.status();
@@ -436,7 +436,10 @@ StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal:
   SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
   StatusOr<std::vector<SimilarDoc>> results = SimilarIn(ops, impl, sketch, chunks, doc, query);
   if (!results.ok()) return results;
-  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(ops, impl.options_, doc, chunks, &*results));
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  SHINGLED_RETURN_IF_ERROR(
+      internal::FillSimilarCommon(ops, impl.options_, **buffer, doc, chunks, &*results));
   return results;
 }
 
@@ -625,9 +628,11 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
   }
   SHINGLED_READ_TXN(ops);
   StatusOr<std::vector<SimilarDoc>> out = SimilarIn(ops, *impl_, sketch, sketch.chunks, 0, query);
-  if (out.ok())
-    SHINGLED_RETURN_IF_ERROR(
-        internal::FillSimilarCommon(ops, impl_->options_, 0, sketch.chunks, &*out));
+  if (!out.ok()) return out;
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  SHINGLED_RETURN_IF_ERROR(
+      internal::FillSimilarCommon(ops, impl_->options_, **buffer, 0, sketch.chunks, &*out));
   return out;
 }
 

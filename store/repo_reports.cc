@@ -263,12 +263,59 @@ Status Store::StreamClusterReport(const ClusterReportOptions& options,
     }
   };
   std::vector<DocId> docs_of_chunk;
+  uint64_t current = 0;  // the chunk of docs_of_chunk
+  auto flush = [&] {
+    // (A document moved from the buffer into the B-tree between two transactions is seen twice.)
+    std::sort(docs_of_chunk.begin(), docs_of_chunk.end());
+    docs_of_chunk.erase(std::unique(docs_of_chunk.begin(), docs_of_chunk.end()),
+                        docs_of_chunk.end());
+    if (docs_of_chunk.size() > options.max_chunk_docs) {
+      ++t.chunks_too_common;
+    } else {
+      for (size_t i = 1; i < docs_of_chunk.size(); ++i) {
+        parent.try_emplace(docs_of_chunk[0], docs_of_chunk[0]);
+        parent.try_emplace(docs_of_chunk[i], docs_of_chunk[i]);
+        const DocId a = find(docs_of_chunk[0]), b = find(docs_of_chunk[i]);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+    docs_of_chunk.clear();
+  };
+  auto add = [&](uint64_t hash, DocId doc) {
+    if (!docs_of_chunk.empty() && hash != current) flush();
+    current = hash;
+    docs_of_chunk.push_back(doc);
+  };
+  // The write buffer's `chunk_docs` postings (FORMAT.md, "The write buffer of chunk_docs"), of the
+  // first transaction, walked in step with the B-tree's: both are in (hash, document) order.
+  std::shared_ptr<const internal::WriteBuffer> buffer;
+  int slice = 0;
+  size_t at = 0;  // the next buffered posting: chunk_parts[slice]->entries()[at]
+  // Adds the buffered postings of chunks below `hash` (up to and including it when `inclusive`).
+  auto add_buffered = [&](uint64_t hash, bool inclusive) {
+    while (slice < internal::kBufferSlices) {
+      const std::vector<internal::BufferEntry>& e = buffer->chunk_parts[slice]->entries();
+      if (at == e.size()) {
+        ++slice;
+        at = 0;
+        continue;
+      }
+      if (e[at].first > hash || (!inclusive && e[at].first == hash)) return;
+      add(e[at].first, e[at].second);
+      ++at;
+    }
+  };
   {
     std::string next_key;  // empty: from the first
     for (bool done = false; !done;) {
       StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
       if (!txn.ok()) return txn.status();
       TxnOps ops(txn->txn.get(), impl_->dbis_);
+      if (buffer == nullptr) {
+        StatusOr<std::shared_ptr<const internal::WriteBuffer>> b = impl_->BufferFor(ops);
+        if (!b.ok()) return b.status();
+        buffer = std::move(b).value();
+      }
       Cursor c;
       if (int rc = c.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0) {
         return ops.Fail(rc, "chunk_docs cursor");
@@ -276,21 +323,6 @@ Status Store::StreamClusterReport(const ClusterReportOptions& options,
       MDB_val k = Val(next_key), v;
       int rc = mdb_cursor_get(c.get(), &k, &v, next_key.empty() ? MDB_FIRST : MDB_SET_RANGE);
       size_t entries = 0;
-      uint64_t current = 0;
-      docs_of_chunk.clear();
-      auto flush = [&] {
-        if (docs_of_chunk.size() > options.max_chunk_docs) {
-          ++t.chunks_too_common;
-        } else {
-          for (size_t i = 1; i < docs_of_chunk.size(); ++i) {
-            parent.try_emplace(docs_of_chunk[0], docs_of_chunk[0]);
-            parent.try_emplace(docs_of_chunk[i], docs_of_chunk[i]);
-            const DocId a = find(docs_of_chunk[0]), b = find(docs_of_chunk[i]);
-            if (a != b) parent[std::max(a, b)] = std::min(a, b);
-          }
-        }
-        docs_of_chunk.clear();
-      };
       std::string last_key;
       for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
         if (k.mv_size != internal::kPostingKeySize || v.mv_size != internal::kPostingSize) {
@@ -304,16 +336,18 @@ Status Store::StreamClusterReport(const ClusterReportOptions& options,
         last_key = std::string(key);
         ++entries;
         const uint64_t hash = internal::PostingValue(key, internal::View(v));
-        if (!docs_of_chunk.empty() && hash != current) flush();
-        current = hash;
-        docs_of_chunk.push_back(internal::PostingDoc(internal::View(v)));
+        add_buffered(hash, /*inclusive=*/false);
+        add(hash, internal::PostingDoc(internal::View(v)));
       }
-      flush();
       if (rc == MDB_NOTFOUND) {
         done = true;
+        add_buffered(UINT64_MAX, /*inclusive=*/true);
       } else if (rc != 0) {
         return ops.Fail(rc, "chunk_docs");
+      } else if (!docs_of_chunk.empty()) {
+        add_buffered(current, /*inclusive=*/true);
       }
+      if (!docs_of_chunk.empty()) flush();
     }
   }
   // The partitions of two or more documents, most documents first, then by id (the smallest).

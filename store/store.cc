@@ -530,6 +530,7 @@ Status StoreImpl::Open() {
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops, Watermarks{}));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops, Watermarks{}));
+    SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops, Watermarks{}));
   } else if (!s.ok()) {
     return s;
   } else {
@@ -578,6 +579,21 @@ Status StoreImpl::Open() {
       // tables (issue 32; FORMAT.md, "Templates").
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeVerifySamplesToFormat10(ops, params_));
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeToFormat10Templates(ops));
+    }
+    if (version >= 3 && version < 11) {
+      // Format 11 buffered `chunk_docs` (issue 33): before, its B-tree held every posting, so the
+      // chunk watermarks are at the last document.
+      Cursor docs;
+      if (rc = docs.Open(txn.get(), dbis_.doc_chunks); rc != 0)
+        return LmdbStatus(rc, "doc_chunks cursor");
+      MDB_val k, dv;
+      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
+      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "doc_chunks");
+      if (rc == 0 && k.mv_size != 8)
+        return DataLossError("the last key of doc_chunks is not 8 bytes; run shingled check");
+      Watermarks at_last;
+      at_last.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops, at_last));
     }
     if (version >= 3 && version < kFormatVersion) {
       SHINGLED_RETURN_IF_ERROR(
@@ -677,7 +693,7 @@ class BatchWriter {
         store_(store),
         d_(ops.dbis()),
         postings_(ops),
-        judge_(ops, store.options_, &chunk_docs_) {}
+        judge_(ops, store.options_, nullptr, &chunk_docs_) {}
 
   Status Begin() {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.documents", &documents_));
@@ -700,6 +716,8 @@ class BatchWriter {
     if (!buffer.ok()) return buffer.status();
     buffer_ = std::move(buffer).value();
     postings_.set_buffer(buffer_.get());
+    chunk_docs_.set_marks(&buffer_->chunk_marks);
+    judge_.set_buffer(buffer_.get());
     StatusOr<KeyFilter*> filter = store_.WriterKeyFilter(ops_);
     if (!filter.ok()) return filter.status();
     filter_ = *filter;
@@ -768,8 +786,16 @@ class BatchWriter {
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
-    SHINGLED_RETURN_IF_ERROR(chunk_docs_.Flush(ops_));  // issue 32
-    store_.made_buffer_ = std::move(next).value();
+    // Issue 33: `chunk_docs` through the buffer too; backfilled postings below their watermark
+    // go to the B-tree at once.
+    std::vector<BufferEntry> chunk_batch, chunk_direct, chunk_put;
+    chunk_docs_.Take(&chunk_batch, &chunk_direct);
+    std::shared_ptr<const WriteBuffer> advanced = internal::AdvanceChunkBuffer(
+        **next, std::move(chunk_batch), next_doc_ - 1, !store_.options_.write_buffer, &chunk_put);
+    SHINGLED_RETURN_IF_ERROR(internal::PutChunkPostings(ops_, chunk_put));
+    SHINGLED_RETURN_IF_ERROR(internal::PutChunkPostings(ops_, chunk_direct));
+    SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops_, advanced->chunk_marks));
+    store_.made_buffer_ = std::move(advanced);
     for (auto& [id, rec] : sweeps_) {
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
     }
@@ -1169,7 +1195,7 @@ class BatchWriter {
   // commit's puts (PutFingerprints). The batch's entries go to batch_fps_ until then.
   std::array<Cursor, kFingerprintIndexes> fp_cursors_;
   std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
-  // Issue 32: the batch's `chunk_docs` postings, put in key order by Finish.
+  // Issue 32: the batch's `chunk_docs` postings, given to the write buffer by Finish (issue 33).
   internal::BatchChunkDocs chunk_docs_;
   // The batch's template judge (bytes in common of each page and its matches), whose cache
   // lasts the batch.
@@ -1306,7 +1332,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec->last_seen = std::max(rec->last_seen, page.date);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
     // Issue 32: a document stored before format 9 gets its chunks when seen again.
-    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, &chunk_docs_));
+    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
       result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
@@ -1334,7 +1360,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     doc = next_doc_++;
     new_doc = true;
     SHINGLED_RETURN_IF_ERROR(
-        internal::PutChunks(ops_, doc, sketch.chunks, &chunk_docs_));  // issue 32
+        internal::PutChunks(ops_, doc, sketch.chunks, chunk_docs_));  // issue 32
     ++documents_;
     largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;

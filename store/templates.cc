@@ -108,6 +108,13 @@ Status TemplateJudge::ReadStoredState(uint64_t hash, ChunkState* state) {
       rc != 0) {
     return ops_.Fail(rc, "chunk_docs");
   }
+  // A slice's buffered postings are of documents above its watermark, the B-tree's at or below:
+  // they follow the B-tree's in document order.
+  if (buffer_ != nullptr && !state->over) {
+    size_t buffered = 0;
+    buffer_->ReadChunk(hash, options_.template_max_docs - count, &state->docs, &buffered,
+                       &state->over);
+  }
   return OkStatus();
 }
 
@@ -536,7 +543,9 @@ StatusOr<std::vector<ChunkTemplate>> Store::ChunkTemplates(DocId doc) const {
   std::vector<dedup::Chunk> chunks;
   bool known = false;
   SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, doc, &chunks, &known));
-  internal::TemplateJudge judge(ops, impl_->options_);
+  StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
+  if (!buffer.ok()) return buffer.status();
+  internal::TemplateJudge judge(ops, impl_->options_, buffer->get());
   StatusOr<std::string> host = judge.HostOfDocument(doc);
   if (!host.ok()) return host.status();
   std::vector<ChunkTemplate> out;

@@ -19,6 +19,7 @@
 namespace shingled::store::internal {
 
 class BatchChunkDocs;  // chunks.h
+struct WriteBuffer;    // write_buffer.h
 
 // "host" or "host:port" of an absolute URL (without user info, lowercase as stored); "" for a
 // URL without one (file:).
@@ -36,9 +37,14 @@ std::string_view UrlHost(std::string_view url);
 // never past template_max_docs / share + 1.
 class TemplateJudge {
  public:
-  // `batch`: a write batch's `chunk_docs` postings not yet in the B-tree (null: none).
-  TemplateJudge(TxnOps& ops, const StoreOptions& options, const BatchChunkDocs* batch = nullptr)
-      : ops_(ops), options_(options), batch_(batch) {}
+  // `buffer`: the write buffer of the transaction, whose `chunk_docs` postings above their
+  // watermarks are not in the B-tree (null: none, a store whose buffer is known empty); `batch`: a
+  // write batch's `chunk_docs` postings not yet in either (null: none).
+  TemplateJudge(TxnOps& ops, const StoreOptions& options, const WriteBuffer* buffer,
+                const BatchChunkDocs* batch = nullptr)
+      : ops_(ops), options_(options), buffer_(buffer), batch_(batch) {}
+  // The writer's judge learns its batch's buffer once the batch began. REQUIRES: nothing read yet.
+  void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
 
   // The host of a document for the share rule: its first URL's (by url id); "" without one.
   StatusOr<std::string> HostOfDocument(DocId doc);
@@ -69,7 +75,7 @@ class TemplateJudge {
   };
   // Caches bounded by this many entries (cleared when full).
   static constexpr size_t kMaxCachedChunks = size_t{1} << 16;
-  // The chunk's state: marked, or its postings in the B-tree and then in `batch_`.
+  // The chunk's state: marked, or its postings in the B-tree, then in `buffer_`, then in `batch_`.
   StatusOr<const ChunkState*> State(uint64_t hash);
   Status ReadStoredState(uint64_t hash, ChunkState* state);
   // The URLs of `host`, counted up to `limit` (and to HostPagesCap(), whichever is less).
@@ -80,9 +86,10 @@ class TemplateJudge {
 
   TxnOps& ops_;
   const StoreOptions& options_;
+  const WriteBuffer* buffer_;
   const BatchChunkDocs* batch_;
   Cursor chunk_docs_, doc_urls_;
-  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (without batch_'s postings)
+  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (B-tree and buffer_, not batch_)
   ChunkState merged_;                                // State's answer with batch_'s postings
   std::unordered_map<DocId, std::string> hosts_;
   struct HostCount {

@@ -130,6 +130,7 @@ Watermarks Advance(const Watermarks& base, DocId last_doc, bool all_slices) {
 WriteBuffer::WriteBuffer() {
   for (auto& index : parts) index.fill(EmptyPart<BufferPart>());
   for (auto& index : fp_parts) index.fill(EmptyPart<FingerprintPart>());
+  chunk_parts.fill(EmptyPart<BufferPart>());
 }
 
 DocId Watermarks::lowest() const { return *std::min_element(doc.begin(), doc.end()); }
@@ -153,6 +154,14 @@ Status ReadFingerprintWatermarks(TxnOps& ops, Watermarks* out) {
 
 Status WriteFingerprintWatermarks(TxnOps& ops, const Watermarks& marks) {
   return WriteStoredWatermarks(ops, kFingerprintWatermarksKey, kFingerprintNextSliceKey, marks);
+}
+
+Status ReadChunkWatermarks(TxnOps& ops, Watermarks* out) {
+  return ReadStoredWatermarks(ops, kBufferSlices, kChunkWatermarksKey, kChunkNextSliceKey, out);
+}
+
+Status WriteChunkWatermarks(TxnOps& ops, const Watermarks& marks) {
+  return WriteStoredWatermarks(ops, kChunkWatermarksKey, kChunkNextSliceKey, marks);
 }
 
 DocId FingerprintPart::Find(const dedup::Fingerprint128& fp) const {
@@ -208,19 +217,61 @@ size_t WriteBuffer::fingerprints() const {
   return n;
 }
 
+size_t WriteBuffer::chunk_postings() const {
+  size_t n = 0;
+  for (const auto& part : chunk_parts) n += part->entries().size();
+  return n;
+}
+
 StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops) {
-  Watermarks marks, fp_marks;
+  Watermarks marks, fp_marks, chunk_marks;
   SHINGLED_RETURN_IF_ERROR(ReadWatermarks(ops, &marks));
   SHINGLED_RETURN_IF_ERROR(ReadFingerprintWatermarks(ops, &fp_marks));
-  return BuildWriteBuffer(ops, marks, fp_marks);
+  SHINGLED_RETURN_IF_ERROR(ReadChunkWatermarks(ops, &chunk_marks));
+  return BuildWriteBuffer(ops, marks, fp_marks, chunk_marks);
 }
+
+namespace {
+
+// The chunk parts of `*buffer`, from the `doc_chunks` records above its lowest chunk watermark.
+Status BuildChunkParts(TxnOps& ops, WriteBuffer* buffer) {
+  const Watermarks& marks = buffer->chunk_marks;
+  std::array<std::vector<BufferEntry>, kBufferSlices> entries;
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().doc_chunks); rc != 0)
+    return ops.Fail(rc, "doc_chunks cursor");
+  const DocId lowest = marks.lowest();
+  Key64 from(lowest + 1);
+  MDB_val k = Val(from.view()), v;
+  std::vector<dedup::Chunk> chunks;
+  int rc = lowest == UINT64_MAX ? MDB_NOTFOUND : mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+  for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 8)
+      return DataLossError("doc_chunks has a key of " + std::to_string(k.mv_size) + " bytes");
+    const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+    // As for `documents` above: a record that does not decode files nothing (check reports it).
+    if (!DecodeDocChunks(View(v), &chunks).ok()) continue;
+    for (const dedup::Chunk& chunk : chunks) {
+      const int slice = BufferSlice(chunk.hash);
+      if (doc > marks.doc[slice]) entries[slice].emplace_back(chunk.hash, doc);
+    }
+  }
+  if (rc != MDB_NOTFOUND) return ops.Fail(rc, "doc_chunks");
+  MakeParts(&entries, &buffer->chunk_parts);  // (drops a chunk's repeats within a document)
+  return OkStatus();
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops,
                                                               const Watermarks& marks_in,
-                                                              const Watermarks& fp_marks_in) {
+                                                              const Watermarks& fp_marks_in,
+                                                              const Watermarks& chunk_marks_in) {
   auto buffer = std::make_shared<WriteBuffer>();
   buffer->marks = marks_in;
   buffer->fp_marks = fp_marks_in;
+  buffer->chunk_marks = chunk_marks_in;
+  SHINGLED_RETURN_IF_ERROR(BuildChunkParts(ops, buffer.get()));
   const Watermarks& marks = buffer->marks;
   const Watermarks& fp_marks = buffer->fp_marks;
   std::array<std::array<std::vector<BufferEntry>, kBufferSlices>, kBufferIndexes> entries;
@@ -282,6 +333,19 @@ std::shared_ptr<const WriteBuffer> AdvanceWriteBuffer(const WriteBuffer& base, B
   }
   next->marks = Advance(base.marks, last_doc, all_slices);
   next->fp_marks = Advance(base.fp_marks, last_doc, all_slices);
+  next->chunk_marks = base.chunk_marks;
+  next->chunk_parts = base.chunk_parts;
+  return next;
+}
+
+std::shared_ptr<const WriteBuffer> AdvanceChunkBuffer(const WriteBuffer& buffer,
+                                                      std::vector<BufferEntry> batch,
+                                                      DocId last_doc, bool all_slices,
+                                                      std::vector<BufferEntry>* put) {
+  auto next = std::make_shared<WriteBuffer>(buffer);
+  AdvanceIndex(buffer.chunk_parts, &batch, static_cast<int>(buffer.chunk_marks.next_slice),
+               all_slices, put, &next->chunk_parts);
+  next->chunk_marks = Advance(buffer.chunk_marks, last_doc, all_slices);
   return next;
 }
 

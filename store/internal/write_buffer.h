@@ -10,6 +10,9 @@
 // way, with watermarks of their own: a document's fingerprints are in its record, and two flag
 // bits there say which of its lexical and shingle fingerprints it owns (the indexes map each
 // fingerprint to its first document).
+// The file-chunk graph's `chunk_docs` (format 11) is buffered the same way too, with watermarks of
+// its own and slices by the top 4 bits of a chunk's hash: a document's chunk postings are a
+// function of its `doc_chunks` record, which is their log.
 // Private to store/.
 #ifndef SHINGLED_STORE_INTERNAL_WRITE_BUFFER_H_
 #define SHINGLED_STORE_INTERNAL_WRITE_BUFFER_H_
@@ -47,6 +50,10 @@ inline constexpr char kBufferNextSliceKey[] = "buffer.next_slice";
 inline constexpr char kFingerprintWatermarksKey[] = "fp_buffer.watermarks";
 inline constexpr char kFingerprintNextSliceKey[] = "fp_buffer.next_slice";
 
+// The same for `chunk_docs` (format 11), whose slices are by the top 4 bits of a chunk's hash.
+inline constexpr char kChunkWatermarksKey[] = "chunk_buffer.watermarks";
+inline constexpr char kChunkNextSliceKey[] = "chunk_buffer.next_slice";
+
 struct Watermarks {
   std::array<DocId, kBufferSlices> doc{};
   uint64_t next_slice = 0;  // < kBufferSlices
@@ -62,6 +69,9 @@ Status WriteWatermarks(TxnOps& ops, const Watermarks& marks);
 // The fingerprint indexes' watermarks (kFingerprintWatermarksKey), as the above.
 Status ReadFingerprintWatermarks(TxnOps& ops, Watermarks* out);
 Status WriteFingerprintWatermarks(TxnOps& ops, const Watermarks& marks);
+// The chunk index's watermarks (kChunkWatermarksKey), as the above.
+Status ReadChunkWatermarks(TxnOps& ops, Watermarks* out);
+Status WriteChunkWatermarks(TxnOps& ops, const Watermarks& marks);
 
 using BufferEntry = std::pair<uint64_t, DocId>;  // (value, document)
 
@@ -117,7 +127,7 @@ class FingerprintPart {
 };
 
 // The buffer as of one transaction: its watermarks and the postings above them, and the same
-// for the fingerprint indexes.
+// for the fingerprint indexes and for `chunk_docs`.
 struct WriteBuffer {
   WriteBuffer();  // every part empty
 
@@ -126,6 +136,8 @@ struct WriteBuffer {
   Watermarks fp_marks;
   std::array<std::array<std::shared_ptr<const FingerprintPart>, kBufferSlices>, kFingerprintIndexes>
       fp_parts;
+  Watermarks chunk_marks;
+  std::array<std::shared_ptr<const BufferPart>, kBufferSlices> chunk_parts;
 
   // As BufferPart::Read, from the part of `value`'s slice in `index`.
   void Read(int index, uint64_t value, size_t max, std::vector<DocId>* out, size_t* count,
@@ -136,16 +148,23 @@ struct WriteBuffer {
   DocId FindFingerprint(int index, const dedup::Fingerprint128& fp) const {
     return fp_parts[index][FingerprintSlice(fp)]->Find(fp);
   }
+  // As BufferPart::Read, the documents of chunk `hash` in the buffered part of `chunk_docs`.
+  void ReadChunk(uint64_t hash, size_t max, std::vector<DocId>* out, size_t* count,
+                 bool* more) const {
+    chunk_parts[BufferSlice(hash)]->Read(hash, max, out, count, more);
+  }
   size_t postings() const;
   size_t fingerprints() const;
+  size_t chunk_postings() const;
 };
 
-// The buffer of the transaction `ops`, from its watermarks and its documents above the lowest
-// (of either set).
+// The buffer of the transaction `ops`, from its watermarks, its documents above the lowest (of
+// the posting and fingerprint sets) and its `doc_chunks` records above the lowest chunk watermark.
 StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops);
 // The same with the watermarks given (check's, which stand in for damaged ones).
 StatusOr<std::shared_ptr<const WriteBuffer>> BuildWriteBuffer(TxnOps& ops, const Watermarks& marks,
-                                                              const Watermarks& fp_marks);
+                                                              const Watermarks& fp_marks,
+                                                              const Watermarks& chunk_marks);
 
 // The postings a batch files, sorted by (value, document), per index.
 using BatchEntries = std::array<std::vector<BufferEntry>, kBufferIndexes>;
@@ -157,11 +176,20 @@ using BatchFingerprints = std::array<std::vector<FingerprintEntry>, kFingerprint
 // `*fp_put` receive, per index and sorted, what to put into the B-trees (the buffered and new
 // entries of the slice due, or of every slice when `all_slices`; postings and fingerprints each
 // have their own slice due), and the result is the buffer after the commit, whose watermarks go
-// to meta.
+// to meta. The chunk index's parts and watermarks are carried over as they are
+// (AdvanceChunkBuffer).
 std::shared_ptr<const WriteBuffer> AdvanceWriteBuffer(const WriteBuffer& base, BatchEntries batch,
                                                       BatchFingerprints fps, DocId last_doc,
                                                       bool all_slices, BatchEntries* put,
                                                       BatchFingerprints* fp_put);
+
+// The chunk index's step of a commit: `buffer` (the result of AdvanceWriteBuffer) with its chunk
+// parts advanced by the batch's postings `batch` (documents up to `last_doc`) as AdvanceWriteBuffer
+// advances the other indexes; `*put` receives, sorted, what to put into `chunk_docs`.
+std::shared_ptr<const WriteBuffer> AdvanceChunkBuffer(const WriteBuffer& buffer,
+                                                      std::vector<BufferEntry> batch,
+                                                      DocId last_doc, bool all_slices,
+                                                      std::vector<BufferEntry>* put);
 
 }  // namespace shingled::store::internal
 

@@ -205,7 +205,10 @@ TEST_F(VerifyTest, WriterDecidesWithTheSample) {
 TEST_F(VerifyTest, Format9IsUpgradedAndOtherKRefused) {
   const std::vector<std::string> words = Words(7, 2000);
   {
-    auto store = Open();
+    // As a format 9 store had it: every `chunk_docs` posting in the B-tree.
+    StoreOptions unbuffered;
+    unbuffered.write_buffer = false;
+    auto store = Open(unbuffered);
     ASSERT_NE(store, nullptr);
     Ingest(*store, "http://a/", Edited(words, 0, 0));
   }
