@@ -91,10 +91,11 @@ Status StoreImpl::DiskRoom(uint64_t min_free, std::string_view what) const {
 }
 
 Status StoreImpl::AllocateLockFile() const {
-  // LMDB 0.9's lock file: a 192-byte header that holds the first reader slot, then a 64-byte
-  // slot for each further reader (8,192 bytes for the default 126). Allocating a little more
-  // than it uses is harmless (FALLOC_FL_KEEP_SIZE leaves the file's size to LMDB).
-  const uint64_t needed = uint64_t{options_.max_readers} * 64 + 128;
+  // LMDB writes its lock file (a table of max_readers reader slots, mdb_env_set_maxreaders)
+  // through a memory map, so a disk with no block for it ends the process with SIGBUS. Reserve
+  // a bound on the table's size that does not depend on its layout: 256 bytes a slot (LMDB 0.9
+  // uses a 64-byte cache line) and 4 KiB; FALLOC_FL_KEEP_SIZE leaves the file's size to LMDB.
+  const uint64_t needed = uint64_t{options_.max_readers} * 256 + 4096;
   const std::string path = dir_ + "/lock.mdb";
   struct stat st {};
   const bool existed = stat(path.c_str(), &st) == 0;
