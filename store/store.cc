@@ -439,6 +439,33 @@ std::string Le64(uint64_t v) {
 // The format 6 to 7 upgrade: deletes each link's entry under its earlier document, leaving the
 // one under the later (FORMAT.md, "Links"). Entries of another size than the format's are left
 // for Check to report.
+// The last key of `dbi`, whose keys are 8-byte big-endian ids (`what` names it in errors): 0
+// when it is empty. A damaged key would give the next id from bytes past its end: DataLoss.
+StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, what);
+  MDB_val k, v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return uint64_t{0};
+  if (rc != 0) return ops.Fail(rc, what);
+  if (k.mv_size != 8) {
+    std::string message("the last key of ");
+    message.append(what).append(" is ").append(std::to_string(k.mv_size));
+    message.append(" bytes, not 8; run shingled check");
+    return DataLossError(message);
+  }
+  return GetBE64(static_cast<const char*>(k.mv_data));
+}
+
+// Watermarks at the last id of `dbi`: an upgrade from a format whose B-tree held every entry.
+StatusOr<Watermarks> WatermarksAtLastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
+  StatusOr<uint64_t> last = LastId(ops, dbi, what);
+  if (!last.ok()) return last.status();
+  Watermarks at_last;
+  at_last.doc.fill(*last);
+  return at_last;
+}
+
 Status DropReverseLinks(TxnOps& ops) {
   std::vector<std::pair<DocId, std::array<char, kLinkSize>>> reverse;
   {
@@ -539,16 +566,9 @@ Status StoreImpl::Open() {
     if (version >= 3 && version <= 5) {
       // Formats 3 to 5 kept every fingerprint in its B-tree; format 3 every posting too: those
       // watermarks are at the last document (FORMAT.md, "The write buffer").
-      Cursor docs;
-      if (rc = docs.Open(txn.get(), dbis_.documents); rc != 0)
-        return LmdbStatus(rc, "documents cursor");
-      MDB_val k, dv;
-      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
-      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "documents");
-      if (rc == 0 && k.mv_size != 8)
-        return DataLossError("the last key of documents is not 8 bytes; run shingled check");
-      Watermarks at_last;
-      at_last.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
+      StatusOr<Watermarks> last = WatermarksAtLastId(ops, dbis_.documents, "documents");
+      if (!last.ok()) return last.status();
+      const Watermarks& at_last = *last;
       SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops, at_last));
       if (version == 3 || version == 4) {
         Watermarks marks = at_last;
@@ -583,17 +603,9 @@ Status StoreImpl::Open() {
     if (version >= 3 && version < 11) {
       // Format 11 buffered `chunk_docs` (issue 33): before, its B-tree held every posting, so the
       // chunk watermarks are at the last document.
-      Cursor docs;
-      if (rc = docs.Open(txn.get(), dbis_.doc_chunks); rc != 0)
-        return LmdbStatus(rc, "doc_chunks cursor");
-      MDB_val k, dv;
-      rc = mdb_cursor_get(docs.get(), &k, &dv, MDB_LAST);
-      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "doc_chunks");
-      if (rc == 0 && k.mv_size != 8)
-        return DataLossError("the last key of doc_chunks is not 8 bytes; run shingled check");
-      Watermarks at_last;
-      at_last.doc.fill(rc == 0 ? GetBE64(static_cast<const char*>(k.mv_data)) : 0);
-      SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops, at_last));
+      StatusOr<Watermarks> at_last = WatermarksAtLastId(ops, dbis_.doc_chunks, "doc_chunks");
+      if (!at_last.ok()) return at_last.status();
+      SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops, *at_last));
     }
     if (version >= 3 && version < kFormatVersion) {
       SHINGLED_RETURN_IF_ERROR(
@@ -701,8 +713,8 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.versions", &versions_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.clusters", &clusters_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter(kLargestClusterKey, &largest_cluster_));
-    SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, &next_doc_));
-    SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, &next_url_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, "documents", &next_doc_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, "url_names", &next_url_));
     ++next_doc_;
     ++next_url_;
     for (auto [cursor, dbi] :
@@ -874,22 +886,10 @@ class BatchWriter {
   Status WriteCounter(const char* key, uint64_t value) {
     return ops_.Put(d_.meta, key, Le64(value), 0, "meta");
   }
-  Status LastId(MDB_dbi dbi, uint64_t* out) {
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, "cursor");
-    MDB_val k, v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_LAST);
-    if (rc == MDB_NOTFOUND) {
-      *out = 0;
-      return OkStatus();
-    }
-    if (rc != 0) return ops_.Fail(rc, "last id");
-    // Ids are 8-byte keys; a damaged one would give the next id from bytes past its end.
-    if (k.mv_size != 8) {
-      return DataLossError("the last key of a database of ids is " + std::to_string(k.mv_size) +
-                           " bytes, not 8; run shingled check");
-    }
-    *out = GetBE64(static_cast<const char*>(k.mv_data));
+  Status LastId(MDB_dbi dbi, const char* what, uint64_t* out) {
+    StatusOr<uint64_t> last = internal::LastId(ops_, dbi, what);
+    if (!last.ok()) return last.status();
+    *out = *last;
     return OkStatus();
   }
 
