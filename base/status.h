@@ -36,6 +36,8 @@ enum class StatusCode {
   kDeadlineExceeded,
   kDataLoss,
   kInternal,
+  // The operation is not provided by this implementation (a store backend that lacks it).
+  kUnimplemented,
 };
 
 // Returns the code's name in snake case ("invalid_argument"), as used in JSON error bodies.
@@ -51,6 +53,8 @@ constexpr std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
     case StatusCode::kDataLoss: return "data_loss";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
   }
   return "unknown";
 }
@@ -94,6 +98,9 @@ inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable
 inline Status DeadlineExceededError(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status DataLossError(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status UnimplementedError(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
 
 // Holds a T or a non-OK Status. REQUIRES: the Status given to the constructor is not OK.
 template <typename T>

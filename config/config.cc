@@ -150,6 +150,17 @@ class TableReader {
     }
     *out = value;
   }
+  // A table within this one ([section.key]), read by `read` with a reader of its own.
+  template <typename F>
+  void Table(const char* key, F read) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return;
+    const toml::table* table = node->as_table();
+    if (table == nullptr) return Fail(*node, key, "expected a table");
+    TableReader reader(*table, section_ + "." + key, source_, status_);
+    read(reader);
+    reader.Finish();
+  }
   void Listen(const char* key, ListenAddress* out) {
     std::string text;
     String(key, &text);
@@ -317,6 +328,22 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_readers", 1, 4096, &c.store.max_readers);
     r.Bool("warm_map", &c.store.warm_map);
     r.Bool("key_filter", &c.store.key_filter);
+    r.String("backend", &c.store.backend, {"lmdb", "redis-cluster"});
+    r.Table("redis", [&](TableReader& t) {
+      t.StringList("nodes", {}, &c.store.redis.nodes, [](const std::string& node) {
+        StatusOr<ListenAddress> address = ParseListenAddress(node);
+        if (!address.ok()) return address.status().message();
+        if (address->port == 0) return "\"" + node + "\" has port 0";
+        return std::string();
+      });
+      t.String("password_file", &c.store.redis.password_file);
+      t.Bool("tls", &c.store.redis.tls);
+      t.Int("min_replicas", 0, 16, &c.store.redis.min_replicas);
+      t.Int("connect_timeout_ms", 1, kMaxMs, &c.store.redis.connect_timeout_ms);
+      t.Int("command_timeout_ms", 1, kMaxMs, &c.store.redis.command_timeout_ms);
+      t.Int("wait_timeout_ms", 1, kMaxMs, &c.store.redis.wait_timeout_ms);
+      t.Bool("allow_unsafe_fsync", &c.store.redis.allow_unsafe_fsync);
+    });
   });
   Section(root, "sketch", source, &status, [&](TableReader& r) {
     r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);
@@ -446,6 +473,16 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
         " is below limits.max_body_bytes (" + std::to_string(c.limits.max_body_bytes) +
         "): a body at the limit could never be read");
   }
+  if (c.store.redis.tls) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("store.redis.tls") +
+                                ": store.redis.tls: not available in this build (hiredis 0.14 "
+                                "has no TLS); reach the nodes over a private network or a tunnel");
+  }
+  if (c.store.backend == "redis-cluster" && c.store.redis.nodes.empty()) {
+    return InvalidArgumentError(std::string(source) + ":" + line_of("store.backend") +
+                                ": store.redis.nodes: the redis-cluster backend needs at least "
+                                "one seed node (\"host:port\")");
+  }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();
     const int line = node != nullptr ? static_cast<int>(node->source().begin.line) : 0;
@@ -488,6 +525,8 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(ingest, batch_pages);
   SHINGLED_FIELD(ingest, min_batch_pages);
   SHINGLED_FIELD(ingest, measure_batch_size);
+  SHINGLED_FIELD(store, backend);
+  SHINGLED_FIELD(store, redis);
   SHINGLED_FIELD(store, path);
   SHINGLED_FIELD(store, similar_threshold);
   SHINGLED_FIELD(store, common_value_limit);

@@ -128,9 +128,33 @@ struct IngestOptions {
   bool measure_batch_size = false;
 };
 
+// [store.redis]: the Redis Cluster backend's connection (issue 36; docs/REDIS.md).
+struct RedisOptions {
+  // Seed nodes as "host:port" (any masters or replicas of the cluster; the client reads the slot
+  // map from the first that answers). At least one when store.backend is "redis-cluster".
+  std::vector<std::string> nodes;
+  // A file whose first line is the cluster's password (AUTH); "" for none.
+  std::string password_file;
+  // TLS to the nodes: not available (hiredis 0.14, Debian 12's, has none); true is refused.
+  bool tls = false;
+  // A page is acknowledged once every master it wrote to has it on this many replicas (WAIT).
+  int64_t min_replicas = 0;           // 0..16
+  int64_t connect_timeout_ms = 2000;  // 1..3,600,000
+  int64_t command_timeout_ms = 5000;  // 1..3,600,000
+  int64_t wait_timeout_ms = 5000;     // 1..3,600,000: how long WAIT waits for the replicas
+  // The masters must run with appendonly yes and appendfsync always; true accepts less (a crash
+  // of a node may then lose pages already acknowledged).
+  bool allow_unsafe_fsync = false;
+  friend bool operator==(const RedisOptions&, const RedisOptions&) = default;
+};
+
 struct StoreOptions {
   // --- behaviour ---
-  // The store directory (created if missing).
+  // Where the store lives: "lmdb" (the embedded default, in `path`) or "redis-cluster" (a Redis
+  // Cluster shared by many daemons, [store.redis]).
+  std::string backend = "lmdb";
+  RedisOptions redis;
+  // The store directory (created if missing; the LMDB backend's).
   std::string path = "/var/lib/shingled";
   // See store::StoreOptions for each of these; the ranges are the store's.
   double similar_threshold = 0.5;                                      // (0, 1]

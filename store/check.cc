@@ -16,9 +16,10 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
-#include "store/internal/verify.h"
 #include "store/internal/templates.h"
+#include "store/internal/verify.h"
 #include "store/internal/write_buffer.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -601,7 +602,7 @@ class Checker {
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> Store::Check() const {
+StatusOr<std::vector<std::string>> LmdbStore::Check() const {
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);
@@ -610,7 +611,7 @@ StatusOr<std::vector<std::string>> Store::Check() const {
   return checker.TakeProblems();
 }
 
-Status Store::Backup(const std::string& dest) const {
+Status LmdbStore::Backup(const std::string& dest) const {
   std::error_code ec;
   if (!std::filesystem::is_directory(dest, ec)) {
     return InvalidArgumentError("backup destination " + dest + " is not a directory");

@@ -9,6 +9,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/templates.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -397,7 +398,7 @@ Status CheckChunks(TxnOps& ops, const WriteBuffer& buffer,
 
 }  // namespace internal
 
-StatusOr<CommonBytes> Store::BytesInCommon(DocId a, DocId b, size_t max_spans) const {
+StatusOr<CommonBytes> LmdbStore::BytesInCommon(DocId a, DocId b, size_t max_spans) const {
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);

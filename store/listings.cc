@@ -13,6 +13,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -171,7 +172,7 @@ StatusOr<std::string> UrlName(TxnOps& ops, UrlId url) {
   if (!read_txn_.ok()) return read_txn_.status();             \
   TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
 
-StatusOr<UrlPage> Store::ListUrls(const UrlListOptions& options) const {
+StatusOr<UrlPage> LmdbStore::ListUrls(const UrlListOptions& options) const {
   if (options.limit == 0 || options.max_examined == 0) {
     return InvalidArgumentError("ListUrls: limit and max_examined must be at least 1");
   }
@@ -262,7 +263,7 @@ bool ClusterBefore(uint64_t size_a, ClusterId id_a, uint64_t size_b, ClusterId i
 
 }  // namespace
 
-StatusOr<ClusterListPage> Store::ListClusters(const ClusterListOptions& options) const {
+StatusOr<ClusterListPage> LmdbStore::ListClusters(const ClusterListOptions& options) const {
   if (options.min_size < 2) {
     return InvalidArgumentError("min_size must be at least 2: a single document is no cluster");
   }
@@ -351,7 +352,8 @@ StatusOr<ClusterListPage> Store::ListClusters(const ClusterListOptions& options)
   return page;
 }
 
-StatusOr<ClusterMembersPage> Store::ClusterPage(DocId any_member, DocId after, size_t limit) const {
+StatusOr<ClusterMembersPage> LmdbStore::ClusterPage(DocId any_member, DocId after,
+                                                    size_t limit) const {
   if (limit == 0) return InvalidArgumentError("ClusterPage: limit must be at least 1");
   SHINGLED_READ_TXN(ops);
   const internal::Dbis& d = ops.dbis();
@@ -437,7 +439,7 @@ struct LiveDoc {
 
 }  // namespace
 
-StatusOr<IdenticalSetPage> Store::ListIdenticalSets(const IdenticalSetOptions& options) const {
+StatusOr<IdenticalSetPage> LmdbStore::ListIdenticalSets(const IdenticalSetOptions& options) const {
   if (options.min_urls < 2) {
     return InvalidArgumentError("min_urls must be at least 2: one URL is no identical set");
   }

@@ -21,6 +21,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/queries.h"
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -487,7 +488,7 @@ StatusOr<LostAndFound> FindSuccessors(TxnOps& ops, const StoreImpl& impl, UrlId 
 
 }  // namespace internal
 
-StatusOr<LostAndFound> Store::Lost(std::string_view url, const LostOptions& options) const {
+StatusOr<LostAndFound> LmdbStore::Lost(std::string_view url, const LostOptions& options) const {
   if (!(options.min_resemblance > 0 && options.min_resemblance <= 1) ||
       !(options.min_containment > 0 && options.min_containment <= 1) ||
       !(options.near_copy_resemblance > 0 && options.near_copy_resemblance <= 1) ||

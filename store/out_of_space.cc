@@ -11,6 +11,7 @@
 #include <string>
 
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -42,7 +43,7 @@ std::string_view OutOfSpaceReason(const Status& status) {
 
 bool IsOutOfSpace(const Status& status) { return !OutOfSpaceReason(status).empty(); }
 
-Status Store::WriteRoom() const {
+Status LmdbStore::WriteRoom() const {
   SHINGLED_RETURN_IF_ERROR(impl_->DiskRoom(kResumeFreeBytes, "writes wait for room"));
   const uint64_t full_at = impl_->map_full_at_;
   const uint64_t limit = impl_->max_map_size_;
@@ -59,9 +60,9 @@ Status Store::WriteRoom() const {
   return OkStatus();
 }
 
-uint64_t Store::max_map_size() const { return impl_->max_map_size_; }
+uint64_t LmdbStore::max_map_size() const { return impl_->max_map_size_; }
 
-Status Store::SetMaxMapSize(uint64_t bytes) {
+Status LmdbStore::SetMaxMapSize(uint64_t bytes) {
   if (bytes < impl_->options_.initial_map_size) {
     std::string message = "max_map_size ";
     message.append(std::to_string(bytes))

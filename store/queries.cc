@@ -13,6 +13,7 @@
 #include "store/internal/store_impl.h"
 #include "store/internal/templates.h"
 #include "store/internal/verify.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -450,7 +451,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal:
   if (!read_txn_.ok()) return read_txn_.status();                     \
   TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
 
-StatusOr<std::vector<SweepInfo>> Store::Sweeps() const {
+StatusOr<std::vector<SweepInfo>> LmdbStore::Sweeps() const {
   SHINGLED_READ_TXN(ops);
   Cursor c;
   if (int rc = c.Open(ops.txn(), ops.dbis().sweeps); rc != 0) return ops.Fail(rc, "sweeps cursor");
@@ -469,7 +470,7 @@ StatusOr<std::vector<SweepInfo>> Store::Sweeps() const {
   return out;
 }
 
-StatusOr<SweepInfo> Store::FindSweep(std::string_view name) const {
+StatusOr<SweepInfo> LmdbStore::FindSweep(std::string_view name) const {
   SHINGLED_READ_TXN(ops);
   std::string_view v;
   Status s = ops.Get(ops.dbis().sweep_names, name, &v, "sweep " + std::string(name));
@@ -483,7 +484,7 @@ StatusOr<SweepInfo> Store::FindSweep(std::string_view name) const {
   return internal::SweepInfoOf(*id, *rec);
 }
 
-StatusOr<DocumentInfo> Store::Document(DocId doc) const {
+StatusOr<DocumentInfo> LmdbStore::Document(DocId doc) const {
   SHINGLED_READ_TXN(ops);
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, doc);
@@ -515,7 +516,7 @@ StatusOr<DocumentInfo> Store::Document(DocId doc) const {
   return info;
 }
 
-StatusOr<DocId> Store::FindIdentical(const dedup::Fingerprint128& identical) const {
+StatusOr<DocId> LmdbStore::FindIdentical(const dedup::Fingerprint128& identical) const {
   SHINGLED_READ_TXN(ops);
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
@@ -528,7 +529,7 @@ StatusOr<DocId> Store::FindIdentical(const dedup::Fingerprint128& identical) con
   return GetBE64(v.data());
 }
 
-StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
+StatusOr<std::vector<UrlVersion>> LmdbStore::History(std::string_view url) const {
   SHINGLED_READ_TXN(ops);
   StatusOr<UrlId> id = internal::LookupUrl(ops, url);
   if (!id.ok()) {
@@ -562,7 +563,7 @@ StatusOr<std::vector<UrlVersion>> Store::History(std::string_view url) const {
   return out;
 }
 
-StatusOr<ClusterInfo> Store::Cluster(DocId any_member) const {
+StatusOr<ClusterInfo> LmdbStore::Cluster(DocId any_member) const {
   SHINGLED_READ_TXN(ops);
   std::string_view v;
   // A cluster's id is its root document's id, so an id that is no document is no cluster.
@@ -596,7 +597,8 @@ StatusOr<ClusterInfo> Store::Cluster(DocId any_member) const {
   return info;
 }
 
-StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const QueryOptions& query) const {
+StatusOr<std::vector<SimilarDoc>> LmdbStore::SimilarToDocument(DocId doc,
+                                                               const QueryOptions& query) const {
   SHINGLED_READ_TXN(ops);
   DocId holder = 0;
   StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, doc, &holder);
@@ -606,7 +608,8 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToDocument(DocId doc, const Quer
   return SimilarOfDocument(ops, *impl_, doc, *sketch, query);
 }
 
-StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, const QueryOptions& query) const {
+StatusOr<std::vector<SimilarDoc>> LmdbStore::SimilarToUrl(std::string_view url,
+                                                          const QueryOptions& query) const {
   SHINGLED_READ_TXN(ops);
   UrlId id = 0;
   DocId doc = 0;
@@ -619,8 +622,8 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToUrl(std::string_view url, cons
   return SimilarOfDocument(ops, *impl_, doc, *sketch, query);
 }
 
-StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sketch,
-                                                         const QueryOptions& query) const {
+StatusOr<std::vector<SimilarDoc>> LmdbStore::SimilarToSketch(const dedup::Sketch& sketch,
+                                                             const QueryOptions& query) const {
   const dedup::SketchParams& p = impl_->params_;
   if (!sketch.empty() && (sketch.minhashes.size() != static_cast<size_t>(p.num_minhashes()) ||
                           sketch.features.size() != static_cast<size_t>(p.feature_groups))) {
@@ -636,7 +639,7 @@ StatusOr<std::vector<SimilarDoc>> Store::SimilarToSketch(const dedup::Sketch& sk
   return out;
 }
 
-StatusOr<StoreStats> Store::Stats() const {
+StatusOr<StoreStats> LmdbStore::Stats() const {
   SHINGLED_READ_TXN(ops);
   StoreStats out;
   for (const internal::TableSpec& t : internal::kTables) {
@@ -674,8 +677,8 @@ StatusOr<StoreStats> Store::Stats() const {
   return out;
 }
 
-StatusOr<UrlId> Store::KnownUrls(UrlId after, size_t max_urls,
-                                 const std::function<void(std::string_view url)>& visit) const {
+StatusOr<UrlId> LmdbStore::KnownUrls(UrlId after, size_t max_urls,
+                                     const std::function<void(std::string_view url)>& visit) const {
   if (max_urls == 0) return InvalidArgumentError("KnownUrls: max_urls must be at least 1");
   SHINGLED_READ_TXN(ops);
   Cursor names;

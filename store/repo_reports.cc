@@ -14,6 +14,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -84,7 +85,7 @@ struct CopySet {
 
 }  // namespace
 
-Status Store::StreamIdenticalReport(
+Status LmdbStore::StreamIdenticalReport(
     const IdenticalReportOptions& options,
     const std::function<Status(const IdenticalReportTotals&)>& totals,
     const std::function<Status(const IdenticalReportSet&)>& set,
@@ -231,10 +232,10 @@ bool Links(const CommonBytes& c, const ClusterReportOptions& options) {
 
 }  // namespace
 
-Status Store::StreamClusterReport(const ClusterReportOptions& options,
-                                  const std::function<Status(const ClusterReportCluster&)>& cluster,
-                                  ClusterReportTotals* totals,
-                                  const RepoReportProgress& progress) const {
+Status LmdbStore::StreamClusterReport(
+    const ClusterReportOptions& options,
+    const std::function<Status(const ClusterReportCluster&)>& cluster, ClusterReportTotals* totals,
+    const RepoReportProgress& progress) const {
   if (options.min_bytes == 0 && options.min_share <= 0) {
     return InvalidArgumentError("min_bytes and min_share cannot both be 0: every pair would link");
   }

@@ -9,6 +9,7 @@
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -619,8 +620,8 @@ void ChangeCounts::Add(ChangeKind kind, uint64_t n) {
   }
 }
 
-StatusOr<ChangeReport> Store::ChangesBetween(SweepId from, SweepId to,
-                                             const ReportProgress& progress) const {
+StatusOr<ChangeReport> LmdbStore::ChangesBetween(SweepId from, SweepId to,
+                                                 const ReportProgress& progress) const {
   ChangeReport out;
   SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, &out.from, &out.to));
   PairWalk walk(*this, *impl_, from, to, progress);
@@ -636,8 +637,8 @@ StatusOr<ChangeReport> Store::ChangesBetween(SweepId from, SweepId to,
   return out;
 }
 
-StatusOr<ChangeList> Store::ListChanges(SweepId from, SweepId to,
-                                        const ChangeListOptions& options) const {
+StatusOr<ChangeList> LmdbStore::ListChanges(SweepId from, SweepId to,
+                                            const ChangeListOptions& options) const {
   if (options.limit == 0) return InvalidArgumentError("ListChanges: limit must be at least 1");
   SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, nullptr, nullptr));
   PairWalk walk(*this, *impl_, from, to, ReportProgress{});
@@ -656,9 +657,9 @@ StatusOr<ChangeList> Store::ListChanges(SweepId from, SweepId to,
   return out;
 }
 
-Status Store::StreamChanges(SweepId from, SweepId to, ChangeKind kind,
-                            const std::function<Status(const ChangeRow&)>& row,
-                            const ReportProgress& progress) const {
+Status LmdbStore::StreamChanges(SweepId from, SweepId to, ChangeKind kind,
+                                const std::function<Status(const ChangeRow&)>& row,
+                                const ReportProgress& progress) const {
   SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, nullptr, nullptr));
   PairWalk walk(*this, *impl_, from, to, progress);
   return Rows(&walk, kind, 0, [&](ChangeRow r) -> StatusOr<bool> {
@@ -667,7 +668,7 @@ Status Store::StreamChanges(SweepId from, SweepId to, ChangeKind kind,
   });
 }
 
-StatusOr<ChangeHistory> Store::ChangesOverSweeps(const ReportProgress& progress) const {
+StatusOr<ChangeHistory> LmdbStore::ChangesOverSweeps(const ReportProgress& progress) const {
   StatusOr<std::vector<SweepInfo>> sweeps = Sweeps();
   if (!sweeps.ok()) return sweeps.status();
   std::sort(sweeps->begin(), sweeps->end(), [](const SweepInfo& a, const SweepInfo& b) {

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "dedup/estimate.h"
+#include "store/decide.h"
 #include "store/internal/batch_postings.h"
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
@@ -26,8 +27,9 @@
 #include "store/internal/containment.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
-#include "store/internal/verify.h"
 #include "store/internal/templates.h"
+#include "store/internal/verify.h"
+#include "store/lmdb_store.h"
 
 namespace shingled::store {
 
@@ -1335,8 +1337,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
-      result->matches.push_back(Match{doc, Relation::kIdentical, 1.0, 1.0, 1.0,
-                                      static_cast<int>(sketch.features.size())});
+      result->matches.push_back(IdenticalMatch(doc, sketch));
     }
   } else {
     // A new document. Exact equivalence first: no filter for those. Both fingerprints are
@@ -1385,13 +1386,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
         ClusterId root = 0;
         SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));
       }
-      dedup::Sketch eq_sketch = SketchOf(*eq);
       result->verdict = Verdict::kDuplicate;
-      result->matches.push_back(Match{equivalent, relation,
-                                      dedup::ResemblanceFromMinhashes(sketch, eq_sketch),
-                                      dedup::ContainmentFromModSample(sketch.sample, eq_sketch.sample),
-                                      dedup::ContainmentFromModSample(eq_sketch.sample, sketch.sample),
-                                      dedup::FeaturesInCommon(sketch, eq_sketch)});
+      result->matches.push_back(EquivalentMatch(equivalent, relation, sketch, SketchOf(*eq)));
     } else {
       rec.minhashes = sketch.minhashes;
       rec.features = sketch.features;
@@ -1425,12 +1421,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
 
   // The exact levels, then verified (issue 34), fungible, similar.
-  auto rank = [](Relation r) { return r == Relation::kVerified ? 2.5 : static_cast<double>(r); };
-  std::stable_sort(result->matches.begin(), result->matches.end(),
-                   [&](const Match& a, const Match& b) {
-                     if (a.relation != b.relation) return rank(a.relation) < rank(b.relation);
-                     return a.resemblance > b.resemblance;
-                   });
+  SortMatches(&result->matches);
   SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, judge_, page.url, sketch.chunks,
                                                      result));  // issue 32
   version.doc = doc;
@@ -1528,7 +1519,7 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
     StatusOr<DocumentRecord> own = ReadSketchHolder(ops_, *doc, &holder);
     if (!own.ok()) return own.status();
     const dedup::Sketch sketch = SketchOf(*own);
-    result->matches.push_back(Match{*doc, Relation::kIdentical, 1.0, 1.0, 1.0, static_cast<int>(sketch.features.size())});
+    result->matches.push_back(IdenticalMatch(*doc, sketch));
     if (last && last->doc != 0) {
       StatusOr<DocumentRecord> prev = ReadSketchHolder(ops_, last->doc, &holder);
       if (!prev.ok()) return prev.status();
@@ -1552,93 +1543,44 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
 Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
                                     PageResult* result) {
   const StoreOptions& o = store_.options_;
-  const int r = store_.params_.fungible_threshold;
-  const size_t k = static_cast<size_t>(store_.params_.verify_sample_size);
-  // Issue 34: the verification sample is read only for a candidate that is fungible or whose
-  // minhash estimate is within 0.2 of the lower threshold (4 standard errors of the 84 minhashes
-  // at J = 0.7): another cannot reach either threshold but with a chance below 1e-4.
-  const double read_from = std::min(o.similar_threshold, o.verified_threshold) - 0.2;
+  const dedup::SketchParams& params = store_.params_;
   bool joined = false;
-  // Issue 34: a containment candidate that no resemblance relation takes is a match when its
-  // bytes in common make one (it joins no cluster: a licence inside many files would chain them).
-  auto contained = [&](DocId cand, double resemblance, int features) {
-    const internal::ContainmentCandidate* c = ContainmentOf(cand);
-    if (c == nullptr) return;
-    const std::optional<Relation> relation = internal::ContainmentRelation(c->common);
-    if (!relation) return;
-    Match m{cand, *relation, resemblance, c->common.share_a, c->common.share_b, features};
-    m.containment_from = ContainmentSource::kChunks;
-    result->matches.push_back(m);
-  };
   for (DocId cand : candidates) {
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
     bool has_sketch = false;
     SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
-    if (!has_sketch) {
-      // Postings of the sketch indexes only name representatives; the chunks name every document.
-      contained(cand, 0, 0);
-      continue;
-    }
-    const dedup::Sketch& other = scratch_sketch_;
-    const double minhash_resemblance = dedup::ResemblanceFromMinhashes(sketch, other);
-    const int features = dedup::FeaturesInCommon(sketch, other);
-    const bool fungible = features >= r;
-    if (!fungible && minhash_resemblance < read_from) {
-      contained(cand, minhash_resemblance, features);
-      continue;
-    }
+    const internal::ContainmentCandidate* c = ContainmentOf(cand);
+    const CommonBytes* common = c != nullptr ? &c->common : nullptr;
+    CandidateScreen screen;
     bool known = false;
-    if (k > 0 && !sketch.verify_sample.empty()) {
-      SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, cand, &scratch_verify_, &known));
+    if (has_sketch) {
+      screen = ScreenCandidate(sketch, scratch_sketch_, o, params);
+      if (screen.worth_judging && UsesVerifySample(sketch, params)) {
+        SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, cand, &scratch_verify_, &known));
+      }
     }
-    const internal::PairEstimate pair =
-        internal::EstimatePair(sketch, other, scratch_verify_, known, k);
-    Match m{cand,
-            Relation::kSimilar,
-            pair.estimate.resemblance,
-            dedup::ContainmentFromModSample(sketch.sample, other.sample),
-            dedup::ContainmentFromModSample(other.sample, sketch.sample),
-            features};
-    m.resemblance_from = pair.source;
-    m.resemblance_error = dedup::VerifyStandardError(pair.estimate, pair.estimate.resemblance);
-    const bool verified = dedup::Verified(pair.estimate, o.verified_threshold);
-    const bool similar = m.resemblance >= o.similar_threshold;
-    if (!fungible && !similar && !verified) {
-      contained(cand, m.resemblance, features);
-      continue;
-    }
-    // The relation that made the match: the first that holds and merges clusters, else the first
-    // that holds.
-    const bool joins_verified = verified && (o.cluster_relations & kClusterVerified);
-    const bool joins_fungible = fungible && (o.cluster_relations & kClusterFungible);
-    const bool joins_similar = similar && (o.cluster_relations & kClusterSimilar);
-    if (joins_verified)
-      m.relation = Relation::kVerified;
-    else if (joins_fungible)
-      m.relation = Relation::kFungible;
-    else if (joins_similar)
-      m.relation = Relation::kSimilar;
-    else
-      m.relation = verified   ? Relation::kVerified
-                   : fungible ? Relation::kFungible
-                              : Relation::kSimilar;
-    if (similar) {
-      // Recorded for the "similar" relation whatever else holds, once, under the later document
-      // (FORMAT.md, "Links"): `doc` is the batch's newest, so its entries append.
+    const CandidateDecision d =
+        JudgeCandidate(cand, sketch, has_sketch ? &scratch_sketch_ : nullptr, screen,
+                       scratch_verify_, known, common, o, params);
+    if (!d.match) continue;
+    if (d.link) {
+      // Recorded once, under the later document (FORMAT.md, "Links"): `doc` is the batch's
+      // newest, so its entries append.
       if (cand >= doc) {
         return InternalError("candidate " + std::to_string(cand) +
                              " is not earlier than document " + std::to_string(doc));
       }
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(),
-                                        EncodeLink(cand, m.resemblance), MDB_NODUPDATA, "links"));
+                                        EncodeLink(cand, d.match->resemblance), MDB_NODUPDATA,
+                                        "links"));
     }
-    if (joins_verified || joins_fungible || joins_similar) {
+    if (d.joins) {
       ClusterId root = 0;
       SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &root));
       joined = true;
     }
-    result->matches.push_back(m);
+    result->matches.push_back(*d.match);
   }
   result->verdict = joined ? Verdict::kNearDuplicate : Verdict::kNew;
   return OkStatus();
@@ -1647,12 +1589,10 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
 }  // namespace
 }  // namespace internal
 
-Store::Store(std::unique_ptr<internal::StoreImpl> impl) : impl_(std::move(impl)) {}
-Store::~Store() = default;
+LmdbStore::LmdbStore(std::unique_ptr<internal::StoreImpl> impl) : impl_(std::move(impl)) {}
+LmdbStore::~LmdbStore() = default;
 
-StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options,
-                                             const dedup::SketchParams& params, uint64_t rabin_polynomial) {
-  SHINGLED_RETURN_IF_ERROR(params.Validate());
+Status ValidateStoreOptions(const StoreOptions& options) {
   if (!(options.similar_threshold > 0 && options.similar_threshold <= 1)) {
     return InvalidArgumentError("similar_threshold must be in (0, 1]");
   }
@@ -1676,9 +1616,17 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   if (!(options.verified_threshold > 0 && options.verified_threshold <= 1)) {
     return InvalidArgumentError("verified_threshold must be in (0, 1]");
   }
+  return OkStatus();
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options,
+                                             const dedup::SketchParams& params,
+                                             uint64_t rabin_polynomial) {
+  SHINGLED_RETURN_IF_ERROR(params.Validate());
+  SHINGLED_RETURN_IF_ERROR(ValidateStoreOptions(options));
   auto impl = std::make_unique<internal::StoreImpl>(dir, options, params, rabin_polynomial);
   SHINGLED_RETURN_IF_ERROR(impl->Open());
-  return std::unique_ptr<Store>(new Store(std::move(impl)));
+  return std::unique_ptr<Store>(new LmdbStore(std::move(impl)));
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options,
@@ -1686,7 +1634,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const Store
   return Open(dir, options, context.params(), context.rabin_polynomial());
 }
 
-StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages) {
+StatusOr<std::vector<PageResult>> LmdbStore::Apply(std::span<const PageInput> pages) {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   std::vector<PageResult> results;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -1703,8 +1651,8 @@ StatusOr<std::vector<PageResult>> Store::Apply(std::span<const PageInput> pages)
   return results;
 }
 
-StatusOr<SweepInfo> Store::OpenSweep(std::string_view name, int64_t start,
-                                     std::vector<std::string> scope) {
+StatusOr<SweepInfo> LmdbStore::OpenSweep(std::string_view name, int64_t start,
+                                         std::vector<std::string> scope) {
   if (name.empty()) return InvalidArgumentError("sweep name is empty");
   if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
   // A name is shown in JSON answers, logs and on command lines: UTF-8 text without control
@@ -1805,8 +1753,8 @@ Status CheckCloseDate(const SweepRecord& rec, int64_t end) {
 
 }  // namespace
 
-StatusOr<SweepClosing> Store::CloseSweep(SweepId id, int64_t end,
-                                         const CloseSweepOptions& options) {
+StatusOr<SweepClosing> LmdbStore::CloseSweep(SweepId id, int64_t end,
+                                             const CloseSweepOptions& options) {
   SweepClosing closing;
   auto list = [&](const internal::GoneUrl& g) {
     ++closing.gone;
@@ -1865,7 +1813,7 @@ StatusOr<SweepClosing> Store::CloseSweep(SweepId id, int64_t end,
   return closing;
 }
 
-StatusOr<SweepReopening> Store::ReopenSweep(SweepId id) {
+StatusOr<SweepReopening> LmdbStore::ReopenSweep(SweepId id) {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   SweepReopening reopening;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -1910,12 +1858,12 @@ StatusOr<SweepReopening> Store::ReopenSweep(SweepId id) {
   return reopening;
 }
 
-Status Store::health() const { return impl_->health(); }
-const StoreOptions& Store::options() const { return impl_->options_; }
-const dedup::SketchParams& Store::params() const { return impl_->params_; }
-void Store::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
+Status LmdbStore::health() const { return impl_->health(); }
+const StoreOptions& LmdbStore::options() const { return impl_->options_; }
+const dedup::SketchParams& LmdbStore::params() const { return impl_->params_; }
+void LmdbStore::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
 
-Status Store::VerifyKeyFilterForTesting() {
+Status LmdbStore::VerifyKeyFilterForTesting() {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   StatusOr<internal::ReadTxn> r = impl_->BeginRead();
   if (!r.ok()) return r.status();

@@ -1,6 +1,12 @@
 // Store: shingled's memory. Documents, dated URL versions, sweeps, the candidate indexes and the
-// persistent clusters, in one LMDB environment in a directory. The bytes are described in
-// store/FORMAT.md.
+// persistent clusters. An interface with two backends (issue 36):
+//   - the embedded default, one LMDB environment in a directory (Store::Open; store/lmdb_store.h;
+//     the bytes are described in store/FORMAT.md);
+//   - a Redis Cluster shared by many daemons (redis/backend.h; docs/REDIS.md), which refuses the
+//     methods it does not provide yet with Unimplemented, and the LMDB-only ones (Backup,
+//     WarmMap, SetMaxMapSize) with FailedPrecondition.
+// Both decide with the same code (store/decide.h). What follows describes the LMDB store; the
+// Redis backend's differences are in docs/REDIS.md.
 //
 // Thread-safety: a Store is safe for concurrent use. Writes (Apply, OpenSweep, CloseSweep,
 // ReopenSweep) are serialized inside; each is one LMDB write transaction. Queries run in their
@@ -33,10 +39,6 @@
 
 namespace shingled::store {
 
-namespace internal {
-class StoreImpl;
-}  // namespace internal
-
 // --- out of space ---
 // A write that failed for lack of space: ResourceExhausted, its message beginning "disk full: "
 // (ENOSPC or EDQUOT, or a short write on a nearly full file system; it names the store's
@@ -67,7 +69,7 @@ class Store {
                                                              const StoreOptions& options,
                                                              const dedup::SketchContext& context);
 
-  ~Store();
+  virtual ~Store() = default;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -86,7 +88,8 @@ class Store {
   //   ResourceExhausted when the map is full and may not grow, or the disk is full;
   //   FailedPrecondition after an earlier failed commit; other LMDB errors translated.
   // A full map grows (doubling) and the batch is retried, invisibly to the caller.
-  [[nodiscard]] StatusOr<std::vector<PageResult>> Apply(std::span<const PageInput> pages);
+  [[nodiscard]] virtual StatusOr<std::vector<PageResult>> Apply(
+      std::span<const PageInput> pages) = 0;
 
   // Opens a sweep named `name` starting at `start`, covering the URLs that start with one of the
   // `scope` prefixes (absolute URLs or their starts, e.g. "https://example.com/docs/"; closing
@@ -97,8 +100,8 @@ class Store {
   // is empty or not UTF-8 text, or a prefix is not the start of an absolute URL (more than 1000
   // prefixes, or one over 400 bytes). A version dated before its sweep's start lowers the start
   // to its date.
-  [[nodiscard]] StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start,
-                                              std::vector<std::string> scope = {});
+  [[nodiscard]] virtual StatusOr<SweepInfo> OpenSweep(std::string_view name, int64_t start,
+                                                      std::vector<std::string> scope = {}) = 0;
   // Says whether a URL not seen in a sweep is gone when the sweep closes.
   using GoneFilter = std::function<bool(std::string_view url)>;
   struct CloseSweepOptions {
@@ -118,31 +121,32 @@ class Store {
   // and no version is dated before the one it follows (FORMAT.md, "Closing a sweep"). NotFound
   // for an unknown id; FailedPrecondition if closed; InvalidArgument if `end` is before the
   // sweep's start.
-  [[nodiscard]] StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end,
-                                                  const CloseSweepOptions& options);
+  [[nodiscard]] virtual StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end,
+                                                          const CloseSweepOptions& options) = 0;
   [[nodiscard]] StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end) {
     return CloseSweep(id, end, CloseSweepOptions{});
   }
   // Undoes a close: removes the gone versions the close wrote (later versions of those URLs
   // move down one seq) and opens the sweep again. NotFound for an unknown id;
   // FailedPrecondition if the sweep is open.
-  [[nodiscard]] StatusOr<SweepReopening> ReopenSweep(SweepId id);
+  [[nodiscard]] virtual StatusOr<SweepReopening> ReopenSweep(SweepId id) = 0;
 
   // --- queries (read transactions) ---
 
-  [[nodiscard]] StatusOr<std::vector<SweepInfo>> Sweeps() const;
-  [[nodiscard]] StatusOr<SweepInfo> FindSweep(std::string_view name) const;  // NotFound
+  [[nodiscard]] virtual StatusOr<std::vector<SweepInfo>> Sweeps() const = 0;
+  [[nodiscard]] virtual StatusOr<SweepInfo> FindSweep(std::string_view name) const = 0;  // NotFound
 
   // NotFound for an unknown document.
-  [[nodiscard]] StatusOr<DocumentInfo> Document(DocId doc) const;
+  [[nodiscard]] virtual StatusOr<DocumentInfo> Document(DocId doc) const = 0;
   // The document whose raw bytes have this `identical` fingerprint (dedup::IdenticalFingerprint),
   // or 0 when none is stored.
-  [[nodiscard]] StatusOr<DocId> FindIdentical(const dedup::Fingerprint128& identical) const;
+  [[nodiscard]] virtual StatusOr<DocId> FindIdentical(
+      const dedup::Fingerprint128& identical) const = 0;
   // The versions of a URL, oldest first. NotFound if the URL was never stored.
-  [[nodiscard]] StatusOr<std::vector<UrlVersion>> History(std::string_view url) const;
+  [[nodiscard]] virtual StatusOr<std::vector<UrlVersion>> History(std::string_view url) const = 0;
   // A cluster by its id or by any member's document id; NotFound ("cluster ID not found") for
   // an id that is no document.
-  [[nodiscard]] StatusOr<ClusterInfo> Cluster(DocId any_member) const;
+  [[nodiscard]] virtual StatusOr<ClusterInfo> Cluster(DocId any_member) const = 0;
   // Lost and found (store/lost.cc): where the content of `url` lives now. Alive when its last
   // version is live. Otherwise its successors: the live URL a recorded redirect leads to (along
   // a chain, bounded), which wins over content; then the URLs with a version resembling (or
@@ -151,8 +155,8 @@ class Store {
   // on again is followed, bounded, without cycles). They rank: redirect first, then born or
   // changed when `url` died, then resemblance, then recency. NotFound ("URL never stored") for
   // a URL never stored; DataLoss for a damaged record it reads.
-  [[nodiscard]] StatusOr<LostAndFound> Lost(std::string_view url,
-                                            const LostOptions& options = {}) const;
+  [[nodiscard]] virtual StatusOr<LostAndFound> Lost(std::string_view url,
+                                                    const LostOptions& options = {}) const = 0;
   // The live URLs (last version with a document: neither dead nor gone), for a crawler's
   // revisits. Looks at URLs in id order (the order they were first stored) from the one after
   // url id `after` (0: from the first), calls `visit` with each live one, and stops after looking
@@ -161,8 +165,9 @@ class Store {
   // every URL has been looked at. Per URL: one step in `url_names` and one descent in `versions`;
   // no document is read. The view passed to `visit` is valid during the call only; `visit` must
   // not call the Store. REQUIRES: max_urls >= 1.
-  [[nodiscard]] StatusOr<UrlId> KnownUrls(
-      UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const;
+  [[nodiscard]] virtual StatusOr<UrlId> KnownUrls(
+      UrlId after, size_t max_urls,
+      const std::function<void(std::string_view url)>& visit) const = 0;
 
   // On-the-fly resemblance (Broder et al. 1997): candidates from the sample index (values above the
   // common-value limit skipped) and, when fewer than 8 of the sample values are usable, the
@@ -171,14 +176,14 @@ class Store {
   // resemblance, then containment, then id; at most `query.limit`. By document (itself
   // excluded, NotFound if unknown), by URL (its last document; NotFound) or by a sketch made with
   // this store's params (InvalidArgument otherwise; an empty sketch has no results).
-  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToDocument(DocId doc,
-                                                                    const QueryOptions& query) const;
-  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToUrl(std::string_view url,
-                                                               const QueryOptions& query) const;
-  [[nodiscard]] StatusOr<std::vector<SimilarDoc>> SimilarToSketch(const dedup::Sketch& sketch,
-                                                                  const QueryOptions& query) const;
+  [[nodiscard]] virtual StatusOr<std::vector<SimilarDoc>> SimilarToDocument(
+      DocId doc, const QueryOptions& query) const = 0;
+  [[nodiscard]] virtual StatusOr<std::vector<SimilarDoc>> SimilarToUrl(
+      std::string_view url, const QueryOptions& query) const = 0;
+  [[nodiscard]] virtual StatusOr<std::vector<SimilarDoc>> SimilarToSketch(
+      const dedup::Sketch& sketch, const QueryOptions& query) const = 0;
 
-  [[nodiscard]] StatusOr<StoreStats> Stats() const;
+  [[nodiscard]] virtual StatusOr<StoreStats> Stats() const = 0;
 
   // --- reports (store/reports.cc; docs/REPORTS.md defines every count) ---
 
@@ -189,23 +194,23 @@ class Store {
   // For a URL that died, one similarity query (SimilarToDocument) looks for its content at a
   // new home. Memory: the per-host counters, and ~100 bytes per URL born or changed in `to`.
   // NotFound if either sweep does not exist; InvalidArgument if they are the same.
-  [[nodiscard]] StatusOr<ChangeReport> ChangesBetween(SweepId from, SweepId to,
-                                                      const ReportProgress& progress = {}) const;
+  [[nodiscard]] virtual StatusOr<ChangeReport> ChangesBetween(
+      SweepId from, SweepId to, const ReportProgress& progress = {}) const = 0;
   // The URLs of one kind between `from` and `to`, a page of `options.limit` rows after URL id
   // `options.after`. URL ids only grow, so pages neither repeat nor skip a URL under writes. A
   // page costs the first walk of ChangesBetween, plus the second in full for kBorn and kMovedIn
   // (which URLs are new homes is only known once every death is looked at).
-  [[nodiscard]] StatusOr<ChangeList> ListChanges(SweepId from, SweepId to,
-                                                 const ChangeListOptions& options) const;
+  [[nodiscard]] virtual StatusOr<ChangeList> ListChanges(
+      SweepId from, SweepId to, const ChangeListOptions& options) const = 0;
   // Every row of one kind in URL id order, to `row` (a CSV export); stops at the first error
   // `row` returns. The same walks as ListChanges; holds no row after `row` returns.
-  [[nodiscard]] Status StreamChanges(SweepId from, SweepId to, ChangeKind kind,
-                                     const std::function<Status(const ChangeRow&)>& row,
-                                     const ReportProgress& progress = {}) const;
+  [[nodiscard]] virtual Status StreamChanges(SweepId from, SweepId to, ChangeKind kind,
+                                             const std::function<Status(const ChangeRow&)>& row,
+                                             const ReportProgress& progress = {}) const = 0;
   // The changes between each consecutive pair of sweeps (by start), and the lifetimes and
   // changes per URL over all versions: one ChangesBetween per pair, and one walk of `versions`.
-  [[nodiscard]] StatusOr<ChangeHistory> ChangesOverSweeps(
-      const ReportProgress& progress = {}) const;
+  [[nodiscard]] virtual StatusOr<ChangeHistory> ChangesOverSweeps(
+      const ReportProgress& progress = {}) const = 0;
 
   // Maps the used part of the store's file into this process's page tables in advance
   // (madvise MADV_POPULATE_READ, reading from disk what the page cache lacks), so that later
@@ -219,8 +224,8 @@ class Store {
   // part is larger than `max_bytes`: warming a store larger than the memory the page cache can
   // keep would read it all from disk and evict what lookups need (a daemon passes half of the
   // physical memory).
-  [[nodiscard]] StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going = nullptr,
-                                           uint64_t max_bytes = UINT64_MAX) const;
+  [[nodiscard]] virtual StatusOr<uint64_t> WarmMap(
+      const std::function<bool()>& keep_going = nullptr, uint64_t max_bytes = UINT64_MAX) const = 0;
 
   // --- listings (store/listings.cc) ---
 
@@ -232,28 +237,29 @@ class Store {
   // (two without a sweep filter; with one, a walk of the URL's versions) and, for a URL over 480
   // bytes, one in `url_names`. Errors: InvalidArgument for limit or max_examined 0 or a bad
   // prefix (ValidateScope's rules); NotFound for an unknown sweep id.
-  [[nodiscard]] StatusOr<UrlPage> ListUrls(const UrlListOptions& options) const;
+  [[nodiscard]] virtual StatusOr<UrlPage> ListUrls(const UrlListOptions& options) const = 0;
 
   // Clusters of at least options.min_size documents, largest first, then by id, a page at a
   // time. Cost per page: one step per cluster in `cluster_members` (every cluster of two or
   // more is looked at, its size counted, a heap keeping the page's), then for each cluster listed
   // one read per member in `documents` and `doc_urls` and one `versions` descent per URL that
   // ever held a member. InvalidArgument for min_size < 2 or limit 0.
-  [[nodiscard]] StatusOr<ClusterListPage> ListClusters(const ClusterListOptions& options) const;
+  [[nodiscard]] virtual StatusOr<ClusterListPage> ListClusters(
+      const ClusterListOptions& options) const = 0;
 
   // Like Cluster(any_member), a page of at most `limit` members whose document id is above
   // `after` (0: from the first), and the cluster's size. NotFound as Cluster; InvalidArgument for
   // limit 0. Costs the page's members, not the cluster's.
-  [[nodiscard]] StatusOr<ClusterMembersPage> ClusterPage(DocId any_member, DocId after,
-                                                         size_t limit) const;
+  [[nodiscard]] virtual StatusOr<ClusterMembersPage> ClusterPage(DocId any_member, DocId after,
+                                                                 size_t limit) const = 0;
 
   // Identical sets (IdenticalSet) of at least options.min_urls live URLs, most URLs first, then
   // by representative. Cost per page: one pass over `versions` (each URL's last version), a
   // `documents` read per distinct live document, in id order, and memory of ~40 bytes per
   // distinct live document; then the page's sets' URLs through `doc_urls`. InvalidArgument for
   // min_urls < 2 or limit 0.
-  [[nodiscard]] StatusOr<IdenticalSetPage> ListIdenticalSets(
-      const IdenticalSetOptions& options) const;
+  [[nodiscard]] virtual StatusOr<IdenticalSetPage> ListIdenticalSets(
+      const IdenticalSetOptions& options) const = 0;
 
   // --- bytes in common (issue 32; store/chunks.cc) ---
 
@@ -262,8 +268,8 @@ class Store {
   // Unknown (CommonBytes::known false) when either has no chunks (stored before format 9, or with
   // chunking off). NotFound for an unknown document. One read transaction; reads two
   // `doc_chunks` records.
-  [[nodiscard]] StatusOr<CommonBytes> BytesInCommon(DocId a, DocId b,
-                                                    size_t max_spans = kMaxCommonSpans) const;
+  [[nodiscard]] virtual StatusOr<CommonBytes> BytesInCommon(
+      DocId a, DocId b, size_t max_spans = kMaxCommonSpans) const = 0;
 
   // --- templates (issue 32; store/templates.cc; FORMAT.md, "Templates") ---
 
@@ -272,16 +278,16 @@ class Store {
   // The mark is filed under the cluster's id (its root); marking again replaces it with the
   // chunks shared now. NotFound for an id that is no document; FailedPrecondition for a cluster
   // of one document. One write transaction; reads every member's `doc_chunks` record.
-  [[nodiscard]] StatusOr<TemplateMark> MarkTemplate(ClusterId cluster);
+  [[nodiscard]] virtual StatusOr<TemplateMark> MarkTemplate(ClusterId cluster) = 0;
   // Removes the mark filed under `cluster`, else under the cluster document `cluster` is in now;
   // its chunks count again (unless over a limit or in another mark). The mark removed, or nullopt
   // when there was none. NotFound for an id that is neither a mark nor a document.
-  [[nodiscard]] StatusOr<std::optional<TemplateMark>> UnmarkTemplate(ClusterId cluster);
+  [[nodiscard]] virtual StatusOr<std::optional<TemplateMark>> UnmarkTemplate(ClusterId cluster) = 0;
   // The marks filed under a cluster id above `after`, by id, at most `limit` of them.
-  [[nodiscard]] StatusOr<std::vector<TemplateMark>> TemplateMarks(ClusterId after = 0,
-                                                                  size_t limit = SIZE_MAX) const;
+  [[nodiscard]] virtual StatusOr<std::vector<TemplateMark>> TemplateMarks(
+      ClusterId after = 0, size_t limit = SIZE_MAX) const = 0;
   // Each chunk of document `doc`, in order, with its verdict (for measuring the limits).
-  [[nodiscard]] StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const;
+  [[nodiscard]] virtual StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const = 0;
 
   // --- the repository reports (issue 32, paper 003 figures 5 and 6; store/repo_reports.cc) ---
 
@@ -291,11 +297,11 @@ class Store {
   // read transactions of 4,096 documents (a document with one entry costs no more), each
   // URL's last version for documents with several, then the listed sets' URLs, a set per read
   // transaction. InvalidArgument for limit or max_urls 0.
-  [[nodiscard]] Status StreamIdenticalReport(
+  [[nodiscard]] virtual Status StreamIdenticalReport(
       const IdenticalReportOptions& options,
       const std::function<Status(const IdenticalReportTotals&)>& totals,
       const std::function<Status(const IdenticalReportSet&)>& set,
-      const RepoReportProgress& progress = {}) const;
+      const RepoReportProgress& progress = {}) const = 0;
 
   // Clusters of live documents linked by bytes in common (ClusterReportOptions): the connected
   // components of the links within each partition (documents joined through the chunks they
@@ -307,24 +313,24 @@ class Store {
   // time. Reads `chunk_docs` once (read transactions of 65,536 entries), then per partition its
   // documents' records, live URLs and chunks in one read transaction, and one BytesInCommon per
   // checked pair. InvalidArgument for a setting out of range (docs/REPORTS.md).
-  [[nodiscard]] Status StreamClusterReport(
+  [[nodiscard]] virtual Status StreamClusterReport(
       const ClusterReportOptions& options,
       const std::function<Status(const ClusterReportCluster&)>& cluster,
-      ClusterReportTotals* totals, const RepoReportProgress& progress = {}) const;
+      ClusterReportTotals* totals, const RepoReportProgress& progress = {}) const = 0;
 
   // --- operations ---
 
   // Verifies every invariant of FORMAT.md in one read transaction. Returns the problems found,
   // one human-readable line each (at most 1000: the list says when it was cut); empty when the
   // store is consistent. An error only when the check itself could not run.
-  [[nodiscard]] StatusOr<std::vector<std::string>> Check() const;
+  [[nodiscard]] virtual StatusOr<std::vector<std::string>> Check() const = 0;
 
   // Writes a compacted, consistent copy of the store (data.mdb) into directory `dest`, which
   // must exist and hold no store; the copy is taken in a read transaction, so writes go on.
-  [[nodiscard]] Status Backup(const std::string& dest) const;
+  [[nodiscard]] virtual Status Backup(const std::string& dest) const = 0;
 
   // OK, or the error of the failed commit that stopped writes.
-  Status health() const;
+  virtual Status health() const = 0;
 
   // --- out of space (a full disk or map; writes resume when there is room) ---
 
@@ -332,29 +338,32 @@ class Store {
   // store has at least kResumeFreeBytes free, and the map may grow past the size at which it
   // was last full (its limit was raised: SetMaxMapSize). Otherwise the out-of-space error that
   // says what is short. It writes nothing: a later commit is the proof.
-  Status WriteRoom() const;
+  virtual Status WriteRoom() const = 0;
   // The size the map may grow to: StoreOptions::max_map_size, or the last SetMaxMapSize.
-  uint64_t max_map_size() const;
+  virtual uint64_t max_map_size() const = 0;
   // Changes the size the map may grow to (store.max_map_size on SIGHUP), for the next time it
   // grows. InvalidArgument below initial_map_size. A map already larger stays as it is.
-  Status SetMaxMapSize(uint64_t bytes);
+  virtual Status SetMaxMapSize(uint64_t bytes) = 0;
 
-  const StoreOptions& options() const;
-  const dedup::SketchParams& params() const;
+  virtual const StoreOptions& options() const = 0;
+  virtual const dedup::SketchParams& params() const = 0;
 
   // The next commit fails as if fsync had returned `error` (an errno such as ENOSPC) after the
   // transaction was written: the store then behaves as after a real failed commit.
-  void FailNextCommitForTesting(int error);
+  virtual void FailNextCommitForTesting(int error) = 0;
   // Internal when the writer's key filter (FORMAT.md, "The key filter") says "absent" for a key
   // of the posting or fingerprint B-trees as of the last commit, which it must never do. OK
   // when it has none, or when its last batch was not the last commit (another writer's came
   // since: its next batch starts it over).
-  Status VerifyKeyFilterForTesting();
+  virtual Status VerifyKeyFilterForTesting() = 0;
 
- private:
-  explicit Store(std::unique_ptr<internal::StoreImpl> impl);
-  std::unique_ptr<internal::StoreImpl> impl_;
+ protected:
+  Store() = default;
 };
+
+// InvalidArgument naming the first StoreOptions field out of its range; OK otherwise. Every
+// backend's Open calls it.
+Status ValidateStoreOptions(const StoreOptions& options);
 
 }  // namespace shingled::store
 

@@ -13,6 +13,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -431,7 +432,7 @@ Status DocumentExists(TxnOps& ops, DocId doc) {
 
 }  // namespace internal
 
-StatusOr<TemplateMark> Store::MarkTemplate(ClusterId cluster) {
+StatusOr<TemplateMark> LmdbStore::MarkTemplate(ClusterId cluster) {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   TemplateMark mark;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -486,7 +487,7 @@ StatusOr<TemplateMark> Store::MarkTemplate(ClusterId cluster) {
   return mark;
 }
 
-StatusOr<std::optional<TemplateMark>> Store::UnmarkTemplate(ClusterId cluster) {
+StatusOr<std::optional<TemplateMark>> LmdbStore::UnmarkTemplate(ClusterId cluster) {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   std::optional<TemplateMark> removed;
   Status s = impl_->RunWrite([&](TxnOps& ops) -> Status {
@@ -509,7 +510,7 @@ StatusOr<std::optional<TemplateMark>> Store::UnmarkTemplate(ClusterId cluster) {
   return removed;
 }
 
-StatusOr<std::vector<TemplateMark>> Store::TemplateMarks(ClusterId after, size_t limit) const {
+StatusOr<std::vector<TemplateMark>> LmdbStore::TemplateMarks(ClusterId after, size_t limit) const {
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);
@@ -533,7 +534,7 @@ StatusOr<std::vector<TemplateMark>> Store::TemplateMarks(ClusterId after, size_t
   return out;
 }
 
-StatusOr<std::vector<ChunkTemplate>> Store::ChunkTemplates(DocId doc) const {
+StatusOr<std::vector<ChunkTemplate>> LmdbStore::ChunkTemplates(DocId doc) const {
   StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
   if (!txn.ok()) return txn.status();
   TxnOps ops(txn->txn.get(), impl_->dbis_);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "store/internal/store_impl.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 
 // Linux 5.14; older headers lack it (an older kernel answers EINVAL, handled below).
@@ -44,8 +45,8 @@ bool MappingOf(const void* p, uintptr_t* begin, uintptr_t* end) {
 
 }  // namespace
 
-StatusOr<uint64_t> Store::WarmMap(const std::function<bool()>& keep_going,
-                                  uint64_t max_bytes) const {
+StatusOr<uint64_t> LmdbStore::WarmMap(const std::function<bool()>& keep_going,
+                                      uint64_t max_bytes) const {
   // Each chunk is mapped inside a read transaction, which holds off a map growth (a remap); a
   // writer may grow the map between chunks, and the next chunk finds the new mapping.
   constexpr uint64_t kChunk = uint64_t{32} << 20;

@@ -25,6 +25,8 @@ http::status HttpStatusFor(StatusCode code) {
     case StatusCode::kDataLoss:
     case StatusCode::kInternal:
       return http::status::internal_server_error;
+    case StatusCode::kUnimplemented:
+      return http::status::not_implemented;
   }
   return http::status::internal_server_error;
 }

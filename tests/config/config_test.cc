@@ -47,6 +47,8 @@ TEST(ConfigTest, DefaultFileGivesTheDefaults) {
   EXPECT_TRUE(c->store.warm_map);
   EXPECT_EQ(c->store.key_filter, defaults.store.key_filter);
   EXPECT_TRUE(c->store.key_filter);
+  EXPECT_EQ(c->store.backend, "lmdb");
+  EXPECT_EQ(c->store.redis, defaults.store.redis);
   EXPECT_FALSE(c->sketch.shingle_size.has_value());
   EXPECT_EQ(c->auth.token_file, "");
   EXPECT_EQ(c->logging.level, "info");
@@ -376,6 +378,39 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
   ExpectError("[crawler]\ndelay = 1\n", {"test.toml:2:", "crawler.delay", "unknown key"});
   ExpectError("[crawler]\ncontent_types = [\"\"]\n",
               {"test.toml:2:", "crawler.content_types", "empty"});
+}
+
+// Issue 36: the redis-cluster backend's keys, and each way to get them wrong.
+TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
+  StatusOr<Config> c = ParseConfig(
+      "[store]\nbackend = \"redis-cluster\"\n[store.redis]\n"
+      "nodes = [\"127.0.0.1:7000\", \"[::1]:7001\"]\npassword_file = \"/etc/shingled/redis\"\n"
+      "min_replicas = 1\nconnect_timeout_ms = 500\ncommand_timeout_ms = 800\n"
+      "wait_timeout_ms = 900\nallow_unsafe_fsync = true\n",
+      "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->store.backend, "redis-cluster");
+  EXPECT_EQ(c->store.redis.nodes, (std::vector<std::string>{"127.0.0.1:7000", "[::1]:7001"}));
+  EXPECT_EQ(c->store.redis.password_file, "/etc/shingled/redis");
+  EXPECT_EQ(c->store.redis.min_replicas, 1);
+  EXPECT_EQ(c->store.redis.connect_timeout_ms, 500);
+  EXPECT_EQ(c->store.redis.command_timeout_ms, 800);
+  EXPECT_EQ(c->store.redis.wait_timeout_ms, 900);
+  EXPECT_TRUE(c->store.redis.allow_unsafe_fsync);
+  EXPECT_EQ(ChangedKeys(Config{}, *c), (std::vector<std::string>{"store.backend", "store.redis"}));
+
+  ExpectError("[store]\nbackend = \"redis\"\n",
+              {"test.toml:2:", "store.backend", "lmdb, redis-cluster"});
+  ExpectError("[store]\nbackend = \"redis-cluster\"\n",
+              {"test.toml:2:", "store.redis.nodes", "at least one seed node"});
+  ExpectError("[store.redis]\nnodes = [\"localhost\"]\n",
+              {"test.toml:2:", "store.redis.nodes", "not HOST:PORT"});
+  ExpectError("[store.redis]\nnodes = [\"localhost:0\"]\n", {"store.redis.nodes", "port 0"});
+  ExpectError("[store.redis]\nmin_replicas = 17\n", {"test.toml:2:", "store.redis.min_replicas"});
+  ExpectError("[store.redis]\ntls = true\n", {"test.toml:2:", "store.redis.tls", "hiredis 0.14"});
+  ExpectError("[store.redis]\nnode = [\"a:1\"]\n",
+              {"test.toml:2:", "store.redis.node", "unknown key"});
+  ExpectError("[store]\nredis = 3\n", {"test.toml:2:", "store.redis", "expected a table"});
 }
 
 TEST(ConfigTest, ParseDurationSeconds) {
