@@ -90,6 +90,8 @@ std::string EncodeRedisDocument(const RedisDocument& doc) {
     PutVarint(v - previous, &out);
     previous = v;
   }
+  PutVarint(doc.indexed_high.size(), &out);
+  for (const uint32_t v : doc.indexed_high) PutFixed(v, 4, &out);
   return out;
 }
 
@@ -144,6 +146,12 @@ StatusOr<RedisDocument> DecodeRedisDocument(std::string_view bytes) {
       }
       previous += v;
       doc.verify_sample[i] = static_cast<uint32_t>(previous);
+    }
+    if (!r.Count(&n, 4)) return Bad("the indexed sample values");
+    doc.indexed_high.resize(n);
+    for (uint32_t& h : doc.indexed_high) {
+      r.Fixed(4, &v);
+      h = static_cast<uint32_t>(v);
     }
   }
   if (!r.AtEnd()) return Bad("the end (bytes left over)");

@@ -40,6 +40,11 @@ struct RedisDocument {
   uint32_t log2_modulus = 0;
   std::vector<uint32_t> sample;         // ModSampleKey of each value, ascending
   std::vector<uint32_t> verify_sample;  // ascending, distinct
+  // The high 32 bits of the sample values that the sample postings index (a key k with
+  // k & 3 == 0: FORMAT.md's indexed quarter), in the order of `sample`, when log2_modulus < 32
+  // (above, the key holds them): with the key they give the full value, which a query by
+  // document looks up in the postings (issue 36's backend).
+  std::vector<uint32_t> indexed_high;
 
   friend bool operator==(const RedisDocument&, const RedisDocument&) = default;
 };
@@ -56,7 +61,8 @@ inline uint32_t ModSampleKey(uint64_t value, uint32_t log2_modulus) {
 //   varint zigzag(first_seen), zigzag(last_seen - first_seen); 6 x u64 LE fingerprints;
 //   with a sketch: varint n, n x u32 LE minhashes; varint n, n x u64 LE features;
 //   u8 log2_modulus, varint n, n x u32 LE sample; varint n, n varints of the verification
-//   sample's differences (the first value, then each minus the one before).
+//   sample's differences (the first value, then each minus the one before); varint n, n x u32 LE
+//   indexed_high.
 std::string EncodeRedisDocument(const RedisDocument& doc);
 // DataLoss naming the field when the bytes do not decode (or the sample or the verification
 // sample is not ascending).

@@ -24,6 +24,7 @@ RedisDocument Full(std::mt19937_64& rng) {
   d.log2_modulus = 6;
   for (int i = 0; i < 75; ++i) d.sample.push_back(ModSampleKey(rng() << 6, 6));
   std::sort(d.sample.begin(), d.sample.end());
+  for (int i = 0; i < 19; ++i) d.indexed_high.push_back(static_cast<uint32_t>(rng()));
   for (int i = 0; i < 256; ++i) d.verify_sample.push_back(static_cast<uint32_t>(rng() >> 40));
   std::sort(d.verify_sample.begin(), d.verify_sample.end());
   d.verify_sample.erase(std::unique(d.verify_sample.begin(), d.verify_sample.end()),
@@ -80,6 +81,7 @@ TEST(RedisRecordTest, ExactBytesOfASmallRecord) {
   want.append("\x01\x05\0\0\0\0\0\0\0", 9);
   want.append("\x02\x02\x01\0\0\0\x02\0\0\0", 10);
   want.append("\x02\x03\xc5\x01", 4);
+  want.push_back('\0');  // no indexed sample value
   EXPECT_EQ(EncodeRedisDocument(d), want);
 }
 

@@ -1,0 +1,2073 @@
+#include "redis/backend.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "dedup/estimate.h"
+#include "redis/backend_store.h"
+#include "redis/claims.h"
+#include "redis/cluster_client.h"
+#include "redis/layout.h"
+#include "redis/record.h"
+#include "redis/union_find.h"
+#include "store/decide.h"
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+#include "store/internal/sweeps.h"
+#include "store/internal/verify.h"
+
+namespace shingled::redis {
+
+using store::ClusterId;
+using store::DocId;
+using store::PageInput;
+using store::PageResult;
+using store::StatusClass;
+using store::SweepId;
+using store::UrlId;
+using store::Verdict;
+using store::internal::SweepRecord;
+using store::internal::VersionRecord;
+
+namespace {
+
+constexpr int kFormat = 1;
+// Applying a batch again from its start when another daemon raced it (a URL or a content claimed
+// at the same moment, a version appended to the same URL): every step is idempotent.
+constexpr int kBatchAttempts = 5;
+
+// --- keys (docs/REDIS.md, "The key layout") ---
+
+constexpr char kMetaKey[] = "meta";
+constexpr char kStatsKey[] = "stats";
+constexpr char kSweepsKey[] = "sweeps";
+constexpr char kSweepNamesKey[] = "sweepnames";
+constexpr char kNextDoc[] = "next:doc";
+constexpr char kNextUrl[] = "next:url";
+constexpr char kNextSweep[] = "next:sweep";
+
+std::string Dec(uint64_t v) { return std::to_string(v); }
+
+void AppendHex(uint64_t v, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  int shift = 60;
+  while (shift > 0 && ((v >> shift) & 15) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) out->push_back(kHex[(v >> shift) & 15]);
+}
+
+// "{" + letter + (id >> shift) in hex + "}": a bucket of 2^shift ids, its own hash tag.
+std::string IdBucket(char letter, uint64_t id, int shift) {
+  std::string key = "{";
+  key.push_back(letter);
+  AppendHex(id >> shift, &key);
+  key.push_back('}');
+  return key;
+}
+std::string DocKey(DocId doc) { return IdBucket('D', doc, 4); }
+std::string DocUrlsKey(DocId doc) { return IdBucket('k', doc, 4); }
+std::string LinksKey(DocId doc) { return IdBucket('L', doc, 4); }
+std::string SizeKey(DocId root) { return IdBucket('z', root, 6); }
+std::string UrlNameKey(UrlId url) { return IdBucket('n', url, 4); }
+std::string VersionsKey(UrlId url) { return "v:" + Dec(url); }
+std::string SweepCountKey(SweepId id) { return "sweepc:" + Dec(id); }
+
+uint64_t UrlHash(std::string_view url) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a finalizer
+  for (unsigned char c : url) h = (h ^ c) * 0x100000001b3ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+std::string UrlBucket(std::string_view url, int bits) {
+  std::string key = "{u";
+  AppendHex(UrlHash(url) >> (64 - bits), &key);
+  key.push_back('}');
+  return key;
+}
+
+// --- scripts ---
+
+// Appends a version record as the URL's version `seq` (1-based), unless the list already holds
+// that many: 1 appended, 0 the same record is there already (a resent append), -1 another record
+// holds that seq, -2 the list is shorter than seq - 1 (another daemon's view differs).
+// With ARGV[3], the record a failed attempt appended at seq is replaced (1).
+constexpr std::string_view kAppendVersionScript = R"lua(
+local n = redis.call('LLEN', KEYS[1])
+local seq = tonumber(ARGV[1])
+if n >= seq then
+  local cur = redis.call('LINDEX', KEYS[1], seq - 1)
+  if cur == ARGV[2] then return 0 end
+  if ARGV[3] and ARGV[3] ~= '' and cur == ARGV[3] then
+    redis.call('LSET', KEYS[1], seq - 1, ARGV[2])
+    return 1
+  end
+  return -1
+end
+if n ~= seq - 1 then return -2 end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+return 1
+)lua";
+
+// Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3].
+constexpr std::string_view kCasScript = R"lua(
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+)lua";
+
+// A sweep's counts: pages + 1, the verdict's count + 1 (ARGV[1], empty for none), and the start
+// lowered to the version's date (ARGV[2]) when it is earlier.
+constexpr std::string_view kSweepCountScript = R"lua(
+redis.call('HINCRBY', KEYS[1], 'pages', 1)
+if ARGV[1] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[1], 1) end
+local s = redis.call('HGET', KEYS[1], 'start')
+if (not s) or tonumber(ARGV[2]) < tonumber(s) then redis.call('HSET', KEYS[1], 'start', ARGV[2]) end
+return 1
+)lua";
+
+// A field raised to ARGV[2] when below it.
+constexpr std::string_view kMaxScript = R"lua(
+local v = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tonumber(ARGV[2]) > v then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+)lua";
+
+Command Eval(std::string_view script, std::vector<std::string> keys,
+             std::vector<std::string> argv) {
+  Command c;
+  c.args = {"EVAL", std::string(script), Dec(keys.size())};
+  for (std::string& k : keys) c.args.push_back(std::move(k));
+  for (std::string& a : argv) c.args.push_back(std::move(a));
+  c.key_index = 3;
+  return c;
+}
+// kAddPostingScript (layout.h) on `bucket`, field `field`, id `item`: an idempotent add to a list.
+Command AddToList(std::string bucket, std::string field, std::string item) {
+  std::string overflow = bucket + field;
+  return Eval(kAddPostingScript, {std::move(bucket), std::move(overflow)},
+              {std::move(field), std::move(item), Dec(kMaxInlineList)});
+}
+Command GetList(std::string bucket, std::string field) {
+  std::string overflow = bucket + field;
+  return Eval(kGetPostingScript, {std::move(bucket), std::move(overflow)}, {std::move(field)});
+}
+Command Cmd(std::vector<std::string> args) { return Command{.args = std::move(args)}; }
+
+bool ParseU64(std::string_view s, uint64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+bool ParseI64(std::string_view s, int64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// An identical-fingerprint claim: "doc" once its page is complete, "doc/url" while the page that
+// created the document (from URL id `url`) is being applied.
+struct IdenticalOwner {
+  DocId doc = 0;
+  UrlId pending_url = 0;  // 0: complete
+};
+StatusOr<IdenticalOwner> ParseOwner(const Reply& r) {
+  IdenticalOwner o;
+  if (r.is_nil()) return o;
+  std::string_view s = r.str;
+  const size_t slash = s.find('/');
+  if (!ParseU64(s.substr(0, slash), &o.doc) || o.doc == 0 ||
+      (slash != std::string_view::npos && !ParseU64(s.substr(slash + 1), &o.pending_url))) {
+    return DataLossError("redis: an identical claim holds \"" + std::string(s) + "\", not an id");
+  }
+  return o;
+}
+
+// The sketch of a Redis record, with values as the record keeps them: 32-bit minhashes, MOD
+// sample values (key << log2_modulus). Compare it only with a sketch cut the same way (Cut).
+dedup::Sketch SketchOfRecord(const RedisDocument& rec) {
+  dedup::Sketch s;
+  s.bytes = rec.bytes;
+  s.tokens = rec.tokens;
+  s.shingles = rec.shingles;
+  s.minhashes.assign(rec.minhashes.begin(), rec.minhashes.end());
+  s.features = rec.features;
+  s.sample.log2_modulus = rec.log2_modulus;
+  for (uint32_t v : rec.sample) {
+    s.sample.values.push_back(rec.log2_modulus >= 64 ? 0 : (uint64_t{v} << rec.log2_modulus));
+  }
+  std::sort(s.sample.values.begin(), s.sample.values.end());
+  s.verify_sample = rec.verify_sample;
+  s.identical = {rec.fingerprints[0], rec.fingerprints[1]};
+  s.lexical = {rec.fingerprints[2], rec.fingerprints[3]};
+  s.shingle = {rec.fingerprints[4], rec.fingerprints[5]};
+  return s;
+}
+
+// A page's sketch cut as a record keeps it (the values SketchOfRecord gives back).
+dedup::Sketch Cut(const dedup::Sketch& page) {
+  dedup::Sketch s = page;
+  for (uint64_t& m : s.minhashes) m = MinhashKey(m);
+  for (uint64_t& v : s.sample.values) {
+    v = s.sample.log2_modulus >= 64
+            ? 0
+            : (uint64_t{ModSampleKey(v, s.sample.log2_modulus)} << s.sample.log2_modulus);
+  }
+  std::sort(s.sample.values.begin(), s.sample.values.end());
+  return s;
+}
+
+// Two cut MOD samples masked to the bits both keep (32 above the smaller modulus), so that the
+// same original value compares equal on both sides.
+void MaskPair(dedup::ModSample* a, dedup::ModSample* b) {
+  const uint32_t low = std::min(a->log2_modulus, b->log2_modulus);
+  if (low + 32 >= 64) return;
+  const uint64_t mask = (uint64_t{1} << (low + 32)) - 1;
+  for (dedup::ModSample* s : {a, b}) {
+    for (uint64_t& v : s->values) v &= mask;
+    std::sort(s->values.begin(), s->values.end());
+  }
+}
+
+RedisDocument RecordOfPage(const dedup::Sketch& s, int64_t date) {
+  RedisDocument r;
+  r.bytes = s.bytes;
+  r.tokens = s.tokens;
+  r.shingles = s.shingles;
+  r.first_seen = r.last_seen = date;
+  r.fingerprints[0] = s.identical.high;
+  r.fingerprints[1] = s.identical.low;
+  r.fingerprints[2] = s.lexical.high;
+  r.fingerprints[3] = s.lexical.low;
+  r.fingerprints[4] = s.shingle.high;
+  r.fingerprints[5] = s.shingle.low;
+  return r;
+}
+void SetSketch(const dedup::Sketch& s, RedisDocument* r) {
+  for (uint64_t m : s.minhashes) r->minhashes.push_back(MinhashKey(m));
+  r->features = s.features;
+  r->log2_modulus = s.sample.log2_modulus;
+  std::vector<std::pair<uint32_t, uint64_t>> keyed;  // (key, value)
+  for (uint64_t v : s.sample.values) keyed.emplace_back(ModSampleKey(v, s.sample.log2_modulus), v);
+  std::sort(keyed.begin(), keyed.end());
+  for (const auto& [key, value] : keyed) {
+    r->sample.push_back(key);
+    if (s.sample.log2_modulus < 32 &&
+        store::internal::IndexedSampleValue(value, s.sample.log2_modulus)) {
+      r->indexed_high.push_back(static_cast<uint32_t>(value >> 32));
+    }
+  }
+  r->verify_sample = s.verify_sample;
+}
+
+// The full values of a record's indexed sample values (the ones filed in the sample postings).
+std::vector<uint64_t> IndexedValuesOf(const RedisDocument& rec) {
+  std::vector<uint64_t> out;
+  const uint32_t m = rec.log2_modulus;
+  size_t h = 0;
+  for (uint32_t key : rec.sample) {
+    if (m >= 62) break;
+    const uint64_t low = uint64_t{key} << m;
+    if (!store::internal::IndexedSampleValue(low, m)) continue;
+    if (m >= 32) {
+      out.push_back(low);
+    } else if (h < rec.indexed_high.size()) {
+      out.push_back((uint64_t{rec.indexed_high[h++]} << 32) | (low & 0xffffffffull));
+    }
+  }
+  return out;
+}
+
+std::string VerdictCountField(Verdict v) {
+  switch (v) {
+    case Verdict::kNew:
+      return "new_docs";
+    case Verdict::kUnchanged:
+      return "unchanged";
+    case Verdict::kDuplicate:
+      return "duplicate";
+    case Verdict::kNearDuplicate:
+      return "near_duplicate";
+    case Verdict::kGone:
+      return "gone";
+    default:
+      return "";
+  }
+}
+
+Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
+  if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
+  const StatusClass kind = store::ClassifyHttpStatus(page.http_status);
+  if (!page.redirect_target.empty() && kind != StatusClass::kRedirect) {
+    return InvalidArgumentError(std::string("page ")
+                                    .append(page.url)
+                                    .append(" has a redirect target but status ")
+                                    .append(Dec(static_cast<uint64_t>(page.http_status)))
+                                    .append(", not a redirect"));
+  }
+  if (kind != StatusClass::kContent || page.revisit) return OkStatus();
+  const dedup::Sketch& s = page.sketch;
+  if (!s.chunks.empty()) {
+    return InvalidArgumentError("sketch of " + page.url +
+                                " has chunks; this store's chunking is off");
+  }
+  if (s.empty()) {
+    if (!s.features.empty() || !s.sample.values.empty()) {
+      return InvalidArgumentError("sketch of " + page.url +
+                                  " has features or a sample but no minhashes");
+    }
+    return OkStatus();
+  }
+  if (s.minhashes.size() != static_cast<size_t>(params.num_minhashes()) ||
+      s.features.size() != static_cast<size_t>(params.feature_groups)) {
+    return InvalidArgumentError(std::string("sketch of ")
+                                    .append(page.url)
+                                    .append(" was not made with this store's params"));
+  }
+  if (s.sample.values.size() > static_cast<size_t>(params.mod_sample_max) ||
+      s.sample.log2_modulus > 64) {
+    return InvalidArgumentError("sketch of " + page.url + " has a MOD sample over mod_sample_max");
+  }
+  return OkStatus();
+}
+
+// The meta fields: the sketch params that shape the stored values, and the bucket bits.
+std::vector<std::pair<std::string, std::string>> MetaFields(const dedup::SketchParams& p,
+                                                            uint64_t polynomial,
+                                                            const RedisStoreOptions& r) {
+  return {{"format", Dec(kFormat)},
+          {"param.shingle_size", Dec(static_cast<uint64_t>(p.shingle_size))},
+          {"param.feature_groups", Dec(static_cast<uint64_t>(p.feature_groups))},
+          {"param.group_size", Dec(static_cast<uint64_t>(p.group_size))},
+          {"param.fungible_threshold", Dec(static_cast<uint64_t>(p.fungible_threshold))},
+          {"param.seed", Dec(p.seed)},
+          {"param.min_sample_size", Dec(static_cast<uint64_t>(p.min_sample_size))},
+          {"param.supershingle_span", Dec(static_cast<uint64_t>(p.supershingle_span))},
+          {"param.supershingle_window", Dec(static_cast<uint64_t>(p.supershingle_window))},
+          {"param.mod_sample_max", Dec(static_cast<uint64_t>(p.mod_sample_max))},
+          {"param.verify_sample_size", Dec(static_cast<uint64_t>(p.verify_sample_size))},
+          {"param.rabin_polynomial", Dec(polynomial)},
+          {"bits.feature", Dec(static_cast<uint64_t>(r.feature_bits))},
+          {"bits.supershingle", Dec(static_cast<uint64_t>(r.supershingle_bits))},
+          {"bits.sample", Dec(static_cast<uint64_t>(r.sample_bits))},
+          {"bits.fingerprint", Dec(static_cast<uint64_t>(r.fingerprint_bits))}};
+}
+
+}  // namespace
+
+uint64_t RecordBucketValueBytes(const dedup::SketchParams& p) {
+  // Header and fingerprints ~100 bytes; 4 a minhash, 9 a feature, 4 a sample value, at most 5 a
+  // verification sample value (delta varints), then room.
+  const uint64_t bytes = 100 + 4 * static_cast<uint64_t>(p.num_minhashes()) +
+                         9 * static_cast<uint64_t>(p.feature_groups) +
+                         5 * static_cast<uint64_t>(p.mod_sample_max) +
+                         5 * static_cast<uint64_t>(p.verify_sample_size);
+  return (bytes + 255) / 256 * 256;
+}
+
+// ------------------------------------------------------------------------------------------------
+
+RedisClusterStore::RedisClusterStore(std::unique_ptr<ClusterClient> client,
+                                     const RedisStoreOptions& redis,
+                                     const store::StoreOptions& options,
+                                     const dedup::SketchParams& params)
+    : client_(std::move(client)),
+      redis_(redis),
+      options_(options),
+      params_(params),
+      doc_ids_(*client_, kNextDoc, redis.id_block, redis.min_replicas),
+      url_ids_(*client_, kNextUrl, redis.id_block, redis.min_replicas) {}
+
+RedisClusterStore::~RedisClusterStore() = default;
+
+Status RedisClusterStore::NotSupported(std::string_view method) {
+  return UnimplementedError(
+      std::string(method).append(" is not supported by the redis-cluster backend yet"));
+}
+Status RedisClusterStore::Race(std::string message) {
+  race_ = true;
+  return UnavailableError("redis: " + message + "; the batch may be applied again");
+}
+Status RedisClusterStore::LmdbOnly(std::string_view method) {
+  return FailedPreconditionError(
+      std::string(method).append(" is not supported by the redis-cluster backend: LMDB only"));
+}
+
+StatusOr<std::vector<Reply>> RedisClusterStore::Round(const std::vector<Command>& commands) const {
+  if (fail_at_round_ > 0 && ++rounds_ >= fail_at_round_) {
+    fail_at_round_ = 0;
+    return UnavailableError("redis: a failure simulated for testing");
+  }
+  if (commands.empty()) return std::vector<Reply>{};
+  return client_->Pipeline(commands);
+}
+
+void RedisClusterStore::FailAtRoundForTesting(int round) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_at_round_ = round;
+}
+
+Status RedisClusterStore::Open(const dedup::SketchContext& context) {
+  const dedup::SketchParams& p = context.params();
+  if (p.chunking.input != dedup::ChunkInput::kNone) {
+    return InvalidArgumentError(
+        "the redis-cluster backend files no chunks: set the sketch's chunking to \"none\"");
+  }
+  for (int bits : {redis_.feature_bits, redis_.supershingle_bits, redis_.sample_bits,
+                   redis_.fingerprint_bits}) {
+    if (bits < kMinBucketBits || bits > kMaxBucketBits) {
+      return InvalidArgumentError("redis: bucket bits must be " + Dec(kMinBucketBits) + ".." +
+                                  Dec(kMaxBucketBits) + ", not " +
+                                  Dec(static_cast<uint64_t>(bits)));
+    }
+  }
+  if (redis_.min_replicas < 0 || redis_.id_block == 0) {
+    return InvalidArgumentError("redis: min_replicas must be >= 0 and id_block >= 1");
+  }
+  if (!redis_.allow_unsafe_fsync) SHINGLED_RETURN_IF_ERROR(client_->CheckAppendFsyncAlways());
+  // The record buckets stay listpacks only when a record fits hash-max-listpack-value.
+  const uint64_t need = RecordBucketValueBytes(p);
+  auto config = client_->RunOnMasters({"CONFIG", "GET", "hash-max-listpack-value"});
+  if (!config.ok()) return config.status();
+  for (const auto& [node, reply] : *config) {
+    uint64_t value = 0;
+    if (reply.elements.size() != 2 || !ParseU64(reply.elements[1].str, &value)) {
+      return FailedPreconditionError("redis: could not read hash-max-listpack-value on " + node);
+    }
+    if (value < need) {
+      return FailedPreconditionError(
+          std::string("redis: ")
+              .append(node)
+              .append(" has hash-max-listpack-value ")
+              .append(Dec(value))
+              .append("; the document record buckets need at least ")
+              .append(Dec(need))
+              .append(" (CONFIG SET hash-max-listpack-value ")
+              .append(Dec(need))
+              .append(", and in redis.conf), or each bucket becomes a hashtable"));
+    }
+  }
+  // The meta hash: created once (HSETNX per field), then compared.
+  const auto fields = MetaFields(p, context.rabin_polynomial(), redis_);
+  std::vector<Command> set;
+  for (const auto& [f, v] : fields) set.push_back(Cmd({"HSETNX", kMetaKey, f, v}));
+  SHINGLED_RETURN_IF_ERROR(Round(set).status());
+  std::vector<Command> get;
+  for (const auto& [f, v] : fields) get.push_back(Cmd({"HGET", kMetaKey, f}));
+  auto got = Round(get);
+  if (!got.ok()) return got.status();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if ((*got)[i].str != fields[i].second) {
+      return FailedPreconditionError(std::string("redis: the shared state was made with ")
+                                         .append(fields[i].first)
+                                         .append(" = ")
+                                         .append((*got)[i].str)
+                                         .append("; this daemon has ")
+                                         .append(fields[i].second));
+    }
+  }
+  return OkStatus();
+}
+
+// --- sweeps ---
+
+StatusOr<store::SweepInfo> RedisClusterStore::SweepInfoOf(SweepId id, const std::string& record,
+                                                          const Reply& counts) const {
+  StatusOr<SweepRecord> rec = store::internal::DecodeSweep(record);
+  if (!rec.ok()) return rec.status();
+  store::SweepInfo s;
+  s.id = id;
+  s.name = rec->name;
+  s.start = rec->start;
+  s.end = rec->end;
+  s.open = rec->open;
+  s.scope = rec->scope;
+  for (size_t i = 0; i + 1 < counts.elements.size(); i += 2) {
+    const std::string& f = counts.elements[i].str;
+    int64_t v = 0;
+    if (!ParseI64(counts.elements[i + 1].str, &v)) continue;
+    const uint64_t u = static_cast<uint64_t>(v);
+    if (f == "pages")
+      s.pages = u;
+    else if (f == "new_docs")
+      s.new_docs = u;
+    else if (f == "unchanged")
+      s.unchanged = u;
+    else if (f == "duplicate")
+      s.duplicate = u;
+    else if (f == "near_duplicate")
+      s.near_duplicate = u;
+    else if (f == "gone")
+      s.gone = u;
+    else if (f == "start")
+      s.start = v;
+  }
+  return s;
+}
+
+StatusOr<store::SweepInfo> RedisClusterStore::ReadSweep(SweepId id) const {
+  auto replies =
+      client_->Pipeline({Cmd({"HGET", kSweepsKey, Dec(id)}), Cmd({"HGETALL", SweepCountKey(id)})});
+  if (!replies.ok()) return replies.status();
+  if ((*replies)[0].is_nil()) return NotFoundError("no sweep with id " + Dec(id));
+  return SweepInfoOf(id, (*replies)[0].str, (*replies)[1]);
+}
+
+StatusOr<store::SweepInfo> RedisClusterStore::OpenSweep(std::string_view name, int64_t start,
+                                                        std::vector<std::string> scope) {
+  if (name.empty()) return InvalidArgumentError("sweep name is empty");
+  if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f)
+      return InvalidArgumentError("sweep name contains a control character");
+  }
+  StatusOr<std::vector<std::string>> valid = store::internal::ValidateScope(std::move(scope));
+  if (!valid.ok()) return valid.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {
+    auto existing = client_->Run(Cmd({"HGET", kSweepNamesKey, std::string(name)}));
+    if (!existing.ok()) return existing.status();
+    if (!existing->is_nil()) {
+      uint64_t id = 0;
+      if (!ParseU64(existing->str, &id)) return DataLossError("redis: sweepnames holds a bad id");
+      // Its record may still be on its way (another daemon opening it): read again.
+      StatusOr<store::SweepInfo> info = ReadSweep(static_cast<SweepId>(id));
+      if (!info.ok()) {
+        if (info.status().code() == StatusCode::kNotFound) continue;
+        return info.status();
+      }
+      if (!info->open)
+        return AlreadyExistsError("sweep " + std::string(name) + " exists and is closed");
+      if (!valid->empty() && info->scope != *valid) {
+        if (!info->scope.empty()) {
+          return FailedPreconditionError("sweep " + std::string(name) +
+                                         " is open with another scope; close it, or open a sweep "
+                                         "of another name");
+        }
+        auto raw = client_->Run(Cmd({"HGET", kSweepsKey, Dec(id)}));
+        if (!raw.ok()) return raw.status();
+        StatusOr<SweepRecord> rec = store::internal::DecodeSweep(raw->str);
+        if (!rec.ok()) return rec.status();
+        rec->scope = *valid;
+        SHINGLED_RETURN_IF_ERROR(
+            client_->Run(Cmd({"HSET", kSweepsKey, Dec(id), store::internal::EncodeSweep(*rec)}))
+                .status());
+        info->scope = *valid;
+      }
+      sweeps_.erase(static_cast<SweepId>(id));
+      return *info;
+    }
+    auto next = client_->Run(Cmd({"INCR", kNextSweep}));
+    if (!next.ok()) return next.status();
+    const SweepId id = static_cast<SweepId>(next->integer);
+    SweepRecord rec;
+    rec.name = std::string(name);
+    rec.start = start;
+    rec.scope = *valid;
+    // The record and its counts first, then the name (HSETNX: of two daemons opening the same
+    // name at once, one wins; the loser's record is left without a name and never used).
+    auto wrote =
+        client_->Pipeline({Cmd({"HSET", kSweepsKey, Dec(id), store::internal::EncodeSweep(rec)}),
+                           Cmd({"HSET", SweepCountKey(id), "start", std::to_string(start)})});
+    if (!wrote.ok()) return wrote.status();
+    auto named = client_->Run(Cmd({"HSETNX", kSweepNamesKey, std::string(name), Dec(id)}));
+    if (!named.ok()) return named.status();
+    if (named->integer == 1) {
+      SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
+          redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
+      return ReadSweep(id);
+    }
+  }
+  return UnavailableError("redis: sweep " + std::string(name) +
+                          " is being opened by another daemon; retry");
+}
+
+StatusOr<std::vector<store::SweepInfo>> RedisClusterStore::Sweeps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto all = client_->Run(Cmd({"HGETALL", kSweepsKey}));
+  if (!all.ok()) return all.status();
+  std::vector<std::pair<SweepId, std::string>> recs;
+  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+    uint64_t id = 0;
+    if (!ParseU64(all->elements[i].str, &id))
+      return DataLossError("redis: a sweeps field is not an id");
+    recs.emplace_back(static_cast<SweepId>(id), all->elements[i + 1].str);
+  }
+  // Records left without a name by a lost race (OpenSweep) are not sweeps.
+  auto names = client_->Run(Cmd({"HGETALL", kSweepNamesKey}));
+  if (!names.ok()) return names.status();
+  std::set<SweepId> named;
+  for (size_t i = 1; i < names->elements.size(); i += 2) {
+    uint64_t id = 0;
+    if (ParseU64(names->elements[i].str, &id)) named.insert(static_cast<SweepId>(id));
+  }
+  std::sort(recs.begin(), recs.end());
+  std::vector<Command> counts;
+  for (const auto& r : recs) counts.push_back(Cmd({"HGETALL", SweepCountKey(r.first)}));
+  auto c = client_->Pipeline(counts);
+  if (!c.ok()) return c.status();
+  std::vector<store::SweepInfo> out;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    if (!named.count(recs[i].first)) continue;
+    StatusOr<store::SweepInfo> s = SweepInfoOf(recs[i].first, recs[i].second, (*c)[i]);
+    if (!s.ok()) return s.status();
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+StatusOr<store::SweepInfo> RedisClusterStore::FindSweep(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto id = client_->Run(Cmd({"HGET", kSweepNamesKey, std::string(name)}));
+  if (!id.ok()) return id.status();
+  uint64_t v = 0;
+  if (id->is_nil()) return NotFoundError("sweep " + std::string(name) + " not found");
+  if (!ParseU64(id->str, &v)) return DataLossError("redis: sweepnames holds a bad id");
+  return ReadSweep(static_cast<SweepId>(v));
+}
+
+// --- records ---
+
+StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
+    const std::vector<DocId>& docs, bool follow_reps) const {
+  std::map<DocId, RedisDocument> out;
+  std::vector<DocId> want(docs.begin(), docs.end());
+  for (int level = 0; level < 2 && !want.empty(); ++level) {
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    std::vector<Command> cmds;
+    for (DocId d : want) cmds.push_back(Cmd({"HGET", DocKey(d), Dec(d)}));
+    auto replies = Round(cmds);
+    if (!replies.ok()) return replies.status();
+    std::vector<DocId> reps;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if ((*replies)[i].is_nil()) continue;  // not there (yet): the caller decides
+      StatusOr<RedisDocument> rec = DecodeRedisDocument((*replies)[i].str);
+      if (!rec.ok()) {
+        return DataLossError("redis: document " + Dec(want[i]) + ": " + rec.status().message());
+      }
+      if (follow_reps && rec->rep != 0 && !out.count(rec->rep)) reps.push_back(rec->rep);
+      raw_records_[want[i]] = (*replies)[i].str;
+      out.emplace(want[i], std::move(*rec));
+    }
+    want = std::move(reps);
+  }
+  return out;
+}
+
+// --- Apply ---
+
+StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageInput> pages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status last;
+  rounds_ = 0;
+  for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {
+    race_ = false;
+    StatusOr<std::vector<PageResult>> r = ApplyOnce(pages);
+    if (r.ok() || !race_) {
+      fail_at_round_ = 0;  // a simulated failure concerns one call
+      health_ = r.ok() ? OkStatus() : r.status();
+      return r;
+    }
+    last = r.status();
+  }
+  fail_at_round_ = 0;
+  return last;
+}
+
+namespace {
+
+// What the batch knows of a URL: its id and its versions, the batch's own appended in memory.
+struct UrlState {
+  UrlId id = 0;
+  bool known = false;    // in the store before the batch (or claimed by another daemon)
+  bool claimed = false;  // added by this batch
+  bool loaded = false;   // versions read
+  struct Version {
+    VersionRecord rec;
+    int page = -1;  // the batch's page whose verdict this version takes (a new document)
+    bool from_batch = false;
+  };
+  std::vector<Version> versions;
+  size_t stored = 0;  // versions in the store (the batch's follow)
+};
+
+struct NewDoc {
+  int page = 0;
+  DocId doc = 0;
+  bool take_over = false;  // a retry of the page that claimed it
+  DocId equivalent = 0;
+  store::Relation relation = store::Relation::kLexical;
+  RedisDocument rec;
+  std::vector<DocId> candidates;
+  bool truncated = false;
+  uint64_t left_out = 0;
+};
+
+struct PageState {
+  StatusClass kind = StatusClass::kContent;
+  UrlState* url = nullptr;
+  UrlState* target = nullptr;  // a revisit's
+  std::optional<VersionRecord> last;
+  uint32_t last_seq = 0;
+  bool skip = false;
+  DocId doc = 0;
+  int new_doc = -1;       // index in the batch's NewDocs
+  int replay_of = -1;     // replayed: takes that page's verdict
+  bool appended = false;  // has a version to write
+  VersionRecord version;
+  uint32_t seq = 0;
+  DocId touch = 0;      // an existing document seen again (dates)
+  std::string replace;  // a take-over: the version its failed attempt appended
+};
+
+}  // namespace
+
+StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const PageInput> pages) {
+  raw_records_.clear();
+  std::vector<PageResult> results(pages.size());
+  std::vector<PageState> st(pages.size());
+  const int fbits = redis_.fingerprint_bits;
+
+  // 0. Validation and sweeps.
+  std::set<SweepId> unknown_sweeps;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (Status s = ValidatePage(pages[i], params_); !s.ok()) {
+      results[i].status = s;
+      st[i].skip = true;
+    } else if (!sweeps_.count(pages[i].sweep)) {
+      unknown_sweeps.insert(pages[i].sweep);
+    }
+  }
+  if (!unknown_sweeps.empty()) {
+    std::vector<Command> cmds;
+    for (SweepId id : unknown_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    size_t j = 0;
+    for (SweepId id : unknown_sweeps) {
+      const Reply& rep = (*r)[j++];
+      if (rep.is_nil()) continue;
+      StatusOr<SweepRecord> rec = store::internal::DecodeSweep(rep.str);
+      if (!rec.ok()) return rec.status();
+      sweeps_[id] = std::move(*rec);
+    }
+  }
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip) continue;
+    auto it = sweeps_.find(pages[i].sweep);
+    if (it == sweeps_.end()) {
+      results[i].status = NotFoundError("no sweep with id " + Dec(pages[i].sweep));
+      st[i].skip = true;
+    } else if (!it->second.open) {
+      results[i].status = FailedPreconditionError("sweep " + it->second.name + " is closed");
+      st[i].skip = true;
+    }
+    st[i].kind = store::ClassifyHttpStatus(pages[i].http_status);
+  }
+
+  // 1. URL ids and identical claims, read.
+  std::map<std::string, UrlState> urls;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip) continue;
+    urls[pages[i].url];
+    if (pages[i].revisit && st[i].kind == StatusClass::kContent) {
+      urls[pages[i].revisit_of.empty() ? pages[i].url : pages[i].revisit_of];
+    }
+  }
+  std::vector<Command> r1;
+  for (auto& [u, s] : urls) r1.push_back(Cmd({"HGET", UrlBucket(u, fbits), u}));
+  std::vector<size_t> fp_pages;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip || pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
+    const auto& fp = pages[i].sketch.identical;
+    r1.push_back(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, fbits),
+                      FingerprintField(fp.high, fp.low, fbits)}));
+    fp_pages.push_back(i);
+  }
+  auto got1 = Round(r1);
+  if (!got1.ok()) return got1.status();
+  {
+    size_t j = 0;
+    for (auto& [u, s] : urls) {
+      const Reply& r = (*got1)[j++];
+      if (r.is_nil()) continue;
+      if (!ParseU64(r.str, &s.id) || s.id == 0)
+        return DataLossError("redis: URL " + u + " has a bad id");
+      s.known = true;
+    }
+  }
+  std::vector<IdenticalOwner> stored_owner(pages.size());
+  for (size_t k = 0; k < fp_pages.size(); ++k) {
+    StatusOr<IdenticalOwner> o = ParseOwner((*got1)[urls.size() + k]);
+    if (!o.ok()) return o.status();
+    stored_owner[fp_pages[k]] = *o;
+  }
+
+  // 2. New URLs claimed (ids from the shared counter), known URLs' versions read. A revisit's URL
+  // is claimed only once its target is known to have a document (below).
+  std::vector<std::pair<const std::string*, UrlState*>> claiming;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip || (pages[i].revisit && st[i].kind == StatusClass::kContent)) continue;
+    UrlState& s = urls[pages[i].url];
+    if (s.known || s.claimed) continue;
+    StatusOr<uint64_t> id = url_ids_.Next();
+    if (!id.ok()) return id.status();
+    s.id = *id;
+    s.claimed = true;
+    claiming.emplace_back(&urls.find(pages[i].url)->first, &s);
+  }
+  auto load_urls = [&](std::vector<std::pair<const std::string*, UrlState*>>& claims) -> Status {
+    std::vector<Command> cmds;
+    std::vector<UrlState*> reading;
+    for (auto& [u, s] : urls) {
+      if (s.known && !s.loaded) {
+        cmds.push_back(Cmd({"LRANGE", VersionsKey(s.id), "0", "-1"}));
+        reading.push_back(&s);
+      }
+    }
+    const size_t reads = cmds.size();
+    for (auto& [u, s] : claims) {
+      cmds.push_back(Eval(kClaimScript, {UrlBucket(*u, fbits)}, {*u, Dec(s->id)}));
+      cmds.push_back(Cmd({"HSET", UrlNameKey(s->id), Dec(s->id), *u}));
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    for (size_t k = 0; k < reads; ++k) {
+      UrlState* s = reading[k];
+      for (const Reply& e : (*r)[k].elements) {
+        StatusOr<VersionRecord> v = store::internal::DecodeVersion(e.str);
+        if (!v.ok()) return v.status();
+        s->versions.push_back(UrlState::Version{std::move(*v)});
+      }
+      s->stored = s->versions.size();
+      s->loaded = true;
+    }
+    bool lost = false;
+    for (size_t k = 0; k < claims.size(); ++k) {
+      uint64_t owner = 0;
+      if (!ParseU64((*r)[reads + 2 * k].str, &owner)) return DataLossError("redis: bad URL claim");
+      if (owner != claims[k].second->id) lost = true;  // another daemon added it meanwhile
+      claims[k].second->loaded = true;
+    }
+    if (lost) return Race("a URL was added by another daemon meanwhile");
+    return OkStatus();
+  };
+  SHINGLED_RETURN_IF_ERROR(load_urls(claiming));
+  uint64_t urls_added = claiming.size();
+
+  // Revisits: the target's last document, from the versions (the batch's own included, in order).
+  auto last_doc_of = [](const UrlState& s) -> DocId {
+    for (auto it = s.versions.rbegin(); it != s.versions.rend(); ++it) {
+      if (it->rec.doc != 0) return it->rec.doc;
+    }
+    return 0;
+  };
+  // Revisit URLs that are new: claimed now (their targets were read above).
+  {
+    std::vector<std::pair<const std::string*, UrlState*>> more;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (st[i].skip || !pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
+      UrlState& s = urls[pages[i].url];
+      if (s.known || s.claimed) continue;
+      StatusOr<uint64_t> id = url_ids_.Next();
+      if (!id.ok()) return id.status();
+      s.id = *id;
+      s.claimed = true;
+      more.emplace_back(&urls.find(pages[i].url)->first, &s);
+    }
+    if (!more.empty()) {
+      SHINGLED_RETURN_IF_ERROR(load_urls(more));
+      urls_added += more.size();
+    }
+  }
+
+  // 3. The in-memory pass, page by page in order: each page sees the batch's earlier pages.
+  std::vector<NewDoc> new_docs;
+  std::unordered_map<uint64_t, DocId> batch_fps;  // identical.low ^ high -> new doc of the batch
+  std::map<std::pair<uint64_t, uint64_t>, DocId> batch_identical;
+  std::set<DocId> need_records;
+  std::vector<UrlState*> unused_revisit_urls;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip) continue;
+    const PageInput& page = pages[i];
+    PageResult& res = results[i];
+    PageState& ps = st[i];
+    if (page.revisit && ps.kind == StatusClass::kContent) {
+      UrlState& target = urls[page.revisit_of.empty() ? page.url : page.revisit_of];
+      const DocId doc = last_doc_of(target);
+      if (doc == 0) {
+        const std::string& t = page.revisit_of.empty() ? page.url : page.revisit_of;
+        res.status = NotFoundError("revisit of " + t +
+                                   ": the store has no document for this URL (the content it "
+                                   "refers to was never ingested)");
+        ps.skip = true;
+        continue;
+      }
+      ps.doc = doc;
+    }
+    UrlState& us = urls[page.url];
+    ps.url = &us;
+    res.url = us.id;
+    ps.last_seq = static_cast<uint32_t>(us.versions.size());
+    if (!us.versions.empty()) ps.last = us.versions.back().rec;
+    if (ps.last) res.previous_doc = ps.last->doc;
+    auto replay = [&](auto same) -> bool {
+      for (int k = static_cast<int>(us.versions.size()) - 1; k >= 0; --k) {
+        const UrlState::Version& v = us.versions[k];
+        if (v.rec.sweep != page.sweep) return false;
+        if (same(v.rec)) {
+          res.replayed = true;
+          res.verdict = v.rec.verdict;
+          res.doc = v.rec.doc;
+          ps.replay_of = v.page;
+          ps.doc = v.rec.doc;
+          return true;
+        }
+      }
+      return false;
+    };
+    VersionRecord version;
+    version.sweep = page.sweep;
+    version.date = page.date;
+    version.http_status = static_cast<uint32_t>(page.http_status);
+    auto append = [&](VersionRecord v, int new_doc_page) {
+      ps.appended = true;
+      ps.seq = static_cast<uint32_t>(us.versions.size() + 1);
+      ps.version = v;
+      us.versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
+    };
+    if (ps.kind == StatusClass::kFailed || ps.kind == StatusClass::kRedirect) {
+      const bool redirect = ps.kind == StatusClass::kRedirect;
+      version.verdict = redirect ? Verdict::kRedirect : Verdict::kFailed;
+      version.doc =
+          !redirect && ps.last && store::internal::LiveVersion(*ps.last) ? ps.last->doc : 0;
+      if (redirect) version.redirect_target = page.redirect_target;
+      res.verdict = version.verdict;
+      res.doc = version.doc;
+      res.redirect_target = version.redirect_target;
+      ps.doc = version.doc;
+      if (ps.last && ps.last->sweep == version.sweep && ps.last->verdict == version.verdict &&
+          ps.last->http_status == version.http_status && ps.last->doc == version.doc &&
+          ps.last->redirect_target == version.redirect_target) {
+        res.replayed = true;
+        continue;
+      }
+      append(std::move(version), -1);
+      continue;
+    }
+    if (page.revisit) {
+      const DocId doc = ps.doc;
+      if (ps.last &&
+          replay([&](const VersionRecord& v) { return v.doc == doc && v.date == page.date; })) {
+        continue;
+      }
+      version.canonical_link = page.canonical_link;
+      version.doc = doc;
+      res.doc = doc;
+      ps.touch = doc;
+      need_records.insert(doc);
+      if (ps.last && ps.last->doc == doc) {
+        res.verdict = Verdict::kUnchanged;
+        res.previous_resemblance = 1.0;
+      } else {
+        res.verdict = Verdict::kDuplicate;
+        if (ps.last && ps.last->doc != 0) need_records.insert(ps.last->doc);
+      }
+      version.verdict = res.verdict;
+      append(std::move(version), -1);
+      continue;
+    }
+    const bool dead = ps.kind == StatusClass::kDead;
+    DocId identical = 0;
+    bool take_over = false;
+    if (!dead) {
+      const auto key = std::make_pair(page.sketch.identical.high, page.sketch.identical.low);
+      if (auto it = batch_identical.find(key); it != batch_identical.end()) {
+        identical = it->second;
+      } else if (stored_owner[i].doc != 0) {
+        identical = stored_owner[i].doc;
+        // A document whose page never completed, claimed from this very URL: this is its retry,
+        // which finishes it under the same id.
+        take_over = stored_owner[i].pending_url != 0 && stored_owner[i].pending_url == us.id;
+      }
+    }
+    if (take_over) {
+      // The failed attempt may have appended the page's version already (a failure after the
+      // versions were written, before the page completed): that version is replaced by this
+      // attempt's, at its seq, so the page keeps one version.
+      for (size_t k = us.versions.size(); k > 0; --k) {
+        const UrlState::Version& v = us.versions[k - 1];
+        if (v.rec.sweep != page.sweep) break;
+        if (v.rec.doc == identical && !v.from_batch && k == us.versions.size()) {
+          ps.replace = store::internal::EncodeVersion(v.rec);
+          us.versions.pop_back();
+          ps.last.reset();
+          ps.last_seq = static_cast<uint32_t>(us.versions.size());
+          if (!us.versions.empty()) ps.last = us.versions.back().rec;
+          res.previous_doc = ps.last ? ps.last->doc : 0;
+          break;
+        }
+      }
+    }
+    if (ps.last && !take_over) {
+      const bool found = replay([&](const VersionRecord& v) {
+        return dead ? (v.verdict == Verdict::kGone &&
+                       v.http_status == static_cast<uint32_t>(page.http_status))
+                    : (v.verdict != Verdict::kFailed && v.doc != 0 && v.doc == identical);
+      });
+      if (found) continue;
+    }
+    version.canonical_link = page.canonical_link;
+    if (dead) {
+      version.doc = 0;
+      version.verdict = Verdict::kGone;
+      res.verdict = Verdict::kGone;
+      append(std::move(version), -1);
+      continue;
+    }
+    if (identical != 0 && !take_over) {
+      ps.doc = identical;
+      ps.touch = identical;
+      need_records.insert(identical);
+      res.verdict =
+          (ps.last && ps.last->doc == identical) ? Verdict::kUnchanged : Verdict::kDuplicate;
+      if (res.verdict == Verdict::kDuplicate) {
+        res.matches.push_back(store::IdenticalMatch(identical, page.sketch));
+      }
+      if (ps.last && ps.last->doc != 0 && ps.last->doc != identical)
+        need_records.insert(ps.last->doc);
+    } else {
+      NewDoc nd;
+      nd.page = static_cast<int>(i);
+      nd.take_over = take_over;
+      if (take_over) {
+        nd.doc = identical;
+      } else {
+        StatusOr<uint64_t> id = doc_ids_.Next();
+        if (!id.ok()) return id.status();
+        nd.doc = *id;
+      }
+      nd.rec = RecordOfPage(page.sketch, page.date);
+      batch_identical[{page.sketch.identical.high, page.sketch.identical.low}] = nd.doc;
+      ps.doc = nd.doc;
+      ps.new_doc = static_cast<int>(new_docs.size());
+      new_docs.push_back(std::move(nd));
+      if (ps.last && ps.last->doc != 0 && ps.last->doc != ps.doc) need_records.insert(ps.last->doc);
+    }
+    res.doc = ps.doc;
+    version.doc = ps.doc;
+    version.verdict = res.verdict;
+    append(std::move(version), ps.new_doc >= 0 ? static_cast<int>(i) : -1);
+  }
+  std::set<DocId> batch_doc_ids;
+  for (const NewDoc& nd : new_docs) batch_doc_ids.insert(nd.doc);
+  // Dates of documents seen again: the earliest first_seen, the latest last_seen.
+  std::map<DocId, std::pair<int64_t, int64_t>> seen;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip || st[i].touch == 0 || results[i].replayed) continue;
+    auto [it, fresh] = seen.emplace(st[i].touch, std::make_pair(pages[i].date, pages[i].date));
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, pages[i].date);
+      it->second.second = std::max(it->second.second, pages[i].date);
+    }
+  }
+  for (NewDoc& nd : new_docs) {
+    if (auto it = seen.find(nd.doc); it != seen.end()) {
+      nd.rec.first_seen = std::min(nd.rec.first_seen, it->second.first);
+      nd.rec.last_seen = std::max(nd.rec.last_seen, it->second.second);
+    }
+  }
+
+  // 4. Identical claims of the new documents ("doc/url": pending until the page completes).
+  {
+    std::vector<Command> cmds;
+    std::vector<size_t> which;
+    for (size_t k = 0; k < new_docs.size(); ++k) {
+      if (new_docs[k].take_over) continue;
+      const PageInput& page = pages[new_docs[k].page];
+      const auto& fp = page.sketch.identical;
+      cmds.push_back(Eval(kClaimScript,
+                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits)},
+                          {FingerprintField(fp.high, fp.low, fbits),
+                           Dec(new_docs[k].doc) + "/" + Dec(st[new_docs[k].page].url->id)}));
+      which.push_back(k);
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    for (size_t j = 0; j < which.size(); ++j) {
+      StatusOr<IdenticalOwner> o = ParseOwner((*r)[j]);
+      if (!o.ok()) return o.status();
+      if (o->doc != new_docs[which[j]].doc) {
+        // Another daemon stored the same content at the same moment: apply the batch again,
+        // which finds its document (ours is a gap in the ids).
+        return Race("the same content was stored by another daemon meanwhile");
+      }
+    }
+  }
+  // 5. Lexical and shingle claims (a new document owns them, or is equivalent to their owner).
+  {
+    std::vector<Command> cmds;
+    std::vector<std::pair<size_t, int>> which;  // (new doc, 0 lexical / 1 shingle)
+    for (size_t k = 0; k < new_docs.size(); ++k) {
+      const dedup::Sketch& s = pages[new_docs[k].page].sketch;
+      if (s.tokens > 0) {
+        cmds.push_back(
+            Eval(kClaimScript, {FingerprintBucketKey(Relation::kLexical, s.lexical.high, fbits)},
+                 {FingerprintField(s.lexical.high, s.lexical.low, fbits), Dec(new_docs[k].doc)}));
+        which.emplace_back(k, 0);
+      }
+      if (s.shingles > 0) {
+        cmds.push_back(
+            Eval(kClaimScript, {FingerprintBucketKey(Relation::kShingle, s.shingle.high, fbits)},
+                 {FingerprintField(s.shingle.high, s.shingle.low, fbits), Dec(new_docs[k].doc)}));
+        which.emplace_back(k, 1);
+      }
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    std::vector<DocId> lexical(new_docs.size()), shingle(new_docs.size());
+    for (size_t j = 0; j < which.size(); ++j) {
+      uint64_t owner = 0;
+      if (!ParseU64((*r)[j].str, &owner)) return DataLossError("redis: bad fingerprint claim");
+      (which[j].second == 0 ? lexical : shingle)[which[j].first] = owner;
+    }
+    for (size_t k = 0; k < new_docs.size(); ++k) {
+      NewDoc& nd = new_docs[k];
+      const dedup::Sketch& s = pages[nd.page].sketch;
+      const DocId lex = lexical[k] == nd.doc ? 0 : lexical[k];
+      const DocId sh = shingle[k] == nd.doc ? 0 : shingle[k];
+      nd.rec.owns_lexical = s.tokens > 0 && lex == 0;
+      nd.rec.owns_shingle = s.shingles > 0 && sh == 0;
+      nd.equivalent = lex != 0 ? lex : sh;
+      nd.relation = lex != 0 ? store::Relation::kLexical : store::Relation::kShingle;
+      if (nd.equivalent != 0 && !batch_doc_ids.count(nd.equivalent))
+        need_records.insert(nd.equivalent);
+    }
+  }
+  // 6. Records read: existing documents seen again, previous documents, equivalents.
+  std::map<DocId, RedisDocument> records;
+  {
+    std::vector<DocId> want;
+    for (DocId d : need_records) {
+      if (!batch_doc_ids.count(d)) want.push_back(d);
+    }
+    StatusOr<std::map<DocId, RedisDocument>> got = ReadRecords(want, true);
+    if (!got.ok()) return got.status();
+    records = std::move(*got);
+  }
+  std::map<DocId, const RedisDocument*> batch_records;
+  auto record_of = [&](DocId d) -> const RedisDocument* {
+    if (auto it = batch_records.find(d); it != batch_records.end()) return it->second;
+    if (auto it = records.find(d); it != records.end()) return &it->second;
+    return nullptr;
+  };
+  auto sketch_holder = [&](DocId d, DocId* holder) -> const RedisDocument* {
+    const RedisDocument* r = record_of(d);
+    *holder = d;
+    if (r != nullptr && r->rep != 0) {
+      *holder = r->rep;
+      r = record_of(r->rep);
+    }
+    return r;
+  };
+  // 7. Records of the new documents written (before their postings: a daemon that finds a
+  // posting finds its record).
+  {
+    std::vector<Command> cmds;
+    for (NewDoc& nd : new_docs) {
+      const dedup::Sketch& s = pages[nd.page].sketch;
+      if (nd.equivalent != 0) {
+        DocId holder = 0;
+        const RedisDocument* eq = nd.equivalent == 0 ? nullptr : record_of(nd.equivalent);
+        if (eq == nullptr) {
+          return Race("the equivalent document " + Dec(nd.equivalent) + " has no record yet");
+        }
+        holder = eq->rep != 0 ? eq->rep : nd.equivalent;
+        nd.rec.rep = holder;
+      } else {
+        SetSketch(s, &nd.rec);
+      }
+      batch_records[nd.doc] = &nd.rec;
+      cmds.push_back(Cmd({"HSET", DocKey(nd.doc), Dec(nd.doc), EncodeRedisDocument(nd.rec)}));
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+  }
+  // 8. Postings filed and read in one script per value (claims.h: of two racing near-copies at
+  // least one sees the other); the candidates ranked as the LMDB writer ranks them.
+  {
+    std::vector<Command> cmds;
+    struct Slot {
+      size_t nd;
+      int index;  // 0 features, 1 super shingles, 2 samples
+    };
+    std::vector<Slot> slots;
+    for (size_t k = 0; k < new_docs.size(); ++k) {
+      NewDoc& nd = new_docs[k];
+      if (nd.equivalent != 0) continue;
+      const dedup::Sketch& s = pages[nd.page].sketch;
+      auto file = [&](Relation rel, uint64_t value, int bits, int index) {
+        std::string bucket = BucketKey(rel, value, bits);
+        std::string field = ValueField(value, bits);
+        std::string overflow = bucket + field;
+        cmds.push_back(Eval(kFileAndReadScript, {std::move(bucket), std::move(overflow)},
+                            {std::move(field), Dec(nd.doc), Dec(kMaxInlineList)}));
+        slots.push_back(Slot{k, index});
+      };
+      for (uint64_t v : s.features) file(Relation::kFeature, v, redis_.feature_bits, 0);
+      for (uint64_t v : s.supershingles)
+        file(Relation::kSuperShingle, v, redis_.supershingle_bits, 1);
+      for (uint64_t v : s.sample.values) {
+        if (store::internal::IndexedSampleValue(v, s.sample.log2_modulus)) {
+          file(Relation::kSample, v, redis_.sample_bits, 2);
+        }
+      }
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    std::vector<std::vector<std::pair<DocId, uint32_t>>> hits(new_docs.size());
+    const size_t cap = 4 * options_.common_value_limit;
+    for (size_t j = 0; j < slots.size(); ++j) {
+      NewDoc& nd = new_docs[slots[j].nd];
+      StatusOr<std::vector<uint64_t>> list = ParsePostingList((*r)[j]);
+      if (!list.ok()) return list.status();
+      // The documents filed before this page: not itself, nor the batch's later pages.
+      std::vector<DocId> before;
+      for (uint64_t d : *list) {
+        if (d == nd.doc) continue;
+        if (batch_doc_ids.count(d)) {
+          const auto it = std::find_if(new_docs.begin(), new_docs.end(),
+                                       [d](const NewDoc& x) { return x.doc == d; });
+          if (it->page > nd.page) continue;
+        }
+        before.push_back(d);
+      }
+      if (slots[j].index == 2) {
+        if (before.size() > options_.common_value_limit) continue;  // a common value
+        for (DocId d : before) hits[slots[j].nd].emplace_back(d, 1);
+      } else {
+        if (before.size() > cap) before.resize(cap);
+        for (DocId d : before) hits[slots[j].nd].emplace_back(d, slots[j].index == 0 ? 4 : 1);
+      }
+    }
+    for (size_t k = 0; k < new_docs.size(); ++k) {
+      if (new_docs[k].equivalent != 0) continue;
+      store::internal::RankCandidates(&hits[k], options_.max_candidates, &new_docs[k].candidates,
+                                      &new_docs[k].truncated, &new_docs[k].left_out);
+    }
+  }
+  // 9. Candidate records read.
+  {
+    std::vector<DocId> want;
+    for (const NewDoc& nd : new_docs) {
+      for (DocId c : nd.candidates) {
+        if (!batch_doc_ids.count(c) && !records.count(c)) want.push_back(c);
+      }
+    }
+    StatusOr<std::map<DocId, RedisDocument>> got = ReadRecords(want, false);
+    if (!got.ok()) return got.status();
+    for (auto& [d, r] : *got) records.emplace(d, std::move(r));
+  }
+
+  // 10. Decisions, page by page: the exact level's equivalent, or the candidates scored.
+  struct Link {
+    DocId doc, other;
+    double resemblance;
+  };
+  std::vector<Link> links;
+  std::vector<std::pair<DocId, DocId>> unions;
+  for (NewDoc& nd : new_docs) {
+    const PageInput& page = pages[nd.page];
+    PageResult& res = results[nd.page];
+    const dedup::Sketch cut = Cut(page.sketch);
+    if (nd.equivalent != 0) {
+      DocId holder = 0;
+      const RedisDocument* eq = sketch_holder(nd.equivalent, &holder);
+      if (eq == nullptr) return Race("an equivalent's sketch is missing");
+      dedup::Sketch a = cut, b = SketchOfRecord(*eq);
+      MaskPair(&a.sample, &b.sample);
+      if (options_.cluster_relations & store::kClusterExact)
+        unions.emplace_back(nd.doc, nd.equivalent);
+      res.verdict = Verdict::kDuplicate;
+      res.matches.push_back(store::EquivalentMatch(nd.equivalent, nd.relation, a, b));
+      continue;
+    }
+    res.candidates_truncated = nd.truncated;
+    res.candidates_left_out = nd.left_out;
+    const bool use_verify = store::UsesVerifySample(cut, params_);
+    bool joined = false;
+    for (DocId cand : nd.candidates) {
+      const RedisDocument* rec = record_of(cand);
+      if (rec == nullptr) continue;  // a posting whose record is not there yet: not yet there
+      if (rec->rep != 0) continue;   // the sketch indexes name representatives only
+      dedup::Sketch a = cut, other = SketchOfRecord(*rec);
+      MaskPair(&a.sample, &other.sample);
+      const store::CandidateScreen screen = store::ScreenCandidate(a, other, options_, params_);
+      const bool known = use_verify && screen.worth_judging && !rec->verify_sample.empty();
+      const store::CandidateDecision d = store::JudgeCandidate(
+          cand, a, &other, screen, rec->verify_sample, known, nullptr, options_, params_);
+      if (!d.match) continue;
+      if (d.link) links.push_back(Link{nd.doc, cand, d.match->resemblance});
+      if (d.joins) {
+        unions.emplace_back(nd.doc, cand);
+        joined = true;
+      }
+      res.matches.push_back(*d.match);
+    }
+    res.verdict = joined ? Verdict::kNearDuplicate : Verdict::kNew;
+  }
+  // Versions take their page's verdict; replays of the batch's own pages too.
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip) continue;
+    if (st[i].appended) st[i].version.verdict = results[i].verdict;
+    if (st[i].replay_of >= 0) results[i].verdict = results[st[i].replay_of].verdict;
+  }
+  for (auto& [u, s] : urls) {
+    for (UrlState::Version& v : s.versions) {
+      if (v.page >= 0) v.rec.verdict = results[v.page].verdict;
+    }
+  }
+  // Previous resemblance, matches in order, bytes in common (unknown: no chunks).
+  for (size_t i = 0; i < pages.size(); ++i) {
+    if (st[i].skip || results[i].replayed) continue;
+    PageResult& res = results[i];
+    const PageState& ps = st[i];
+    if (ps.kind != StatusClass::kContent) continue;
+    if (ps.last && ps.last->doc != 0) {
+      if (ps.last->doc == ps.doc) {
+        res.previous_resemblance = 1.0;
+      } else {
+        DocId holder = 0;
+        const RedisDocument* prev = sketch_holder(ps.last->doc, &holder);
+        if (prev == nullptr)
+          return DataLossError("redis: document " + Dec(ps.last->doc) + " has no record");
+        dedup::Sketch a;
+        if (pages[i].revisit) {
+          DocId h = 0;
+          const RedisDocument* own = sketch_holder(ps.doc, &h);
+          if (own == nullptr)
+            return DataLossError("redis: document " + Dec(ps.doc) + " has no record");
+          a = SketchOfRecord(*own);
+        } else {
+          a = Cut(pages[i].sketch);
+        }
+        dedup::Sketch b = SketchOfRecord(*prev);
+        res.previous_resemblance = dedup::ResemblanceFromMinhashes(a, b);
+      }
+    }
+    if (pages[i].revisit && res.verdict == Verdict::kDuplicate) {
+      DocId h = 0;
+      const RedisDocument* own = sketch_holder(ps.doc, &h);
+      const int features = own == nullptr ? 0 : static_cast<int>(own->features.size());
+      res.matches.push_back(
+          store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
+    }
+    store::SortMatches(&res.matches);
+    if (!pages[i].revisit) res.match_common.assign(res.matches.size(), store::CommonBytes{});
+  }
+
+  // 11. Writes: versions (by seq: a resent append is harmless), the documents' URLs, links,
+  // the dates of documents seen again (compare-and-set), the URLs' names.
+  std::vector<size_t> version_pages;
+  {
+    std::vector<Command> cmds;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (st[i].skip || !st[i].appended) continue;
+      cmds.push_back(
+          Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
+               {Dec(st[i].seq), store::internal::EncodeVersion(st[i].version), st[i].replace}));
+      version_pages.push_back(i);
+    }
+    const size_t nv = cmds.size();
+    for (size_t i : version_pages) {
+      if (st[i].version.doc != 0) {
+        cmds.push_back(
+            AddToList(DocUrlsKey(st[i].version.doc), Dec(st[i].version.doc), Dec(st[i].url->id)));
+      }
+    }
+    for (const Link& l : links) {
+      cmds.push_back(AddToList(
+          LinksKey(l.doc), Dec(l.doc),
+          Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
+    }
+    std::vector<DocId> cas_docs;
+    for (auto& [d, dates] : seen) {
+      if (batch_doc_ids.count(d)) continue;
+      auto rec = records.find(d);
+      auto raw = raw_records_.find(d);
+      if (rec == records.end() || raw == raw_records_.end()) {
+        return DataLossError("redis: document " + Dec(d) + " has no record");
+      }
+      RedisDocument updated = rec->second;
+      updated.first_seen = std::min(updated.first_seen, dates.first);
+      updated.last_seen = std::max(updated.last_seen, dates.second);
+      if (updated == rec->second) continue;
+      cmds.push_back(
+          Eval(kCasScript, {DocKey(d)}, {Dec(d), raw->second, EncodeRedisDocument(updated)}));
+      cas_docs.push_back(d);
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    for (size_t j = 0; j < nv; ++j) {
+      const long long v = (*r)[j].integer;
+      if (v < 0) return Race("another daemon added a version to a URL of the batch meanwhile");
+      st[version_pages[j]].appended = v == 1;  // 0: there already (a resent batch): not counted
+    }
+    for (size_t j = 0; j < cas_docs.size(); ++j) {
+      if ((*r)[cmds.size() - cas_docs.size() + j].integer != 1) {
+        return Race("another daemon updated a document of the batch meanwhile");
+      }
+    }
+  }
+  // 12. Clusters: the unions, in the pages' order.
+  uint64_t clusters_delta_pos = 0, clusters_delta_neg = 0, largest = 0;
+  for (const auto& [a, b] : unions) {
+    SHINGLED_RETURN_IF_ERROR(Merge(a, b, &clusters_delta_pos, &clusters_delta_neg, &largest));
+  }
+  // 13. Completion: the new documents' claims lose their "/url", the counters.
+  {
+    std::vector<Command> cmds;
+    uint64_t documents = 0, versions = 0;
+    for (const NewDoc& nd : new_docs) {
+      const auto& fp = pages[nd.page].sketch.identical;
+      cmds.push_back(Cmd({"HSET", FingerprintBucketKey(Relation::kIdentical, fp.high, fbits),
+                          FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
+      ++documents;
+    }
+    for (size_t i : version_pages) {
+      if (!st[i].appended) continue;
+      ++versions;
+      cmds.push_back(
+          Eval(kSweepCountScript, {SweepCountKey(pages[i].sweep)},
+               {VerdictCountField(st[i].version.verdict), std::to_string(pages[i].date)}));
+    }
+    if (documents > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "documents", Dec(documents)}));
+    if (versions > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "versions", Dec(versions)}));
+    if (urls_added > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "urls", Dec(urls_added)}));
+    if (clusters_delta_pos != clusters_delta_neg) {
+      cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters",
+                          std::to_string(static_cast<int64_t>(clusters_delta_pos) -
+                                         static_cast<int64_t>(clusters_delta_neg))}));
+    }
+    const uint64_t at_least = std::max<uint64_t>(largest, documents > 0 ? 1 : 0);
+    if (at_least > 0)
+      cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(at_least)}));
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+  }
+  // 14. Clusters of the results.
+  {
+    std::vector<DocId> docs;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (st[i].skip || results[i].doc == 0) continue;
+      docs.push_back(results[i].doc);
+      which.push_back(i);
+    }
+    if (!docs.empty()) {
+      StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, docs);
+      if (!roots.ok()) return roots.status();
+      for (size_t j = 0; j < which.size(); ++j) results[which[j]].cluster = (*roots)[j];
+    }
+  }
+  SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
+      redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
+  return results;
+}
+
+// One union with the cluster counters: sizes are kept as "members beyond the root" in the
+// root's size bucket (a singleton has none).
+Status RedisClusterStore::Merge(DocId a, DocId b, uint64_t* plus, uint64_t* minus,
+                                uint64_t* largest) {
+  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {a, b});
+  if (!roots.ok()) return roots.status();
+  const uint64_t ra = (*roots)[0], rb = (*roots)[1];
+  if (ra == rb) return OkStatus();
+  auto sizes =
+      client_->Pipeline({Cmd({"HGET", SizeKey(ra), Dec(ra)}), Cmd({"HGET", SizeKey(rb), Dec(rb)})});
+  if (!sizes.ok()) return sizes.status();
+  uint64_t ea = 0, eb = 0;
+  if (!(*sizes)[0].is_nil()) ParseU64((*sizes)[0].str, &ea);
+  if (!(*sizes)[1].is_nil()) ParseU64((*sizes)[1].str, &eb);
+  StatusOr<uint64_t> root = Union(*client_, a, b);
+  if (!root.ok()) return root.status();
+  const uint64_t lo = std::min(ra, rb), hi = std::max(ra, rb);
+  const uint64_t moved = 1 + (hi == ra ? ea : eb);
+  SHINGLED_RETURN_IF_ERROR(
+      client_->Run(Cmd({"HINCRBY", SizeKey(lo), Dec(lo), Dec(moved)})).status());
+  if (ea == 0 && eb == 0)
+    ++*plus;
+  else if (ea > 0 && eb > 0)
+    ++*minus;
+  *largest = std::max(*largest, ea + eb + 2);
+  return OkStatus();
+}
+
+// --- queries ---
+
+StatusOr<store::DocumentInfo> RedisClusterStore::Document(DocId doc) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords({doc}, true);
+  if (!recs.ok()) return recs.status();
+  auto it = recs->find(doc);
+  if (it == recs->end()) return NotFoundError("document " + Dec(doc) + " not found");
+  const RedisDocument& rec = it->second;
+  const DocId holder = rec.rep != 0 ? rec.rep : doc;
+  auto h = recs->find(holder);
+  if (h == recs->end()) return DataLossError("redis: document " + Dec(holder) + " has no record");
+  store::DocumentInfo info;
+  info.id = doc;
+  info.representative = holder;
+  info.bytes = rec.bytes;
+  info.tokens = rec.tokens;
+  info.shingles = rec.shingles;
+  info.first_seen = rec.first_seen;
+  info.last_seen = rec.last_seen;
+  info.sketch = SketchOfRecord(h->second);
+  info.sketch.bytes = rec.bytes;
+  info.sketch.tokens = rec.tokens;
+  info.sketch.shingles = rec.shingles;
+  info.sketch.identical = {rec.fingerprints[0], rec.fingerprints[1]};
+  info.sketch.lexical = {rec.fingerprints[2], rec.fingerprints[3]};
+  info.sketch.shingle = {rec.fingerprints[4], rec.fingerprints[5]};
+  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {doc});
+  if (!roots.ok()) return roots.status();
+  info.cluster = (*roots)[0];
+  return info;
+}
+
+StatusOr<DocId> RedisClusterStore::FindIdentical(const dedup::Fingerprint128& fp) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int bits = redis_.fingerprint_bits;
+  auto r = client_->Run(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, bits),
+                             FingerprintField(fp.high, fp.low, bits)}));
+  if (!r.ok()) return r.status();
+  StatusOr<IdenticalOwner> o = ParseOwner(*r);
+  if (!o.ok()) return o.status();
+  return o->pending_url != 0 ? DocId{0} : o->doc;  // a page still being applied: not yet there
+}
+
+StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_view url) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StatusOr<UrlId> id = LookupUrl(url);
+  if (!id.ok()) return id.status();
+  auto list = client_->Run(Cmd({"LRANGE", VersionsKey(*id), "0", "-1"}));
+  if (!list.ok()) return list.status();
+  std::vector<store::UrlVersion> out;
+  uint32_t seq = 0;
+  for (const Reply& e : list->elements) {
+    StatusOr<VersionRecord> v = store::internal::DecodeVersion(e.str);
+    if (!v.ok()) return v.status();
+    store::UrlVersion uv;
+    uv.seq = ++seq;
+    uv.sweep = v->sweep;
+    uv.date = v->date;
+    uv.doc = v->doc;
+    uv.http_status = static_cast<int>(v->http_status);
+    uv.verdict = v->verdict;
+    uv.canonical_link = v->canonical_link;
+    uv.redirect_target = v->redirect_target;
+    out.push_back(std::move(uv));
+  }
+  return out;
+}
+
+StatusOr<UrlId> RedisClusterStore::LookupUrl(std::string_view url) const {
+  auto r = client_->Run(Cmd({"HGET", UrlBucket(url, redis_.fingerprint_bits), std::string(url)}));
+  if (!r.ok()) return r.status();
+  uint64_t id = 0;
+  if (r->is_nil()) return NotFoundError("URL never stored: " + std::string(url));
+  if (!ParseU64(r->str, &id))
+    return DataLossError("redis: URL " + std::string(url) + " has a bad id");
+  return id;
+}
+
+StatusOr<std::vector<UrlId>> RedisClusterStore::UrlsOf(DocId doc) const {
+  auto r = client_->Pipeline({GetList(DocUrlsKey(doc), Dec(doc))});
+  if (!r.ok()) return r.status();
+  StatusOr<std::vector<uint64_t>> ids = ParsePostingList((*r)[0]);
+  if (!ids.ok()) return ids.status();
+  return *ids;
+}
+
+StatusOr<store::ClusterInfo> RedisClusterStore::ClusterOf(DocId any_member, DocId after,
+                                                          size_t limit, uint64_t* size) const {
+  StatusOr<std::map<DocId, RedisDocument>> one = ReadRecords({any_member}, false);
+  if (!one.ok()) return one.status();
+  if (!one->count(any_member)) {
+    return NotFoundError("cluster " + Dec(any_member) + " not found (no such cluster or document)");
+  }
+  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {any_member});
+  if (!roots.ok()) return roots.status();
+  StatusOr<std::vector<uint64_t>> members = ClusterMembers(*client_, (*roots)[0]);
+  if (!members.ok()) return members.status();
+  *size = members->size();
+  std::vector<DocId> page;
+  for (DocId m : *members) {
+    if (m > after && page.size() < limit) page.push_back(m);
+  }
+  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords(page, false);
+  if (!recs.ok()) return recs.status();
+  std::vector<Command> url_cmds;
+  for (DocId m : page) url_cmds.push_back(GetList(DocUrlsKey(m), Dec(m)));
+  auto url_lists = client_->Pipeline(url_cmds);
+  if (!url_lists.ok()) return url_lists.status();
+  std::vector<std::vector<uint64_t>> ids(page.size());
+  std::vector<Command> names;
+  for (size_t j = 0; j < page.size(); ++j) {
+    StatusOr<std::vector<uint64_t>> l = ParsePostingList((*url_lists)[j]);
+    if (!l.ok()) return l.status();
+    ids[j] = std::move(*l);
+    std::sort(ids[j].begin(), ids[j].end());
+    for (uint64_t u : ids[j]) names.push_back(Cmd({"HGET", UrlNameKey(u), Dec(u)}));
+  }
+  auto n = client_->Pipeline(names);
+  if (!n.ok()) return n.status();
+  store::ClusterInfo info;
+  info.id = (*roots)[0];
+  size_t k = 0;
+  for (size_t j = 0; j < page.size(); ++j) {
+    store::ClusterMember cm;
+    cm.doc = page[j];
+    if (auto it = recs->find(page[j]); it != recs->end()) {
+      cm.first_seen = it->second.first_seen;
+      cm.last_seen = it->second.last_seen;
+    }
+    for (size_t u = 0; u < ids[j].size(); ++u) cm.urls.push_back((*n)[k++].str);
+    info.members.push_back(std::move(cm));
+  }
+  return info;
+}
+
+StatusOr<store::ClusterInfo> RedisClusterStore::Cluster(DocId any_member) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t size = 0;
+  return ClusterOf(any_member, 0, SIZE_MAX, &size);
+}
+
+StatusOr<store::ClusterMembersPage> RedisClusterStore::ClusterPage(DocId any_member, DocId after,
+                                                                   size_t limit) const {
+  if (limit == 0) return InvalidArgumentError("ClusterPage: limit must be at least 1");
+  std::lock_guard<std::mutex> lock(mu_);
+  store::ClusterMembersPage out;
+  StatusOr<store::ClusterInfo> info = ClusterOf(any_member, after, limit, &out.size);
+  if (!info.ok()) return info.status();
+  out.cluster = std::move(*info);
+  if (out.cluster.members.size() == limit) {
+    // More after the page's last member?
+    uint64_t beyond = 0;
+    StatusOr<store::ClusterInfo> rest =
+        ClusterOf(any_member, out.cluster.members.back().doc, 1, &beyond);
+    if (!rest.ok()) return rest.status();
+    if (!rest->members.empty()) out.next = out.cluster.members.back().doc;
+  }
+  return out;
+}
+
+// The similarity queries: LMDB's FindQueryCandidates and SimilarIn on the Redis records.
+StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
+    const dedup::Sketch& query_sketch, bool query_is_record, const std::vector<uint64_t>& indexed,
+    DocId exclude, const store::QueryOptions& query) const {
+  std::vector<store::SimilarDoc> out;
+  if (query_sketch.empty()) return out;
+  const dedup::Sketch sketch = query_is_record ? query_sketch : Cut(query_sketch);
+  std::vector<std::pair<DocId, uint32_t>> hits;
+  // The sample values (indexed), a common value skipped.
+  std::vector<Command> cmds;
+  for (uint64_t v : indexed) {
+    cmds.push_back(GetList(BucketKey(Relation::kSample, v, redis_.sample_bits),
+                           ValueField(v, redis_.sample_bits)));
+  }
+  auto r = client_->Pipeline(cmds);
+  if (!r.ok()) return r.status();
+  size_t usable = 0;
+  for (size_t j = 0; j < cmds.size(); ++j) {
+    StatusOr<std::vector<uint64_t>> l = ParsePostingList((*r)[j]);
+    if (!l.ok()) return l.status();
+    if (l->size() > options_.common_value_limit) continue;
+    ++usable;
+    for (DocId d : *l) hits.emplace_back(d, 1);
+  }
+  constexpr size_t kEnoughSampleValues = 8;
+  if (usable < kEnoughSampleValues || hits.size() > options_.max_candidates) {
+    std::vector<Command> f;
+    for (uint64_t v : query_sketch.features) {
+      f.push_back(GetList(BucketKey(Relation::kFeature, v, redis_.feature_bits),
+                          ValueField(v, redis_.feature_bits)));
+    }
+    auto fr = client_->Pipeline(f);
+    if (!fr.ok()) return fr.status();
+    const size_t cap = 4 * options_.common_value_limit;
+    for (size_t j = 0; j < f.size(); ++j) {
+      StatusOr<std::vector<uint64_t>> l = ParsePostingList((*fr)[j]);
+      if (!l.ok()) return l.status();
+      if (l->size() > cap) l->resize(cap);
+      for (DocId d : *l) hits.emplace_back(d, 4);
+    }
+  }
+  if (exclude != 0) std::erase_if(hits, [exclude](const auto& h) { return h.first == exclude; });
+  std::vector<DocId> docs;
+  for (const auto& h : hits) docs.push_back(h.first);
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  if (query.candidates_left_out != nullptr) *query.candidates_left_out = 0;
+  if (docs.size() > options_.max_candidates) {
+    docs.clear();
+    bool truncated = false;
+    store::internal::RankCandidates(&hits, options_.max_candidates, &docs, &truncated,
+                                    query.candidates_left_out);
+    std::sort(docs.begin(), docs.end());
+  }
+  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords(docs, false);
+  if (!recs.ok()) return recs.status();
+  const size_t k = static_cast<size_t>(params_.verify_sample_size);
+  for (DocId cand : docs) {
+    auto it = recs->find(cand);
+    if (it == recs->end() || it->second.rep != 0) continue;
+    dedup::Sketch a = sketch, other = SketchOfRecord(it->second);
+    MaskPair(&a.sample, &other.sample);
+    store::SimilarDoc s;
+    s.doc = cand;
+    const bool known = !it->second.verify_sample.empty();
+    const store::internal::PairEstimate pair =
+        store::internal::EstimatePair(a, other, it->second.verify_sample, known, k);
+    s.resemblance = pair.estimate.resemblance;
+    s.resemblance_from = pair.source;
+    const dedup::Containments c = dedup::ContainmentsFromModSample(a.sample, other.sample);
+    s.containment_of_query = c.a_in_b;
+    s.containment_in_query = c.b_in_a;
+    s.features_in_common = dedup::FeaturesInCommon(a, other);
+    if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) < query.threshold)
+      continue;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const store::SimilarDoc& a, const store::SimilarDoc& b) {
+    if (a.resemblance != b.resemblance) return a.resemblance > b.resemblance;
+    const double ca = std::max(a.containment_of_query, a.containment_in_query);
+    const double cb = std::max(b.containment_of_query, b.containment_in_query);
+    if (ca != cb) return ca > cb;
+    return a.doc < b.doc;
+  });
+  if (out.size() > query.limit) out.resize(query.limit);
+  // Each result's cluster, and the URL that most recently showed it (the smallest url id on
+  // equal dates).
+  std::vector<DocId> ids;
+  for (const store::SimilarDoc& s : out) ids.push_back(s.doc);
+  if (ids.empty()) return out;
+  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, ids);
+  if (!roots.ok()) return roots.status();
+  for (size_t j = 0; j < out.size(); ++j) out[j].cluster = (*roots)[j];
+  for (store::SimilarDoc& s : out) {
+    StatusOr<std::vector<UrlId>> urls = UrlsOf(s.doc);
+    if (!urls.ok()) return urls.status();
+    std::sort(urls->begin(), urls->end());
+    std::vector<Command> last;
+    for (UrlId u : *urls) last.push_back(Cmd({"LINDEX", VersionsKey(u), "-1"}));
+    auto lr = client_->Pipeline(last);
+    if (!lr.ok()) return lr.status();
+    int64_t best_date = INT64_MIN;
+    UrlId best = 0;
+    for (size_t j = 0; j < urls->size(); ++j) {
+      if ((*lr)[j].is_nil()) continue;
+      StatusOr<VersionRecord> v = store::internal::DecodeVersion((*lr)[j].str);
+      if (!v.ok()) return v.status();
+      if (v->doc == s.doc && v->date > best_date) {
+        best_date = v->date;
+        best = (*urls)[j];
+      }
+    }
+    if (best != 0) {
+      auto name = client_->Run(Cmd({"HGET", UrlNameKey(best), Dec(best)}));
+      if (!name.ok()) return name.status();
+      s.url = name->str;
+    }
+  }
+  return out;
+}
+
+StatusOr<dedup::Sketch> RedisClusterStore::QuerySketch(DocId doc,
+                                                       std::vector<uint64_t>* indexed) const {
+  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords({doc}, true);
+  if (!recs.ok()) return recs.status();
+  auto it = recs->find(doc);
+  if (it == recs->end()) return NotFoundError("document " + Dec(doc) + " not found");
+  const DocId holder = it->second.rep != 0 ? it->second.rep : doc;
+  auto h = recs->find(holder);
+  if (h == recs->end()) return DataLossError("redis: document " + Dec(holder) + " has no record");
+  *indexed = IndexedValuesOf(h->second);
+  return SketchOfRecord(h->second);
+}
+
+StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToDocument(
+    DocId doc, const store::QueryOptions& query) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> indexed;
+  StatusOr<dedup::Sketch> sketch = QuerySketch(doc, &indexed);
+  if (!sketch.ok()) return sketch.status();
+  return SimilarIn(*sketch, true, indexed, doc, query);
+}
+
+StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
+    std::string_view url, const store::QueryOptions& query) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StatusOr<UrlId> id = LookupUrl(url);
+  if (!id.ok()) return id.status();
+  auto list = client_->Run(Cmd({"LRANGE", VersionsKey(*id), "0", "-1"}));
+  if (!list.ok()) return list.status();
+  DocId doc = 0;
+  for (auto it = list->elements.rbegin(); it != list->elements.rend() && doc == 0; ++it) {
+    StatusOr<VersionRecord> v = store::internal::DecodeVersion(it->str);
+    if (!v.ok()) return v.status();
+    doc = v->doc;
+  }
+  if (doc == 0) return NotFoundError("URL never had a document: " + std::string(url));
+  std::vector<uint64_t> indexed;
+  StatusOr<dedup::Sketch> sketch = QuerySketch(doc, &indexed);
+  if (!sketch.ok()) return sketch.status();
+  return SimilarIn(*sketch, true, indexed, doc, query);
+}
+
+StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToSketch(
+    const dedup::Sketch& sketch, const store::QueryOptions& query) const {
+  if (!sketch.empty() && (sketch.minhashes.size() != static_cast<size_t>(params_.num_minhashes()) ||
+                          sketch.features.size() != static_cast<size_t>(params_.feature_groups))) {
+    return InvalidArgumentError("sketch was not made with this store's params");
+  }
+  std::vector<uint64_t> indexed;
+  for (uint64_t v : sketch.sample.values) {
+    if (store::internal::IndexedSampleValue(v, sketch.sample.log2_modulus)) indexed.push_back(v);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return SimilarIn(sketch, false, indexed, 0, query);
+}
+
+StatusOr<store::StoreStats> RedisClusterStore::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto r = client_->Run(Cmd({"HGETALL", kStatsKey}));
+  if (!r.ok()) return r.status();
+  store::StoreStats s;
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    const std::string& f = r->elements[i].str;
+    int64_t v = 0;
+    if (!ParseI64(r->elements[i + 1].str, &v)) continue;
+    const uint64_t u = static_cast<uint64_t>(v);
+    if (f == "documents")
+      s.documents = u;
+    else if (f == "urls")
+      s.urls = u;
+    else if (f == "versions")
+      s.versions = u;
+    else if (f == "clusters")
+      s.clusters = u;
+    else if (f == "largest_cluster")
+      s.largest_cluster = u;
+  }
+  return s;
+}
+
+// Check: every document record up to the id counter, and every identical claim bucket.
+StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> problems;
+  auto problem = [&](std::string p) {
+    if (problems.size() < 1000) problems.push_back(std::move(p));
+  };
+  auto next = client_->Run(Cmd({"GET", kNextDoc}));
+  if (!next.ok()) return next.status();
+  uint64_t last = 0;
+  if (!next->is_nil()) ParseU64(next->str, &last);
+  // Records, a bucket (16 ids) at a time.
+  std::map<DocId, RedisDocument> recs;
+  std::vector<Command> cmds;
+  for (uint64_t b = 0; b <= (last >> 4); ++b) cmds.push_back(Cmd({"HGETALL", DocKey(b << 4)}));
+  auto r = client_->Pipeline(cmds);
+  if (!r.ok()) return r.status();
+  for (const Reply& bucket : *r) {
+    for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+      uint64_t id = 0;
+      if (!ParseU64(bucket.elements[i].str, &id)) {
+        problem("a document bucket has the field \"" + bucket.elements[i].str + "\"");
+        continue;
+      }
+      StatusOr<RedisDocument> d = DecodeRedisDocument(bucket.elements[i + 1].str);
+      if (!d.ok()) {
+        problem("document " + Dec(id) + ": " + d.status().message());
+        continue;
+      }
+      recs.emplace(id, std::move(*d));
+    }
+  }
+  // Identical claims: every bucket of the fingerprint bits.
+  const int bits = redis_.fingerprint_bits;
+  std::map<DocId, std::pair<uint64_t, uint64_t>> claimed;  // doc -> fingerprint
+  const uint64_t buckets = uint64_t{1} << bits;
+  for (uint64_t b0 = 0; b0 < buckets; b0 += 4096) {
+    std::vector<Command> c;
+    for (uint64_t b = b0; b < std::min(buckets, b0 + 4096); ++b) {
+      c.push_back(
+          Cmd({"HGETALL", FingerprintBucketKey(Relation::kIdentical, b << (64 - bits), bits)}));
+    }
+    auto got = client_->Pipeline(c);
+    if (!got.ok()) return got.status();
+    for (const Reply& bucket : *got) {
+      for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+        Reply v;
+        v.type = Reply::Type::kString;
+        v.str = bucket.elements[i + 1].str;
+        StatusOr<IdenticalOwner> o = ParseOwner(v);
+        if (!o.ok()) {
+          problem(o.status().message());
+          continue;
+        }
+        if (o->pending_url != 0) {
+          problem("document " + Dec(o->doc) + " was claimed by a page of URL id " +
+                  Dec(o->pending_url) + " that never completed (retry the page)");
+        }
+        if (!recs.count(o->doc)) problem("claim without record: document " + Dec(o->doc));
+        claimed[o->doc] = {0, 0};
+      }
+    }
+  }
+  for (const auto& [id, d] : recs) {
+    if (!claimed.count(id)) problem("record without claim: document " + Dec(id));
+    if (d.rep != 0 && !recs.count(d.rep)) {
+      problem("document " + Dec(id) + " has representative " + Dec(d.rep) +
+              ", which has no record");
+    }
+  }
+  // Each document's root reaches a document, and the sizes of the clusters add up.
+  std::vector<DocId> ids;
+  for (const auto& [id, d] : recs) ids.push_back(id);
+  if (!ids.empty()) {
+    StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, ids);
+    if (!roots.ok()) return roots.status();
+    std::map<DocId, uint64_t> sizes;
+    for (uint64_t root : *roots) ++sizes[root];
+    for (const auto& [root, n] : sizes) {
+      if (!recs.count(root)) problem("cluster root " + Dec(root) + " has no record");
+    }
+  }
+  return problems;
+}
+
+Status RedisClusterStore::health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_;
+}
+
+// --- refused ---
+
+StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId, int64_t,
+                                                            const CloseSweepOptions&) {
+  return NotSupported("CloseSweep");
+}
+StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId) {
+  return NotSupported("ReopenSweep");
+}
+StatusOr<store::LostAndFound> RedisClusterStore::Lost(std::string_view,
+                                                      const store::LostOptions&) const {
+  return NotSupported("Lost");
+}
+StatusOr<UrlId> RedisClusterStore::KnownUrls(UrlId, size_t,
+                                             const std::function<void(std::string_view)>&) const {
+  return NotSupported("KnownUrls");
+}
+StatusOr<store::ChangeReport> RedisClusterStore::ChangesBetween(
+    SweepId, SweepId, const store::ReportProgress&) const {
+  return NotSupported("ChangesBetween");
+}
+StatusOr<store::ChangeList> RedisClusterStore::ListChanges(SweepId, SweepId,
+                                                           const store::ChangeListOptions&) const {
+  return NotSupported("ListChanges");
+}
+Status RedisClusterStore::StreamChanges(SweepId, SweepId, store::ChangeKind,
+                                        const std::function<Status(const store::ChangeRow&)>&,
+                                        const store::ReportProgress&) const {
+  return NotSupported("StreamChanges");
+}
+StatusOr<store::ChangeHistory> RedisClusterStore::ChangesOverSweeps(
+    const store::ReportProgress&) const {
+  return NotSupported("ChangesOverSweeps");
+}
+StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
+  return LmdbOnly("WarmMap");
+}
+StatusOr<store::UrlPage> RedisClusterStore::ListUrls(const store::UrlListOptions&) const {
+  return NotSupported("ListUrls");
+}
+StatusOr<store::ClusterListPage> RedisClusterStore::ListClusters(
+    const store::ClusterListOptions&) const {
+  return NotSupported("ListClusters");
+}
+StatusOr<store::IdenticalSetPage> RedisClusterStore::ListIdenticalSets(
+    const store::IdenticalSetOptions&) const {
+  return NotSupported("ListIdenticalSets");
+}
+StatusOr<store::CommonBytes> RedisClusterStore::BytesInCommon(DocId, DocId, size_t) const {
+  return NotSupported("BytesInCommon");
+}
+StatusOr<store::TemplateMark> RedisClusterStore::MarkTemplate(ClusterId) {
+  return NotSupported("MarkTemplate");
+}
+StatusOr<std::optional<store::TemplateMark>> RedisClusterStore::UnmarkTemplate(ClusterId) {
+  return NotSupported("UnmarkTemplate");
+}
+StatusOr<std::vector<store::TemplateMark>> RedisClusterStore::TemplateMarks(ClusterId,
+                                                                            size_t) const {
+  return NotSupported("TemplateMarks");
+}
+StatusOr<std::vector<store::ChunkTemplate>> RedisClusterStore::ChunkTemplates(DocId) const {
+  return NotSupported("ChunkTemplates");
+}
+Status RedisClusterStore::StreamIdenticalReport(
+    const store::IdenticalReportOptions&,
+    const std::function<Status(const store::IdenticalReportTotals&)>&,
+    const std::function<Status(const store::IdenticalReportSet&)>&,
+    const store::RepoReportProgress&) const {
+  return NotSupported("StreamIdenticalReport");
+}
+Status RedisClusterStore::StreamClusterReport(
+    const store::ClusterReportOptions&,
+    const std::function<Status(const store::ClusterReportCluster&)>&, store::ClusterReportTotals*,
+    const store::RepoReportProgress&) const {
+  return NotSupported("StreamClusterReport");
+}
+Status RedisClusterStore::Backup(const std::string&) const { return LmdbOnly("Backup"); }
+void RedisClusterStore::FailNextCommitForTesting(int) {}
+Status RedisClusterStore::VerifyKeyFilterForTesting() { return OkStatus(); }
+Status RedisClusterStore::WriteRoom() const { return OkStatus(); }
+uint64_t RedisClusterStore::max_map_size() const { return 0; }
+Status RedisClusterStore::SetMaxMapSize(uint64_t) { return LmdbOnly("SetMaxMapSize"); }
+const store::StoreOptions& RedisClusterStore::options() const { return options_; }
+const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
+
+// ------------------------------------------------------------------------------------------------
+
+StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
+                                                              const store::StoreOptions& options,
+                                                              const dedup::SketchContext& context) {
+  ClusterOptions co;
+  co.seeds = redis.nodes;
+  co.password_file = redis.password_file;
+  co.connect_timeout = std::chrono::milliseconds(redis.connect_timeout_ms);
+  co.command_timeout = std::chrono::milliseconds(redis.command_timeout_ms);
+  if (redis.connect_timeout_ms <= 0 || redis.command_timeout_ms <= 0 ||
+      redis.wait_timeout_ms <= 0) {
+    return InvalidArgumentError("redis: timeouts must be positive");
+  }
+  StatusOr<std::unique_ptr<ClusterClient>> client = ClusterClient::Connect(std::move(co));
+  if (!client.ok()) return client.status();
+  auto s = std::unique_ptr<RedisClusterStore>(
+      new RedisClusterStore(std::move(*client), redis, options, context.params()));
+  SHINGLED_RETURN_IF_ERROR(s->Open(context));
+  return std::unique_ptr<store::Store>(std::move(s));
+}
+
+}  // namespace shingled::redis

@@ -1,0 +1,60 @@
+// The Redis Cluster backend of the store (issue 36; docs/REDIS.md, "The backend"): a store::Store
+// whose state is shared by every daemon connected to one Redis Cluster, so that N daemons make
+// the decisions one daemon would.
+//
+// What it supports, and what it refuses (UnimplementedError, which the daemon answers with HTTP
+// 501, or FailedPrecondition for the LMDB-only operations), is listed in docs/REDIS.md; the key
+// layout is there too. The decisions are the LMDB store's: the same exact levels, candidate
+// ranking, scoring and relations, on records that keep 32 bits of each minhash and MOD sample
+// value (redis/record.h), so an answer differs from LMDB's only when two different values agree
+// on their low 32 bits (probability ~2^-32 per pair of values).
+//
+// Thread-safety: a RedisClusterStore is safe for concurrent use (one mutex around its client:
+// calls are serialized). Several daemons (several stores, each with its own client) may write
+// the same cluster at once: docs/REDIS.md, "Concurrency".
+#ifndef SHINGLED_REDIS_BACKEND_H_
+#define SHINGLED_REDIS_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/sketch.h"
+#include "store/store.h"
+#include "store/types.h"
+
+namespace shingled::redis {
+
+struct RedisStoreOptions {
+  std::vector<std::string> nodes;  // "host:port" seeds
+  std::string password_file;       // "" for none
+  int min_replicas = 0;
+  int connect_timeout_ms = 2000, command_timeout_ms = 5000, wait_timeout_ms = 5000;
+  bool allow_unsafe_fsync = false;  // else CheckAppendFsyncAlways at open is an error
+  // Bits of a value that choose its bucket, per index (docs/REDIS.md, "Choosing the bucket
+  // bits"). Baked into the data: recorded in the `meta` hash at the first open, and a later open
+  // with other values is refused. The defaults suit ~10 million documents.
+  int feature_bits = 20, supershingle_bits = 22, sample_bits = 22, fingerprint_bits = 18;
+  // Document ids (and URL ids) reserved per INCRBY of the shared counters.
+  uint64_t id_block = 1000;
+};
+
+// Connects to the cluster and opens (or, on an empty cluster, creates) the shared state.
+// Errors: InvalidArgument for params with chunking on (the backend files no chunks: set chunking
+// to "none"), bad options or seeds; FailedPrecondition when a master does not run `appendfsync
+// always` (unless allow_unsafe_fsync), when a master's hash-max-listpack-value is below what the
+// document record buckets need (naming the node and the value), or when the state was made with
+// other sketch params or bucket bits (naming the field and both values); Unavailable when no
+// seed answers.
+StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
+                                                              const store::StoreOptions& options,
+                                                              const dedup::SketchContext& context);
+
+// The hash-max-listpack-value a node needs for the record buckets of these params: the largest
+// record (with the verification sample) plus room.
+uint64_t RecordBucketValueBytes(const dedup::SketchParams& params);
+
+}  // namespace shingled::redis
+
+#endif  // SHINGLED_REDIS_BACKEND_H_

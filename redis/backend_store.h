@@ -1,0 +1,150 @@
+// RedisClusterStore: the class behind OpenRedisClusterStore (redis/backend.h). Private to redis/
+// and its tests; everyone else holds a store::Store.
+#ifndef SHINGLED_REDIS_BACKEND_STORE_H_
+#define SHINGLED_REDIS_BACKEND_STORE_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/backend.h"
+#include "redis/claims.h"
+#include "redis/cluster_client.h"
+#include "redis/record.h"
+#include "store/internal/codec.h"
+#include "store/store.h"
+
+namespace shingled::redis {
+
+class RedisClusterStore final : public store::Store {
+ public:
+  RedisClusterStore(std::unique_ptr<ClusterClient> client, const RedisStoreOptions& redis,
+                    const store::StoreOptions& options, const dedup::SketchParams& params);
+  ~RedisClusterStore() override;
+
+  // Checks the cluster's settings and the meta hash (OpenRedisClusterStore).
+  Status Open(const dedup::SketchContext& context);
+
+  // The next Apply fails (Unavailable, nothing more written) when it reaches its `round`-th
+  // pipeline (1-based): a daemon killed or a connection broken in the middle of a batch.
+  void FailAtRoundForTesting(int round);
+
+  StatusOr<std::vector<store::PageResult>> Apply(std::span<const store::PageInput> pages) override;
+  StatusOr<store::SweepInfo> OpenSweep(std::string_view name, int64_t start,
+                                       std::vector<std::string> scope) override;
+  using store::Store::CloseSweep;
+  StatusOr<store::SweepClosing> CloseSweep(store::SweepId id, int64_t end,
+                                           const CloseSweepOptions& options) override;
+  StatusOr<store::SweepReopening> ReopenSweep(store::SweepId id) override;
+  StatusOr<std::vector<store::SweepInfo>> Sweeps() const override;
+  StatusOr<store::SweepInfo> FindSweep(std::string_view name) const override;
+  StatusOr<store::DocumentInfo> Document(store::DocId doc) const override;
+  StatusOr<store::DocId> FindIdentical(const dedup::Fingerprint128& identical) const override;
+  StatusOr<std::vector<store::UrlVersion>> History(std::string_view url) const override;
+  StatusOr<store::ClusterInfo> Cluster(store::DocId any_member) const override;
+  StatusOr<store::LostAndFound> Lost(std::string_view url,
+                                     const store::LostOptions& options) const override;
+  StatusOr<store::UrlId> KnownUrls(
+      store::UrlId after, size_t max_urls,
+      const std::function<void(std::string_view url)>& visit) const override;
+  StatusOr<std::vector<store::SimilarDoc>> SimilarToDocument(
+      store::DocId doc, const store::QueryOptions& query) const override;
+  StatusOr<std::vector<store::SimilarDoc>> SimilarToUrl(
+      std::string_view url, const store::QueryOptions& query) const override;
+  StatusOr<std::vector<store::SimilarDoc>> SimilarToSketch(
+      const dedup::Sketch& sketch, const store::QueryOptions& query) const override;
+  StatusOr<store::StoreStats> Stats() const override;
+  StatusOr<store::ChangeReport> ChangesBetween(
+      store::SweepId from, store::SweepId to, const store::ReportProgress& progress) const override;
+  StatusOr<store::ChangeList> ListChanges(store::SweepId from, store::SweepId to,
+                                          const store::ChangeListOptions& options) const override;
+  Status StreamChanges(store::SweepId from, store::SweepId to, store::ChangeKind kind,
+                       const std::function<Status(const store::ChangeRow&)>& row,
+                       const store::ReportProgress& progress) const override;
+  StatusOr<store::ChangeHistory> ChangesOverSweeps(
+      const store::ReportProgress& progress) const override;
+  StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going,
+                             uint64_t max_bytes) const override;
+  StatusOr<store::UrlPage> ListUrls(const store::UrlListOptions& options) const override;
+  StatusOr<store::ClusterListPage> ListClusters(
+      const store::ClusterListOptions& options) const override;
+  StatusOr<store::ClusterMembersPage> ClusterPage(store::DocId any_member, store::DocId after,
+                                                  size_t limit) const override;
+  StatusOr<store::IdenticalSetPage> ListIdenticalSets(
+      const store::IdenticalSetOptions& options) const override;
+  StatusOr<store::CommonBytes> BytesInCommon(store::DocId a, store::DocId b,
+                                             size_t max_spans) const override;
+  StatusOr<store::TemplateMark> MarkTemplate(store::ClusterId cluster) override;
+  StatusOr<std::optional<store::TemplateMark>> UnmarkTemplate(store::ClusterId cluster) override;
+  StatusOr<std::vector<store::TemplateMark>> TemplateMarks(store::ClusterId after,
+                                                           size_t limit) const override;
+  StatusOr<std::vector<store::ChunkTemplate>> ChunkTemplates(store::DocId doc) const override;
+  Status StreamIdenticalReport(
+      const store::IdenticalReportOptions& options,
+      const std::function<Status(const store::IdenticalReportTotals&)>& totals,
+      const std::function<Status(const store::IdenticalReportSet&)>& set,
+      const store::RepoReportProgress& progress) const override;
+  Status StreamClusterReport(
+      const store::ClusterReportOptions& options,
+      const std::function<Status(const store::ClusterReportCluster&)>& cluster,
+      store::ClusterReportTotals* totals, const store::RepoReportProgress& progress) const override;
+  StatusOr<std::vector<std::string>> Check() const override;
+  Status Backup(const std::string& dest) const override;
+  Status health() const override;
+  Status WriteRoom() const override;
+  uint64_t max_map_size() const override;
+  Status SetMaxMapSize(uint64_t bytes) override;
+  const store::StoreOptions& options() const override;
+  const dedup::SketchParams& params() const override;
+  void FailNextCommitForTesting(int error) override;
+  Status VerifyKeyFilterForTesting() override;
+
+ private:
+  static Status NotSupported(std::string_view method);
+  static Status LmdbOnly(std::string_view method);
+
+  // One pipelined round of the write path (counted for FailAtRoundForTesting).
+  StatusOr<std::vector<Reply>> Round(const std::vector<Command>& commands) const;
+  // A race with another daemon detected mid-batch: the batch is applied again (idempotent).
+  Status Race(std::string message);
+  StatusOr<std::vector<store::PageResult>> ApplyOnce(std::span<const store::PageInput> pages);
+  Status Merge(store::DocId a, store::DocId b, uint64_t* plus, uint64_t* minus, uint64_t* largest);
+  // Records of `docs` (absent ones left out), and of their representatives with follow_reps.
+  // Keeps each record's bytes in raw_records_ (for a compare-and-set).
+  StatusOr<std::map<store::DocId, RedisDocument>> ReadRecords(const std::vector<store::DocId>& docs,
+                                                              bool follow_reps) const;
+  StatusOr<store::SweepInfo> SweepInfoOf(store::SweepId id, const std::string& record,
+                                         const Reply& counts) const;
+  StatusOr<store::SweepInfo> ReadSweep(store::SweepId id) const;
+  StatusOr<store::UrlId> LookupUrl(std::string_view url) const;
+  StatusOr<std::vector<store::UrlId>> UrlsOf(store::DocId doc) const;
+  StatusOr<store::ClusterInfo> ClusterOf(store::DocId any_member, store::DocId after, size_t limit,
+                                         uint64_t* size) const;
+  // A document's sketch as its record keeps it, and its indexed sample values in full.
+  StatusOr<dedup::Sketch> QuerySketch(store::DocId doc, std::vector<uint64_t>* indexed) const;
+  // `indexed`: the query's indexed sample values in full (looked up in the sample postings).
+  StatusOr<std::vector<store::SimilarDoc>> SimilarIn(const dedup::Sketch& sketch,
+                                                     bool query_is_record,
+                                                     const std::vector<uint64_t>& indexed,
+                                                     store::DocId exclude,
+                                                     const store::QueryOptions& query) const;
+
+  mutable std::mutex mu_;  // guards everything below: one client, one call at a time
+  std::unique_ptr<ClusterClient> client_;
+  const RedisStoreOptions redis_;
+  const store::StoreOptions options_;
+  const dedup::SketchParams params_;
+  IdBlocks doc_ids_, url_ids_;
+  std::map<store::SweepId, store::internal::SweepRecord> sweeps_;  // sweeps seen open
+  mutable std::map<store::DocId, std::string> raw_records_;
+  Status health_;
+  bool race_ = false;
+  mutable int fail_at_round_ = 0, rounds_ = 0;
+};
+
+}  // namespace shingled::redis
+
+#endif  // SHINGLED_REDIS_BACKEND_STORE_H_

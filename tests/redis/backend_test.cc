@@ -1,0 +1,344 @@
+// The Redis Cluster backend (redis/backend.h) against the LMDB store, on a real 3-master cluster:
+// the same pages give the same answers (a differential test), a batch retried after a failure
+// stores each page once, and what the backend refuses it refuses clearly.
+#include "redis/backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "redis/backend_store.h"
+#include "tests/redis/backend_fixture.h"
+
+namespace shingled::redis::testing {
+namespace {
+
+using store::DocId;
+using store::PageInput;
+using store::PageResult;
+
+std::string Describe(const PageInput& p) {
+  return p.url + " sweep " + std::to_string(p.sweep) + " status " + std::to_string(p.http_status) +
+         (p.revisit ? " (revisit)" : "");
+}
+
+void ExpectSameResult(const PageInput& page, const PageResult& lmdb, const PageResult& redis) {
+  SCOPED_TRACE(Describe(page));
+  ASSERT_EQ(lmdb.status.code(), redis.status.code())
+      << lmdb.status.ToString() << " / " << redis.status.ToString();
+  if (!lmdb.status.ok()) return;
+  EXPECT_EQ(store::VerdictName(lmdb.verdict), store::VerdictName(redis.verdict));
+  EXPECT_EQ(lmdb.replayed, redis.replayed);
+  EXPECT_EQ(lmdb.doc, redis.doc);
+  EXPECT_EQ(lmdb.url, redis.url);
+  EXPECT_EQ(lmdb.redirect_target, redis.redirect_target);
+  EXPECT_EQ(lmdb.previous_doc, redis.previous_doc);
+  EXPECT_EQ(lmdb.previous_resemblance.has_value(), redis.previous_resemblance.has_value());
+  if (lmdb.previous_resemblance && redis.previous_resemblance) {
+    EXPECT_DOUBLE_EQ(*lmdb.previous_resemblance, *redis.previous_resemblance);
+  }
+  EXPECT_EQ(lmdb.candidates_truncated, redis.candidates_truncated);
+  EXPECT_EQ(lmdb.match_common.size(), redis.match_common.size());
+  ASSERT_EQ(lmdb.matches.size(), redis.matches.size());
+  for (size_t i = 0; i < lmdb.matches.size(); ++i) {
+    const store::Match& a = lmdb.matches[i];
+    const store::Match& b = redis.matches[i];
+    EXPECT_EQ(a.doc, b.doc) << "match " << i;
+    EXPECT_EQ(store::RelationName(a.relation), store::RelationName(b.relation)) << "match " << i;
+    EXPECT_DOUBLE_EQ(a.resemblance, b.resemblance) << "match " << i;
+    EXPECT_DOUBLE_EQ(a.containment_of_page, b.containment_of_page) << "match " << i;
+    EXPECT_DOUBLE_EQ(a.containment_in_page, b.containment_in_page) << "match " << i;
+    EXPECT_EQ(a.features_in_common, b.features_in_common) << "match " << i;
+    EXPECT_EQ(a.resemblance_from, b.resemblance_from) << "match " << i;
+  }
+}
+
+// Every document's cluster, as a partition of the documents 1..n.
+std::set<std::set<DocId>> DocumentPartition(const store::Store& s, DocId n) {
+  std::map<DocId, store::ClusterId> of;
+  for (DocId d = 1; d <= n; ++d) {
+    auto info = s.Document(d);
+    EXPECT_TRUE(info.ok()) << d << ": " << info.status().ToString();
+    if (info.ok()) of[d] = info->cluster;
+  }
+  return Partition(of);
+}
+
+TEST_F(BackendTest, SamePagesGiveTheSameAnswersAsLmdb) {
+  auto lmdb = OpenLmdb();
+  auto redis = OpenRedis();
+  ASSERT_NE(lmdb, nullptr);
+  ASSERT_NE(redis, nullptr);
+  for (const char* name : {"s1", "s2", "s3"}) {
+    auto a = lmdb->OpenSweep(name, 1000);
+    auto b = redis->OpenSweep(name, 1000);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << b.status().ToString();
+    EXPECT_EQ(a->id, b->id);
+  }
+  const auto sweeps = Corpus(140);
+  std::vector<PageInput> all;
+  size_t pages = 0;
+  std::set<std::string> urls;
+  for (const auto& sweep : sweeps) {
+    for (size_t i = 0; i < sweep.size(); i += 40) {
+      std::span<const PageInput> batch(sweep.data() + i, std::min<size_t>(40, sweep.size() - i));
+      auto a = lmdb->Apply(batch);
+      auto b = redis->Apply(batch);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      for (size_t j = 0; j < batch.size(); ++j) {
+        ExpectSameResult(batch[j], (*a)[j], (*b)[j]);
+        urls.insert(batch[j].url);
+      }
+      pages += batch.size();
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(pages, 2500u);
+  auto sa = lmdb->Stats();
+  auto sb = redis->Stats();
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->documents, sb->documents);
+  EXPECT_EQ(sa->urls, sb->urls);
+  EXPECT_EQ(sa->versions, sb->versions);
+  EXPECT_EQ(sa->clusters, sb->clusters);
+  EXPECT_EQ(sa->largest_cluster, sb->largest_cluster);
+  // Sweeps and their counts.
+  auto wa = lmdb->Sweeps();
+  auto wb = redis->Sweeps();
+  ASSERT_TRUE(wa.ok() && wb.ok());
+  ASSERT_EQ(wa->size(), wb->size());
+  for (size_t i = 0; i < wa->size(); ++i) {
+    const store::SweepInfo& x = (*wa)[i];
+    const store::SweepInfo& y = (*wb)[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.start, y.start);
+    EXPECT_EQ(x.pages, y.pages);
+    EXPECT_EQ(x.new_docs, y.new_docs);
+    EXPECT_EQ(x.unchanged, y.unchanged);
+    EXPECT_EQ(x.duplicate, y.duplicate);
+    EXPECT_EQ(x.near_duplicate, y.near_duplicate);
+    EXPECT_EQ(x.gone, y.gone);
+  }
+  // The clusters, as partitions (Redis names a cluster by its smallest id, LMDB by the root of
+  // the larger: docs/REDIS.md).
+  const DocId n = sa->documents;
+  EXPECT_EQ(DocumentPartition(*lmdb, n), DocumentPartition(*redis, n));
+  // Documents (the sketch values the Redis record keeps: 32-bit minhashes) and histories.
+  for (DocId d = 1; d <= n; ++d) {
+    auto x = lmdb->Document(d);
+    auto y = redis->Document(d);
+    ASSERT_TRUE(x.ok() && y.ok()) << d;
+    EXPECT_EQ(x->representative, y->representative) << d;
+    EXPECT_EQ(x->bytes, y->bytes) << d;
+    EXPECT_EQ(x->shingles, y->shingles) << d;
+    EXPECT_EQ(x->first_seen, y->first_seen) << d;
+    EXPECT_EQ(x->last_seen, y->last_seen) << d;
+    EXPECT_EQ(x->sketch.features, y->sketch.features) << d;
+    EXPECT_EQ(x->sketch.verify_sample, y->sketch.verify_sample) << d;
+    EXPECT_EQ(x->sketch.identical, y->sketch.identical) << d;
+    ASSERT_EQ(x->sketch.minhashes.size(), y->sketch.minhashes.size()) << d;
+    for (size_t i = 0; i < x->sketch.minhashes.size(); ++i) {
+      EXPECT_EQ(static_cast<uint32_t>(x->sketch.minhashes[i]), y->sketch.minhashes[i]) << d;
+    }
+    // Clusters: the same members.
+    auto ca = lmdb->Cluster(d);
+    auto cb = redis->Cluster(d);
+    ASSERT_TRUE(ca.ok() && cb.ok()) << d;
+    ASSERT_EQ(ca->members.size(), cb->members.size()) << d;
+    for (size_t i = 0; i < ca->members.size(); ++i) {
+      EXPECT_EQ(ca->members[i].doc, cb->members[i].doc);
+      EXPECT_EQ(ca->members[i].first_seen, cb->members[i].first_seen);
+      EXPECT_EQ(ca->members[i].last_seen, cb->members[i].last_seen);
+      auto ua = ca->members[i].urls, ub = cb->members[i].urls;
+      std::sort(ua.begin(), ua.end());
+      std::sort(ub.begin(), ub.end());
+      EXPECT_EQ(ua, ub) << d;
+    }
+    if (HasFailure()) return;
+  }
+  for (const std::string& url : urls) {
+    auto ha = lmdb->History(url);
+    auto hb = redis->History(url);
+    ASSERT_EQ(ha.ok(), hb.ok()) << url;
+    if (!ha.ok()) continue;
+    ASSERT_EQ(ha->size(), hb->size()) << url;
+    for (size_t i = 0; i < ha->size(); ++i) {
+      const store::UrlVersion& x = (*ha)[i];
+      const store::UrlVersion& y = (*hb)[i];
+      EXPECT_EQ(x.seq, y.seq) << url;
+      EXPECT_EQ(x.sweep, y.sweep) << url;
+      EXPECT_EQ(x.date, y.date) << url;
+      EXPECT_EQ(x.doc, y.doc) << url;
+      EXPECT_EQ(x.http_status, y.http_status) << url;
+      EXPECT_EQ(x.verdict, y.verdict) << url;
+      EXPECT_EQ(x.redirect_target, y.redirect_target) << url;
+    }
+  }
+  EXPECT_FALSE(redis->History("https://never.example/").ok());
+  // Similarity queries: by sketch, by document, by URL.
+  auto same_similar = [](const StatusOr<std::vector<store::SimilarDoc>>& a,
+                         const StatusOr<std::vector<store::SimilarDoc>>& b,
+                         const std::string& what) {
+    ASSERT_TRUE(a.ok() && b.ok()) << what << a.status().ToString() << b.status().ToString();
+    ASSERT_EQ(a->size(), b->size()) << what;
+    for (size_t i = 0; i < a->size(); ++i) {
+      EXPECT_EQ((*a)[i].doc, (*b)[i].doc) << what;
+      EXPECT_DOUBLE_EQ((*a)[i].resemblance, (*b)[i].resemblance) << what;
+      EXPECT_DOUBLE_EQ((*a)[i].containment_of_query, (*b)[i].containment_of_query) << what;
+      EXPECT_DOUBLE_EQ((*a)[i].containment_in_query, (*b)[i].containment_in_query) << what;
+      EXPECT_EQ((*a)[i].features_in_common, (*b)[i].features_in_common) << what;
+      EXPECT_EQ((*a)[i].url, (*b)[i].url) << what;
+    }
+  };
+  store::QueryOptions q;
+  q.threshold = 0.5;
+  for (int f = 0; f < 140; f += 7) {
+    same_similar(lmdb->SimilarToSketch(SketchOf(Near(f, 190, 9)), q),
+                 redis->SimilarToSketch(SketchOf(Near(f, 190, 9)), q),
+                 "sketch of family " + std::to_string(f));
+    same_similar(lmdb->SimilarToUrl(Url(f, "near-c"), q), redis->SimilarToUrl(Url(f, "near-c"), q),
+                 Url(f, "near-c"));
+  }
+  for (DocId d = 1; d <= n; d += 37) {
+    same_similar(lmdb->SimilarToDocument(d, q), redis->SimilarToDocument(d, q),
+                 "document " + std::to_string(d));
+  }
+  // FindIdentical.
+  for (int f = 0; f < 140; f += 11) {
+    const dedup::Sketch s = SketchOf(Near(f, 200, 0));
+    auto a = lmdb->FindIdentical(s.identical);
+    auto b = redis->FindIdentical(s.identical);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b);
+  }
+  auto ka = lmdb->Check();
+  auto kb = redis->Check();
+  ASSERT_TRUE(ka.ok() && kb.ok());
+  EXPECT_TRUE(ka->empty()) << ka->front();
+  EXPECT_TRUE(kb->empty()) << kb->front();
+}
+
+TEST_F(BackendTest, ABatchRetriedAfterAFailureStoresEachPageOnce) {
+  auto lmdb = OpenLmdb();
+  auto redis_store = OpenRedis();
+  ASSERT_NE(redis_store, nullptr);
+  auto* redis = dynamic_cast<RedisClusterStore*>(redis_store.get());
+  ASSERT_NE(redis, nullptr);
+  ASSERT_TRUE(lmdb->OpenSweep("s1", 1000).ok());
+  ASSERT_TRUE(redis_store->OpenSweep("s1", 1000).ok());
+  auto sweeps = Corpus(60);
+  std::vector<PageInput> pages = sweeps[0];
+  for (PageInput& p : pages) p.sweep = 1;
+  // Batches of 25; the k-th fails at its round k (1, 2, ...: every step of Apply in turn), then
+  // is applied again.
+  int failed = 0;
+  for (size_t i = 0, k = 1; i < pages.size(); i += 25, ++k) {
+    std::span<const PageInput> batch(pages.data() + i, std::min<size_t>(25, pages.size() - i));
+    redis->FailAtRoundForTesting(static_cast<int>(k % 14));
+    auto first = redis->Apply(batch);
+    if (!first.ok()) ++failed;
+    auto again = redis->Apply(batch);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    auto reference = lmdb->Apply(batch);
+    ASSERT_TRUE(reference.ok());
+    for (size_t j = 0; j < batch.size(); ++j) {
+      SCOPED_TRACE(Describe(batch[j]));
+      const PageResult& x = (*reference)[j];
+      const PageResult& y = (*again)[j];
+      ASSERT_EQ(x.status.code(), y.status.code());
+      if (!x.status.ok()) continue;
+      // A page whose version the failed attempt wrote is a replay of it; else it applies.
+      if (!y.replayed) {
+        EXPECT_EQ(store::VerdictName(x.verdict), store::VerdictName(y.verdict));
+      }
+      EXPECT_EQ(x.doc != 0, y.doc != 0);
+    }
+  }
+  EXPECT_GE(failed, 10);
+  // Each page once: one version per (URL, page), as many documents as LMDB.
+  std::map<std::string, size_t> versions;
+  for (const PageInput& p : pages) {
+    auto a = lmdb->History(p.url);
+    auto b = redis->History(p.url);
+    ASSERT_TRUE(a.ok() && b.ok()) << p.url;
+    EXPECT_EQ(a->size(), b->size()) << p.url;
+  }
+  auto sa = lmdb->Stats();
+  auto sb = redis->Stats();
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->documents, sb->documents);
+  EXPECT_EQ(sa->versions, sb->versions);
+  auto wa = lmdb->Sweeps();
+  auto wb = redis->Sweeps();
+  ASSERT_TRUE(wa.ok() && wb.ok());
+  EXPECT_EQ((*wa)[0].pages, (*wb)[0].pages);
+  auto kb = redis->Check();
+  ASSERT_TRUE(kb.ok());
+  for (const std::string& p : *kb) ADD_FAILURE() << p;
+  // The partition of the URLs' documents by cluster is LMDB's.
+  std::map<std::string, store::ClusterId> ca, cb;
+  for (const PageInput& p : pages) {
+    auto a = lmdb->History(p.url);
+    auto b = redis->History(p.url);
+    if (a->back().doc == 0) continue;
+    auto da = lmdb->Document(a->back().doc);
+    auto db = redis->Document(b->back().doc);
+    ASSERT_TRUE(da.ok() && db.ok()) << p.url;
+    ca[p.url] = da->cluster;
+    cb[p.url] = db->cluster;
+  }
+  EXPECT_EQ(Partition(ca), Partition(cb));
+}
+
+TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
+  auto redis = OpenRedis();
+  ASSERT_NE(redis, nullptr);
+  auto sweep = redis->OpenSweep("s", 1);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(redis->OpenSweep("s", 1)->id, sweep->id);  // an open sweep is returned again
+  auto close = redis->CloseSweep(sweep->id, 2);
+  EXPECT_EQ(close.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(close.status().message(),
+            "CloseSweep is not supported by the redis-cluster backend yet");
+  EXPECT_EQ(redis->ListUrls({}).status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(redis->BytesInCommon(1, 2).status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(redis->Backup("/tmp/x").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(redis->SetMaxMapSize(1).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(redis->WriteRoom().ok());
+  // Chunking on: refused at open.
+  dedup::SketchParams chunked;
+  auto context = dedup::SketchContext::Create(chunked);
+  ASSERT_TRUE(context.ok());
+  auto refused = OpenRedisClusterStore(RedisOptions(), {}, **context);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("chunking"), std::string::npos);
+  // Other params or bucket bits than the state was made with.
+  dedup::SketchParams other = params_;
+  other.shingle_size = 5;
+  auto other_context = dedup::SketchContext::Create(other);
+  ASSERT_TRUE(other_context.ok());
+  auto mismatch = OpenRedisClusterStore(RedisOptions(), {}, **other_context);
+  EXPECT_EQ(mismatch.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(mismatch.status().message().find("param.shingle_size = 8"), std::string::npos)
+      << mismatch.status().message();
+  RedisStoreOptions bits = RedisOptions();
+  bits.feature_bits = 13;
+  auto bad_bits = OpenRedisClusterStore(bits, {}, *context_);
+  EXPECT_EQ(bad_bits.status().code(), StatusCode::kFailedPrecondition);
+  // hash-max-listpack-value too small for the record buckets: named with the node.
+  auto client = NewClient();
+  ASSERT_TRUE(client->RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", "64"}).ok());
+  auto small = OpenRedisClusterStore(RedisOptions(), {}, *context_);
+  EXPECT_EQ(small.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(small.status().message().find("hash-max-listpack-value 64"), std::string::npos)
+      << small.status().message();
+}
+
+}  // namespace
+}  // namespace shingled::redis::testing
