@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -392,6 +393,7 @@ Status RedisClusterStore::NotSupported(std::string_view method) {
 }
 Status RedisClusterStore::Race(std::string message) {
   race_ = true;
+  ++races_;
   return UnavailableError("redis: " + message + "; the batch may be applied again");
 }
 Status RedisClusterStore::LmdbOnly(std::string_view method) {
@@ -667,6 +669,8 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageI
   std::lock_guard<std::mutex> lock(mu_);
   Status last;
   rounds_ = 0;
+  appended_.clear();
+  claimed_urls_.clear();
   for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {
     race_ = false;
     StatusOr<std::vector<PageResult>> r = ApplyOnce(pages);
@@ -676,6 +680,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageI
       return r;
     }
     last = r.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 << attempt));
   }
   fail_at_round_ = 0;
   return last;
@@ -853,14 +858,17 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t k = 0; k < claims.size(); ++k) {
       uint64_t owner = 0;
       if (!ParseU64((*r)[reads + 2 * k].str, &owner)) return DataLossError("redis: bad URL claim");
-      if (owner != claims[k].second->id) lost = true;  // another daemon added it meanwhile
+      if (owner != claims[k].second->id) {
+        lost = true;  // another daemon added it meanwhile
+      } else {
+        claimed_urls_.insert(owner);  // counted when the call completes
+      }
       claims[k].second->loaded = true;
     }
     if (lost) return Race("a URL was added by another daemon meanwhile");
     return OkStatus();
   };
   SHINGLED_RETURN_IF_ERROR(load_urls(claiming));
-  uint64_t urls_added = claiming.size();
 
   // Revisits: the target's last document, from the versions (the batch's own included, in order).
   auto last_doc_of = [](const UrlState& s) -> DocId {
@@ -882,10 +890,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       s.claimed = true;
       more.emplace_back(&urls.find(pages[i].url)->first, &s);
     }
-    if (!more.empty()) {
-      SHINGLED_RETURN_IF_ERROR(load_urls(more));
-      urls_added += more.size();
-    }
+    if (!more.empty()) SHINGLED_RETURN_IF_ERROR(load_urls(more));
   }
 
   // 3. The in-memory pass, page by page in order: each page sees the batch's earlier pages.
@@ -893,6 +898,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   std::unordered_map<uint64_t, DocId> batch_fps;  // identical.low ^ high -> new doc of the batch
   std::map<std::pair<uint64_t, uint64_t>, DocId> batch_identical;
   std::set<DocId> need_records;
+  std::set<DocId> pending_others;
   std::vector<UrlState*> unused_revisit_urls;
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip) continue;
@@ -1033,6 +1039,14 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       continue;
     }
     if (identical != 0 && !take_over) {
+      // Another daemon's page that is being applied (or died before it completed): its record
+      // may not be written yet. The page is its duplicate all the same (identical bytes: the
+      // page's sketch is the document's), but its dates cannot be merged into a record that is
+      // not there (below). Waiting instead could deadlock two batches that each hold a claim
+      // the other needs.
+      if (stored_owner[i].doc == identical && stored_owner[i].pending_url != 0) {
+        pending_others.insert(identical);
+      }
       ps.doc = identical;
       ps.touch = identical;
       need_records.insert(identical);
@@ -1403,6 +1417,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       auto rec = records.find(d);
       auto raw = raw_records_.find(d);
       if (rec == records.end() || raw == raw_records_.end()) {
+        if (pending_others.count(d)) continue;
         return DataLossError("redis: document " + Dec(d) + " has no record");
       }
       RedisDocument updated = rec->second;
@@ -1418,7 +1433,11 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t j = 0; j < nv; ++j) {
       const long long v = (*r)[j].integer;
       if (v < 0) return Race("another daemon added a version to a URL of the batch meanwhile");
-      st[version_pages[j]].appended = v == 1;  // 0: there already (a resent batch): not counted
+      // 1: appended now; 0: there already (from an earlier attempt of this call, counted once,
+      // or from an earlier call: counted then).
+      st[version_pages[j]].appended = v == 1;
+      const size_t i = version_pages[j];
+      if (v == 1) appended_[{st[i].url->id, st[i].seq}] = st[i].version;
     }
     for (size_t j = 0; j < cas_docs.size(); ++j) {
       if ((*r)[cmds.size() - cas_docs.size() + j].integer != 1) {
@@ -1441,13 +1460,12 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
                           FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
       ++documents;
     }
-    for (size_t i : version_pages) {
-      if (!st[i].appended) continue;
+    for (const auto& [key, v] : appended_) {
       ++versions;
-      cmds.push_back(
-          Eval(kSweepCountScript, {SweepCountKey(pages[i].sweep)},
-               {VerdictCountField(st[i].version.verdict), std::to_string(pages[i].date)}));
+      cmds.push_back(Eval(kSweepCountScript, {SweepCountKey(v.sweep)},
+                          {VerdictCountField(v.verdict), std::to_string(v.date)}));
     }
+    const uint64_t urls_added = claimed_urls_.size();
     if (documents > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "documents", Dec(documents)}));
     if (versions > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "versions", Dec(versions)}));
     if (urls_added > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "urls", Dec(urls_added)}));
@@ -1461,6 +1479,8 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(at_least)}));
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
+    appended_.clear();
+    claimed_urls_.clear();
   }
   // 14. Clusters of the results.
   {

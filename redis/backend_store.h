@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,11 @@ class RedisClusterStore final : public store::Store {
   // The next Apply fails (Unavailable, nothing more written) when it reaches its `round`-th
   // pipeline (1-based): a daemon killed or a connection broken in the middle of a batch.
   void FailAtRoundForTesting(int round);
+  // Batches applied again because another daemon raced them (a claim or a record changed).
+  uint64_t races() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return races_;
+  }
 
   StatusOr<std::vector<store::PageResult>> Apply(std::span<const store::PageInput> pages) override;
   StatusOr<store::SweepInfo> OpenSweep(std::string_view name, int64_t start,
@@ -140,8 +146,12 @@ class RedisClusterStore final : public store::Store {
   IdBlocks doc_ids_, url_ids_;
   std::map<store::SweepId, store::internal::SweepRecord> sweeps_;  // sweeps seen open
   mutable std::map<store::DocId, std::string> raw_records_;
+  // What the attempts of one Apply call wrote and must count once, at its completion.
+  std::map<std::pair<store::UrlId, uint32_t>, store::internal::VersionRecord> appended_;
+  std::set<store::UrlId> claimed_urls_;
   Status health_;
   bool race_ = false;
+  uint64_t races_ = 0;
   mutable int fail_at_round_ = 0, rounds_ = 0;
 };
 
