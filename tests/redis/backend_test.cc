@@ -314,6 +314,41 @@ TEST_F(BackendTest, ABatchRetriedAfterAFailureStoresEachPageOnce) {
   EXPECT_EQ(Partition(ca), Partition(cb));
 }
 
+TEST_F(BackendTest, MinReplicasWaitsForTheReplicasOrRefuses) {
+  // Without replicas: a page cannot be acknowledged by one, and says so.
+  RedisStoreOptions alone = RedisOptions();
+  alone.min_replicas = 1;
+  alone.wait_timeout_ms = 300;
+  auto unreplicated = OpenRedisClusterStore(alone, {}, *context_);
+  ASSERT_TRUE(unreplicated.ok()) << unreplicated.status().ToString();
+  auto sweep = (*unreplicated)->OpenSweep("s", 1000);
+  EXPECT_EQ(sweep.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(sweep.status().message().find("0 of 1"), std::string::npos) << sweep.status().message();
+  // A cluster with a replica per master: every batch waits for it, and is acknowledged.
+  cluster_.reset();
+  cluster_ = std::make_unique<RedisCluster>();
+  ASSERT_TRUE(cluster_->Start({.masters = 3, .replicas_per_master = 1}).ok());
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", "4096"}).ok());
+  RedisStoreOptions replicated = RedisOptions();
+  replicated.min_replicas = 1;
+  auto store = OpenRedisClusterStore(replicated, {}, *context_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->OpenSweep("s1", 1000).ok());
+  const std::vector<PageInput> pages = Corpus(20)[0];
+  for (size_t i = 0; i < pages.size(); i += 20) {
+    std::span<const PageInput> batch(pages.data() + i, std::min<size_t>(20, pages.size() - i));
+    auto r = (*store)->Apply(batch);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  const ClusterStats stats = dynamic_cast<const RedisClusterStore&>(**store).client_stats();
+  EXPECT_GE(stats.waits, (pages.size() + 19) / 20);
+  auto check = (*store)->Check();
+  ASSERT_TRUE(check.ok());
+  for (const std::string& p : *check) ADD_FAILURE() << p;
+}
+
 TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
   auto redis = OpenRedis();
   ASSERT_NE(redis, nullptr);
