@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -76,8 +77,32 @@ std::string DocUrlsKey(DocId doc) { return IdBucket('k', doc, 4); }
 std::string LinksKey(DocId doc) { return IdBucket('L', doc, 4); }
 std::string SizeKey(DocId root) { return IdBucket('z', root, 6); }
 std::string UrlNameKey(UrlId url) { return IdBucket('n', url, 4); }
-std::string VersionsKey(UrlId url) { return "v:" + Dec(url); }
-std::string SweepCountKey(SweepId id) { return "sweepc:" + Dec(id); }
+// The versions of URLs are spread over kShards shards by url id; each shard's counts hash shares
+// their slot, so that counting a URL's versions is one atomic script (kCountScript).
+constexpr uint64_t kShards = 1024;
+std::string ShardKey(uint64_t shard) {
+  std::string key = "{V";
+  AppendHex(shard, &key);
+  key.push_back('}');
+  return key;
+}
+std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec(url); }
+// How many of the URL's versions the counts hold (same slot as the list).
+std::string CountedKey(UrlId url) { return VersionsKey(url) + "n"; }
+
+// A version as the list keeps it: 'N' when its page created its document, else 'V', then
+// store/FORMAT.md's version record.
+std::string VersionEntry(const VersionRecord& v, bool created) {
+  std::string e(1, created ? 'N' : 'V');
+  e += store::internal::EncodeVersion(v);
+  return e;
+}
+StatusOr<VersionRecord> DecodeEntry(std::string_view e) {
+  if (e.empty() || (e[0] != 'N' && e[0] != 'V')) {
+    return DataLossError("redis: a version entry without its flag byte");
+  }
+  return store::internal::DecodeVersion(e.substr(1));
+}
 
 uint64_t UrlHash(std::string_view url) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a finalizer
@@ -124,14 +149,62 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 )lua";
 
-// A sweep's counts: pages + 1, the verdict's count + 1 (ARGV[1], empty for none), and the start
-// lowered to the version's date (ARGV[2]) when it is earlier.
-constexpr std::string_view kSweepCountScript = R"lua(
-redis.call('HINCRBY', KEYS[1], 'pages', 1)
-if ARGV[1] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[1], 1) end
-local s = redis.call('HGET', KEYS[1], 'start')
-if (not s) or tonumber(ARGV[2]) < tonumber(s) then redis.call('HSET', KEYS[1], 'start', ARGV[2]) end
+// Completes a document's identical claim: "doc/url" becomes "doc" (1), once (0 after).
+constexpr std::string_view kCompleteClaimScript = R"lua(
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local slash = string.find(v, '/', 1, true)
+if not slash or string.sub(v, 1, slash - 1) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
+)lua";
+
+// Counts the URL's versions past its mark into its shard's counts hash and moves the mark to
+// the list's end, in one atomic step: whatever attempt or daemon appended a version, it is
+// counted exactly once. KEYS[1] the versions, KEYS[2] the mark, KEYS[3] the shard's counts.
+// Fields: documents (entries flagged 'N'), urls (a URL's first count), versions, and per sweep
+// "<id>.pages", "<id>.<verdict count>", "<id>.start" (the earliest date). Reads the record's
+// first varints (sweep, zigzag date, doc, status) and its verdict byte (store/FORMAT.md).
+constexpr std::string_view kCountScript = R"lua(
+local function varint(s, pos)
+  local result, mul = 0, 1
+  while true do
+    local b = string.byte(s, pos)
+    pos = pos + 1
+    result = result + (b % 128) * mul
+    if b < 128 then return result, pos end
+    mul = mul * 128
+  end
+end
+local c = tonumber(redis.call('GET', KEYS[2]) or '0')
+local n = redis.call('LLEN', KEYS[1])
+if n <= c then return 0 end
+redis.call('SET', KEYS[2], n)
+if c == 0 then redis.call('HINCRBY', KEYS[3], 'urls', 1) end
+local names = {'new_docs', 'unchanged', 'duplicate', 'near_duplicate', 'gone'}
+for _, e in ipairs(redis.call('LRANGE', KEYS[1], c, n - 1)) do
+  if string.sub(e, 1, 1) == 'N' then redis.call('HINCRBY', KEYS[3], 'documents', 1) end
+  local sweep, pos = varint(e, 2)
+  local zz
+  zz, pos = varint(e, pos)
+  local date = -(zz + 1) / 2
+  if zz % 2 == 0 then date = zz / 2 end
+  local doc, status
+  doc, pos = varint(e, pos)
+  status, pos = varint(e, pos)
+  local verdict = string.byte(e, pos)
+  local prefix = string.format('%d.', sweep)
+  redis.call('HINCRBY', KEYS[3], 'versions', 1)
+  redis.call('HINCRBY', KEYS[3], prefix .. 'pages', 1)
+  if verdict >= 1 and verdict <= 5 then
+    redis.call('HINCRBY', KEYS[3], prefix .. names[verdict], 1)
+  end
+  local s = redis.call('HGET', KEYS[3], prefix .. 'start')
+  if (not s) or date < tonumber(s) then
+    redis.call('HSET', KEYS[3], prefix .. 'start', string.format('%d', date))
+  end
+end
+return n - c
 )lua";
 
 // A field raised to ARGV[2] when below it.
@@ -284,23 +357,6 @@ std::vector<uint64_t> IndexedValuesOf(const RedisDocument& rec) {
   return out;
 }
 
-std::string VerdictCountField(Verdict v) {
-  switch (v) {
-    case Verdict::kNew:
-      return "new_docs";
-    case Verdict::kUnchanged:
-      return "unchanged";
-    case Verdict::kDuplicate:
-      return "duplicate";
-    case Verdict::kNearDuplicate:
-      return "near_duplicate";
-    case Verdict::kGone:
-      return "gone";
-    default:
-      return "";
-  }
-}
-
 Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
   const StatusClass kind = store::ClassifyHttpStatus(page.http_status);
@@ -392,6 +448,7 @@ Status RedisClusterStore::NotSupported(std::string_view method) {
 }
 Status RedisClusterStore::Race(std::string message) {
   race_ = true;
+  ++races_;
   return UnavailableError("redis: " + message + "; the batch may be applied again");
 }
 Status RedisClusterStore::LmdbOnly(std::string_view method) {
@@ -477,8 +534,45 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
 
 // --- sweeps ---
 
+StatusOr<RedisClusterStore::ShardTotals> RedisClusterStore::ReadShards() const {
+  std::vector<Command> cmds;
+  for (uint64_t shard = 0; shard < kShards; ++shard)
+    cmds.push_back(Cmd({"HGETALL", ShardKey(shard)}));
+  auto r = client_->Pipeline(cmds);
+  if (!r.ok()) return r.status();
+  ShardTotals t;
+  for (const Reply& h : *r) {
+    for (size_t i = 0; i + 1 < h.elements.size(); i += 2) {
+      const std::string& f = h.elements[i].str;
+      int64_t v = 0;
+      if (!ParseI64(h.elements[i + 1].str, &v)) return DataLossError("redis: a bad count " + f);
+      const size_t dot = f.find('.');
+      if (dot == std::string::npos) {
+        if (f == "documents")
+          t.documents += static_cast<uint64_t>(v);
+        else if (f == "urls")
+          t.urls += static_cast<uint64_t>(v);
+        else if (f == "versions")
+          t.versions += static_cast<uint64_t>(v);
+        continue;
+      }
+      uint64_t sweep = 0;
+      if (!ParseU64(std::string_view(f).substr(0, dot), &sweep)) continue;
+      const std::string name = f.substr(dot + 1);
+      auto& counts = t.sweeps[static_cast<SweepId>(sweep)];
+      if (name == "start") {
+        auto [it, fresh] = counts.emplace(name, v);
+        if (!fresh) it->second = std::min(it->second, v);
+      } else {
+        counts[name] += v;
+      }
+    }
+  }
+  return t;
+}
+
 StatusOr<store::SweepInfo> RedisClusterStore::SweepInfoOf(SweepId id, const std::string& record,
-                                                          const Reply& counts) const {
+                                                          const ShardTotals& totals) const {
   StatusOr<SweepRecord> rec = store::internal::DecodeSweep(record);
   if (!rec.ok()) return rec.status();
   store::SweepInfo s;
@@ -488,35 +582,35 @@ StatusOr<store::SweepInfo> RedisClusterStore::SweepInfoOf(SweepId id, const std:
   s.end = rec->end;
   s.open = rec->open;
   s.scope = rec->scope;
-  for (size_t i = 0; i + 1 < counts.elements.size(); i += 2) {
-    const std::string& f = counts.elements[i].str;
-    int64_t v = 0;
-    if (!ParseI64(counts.elements[i + 1].str, &v)) continue;
-    const uint64_t u = static_cast<uint64_t>(v);
-    if (f == "pages")
-      s.pages = u;
-    else if (f == "new_docs")
-      s.new_docs = u;
-    else if (f == "unchanged")
-      s.unchanged = u;
-    else if (f == "duplicate")
-      s.duplicate = u;
-    else if (f == "near_duplicate")
-      s.near_duplicate = u;
-    else if (f == "gone")
-      s.gone = u;
-    else if (f == "start")
-      s.start = v;
+  if (auto it = totals.sweeps.find(id); it != totals.sweeps.end()) {
+    for (const auto& [f, v] : it->second) {
+      const uint64_t u = static_cast<uint64_t>(v);
+      if (f == "pages")
+        s.pages = u;
+      else if (f == "new_docs")
+        s.new_docs = u;
+      else if (f == "unchanged")
+        s.unchanged = u;
+      else if (f == "duplicate")
+        s.duplicate = u;
+      else if (f == "near_duplicate")
+        s.near_duplicate = u;
+      else if (f == "gone")
+        s.gone = u;
+      else if (f == "start")
+        s.start = std::min(s.start, v);  // a version dated before it
+    }
   }
   return s;
 }
 
 StatusOr<store::SweepInfo> RedisClusterStore::ReadSweep(SweepId id) const {
-  auto replies =
-      client_->Pipeline({Cmd({"HGET", kSweepsKey, Dec(id)}), Cmd({"HGETALL", SweepCountKey(id)})});
-  if (!replies.ok()) return replies.status();
-  if ((*replies)[0].is_nil()) return NotFoundError("no sweep with id " + Dec(id));
-  return SweepInfoOf(id, (*replies)[0].str, (*replies)[1]);
+  auto rec = client_->Run(Cmd({"HGET", kSweepsKey, Dec(id)}));
+  if (!rec.ok()) return rec.status();
+  if (rec->is_nil()) return NotFoundError("no sweep with id " + Dec(id));
+  StatusOr<ShardTotals> totals = ReadShards();
+  if (!totals.ok()) return totals.status();
+  return SweepInfoOf(id, rec->str, *totals);
 }
 
 StatusOr<store::SweepInfo> RedisClusterStore::OpenSweep(std::string_view name, int64_t start,
@@ -570,11 +664,10 @@ StatusOr<store::SweepInfo> RedisClusterStore::OpenSweep(std::string_view name, i
     rec.name = std::string(name);
     rec.start = start;
     rec.scope = *valid;
-    // The record and its counts first, then the name (HSETNX: of two daemons opening the same
-    // name at once, one wins; the loser's record is left without a name and never used).
+    // The record first, then the name (HSETNX: of two daemons opening the same name at once,
+    // one wins; the loser's record is left without a name and never used).
     auto wrote =
-        client_->Pipeline({Cmd({"HSET", kSweepsKey, Dec(id), store::internal::EncodeSweep(rec)}),
-                           Cmd({"HSET", SweepCountKey(id), "start", std::to_string(start)})});
+        client_->Pipeline({Cmd({"HSET", kSweepsKey, Dec(id), store::internal::EncodeSweep(rec)})});
     if (!wrote.ok()) return wrote.status();
     auto named = client_->Run(Cmd({"HSETNX", kSweepNamesKey, std::string(name), Dec(id)}));
     if (!named.ok()) return named.status();
@@ -608,14 +701,12 @@ StatusOr<std::vector<store::SweepInfo>> RedisClusterStore::Sweeps() const {
     if (ParseU64(names->elements[i].str, &id)) named.insert(static_cast<SweepId>(id));
   }
   std::sort(recs.begin(), recs.end());
-  std::vector<Command> counts;
-  for (const auto& r : recs) counts.push_back(Cmd({"HGETALL", SweepCountKey(r.first)}));
-  auto c = client_->Pipeline(counts);
-  if (!c.ok()) return c.status();
+  StatusOr<ShardTotals> totals = ReadShards();
+  if (!totals.ok()) return totals.status();
   std::vector<store::SweepInfo> out;
   for (size_t i = 0; i < recs.size(); ++i) {
     if (!named.count(recs[i].first)) continue;
-    StatusOr<store::SweepInfo> s = SweepInfoOf(recs[i].first, recs[i].second, (*c)[i]);
+    StatusOr<store::SweepInfo> s = SweepInfoOf(recs[i].first, recs[i].second, *totals);
     if (!s.ok()) return s.status();
     out.push_back(std::move(*s));
   }
@@ -676,6 +767,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageI
       return r;
     }
     last = r.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 << attempt));
   }
   fail_at_round_ = 0;
   return last;
@@ -842,7 +934,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t k = 0; k < reads; ++k) {
       UrlState* s = reading[k];
       for (const Reply& e : (*r)[k].elements) {
-        StatusOr<VersionRecord> v = store::internal::DecodeVersion(e.str);
+        StatusOr<VersionRecord> v = DecodeEntry(e.str);
         if (!v.ok()) return v.status();
         s->versions.push_back(UrlState::Version{std::move(*v)});
       }
@@ -860,7 +952,6 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     return OkStatus();
   };
   SHINGLED_RETURN_IF_ERROR(load_urls(claiming));
-  uint64_t urls_added = claiming.size();
 
   // Revisits: the target's last document, from the versions (the batch's own included, in order).
   auto last_doc_of = [](const UrlState& s) -> DocId {
@@ -882,10 +973,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       s.claimed = true;
       more.emplace_back(&urls.find(pages[i].url)->first, &s);
     }
-    if (!more.empty()) {
-      SHINGLED_RETURN_IF_ERROR(load_urls(more));
-      urls_added += more.size();
-    }
+    if (!more.empty()) SHINGLED_RETURN_IF_ERROR(load_urls(more));
   }
 
   // 3. The in-memory pass, page by page in order: each page sees the batch's earlier pages.
@@ -893,6 +981,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   std::unordered_map<uint64_t, DocId> batch_fps;  // identical.low ^ high -> new doc of the batch
   std::map<std::pair<uint64_t, uint64_t>, DocId> batch_identical;
   std::set<DocId> need_records;
+  std::set<DocId> pending_others;
   std::vector<UrlState*> unused_revisit_urls;
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip) continue;
@@ -1006,7 +1095,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         const UrlState::Version& v = us.versions[k - 1];
         if (v.rec.sweep != page.sweep) break;
         if (v.rec.doc == identical && !v.from_batch && k == us.versions.size()) {
-          ps.replace = store::internal::EncodeVersion(v.rec);
+          ps.replace = VersionEntry(v.rec, true);
           us.versions.pop_back();
           ps.last.reset();
           ps.last_seq = static_cast<uint32_t>(us.versions.size());
@@ -1033,6 +1122,14 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       continue;
     }
     if (identical != 0 && !take_over) {
+      // Another daemon's page that is being applied (or died before it completed): its record
+      // may not be written yet. The page is its duplicate all the same (identical bytes: the
+      // page's sketch is the document's), but its dates cannot be merged into a record that is
+      // not there (below). Waiting instead could deadlock two batches that each hold a claim
+      // the other needs.
+      if (stored_owner[i].doc == identical && stored_owner[i].pending_url != 0) {
+        pending_others.insert(identical);
+      }
       ps.doc = identical;
       ps.touch = identical;
       need_records.insert(identical);
@@ -1382,7 +1479,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (st[i].skip || !st[i].appended) continue;
       cmds.push_back(
           Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
-               {Dec(st[i].seq), store::internal::EncodeVersion(st[i].version), st[i].replace}));
+               {Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0), st[i].replace}));
       version_pages.push_back(i);
     }
     const size_t nv = cmds.size();
@@ -1403,6 +1500,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       auto rec = records.find(d);
       auto raw = raw_records_.find(d);
       if (rec == records.end() || raw == raw_records_.end()) {
+        if (pending_others.count(d)) continue;
         return DataLossError("redis: document " + Dec(d) + " has no record");
       }
       RedisDocument updated = rec->second;
@@ -1418,7 +1516,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t j = 0; j < nv; ++j) {
       const long long v = (*r)[j].integer;
       if (v < 0) return Race("another daemon added a version to a URL of the batch meanwhile");
-      st[version_pages[j]].appended = v == 1;  // 0: there already (a resent batch): not counted
+      st[version_pages[j]].appended = v == 1;  // 0: there already (an earlier attempt)
     }
     for (size_t j = 0; j < cas_docs.size(); ++j) {
       if ((*r)[cmds.size() - cas_docs.size() + j].integer != 1) {
@@ -1427,38 +1525,26 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
   }
   // 12. Clusters: the unions, in the pages' order.
-  uint64_t clusters_delta_pos = 0, clusters_delta_neg = 0, largest = 0;
-  for (const auto& [a, b] : unions) {
-    SHINGLED_RETURN_IF_ERROR(Merge(a, b, &clusters_delta_pos, &clusters_delta_neg, &largest));
-  }
-  // 13. Completion: the new documents' claims lose their "/url", the counters.
+  for (const auto& [a, b] : unions) SHINGLED_RETURN_IF_ERROR(Merge(a, b));
+  // 13. Completion: each new document's claim loses its "/url"; each URL's versions not counted
+  // yet are counted in its shard (kCountScript: exactly once, whatever attempt wrote them).
   {
     std::vector<Command> cmds;
-    uint64_t documents = 0, versions = 0;
     for (const NewDoc& nd : new_docs) {
       const auto& fp = pages[nd.page].sketch.identical;
-      cmds.push_back(Cmd({"HSET", FingerprintBucketKey(Relation::kIdentical, fp.high, fbits),
-                          FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
-      ++documents;
+      cmds.push_back(Eval(kCompleteClaimScript,
+                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits)},
+                          {FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
     }
-    for (size_t i : version_pages) {
-      if (!st[i].appended) continue;
-      ++versions;
+    std::set<UrlId> touched;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (!st[i].skip && st[i].url != nullptr && st[i].url->id != 0) touched.insert(st[i].url->id);
+    }
+    for (UrlId u : touched) {
       cmds.push_back(
-          Eval(kSweepCountScript, {SweepCountKey(pages[i].sweep)},
-               {VerdictCountField(st[i].version.verdict), std::to_string(pages[i].date)}));
+          Eval(kCountScript, {VersionsKey(u), CountedKey(u), ShardKey(u % kShards)}, {}));
     }
-    if (documents > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "documents", Dec(documents)}));
-    if (versions > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "versions", Dec(versions)}));
-    if (urls_added > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "urls", Dec(urls_added)}));
-    if (clusters_delta_pos != clusters_delta_neg) {
-      cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters",
-                          std::to_string(static_cast<int64_t>(clusters_delta_pos) -
-                                         static_cast<int64_t>(clusters_delta_neg))}));
-    }
-    const uint64_t at_least = std::max<uint64_t>(largest, documents > 0 ? 1 : 0);
-    if (at_least > 0)
-      cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(at_least)}));
+    if (!new_docs.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
   }
@@ -1484,8 +1570,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
 
 // One union with the cluster counters: sizes are kept as "members beyond the root" in the
 // root's size bucket (a singleton has none).
-Status RedisClusterStore::Merge(DocId a, DocId b, uint64_t* plus, uint64_t* minus,
-                                uint64_t* largest) {
+Status RedisClusterStore::Merge(DocId a, DocId b) {
   StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {a, b});
   if (!roots.ok()) return roots.status();
   const uint64_t ra = (*roots)[0], rb = (*roots)[1];
@@ -1500,14 +1585,14 @@ Status RedisClusterStore::Merge(DocId a, DocId b, uint64_t* plus, uint64_t* minu
   if (!root.ok()) return root.status();
   const uint64_t lo = std::min(ra, rb), hi = std::max(ra, rb);
   const uint64_t moved = 1 + (hi == ra ? ea : eb);
-  SHINGLED_RETURN_IF_ERROR(
-      client_->Run(Cmd({"HINCRBY", SizeKey(lo), Dec(lo), Dec(moved)})).status());
-  if (ea == 0 && eb == 0)
-    ++*plus;
-  else if (ea > 0 && eb > 0)
-    ++*minus;
-  *largest = std::max(*largest, ea + eb + 2);
-  return OkStatus();
+  // The size and the counters at once (a failure before them loses this merge's counts: the
+  // union itself is done).
+  std::vector<Command> cmds = {
+      Cmd({"HINCRBY", SizeKey(lo), Dec(lo), Dec(moved)}),
+      Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(ea + eb + 2)})};
+  if (ea == 0 && eb == 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters", "1"}));
+  if (ea > 0 && eb > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters", "-1"}));
+  return client_->Pipeline(cmds).status();
 }
 
 // --- queries ---
@@ -1563,7 +1648,7 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
   std::vector<store::UrlVersion> out;
   uint32_t seq = 0;
   for (const Reply& e : list->elements) {
-    StatusOr<VersionRecord> v = store::internal::DecodeVersion(e.str);
+    StatusOr<VersionRecord> v = DecodeEntry(e.str);
     if (!v.ok()) return v.status();
     store::UrlVersion uv;
     uv.seq = ++seq;
@@ -1776,7 +1861,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     UrlId best = 0;
     for (size_t j = 0; j < urls->size(); ++j) {
       if ((*lr)[j].is_nil()) continue;
-      StatusOr<VersionRecord> v = store::internal::DecodeVersion((*lr)[j].str);
+      StatusOr<VersionRecord> v = DecodeEntry((*lr)[j].str);
       if (!v.ok()) return v.status();
       if (v->doc == s.doc && v->date > best_date) {
         best_date = v->date;
@@ -1823,7 +1908,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
   if (!list.ok()) return list.status();
   DocId doc = 0;
   for (auto it = list->elements.rbegin(); it != list->elements.rend() && doc == 0; ++it) {
-    StatusOr<VersionRecord> v = store::internal::DecodeVersion(it->str);
+    StatusOr<VersionRecord> v = DecodeEntry(it->str);
     if (!v.ok()) return v.status();
     doc = v->doc;
   }
@@ -1857,18 +1942,14 @@ StatusOr<store::StoreStats> RedisClusterStore::Stats() const {
     const std::string& f = r->elements[i].str;
     int64_t v = 0;
     if (!ParseI64(r->elements[i + 1].str, &v)) continue;
-    const uint64_t u = static_cast<uint64_t>(v);
-    if (f == "documents")
-      s.documents = u;
-    else if (f == "urls")
-      s.urls = u;
-    else if (f == "versions")
-      s.versions = u;
-    else if (f == "clusters")
-      s.clusters = u;
-    else if (f == "largest_cluster")
-      s.largest_cluster = u;
+    if (f == "clusters") s.clusters = static_cast<uint64_t>(v);
+    if (f == "largest_cluster") s.largest_cluster = static_cast<uint64_t>(v);
   }
+  StatusOr<ShardTotals> totals = ReadShards();
+  if (!totals.ok()) return totals.status();
+  s.documents = totals->documents;
+  s.urls = totals->urls;
+  s.versions = totals->versions;
   return s;
 }
 
@@ -1931,7 +2012,7 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
                   Dec(o->pending_url) + " that never completed (retry the page)");
         }
         if (!recs.count(o->doc)) problem("claim without record: document " + Dec(o->doc));
-        claimed[o->doc] = {0, 0};
+        claimed[o->doc] = {o->pending_url, 0};
       }
     }
   }
@@ -1942,15 +2023,137 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
               ", which has no record");
     }
   }
-  // Each document's root reaches a document, and the sizes of the clusters add up.
+  // Each record's own claims name it: identical always, lexical and shingle when it owns them.
+  {
+    std::vector<Command> c;
+    std::vector<std::pair<DocId, const char*>> what;
+    for (const auto& [id, d] : recs) {
+      const std::pair<Relation, const char*> kinds[] = {{Relation::kIdentical, "identical"},
+                                                        {Relation::kLexical, "lexical"},
+                                                        {Relation::kShingle, "shingle"}};
+      for (int k = 0; k < 3; ++k) {
+        if ((k == 1 && !d.owns_lexical) || (k == 2 && !d.owns_shingle)) continue;
+        const uint64_t high = d.fingerprints[2 * k], low = d.fingerprints[2 * k + 1];
+        c.push_back(Cmd({"HGET", FingerprintBucketKey(kinds[k].first, high, bits),
+                         FingerprintField(high, low, bits)}));
+        what.emplace_back(id, kinds[k].second);
+      }
+    }
+    auto got = client_->Pipeline(c);
+    if (!got.ok()) return got.status();
+    for (size_t j = 0; j < what.size(); ++j) {
+      StatusOr<IdenticalOwner> o = ParseOwner((*got)[j]);
+      if (!o.ok() || o->doc != what[j].first) {
+        problem(std::string("document ")
+                    .append(Dec(what[j].first))
+                    .append(": its ")
+                    .append(what[j].second)
+                    .append(" claim names ")
+                    .append(o.ok() ? Dec(o->doc) : o.status().message()));
+      }
+    }
+  }
+  // URLs by id: each name claimed under it, each version's document a record that lists the URL.
+  uint64_t urls = 0, versions = 0, complete = 0;
+  {
+    auto next_url = client_->Run(Cmd({"GET", kNextUrl}));
+    if (!next_url.ok()) return next_url.status();
+    uint64_t last_url = 0;
+    if (!next_url->is_nil()) ParseU64(next_url->str, &last_url);
+    std::vector<Command> c;
+    for (uint64_t b = 0; b <= (last_url >> 4); ++b)
+      c.push_back(Cmd({"HGETALL", UrlNameKey(b << 4)}));
+    auto names = client_->Pipeline(c);
+    if (!names.ok()) return names.status();
+    std::vector<std::pair<UrlId, std::string>> all;
+    for (const Reply& bucket : *names) {
+      for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+        uint64_t id = 0;
+        if (!ParseU64(bucket.elements[i].str, &id)) {
+          problem("a URL name bucket has the field \"" + bucket.elements[i].str + "\"");
+          continue;
+        }
+        all.emplace_back(id, bucket.elements[i + 1].str);
+      }
+    }
+    c.clear();
+    for (const auto& [id, name] : all) {
+      c.push_back(Cmd({"HGET", UrlBucket(name, bits), name}));
+      c.push_back(Cmd({"LRANGE", VersionsKey(id), "0", "-1"}));
+    }
+    auto got = client_->Pipeline(c);
+    if (!got.ok()) return got.status();
+    std::vector<std::pair<DocId, UrlId>> doc_urls;
+    for (size_t j = 0; j < all.size(); ++j) {
+      const auto& [id, name] = all[j];
+      uint64_t claimed_id = 0;
+      if (!ParseU64((*got)[2 * j].str, &claimed_id) || claimed_id != id) {
+        problem("URL " + name + " (id " + Dec(id) + ") is claimed by id " + (*got)[2 * j].str);
+      }
+      ++urls;
+      for (const Reply& e : (*got)[2 * j + 1].elements) {
+        StatusOr<VersionRecord> v = DecodeEntry(e.str);
+        if (!v.ok()) {
+          problem("URL " + name + ": " + v.status().message());
+          continue;
+        }
+        ++versions;
+        if (v->doc == 0) continue;
+        if (!recs.count(v->doc)) {
+          problem("URL " + name + " has a version of document " + Dec(v->doc) +
+                  ", which has no record");
+        }
+        doc_urls.emplace_back(v->doc, id);
+      }
+    }
+    std::sort(doc_urls.begin(), doc_urls.end());
+    doc_urls.erase(std::unique(doc_urls.begin(), doc_urls.end()), doc_urls.end());
+    c.clear();
+    std::vector<DocId> docs;
+    for (const auto& [doc, url] : doc_urls) {
+      if (docs.empty() || docs.back() != doc) {
+        docs.push_back(doc);
+        c.push_back(GetList(DocUrlsKey(doc), Dec(doc)));
+      }
+    }
+    auto lists = client_->Pipeline(c);
+    if (!lists.ok()) return lists.status();
+    std::map<DocId, std::set<uint64_t>> listed;
+    for (size_t j = 0; j < docs.size(); ++j) {
+      StatusOr<std::vector<uint64_t>> l = ParsePostingList((*lists)[j]);
+      if (!l.ok()) return l.status();
+      listed[docs[j]].insert(l->begin(), l->end());
+    }
+    for (const auto& [doc, url] : doc_urls) {
+      if (!listed[doc].count(url)) {
+        problem("document " + Dec(doc) + " does not list URL id " + Dec(url) +
+                ", which has a version of it");
+      }
+    }
+  }
+  for (const auto& [id, o] : claimed) {
+    if (o.first == 0 && recs.count(id)) ++complete;
+  }
+  // The counters.
+  StatusOr<ShardTotals> totals = ReadShards();
+  if (!totals.ok()) return totals.status();
+  std::map<std::string, uint64_t> counter = {
+      {"documents", totals->documents}, {"urls", totals->urls}, {"versions", totals->versions}};
+  for (const auto& [name, have] : {std::pair<std::string, uint64_t>{"documents", complete},
+                                   {"urls", urls},
+                                   {"versions", versions}}) {
+    if (counter[name] != have) {
+      problem("the counts say " + Dec(counter[name]) + " " + name + ", but there are " + Dec(have));
+    }
+  }
+  // Each document's root reaches a document.
   std::vector<DocId> ids;
   for (const auto& [id, d] : recs) ids.push_back(id);
   if (!ids.empty()) {
     StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, ids);
     if (!roots.ok()) return roots.status();
-    std::map<DocId, uint64_t> sizes;
-    for (uint64_t root : *roots) ++sizes[root];
-    for (const auto& [root, n] : sizes) {
+    std::set<DocId> distinct(roots->begin(), roots->end());
+    for (DocId root : distinct) {
       if (!recs.count(root)) problem("cluster root " + Dec(root) + " has no record");
     }
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,16 @@ class RedisClusterStore final : public store::Store {
   // The next Apply fails (Unavailable, nothing more written) when it reaches its `round`-th
   // pipeline (1-based): a daemon killed or a connection broken in the middle of a batch.
   void FailAtRoundForTesting(int round);
+  // The client's counters (pipelines, commands, redirections, WAITs).
+  ClusterStats client_stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return client_->stats();
+  }
+  // Batches applied again because another daemon raced them (a claim or a record changed).
+  uint64_t races() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return races_;
+  }
 
   StatusOr<std::vector<store::PageResult>> Apply(std::span<const store::PageInput> pages) override;
   StatusOr<store::SweepInfo> OpenSweep(std::string_view name, int64_t start,
@@ -111,13 +122,20 @@ class RedisClusterStore final : public store::Store {
   // A race with another daemon detected mid-batch: the batch is applied again (idempotent).
   Status Race(std::string message);
   StatusOr<std::vector<store::PageResult>> ApplyOnce(std::span<const store::PageInput> pages);
-  Status Merge(store::DocId a, store::DocId b, uint64_t* plus, uint64_t* minus, uint64_t* largest);
+  // One union, with the cluster size and counters.
+  Status Merge(store::DocId a, store::DocId b);
   // Records of `docs` (absent ones left out), and of their representatives with follow_reps.
   // Keeps each record's bytes in raw_records_ (for a compare-and-set).
   StatusOr<std::map<store::DocId, RedisDocument>> ReadRecords(const std::vector<store::DocId>& docs,
                                                               bool follow_reps) const;
+  // The counts of every version shard, summed.
+  struct ShardTotals {
+    uint64_t documents = 0, urls = 0, versions = 0;
+    std::map<store::SweepId, std::map<std::string, int64_t>> sweeps;  // "pages", ..., "start"
+  };
+  StatusOr<ShardTotals> ReadShards() const;
   StatusOr<store::SweepInfo> SweepInfoOf(store::SweepId id, const std::string& record,
-                                         const Reply& counts) const;
+                                         const ShardTotals& totals) const;
   StatusOr<store::SweepInfo> ReadSweep(store::SweepId id) const;
   StatusOr<store::UrlId> LookupUrl(std::string_view url) const;
   StatusOr<std::vector<store::UrlId>> UrlsOf(store::DocId doc) const;
@@ -142,6 +160,7 @@ class RedisClusterStore final : public store::Store {
   mutable std::map<store::DocId, std::string> raw_records_;
   Status health_;
   bool race_ = false;
+  uint64_t races_ = 0;
   mutable int fail_at_round_ = 0, rounds_ = 0;
 };
 

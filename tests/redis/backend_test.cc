@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -83,11 +85,18 @@ TEST_F(BackendTest, SamePagesGiveTheSameAnswersAsLmdb) {
   std::vector<PageInput> all;
   size_t pages = 0;
   std::set<std::string> urls;
+  const ClusterStats before = dynamic_cast<const RedisClusterStore&>(*redis).client_stats();
+  std::chrono::steady_clock::duration lmdb_time{}, redis_time{};
   for (const auto& sweep : sweeps) {
     for (size_t i = 0; i < sweep.size(); i += 40) {
       std::span<const PageInput> batch(sweep.data() + i, std::min<size_t>(40, sweep.size() - i));
+      const auto t0 = std::chrono::steady_clock::now();
       auto a = lmdb->Apply(batch);
+      const auto t1 = std::chrono::steady_clock::now();
       auto b = redis->Apply(batch);
+      const auto t2 = std::chrono::steady_clock::now();
+      lmdb_time += t1 - t0;
+      redis_time += t2 - t1;
       ASSERT_TRUE(a.ok()) << a.status().ToString();
       ASSERT_TRUE(b.ok()) << b.status().ToString();
       for (size_t j = 0; j < batch.size(); ++j) {
@@ -99,6 +108,16 @@ TEST_F(BackendTest, SamePagesGiveTheSameAnswersAsLmdb) {
     }
   }
   EXPECT_GT(pages, 2500u);
+  {
+    const ClusterStats after = dynamic_cast<const RedisClusterStore&>(*redis).client_stats();
+    const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    std::printf(
+        "%zu pages in batches of 40: LMDB %.0f ms, Redis %.0f ms; per page %.2f pipelines "
+        "(one per node and round), %.1f commands\n",
+        pages, ms(lmdb_time), ms(redis_time),
+        double(after.pipelines - before.pipelines) / double(pages),
+        double(after.commands - before.commands) / double(pages));
+  }
   auto sa = lmdb->Stats();
   auto sb = redis->Stats();
   ASSERT_TRUE(sa.ok() && sb.ok());
@@ -293,6 +312,41 @@ TEST_F(BackendTest, ABatchRetriedAfterAFailureStoresEachPageOnce) {
     cb[p.url] = db->cluster;
   }
   EXPECT_EQ(Partition(ca), Partition(cb));
+}
+
+TEST_F(BackendTest, MinReplicasWaitsForTheReplicasOrRefuses) {
+  // Without replicas: a page cannot be acknowledged by one, and says so.
+  RedisStoreOptions alone = RedisOptions();
+  alone.min_replicas = 1;
+  alone.wait_timeout_ms = 300;
+  auto unreplicated = OpenRedisClusterStore(alone, {}, *context_);
+  ASSERT_TRUE(unreplicated.ok()) << unreplicated.status().ToString();
+  auto sweep = (*unreplicated)->OpenSweep("s", 1000);
+  EXPECT_EQ(sweep.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(sweep.status().message().find("0 of 1"), std::string::npos) << sweep.status().message();
+  // A cluster with a replica per master: every batch waits for it, and is acknowledged.
+  cluster_.reset();
+  cluster_ = std::make_unique<RedisCluster>();
+  ASSERT_TRUE(cluster_->Start({.masters = 3, .replicas_per_master = 1}).ok());
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->RunOnMasters({"CONFIG", "SET", "hash-max-listpack-value", "4096"}).ok());
+  RedisStoreOptions replicated = RedisOptions();
+  replicated.min_replicas = 1;
+  auto store = OpenRedisClusterStore(replicated, {}, *context_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->OpenSweep("s1", 1000).ok());
+  const std::vector<PageInput> pages = Corpus(20)[0];
+  for (size_t i = 0; i < pages.size(); i += 20) {
+    std::span<const PageInput> batch(pages.data() + i, std::min<size_t>(20, pages.size() - i));
+    auto r = (*store)->Apply(batch);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  const ClusterStats stats = dynamic_cast<const RedisClusterStore&>(**store).client_stats();
+  EXPECT_GE(stats.waits, (pages.size() + 19) / 20);
+  auto check = (*store)->Check();
+  ASSERT_TRUE(check.ok());
+  for (const std::string& p : *check) ADD_FAILURE() << p;
 }
 
 TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
