@@ -37,7 +37,10 @@
 // pipelines of one round go to the nodes in parallel) and commands, per page and per batch, with
 // the batch's wall time and pages/s. One store applying batches of each size in turn (FLUSHALL
 // between), then 2 and 3 stores on threads of their own (each its own client: the store part of
-// N daemons, without HTTP and sketching) at the largest batch size.
+// N daemons, without HTTP and sketching) at the largest batch size. The bucket bits are sized
+// for the run's documents (docs/REDIS.md, "Choosing the bucket bits"), and each run prints the
+// masters' used_memory added (INFO memory) per page and per document (new and near_duplicate
+// pages: everything a page writes, URLs and versions included).
 //
 // `--fsync no` sets `appendfsync no` on every node and lets the stores accept it
 // (allow_unsafe_fsync): NOT durable, only to tell the fsyncs' cost from the round trips'.
@@ -55,6 +58,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +76,7 @@
 #include "redis/backend.h"
 #include "redis/backend_store.h"
 #include "redis/cluster_client.h"
+#include "redis/layout.h"
 #include "store/store.h"
 #include "store/types.h"
 #include "tests/redis/redis_cluster.h"
@@ -629,6 +634,25 @@ struct Sketched {
   std::vector<store::PageInput> pages;  // sweep left 0: set per store
 };
 
+// Bucket bits for a relation with `per_doc` entries per document over `docs` documents, as
+// docs/REDIS.md ("Choosing the bucket bits") sizes them: ~48 entries a bucket.
+int BucketBits(double docs, double per_doc) {
+  const int bits = static_cast<int>(std::lround(std::log2(std::max(1.0, docs * per_doc / 48))));
+  return std::clamp(bits, redis::kMinBucketBits, redis::kMaxBucketBits);
+}
+
+// used_memory summed over the masters (INFO memory).
+long long UsedMemory(redis::ClusterClient& client) {
+  auto info = client.RunOnMasters({"INFO", "memory"});
+  if (!info.ok()) Die(info.status().ToString());
+  long long total = 0;
+  for (const auto& [node, reply] : *info) {
+    const size_t at = reply.str.find("used_memory:");
+    if (at != std::string::npos) total += std::atoll(reply.str.c_str() + at + 12);
+  }
+  return total;
+}
+
 std::unique_ptr<redis::RedisClusterStore> OpenStore(const redis::testing::RedisCluster& cluster,
                                                     const dedup::SketchContext& context,
                                                     const Options& o,
@@ -638,6 +662,13 @@ std::unique_ptr<redis::RedisClusterStore> OpenStore(const redis::testing::RedisC
   r.password_file = cluster.password_file();
   r.min_replicas = o.min_replicas;
   r.allow_unsafe_fsync = !o.fsync;
+  // Sized for the run's documents (4 of every 5 pages), so that buckets hold what they would in
+  // a deployment sized for its documents: the memory per document below means something.
+  const double docs = 0.8 * o.apply_pages;
+  r.feature_bits = BucketBits(docs, 6);
+  r.supershingle_bits = BucketBits(docs, 22);
+  r.sample_bits = BucketBits(docs, 19);
+  r.fingerprint_bits = BucketBits(docs, 1);
   redis::ClusterOptions co;
   co.seeds = r.nodes;
   co.password_file = r.password_file;
@@ -719,6 +750,15 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
   const bool tty = ::isatty(2) != 0;
   for (const auto& [stores, batch] : runs) {
     FlushCluster(cluster);
+    long long memory_before = 0;
+    {
+      redis::ClusterOptions co;
+      co.seeds = cluster.seeds();
+      co.password_file = cluster.password_file();
+      auto probe = redis::ClusterClient::Connect(std::move(co));
+      if (!probe.ok()) Die(probe.status().ToString());
+      memory_before = UsedMemory(**probe);
+    }
     std::vector<std::unique_ptr<redis::RedisClusterStore>> opened;
     std::vector<redis::ClusterClient*> clients(static_cast<size_t>(stores));
     for (int i = 0; i < stores; ++i) {
@@ -762,13 +802,21 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
     const double pages = static_cast<double>(total.pages);
     const double batches = static_cast<double>(total.batches);
     const double p50 = Percentile(total.batch_ms, 0.5), p99 = Percentile(total.batch_ms, 0.99);
+    const double memory = static_cast<double>(UsedMemory(*clients[0]) - memory_before);
+    const auto it = total.verdicts.counts.find("new");
+    const auto nd = total.verdicts.counts.find("near_duplicate");
+    const double documents =
+        static_cast<double>((it == total.verdicts.counts.end() ? 0 : it->second) +
+                            (nd == total.verdicts.counts.end() ? 0 : nd->second));
     std::printf(
         "apply   stores %d, batch %d: %.0f pages in %.1f s = %.0f pages/s; round trips "
         "(pipelines to a node) %.2f a page, %.1f a batch; commands %.1f a page; Apply p50 %.1f "
-        "ms, p99 %.1f ms; verdicts: %s; load %s -> %s\n",
+        "ms, p99 %.1f ms; verdicts: %s; used_memory +%.0f bytes: %.0f a page, %.0f a document; "
+        "load %s -> %s\n",
         stores, batch, pages, wall, pages / wall, static_cast<double>(total.pipelines) / pages,
         static_cast<double>(total.pipelines) / batches, static_cast<double>(total.commands) / pages,
-        p50, p99, total.verdicts.ToString().c_str(), load_before.c_str(), LoadAverage().c_str());
+        p50, p99, total.verdicts.ToString().c_str(), memory, memory / pages, memory / documents,
+        load_before.c_str(), LoadAverage().c_str());
     std::fflush(stdout);
   }
 }
