@@ -26,8 +26,8 @@
 // batches of `--batch` pages (`POST /v1/pages`, application/x-ndjson: what a crawler pipeline
 // sends; `--batch 1` posts each page alone, text/html). Prints pages/s (all pages over the wall
 // time of the run), p50 and p99 latency per request, the verdict counts, and the load average
-// before and after. A redis configuration whose cluster holds no key afterwards (a daemon that
-// does not wire store.backend would have used LMDB) is reported as invalid.
+// before and after. A redis configuration whose cluster holds no key once its daemons are up (a
+// daemon that does not wire store.backend opens LMDB) is reported invalid and not measured.
 //
 // Part 2, in-process (`--apply-batches`, `--apply-stores`): a corpus of the same shape of
 // `--apply-pages` pages (round trips per page need fewer pages than a timed run), sketched once in
@@ -40,7 +40,9 @@
 // N daemons, without HTTP and sketching) at the largest batch size. The bucket bits are sized
 // for the run's documents (docs/REDIS.md, "Choosing the bucket bits"), and each run prints the
 // masters' used_memory added (INFO memory) per page and per document (new and near_duplicate
-// pages: everything a page writes, URLs and versions included).
+// pages: everything a page writes, URLs and versions included), the append-only files' growth
+// per page (every node's: masters only unless --replicas) and the masters' CPU (INFO cpu) per
+// page.
 //
 // `--fsync no` sets `appendfsync no` on every node and lets the stores accept it
 // (allow_unsafe_fsync): NOT durable, only to tell the fsyncs' cost from the round trips'.
@@ -616,14 +618,17 @@ void RunDaemons(const std::vector<Page>& corpus, const redis::testing::RedisClus
       ports.push_back(port);
     }
     if (!up) continue;
-    PostCorpus(corpus, ports, o, config);
-    if (on_cluster) {
-      const long long keys = ClusterKeys(cluster);
-      std::printf("        the cluster holds %lld keys%s\n", keys,
-                  keys == 0 ? ": INVALID, the daemons did not use the cluster (this build of "
-                              "`shingled serve` does not wire store.backend)"
-                            : "");
+    // A backend that opened on the cluster has written its `meta` hash: no key means the daemons
+    // opened something else (a `shingled serve` that does not wire store.backend uses LMDB).
+    if (on_cluster && ClusterKeys(cluster) == 0) {
+      std::printf(
+          "%-7s INVALID: the cluster holds no key once the daemons are up; this build of "
+          "`shingled serve` does not open the redis-cluster backend. Not measured.\n",
+          config.c_str());
+      continue;
     }
+    PostCorpus(corpus, ports, o, config);
+    if (on_cluster) std::printf("        the cluster holds %lld keys\n", ClusterKeys(cluster));
     std::fflush(stdout);
   }
 }
@@ -649,6 +654,32 @@ long long UsedMemory(redis::ClusterClient& client) {
   for (const auto& [node, reply] : *info) {
     const size_t at = reply.str.find("used_memory:");
     if (at != std::string::npos) total += std::atoll(reply.str.c_str() + at + 12);
+  }
+  return total;
+}
+
+// CPU seconds (used_cpu_user + used_cpu_sys, INFO cpu) summed over the masters.
+double UsedCpu(redis::ClusterClient& client) {
+  auto info = client.RunOnMasters({"INFO", "cpu"});
+  if (!info.ok()) Die(info.status().ToString());
+  double total = 0;
+  for (const auto& [node, reply] : *info) {
+    for (const char* field : {"used_cpu_user:", "used_cpu_sys:"}) {
+      const size_t at = reply.str.find(field);
+      if (at != std::string::npos) total += std::atof(reply.str.c_str() + at + std::strlen(field));
+    }
+  }
+  return total;
+}
+
+// Bytes of every node's append-only files (the cluster's folder, aof-PORT/).
+uint64_t AofBytes(const redis::testing::RedisCluster& cluster) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster.dir(), ec)) {
+    if (e.is_regular_file(ec) && e.path().parent_path().filename().string().rfind("aof-", 0) == 0) {
+      total += e.file_size(ec);
+    }
   }
   return total;
 }
@@ -751,6 +782,8 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
   for (const auto& [stores, batch] : runs) {
     FlushCluster(cluster);
     long long memory_before = 0;
+    double cpu_before = 0;
+    const uint64_t aof_before = AofBytes(cluster);
     {
       redis::ClusterOptions co;
       co.seeds = cluster.seeds();
@@ -758,6 +791,7 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
       auto probe = redis::ClusterClient::Connect(std::move(co));
       if (!probe.ok()) Die(probe.status().ToString());
       memory_before = UsedMemory(**probe);
+      cpu_before = UsedCpu(**probe);
     }
     std::vector<std::unique_ptr<redis::RedisClusterStore>> opened;
     std::vector<redis::ClusterClient*> clients(static_cast<size_t>(stores));
@@ -803,6 +837,8 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
     const double batches = static_cast<double>(total.batches);
     const double p50 = Percentile(total.batch_ms, 0.5), p99 = Percentile(total.batch_ms, 0.99);
     const double memory = static_cast<double>(UsedMemory(*clients[0]) - memory_before);
+    const double cpu_us = (UsedCpu(*clients[0]) - cpu_before) * 1e6;
+    const double aof = static_cast<double>(AofBytes(cluster) - aof_before);
     const auto it = total.verdicts.counts.find("new");
     const auto nd = total.verdicts.counts.find("near_duplicate");
     const double documents =
@@ -812,11 +848,11 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
         "apply   stores %d, batch %d: %.0f pages in %.1f s = %.0f pages/s; round trips "
         "(pipelines to a node) %.2f a page, %.1f a batch; commands %.1f a page; Apply p50 %.1f "
         "ms, p99 %.1f ms; verdicts: %s; used_memory +%.0f bytes: %.0f a page, %.0f a document; "
-        "load %s -> %s\n",
+        "append-only files +%.0f bytes a page; redis CPU %.0f us a page; load %s -> %s\n",
         stores, batch, pages, wall, pages / wall, static_cast<double>(total.pipelines) / pages,
         static_cast<double>(total.pipelines) / batches, static_cast<double>(total.commands) / pages,
         p50, p99, total.verdicts.ToString().c_str(), memory, memory / pages, memory / documents,
-        load_before.c_str(), LoadAverage().c_str());
+        aof / pages, cpu_us / pages, load_before.c_str(), LoadAverage().c_str());
     std::fflush(stdout);
   }
 }
