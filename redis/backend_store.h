@@ -158,7 +158,6 @@ class RedisClusterStore final : public store::Store {
   IdBlocks doc_ids_, url_ids_;
   std::map<store::SweepId, store::internal::SweepRecord> sweeps_;  // sweeps seen open
   mutable std::map<store::DocId, std::string> raw_records_;
-  Status health_;
   bool race_ = false;
   uint64_t races_ = 0;
   mutable int fail_at_round_ = 0, rounds_ = 0;

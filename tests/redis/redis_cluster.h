@@ -41,6 +41,9 @@ class RedisCluster {
     int replicas_per_master = 0;
     // `--appendonly yes --appendfsync always`; false: `--appendonly no`.
     bool durable = true;
+    // A redis.conf each node reads first (ops/redis/shingled-node.conf, say); the options
+    // above and the harness's own (ports, directory, password, node timeout) override it.
+    std::string config_file{};
   };
 
   // True when redis-server and redis-cli are on the PATH; else false with the reason in `*why`.
@@ -73,6 +76,7 @@ class RedisCluster {
   // Starts the nodes, creates the cluster and waits until every node says cluster_state:ok.
   Status Start(const Options& options) {
     durable_ = options.durable;
+    config_file_ = options.config_file;
     const int total = options.masters * (1 + options.replicas_per_master);
     const std::vector<int> ports = FreePorts(2 * total);
     for (int i = 0; i < total; ++i) {
@@ -314,6 +318,7 @@ class RedisCluster {
         "--masterauth",
         password_,
     };
+    if (!config_file_.empty()) args.insert(args.begin() + 1, config_file_);
     const pid_t pid = ::fork();
     if (pid < 0) return InternalError("fork failed");
     if (pid == 0) {
@@ -366,6 +371,7 @@ class RedisCluster {
   std::string dir_;
   std::string password_;
   bool durable_ = true;
+  std::string config_file_;
   std::vector<Node> nodes_;
 };
 
