@@ -343,6 +343,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
       t.Int("command_timeout_ms", 1, kMaxMs, &c.store.redis.command_timeout_ms);
       t.Int("wait_timeout_ms", 1, kMaxMs, &c.store.redis.wait_timeout_ms);
       t.Bool("allow_unsafe_fsync", &c.store.redis.allow_unsafe_fsync);
+      t.Int("expected_documents", 1000, int64_t{1000000000000}, &c.store.redis.expected_documents);
     });
   });
   Section(root, "sketch", source, &status, [&](TableReader& r) {

@@ -145,6 +145,10 @@ struct RedisOptions {
   // The masters must run with appendonly yes and appendfsync always; true accepts less (a crash
   // of a node may then lose pages already acknowledged).
   bool allow_unsafe_fsync = false;
+  // How many documents the state is sized for: the bits of the posting buckets are chosen from
+  // it when the state is created, recorded, and fixed afterwards (a later start with another
+  // value is refused, naming the bits). 1,000..10^12.
+  int64_t expected_documents = 10000000;
   friend bool operator==(const RedisOptions&, const RedisOptions&) = default;
 };
 

@@ -417,6 +417,21 @@ std::vector<std::pair<std::string, std::string>> MetaFields(const dedup::SketchP
 
 }  // namespace
 
+void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisStoreOptions* redis) {
+  auto bits = [documents](double entries_a_document) {
+    const double b = std::round(
+        std::log2(std::max(1.0, static_cast<double>(documents) * entries_a_document / 48.0)));
+    return static_cast<int>(std::clamp<double>(b, kMinBucketBits, kMaxBucketBits));
+  };
+  redis->feature_bits = bits(params.feature_groups);
+  redis->supershingle_bits =
+      bits(std::max(1, params.supershingle_span - params.supershingle_window + 1));
+  // A MOD sample holds between half and all of mod_sample_max values (~3/4 on average), and a
+  // quarter of them are indexed (those whose low 2 bits are zero): ~19 at the default 100.
+  redis->sample_bits = bits(std::max(1.0, params.mod_sample_max * 3.0 / 16.0));
+  redis->fingerprint_bits = bits(1);
+}
+
 uint64_t RecordBucketValueBytes(const dedup::SketchParams& p) {
   // Header and fingerprints ~100 bytes; 4 a minhash, 9 a feature, 4 a sample value, at most 5 a
   // verification sample value (delta varints), then room.

@@ -40,6 +40,12 @@ struct RedisStoreOptions {
   uint64_t id_block = 1000;
 };
 
+// Sets the bucket bits of `redis` for a state that will hold about `documents` documents made
+// with `params` (docs/REDIS.md, "Choosing the bucket bits"): b = round(log2(documents x entries a
+// document / 48)) per index, so that a bucket holds ~48 entries (24 to 96), within 8..40 bits.
+// 10 million documents at the default params give the defaults above.
+void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisStoreOptions* redis);
+
 // Connects to the cluster and opens (or, on an empty cluster, creates) the shared state.
 // Errors: InvalidArgument for params with chunking on (the backend files no chunks: set chunking
 // to "none"), bad options or seeds; FailedPrecondition when a master does not run `appendfsync

@@ -13,8 +13,10 @@
 namespace shingled::daemon {
 namespace {
 
-redis::RedisStoreOptions RedisStoreOptionsFor(const config::RedisOptions& c) {
+redis::RedisStoreOptions RedisStoreOptionsFor(const config::RedisOptions& c,
+                                              const dedup::SketchParams& params) {
   redis::RedisStoreOptions o;
+  redis::SizeBuckets(static_cast<uint64_t>(c.expected_documents), params, &o);
   o.nodes = c.nodes;
   o.password_file = c.password_file;
   o.min_replicas = static_cast<int>(c.min_replicas);
@@ -94,8 +96,8 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   options.create = create;
 
   StatusOr<std::unique_ptr<store::Store>> store =
-      redis ? redis::OpenRedisClusterStore(RedisStoreOptionsFor(config.store.redis), options,
-                                           **context)
+      redis ? redis::OpenRedisClusterStore(RedisStoreOptionsFor(config.store.redis, params),
+                                           options, **context)
             : store::Store::Open(config.store.path, options, **context);
   if (!store.ok()) {
     // Only for other parameters: not for a directory that cannot be made, nor another format.

@@ -386,7 +386,7 @@ TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
       "[store]\nbackend = \"redis-cluster\"\n[store.redis]\n"
       "nodes = [\"127.0.0.1:7000\", \"[::1]:7001\"]\npassword_file = \"/etc/shingled/redis\"\n"
       "min_replicas = 1\nconnect_timeout_ms = 500\ncommand_timeout_ms = 800\n"
-      "wait_timeout_ms = 900\nallow_unsafe_fsync = true\n",
+      "wait_timeout_ms = 900\nallow_unsafe_fsync = true\nexpected_documents = 1000000000\n",
       "test.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->store.backend, "redis-cluster");
@@ -397,6 +397,7 @@ TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
   EXPECT_EQ(c->store.redis.command_timeout_ms, 800);
   EXPECT_EQ(c->store.redis.wait_timeout_ms, 900);
   EXPECT_TRUE(c->store.redis.allow_unsafe_fsync);
+  EXPECT_EQ(c->store.redis.expected_documents, 1000000000);
   EXPECT_EQ(ChangedKeys(Config{}, *c), (std::vector<std::string>{"store.backend", "store.redis"}));
 
   ExpectError("[store]\nbackend = \"redis\"\n",
@@ -407,6 +408,8 @@ TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
               {"test.toml:2:", "store.redis.nodes", "not HOST:PORT"});
   ExpectError("[store.redis]\nnodes = [\"localhost:0\"]\n", {"store.redis.nodes", "port 0"});
   ExpectError("[store.redis]\nmin_replicas = 17\n", {"test.toml:2:", "store.redis.min_replicas"});
+  ExpectError("[store.redis]\nexpected_documents = 10\n",
+              {"test.toml:2:", "store.redis.expected_documents"});
   ExpectError("[store.redis]\ntls = true\n", {"test.toml:2:", "store.redis.tls", "hiredis 0.14"});
   ExpectError("[store.redis]\nnode = [\"a:1\"]\n",
               {"test.toml:2:", "store.redis.node", "unknown key"});

@@ -130,6 +130,23 @@ void ExpectEveryAcknowledgedPage(store::Store& store, const std::map<std::string
   EXPECT_TRUE(problems->empty()) << (*problems)[0] << " (" << problems->size() << " problems)";
 }
 
+// The bucket bits for a planned size: docs/REDIS.md's table, "Choosing the bucket bits".
+TEST(SizeBucketsTest, BitsForThePlannedDocumentsAreTheLayoutTable) {
+  const dedup::SketchParams params;
+  auto bits = [&](uint64_t documents) {
+    RedisStoreOptions o;
+    SizeBuckets(documents, params, &o);
+    return std::vector<int>{o.feature_bits, o.supershingle_bits, o.sample_bits, o.fingerprint_bits};
+  };
+  EXPECT_EQ(bits(100000), (std::vector<int>{14, 15, 15, 11}));
+  EXPECT_EQ(bits(10000000), (std::vector<int>{20, 22, 22, 18}));
+  const RedisStoreOptions defaults;
+  EXPECT_EQ(bits(10000000), (std::vector<int>{defaults.feature_bits, defaults.supershingle_bits,
+                                              defaults.sample_bits, defaults.fingerprint_bits}));
+  EXPECT_EQ(bits(1000000000), (std::vector<int>{27, 29, 29, 24}));
+  EXPECT_EQ(bits(1), (std::vector<int>{8, 8, 8, 8}));  // never below kMinBucketBits
+}
+
 TEST_F(BackendTest, AReshardDuringIngestReachesNoClientAsAnError) {
   auto store = OpenRedis();
   ASSERT_NE(store, nullptr);
