@@ -144,8 +144,9 @@ StatusOr<UrlId> RedisClusterStore::KnownUrls(
   for (uint64_t first = after + 1; first <= last_id;) {
     // One more URL than the call may still look at: whether there is one past the last decides
     // between its id and 0.
+    const size_t left = max_urls - looked_at;
     const uint64_t n = std::min<uint64_t>(
-        {kWalkBlock, last_id - first + 1, static_cast<uint64_t>(max_urls - looked_at) + 1});
+        {kWalkBlock, last_id - first + 1, left >= kWalkBlock ? kWalkBlock : left + 1});
     std::vector<Command> cmds;
     for (uint64_t u = first; u < first + n; ++u) {
       cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -158,7 +159,7 @@ TEST_F(WalksTest, ClosesReopensAndKnownUrlsAnswerAsLmdb) {
     SCOPED_TRACE(what);
     ExpectSameSweeps(*lmdb, *redis);
     ExpectSameHistories(*lmdb, *redis, urls);
-    for (size_t max : {size_t{1}, size_t{7}, size_t{10000}}) {
+    for (size_t max : {size_t{1}, size_t{7}, size_t{10000}, SIZE_MAX}) {
       EXPECT_EQ(KnownUrlsPaged(*lmdb, max), KnownUrlsPaged(*redis, max)) << "max_urls " << max;
     }
   };
@@ -188,10 +189,22 @@ TEST_F(WalksTest, ClosesReopensAndKnownUrlsAnswerAsLmdb) {
   // The newest sweep first: a dry run (the first 5 in URL order), then the close.
   ExpectSameClosing(lmdb->CloseSweep(3, 3100, dry), redis->CloseSweep(3, 3100, dry), "dry s3");
   same("after a dry run");
+  const ClusterStats stats_before = dynamic_cast<const RedisClusterStore&>(*redis).client_stats();
+  const auto t0 = std::chrono::steady_clock::now();
   auto c3 = redis->CloseSweep(3, 3100, listed);
+  const auto t1 = std::chrono::steady_clock::now();
+  const ClusterStats stats_after = dynamic_cast<const RedisClusterStore&>(*redis).client_stats();
   ExpectSameClosing(lmdb->CloseSweep(3, 3100, listed), c3, "close s3");
   ASSERT_TRUE(c3.ok());
   EXPECT_GT(c3->gone, 20u);
+  auto known = redis->Stats();
+  ASSERT_TRUE(known.ok());
+  std::printf("close of s3 over %llu URLs: %llu gone, %.0f ms, %llu pipelines, %llu commands\n",
+              static_cast<unsigned long long>(known->urls),
+              static_cast<unsigned long long>(c3->gone),
+              std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              static_cast<unsigned long long>(stats_after.pipelines - stats_before.pipelines),
+              static_cast<unsigned long long>(stats_after.commands - stats_before.commands));
   same("s3 closed");
   ExpectSameClosing(lmdb->CloseSweep(3, 3200), redis->CloseSweep(3, 3200), "s3 again");
   {
