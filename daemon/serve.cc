@@ -89,11 +89,12 @@ int Serve(const ServeFlags& flags) {
 
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(config, /*create=*/true);
   if (!opened.ok()) {
-    spdlog::critical("cannot open the store {}: {}", config.store.path, opened.status().ToString());
+    spdlog::critical("cannot open the store {}: {}", daemon::StoreName(config),
+                     opened.status().ToString());
     return kExitFailure;
   }
   store::Store& store = *opened->store;
-  spdlog::info("store {} open", config.store.path);
+  spdlog::info("store {} open", daemon::StoreName(config));
   if (!config.ingest.default_sweep.empty()) {
     StatusOr<store::SweepInfo> sweep = store.OpenSweep(config.ingest.default_sweep, UnixNow());
     if (!sweep.ok()) {
@@ -118,7 +119,8 @@ int Serve(const ServeFlags& flags) {
   }
 
   daemon::ApiOptions api_options;
-  api_options.store_dir = config.store.path;
+  // The disk metrics read the LMDB store's directory; a remote store has none here.
+  api_options.store_dir = daemon::StoreIsLocal(config) ? config.store.path : "";
   api_options.default_sweep = config.ingest.default_sweep;
   api_options.settings = daemon::ApiSettingsFor(config, token);
   // Each upload may hold a quarter of the ingest queue, so that one WARC leaves room for others.
@@ -197,7 +199,7 @@ int Serve(const ServeFlags& flags) {
   // Maps the store's file while requests are served; stops early when the daemon stops.
   std::atomic<bool> stop_warming{false};
   std::thread warming;
-  if (config.store.warm_map) {
+  if (config.store.warm_map && daemon::StoreIsLocal(config)) {
     // At most half of the physical memory: a larger store would be read whole from disk and
     // push out of the page cache what lookups need.
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);

@@ -375,7 +375,7 @@ int RunCheck(const StoreFlags& flags) {
     std::cout << daemon::DumpJson(Json{{"ok", problems->empty()}, {"problems", *problems}}) << "\n";
   } else {
     for (const std::string& p : *problems) std::cout << p << "\n";
-    if (problems->empty()) std::cout << "store " << flags.store_dir << ": consistent\n";
+    if (problems->empty()) std::cout << "store " << opened->name << ": consistent\n";
   }
   return problems->empty() ? kExitOk : kExitFailure;
 }

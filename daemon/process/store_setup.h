@@ -18,12 +18,19 @@ namespace shingled::daemon {
 struct OpenedStore {
   std::shared_ptr<const dedup::SketchContext> context;
   std::unique_ptr<store::Store> store;
+  std::string name;  // StoreName
 };
 
-// Opens the store at config.store.path, or creates it if `create` (else NotFound when there is
-// none). When the store was made with other sketch parameters, FailedPrecondition names the
-// field and says that the [sketch] section may only repeat the store's values. InvalidArgument
-// for parameters that do not validate.
+// What the logs and commands call the store: its directory (LMDB), or "the redis-cluster at
+// NODE, ..." (the seeds).
+std::string StoreName(const config::Config& config);
+// Whether the store lives in config.store.path (the LMDB backend's directory).
+inline bool StoreIsLocal(const config::Config& config) { return config.store.backend == "lmdb"; }
+
+// Opens the store at config.store.path (or on the Redis Cluster of [store.redis]), or creates it if
+// `create` (else NotFound when there is none). When the store was made with other sketch
+// parameters, FailedPrecondition names the field and says that the [sketch] section may only repeat
+// the store's values. InvalidArgument for parameters that do not validate.
 StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create);
 
 // The ingest pipeline's options from [ingest]: its queue and commit bounds (queue_pages,

@@ -20,9 +20,12 @@ class ClusterTest : public ::testing::Test {
     std::string why;
     if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
     cluster_ = std::make_unique<RedisCluster>();
-    const Status started = cluster_->Start({.masters = 3});
+    const Status started = cluster_->Start(Shape());
     ASSERT_TRUE(started.ok()) << started.ToString();
   }
+
+  // The cluster a test starts: 3 masters, no replica.
+  virtual RedisCluster::Options Shape() const { return {.masters = 3}; }
 
   ClusterOptions Options() const {
     ClusterOptions o;
