@@ -927,7 +927,6 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     const size_t reads = cmds.size();
     for (auto& [u, s] : claims) {
       cmds.push_back(Eval(kClaimScript, {UrlBucket(*u, fbits)}, {*u, Dec(s->id)}));
-      cmds.push_back(Cmd({"HSET", UrlNameKey(s->id), Dec(s->id), *u}));
     }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
@@ -944,7 +943,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     bool lost = false;
     for (size_t k = 0; k < claims.size(); ++k) {
       uint64_t owner = 0;
-      if (!ParseU64((*r)[reads + 2 * k].str, &owner)) return DataLossError("redis: bad URL claim");
+      if (!ParseU64((*r)[reads + k].str, &owner)) return DataLossError("redis: bad URL claim");
       if (owner != claims[k].second->id) lost = true;  // another daemon added it meanwhile
       claims[k].second->loaded = true;
     }
@@ -1483,6 +1482,15 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       version_pages.push_back(i);
     }
     const size_t nv = cmds.size();
+    // The names of the URLs without a stored version: written with their first version, so
+    // that a claim lost with a failed attempt leaves no name behind (a retry claims anew).
+    std::set<UrlId> named;
+    for (size_t i : version_pages) {
+      const UrlState& u = *st[i].url;
+      if (u.stored == 0 && named.insert(u.id).second) {
+        cmds.push_back(Cmd({"HSET", UrlNameKey(u.id), Dec(u.id), pages[i].url}));
+      }
+    }
     for (size_t i : version_pages) {
       if (st[i].version.doc != 0) {
         cmds.push_back(
