@@ -2189,20 +2189,9 @@ Status RedisClusterStore::health() const { return OkStatus(); }
 
 // --- refused ---
 
-StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId, int64_t,
-                                                            const CloseSweepOptions&) {
-  return NotSupported("CloseSweep");
-}
-StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId) {
-  return NotSupported("ReopenSweep");
-}
 StatusOr<store::LostAndFound> RedisClusterStore::Lost(std::string_view,
                                                       const store::LostOptions&) const {
   return NotSupported("Lost");
-}
-StatusOr<UrlId> RedisClusterStore::KnownUrls(UrlId, size_t,
-                                             const std::function<void(std::string_view)>&) const {
-  return NotSupported("KnownUrls");
 }
 StatusOr<store::ChangeReport> RedisClusterStore::ChangesBetween(
     SweepId, SweepId, const store::ReportProgress&) const {
@@ -2272,6 +2261,21 @@ uint64_t RedisClusterStore::max_map_size() const { return 0; }
 Status RedisClusterStore::SetMaxMapSize(uint64_t) { return LmdbOnly("SetMaxMapSize"); }
 const store::StoreOptions& RedisClusterStore::options() const { return options_; }
 const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
+
+// --- for the walks (redis/backend_walks.cc: KnownUrls, CloseSweep, ReopenSweep) ---
+
+namespace walks {
+std::string VersionsKeyOf(UrlId url) { return VersionsKey(url); }
+std::string CountedKeyOf(UrlId url) { return CountedKey(url); }
+std::string ShardKeyOf(UrlId url) { return ShardKey(url % kShards); }
+std::string UrlNameKeyOf(UrlId url) { return UrlNameKey(url); }
+std::string GoneEntry(const VersionRecord& v) { return VersionEntry(v, false); }
+StatusOr<VersionRecord> DecodeVersionEntry(std::string_view e) { return DecodeEntry(e); }
+std::string_view AppendVersionScript() { return kAppendVersionScript; }
+std::string_view CountScript() { return kCountScript; }
+const char* const kSweeps = kSweepsKey;
+const char* const kUrlCounter = kNextUrl;
+}  // namespace walks
 
 // ------------------------------------------------------------------------------------------------
 

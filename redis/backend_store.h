@@ -20,6 +20,22 @@
 
 namespace shingled::redis {
 
+// The key layout and scripts of redis/backend.cc that the walks (redis/backend_walks.cc:
+// KnownUrls, CloseSweep, ReopenSweep) share with Apply.
+namespace walks {
+std::string VersionsKeyOf(store::UrlId url);  // the URL's versions (a list)
+std::string CountedKeyOf(store::UrlId url);   // how many of them the counts hold
+std::string ShardKeyOf(store::UrlId url);     // the counts of the URL's shard
+std::string UrlNameKeyOf(store::UrlId url);   // the URL names' bucket of the id
+// A version as the versions list keeps it (flagged as not creating its document), and back.
+std::string GoneEntry(const store::internal::VersionRecord& v);
+StatusOr<store::internal::VersionRecord> DecodeVersionEntry(std::string_view entry);
+std::string_view AppendVersionScript();  // a version appended at a seq (backend.cc)
+std::string_view CountScript();          // the URL's versions not counted yet, counted
+extern const char* const kSweeps;        // the sweep records' hash
+extern const char* const kUrlCounter;    // the last url id reserved
+}  // namespace walks
+
 class RedisClusterStore final : public store::Store {
  public:
   RedisClusterStore(std::unique_ptr<ClusterClient> client, const RedisStoreOptions& redis,

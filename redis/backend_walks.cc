@@ -1,0 +1,440 @@
+// The walks of the Redis Cluster backend (docs/REDIS.md, "The walks"): KnownUrls, CloseSweep and
+// ReopenSweep. The backend keeps no ordered index of URLs; URL ids come from a shared counter in
+// blocks (`next:url`), so every walk goes through the ids from 1 (or a cursor) up to the
+// counter, a block of ids per pipelined round, skipping the ids without a URL (the rest of a
+// block a daemon reserved and never used).
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "redis/backend_store.h"
+#include "store/internal/codec.h"
+
+namespace shingled::redis {
+
+using store::SweepId;
+using store::UrlId;
+using store::Verdict;
+using store::internal::SweepRecord;
+using store::internal::VersionRecord;
+
+namespace {
+
+// URL ids per pipelined round (a command or two per id: a few hundred per round trip).
+constexpr uint64_t kWalkBlock = 256;
+// A URL whose versions change under the close (another daemon appending) is read and decided
+// again, this many times at most, before the close gives up (Unavailable: run it again).
+constexpr int kAppendAttempts = 5;
+
+std::string Dec(uint64_t v) { return std::to_string(v); }
+Command Cmd(std::vector<std::string> args) { return Command{.args = std::move(args)}; }
+Command Eval(std::string_view script, std::vector<std::string> keys,
+             std::vector<std::string> argv) {
+  Command c;
+  c.args = {"EVAL", std::string(script), Dec(keys.size())};
+  for (std::string& k : keys) c.args.push_back(std::move(k));
+  for (std::string& a : argv) c.args.push_back(std::move(a));
+  c.key_index = 3;
+  return c;
+}
+bool ParseU64(std::string_view s, uint64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// A Unix time as ISO-8601 UTC, for messages (as the LMDB store's).
+std::string IsoTime(int64_t t) {
+  const time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  if (gmtime_r(&tt, &tm) == nullptr) return std::to_string(t);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Removes from a URL's versions the gone versions that closing sweep ARGV[1] wrote (verdict gone
+// (5), status 0, in that sweep: a 404 or 410 has its status), later versions moving down, and
+// takes those that were counted out of the counts, with the mark, in one atomic step (the list,
+// the mark and the shard's counts share a slot). KEYS[1] the versions, KEYS[2] the mark, KEYS[3]
+// the shard's counts. Returns how many it removed: 0 when run again.
+constexpr std::string_view kRemoveGoneScript = R"lua(
+local function varint(s, pos)
+  local result, mul = 0, 1
+  while true do
+    local b = string.byte(s, pos)
+    pos = pos + 1
+    result = result + (b % 128) * mul
+    if b < 128 then return result, pos end
+    mul = mul * 128
+  end
+end
+local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+if #entries == 0 then return 0 end
+local c = tonumber(redis.call('GET', KEYS[2]) or '0')
+local id = tonumber(ARGV[1])
+local removed, counted = 0, 0
+for i, e in ipairs(entries) do
+  local sweep, pos = varint(e, 2)
+  local date, doc, status
+  date, pos = varint(e, pos)
+  doc, pos = varint(e, pos)
+  status, pos = varint(e, pos)
+  if sweep == id and status == 0 and string.byte(e, pos) == 5 then
+    redis.call('LSET', KEYS[1], i - 1, '')
+    removed = removed + 1
+    if i <= c then counted = counted + 1 end
+  end
+end
+if removed == 0 then return 0 end
+redis.call('LREM', KEYS[1], 0, '')
+if counted > 0 then
+  local prefix = string.format('%d.', id)
+  redis.call('SET', KEYS[2], c - counted)
+  redis.call('HINCRBY', KEYS[3], 'versions', -counted)
+  redis.call('HINCRBY', KEYS[3], prefix .. 'pages', -counted)
+  redis.call('HINCRBY', KEYS[3], prefix .. 'gone', -counted)
+end
+return removed
+)lua";
+
+// Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3], else 0.
+constexpr std::string_view kSetIfScript = R"lua(
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+)lua";
+
+bool InScope(std::string_view url, const std::vector<std::string>& scope) {
+  return std::any_of(scope.begin(), scope.end(),
+                     [&](const std::string& p) { return url.starts_with(p); });
+}
+
+// A gone version its close wrote: verdict gone, status 0, in the sweep.
+bool WrittenByClose(const VersionRecord& v, SweepId id) {
+  return v.sweep == id && v.verdict == Verdict::kGone && v.http_status == 0;
+}
+
+enum class GoneDecision { kKeep, kGone, kGoneAlready };
+
+}  // namespace
+
+// --- KnownUrls ---
+
+StatusOr<UrlId> RedisClusterStore::KnownUrls(
+    UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const {
+  if (max_urls == 0) return InvalidArgumentError("KnownUrls: max_urls must be at least 1");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
+  if (!counter.ok()) return counter.status();
+  uint64_t last_id = 0;
+  if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
+    return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
+  }
+  size_t looked_at = 0;
+  UrlId last = 0;
+  for (uint64_t first = after + 1; first <= last_id;) {
+    // One more URL than the call may still look at: whether there is one past the last decides
+    // between its id and 0.
+    const size_t left = max_urls - looked_at;
+    const uint64_t n = std::min<uint64_t>(
+        {kWalkBlock, last_id - first + 1, left >= kWalkBlock ? kWalkBlock : left + 1});
+    std::vector<Command> cmds;
+    for (uint64_t u = first; u < first + n; ++u) {
+      cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));
+      cmds.push_back(Cmd({"LINDEX", walks::VersionsKeyOf(u), "-1"}));
+    }
+    auto r = client_->Pipeline(cmds);
+    if (!r.ok()) return r.status();
+    for (uint64_t k = 0; k < n; ++k) {
+      const Reply& name = (*r)[2 * k];
+      if (name.is_nil()) continue;  // an id reserved and never used
+      if (looked_at == max_urls) return last;
+      last = first + k;
+      ++looked_at;
+      const Reply& version = (*r)[2 * k + 1];
+      if (version.is_nil()) continue;  // its first version not written (yet)
+      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(version.str);
+      if (!v.ok()) return v.status();
+      if (store::internal::LiveVersion(*v)) visit(name.str);
+    }
+    first += n;
+  }
+  return UrlId{0};
+}
+
+// --- CloseSweep ---
+
+StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t end,
+                                                            const CloseSweepOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rounds_ = 0;
+  struct ResetHook {
+    int& fail_at_round;
+    ~ResetHook() { fail_at_round = 0; }  // a simulated failure concerns one call
+  } reset{fail_at_round_};
+
+  auto raw = client_->Run(Cmd({"HGET", walks::kSweeps, Dec(id)}));
+  if (!raw.ok()) return raw.status();
+  if (raw->is_nil()) return NotFoundError("no sweep with id " + Dec(id));
+  StatusOr<SweepRecord> rec = store::internal::DecodeSweep(raw->str);
+  if (!rec.ok()) return rec.status();
+  // Every sweep's start as Sweeps() gives it (the record's, lowered by a version dated before
+  // it), for "this sweep or a later one".
+  auto all = client_->Run(Cmd({"HGETALL", walks::kSweeps}));
+  if (!all.ok()) return all.status();
+  StatusOr<ShardTotals> totals = ReadShards();
+  if (!totals.ok()) return totals.status();
+  std::map<SweepId, int64_t> starts;
+  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+    uint64_t other = 0;
+    if (!ParseU64(all->elements[i].str, &other))
+      return DataLossError("redis: a sweeps field is not an id");
+    StatusOr<store::SweepInfo> info =
+        SweepInfoOf(static_cast<SweepId>(other), all->elements[i + 1].str, *totals);
+    if (!info.ok()) return info.status();
+    starts[static_cast<SweepId>(other)] = info->start;
+  }
+  StatusOr<store::SweepInfo> before = SweepInfoOf(id, raw->str, *totals);
+  if (!before.ok()) return before.status();
+  if (!before->open) return FailedPreconditionError("sweep " + rec->name + " is already closed");
+  if (end < before->start) {
+    return InvalidArgumentError(std::string("sweep ")
+                                    .append(rec->name)
+                                    .append(" cannot end at ")
+                                    .append(IsoTime(end))
+                                    .append(", before its start ")
+                                    .append(IsoTime(before->start)));
+  }
+  const int64_t start = before->start;
+
+  // FORMAT.md, "Closing a sweep": in scope, the last version live, no version in this sweep nor
+  // a later one (a later start, or the same and a larger id), the last version not dated after
+  // `end`. A URL that already has a gone version this close writes (a close that died halfway)
+  // was recorded gone: counted again, written again never.
+  auto decide = [&](const std::vector<VersionRecord>& versions) -> StatusOr<GoneDecision> {
+    bool seen = false;
+    for (const VersionRecord& v : versions) {
+      if (WrittenByClose(v, id)) return GoneDecision::kGoneAlready;
+      if (v.sweep == id) {
+        seen = true;
+        continue;
+      }
+      auto it = starts.find(v.sweep);
+      if (it == starts.end()) {
+        return DataLossError("redis: a version names sweep " + Dec(v.sweep) +
+                             ", which has no record");
+      }
+      if (it->second > start || (it->second == start && v.sweep > id)) seen = true;
+    }
+    if (seen || versions.empty() || versions.back().doc == 0 || versions.back().date > end) {
+      return GoneDecision::kKeep;
+    }
+    return GoneDecision::kGone;
+  };
+
+  store::SweepClosing closing;
+  std::set<std::pair<std::string, std::string>> first_gone;  // (URL key, URL): URL order
+  auto record_gone = [&](const std::string& url) {
+    ++closing.gone;
+    if (options.list_limit == 0) return;
+    first_gone.emplace(store::internal::UrlKey(url), url);
+    if (first_gone.size() > options.list_limit) first_gone.erase(std::prev(first_gone.end()));
+  };
+  VersionRecord gone_version;
+  gone_version.sweep = id;
+  gone_version.date = end;
+  gone_version.doc = 0;
+  gone_version.http_status = 0;
+  gone_version.verdict = Verdict::kGone;
+  const std::string gone_entry = walks::GoneEntry(gone_version);
+
+  auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
+  if (!counter.ok()) return counter.status();
+  uint64_t last_id = 0;
+  if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
+    return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
+  }
+  for (uint64_t first = 1; first <= last_id; first += kWalkBlock) {
+    const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
+    // The names: the scope is a test on the URL's bytes.
+    std::vector<Command> cmds;
+    for (uint64_t u = first; u < first + n; ++u) {
+      cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));
+    }
+    auto names = Round(cmds);
+    if (!names.ok()) return names.status();
+    std::vector<std::pair<UrlId, std::string>> urls;
+    for (uint64_t k = 0; k < n; ++k) {
+      const Reply& name = (*names)[k];
+      if (!name.is_nil() && InScope(name.str, rec->scope)) urls.emplace_back(first + k, name.str);
+    }
+    // The versions of those in scope, decided; the gone versions appended at the seq that
+    // follows the versions read (the backend's append-at-seq script: appended only when the
+    // list is still as read, so a version another daemon appended meanwhile is never
+    // overwritten: the URL is read and decided again).
+    std::vector<size_t> todo(urls.size());
+    for (size_t k = 0; k < urls.size(); ++k) todo[k] = k;
+    std::vector<size_t> to_count;
+    for (int attempt = 0; !todo.empty(); ++attempt) {
+      if (attempt == kAppendAttempts) {
+        return UnavailableError("redis: the versions of " + urls[todo.front()].second +
+                                " kept changing while sweep " + rec->name +
+                                " was closed; close it again (a close run again writes no gone "
+                                "version twice)");
+      }
+      cmds.clear();
+      for (size_t k : todo)
+        cmds.push_back(Cmd({"LRANGE", walks::VersionsKeyOf(urls[k].first), "0", "-1"}));
+      auto lists = Round(cmds);
+      if (!lists.ok()) return lists.status();
+      std::vector<std::pair<size_t, uint64_t>> appending;  // (URL, seq)
+      for (size_t j = 0; j < todo.size(); ++j) {
+        const size_t k = todo[j];
+        std::vector<VersionRecord> versions;
+        for (const Reply& e : (*lists)[j].elements) {
+          StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+          if (!v.ok()) return v.status();
+          versions.push_back(std::move(*v));
+        }
+        StatusOr<GoneDecision> d = decide(versions);
+        if (!d.ok()) return d.status();
+        if (*d == GoneDecision::kKeep) continue;
+        if (*d == GoneDecision::kGoneAlready) {
+          record_gone(urls[k].second);
+          to_count.push_back(k);
+          continue;
+        }
+        if (options.may_be_gone && !options.may_be_gone(urls[k].second)) continue;
+        if (options.dry_run) {
+          record_gone(urls[k].second);
+        } else {
+          appending.emplace_back(k, versions.size() + 1);
+        }
+      }
+      todo.clear();
+      if (appending.empty()) break;
+      cmds.clear();
+      for (const auto& [k, seq] : appending) {
+        cmds.push_back(Eval(walks::AppendVersionScript(), {walks::VersionsKeyOf(urls[k].first)},
+                            {Dec(seq), gone_entry}));
+      }
+      auto appended = Round(cmds);
+      if (!appended.ok()) return appended.status();
+      for (size_t j = 0; j < appending.size(); ++j) {
+        const size_t k = appending[j].first;
+        if ((*appended)[j].integer >= 0) {  // 1 appended, 0 there already (the same record)
+          record_gone(urls[k].second);
+          to_count.push_back(k);
+        } else {
+          todo.push_back(k);  // another daemon's version took the seq, or the list shrank
+        }
+      }
+    }
+    if (options.dry_run || to_count.empty()) continue;
+    // Counted through the backend's completion (the versions past the URL's mark, once).
+    cmds.clear();
+    for (size_t k : to_count) {
+      const UrlId u = urls[k].first;
+      cmds.push_back(Eval(walks::CountScript(),
+                          {walks::VersionsKeyOf(u), walks::CountedKeyOf(u), walks::ShardKeyOf(u)},
+                          {}));
+    }
+    auto counted = Round(cmds);
+    if (!counted.ok()) return counted.status();
+  }
+  for (const auto& [key, url] : first_gone) closing.gone_urls.push_back(url);
+
+  if (!options.dry_run) {
+    // Closed only now that every URL of the scope has its gone version, counted.
+    SweepRecord closed = *rec;
+    closed.open = false;
+    closed.end = end;
+    auto set = Round({Eval(kSetIfScript, {walks::kSweeps},
+                           {Dec(id), raw->str, store::internal::EncodeSweep(closed)})});
+    if (!set.ok()) return set.status();
+    if ((*set)[0].integer != 1) {
+      StatusOr<store::SweepInfo> now = ReadSweep(id);
+      if (now.ok() && !now->open) {
+        return FailedPreconditionError("sweep " + rec->name +
+                                       " was closed by another daemon meanwhile");
+      }
+      return UnavailableError("redis: the record of sweep " + rec->name +
+                              " changed while it was closed; close it again");
+    }
+    SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
+        redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
+    sweeps_.erase(id);  // this daemon's next page of the sweep reads it again (and is refused)
+  }
+  StatusOr<store::SweepInfo> after = ReadSweep(id);
+  if (!after.ok()) return after.status();
+  closing.sweep = std::move(*after);
+  return closing;
+}
+
+// --- ReopenSweep ---
+
+StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rounds_ = 0;
+  struct ResetHook {
+    int& fail_at_round;
+    ~ResetHook() { fail_at_round = 0; }
+  } reset{fail_at_round_};
+
+  auto raw = client_->Run(Cmd({"HGET", walks::kSweeps, Dec(id)}));
+  if (!raw.ok()) return raw.status();
+  if (raw->is_nil()) return NotFoundError("no sweep with id " + Dec(id));
+  StatusOr<SweepRecord> rec = store::internal::DecodeSweep(raw->str);
+  if (!rec.ok()) return rec.status();
+  if (rec->open) return FailedPreconditionError("sweep " + rec->name + " is open");
+  auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
+  if (!counter.ok()) return counter.status();
+  uint64_t last_id = 0;
+  if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
+    return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
+  }
+  // Every URL, not the scope (as LMDB: the scope may have changed since): one script per URL
+  // removes what the close wrote and takes it out of the counts.
+  store::SweepReopening reopening;
+  for (uint64_t first = 1; first <= last_id; first += kWalkBlock) {
+    const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
+    std::vector<Command> cmds;
+    for (uint64_t u = first; u < first + n; ++u) {
+      cmds.push_back(Eval(kRemoveGoneScript,
+                          {walks::VersionsKeyOf(u), walks::CountedKeyOf(u), walks::ShardKeyOf(u)},
+                          {Dec(id)}));
+    }
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    for (const Reply& removed : *r) reopening.removed += static_cast<uint64_t>(removed.integer);
+  }
+  // Open only once every gone version is removed.
+  SweepRecord opened = *rec;
+  opened.open = true;
+  opened.end = 0;
+  auto set = Round({Eval(kSetIfScript, {walks::kSweeps},
+                         {Dec(id), raw->str, store::internal::EncodeSweep(opened)})});
+  if (!set.ok()) return set.status();
+  if ((*set)[0].integer != 1) {
+    return UnavailableError("redis: the record of sweep " + rec->name +
+                            " changed while it was reopened; reopen it again");
+  }
+  SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
+      redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
+  sweeps_.erase(id);
+  StatusOr<store::SweepInfo> after = ReadSweep(id);
+  if (!after.ok()) return after.status();
+  reopening.sweep = std::move(*after);
+  return reopening;
+}
+
+}  // namespace shingled::redis
