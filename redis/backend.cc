@@ -55,8 +55,6 @@ constexpr char kNextDoc[] = "next:doc";
 constexpr char kNextUrl[] = "next:url";
 constexpr char kNextSweep[] = "next:sweep";
 
-std::string Dec(uint64_t v) { return std::to_string(v); }
-
 void AppendHex(uint64_t v, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   int shift = 60;
@@ -214,15 +212,6 @@ if tonumber(ARGV[2]) > v then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
 return 1
 )lua";
 
-Command Eval(std::string_view script, std::vector<std::string> keys,
-             std::vector<std::string> argv) {
-  Command c;
-  c.args = {"EVAL", std::string(script), Dec(keys.size())};
-  for (std::string& k : keys) c.args.push_back(std::move(k));
-  for (std::string& a : argv) c.args.push_back(std::move(a));
-  c.key_index = 3;
-  return c;
-}
 // kAddPostingScript (layout.h) on `bucket`, field `field`, id `item`: an idempotent add to a list.
 Command AddToList(std::string bucket, std::string field, std::string item) {
   std::string overflow = bucket + field;
@@ -232,12 +221,6 @@ Command AddToList(std::string bucket, std::string field, std::string item) {
 Command GetList(std::string bucket, std::string field) {
   std::string overflow = bucket + field;
   return Eval(kGetPostingScript, {std::move(bucket), std::move(overflow)}, {std::move(field)});
-}
-Command Cmd(std::vector<std::string> args) { return Command{.args = std::move(args)}; }
-
-bool ParseU64(std::string_view s, uint64_t* out) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size();
 }
 bool ParseI64(std::string_view s, int64_t* out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);

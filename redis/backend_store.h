@@ -3,6 +3,7 @@
 #ifndef SHINGLED_REDIS_BACKEND_STORE_H_
 #define SHINGLED_REDIS_BACKEND_STORE_H_
 
+#include <charconv>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,25 @@ namespace shingled::redis {
 
 // The key layout and scripts of redis/backend.cc that the walks (redis/backend_walks.cc:
 // KnownUrls, CloseSweep, ReopenSweep) share with Apply.
+// Small helpers of both files of the backend (backend.cc, backend_walks.cc).
+inline std::string Dec(uint64_t v) { return std::to_string(v); }
+inline Command Cmd(std::vector<std::string> args) { return Command{.args = std::move(args)}; }
+// EVAL of `script` on `keys` (the first decides the node) with `argv`.
+inline Command Eval(std::string_view script, std::vector<std::string> keys,
+                    std::vector<std::string> argv) {
+  Command c;
+  c.args = {"EVAL", std::string(script), Dec(keys.size())};
+  for (std::string& k : keys) c.args.push_back(std::move(k));
+  for (std::string& a : argv) c.args.push_back(std::move(a));
+  c.key_index = 3;
+  return c;
+}
+// A whole decimal unsigned integer.
+inline bool ParseU64(std::string_view s, uint64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
 namespace walks {
 std::string VersionsKeyOf(store::UrlId url);  // the URL's versions (a list)
 std::string CountedKeyOf(store::UrlId url);   // how many of them the counts hold

@@ -35,22 +35,6 @@ constexpr uint64_t kWalkBlock = 256;
 // again, this many times at most, before the close gives up (Unavailable: run it again).
 constexpr int kAppendAttempts = 5;
 
-std::string Dec(uint64_t v) { return std::to_string(v); }
-Command Cmd(std::vector<std::string> args) { return Command{.args = std::move(args)}; }
-Command Eval(std::string_view script, std::vector<std::string> keys,
-             std::vector<std::string> argv) {
-  Command c;
-  c.args = {"EVAL", std::string(script), Dec(keys.size())};
-  for (std::string& k : keys) c.args.push_back(std::move(k));
-  for (std::string& a : argv) c.args.push_back(std::move(a));
-  c.key_index = 3;
-  return c;
-}
-bool ParseU64(std::string_view s, uint64_t* out) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
 // A Unix time as ISO-8601 UTC, for messages (as the LMDB store's).
 std::string IsoTime(int64_t t) {
   const time_t tt = static_cast<time_t>(t);
