@@ -3,7 +3,9 @@
 #ifndef SHINGLED_REDIS_BACKEND_STORE_H_
 #define SHINGLED_REDIS_BACKEND_STORE_H_
 
+#include <atomic>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -185,6 +187,20 @@ class RedisClusterStore final : public store::Store {
                                                      const std::vector<uint64_t>& indexed,
                                                      store::DocId exclude,
                                                      const store::QueryOptions& query) const;
+
+  // Calls `visit(url id, its name, its versions oldest first)` for each URL with an id above
+  // `after`, in id order, up to the last id reserved when the walk starts (ids reserved and
+  // never used are skipped; a URL whose first version is not written yet is visited with none).
+  // Reads kWalkBlock ids per pipelined round, holding mu_ during the round only, so `visit` may
+  // call the store. `visit` answers false to end the walk. Counts each URL in `*walked` (may be
+  // null). The walk is not one snapshot when writes go on, as the LMDB store's report walks.
+  using UrlVisitor =
+      std::function<StatusOr<bool>(store::UrlId, const std::string& name,
+                                   const std::vector<store::internal::VersionRecord>& versions)>;
+  Status WalkUrls(store::UrlId after, const UrlVisitor& visit,
+                  std::atomic<uint64_t>* walked = nullptr) const;
+  // The last URL id reserved (`next:url`; 0 when none). REQUIRES: mu_ held.
+  StatusOr<store::UrlId> LastUrlId() const;
 
   mutable std::mutex mu_;  // guards everything below: one client, one call at a time
   std::unique_ptr<ClusterClient> client_;

@@ -111,18 +111,68 @@ enum class GoneDecision { kKeep, kGone, kGoneAlready };
 
 }  // namespace
 
-// --- KnownUrls ---
+// --- the URL walk that the walks, the listings and the reports share ---
 
-StatusOr<UrlId> RedisClusterStore::KnownUrls(
-    UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const {
-  if (max_urls == 0) return InvalidArgumentError("KnownUrls: max_urls must be at least 1");
-  std::lock_guard<std::mutex> lock(mu_);
+StatusOr<UrlId> RedisClusterStore::LastUrlId() const {
   auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
   if (!counter.ok()) return counter.status();
   uint64_t last_id = 0;
   if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
     return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
   }
+  return UrlId{last_id};
+}
+
+Status RedisClusterStore::WalkUrls(UrlId after, const UrlVisitor& visit,
+                                   std::atomic<uint64_t>* walked) const {
+  uint64_t last_id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    StatusOr<UrlId> last = LastUrlId();
+    if (!last.ok()) return last.status();
+    last_id = *last;
+  }
+  std::vector<VersionRecord> versions;
+  for (uint64_t first = after + 1; first <= last_id && after != UINT64_MAX;) {
+    const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
+    std::vector<Command> cmds;
+    for (uint64_t u = first; u < first + n; ++u) {
+      cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));
+      cmds.push_back(Cmd({"LRANGE", walks::VersionsKeyOf(u), "0", "-1"}));
+    }
+    StatusOr<std::vector<Reply>> r = [&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return client_->Pipeline(cmds);
+    }();
+    if (!r.ok()) return r.status();
+    for (uint64_t k = 0; k < n; ++k) {
+      const Reply& name = (*r)[2 * k];
+      if (name.is_nil()) continue;  // an id reserved and never used
+      versions.clear();
+      for (const Reply& e : (*r)[2 * k + 1].elements) {
+        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+        if (!v.ok()) return v.status();
+        versions.push_back(std::move(*v));
+      }
+      if (walked != nullptr) walked->fetch_add(1);
+      StatusOr<bool> go_on = visit(first + k, name.str, versions);
+      if (!go_on.ok()) return go_on.status();
+      if (!*go_on) return OkStatus();
+    }
+    first += n;
+  }
+  return OkStatus();
+}
+
+// --- KnownUrls ---
+
+StatusOr<UrlId> RedisClusterStore::KnownUrls(
+    UrlId after, size_t max_urls, const std::function<void(std::string_view url)>& visit) const {
+  if (max_urls == 0) return InvalidArgumentError("KnownUrls: max_urls must be at least 1");
+  std::lock_guard<std::mutex> lock(mu_);
+  StatusOr<UrlId> last_url = LastUrlId();
+  if (!last_url.ok()) return last_url.status();
+  const uint64_t last_id = *last_url;
   size_t looked_at = 0;
   UrlId last = 0;
   for (uint64_t first = after + 1; first <= last_id;) {
@@ -241,12 +291,9 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
   gone_version.verdict = Verdict::kGone;
   const std::string gone_entry = walks::GoneEntry(gone_version);
 
-  auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
-  if (!counter.ok()) return counter.status();
-  uint64_t last_id = 0;
-  if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
-    return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
-  }
+  StatusOr<UrlId> last_url = LastUrlId();
+  if (!last_url.ok()) return last_url.status();
+  const uint64_t last_id = *last_url;
   for (uint64_t first = 1; first <= last_id; first += kWalkBlock) {
     const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
     // The names: the scope is a test on the URL's bytes.
@@ -380,12 +427,9 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   StatusOr<SweepRecord> rec = store::internal::DecodeSweep(raw->str);
   if (!rec.ok()) return rec.status();
   if (rec->open) return FailedPreconditionError("sweep " + rec->name + " is open");
-  auto counter = client_->Run(Cmd({"GET", walks::kUrlCounter}));
-  if (!counter.ok()) return counter.status();
-  uint64_t last_id = 0;
-  if (!counter->is_nil() && !ParseU64(counter->str, &last_id)) {
-    return DataLossError("redis: next:url holds \"" + counter->str + "\", not an id");
-  }
+  StatusOr<UrlId> last_url = LastUrlId();
+  if (!last_url.ok()) return last_url.status();
+  const uint64_t last_id = *last_url;
   // Every URL, not the scope (as LMDB: the scope may have changed since): one script per URL
   // removes what the close wrote and takes it out of the counts.
   store::SweepReopening reopening;
