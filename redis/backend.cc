@@ -508,11 +508,23 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
               .append(", and in redis.conf), or each bucket becomes a hashtable"));
     }
   }
-  // The meta hash: created once (HSETNX per field), then compared.
+  // The meta hash: created once (HSETNX per field), then compared. A command that only reads
+  // (options.create false: check, list, report) creates nothing: an empty cluster is NotFound.
   const auto fields = MetaFields(p, context.rabin_polynomial(), redis_);
-  std::vector<Command> set;
-  for (const auto& [f, v] : fields) set.push_back(Cmd({"HSETNX", kMetaKey, f, v}));
-  SHINGLED_RETURN_IF_ERROR(Round(set).status());
+  if (options_.create) {
+    std::vector<Command> set;
+    for (const auto& [f, v] : fields) set.push_back(Cmd({"HSETNX", kMetaKey, f, v}));
+    SHINGLED_RETURN_IF_ERROR(Round(set).status());
+  } else {
+    auto format = client_->Run(Cmd({"HGET", kMetaKey, "format"}));
+    if (!format.ok()) return format.status();
+    if (format->is_nil()) {
+      std::string seeds;
+      for (const std::string& n : redis_.nodes) seeds.append(seeds.empty() ? "" : ", ").append(n);
+      return NotFoundError("no shingled state on the redis cluster of " + seeds +
+                           " (no meta hash there; serve, ingest and crawl create it)");
+    }
+  }
   std::vector<Command> get;
   for (const auto& [f, v] : fields) get.push_back(Cmd({"HGET", kMetaKey, f}));
   auto got = Round(get);

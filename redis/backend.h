@@ -46,7 +46,8 @@ struct RedisStoreOptions {
 // 10 million documents at the default params give the defaults above.
 void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisStoreOptions* redis);
 
-// Connects to the cluster and opens (or, on an empty cluster, creates) the shared state.
+// Connects to the cluster and opens (or, on an empty cluster, creates) the shared state; with
+// options.create false, an empty cluster (no `meta` hash) is NotFound and nothing is written.
 // Errors: InvalidArgument for params with chunking on (the backend files no chunks: set chunking
 // to "none"), bad options or seeds; FailedPrecondition when a master does not run `appendfsync
 // always` (unless allow_unsafe_fsync), when a master's hash-max-listpack-value is below what the

@@ -392,5 +392,24 @@ TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
       << small.status().message();
 }
 
+// A command that only reads (check, list, report: StoreOptions::create false) creates no state on
+// an empty cluster, and opens one that exists.
+TEST_F(BackendTest, AReadOnlyOpenOfAnEmptyClusterCreatesNothing) {
+  store::StoreOptions read_only;
+  read_only.create = false;
+  auto absent = OpenRedisClusterStore(RedisOptions(), read_only, *context_);
+  ASSERT_EQ(absent.status().code(), StatusCode::kNotFound) << absent.status().ToString();
+  EXPECT_NE(absent.status().message().find(cluster_->seeds().front()), std::string::npos)
+      << absent.status().message();
+  auto client = NewClient();
+  auto meta = client->Run(Command{.args = {"EXISTS", "meta"}});
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  EXPECT_EQ(meta->integer, 0);      // nothing written
+  ASSERT_NE(OpenRedis(), nullptr);  // serve creates it
+  auto opened = OpenRedisClusterStore(RedisOptions(), read_only, *context_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_TRUE((*opened)->Check().ok());
+}
+
 }  // namespace
 }  // namespace shingled::redis::testing
