@@ -122,7 +122,9 @@ std::string UrlBucket(std::string_view url, int bits) {
 // Appends a version record as the URL's version `seq` (1-based), unless the list already holds
 // that many: 1 appended, 0 the same record is there already (a resent append), -1 another record
 // holds that seq, -2 the list is shorter than seq - 1 (another daemon's view differs).
-// With ARGV[3], the record a failed attempt appended at seq is replaced (1).
+// With ARGV[3], the record a failed attempt appended at seq is replaced (1). With ARGV[4], the
+// record expected at seq - 1: another one there (a reopen removed a version, and a later one
+// moved down) is -2 too, so that a list shortened and grown back is not taken as unchanged.
 constexpr std::string_view kAppendVersionScript = R"lua(
 local n = redis.call('LLEN', KEYS[1])
 local seq = tonumber(ARGV[1])
@@ -136,6 +138,9 @@ if n >= seq then
   return -1
 end
 if n ~= seq - 1 then return -2 end
+if ARGV[4] and ARGV[4] ~= '' and redis.call('LINDEX', KEYS[1], seq - 2) ~= ARGV[4] then
+  return -2
+end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 return 1
 )lua";
@@ -794,6 +799,7 @@ struct UrlState {
     VersionRecord rec;
     int page = -1;  // the batch's page whose verdict this version takes (a new document)
     bool from_batch = false;
+    std::string entry{};  // a stored version: its bytes in the list, as read
   };
   std::vector<Version> versions;
   size_t stored = 0;  // versions in the store (the batch's follow)
@@ -826,6 +832,9 @@ struct PageState {
   uint32_t seq = 0;
   DocId touch = 0;      // an existing document seen again (dates)
   std::string replace;  // a take-over: the version its failed attempt appended
+  // The stored version before `seq`, as read ("" for none, or a version of this batch): the
+  // append checks it is still there, so a list a reopen shortened meanwhile is a race.
+  std::string previous;
 };
 
 }  // namespace
@@ -944,7 +953,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       for (const Reply& e : (*r)[k].elements) {
         StatusOr<VersionRecord> v = DecodeEntry(e.str);
         if (!v.ok()) return v.status();
-        s->versions.push_back(UrlState::Version{std::move(*v)});
+        s->versions.push_back(UrlState::Version{std::move(*v), -1, false, e.str});
       }
       s->stored = s->versions.size();
       s->loaded = true;
@@ -1037,6 +1046,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     auto append = [&](VersionRecord v, int new_doc_page) {
       ps.appended = true;
       ps.seq = static_cast<uint32_t>(us.versions.size() + 1);
+      ps.previous = us.versions.empty() ? std::string() : us.versions.back().entry;
       ps.version = v;
       us.versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
     };
@@ -1485,9 +1495,9 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     std::vector<Command> cmds;
     for (size_t i = 0; i < pages.size(); ++i) {
       if (st[i].skip || !st[i].appended) continue;
-      cmds.push_back(
-          Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
-               {Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0), st[i].replace}));
+      cmds.push_back(Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
+                          {Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0),
+                           st[i].replace, st[i].previous}));
       version_pages.push_back(i);
     }
     const size_t nv = cmds.size();

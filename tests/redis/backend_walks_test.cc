@@ -431,5 +431,35 @@ TEST_F(WalksTest, ClosesAndReopensWhileAnotherDaemonAppendsOverwriteNothing) {
   for (const std::string& p : *kb) ADD_FAILURE() << p;
 }
 
+// A reopen removes a gone version and moves the later ones down one seq: a batch that read the
+// list before it and appends after it must see a race, not a list of the length it expects
+// (which would append its version a second time). The append-at-seq script compares the entry
+// expected before its seq as well as the length.
+TEST_F(WalksTest, AnAppendAfterAReopenMovedTheVersionsDownIsARace) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  const std::string key = walks::VersionsKeyOf(77);
+  auto run = [&](std::vector<std::string> argv) -> int64_t {
+    auto r = client->Run(Eval(walks::AppendVersionScript(), {key}, std::move(argv)));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->integer : 99;
+  };
+  // v1, then the close's gone version g, then the batch's v3 (its first attempt).
+  EXPECT_EQ(run({"1", "v1", "", ""}), 1);
+  EXPECT_EQ(run({"2", "g", "", "v1"}), 1);
+  EXPECT_EQ(run({"3", "v3", "", "g"}), 1);
+  EXPECT_EQ(run({"3", "v3", "", "g"}), 0);  // resent: there already
+  // The reopen removes g: v3 moves down to seq 2. The batch, applied again from its old read
+  // (v1, g), appends v3 at seq 3 expecting g before it: a race, not a second v3.
+  ASSERT_TRUE(client->Run(Command{.args = {"LREM", key, "0", "g"}}).ok());
+  EXPECT_EQ(run({"3", "v3", "", "g"}), -2);
+  auto list = client->Run(Command{.args = {"LRANGE", key, "0", "-1"}});
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->elements.size(), 2u);
+  EXPECT_EQ(list->elements[1].str, "v3");
+  // Without the expected entry (the old script's check, the length only) it would have appended.
+  EXPECT_EQ(run({"3", "v3", "", ""}), 1);
+}
+
 }  // namespace
 }  // namespace shingled::redis::testing
