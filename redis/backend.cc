@@ -845,25 +845,29 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   std::vector<PageState> st(pages.size());
   const int fbits = redis_.fingerprint_bits;
 
-  // 0. Validation and sweeps.
-  std::set<SweepId> unknown_sweeps;
+  // 0. Validation and sweeps. The batch's sweep records are read again for every batch (one
+  // command each, on one node), so that a sweep another daemon closed is closed here at once.
+  std::set<SweepId> batch_sweeps;
   for (size_t i = 0; i < pages.size(); ++i) {
     if (Status s = ValidatePage(pages[i], params_); !s.ok()) {
       results[i].status = s;
       st[i].skip = true;
-    } else if (!sweeps_.count(pages[i].sweep)) {
-      unknown_sweeps.insert(pages[i].sweep);
+    } else {
+      batch_sweeps.insert(pages[i].sweep);
     }
   }
-  if (!unknown_sweeps.empty()) {
+  if (!batch_sweeps.empty()) {
     std::vector<Command> cmds;
-    for (SweepId id : unknown_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
+    for (SweepId id : batch_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
     size_t j = 0;
-    for (SweepId id : unknown_sweeps) {
+    for (SweepId id : batch_sweeps) {
       const Reply& rep = (*r)[j++];
-      if (rep.is_nil()) continue;
+      if (rep.is_nil()) {
+        sweeps_.erase(id);
+        continue;
+      }
       StatusOr<SweepRecord> rec = store::internal::DecodeSweep(rep.str);
       if (!rec.ok()) return rec.status();
       sweeps_[id] = std::move(*rec);

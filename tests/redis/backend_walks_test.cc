@@ -461,5 +461,27 @@ TEST_F(WalksTest, AnAppendAfterAReopenMovedTheVersionsDownIsARace) {
   EXPECT_EQ(run({"3", "v3", "", ""}), 1);
 }
 
+// A sweep closed on one daemon is closed on every other at once: Apply reads the batch's sweep
+// records again for each batch rather than keeping the ones it saw open.
+TEST_F(WalksTest, ASweepClosedOnOneDaemonIsClosedOnTheOthers) {
+  auto a = OpenRedis();
+  auto b = OpenRedis();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  auto sweep = a->OpenSweep("s", 1000);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  const std::vector<PageInput> first = {Page(Url(1, "x"), sweep->id, 1001, Near(1, 150, 0))};
+  auto applied = b->Apply(first);  // b sees the sweep open
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_TRUE((*applied)[0].status.ok()) << (*applied)[0].status.ToString();
+  ASSERT_TRUE(a->CloseSweep(sweep->id, 2000).ok());
+  const std::vector<PageInput> late = {Page(Url(2, "x"), sweep->id, 1002, Near(2, 150, 0))};
+  auto refused = b->Apply(late);
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ((*refused)[0].status.code(), StatusCode::kFailedPrecondition)
+      << (*refused)[0].status.ToString();
+  EXPECT_EQ(b->History(Url(2, "x")).status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace shingled::redis::testing
