@@ -1555,8 +1555,8 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
     }
   }
-  // 12. Clusters: the unions, in the pages' order.
-  for (const auto& [a, b] : unions) SHINGLED_RETURN_IF_ERROR(Merge(a, b));
+  // 12. Clusters: the batch's unions together (the partition is the same in any order).
+  SHINGLED_RETURN_IF_ERROR(MergeAll(unions));
   // 13. Completion: each new document's claim loses its "/url"; each URL's versions not counted
   // yet are counted in its shard (kCountScript: exactly once, whatever attempt wrote them).
   {
@@ -1601,29 +1601,79 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
 
 // One union with the cluster counters: sizes are kept as "members beyond the root" in the
 // root's size bucket (a singleton has none).
-Status RedisClusterStore::Merge(DocId a, DocId b) {
-  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {a, b});
-  if (!roots.ok()) return roots.status();
-  const uint64_t ra = (*roots)[0], rb = (*roots)[1];
-  if (ra == rb) return OkStatus();
-  auto sizes =
-      client_->Pipeline({Cmd({"HGET", SizeKey(ra), Dec(ra)}), Cmd({"HGET", SizeKey(rb), Dec(rb)})});
-  if (!sizes.ok()) return sizes.status();
-  uint64_t ea = 0, eb = 0;
-  if (!(*sizes)[0].is_nil()) ParseU64((*sizes)[0].str, &ea);
-  if (!(*sizes)[1].is_nil()) ParseU64((*sizes)[1].str, &eb);
-  StatusOr<uint64_t> root = Union(*client_, a, b);
-  if (!root.ok()) return root.status();
-  const uint64_t lo = std::min(ra, rb), hi = std::max(ra, rb);
-  const uint64_t moved = 1 + (hi == ra ? ea : eb);
-  // The size and the counters at once (a failure before them loses this merge's counts: the
-  // union itself is done).
-  std::vector<Command> cmds = {
-      Cmd({"HINCRBY", SizeKey(lo), Dec(lo), Dec(moved)}),
-      Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(ea + eb + 2)})};
-  if (ea == 0 && eb == 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters", "1"}));
-  if (ea > 0 && eb > 0) cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters", "-1"}));
-  return client_->Pipeline(cmds).status();
+Status RedisClusterStore::MergeAll(const std::vector<std::pair<DocId, DocId>>& unions) {
+  std::vector<uint64_t> docs;
+  for (const auto& [a, b] : unions) {
+    docs.push_back(a);
+    docs.push_back(b);
+  }
+  while (!docs.empty()) {
+    StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, docs);
+    if (!roots.ok()) return roots.status();
+    // The merges as groups of roots: each group's other roots are linked under its smallest (a
+    // small union-find over the roots, in memory, whose every root is its set's smallest id).
+    std::map<uint64_t, uint64_t> up;
+    std::function<uint64_t(uint64_t)> find = [&](uint64_t x) {
+      auto it = up.find(x);
+      if (it == up.end() || it->second == x) return x;
+      return it->second = find(it->second);
+    };
+    for (size_t k = 0; k + 1 < roots->size(); k += 2) {
+      const uint64_t ra = find((*roots)[k]), rb = find((*roots)[k + 1]);
+      if (ra != rb) up[std::max(ra, rb)] = std::min(ra, rb);
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> links;  // (hi, lo): hi under its group's smallest
+    for (const auto& [x, parent] : up) {
+      if (parent != x) links.emplace_back(x, find(x));
+    }
+    if (links.empty()) return OkStatus();
+    // The sizes (members beyond the root) of every root involved, before the links.
+    std::vector<uint64_t> involved;
+    for (const auto& [hi, lo] : links) involved.insert(involved.end(), {hi, lo});
+    std::sort(involved.begin(), involved.end());
+    involved.erase(std::unique(involved.begin(), involved.end()), involved.end());
+    std::vector<Command> cmds;
+    for (uint64_t r : involved) cmds.push_back(Cmd({"HGET", SizeKey(r), Dec(r)}));
+    auto sizes = client_->Pipeline(cmds);
+    if (!sizes.ok()) return sizes.status();
+    std::map<uint64_t, uint64_t> extra;
+    for (size_t k = 0; k < involved.size(); ++k) {
+      uint64_t e = 0;
+      if (!(*sizes)[k].is_nil()) ParseU64((*sizes)[k].str, &e);
+      extra[involved[k]] = e;
+    }
+    StatusOr<std::vector<bool>> made = LinkRoots(*client_, links);
+    if (!made.ok()) return made.status();
+    // The sizes and the counters of the links made, per group (a failure before them loses
+    // these merges' counts: the links themselves are done). A group's clusters of two or more
+    // become one.
+    std::map<uint64_t, std::pair<uint64_t, int64_t>> groups;  // lo -> (moved, clusters before)
+    bool all_made = true;
+    for (size_t k = 0; k < links.size(); ++k) {
+      const auto [hi, lo] = links[k];
+      if (!(*made)[k]) {
+        all_made = false;  // another daemon linked hi first: found again below
+        continue;
+      }
+      auto [it, added] = groups.try_emplace(lo, 0, extra[lo] > 0 ? 1 : 0);
+      it->second.first += 1 + extra[hi];
+      it->second.second += extra[hi] > 0 ? 1 : 0;
+    }
+    cmds.clear();
+    int64_t clusters = 0;
+    for (const auto& [lo, g] : groups) {
+      cmds.push_back(Cmd({"HINCRBY", SizeKey(lo), Dec(lo), Dec(g.first)}));
+      cmds.push_back(
+          Eval(kMaxScript, {kStatsKey}, {"largest_cluster", Dec(extra[lo] + 1 + g.first)}));
+      clusters += 1 - g.second;
+    }
+    if (clusters != 0) {
+      cmds.push_back(Cmd({"HINCRBY", kStatsKey, "clusters", std::to_string(clusters)}));
+    }
+    SHINGLED_RETURN_IF_ERROR(client_->Pipeline(cmds).status());
+    if (all_made) return OkStatus();
+  }
+  return OkStatus();
 }
 
 // --- queries ---

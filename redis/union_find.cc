@@ -140,21 +140,41 @@ StatusOr<uint64_t> Union(ClusterClient& client, uint64_t a, uint64_t b) {
     const uint64_t lo = std::min((*roots)[0], (*roots)[1]);
     const uint64_t hi = std::max((*roots)[0], (*roots)[1]);
     if (lo == hi) return lo;
-    // The intent first: hi in lo's children, so that once the link exists Members finds it.
+    auto made = LinkRoots(client, {{hi, lo}});
+    if (!made.ok()) return made.status();
+    if ((*made)[0]) return lo;
+    // Another union linked hi first: start again from the roots as they are now.
+  }
+}
+
+StatusOr<std::vector<bool>> LinkRoots(ClusterClient& client,
+                                      const std::vector<std::pair<uint64_t, uint64_t>>& links) {
+  std::vector<Command> intents, sets;
+  for (const auto& [hi, lo] : links) {
+    if (lo == 0 || hi <= lo) {
+      return InvalidArgumentError("union-find: a link goes to a smaller id, not " +
+                                  std::to_string(hi) + " under " + std::to_string(lo));
+    }
     const std::string bucket = ChildrenBucketKey(lo);
     std::string field = std::to_string(lo);
     std::string overflow = bucket + field;
-    auto intent = client.Run(
+    intents.push_back(
         Command{.args = {"EVAL", std::string(kAddPostingScript), "2", bucket, std::move(overflow),
                          std::move(field), std::to_string(hi), std::to_string(kMaxInlineList)},
                 .key_index = 3});
-    if (!intent.ok()) return intent.status();
-    auto linked = client.Run(
+    sets.push_back(
         Command{.args = {"HSETNX", ParentBucketKey(hi), std::to_string(hi), std::to_string(lo)}});
-    if (!linked.ok()) return linked.status();
-    if (linked->integer == 1) return lo;
-    // Another union linked hi first: start again from the roots as they are now.
   }
+  std::vector<bool> made(links.size(), false);
+  if (links.empty()) return made;
+  // The intents first, in a round of their own: they are on other nodes than the links, and a
+  // pipeline orders commands only per node.
+  auto intended = client.Pipeline(intents);
+  if (!intended.ok()) return intended.status();
+  auto linked = client.Pipeline(sets);
+  if (!linked.ok()) return linked.status();
+  for (size_t i = 0; i < links.size(); ++i) made[i] = (*linked)[i].integer == 1;
+  return made;
 }
 
 StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t root) {

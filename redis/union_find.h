@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -54,6 +55,15 @@ StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client, const std::vect
 // cluster (the smallest id in it, at the time of the call). Safe against any number of unions
 // running at once on other clients.
 StatusOr<uint64_t> Union(ClusterClient& client, uint64_t a, uint64_t b);
+
+// Union's link step for many pairs at once: for each (hi, lo), with hi > lo and each hi at most
+// once, records hi in lo's children (the intent), then links hi under lo (HSETNX), in two
+// pipelined rounds for all pairs. Returns, per pair, whether this call made the link (false:
+// another union linked hi first; find the roots again and retry). REQUIRES: every hi was a root
+// when its roots were read, hi > lo >= 1. Unions of a batch go through it (with FindRoots)
+// instead of one Union each: ~5 rounds for the batch rather than ~5 per merge.
+StatusOr<std::vector<bool>> LinkRoots(ClusterClient& client,
+                                      const std::vector<std::pair<uint64_t, uint64_t>>& links);
 
 // Every document in the cluster whose root is `root`, ascending ({root} for a singleton). Round
 // trips: two per level of the tree of links. REQUIRES: `root` is a root (FindRoots).
