@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/iso_time.h"
 #include "redis/backend_store.h"
 #include "store/internal/codec.h"
 
@@ -34,16 +35,6 @@ constexpr uint64_t kWalkBlock = 256;
 // A URL whose versions change under the close (another daemon appending) is read and decided
 // again, this many times at most, before the close gives up (Unavailable: run it again).
 constexpr int kAppendAttempts = 5;
-
-// A Unix time as ISO-8601 UTC, for messages (as the LMDB store's).
-std::string IsoTime(int64_t t) {
-  const time_t tt = static_cast<time_t>(t);
-  struct tm tm {};
-  if (gmtime_r(&tt, &tm) == nullptr) return std::to_string(t);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Removes from a URL's versions the gone versions that closing sweep ARGV[1] wrote (verdict gone
 // (5), status 0, in that sweep: a 404 or 410 has its status), later versions moving down, and
@@ -244,9 +235,9 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
     return InvalidArgumentError(std::string("sweep ")
                                     .append(rec->name)
                                     .append(" cannot end at ")
-                                    .append(IsoTime(end))
+                                    .append(FormatIsoTime(end))
                                     .append(", before its start ")
-                                    .append(IsoTime(before->start)));
+                                    .append(FormatIsoTime(before->start)));
   }
   const int64_t start = before->start;
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "base/iso_time.h"
 #include "report/html.h"
 
 namespace shingled::report {
@@ -125,14 +126,7 @@ std::string Day(int64_t t) { return IsoTime(t).substr(0, 10); }
 
 }  // namespace
 
-std::string IsoTime(int64_t unix_seconds) {
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string IsoTime(int64_t unix_seconds) { return FormatIsoTime(unix_seconds); }
 
 // Sets the counts' members on the object `j`.
 void AddCounts(Json* j, const ChangeCounts& c) {

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/iso_time.h"
 #include "dedup/estimate.h"
 #include "store/decide.h"
 #include "store/internal/batch_postings.h"
@@ -1733,20 +1734,11 @@ StatusOr<SweepInfo> LmdbStore::OpenSweep(std::string_view name, int64_t start,
 namespace {
 
 // A Unix time as ISO-8601 UTC, for messages.
-std::string IsoTime(int64_t t) {
-  const time_t tt = static_cast<time_t>(t);
-  struct tm tm {};
-  if (gmtime_r(&tt, &tm) == nullptr) return std::to_string(t);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 Status CheckCloseDate(const SweepRecord& rec, int64_t end) {
   if (!rec.open) return FailedPreconditionError("sweep " + rec.name + " is already closed");
   if (end < rec.start) {
-    return InvalidArgumentError("sweep " + rec.name + " cannot end at " + IsoTime(end) +
-                                ", before its start " + IsoTime(rec.start));
+    return InvalidArgumentError("sweep " + rec.name + " cannot end at " + FormatIsoTime(end) +
+                                ", before its start " + FormatIsoTime(rec.start));
   }
   return OkStatus();
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/iso_time.h"
 #include "base/status.h"
 #include "daemon/wire/http_query.h"
 #include "store/types.h"
@@ -28,10 +29,8 @@ using Json = nlohmann::ordered_json;
 // dropped; a zone offset is at most 23:59) to Unix seconds. InvalidArgument naming the text
 // otherwise.
 StatusOr<int64_t> ParseIsoTime(std::string_view text);
-// Unix seconds to "2024-05-01T12:00:00Z" (the year padded to 4 digits). For the years 0000-9999,
-// ParseIsoTime reads it back; any other int64 prints with a signed year ("-0001-12-31T...",
-// "+292277026596-12-04T15:30:07Z").
-std::string FormatIsoTime(int64_t unix_seconds);
+// FormatIsoTime (base/iso_time.h) is its inverse for the years 0000-9999.
+using shingled::FormatIsoTime;
 
 // The most results /v1/similar returns (`limit`).
 inline constexpr size_t kMaxQueryLimit = 1000;
