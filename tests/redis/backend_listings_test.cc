@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -340,6 +341,92 @@ TEST_F(RedisListingsTest, IdenticalReportAnswersAsLmdb) {
   bad.max_urls = 0;
   EXPECT_EQ(redis_->StreamIdenticalReport(bad, nullptr, nullptr).code(),
             StatusCode::kInvalidArgument);
+}
+
+// Another daemon writes new URLs, documents and clusters while this one lists: every listing
+// and the report answer (no error, no item twice in one paging), whatever appears midway.
+TEST_F(RedisListingsTest, ListingsAnswerWhileAnotherDaemonWrites) {
+  auto other = OpenRedis();
+  ASSERT_NE(other, nullptr);
+  std::vector<PageInput> pages;
+  for (int f = 100; f < 160; ++f) {
+    for (uint64_t salt = 1; salt <= 4; ++salt) {
+      pages.push_back(Page(Url(f, "late-" + std::to_string(salt)), 3, 3500 + f,
+                           salt == 4 ? Near(f, 200, 0) : Near(f, 196, salt)));
+    }
+    pages.push_back(Page(Url(f, "late-copy"), 3, 3500 + f, Near(f, 200, 0)));
+  }
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (size_t i = 0; i < pages.size(); i += 5) {
+      std::span<const PageInput> batch(pages.data() + i, std::min<size_t>(5, pages.size() - i));
+      auto r = other->Apply(batch);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+    }
+    done = true;
+  });
+  int rounds = 0;
+  for (; !done || rounds < 2; ++rounds) {
+    store::UrlListOptions u;
+    u.limit = 50;
+    u.max_examined = 90;
+    std::set<std::string> seen;
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto page = redis_->ListUrls(u);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      for (const auto& item : page->urls) {
+        EXPECT_TRUE(seen.insert(item.url).second) << item.url << " listed twice";
+        EXPECT_GE(item.versions, 1u);
+      }
+      if (!page->next) break;
+      u.after = *page->next;
+    }
+    EXPECT_GE(seen.size(), 500u);
+    store::ClusterListOptions c;
+    c.limit = 7;
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto page = redis_->ListClusters(c);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      for (const auto& cl : page->clusters) EXPECT_GE(cl.size, 2u);
+      if (!page->next) break;
+      c.after = page->next;
+    }
+    auto sets = redis_->ListIdenticalSets({});
+    ASSERT_TRUE(sets.ok()) << sets.status().ToString();
+    EXPECT_FALSE(sets->sets.empty());
+    store::IdenticalReportTotals totals;
+    uint64_t rows = 0;
+    Status st = redis_->StreamIdenticalReport(
+        {},
+        [&](const store::IdenticalReportTotals& t) {
+          totals = t;
+          return OkStatus();
+        },
+        [&](const store::IdenticalReportSet& r) {
+          ++rows;
+          EXPECT_GE(r.copies, 2u);
+          return OkStatus();
+        });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(rows, totals.listed);
+  }
+  writer.join();
+  EXPECT_GE(rounds, 2);
+  // At the end, the new family's copies are there: each late family's base is held by two URLs.
+  store::IdenticalSetOptions all;
+  all.limit = 100000;
+  auto sets = redis_->ListIdenticalSets(all);
+  ASSERT_TRUE(sets.ok());
+  uint64_t with_late = 0;
+  for (const auto& set : sets->sets) {
+    for (const std::string& url : set.urls) {
+      if (url.find("/late-") != std::string::npos) {
+        ++with_late;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(with_late, 60u);
 }
 
 }  // namespace
