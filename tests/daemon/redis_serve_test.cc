@@ -264,8 +264,9 @@ TEST_F(RedisServeTest, ListingsAndTheIdenticalReportOnTheCluster) {
   std::multiset<std::string> listed;
   std::string next;
   for (int pages = 0; pages < 10; ++pages) {
-    HttpResponse r =
-        Get(*d, "/v1/urls?host=example.com&limit=2" + (next.empty() ? "" : "&after=" + Q(next)));
+    HttpResponse r = Get(*d, std::string("/v1/urls?host=example.com&limit=2")
+                                 .append(next.empty() ? "" : "&after=")
+                                 .append(next.empty() ? "" : Q(next)));
     ASSERT_EQ(r.status, 200) << r.body;
     json j = json::parse(r.body);
     EXPECT_LE(j["urls"].size(), 2u);
@@ -293,14 +294,16 @@ TEST_F(RedisServeTest, ListingsAndTheIdenticalReportOnTheCluster) {
 
   // `shingled list` with the daemon's config: the same store, from the command line.
   const std::string config = dir_.Write("list.toml", Config());
-  const std::string flags = " --config " + config + " --store " + dir_.path() + "/unused-list";
+  std::string flags = " --config ";
+  flags.append(config).append(" --store ").append(dir_.path()).append("/unused-list");
   std::string out;
-  ASSERT_EQ(RunCli("list urls --host example.com --format csv" + flags, &out), 0) << out;
+  ASSERT_EQ(RunCli(std::string("list urls --host example.com --format csv").append(flags), &out), 0)
+      << out;
   for (const std::string& u : urls) EXPECT_NE(out.find(u + ","), std::string::npos) << out;
   EXPECT_EQ(out.find("elsewhere.example"), std::string::npos) << out;
-  ASSERT_EQ(RunCli("list identical --format json" + flags, &out), 0) << out;
+  ASSERT_EQ(RunCli(std::string("list identical --format json").append(flags), &out), 0) << out;
   EXPECT_NE(out.find("\"url_count\":3"), std::string::npos) << out;
-  ASSERT_EQ(RunCli("list clusters" + flags, &out), 0) << out;
+  ASSERT_EQ(RunCli(std::string("list clusters").append(flags), &out), 0) << out;
 }
 
 }  // namespace

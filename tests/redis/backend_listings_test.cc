@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -337,6 +340,39 @@ TEST_F(RedisListingsTest, IdenticalReportAnswersAsLmdb) {
     // Every document is looked at once in both (the cluster passes the ids never used by).
     EXPECT_EQ(da, db);
   }
+  // What each costs (printed for docs/REDIS.md): time, and on the cluster pipelines and commands.
+  auto& cluster = dynamic_cast<const RedisClusterStore&>(*redis_);
+  auto measure = [&](const char* what, const std::function<void(const store::Store&)>& run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(*lmdb_);
+    const auto t1 = std::chrono::steady_clock::now();
+    const ClusterStats before = cluster.client_stats();
+    run(*redis_);
+    const auto t2 = std::chrono::steady_clock::now();
+    const ClusterStats after = cluster.client_stats();
+    std::cout << what << ": LMDB "
+              << std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()
+              << " us, cluster "
+              << std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count() << " us, "
+              << after.pipelines - before.pipelines << " pipelines, "
+              << after.commands - before.commands << " commands\n";
+  };
+  measure("identical report", [&](const store::Store& s) {
+    store::IdenticalReportTotals t;
+    uint64_t looked_at = 0;
+    report(s, {}, &t, &looked_at);
+  });
+  measure("ListIdenticalSets (limit 100)",
+          [](const store::Store& s) { EXPECT_TRUE(s.ListIdenticalSets({}).ok()); });
+  measure("ListClusters (limit 100)",
+          [](const store::Store& s) { EXPECT_TRUE(s.ListClusters({}).ok()); });
+  measure("ListUrls (every URL, one page)", [](const store::Store& s) {
+    store::UrlListOptions o;
+    o.limit = 100000;
+    EXPECT_TRUE(s.ListUrls(o).ok());
+  });
+  measure("ListUrls (limit 100)", [](const store::Store& s) { EXPECT_TRUE(s.ListUrls({}).ok()); });
+
   store::IdenticalReportOptions bad;
   bad.max_urls = 0;
   EXPECT_EQ(redis_->StreamIdenticalReport(bad, nullptr, nullptr).code(),
