@@ -2272,17 +2272,6 @@ StatusOr<store::ChangeHistory> RedisClusterStore::ChangesOverSweeps(
 StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
   return LmdbOnly("WarmMap");
 }
-StatusOr<store::UrlPage> RedisClusterStore::ListUrls(const store::UrlListOptions&) const {
-  return NotSupported("ListUrls");
-}
-StatusOr<store::ClusterListPage> RedisClusterStore::ListClusters(
-    const store::ClusterListOptions&) const {
-  return NotSupported("ListClusters");
-}
-StatusOr<store::IdenticalSetPage> RedisClusterStore::ListIdenticalSets(
-    const store::IdenticalSetOptions&) const {
-  return NotSupported("ListIdenticalSets");
-}
 StatusOr<store::CommonBytes> RedisClusterStore::BytesInCommon(DocId, DocId, size_t) const {
   return NotSupported("BytesInCommon");
 }
@@ -2298,13 +2287,6 @@ StatusOr<std::vector<store::TemplateMark>> RedisClusterStore::TemplateMarks(Clus
 }
 StatusOr<std::vector<store::ChunkTemplate>> RedisClusterStore::ChunkTemplates(DocId) const {
   return NotSupported("ChunkTemplates");
-}
-Status RedisClusterStore::StreamIdenticalReport(
-    const store::IdenticalReportOptions&,
-    const std::function<Status(const store::IdenticalReportTotals&)>&,
-    const std::function<Status(const store::IdenticalReportSet&)>&,
-    const store::RepoReportProgress&) const {
-  return NotSupported("StreamIdenticalReport");
 }
 Status RedisClusterStore::StreamClusterReport(
     const store::ClusterReportOptions&,
@@ -2335,6 +2317,15 @@ std::string_view CountScript() { return kCountScript; }
 const char* const kSweeps = kSweepsKey;
 const char* const kUrlCounter = kNextUrl;
 }  // namespace walks
+
+// --- for the listings (redis/backend_listings.cc) ---
+
+namespace listings {
+std::string DocKeyOf(DocId doc) { return DocKey(doc); }
+Command GetDocUrls(DocId doc) { return GetList(DocUrlsKey(doc), Dec(doc)); }
+std::string SizeKeyOf(DocId root) { return SizeKey(root); }
+const char* const kDocCounter = kNextDoc;
+}  // namespace listings
 
 // ------------------------------------------------------------------------------------------------
 

@@ -58,6 +58,15 @@ extern const char* const kSweeps;        // the sweep records' hash
 extern const char* const kUrlCounter;    // the last url id reserved
 }  // namespace walks
 
+// The keys the listings (redis/backend_listings.cc) read, from backend.cc's layout.
+namespace listings {
+std::string DocKeyOf(store::DocId doc);     // the document records' bucket of the id
+Command GetDocUrls(store::DocId doc);       // the URLs that ever held the document (a list)
+std::string SizeKeyOf(store::DocId root);   // the cluster sizes' bucket of the root
+inline constexpr int kSizeBucketShift = 6;  // roots per size bucket: 2^6
+extern const char* const kDocCounter;       // the last document id reserved
+}  // namespace listings
+
 class RedisClusterStore final : public store::Store {
  public:
   RedisClusterStore(std::unique_ptr<ClusterClient> client, const RedisStoreOptions& redis,
@@ -203,6 +212,12 @@ class RedisClusterStore final : public store::Store {
                   std::atomic<uint64_t>* walked = nullptr) const;
   // The last URL id reserved (`next:url`; 0 when none). REQUIRES: mu_ held.
   StatusOr<store::UrlId> LastUrlId() const;
+
+  // --- the listings (redis/backend_listings.cc) ---
+  // The reads of store/internal/listings.h's algorithms, a pipelined round per block of ids.
+  friend class ListingReadsOnCluster;
+  // The last document id reserved (`next:doc`; 0 when none). REQUIRES: mu_ held.
+  StatusOr<store::DocId> LastDocId() const;
 
   mutable std::mutex mu_;  // guards everything below: one client, one call at a time
   std::unique_ptr<ClusterClient> client_;

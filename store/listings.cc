@@ -1,10 +1,14 @@
 // Store: the listings (URLs, clusters by size, a cluster's documents, identical sets). Each page
 // is one read transaction; paging goes on from a cursor, never from a position held open.
+#include "store/internal/listings.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -60,6 +64,8 @@ using internal::Val;
 using internal::VersionRecord;
 using internal::View;
 
+namespace internal {
+
 namespace {
 
 UrlStatus StatusOf(const VersionRecord& v) {
@@ -90,19 +96,82 @@ UrlVersion ToUrlVersion(uint32_t seq, VersionRecord v) {
   return out;
 }
 
-// What ListUrls reads of one URL's versions: the first version's date, the last version (and its
-// seq, which is the number of versions: seqs run from 1 without gaps), and the last version in
-// `sweep` (when `sweep` is not 0).
-struct UrlVersions {
-  int64_t first_date = 0;
-  uint32_t last_seq = 0;
-  VersionRecord last;
-  uint32_t in_sweep_seq = 0;  // 0: none
-  VersionRecord in_sweep;
-};
+}  // namespace
 
+StatusOr<UrlListScope> CheckUrlListOptions(const UrlListOptions& options) {
+  if (options.limit == 0 || options.max_examined == 0) {
+    return InvalidArgumentError("ListUrls: limit and max_examined must be at least 1");
+  }
+  // The same rules as a sweep's scope (FORMAT.md, "Closing a sweep"): a prefix of at most 400
+  // bytes compares whole against a long URL's key.
+  StatusOr<std::vector<std::string>> prefixes = ValidateScope(options.prefixes);
+  if (!prefixes.ok()) {
+    return InvalidArgumentError("URL prefixes: " + std::string(prefixes.status().message()));
+  }
+  UrlListScope scope;
+  scope.prefixes = std::move(prefixes).value();
+  scope.ranges = DisjointPrefixes(scope.prefixes);
+  if (scope.ranges.empty()) scope.ranges.push_back(std::string_view());  // every URL
+  return scope;
+}
+
+UrlVersions SummarizeVersions(std::span<const VersionRecord> versions, SweepId sweep) {
+  UrlVersions out;
+  if (versions.empty()) return out;
+  out.first_date = versions.front().date;
+  out.last = versions.back();
+  out.last_seq = static_cast<uint32_t>(versions.size());
+  if (sweep != 0) {
+    for (size_t i = versions.size(); i-- > 0;) {
+      if (versions[i].sweep == sweep) {
+        out.in_sweep = versions[i];
+        out.in_sweep_seq = static_cast<uint32_t>(i + 1);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool UrlPager::Look(std::string_view cursor) {
+  // Stop before a URL that would not be listed in this page: the cursor is the one before.
+  if (page_.urls.size() == options_.limit || examined_ == options_.max_examined) {
+    page_.next = last_;
+    return false;
+  }
+  ++examined_;
+  last_.assign(cursor);
+  return true;
+}
+
+Status UrlPager::Offer(UrlVersions vs, const std::function<StatusOr<std::string>()>& name) {
+  if (options_.sweep != 0 && vs.in_sweep_seq == 0) return OkStatus();
+  const UrlStatus status = StatusOf(vs.last);
+  if (options_.status && status != *options_.status) return OkStatus();
+  const bool in_sweep = options_.sweep != 0;
+  const VersionRecord& listed = in_sweep ? vs.in_sweep : vs.last;
+  if (options_.verdict && listed.verdict != *options_.verdict) return OkStatus();
+  UrlListItem item;
+  StatusOr<std::string> n = name();
+  if (!n.ok()) return n.status();
+  item.url = std::move(n).value();
+  item.version = ToUrlVersion(in_sweep ? vs.in_sweep_seq : vs.last_seq,
+                              in_sweep ? std::move(vs.in_sweep) : std::move(vs.last));
+  item.status = status;
+  item.first_seen = vs.first_date;
+  item.versions = vs.last_seq;
+  page_.urls.push_back(std::move(item));
+  return OkStatus();
+}
+
+}  // namespace internal
+
+namespace {
+
+// The LMDB store's reads of a URL's versions for ListUrls (internal::UrlVersions): without a
+// sweep filter, the first version and one descent to the last; with one, a walk of them all.
 Status ReadUrlVersions(TxnOps& ops, MDB_cursor* versions, UrlId url, SweepId sweep,
-                       UrlVersions* out) {
+                       internal::UrlVersions* out) {
   const std::string from = internal::VersionKey(url, 0);
   MDB_val k = Val(from), v;
   int rc = mdb_cursor_get(versions, &k, &v, MDB_SET_RANGE);
@@ -165,7 +234,213 @@ StatusOr<std::string> UrlName(TxnOps& ops, UrlId url) {
   return std::string(name);
 }
 
+// Documents of `doc_urls` per read transaction of the identical report's first pass: short
+// enough that a map growth waits a few milliseconds at most.
+constexpr size_t kDocsPerTxn = 4096;
+
+// The LMDB store's reads of the listings (internal::ListingReads).
+class LmdbListingReads final : public internal::ListingReads {
+ public:
+  explicit LmdbListingReads(const internal::StoreImpl& impl) : impl_(impl) {}
+
+  // Holds one read transaction for every call from now on.
+  Status Hold() {
+    StatusOr<internal::ReadTxn> txn = impl_.BeginRead();
+    if (!txn.ok()) return txn.status();
+    txn_.emplace(std::move(txn).value());
+    return OkStatus();
+  }
+
+  Status Documents(std::span<const DocId> docs,
+                   std::vector<std::optional<internal::ListedDocument>>* out) override {
+    out->clear();
+    return InTxn([&](TxnOps& ops) -> Status {
+      Cursor c;
+      if (int rc = c.Open(ops.txn(), ops.dbis().documents); rc != 0) {
+        return ops.Fail(rc, "documents cursor");
+      }
+      DocumentRecord rec;
+      for (DocId doc : docs) {
+        Key64 key(doc);
+        MDB_val k = Val(key.view()), v;
+        if (int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY); rc != 0) {
+          return ops.Fail(rc, "document " + std::to_string(doc));
+        }
+        SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(View(v), &rec));
+        out->push_back(internal::ListedDocument{.rep = rec.has_sketch() ? doc : rec.rep,
+                                                .bytes = rec.bytes,
+                                                .first_seen = rec.first_seen,
+                                                .last_seen = rec.last_seen});
+      }
+      return OkStatus();
+    });
+  }
+
+  Status LiveUrls(std::span<const DocId> docs, std::vector<std::vector<UrlId>>* out) override {
+    out->assign(docs.size(), {});
+    return InTxn([&](TxnOps& ops) -> Status {
+      Cursor doc_urls, versions;
+      if (int rc = doc_urls.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) {
+        return ops.Fail(rc, "doc_urls cursor");
+      }
+      if (int rc = versions.Open(ops.txn(), ops.dbis().versions); rc != 0) {
+        return ops.Fail(rc, "versions cursor");
+      }
+      for (size_t i = 0; i < docs.size(); ++i) {
+        SHINGLED_RETURN_IF_ERROR(
+            LiveUrlsOf(ops, doc_urls.get(), versions.get(), docs[i], [&](UrlId u) -> Status {
+              (*out)[i].push_back(u);
+              return OkStatus();
+            }));
+      }
+      return OkStatus();
+    });
+  }
+
+  Status UrlNames(std::span<const UrlId> urls, std::vector<std::string>* out) override {
+    out->clear();
+    return InTxn([&](TxnOps& ops) -> Status {
+      for (UrlId u : urls) {
+        StatusOr<std::string> name = UrlName(ops, u);
+        if (!name.ok()) return name.status();
+        out->push_back(std::move(name).value());
+      }
+      return OkStatus();
+    });
+  }
+
+  Status ForEachCluster(const std::function<void(ClusterId, uint64_t)>& visit) override {
+    return InTxn([&](TxnOps& ops) -> Status {
+      Cursor c;
+      if (int rc = c.Open(ops.txn(), ops.dbis().cluster_members); rc != 0) {
+        return ops.Fail(rc, "cluster_members cursor");
+      }
+      MDB_val k, v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_NODUP)) {
+        if (k.mv_size != 8) return DataLossError("a cluster_members key is not 8 bytes");
+        size_t n = 0;
+        if (int crc = mdb_cursor_count(c.get(), &n); crc != 0) {
+          return ops.Fail(crc, "cluster_members count");
+        }
+        visit(GetBE64(static_cast<const char*>(k.mv_data)), n);
+      }
+      if (rc != MDB_NOTFOUND) return ops.Fail(rc, "cluster_members");
+      return OkStatus();
+    });
+  }
+
+  StatusOr<std::vector<DocId>> ClusterMembers(ClusterId id) override {
+    std::vector<DocId> members;
+    const Status read = InTxn([&](TxnOps& ops) -> Status {
+      StatusOr<std::vector<DocId>> m = internal::ClusterMembers(ops, id);
+      if (!m.ok()) return m.status();
+      members = std::move(m).value();
+      return OkStatus();
+    });
+    if (!read.ok()) return read;
+    return members;
+  }
+
+  // One pass over `versions`, whose keys (url id, seq) put a URL's last version just before the
+  // next URL's first.
+  Status LiveDocuments(std::vector<DocId>* out) override {
+    return InTxn([&](TxnOps& ops) -> Status {
+      Cursor c;
+      if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) {
+        return ops.Fail(rc, "versions cursor");
+      }
+      MDB_val k, v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+      UrlId current = 0;
+      std::string_view last;  // valid while the transaction is (read-only)
+      auto flush = [&]() -> Status {
+        if (current == 0) return OkStatus();
+        StatusOr<VersionRecord> ver = internal::DecodeVersion(last);
+        if (!ver.ok()) return ver.status();
+        if (internal::LiveVersion(*ver)) out->push_back(ver->doc);
+        return OkStatus();
+      };
+      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+        UrlId url = 0;
+        uint32_t seq = 0;
+        SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
+        if (url != current) SHINGLED_RETURN_IF_ERROR(flush());
+        current = url;
+        last = View(v);
+      }
+      if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
+      return flush();
+    });
+  }
+
+  // One walk of `doc_urls` by key, in read transactions of kDocsPerTxn documents; a document with
+  // one entry is passed at the cost of a cursor step.
+  Status ForEachSharedDocument(const std::function<Status(std::span<const DocId>)>& visit,
+                               std::atomic<uint64_t>* progress) override {
+    std::vector<DocId> block;
+    DocId next = 0;
+    for (bool done = false; !done;) {
+      block.clear();
+      const Status read = InTxn([&](TxnOps& ops) -> Status {
+        Cursor walk;
+        if (int rc = walk.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) {
+          return ops.Fail(rc, "doc_urls cursor");
+        }
+        Key64 start(next);
+        MDB_val k = Val(start.view()), v;
+        int rc = mdb_cursor_get(walk.get(), &k, &v, MDB_SET_RANGE);
+        size_t docs = 0;
+        for (; rc == 0; rc = mdb_cursor_get(walk.get(), &k, &v, MDB_NEXT_NODUP)) {
+          if (k.mv_size != 8) return DataLossError("a doc_urls key is not 8 bytes");
+          const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+          if (docs == kDocsPerTxn) {
+            next = doc;
+            return OkStatus();
+          }
+          ++docs;
+          if (progress != nullptr) progress->fetch_add(1, std::memory_order_relaxed);
+          size_t entries = 0;
+          if (int crc = mdb_cursor_count(walk.get(), &entries); crc != 0) {
+            return ops.Fail(crc, "doc_urls count");
+          }
+          if (entries >= 2) block.push_back(doc);
+        }
+        if (rc != MDB_NOTFOUND) return ops.Fail(rc, "doc_urls");
+        done = true;
+        return OkStatus();
+      });
+      if (!read.ok()) return read;
+      if (!block.empty()) SHINGLED_RETURN_IF_ERROR(visit(block));
+    }
+    return OkStatus();
+  }
+
+ private:
+  template <typename Body>
+  Status InTxn(Body&& body) {
+    if (txn_.has_value()) {
+      TxnOps ops(txn_->txn.get(), impl_.dbis_);
+      return body(ops);
+    }
+    StatusOr<internal::ReadTxn> txn = impl_.BeginRead();
+    if (!txn.ok()) return txn.status();
+    TxnOps ops(txn->txn.get(), impl_.dbis_);
+    return body(ops);
+  }
+
+  const internal::StoreImpl& impl_;
+  std::optional<internal::ReadTxn> txn_;
+};
+
 }  // namespace
+
+StatusOr<std::unique_ptr<internal::ListingReads>> internal::NewLmdbListingReads(
+    const StoreImpl& impl, bool one_txn) {
+  auto reads = std::make_unique<LmdbListingReads>(impl);
+  if (one_txn) SHINGLED_RETURN_IF_ERROR(reads->Hold());
+  return std::unique_ptr<ListingReads>(std::move(reads));
+}
 
 #define SHINGLED_READ_TXN(ops_name)                           \
   StatusOr<internal::ReadTxn> read_txn_ = impl_->BeginRead(); \
@@ -173,19 +448,10 @@ StatusOr<std::string> UrlName(TxnOps& ops, UrlId url) {
   TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
 
 StatusOr<UrlPage> LmdbStore::ListUrls(const UrlListOptions& options) const {
-  if (options.limit == 0 || options.max_examined == 0) {
-    return InvalidArgumentError("ListUrls: limit and max_examined must be at least 1");
-  }
+  StatusOr<internal::UrlListScope> scope = internal::CheckUrlListOptions(options);
+  if (!scope.ok()) return scope.status();
   // LMDB keys are at most 511 bytes: a longer cursor is none the store gave.
   if (options.after.size() > 511) return InvalidArgumentError("the cursor is not one of a page");
-  // The same rules as a sweep's scope (FORMAT.md, "Closing a sweep"): a prefix of at most 400
-  // bytes compares whole against a long URL's key.
-  StatusOr<std::vector<std::string>> prefixes = internal::ValidateScope(options.prefixes);
-  if (!prefixes.ok()) {
-    return InvalidArgumentError("URL prefixes: " + std::string(prefixes.status().message()));
-  }
-  std::vector<std::string_view> ranges = internal::DisjointPrefixes(*prefixes);
-  if (ranges.empty()) ranges.push_back(std::string_view());  // every URL
 
   SHINGLED_READ_TXN(ops);
   const internal::Dbis& d = ops.dbis();
@@ -200,12 +466,10 @@ StatusOr<UrlPage> LmdbStore::ListUrls(const UrlListOptions& options) const {
   if (int rc = versions.Open(ops.txn(), d.versions); rc != 0) {
     return ops.Fail(rc, "versions cursor");
   }
-  UrlPage page;
+  // The cursor is the last `urls` key looked at.
+  internal::UrlPager pager(options);
   const std::string_view after = options.after;
-  std::string last_key;  // the last key looked at
-  size_t examined = 0;
-  UrlVersions vs;
-  for (std::string_view prefix : ranges) {
+  for (std::string_view prefix : scope->ranges) {
     // The range's keys after the cursor: none when the cursor lies past the range.
     const std::string_view start = after > prefix ? after : prefix;
     MDB_val k = Val(start), v;
@@ -215,141 +479,30 @@ StatusOr<UrlPage> LmdbStore::ListUrls(const UrlListOptions& options) const {
          rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
       const std::string_view key = View(k);
       if (!after.empty() && key <= after) continue;
-      // Stop before a key that would not be listed in this page: the cursor is the key before.
-      if (page.urls.size() == options.limit || examined == options.max_examined) {
-        page.next = last_key;
-        return page;
-      }
-      ++examined;
-      last_key.assign(key);
+      if (!pager.Look(key)) return pager.Take();
       if (v.mv_size != 8) return DataLossError("a urls value is not 8 bytes; run shingled check");
       const UrlId url = GetBE64(static_cast<const char*>(v.mv_data));
-      vs = UrlVersions();
+      internal::UrlVersions vs;
       SHINGLED_RETURN_IF_ERROR(ReadUrlVersions(ops, versions.get(), url, options.sweep, &vs));
-      if (options.sweep != 0 && vs.in_sweep_seq == 0) continue;
-      const UrlStatus status = StatusOf(vs.last);
-      if (options.status && status != *options.status) continue;
-      const bool in_sweep = options.sweep != 0;
-      const VersionRecord& listed = in_sweep ? vs.in_sweep : vs.last;
-      if (options.verdict && listed.verdict != *options.verdict) continue;
-      UrlListItem item;
-      if (key.size() >= internal::kMaxWholeUrlKey) {
+      const Status offered = pager.Offer(std::move(vs), [&]() -> StatusOr<std::string> {
         // A long URL's key (480 bytes, as a URL of exactly 480 is) holds its start and a hash:
         // its bytes are in url_names.
-        StatusOr<std::string> name = UrlName(ops, url);
-        if (!name.ok()) return name.status();
-        item.url = std::move(name).value();
-      } else {
-        item.url.assign(key);
-      }
-      item.version = ToUrlVersion(in_sweep ? vs.in_sweep_seq : vs.last_seq,
-                                  in_sweep ? std::move(vs.in_sweep) : std::move(vs.last));
-      item.status = status;
-      item.first_seen = vs.first_date;
-      item.versions = vs.last_seq;
-      page.urls.push_back(std::move(item));
+        if (key.size() >= internal::kMaxWholeUrlKey) return UrlName(ops, url);
+        return std::string(key);
+      });
+      if (!offered.ok()) return offered;
     }
     if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "urls");
   }
-  return page;
+  return pager.Take();
 }
-
-namespace {
-
-// The order of a listing of clusters: larger first, then the smaller id.
-bool ClusterBefore(uint64_t size_a, ClusterId id_a, uint64_t size_b, ClusterId id_b) {
-  return size_a != size_b ? size_a > size_b : id_a < id_b;
-}
-
-}  // namespace
 
 StatusOr<ClusterListPage> LmdbStore::ListClusters(const ClusterListOptions& options) const {
-  if (options.min_size < 2) {
-    return InvalidArgumentError("min_size must be at least 2: a single document is no cluster");
-  }
-  if (options.limit == 0) return InvalidArgumentError("ListClusters: limit must be at least 1");
-  SHINGLED_READ_TXN(ops);
-  const internal::Dbis& d = ops.dbis();
-  // The page's clusters and one more (to tell whether a next page exists): a heap whose top is
-  // the last in listing order, so that a better one replaces it.
-  using Entry = std::pair<uint64_t, ClusterId>;  // size, id
-  auto heap_less = [](const Entry& a, const Entry& b) {
-    return ClusterBefore(a.first, a.second, b.first, b.second);
-  };
-  std::priority_queue<Entry, std::vector<Entry>, decltype(heap_less)> heap(heap_less);
-  const size_t keep = options.limit + 1;
-  {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), d.cluster_members); rc != 0) {
-      return ops.Fail(rc, "cluster_members cursor");
-    }
-    MDB_val k, v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
-    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_NODUP)) {
-      if (k.mv_size != 8) return DataLossError("a cluster_members key is not 8 bytes");
-      size_t n = 0;
-      if (int crc = mdb_cursor_count(c.get(), &n); crc != 0) {
-        return ops.Fail(crc, "cluster_members count");
-      }
-      const ClusterId id = GetBE64(static_cast<const char*>(k.mv_data));
-      if (n < options.min_size) continue;
-      if (options.after && !ClusterBefore(options.after->size, options.after->id, n, id)) {
-        continue;
-      }
-      if (heap.size() < keep) {
-        heap.emplace(n, id);
-      } else if (ClusterBefore(n, id, heap.top().first, heap.top().second)) {
-        heap.pop();
-        heap.emplace(n, id);
-      }
-    }
-    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "cluster_members");
-  }
-  std::vector<Entry> chosen;
-  while (!heap.empty()) {
-    chosen.push_back(heap.top());
-    heap.pop();
-  }
-  std::reverse(chosen.begin(), chosen.end());
-  ClusterListPage page;
-  if (chosen.size() > options.limit) {
-    chosen.pop_back();
-    page.next = ClusterCursor{chosen.back().first, chosen.back().second};
-  }
-  Cursor doc_urls, versions;
-  if (int rc = doc_urls.Open(ops.txn(), d.doc_urls); rc != 0) {
-    return ops.Fail(rc, "doc_urls cursor");
-  }
-  if (int rc = versions.Open(ops.txn(), d.versions); rc != 0) {
-    return ops.Fail(rc, "versions cursor");
-  }
-  for (const auto& [size, id] : chosen) {
-    ClusterSummary s;
-    s.id = id;
-    s.size = size;
-    StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, id);
-    if (!members.ok()) return members.status();
-    bool first = true;
-    for (DocId m : *members) {
-      StatusOr<DocumentRecord> rec = internal::ReadDocument(ops, m);
-      if (!rec.ok()) return rec.status();
-      s.first_seen = first ? rec->first_seen : std::min(s.first_seen, rec->first_seen);
-      s.last_seen = first ? rec->last_seen : std::max(s.last_seen, rec->last_seen);
-      first = false;
-      SHINGLED_RETURN_IF_ERROR(
-          LiveUrlsOf(ops, doc_urls.get(), versions.get(), m, [&](UrlId u) -> Status {
-            ++s.live_urls;
-            if (s.sample_urls.size() < options.sample_urls) {
-              StatusOr<std::string> name = UrlName(ops, u);
-              if (!name.ok()) return name.status();
-              s.sample_urls.push_back(std::move(name).value());
-            }
-            return OkStatus();
-          }));
-    }
-    page.clusters.push_back(std::move(s));
-  }
-  return page;
+  // One read transaction for the page.
+  StatusOr<std::unique_ptr<internal::ListingReads>> reads =
+      internal::NewLmdbListingReads(*impl_, /*one_txn=*/true);
+  if (!reads.ok()) return reads.status();
+  return internal::ListClusters(**reads, options);
 }
 
 StatusOr<ClusterMembersPage> LmdbStore::ClusterPage(DocId any_member, DocId after,
@@ -422,7 +575,21 @@ StatusOr<ClusterMembersPage> LmdbStore::ClusterPage(DocId any_member, DocId afte
   return page;
 }
 
+StatusOr<IdenticalSetPage> LmdbStore::ListIdenticalSets(const IdenticalSetOptions& options) const {
+  StatusOr<std::unique_ptr<internal::ListingReads>> reads =
+      internal::NewLmdbListingReads(*impl_, /*one_txn=*/true);
+  if (!reads.ok()) return reads.status();
+  return internal::ListIdenticalSets(**reads, options);
+}
+
+// --- the listings over ListingReads (store/internal/listings.h), for both backends ---
+
 namespace {
+
+// The order of a listing of clusters: larger first, then the smaller id.
+bool ClusterBefore(uint64_t size_a, ClusterId id_a, uint64_t size_b, ClusterId id_b) {
+  return size_a != size_b ? size_a > size_b : id_a < id_b;
+}
 
 // The order of a listing of identical sets: more URLs first, then the smaller representative.
 bool SetBefore(uint64_t urls_a, DocId rep_a, uint64_t urls_b, DocId rep_b) {
@@ -437,68 +604,113 @@ struct LiveDoc {
   uint64_t urls = 0;
 };
 
+// The first `max` of `ids` (each document's live URLs, in document order), named.
+Status NameFirst(internal::ListingReads& reads, const std::vector<std::vector<UrlId>>& ids,
+                 size_t max, std::vector<std::string>* names) {
+  std::vector<UrlId> first;
+  for (const std::vector<UrlId>& of : ids) {
+    for (UrlId u : of) {
+      if (first.size() >= max) break;
+      first.push_back(u);
+    }
+  }
+  return reads.UrlNames(first, names);
+}
+
 }  // namespace
 
-StatusOr<IdenticalSetPage> LmdbStore::ListIdenticalSets(const IdenticalSetOptions& options) const {
+StatusOr<ClusterListPage> internal::ListClusters(ListingReads& reads,
+                                                 const ClusterListOptions& options) {
+  if (options.min_size < 2) {
+    return InvalidArgumentError("min_size must be at least 2: a single document is no cluster");
+  }
+  if (options.limit == 0) return InvalidArgumentError("ListClusters: limit must be at least 1");
+  // The page's clusters and one more (to tell whether a next page exists): a heap whose top is
+  // the last in listing order, so that a better one replaces it.
+  using Entry = std::pair<uint64_t, ClusterId>;  // size, id
+  auto heap_less = [](const Entry& a, const Entry& b) {
+    return ClusterBefore(a.first, a.second, b.first, b.second);
+  };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(heap_less)> heap(heap_less);
+  const size_t keep = options.limit + 1;
+  SHINGLED_RETURN_IF_ERROR(reads.ForEachCluster([&](ClusterId id, uint64_t n) {
+    if (n < options.min_size) return;
+    if (options.after && !ClusterBefore(options.after->size, options.after->id, n, id)) return;
+    if (heap.size() < keep) {
+      heap.emplace(n, id);
+    } else if (ClusterBefore(n, id, heap.top().first, heap.top().second)) {
+      heap.pop();
+      heap.emplace(n, id);
+    }
+  }));
+  std::vector<Entry> chosen;
+  while (!heap.empty()) {
+    chosen.push_back(heap.top());
+    heap.pop();
+  }
+  std::reverse(chosen.begin(), chosen.end());
+  ClusterListPage page;
+  if (chosen.size() > options.limit) {
+    chosen.pop_back();
+    page.next = ClusterCursor{chosen.back().first, chosen.back().second};
+  }
+  std::vector<std::optional<ListedDocument>> recs;
+  std::vector<std::vector<UrlId>> live;
+  for (const auto& [size, id] : chosen) {
+    ClusterSummary s;
+    s.id = id;
+    s.size = size;
+    StatusOr<std::vector<DocId>> members = reads.ClusterMembers(id);
+    if (!members.ok()) return members.status();
+    SHINGLED_RETURN_IF_ERROR(reads.Documents(*members, &recs));
+    bool first = true;
+    for (const std::optional<ListedDocument>& rec : recs) {
+      if (!rec) continue;
+      s.first_seen = first ? rec->first_seen : std::min(s.first_seen, rec->first_seen);
+      s.last_seen = first ? rec->last_seen : std::max(s.last_seen, rec->last_seen);
+      first = false;
+    }
+    SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(*members, &live));
+    for (const std::vector<UrlId>& of : live) s.live_urls += of.size();
+    SHINGLED_RETURN_IF_ERROR(NameFirst(reads, live, options.sample_urls, &s.sample_urls));
+    page.clusters.push_back(std::move(s));
+  }
+  return page;
+}
+
+StatusOr<IdenticalSetPage> internal::ListIdenticalSets(ListingReads& reads,
+                                                       const IdenticalSetOptions& options) {
   if (options.min_urls < 2) {
     return InvalidArgumentError("min_urls must be at least 2: one URL is no identical set");
   }
   if (options.limit == 0) {
     return InvalidArgumentError("ListIdenticalSets: limit must be at least 1");
   }
-  SHINGLED_READ_TXN(ops);
-  const internal::Dbis& d = ops.dbis();
-  // 1. The document of each live URL, from its last version: one pass over `versions`, whose
-  // keys (url id, seq) put a URL's last version just before the next URL's first.
+  // 1. The document of each live URL, from its last version.
   std::vector<DocId> live_docs;
-  {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), d.versions); rc != 0) return ops.Fail(rc, "versions cursor");
-    MDB_val k, v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
-    UrlId current = 0;
-    std::string_view last;  // valid while the transaction is (read-only)
-    auto flush = [&]() -> Status {
-      if (current == 0) return OkStatus();
-      StatusOr<VersionRecord> ver = internal::DecodeVersion(last);
-      if (!ver.ok()) return ver.status();
-      if (internal::LiveVersion(*ver)) live_docs.push_back(ver->doc);
-      return OkStatus();
-    };
-    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-      UrlId url = 0;
-      uint32_t seq = 0;
-      SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
-      if (url != current) SHINGLED_RETURN_IF_ERROR(flush());
-      current = url;
-      last = View(v);
-    }
-    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
-    SHINGLED_RETURN_IF_ERROR(flush());
-  }
+  SHINGLED_RETURN_IF_ERROR(reads.LiveDocuments(&live_docs));
   // 2. Per distinct document, its URL count and its representative (its record, read in id order).
   std::sort(live_docs.begin(), live_docs.end());
-  std::vector<LiveDoc> docs;
-  {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), d.documents); rc != 0) return ops.Fail(rc, "documents cursor");
-    DocumentRecord rec;
-    for (size_t i = 0; i < live_docs.size();) {
-      size_t j = i;
-      while (j < live_docs.size() && live_docs[j] == live_docs[i]) ++j;
-      Key64 key(live_docs[i]);
-      MDB_val k = Val(key.view()), v;
-      if (int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY); rc != 0) {
-        return ops.Fail(rc, "document " + std::to_string(live_docs[i]));
-      }
-      SHINGLED_RETURN_IF_ERROR(internal::DecodeDocumentInto(View(v), &rec));
-      docs.push_back(
-          LiveDoc{rec.has_sketch() ? live_docs[i] : rec.rep, live_docs[i], rec.bytes, j - i});
-      i = j;
-    }
+  std::vector<DocId> distinct;
+  std::vector<uint64_t> counts;
+  for (size_t i = 0; i < live_docs.size();) {
+    size_t j = i;
+    while (j < live_docs.size() && live_docs[j] == live_docs[i]) ++j;
+    distinct.push_back(live_docs[i]);
+    counts.push_back(j - i);
+    i = j;
   }
   live_docs.clear();
   live_docs.shrink_to_fit();
+  std::vector<LiveDoc> docs;
+  {
+    std::vector<std::optional<ListedDocument>> recs;
+    SHINGLED_RETURN_IF_ERROR(reads.Documents(distinct, &recs));
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      if (!recs[i]) continue;  // not written yet (another daemon's page under way)
+      docs.push_back(LiveDoc{recs[i]->rep, distinct[i], recs[i]->bytes, counts[i]});
+    }
+  }
   // 3. Sets by representative; the page's, and one more.
   std::sort(docs.begin(), docs.end(), [](const LiveDoc& a, const LiveDoc& b) {
     return std::tie(a.rep, a.doc) < std::tie(b.rep, b.doc);
@@ -543,30 +755,20 @@ StatusOr<IdenticalSetPage> LmdbStore::ListIdenticalSets(const IdenticalSetOption
     page.next = IdenticalCursor{chosen.back().urls, chosen.back().rep};
   }
   // 4. The page's sets: documents and URLs.
-  Cursor doc_urls, versions;
-  if (int rc = doc_urls.Open(ops.txn(), d.doc_urls); rc != 0) {
-    return ops.Fail(rc, "doc_urls cursor");
-  }
-  if (int rc = versions.Open(ops.txn(), d.versions); rc != 0) {
-    return ops.Fail(rc, "versions cursor");
-  }
+  std::vector<DocId> of_set;
+  std::vector<std::vector<UrlId>> live;
   for (const Group& g : chosen) {
     IdenticalSet set;
     set.representative = g.rep;
     set.url_count = g.urls;
     set.bytes = docs[g.begin].bytes;
+    of_set.clear();
     for (size_t i = g.begin; i < g.end; ++i) {
       set.documents.push_back(IdenticalDocument{docs[i].doc, docs[i].bytes, docs[i].urls});
-      if (set.urls.size() >= options.max_urls) continue;
-      SHINGLED_RETURN_IF_ERROR(
-          LiveUrlsOf(ops, doc_urls.get(), versions.get(), docs[i].doc, [&](UrlId u) -> Status {
-            if (set.urls.size() >= options.max_urls) return OkStatus();
-            StatusOr<std::string> name = UrlName(ops, u);
-            if (!name.ok()) return name.status();
-            set.urls.push_back(std::move(name).value());
-            return OkStatus();
-          }));
+      of_set.push_back(docs[i].doc);
     }
+    SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(of_set, &live));
+    SHINGLED_RETURN_IF_ERROR(NameFirst(reads, live, options.max_urls, &set.urls));
     page.sets.push_back(std::move(set));
   }
   return page;

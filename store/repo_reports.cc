@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -13,6 +16,7 @@
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
+#include "store/internal/listings.h"
 #include "store/internal/store_impl.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
@@ -40,9 +44,6 @@ std::string_view ClusterReportTypeName(ClusterReportType type) {
 
 namespace {
 
-// Documents of `doc_urls` per read transaction of the identical report's first pass: short
-// enough that a map growth waits a few milliseconds at most.
-constexpr size_t kDocsPerTxn = 4096;
 // Entries of `chunk_docs` per read transaction of the clusters report's partitioning walk.
 constexpr size_t kChunkEntriesPerTxn = 65536;
 
@@ -75,6 +76,22 @@ Status LiveUrls(TxnOps& ops, MDB_cursor* doc_urls, MDB_cursor* versions, DocId d
   return OkStatus();
 }
 
+}  // namespace
+
+Status LmdbStore::StreamIdenticalReport(
+    const IdenticalReportOptions& options,
+    const std::function<Status(const IdenticalReportTotals&)>& totals,
+    const std::function<Status(const IdenticalReportSet&)>& set,
+    const RepoReportProgress& progress) const {
+  // A read transaction per call: blocks of at most 4,096 documents, then a set at a time.
+  StatusOr<std::unique_ptr<internal::ListingReads>> reads =
+      internal::NewLmdbListingReads(*impl_, /*one_txn=*/false);
+  if (!reads.ok()) return reads.status();
+  return internal::StreamIdenticalReport(**reads, options, totals, set, progress);
+}
+
+namespace {
+
 // One content held by several live URLs, as the first pass of the identical report found it.
 struct CopySet {
   DocId doc = 0;
@@ -85,63 +102,41 @@ struct CopySet {
 
 }  // namespace
 
-Status LmdbStore::StreamIdenticalReport(
-    const IdenticalReportOptions& options,
+// The identical report over ListingReads (store/internal/listings.h), for both backends.
+Status internal::StreamIdenticalReport(
+    ListingReads& reads, const IdenticalReportOptions& options,
     const std::function<Status(const IdenticalReportTotals&)>& totals,
     const std::function<Status(const IdenticalReportSet&)>& set,
-    const RepoReportProgress& progress) const {
+    const RepoReportProgress& progress) {
   if (options.limit == 0 || options.max_urls == 0) {
     return InvalidArgumentError("the identical report's limit and max_urls must be at least 1");
   }
-  // 1. Every document with two or more live URLs: one walk of `doc_urls` by key; a document
-  // with one entry is passed at the cost of a cursor step.
+  // 1. Every document with two or more live URLs: of the documents two or more URLs ever held,
+  // a block at a time, those whose last versions still hold them twice or more.
   std::vector<CopySet> sets;
-  DocId next = 0;
-  for (bool done = false; !done;) {
-    StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
-    if (!txn.ok()) return txn.status();
-    TxnOps ops(txn->txn.get(), impl_->dbis_);
-    const internal::Dbis& d = ops.dbis();
-    Cursor walk, doc_urls, versions;
-    if (int rc = walk.Open(ops.txn(), d.doc_urls); rc != 0) return ops.Fail(rc, "doc_urls cursor");
-    if (int rc = doc_urls.Open(ops.txn(), d.doc_urls); rc != 0) {
-      return ops.Fail(rc, "doc_urls cursor");
-    }
-    if (int rc = versions.Open(ops.txn(), d.versions); rc != 0) {
-      return ops.Fail(rc, "versions cursor");
-    }
-    Key64 start(next);
-    MDB_val k = Val(start.view()), v;
-    int rc = mdb_cursor_get(walk.get(), &k, &v, MDB_SET_RANGE);
-    size_t docs = 0;
-    for (; rc == 0; rc = mdb_cursor_get(walk.get(), &k, &v, MDB_NEXT_NODUP)) {
-      if (k.mv_size != 8) return DataLossError("a doc_urls key is not 8 bytes");
-      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
-      if (docs == kDocsPerTxn) {
-        next = doc;
-        break;
-      }
-      ++docs;
-      Count(progress.documents);
-      size_t entries = 0;
-      if (int crc = mdb_cursor_count(walk.get(), &entries); crc != 0) {
-        return ops.Fail(crc, "doc_urls count");
-      }
-      if (entries < 2) continue;
-      uint64_t live = 0;
-      SHINGLED_RETURN_IF_ERROR(
-          LiveUrls(ops, doc_urls.get(), versions.get(), doc, 0, &live, nullptr));
-      if (live < 2) continue;
-      StatusOr<internal::DocumentRecord> rec = internal::ReadDocument(ops, doc);
-      if (!rec.ok()) return rec.status();
-      sets.push_back(CopySet{doc, rec->bytes, live});
-    }
-    if (rc == MDB_NOTFOUND) {
-      done = true;
-    } else if (rc != 0) {
-      return ops.Fail(rc, "doc_urls");
-    }
-  }
+  std::vector<std::vector<UrlId>> live;
+  std::vector<DocId> shared;
+  std::vector<uint64_t> copies;
+  std::vector<std::optional<ListedDocument>> recs;
+  const Status walked = reads.ForEachSharedDocument(
+      [&](std::span<const DocId> block) -> Status {
+        SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(block, &live));
+        shared.clear();
+        copies.clear();
+        for (size_t i = 0; i < block.size(); ++i) {
+          if (live[i].size() < 2) continue;
+          shared.push_back(block[i]);
+          copies.push_back(live[i].size());
+        }
+        if (shared.empty()) return OkStatus();
+        SHINGLED_RETURN_IF_ERROR(reads.Documents(shared, &recs));
+        for (size_t i = 0; i < shared.size(); ++i) {
+          if (recs[i]) sets.push_back(CopySet{shared[i], recs[i]->bytes, copies[i]});
+        }
+        return OkStatus();
+      },
+      progress.documents);
+  if (!walked.ok()) return walked;
   // 2. Largest waste first, then by document id.
   std::sort(sets.begin(), sets.end(), [](const CopySet& a, const CopySet& b) {
     return a.wasted() != b.wasted() ? a.wasted() > b.wasted() : a.doc < b.doc;
@@ -154,8 +149,8 @@ Status LmdbStore::StreamIdenticalReport(
   }
   t.listed = std::min<uint64_t>(t.sets, options.limit);
   SHINGLED_RETURN_IF_ERROR(totals(t));
-  // 3. The listed sets' URLs, a set per read transaction. The copies and waste stay those of the
-  // first pass, so that the rows add up to the totals even when writes go on.
+  // 3. The listed sets' URLs, a set at a time. The copies and waste stay those of the first
+  // pass, so that the rows add up to the totals even when writes go on.
   for (uint64_t i = 0; i < t.listed; ++i) {
     IdenticalReportSet row;
     row.rank = i + 1;
@@ -163,21 +158,12 @@ Status LmdbStore::StreamIdenticalReport(
     row.bytes = sets[i].bytes;
     row.copies = sets[i].copies;
     row.wasted_bytes = sets[i].wasted();
-    {
-      StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
-      if (!txn.ok()) return txn.status();
-      TxnOps ops(txn->txn.get(), impl_->dbis_);
-      Cursor doc_urls, versions;
-      if (int rc = doc_urls.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) {
-        return ops.Fail(rc, "doc_urls cursor");
-      }
-      if (int rc = versions.Open(ops.txn(), ops.dbis().versions); rc != 0) {
-        return ops.Fail(rc, "versions cursor");
-      }
-      uint64_t live = 0;
-      SHINGLED_RETURN_IF_ERROR(LiveUrls(ops, doc_urls.get(), versions.get(), row.doc,
-                                        options.max_urls, &live, &row.urls));
-    }
+    const DocId one[] = {row.doc};
+    SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(one, &live));
+    std::vector<UrlId> named(
+        live[0].begin(),
+        live[0].begin() + static_cast<std::ptrdiff_t>(std::min(live[0].size(), options.max_urls)));
+    SHINGLED_RETURN_IF_ERROR(reads.UrlNames(named, &row.urls));
     SHINGLED_RETURN_IF_ERROR(set(row));
   }
   return OkStatus();

@@ -237,6 +237,12 @@ class Store {
   // (two without a sweep filter; with one, a walk of the URL's versions) and, for a URL over 480
   // bytes, one in `url_names`. Errors: InvalidArgument for limit or max_examined 0 or a bad
   // prefix (ValidateScope's rules); NotFound for an unknown sweep id.
+  //
+  // On the redis-cluster backend (docs/REDIS.md, "The listings"), which keeps no ordered index of
+  // URLs: the same items and filters, in URL id order, the cursor the last URL id looked at (in
+  // decimal; InvalidArgument for any other). Every URL read counts towards max_examined, in a
+  // prefix or not (the walk reads every id: a prefix does not narrow it). Stable under writes as
+  // well: URL ids only grow, so a URL added meanwhile is listed on a later page.
   [[nodiscard]] virtual StatusOr<UrlPage> ListUrls(const UrlListOptions& options) const = 0;
 
   // Clusters of at least options.min_size documents, largest first, then by id, a page at a
@@ -244,6 +250,11 @@ class Store {
   // more is looked at, its size counted, a heap keeping the page's), then for each cluster listed
   // one read per member in `documents` and `doc_urls` and one `versions` descent per URL that
   // ever held a member. InvalidArgument for min_size < 2 or limit 0.
+  //
+  // On the redis-cluster backend: the same ranking and paging (store/internal/listings.h), over
+  // the cluster size buckets (a root's size, kept by its merges) read a bucket of 64 roots at a
+  // time; a cluster's id is its smallest document id, so on a tie of sizes the order of two
+  // clusters may differ from LMDB's (whose id is the root it keeps).
   [[nodiscard]] virtual StatusOr<ClusterListPage> ListClusters(
       const ClusterListOptions& options) const = 0;
 
@@ -257,7 +268,8 @@ class Store {
   // by representative. Cost per page: one pass over `versions` (each URL's last version), a
   // `documents` read per distinct live document, in id order, and memory of ~40 bytes per
   // distinct live document; then the page's sets' URLs through `doc_urls`. InvalidArgument for
-  // min_urls < 2 or limit 0.
+  // min_urls < 2 or limit 0. On the redis-cluster backend the same (the pass over the URL
+  // ids' last versions, a block of 256 per round; the records in rounds of 256).
   [[nodiscard]] virtual StatusOr<IdenticalSetPage> ListIdenticalSets(
       const IdenticalSetOptions& options) const = 0;
 
@@ -296,7 +308,8 @@ class Store {
   // 24 bytes per such document, never the URLs of more than one set. Reads `doc_urls` once in
   // read transactions of 4,096 documents (a document with one entry costs no more), each
   // URL's last version for documents with several, then the listed sets' URLs, a set per read
-  // transaction. InvalidArgument for limit or max_urls 0.
+  // transaction. InvalidArgument for limit or max_urls 0. On the redis-cluster backend the
+  // same answer: the URL lists of the document ids up to `next:doc`, 256 per pipelined round.
   [[nodiscard]] virtual Status StreamIdenticalReport(
       const IdenticalReportOptions& options,
       const std::function<Status(const IdenticalReportTotals&)>& totals,

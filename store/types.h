@@ -427,10 +427,13 @@ struct UrlListItem {
 };
 
 struct UrlPage {
-  std::vector<UrlListItem> urls;  // in the order of their `urls` keys (FORMAT.md, "URLs")
+  // In the order of their `urls` keys (FORMAT.md, "URLs"); on the redis-cluster backend, in URL
+  // id order (docs/REDIS.md, "The listings").
+  std::vector<UrlListItem> urls;
   // The cursor to pass as UrlListOptions::after for the next page (opaque bytes: the last `urls`
-  // key looked at); nullopt when every URL in range was looked at. A page may be short, or
-  // empty, and still have a next one (max_examined).
+  // key looked at; on the redis-cluster backend the last URL id, in decimal); nullopt when every
+  // URL in range was looked at. A page may be short, or empty, and still have a next one
+  // (max_examined).
   std::optional<std::string> next;
 };
 

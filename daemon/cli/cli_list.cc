@@ -221,7 +221,8 @@ void AddListCommand(CLI::App* app, int* exit_code) {
   list->require_subcommand(1);
 
   auto urls = std::make_shared<ListFlags>();
-  CLI::App* cmd = list->add_subcommand("urls", "URLs in key order, with their last version");
+  CLI::App* cmd = list->add_subcommand(
+      "urls", "URLs in key order (URL id order on a redis-cluster), with their last version");
   AddParam(cmd, "--host", "host", urls, "Only URLs of this host (or host:port), http and https");
   AddParam(cmd, "--prefix", "prefix", urls, "Only URLs that start with this prefix");
   AddParam(cmd, "--sweep", "sweep", urls,

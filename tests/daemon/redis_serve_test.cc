@@ -101,11 +101,10 @@ TEST_F(RedisServeTest, VerdictsHistorySimilarAndClustersOnTheCluster) {
   r = Get(*d, "/v1/stats");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["documents"], 3) << r.body;
-  // Not provided by this backend yet: 501, naming what and which backend.
+  // The listings work on the cluster (ListingsAndTheIdenticalReportOnTheCluster below).
   r = Get(*d, "/v1/urls?host=example.com");
-  EXPECT_EQ(r.status, 501) << r.body;
-  EXPECT_NE(r.body.find("\"unimplemented\""), std::string::npos) << r.body;
-  EXPECT_NE(r.body.find("redis-cluster"), std::string::npos) << r.body;
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["urls"].size(), 4u) << r.body;
 }
 
 TEST_F(RedisServeTest, BadClusterSettingsStopStartUpWithAClearMessage) {
@@ -241,6 +240,70 @@ TEST_F(RedisServeTest, TwoDaemonsShareOneState) {
   EXPECT_EQ(j["matches"][0]["doc"], doc_a);
   const HttpResponse r = Get(*one, "/v1/urls?url=" + Q("https://example.org/b"));
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// The listings (`/v1/urls`, `/v1/clusters`, `/v1/identical`), the identical report and
+// `shingled list` on the cluster: all go through the Store, so they answer as on LMDB (URLs in
+// URL id order, the cursor opaque).
+TEST_F(RedisServeTest, ListingsAndTheIdenticalReportOnTheCluster) {
+  std::unique_ptr<Daemon> d = Start();
+  ASSERT_GT(d->port(), 0);
+  const std::string a = ReadWholeFile(kSamples + "page-a.html");
+  const std::string b = ReadWholeFile(kSamples + "page-b.html");
+  const std::vector<std::string> urls = {"https://example.com/a", "https://example.com/copy",
+                                         "https://example.com/copy-2", "https://example.com/b",
+                                         "https://example.com/other"};
+  Post(*d, urls[0], a);
+  Post(*d, urls[1], a);
+  Post(*d, urls[2], a);
+  Post(*d, urls[3], b);
+  Post(*d, urls[4], SyntheticPage(2));
+  Post(*d, "https://elsewhere.example/x", SyntheticPage(3));
+
+  // Two at a time, following `next`: every URL of the host once.
+  std::multiset<std::string> listed;
+  std::string next;
+  for (int pages = 0; pages < 10; ++pages) {
+    HttpResponse r = Get(*d, std::string("/v1/urls?host=example.com&limit=2")
+                                 .append(next.empty() ? "" : "&after=")
+                                 .append(next.empty() ? "" : Q(next)));
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    EXPECT_LE(j["urls"].size(), 2u);
+    for (const json& u : j["urls"]) listed.insert(u["url"].get<std::string>());
+    if (j["next"].is_null()) break;
+    next = j["next"].get<std::string>();
+  }
+  EXPECT_EQ(listed, std::multiset<std::string>(urls.begin(), urls.end()));
+
+  HttpResponse r = Get(*d, "/v1/identical");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["sets"].size(), 1u) << r.body;
+  EXPECT_EQ(j["sets"][0]["url_count"], 3) << r.body;
+  r = Get(*d, "/v1/reports/identical");
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  EXPECT_EQ(j["totals"]["sets"], 1) << r.body;
+  EXPECT_EQ(j["totals"]["files"], 3) << r.body;
+  ASSERT_EQ(j["sets"].size(), 1u) << r.body;
+  EXPECT_EQ(j["sets"][0]["urls"].size(), 3u) << r.body;
+  r = Get(*d, "/v1/clusters");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body)["clusters"].is_array()) << r.body;
+
+  // `shingled list` with the daemon's config: the same store, from the command line.
+  const std::string config = dir_.Write("list.toml", Config());
+  std::string flags = " --config ";
+  flags.append(config).append(" --store ").append(dir_.path()).append("/unused-list");
+  std::string out;
+  ASSERT_EQ(RunCli(std::string("list urls --host example.com --format csv").append(flags), &out), 0)
+      << out;
+  for (const std::string& u : urls) EXPECT_NE(out.find(u + ","), std::string::npos) << out;
+  EXPECT_EQ(out.find("elsewhere.example"), std::string::npos) << out;
+  ASSERT_EQ(RunCli(std::string("list identical --format json").append(flags), &out), 0) << out;
+  EXPECT_NE(out.find("\"url_count\":3"), std::string::npos) << out;
+  ASSERT_EQ(RunCli(std::string("list clusters").append(flags), &out), 0) << out;
 }
 
 }  // namespace
