@@ -358,7 +358,7 @@ TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
   auto list = redis->ListUrls({});
   EXPECT_EQ(list.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(list.status().message(), "ListUrls is not supported by the redis-cluster backend yet");
-  EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(redis->BytesInCommon(1, 2).status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(redis->Backup("/tmp/x").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(redis->SetMaxMapSize(1).code(), StatusCode::kFailedPrecondition);
