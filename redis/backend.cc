@@ -1837,13 +1837,13 @@ StatusOr<store::ClusterMembersPage> RedisClusterStore::ClusterPage(DocId any_mem
   return out;
 }
 
-// The similarity queries: LMDB's FindQueryCandidates and SimilarIn on the Redis records.
-StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
-    const dedup::Sketch& query_sketch, bool query_is_record, const std::vector<uint64_t>& indexed,
-    DocId exclude, const store::QueryOptions& query) const {
-  std::vector<store::SimilarDoc> out;
-  if (query_sketch.empty()) return out;
-  const dedup::Sketch sketch = query_is_record ? query_sketch : Cut(query_sketch);
+// The candidate search of the similarity queries (LMDB's FindQueryCandidates): the documents
+// sharing usable sample values (`indexed`), and those sharing a feature when they are not
+// enough; at most `max_candidates`, the best ranked (then `*truncated`), in id order.
+Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
+                                          const std::vector<uint64_t>& indexed, DocId exclude,
+                                          size_t max_candidates, std::vector<DocId>* out,
+                                          bool* truncated, uint64_t* left_out) const {
   std::vector<std::pair<DocId, uint32_t>> hits;
   // The sample values (indexed), a common value skipped.
   std::vector<Command> cmds;
@@ -1862,7 +1862,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     for (DocId d : *l) hits.emplace_back(d, 1);
   }
   constexpr size_t kEnoughSampleValues = 8;
-  if (usable < kEnoughSampleValues || hits.size() > options_.max_candidates) {
+  if (usable < kEnoughSampleValues || hits.size() > max_candidates) {
     std::vector<Command> f;
     for (uint64_t v : query_sketch.features) {
       f.push_back(GetList(BucketKey(Relation::kFeature, v, redis_.feature_bits),
@@ -1879,18 +1879,32 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     }
   }
   if (exclude != 0) std::erase_if(hits, [exclude](const auto& h) { return h.first == exclude; });
-  std::vector<DocId> docs;
+  std::vector<DocId>& docs = *out;
+  docs.clear();
   for (const auto& h : hits) docs.push_back(h.first);
   std::sort(docs.begin(), docs.end());
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-  if (query.candidates_left_out != nullptr) *query.candidates_left_out = 0;
-  if (docs.size() > options_.max_candidates) {
+  *truncated = false;
+  if (left_out != nullptr) *left_out = 0;
+  if (docs.size() > max_candidates) {
     docs.clear();
-    bool truncated = false;
-    store::internal::RankCandidates(&hits, options_.max_candidates, &docs, &truncated,
-                                    query.candidates_left_out);
+    store::internal::RankCandidates(&hits, max_candidates, &docs, truncated, left_out);
     std::sort(docs.begin(), docs.end());
   }
+  return OkStatus();
+}
+
+// The similarity queries: LMDB's FindQueryCandidates and SimilarIn on the Redis records.
+StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
+    const dedup::Sketch& query_sketch, bool query_is_record, const std::vector<uint64_t>& indexed,
+    DocId exclude, const store::QueryOptions& query) const {
+  std::vector<store::SimilarDoc> out;
+  if (query_sketch.empty()) return out;
+  const dedup::Sketch sketch = query_is_record ? query_sketch : Cut(query_sketch);
+  std::vector<DocId> docs;
+  bool truncated = false;
+  SHINGLED_RETURN_IF_ERROR(QueryCandidates(query_sketch, indexed, exclude, options_.max_candidates,
+                                           &docs, &truncated, query.candidates_left_out));
   StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords(docs, false);
   if (!recs.ok()) return recs.status();
   const size_t k = static_cast<size_t>(params_.verify_sample_size);
@@ -2248,27 +2262,6 @@ Status RedisClusterStore::health() const { return OkStatus(); }
 
 // --- refused ---
 
-StatusOr<store::LostAndFound> RedisClusterStore::Lost(std::string_view,
-                                                      const store::LostOptions&) const {
-  return NotSupported("Lost");
-}
-StatusOr<store::ChangeReport> RedisClusterStore::ChangesBetween(
-    SweepId, SweepId, const store::ReportProgress&) const {
-  return NotSupported("ChangesBetween");
-}
-StatusOr<store::ChangeList> RedisClusterStore::ListChanges(SweepId, SweepId,
-                                                           const store::ChangeListOptions&) const {
-  return NotSupported("ListChanges");
-}
-Status RedisClusterStore::StreamChanges(SweepId, SweepId, store::ChangeKind,
-                                        const std::function<Status(const store::ChangeRow&)>&,
-                                        const store::ReportProgress&) const {
-  return NotSupported("StreamChanges");
-}
-StatusOr<store::ChangeHistory> RedisClusterStore::ChangesOverSweeps(
-    const store::ReportProgress&) const {
-  return NotSupported("ChangesOverSweeps");
-}
 StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
   return LmdbOnly("WarmMap");
 }
@@ -2326,6 +2319,13 @@ Command GetDocUrls(DocId doc) { return GetList(DocUrlsKey(doc), Dec(doc)); }
 std::string SizeKeyOf(DocId root) { return SizeKey(root); }
 const char* const kDocCounter = kNextDoc;
 }  // namespace listings
+
+// --- for the reports and lost and found (redis/backend_reports.cc) ---
+
+namespace reports {
+dedup::Sketch SketchOfRecordOf(const RedisDocument& rec) { return SketchOfRecord(rec); }
+void MaskSamples(dedup::ModSample* a, dedup::ModSample* b) { MaskPair(a, b); }
+}  // namespace reports
 
 // ------------------------------------------------------------------------------------------------
 

@@ -67,6 +67,13 @@ inline constexpr int kSizeBucketShift = 6;  // roots per size bucket: 2^6
 extern const char* const kDocCounter;       // the last document id reserved
 }  // namespace listings
 
+// The helpers of redis/backend.cc that the reports and lost and found (backend_reports.cc) share.
+namespace reports {
+dedup::Sketch SketchOfRecordOf(const RedisDocument& rec);  // values as the record keeps them
+// Two such MOD samples masked to the bits both keep, so that the same value compares equal.
+void MaskSamples(dedup::ModSample* a, dedup::ModSample* b);
+}  // namespace reports
+
 class RedisClusterStore final : public store::Store {
  public:
   RedisClusterStore(std::unique_ptr<ClusterClient> client, const RedisStoreOptions& redis,
@@ -218,6 +225,15 @@ class RedisClusterStore final : public store::Store {
   friend class ListingReadsOnCluster;
   // The last document id reserved (`next:doc`; 0 when none). REQUIRES: mu_ held.
   StatusOr<store::DocId> LastDocId() const;
+
+  // --- the reports and lost and found (redis/backend_reports.cc) ---
+  // The store::internal::ReportReads of the cluster: pipelined rounds, mu_ held per round.
+  class Reads;
+  // The candidate search of SimilarIn (LMDB's FindQueryCandidates) from a sketch's features and
+  // its indexed sample values in full, at most `max_candidates`. REQUIRES: mu_ held.
+  Status QueryCandidates(const dedup::Sketch& query_sketch, const std::vector<uint64_t>& indexed,
+                         store::DocId exclude, size_t max_candidates,
+                         std::vector<store::DocId>* out, bool* truncated, uint64_t* left_out) const;
 
   mutable std::mutex mu_;  // guards everything below: one client, one call at a time
   std::unique_ptr<ClusterClient> client_;

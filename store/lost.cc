@@ -5,22 +5,23 @@
 // followed to its state now, so a successor edited again after the move is still found.
 // The candidate search reads the sample index and, when it is not enough, the features; not the
 // super shingles (FindQueryCandidates: a page they would find shares sample values too). The old
-// document's cluster is read whole before the max_scored cap applies to it.
-#include "store/internal/lost.h"
-
+// document's cluster is read whole before the max_scored cap applies to it. Written once over the
+// reads of store/internal/report_reads.h: on LMDB in one read transaction, on Redis Cluster in
+// pipelined rounds (redis/backend_reports.cc).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "dedup/estimate.h"
-#include "store/internal/clusters.h"
 #include "store/internal/codec.h"
-#include "store/internal/queries.h"
-#include "store/internal/store_impl.h"
+#include "store/internal/report_reads.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 
@@ -107,12 +108,12 @@ bool RanksBefore(const Successor& a, const Successor& b) {
 // One query: the URLs' versions read so far, the path followed (no cycles) and the bounds.
 class SuccessorFinder {
  public:
-  SuccessorFinder(TxnOps& ops, const StoreImpl& impl, const LostOptions& options)
-      : ops_(ops), impl_(impl), options_(options) {}
+  SuccessorFinder(const ReportReads& reads, const LostOptions& options)
+      : reads_(reads), options_(options) {}
 
   StatusOr<LostAndFound> Find(UrlId url) {
     const UrlFacts* facts = nullptr;
-    SHINGLED_RETURN_IF_ERROR(Facts(url, &facts));
+    SHINGLED_RETURN_IF_ERROR(Facts(url, &facts, /*asked=*/true));
     if (facts == nullptr) return InternalError("lost and found: no budget for the URL asked");
     LostAndFound out;
     out.url = facts->name;
@@ -120,7 +121,7 @@ class SuccessorFinder {
       const VersionRecord& live = facts->versions[facts->last_live];
       out.last_seen_live = live.date;
       out.last_doc = live.doc;
-      StatusOr<ClusterId> cl = FindCluster(ops_, live.doc);
+      StatusOr<ClusterId> cl = reads_.ClusterOf(live.doc);
       if (!cl.ok()) return cl.status();
       out.cluster = *cl;
     }
@@ -147,10 +148,11 @@ class SuccessorFinder {
       if (old_sketch.empty()) break;
       SHINGLED_RETURN_IF_ERROR(SketchOfDoc(s.doc, &now));
       if (now.empty()) continue;
-      s.resemblance_now = dedup::ResemblanceFromMinhashes(old_sketch, now);
+      const auto [resemblance, containment] = reads_.Compare(old_sketch, now);
+      s.resemblance_now = resemblance;
       if (s.evidence == SuccessorEvidence::kRedirect && s.matched_doc == s.doc) {
         s.resemblance = s.resemblance_now;
-        s.containment = dedup::ContainmentsFromModSample(old_sketch.sample, now.sample).a_in_b;
+        s.containment = containment;
       }
       if (s.evidence == SuccessorEvidence::kContent && s.via.empty() && s.doc != s.matched_doc) {
         s.why.append(", edited since (resemblance now ").append(Fixed2(s.resemblance_now));
@@ -184,8 +186,9 @@ class SuccessorFinder {
 
   bool OnPath(UrlId url) const { return std::find(path_.begin(), path_.end(), url) != path_.end(); }
 
-  // The versions of `url`, read once; `*out` is null when LostOptions::max_urls is spent.
-  Status Facts(UrlId url, const UrlFacts** out) {
+  // The versions of `url`, read once; `*out` is null when LostOptions::max_urls is spent, or
+  // when a URL followed (not `asked`) has no version yet (a backend shared with other writers).
+  Status Facts(UrlId url, const UrlFacts** out, bool asked = false) {
     *out = nullptr;
     if (auto it = facts_.find(url); it != facts_.end()) {
       *out = &it->second;
@@ -195,42 +198,24 @@ class SuccessorFinder {
       Truncate("max_urls");
       return OkStatus();
     }
+    StatusOr<WalkedUrl> read = reads_.ReadUrl(url);
+    if (!read.ok()) {
+      if (!asked && read.status().code() == StatusCode::kNotFound) return OkStatus();
+      return read.status();
+    }
     UrlFacts f;
-    std::string_view name;
-    SHINGLED_RETURN_IF_ERROR(
-        ops_.Get(ops_.dbis().url_names, Key64(url).view(), &name, "url_names"));
-    f.name = std::string(name);
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), ops_.dbis().versions); rc != 0) {
-      return ops_.Fail(rc, "versions cursor");
-    }
-    const std::string key = VersionKey(url, 0);
-    MDB_val k = Val(key), v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-    while (rc == 0) {
-      if (k.mv_size < 8 || GetBE64(static_cast<const char*>(k.mv_data)) != url) break;
-      UrlId id = 0;
-      uint32_t seq = 0;
-      SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &id, &seq));
-      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      if (LiveVersion(*ver)) f.last_live = static_cast<int>(f.versions.size());
-      f.versions.push_back(std::move(ver).value());
-      rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
-    }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
-    if (f.versions.empty()) {
-      return DataLossError("url id " + std::to_string(url) + " (" + f.name + ") has no version");
+    f.name = std::move(read->name);
+    f.versions = std::move(read->versions);
+    for (size_t i = 0; i < f.versions.size(); ++i) {
+      if (LiveVersion(f.versions[i])) f.last_live = static_cast<int>(i);
     }
     *out = &facts_.emplace(url, std::move(f)).first->second;
     return OkStatus();
   }
 
   Status SketchOfDoc(DocId doc, dedup::Sketch* out) {
-    DocId holder = 0;
-    StatusOr<DocumentRecord> rec = ReadSketchHolder(ops_, doc, &holder);
-    if (!rec.ok()) return rec.status();
-    SketchInto(*rec, out);
+    SHINGLED_RETURN_IF_ERROR(reads_.Holders({doc}, /*sketches=*/true, &held_));
+    *out = std::move(held_[0].sketch);
     return OkStatus();
   }
 
@@ -286,11 +271,10 @@ class SuccessorFinder {
   }
 
   Status FollowRedirect(const VersionRecord& redirect, int depth, std::vector<Successor>* found) {
-    StatusOr<UrlId> target = LookupUrl(ops_, redirect.redirect_target);
-    if (!target.ok()) {
-      if (target.status().code() == StatusCode::kNotFound) return OkStatus();  // nowhere known
-      return target.status();
-    }
+    StatusOr<std::optional<UrlId>> found_id = reads_.FindUrl(redirect.redirect_target);
+    if (!found_id.ok()) return found_id.status();
+    if (!*found_id) return OkStatus();  // nowhere known
+    const std::optional<UrlId> target = *found_id;
     if (OnPath(*target)) return OkStatus();
     const UrlFacts* t = nullptr;
     SHINGLED_RETURN_IF_ERROR(Facts(*target, &t));
@@ -337,18 +321,14 @@ class SuccessorFinder {
     SHINGLED_RETURN_IF_ERROR(SketchOfDoc(old_doc, &sketch));
     if (sketch.empty()) return OkStatus();
     // The candidate documents: the `similar` search's, then the old document's cluster.
-    StatusOr<std::shared_ptr<const WriteBuffer>> buffer = impl_.BufferFor(ops_);
-    if (!buffer.ok()) return buffer.status();
-    StoreOptions search = impl_.options_;
-    search.max_candidates = static_cast<uint32_t>(std::max<size_t>(1, options_.max_scored));
     std::vector<DocId> docs;
     bool truncated = false;
     SHINGLED_RETURN_IF_ERROR(
-        FindQueryCandidates(ops_, search, **buffer, sketch, &docs, &truncated));
+        reads_.QueryCandidates(old_doc, sketch, options_.max_scored, &docs, &truncated));
     if (truncated) Truncate("max_scored");
-    StatusOr<ClusterId> root = FindCluster(ops_, old_doc);
+    StatusOr<ClusterId> root = reads_.ClusterOf(old_doc);
     if (!root.ok()) return root.status();
-    StatusOr<std::vector<DocId>> members = ClusterMembers(ops_, *root);
+    StatusOr<std::vector<DocId>> members = reads_.ClusterMembersOf(*root);
     if (!members.ok()) return members.status();
     for (DocId m : *members) {
       if (docs.size() >= 2 * options_.max_scored) {
@@ -360,32 +340,29 @@ class SuccessorFinder {
     docs.push_back(old_doc);
     std::sort(docs.begin(), docs.end());
     docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-    // Scored; per URL that ever showed one of them, its best match.
+    // Scored (their sketches read in one batch); per URL that ever showed one of them, its best
+    // match.
     const double bar = std::min(options_.min_resemblance, options_.near_copy_resemblance);
     std::map<UrlId, Match> best;
-    Cursor doc_urls;
-    if (int rc = doc_urls.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0) {
-      return ops_.Fail(rc, "doc_urls cursor");
-    }
-    dedup::Sketch other;
+    std::vector<HeldSketch> held;
+    SHINGLED_RETURN_IF_ERROR(reads_.Holders(docs, /*sketches=*/true, &held));
     std::vector<uint64_t> urls;
-    for (DocId doc : docs) {
-      SHINGLED_RETURN_IF_ERROR(SketchOfDoc(doc, &other));
+    for (size_t i = 0; i < docs.size(); ++i) {
+      const DocId doc = docs[i];
+      const dedup::Sketch& other = held[i].sketch;
       if (other.empty()) continue;
       Match m;
       m.doc = doc;
-      m.resemblance = doc == old_doc ? 1.0 : dedup::ResemblanceFromMinhashes(sketch, other);
-      m.containment = doc == old_doc
-                          ? 1.0
-                          : dedup::ContainmentsFromModSample(sketch.sample, other.sample).a_in_b;
+      if (doc == old_doc) {
+        m.resemblance = 1.0;
+        m.containment = 1.0;
+      } else {
+        std::tie(m.resemblance, m.containment) = reads_.Compare(sketch, other);
+      }
       if (m.resemblance < bar && m.containment < options_.min_containment) continue;
       urls.clear();
       size_t count = 0;
-      if (int rc =
-              ReadPostings(doc_urls.get(), Key64(doc).view(), options_.max_urls, &urls, &count);
-          rc != 0) {
-        return ops_.Fail(rc, "doc_urls");
-      }
+      SHINGLED_RETURN_IF_ERROR(reads_.UrlsOfDoc(doc, options_.max_urls, &urls, &count));
       if (count > urls.size()) Truncate("max_urls");
       for (UrlId u : urls) {
         if (OnPath(u)) continue;
@@ -470,9 +447,9 @@ class SuccessorFinder {
     return OkStatus();
   }
 
-  TxnOps& ops_;
-  const StoreImpl& impl_;
+  const ReportReads& reads_;
   const LostOptions& options_;
+  std::vector<HeldSketch> held_;  // SketchOfDoc's
   std::unordered_map<UrlId, UrlFacts> facts_;
   std::vector<UrlId> path_;  // the URL asked, then each URL followed on the way here
   std::string truncated_by_;
@@ -480,15 +457,8 @@ class SuccessorFinder {
 
 }  // namespace
 
-StatusOr<LostAndFound> FindSuccessors(TxnOps& ops, const StoreImpl& impl, UrlId url,
-                                      const LostOptions& options) {
-  SuccessorFinder finder(ops, impl, options);
-  return finder.Find(url);
-}
-
-}  // namespace internal
-
-StatusOr<LostAndFound> LmdbStore::Lost(std::string_view url, const LostOptions& options) const {
+StatusOr<LostAndFound> FindLost(const ReportReads& reads, std::string_view url,
+                                const LostOptions& options) {
   if (!(options.min_resemblance > 0 && options.min_resemblance <= 1) ||
       !(options.min_containment > 0 && options.min_containment <= 1) ||
       !(options.near_copy_resemblance > 0 && options.near_copy_resemblance <= 1) ||
@@ -496,17 +466,20 @@ StatusOr<LostAndFound> LmdbStore::Lost(std::string_view url, const LostOptions& 
       options.max_depth < 0) {
     return InvalidArgumentError("lost and found: an option is out of its range (store/types.h)");
   }
-  StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
-  if (!txn.ok()) return txn.status();
-  internal::TxnOps ops(txn->txn.get(), impl_->dbis_);
-  StatusOr<UrlId> id = internal::LookupUrl(ops, url);
-  if (!id.ok()) {
-    if (id.status().code() == StatusCode::kNotFound) {
-      return NotFoundError("URL never stored: " + std::string(url));
-    }
-    return id.status();
-  }
-  return internal::FindSuccessors(ops, *impl_, *id, options);
+  StatusOr<std::optional<UrlId>> id = reads.FindUrl(url);
+  if (!id.ok()) return id.status();
+  if (!*id) return NotFoundError("URL never stored: " + std::string(url));
+  SuccessorFinder finder(reads, options);
+  return finder.Find(**id);
+}
+
+}  // namespace internal
+
+StatusOr<LostAndFound> LmdbStore::Lost(std::string_view url, const LostOptions& options) const {
+  // One read transaction for the whole search.
+  StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, true);
+  if (!reads.ok()) return reads.status();
+  return internal::FindLost(**reads, url, options);
 }
 
 }  // namespace shingled::store

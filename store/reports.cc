@@ -1,14 +1,16 @@
-// Store: the change reports (docs/REPORTS.md). Read-only walks over `versions`, in read
-// transactions of a few thousand URLs each.
+// Store: the change reports (docs/REPORTS.md), written once over the read interface of
+// store/internal/report_reads.h: on LMDB, walks over `versions` in read transactions of a few
+// thousand URLs each; on Redis Cluster, walks over the URL ids (redis/backend_reports.cc).
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
-#include "store/internal/store_impl.h"
+#include "store/internal/report_reads.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 
@@ -16,22 +18,13 @@ namespace shingled::store {
 
 namespace {
 
-using internal::Cursor;
-using internal::DocumentRecord;
-using internal::Key64;
-using internal::TxnOps;
-using internal::Val;
 using internal::VersionRecord;
-using internal::View;
+using internal::WalkedUrl;
 
 constexpr std::array<std::string_view, kChangeKinds> kKindNames = {
     "unchanged", "changed", "moved", "died", "not_seen", "born", "moved_in", "not_live"};
 constexpr std::array<std::string_view, kResemblanceBands> kBandNames = {"0.95-1", "0.8-0.95",
                                                                         "0.5-0.8", "0-0.5"};
-
-// URLs per read transaction of a walk: long enough to amortize opening one (~1 us), short
-// enough that a map growth waits a few milliseconds at most.
-constexpr size_t kUrlsPerTxn = 2048;
 
 // The similarity query that looks for a dead URL's content: results that reach 0.5 in
 // resemblance or either containment, the first 50 (the new home must be among them).
@@ -50,73 +43,6 @@ std::string HostOf(std::string_view url) {
   return std::string(rest);
 }
 
-// Calls `in_txn(ops, url id, versions)` for each URL with versions, in id order from the one
-// after `after`, its versions oldest first; kUrlsPerTxn URLs per read transaction, then
-// `between()` with no transaction open (the place for work that opens its own). `in_txn`
-// answers false to end the walk. Counts each URL in `progress`.
-using InTxn = std::function<StatusOr<bool>(TxnOps&, UrlId, const std::vector<VersionRecord>&)>;
-Status Walk(const internal::StoreImpl& impl, UrlId after, const ReportProgress& progress,
-            const InTxn& in_txn, const std::function<Status()>& between) {
-  UrlId next = after + 1;
-  bool done = after == UINT64_MAX;
-  std::vector<VersionRecord> versions;
-  while (!done) {
-    {
-      StatusOr<internal::ReadTxn> txn = impl.BeginRead();
-      if (!txn.ok()) return txn.status();
-      TxnOps ops(txn->txn.get(), impl.dbis_);
-      Cursor c;
-      if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) {
-        return ops.Fail(rc, "versions cursor");
-      }
-      const std::string start = internal::VersionKey(next, 0);
-      MDB_val k = Val(start), v;
-      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-      size_t urls = 0;
-      UrlId current = 0;
-      versions.clear();
-      auto flush = [&]() -> StatusOr<bool> {
-        if (current == 0) return true;
-        ++urls;
-        if (progress.urls_walked != nullptr) progress.urls_walked->fetch_add(1);
-        return in_txn(ops, current, versions);
-      };
-      while (true) {
-        if (rc == MDB_NOTFOUND) {
-          StatusOr<bool> go_on = flush();
-          if (!go_on.ok()) return go_on.status();
-          done = true;
-          break;
-        }
-        if (rc != 0) return ops.Fail(rc, "versions");
-        UrlId url = 0;
-        uint32_t seq = 0;
-        SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &url, &seq));
-        if (url != current) {
-          StatusOr<bool> go_on = flush();
-          if (!go_on.ok()) return go_on.status();
-          if (!*go_on) {
-            done = true;
-            break;
-          }
-          if (urls == kUrlsPerTxn) {
-            next = url;
-            break;
-          }
-          current = url;
-          versions.clear();
-        }
-        StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
-        if (!ver.ok()) return ver.status();
-        versions.push_back(std::move(*ver));
-        rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
-      }
-    }
-    if (between) SHINGLED_RETURN_IF_ERROR(between());
-  }
-  return OkStatus();
-}
-
 // The URL's last version in `sweep` (versions oldest first), or null.
 const VersionRecord* LastIn(const std::vector<VersionRecord>& versions, SweepId sweep) {
   const VersionRecord* found = nullptr;
@@ -124,25 +50,6 @@ const VersionRecord* LastIn(const std::vector<VersionRecord>& versions, SweepId 
     if (v.sweep == sweep) found = &v;
   }
   return found;
-}
-
-StatusOr<std::string> UrlName(TxnOps& ops, UrlId url) {
-  std::string_view name;
-  SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(url).view(), &name, "url_names"));
-  return std::string(name);
-}
-
-StatusOr<SweepInfo> SweepById(TxnOps& ops, SweepId id) {
-  std::string_view v;
-  SHINGLED_RETURN_IF_ERROR(
-      ops.Get(ops.dbis().sweeps, internal::SweepKey(id), &v, "sweep " + std::to_string(id)));
-  StatusOr<internal::SweepRecord> rec = internal::DecodeSweep(v);
-  if (!rec.ok()) return rec.status();
-  return internal::SweepInfoOf(id, *rec);
-}
-
-double Resemblance(const DocumentRecord& a, const DocumentRecord& b) {
-  return dedup::ResemblanceFromMinhashes(internal::SketchOf(a), internal::SketchOf(b));
 }
 
 // A URL live in `to` and not live with the same document in `from`: a possible new home.
@@ -193,96 +100,125 @@ struct Observed {
 // The two sweeps of a report and what the walks gather.
 class PairWalk {
  public:
-  PairWalk(const Store& store, const internal::StoreImpl& impl, SweepId from, SweepId to,
+  PairWalk(const Store& store, const internal::ReportReads& reads, SweepId from, SweepId to,
            const ReportProgress& progress)
-      : store_(store), impl_(impl), from_(from), to_(to), progress_(progress) {}
+      : store_(store), reads_(reads), from_(from), to_(to), progress_(progress) {}
 
   // Walk 1: the possible new homes.
   Status FindTargets() {
-    return Walk(
-        impl_, 0, progress_,
-        [&](TxnOps& ops, UrlId url, const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
-          const VersionRecord* f = LastIn(versions, from_);
-          const VersionRecord* t = LastIn(versions, to_);
-          if (t == nullptr || !Live(*t)) return true;
-          const bool live_from = f != nullptr && Live(*f);
-          if (live_from && f->doc == t->doc) return true;
-          StatusOr<std::string> name = UrlName(ops, url);
-          if (!name.ok()) return name.status();
-          DocId holder = 0;
-          StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, t->doc, &holder);
-          if (!rec.ok()) return rec.status();
-          const auto index = static_cast<uint32_t>(targets_.list.size());
-          targets_.list.push_back(Target{url, hosts_.Index(HostOf(*name)), !live_from, false});
-          targets_.by_holder.emplace(holder, index);
-          targets_.by_url.emplace(url, index);
+    std::vector<DocId> docs;
+    std::vector<internal::HeldSketch> held;
+    std::vector<std::pair<const internal::WalkedUrl*, bool>> found;  // (URL, live in `from`)
+    return reads_.Walk(
+        0,
+        [&](UrlId, const std::vector<VersionRecord>& versions) {
+          return IsTarget(versions, nullptr);
+        },
+        [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
+          docs.clear();
+          found.clear();
+          for (const internal::WalkedUrl& u : block) {
+            bool live_from = false;
+            const VersionRecord* t = IsTarget(u.versions, &live_from);
+            if (t == nullptr) continue;
+            docs.push_back(t->doc);
+            found.emplace_back(&u, live_from);
+          }
+          SHINGLED_RETURN_IF_ERROR(reads_.Holders(docs, /*sketches=*/false, &held));
+          for (size_t i = 0; i < found.size(); ++i) {
+            const UrlId url = found[i].first->id;
+            const auto index = static_cast<uint32_t>(targets_.list.size());
+            targets_.list.push_back(
+                Target{url, hosts_.Index(HostOf(found[i].first->name)), !found[i].second, false});
+            targets_.by_holder.emplace(held[i].holder, index);
+            targets_.by_url.emplace(url, index);
+          }
           return true;
         },
-        nullptr);
+        progress_.urls_walked);
   }
 
   // Walk 2 (after FindTargets), over the URLs after `after`: classifies each URL, looks for the
   // content of each that died (unless `search` is false: they are then all kDied), and hands each
   // URL to `visit` in id order (false: stop). With `mark_moves`, a found new home is marked
-  // moved_in.
+  // moved_in. A block of URLs is classified at once (its documents read in one batch), then the
+  // searches of its deaths run, which open their own reads.
   Status Classify(UrlId after, bool mark_moves, bool search,
                   const std::function<StatusOr<bool>(const Observed&, const ChangeRow*)>& visit) {
     std::vector<Observed> chunk;
-    bool stop = false;
-    return Walk(
-        impl_, after, progress_,
-        [&](TxnOps& ops, UrlId url, const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
-          if (stop) return false;
-          const VersionRecord* f = LastIn(versions, from_);
-          const VersionRecord* t = LastIn(versions, to_);
-          if (f == nullptr && t == nullptr) return true;
-          Observed o;
-          o.id = url;
-          StatusOr<std::string> name = UrlName(ops, url);
-          if (!name.ok()) return name.status();
-          o.url = std::move(*name);
-          o.host = hosts_.Index(HostOf(o.url));
-          const bool live_from = f != nullptr && Live(*f);
-          const bool live_to = t != nullptr && Live(*t);
-          if (live_from) o.from_doc = f->doc;
-          if (live_to) o.to_doc = t->doc;
-          if (live_from && live_to) {
-            if (f->doc == t->doc) {
-              o.kind = ChangeKind::kUnchanged;
-              o.resemblance = 1;
-            } else {
-              o.kind = ChangeKind::kChanged;
-              DocId ha = 0, hb = 0;
-              StatusOr<DocumentRecord> a = internal::ReadSketchHolder(ops, f->doc, &ha);
-              if (!a.ok()) return a.status();
-              StatusOr<DocumentRecord> b = internal::ReadSketchHolder(ops, t->doc, &hb);
-              if (!b.ok()) return b.status();
-              o.resemblance = ha == hb ? 1.0 : Resemblance(*a, *b);
-            }
-          } else if (live_from && t == nullptr) {
-            o.kind = ChangeKind::kNotSeen;
-          } else if (live_from) {
-            o.kind = ChangeKind::kDied;  // until its content is found elsewhere
-            if (t->verdict == Verdict::kRedirect) o.redirect_target = t->redirect_target;
-            StatusOr<DocumentRecord> rec = internal::ReadSketchHolder(ops, f->doc, &o.from_holder);
-            if (!rec.ok()) return rec.status();
-          } else if (live_to) {
-            o.kind = ChangeKind::kBorn;  // or moved_in: decided by the caller
-          } else {
-            o.kind = ChangeKind::kNotLive;
-          }
-          chunk.push_back(std::move(o));
-          return true;
+    std::vector<DocId> docs;
+    std::vector<internal::HeldSketch> held;
+    // Per observed URL of the chunk: the index in `docs` of its from (and to) document, or -1.
+    std::vector<std::pair<int64_t, int64_t>> reads;
+    return reads_.Walk(
+        after,
+        [&](UrlId, const std::vector<VersionRecord>& versions) {
+          return LastIn(versions, from_) != nullptr || LastIn(versions, to_) != nullptr;
         },
-        [&]() -> Status {
-          // Outside the chunk's transaction: the searches open their own.
+        [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
+          chunk.clear();
+          docs.clear();
+          reads.clear();
+          for (const internal::WalkedUrl& u : block) {
+            const VersionRecord* f = LastIn(u.versions, from_);
+            const VersionRecord* t = LastIn(u.versions, to_);
+            if (f == nullptr && t == nullptr) continue;
+            Observed o;
+            o.id = u.id;
+            o.url = u.name;
+            o.host = hosts_.Index(HostOf(o.url));
+            const bool live_from = f != nullptr && Live(*f);
+            const bool live_to = t != nullptr && Live(*t);
+            if (live_from) o.from_doc = f->doc;
+            if (live_to) o.to_doc = t->doc;
+            std::pair<int64_t, int64_t> r{-1, -1};
+            if (live_from && live_to) {
+              if (f->doc == t->doc) {
+                o.kind = ChangeKind::kUnchanged;
+                o.resemblance = 1;
+              } else {
+                o.kind = ChangeKind::kChanged;
+                r.first = static_cast<int64_t>(docs.size());
+                docs.push_back(f->doc);
+                r.second = static_cast<int64_t>(docs.size());
+                docs.push_back(t->doc);
+              }
+            } else if (live_from && t == nullptr) {
+              o.kind = ChangeKind::kNotSeen;
+            } else if (live_from) {
+              o.kind = ChangeKind::kDied;  // until its content is found elsewhere
+              if (t->verdict == Verdict::kRedirect) o.redirect_target = t->redirect_target;
+              r.first = static_cast<int64_t>(docs.size());
+              docs.push_back(f->doc);
+            } else if (live_to) {
+              o.kind = ChangeKind::kBorn;  // or moved_in: decided by the caller
+            } else {
+              o.kind = ChangeKind::kNotLive;
+            }
+            chunk.push_back(std::move(o));
+            reads.push_back(r);
+          }
+          // The sketches only when a changed URL needs a resemblance.
+          const bool sketches =
+              std::any_of(reads.begin(), reads.end(), [](const auto& r) { return r.second >= 0; });
+          SHINGLED_RETURN_IF_ERROR(reads_.Holders(docs, sketches, &held));
+          for (size_t i = 0; i < chunk.size(); ++i) {
+            Observed& o = chunk[i];
+            const auto [f, t] = reads[i];
+            if (o.kind == ChangeKind::kChanged) {
+              const internal::HeldSketch& a = held[static_cast<size_t>(f)];
+              const internal::HeldSketch& b = held[static_cast<size_t>(t)];
+              o.resemblance = a.holder == b.holder ? 1.0 : reads_.Compare(a.sketch, b.sketch).first;
+            } else if (o.kind == ChangeKind::kDied) {
+              o.from_holder = held[static_cast<size_t>(f)].holder;
+            }
+          }
           for (Observed& o : chunk) {
-            if (stop) break;
             std::optional<ChangeRow> move;
             if (o.kind == ChangeKind::kDied && search) {
-              StatusOr<std::optional<ChangeRow>> found = FindNewHome(o);
-              if (!found.ok()) return found.status();
-              move = std::move(*found);
+              StatusOr<std::optional<ChangeRow>> moved = FindNewHome(o);
+              if (!moved.ok()) return moved.status();
+              move = std::move(*moved);
               if (move) {
                 o.kind = ChangeKind::kMoved;
                 if (mark_moves) {
@@ -294,11 +230,11 @@ class PairWalk {
             }
             StatusOr<bool> go_on = visit(o, move ? &*move : nullptr);
             if (!go_on.ok()) return go_on.status();
-            if (!*go_on) stop = true;
+            if (!*go_on) return false;
           }
-          chunk.clear();
-          return OkStatus();
-        });
+          return true;
+        },
+        progress_.urls_walked);
   }
 
   const Targets& targets() const { return targets_; }
@@ -306,6 +242,18 @@ class PairWalk {
   uint32_t HostIndex(const std::string& host) { return hosts_.Index(host); }
 
  private:
+  // The URL's last version in `to` when it is a possible new home (live in `to` and not live
+  // with the same document in `from`), else null; `*live_from` (may be null): live in `from`.
+  const VersionRecord* IsTarget(const std::vector<VersionRecord>& versions, bool* live_from) const {
+    const VersionRecord* f = LastIn(versions, from_);
+    const VersionRecord* t = LastIn(versions, to_);
+    if (t == nullptr || !Live(*t)) return nullptr;
+    const bool lf = f != nullptr && Live(*f);
+    if (lf && f->doc == t->doc) return nullptr;
+    if (live_from != nullptr) *live_from = lf;
+    return t;
+  }
+
   // Where the content of `o` (live in `from`; dead, gone or redirecting in `to`) went: the
   // report's own "lost and found" step. A redirect in `to` to a URL live in `to` first; then
   // the same content (its sketch holder) live at a URL born or changed in `to`; then the most
@@ -320,24 +268,24 @@ class PairWalk {
     row.from_doc = o.from_doc;
     const std::string old_host = hosts_.Name(o.host);
     if (!o.redirect_target.empty()) {
-      StatusOr<internal::ReadTxn> txn = impl_.BeginRead();
-      if (!txn.ok()) return txn.status();
-      TxnOps ops(txn->txn.get(), impl_.dbis_);
-      StatusOr<UrlId> id = internal::LookupUrl(ops, o.redirect_target);
-      if (id.ok()) {
-        StatusOr<std::optional<VersionRecord>> in_to = LastVersionIn(ops, *id, to_);
-        if (!in_to.ok()) return in_to.status();
-        if (*in_to && Live(**in_to)) {
+      StatusOr<std::optional<UrlId>> id = reads_.FindUrl(o.redirect_target);
+      if (!id.ok()) return id.status();
+      if (*id) {
+        // NotFound: the URL has no version yet (a backend shared with other writers).
+        StatusOr<internal::WalkedUrl> target = reads_.ReadUrl(**id);
+        if (!target.ok() && target.status().code() != StatusCode::kNotFound) {
+          return target.status();
+        }
+        const VersionRecord* in_to = target.ok() ? LastIn(target->versions, to_) : nullptr;
+        if (in_to != nullptr && Live(*in_to)) {
           row.new_url = o.redirect_target;
-          row.new_doc = (*in_to)->doc;
+          row.new_doc = in_to->doc;
           row.evidence = "redirect";
           row.same_host = HostOf(row.new_url) == old_host;
           if (row.new_doc == o.from_doc) row.resemblance = 1;
-          new_home_id_ = *id;
+          new_home_id_ = **id;
           return std::optional<ChangeRow>(std::move(row));
         }
-      } else if (id.status().code() != StatusCode::kNotFound) {
-        return id.status();
       }
     }
     // The same content, or a near copy, at a new home. best: an index into targets_.list, or -1.
@@ -379,15 +327,11 @@ class PairWalk {
     }
     if (best < 0) return std::optional<ChangeRow>();
     const Target& t = targets_.list[static_cast<size_t>(best)];
-    StatusOr<internal::ReadTxn> txn = impl_.BeginRead();
-    if (!txn.ok()) return txn.status();
-    TxnOps ops(txn->txn.get(), impl_.dbis_);
-    StatusOr<std::string> name = UrlName(ops, t.url);
-    if (!name.ok()) return name.status();
-    StatusOr<std::optional<VersionRecord>> in_to = LastVersionIn(ops, t.url, to_);
-    if (!in_to.ok()) return in_to.status();
-    row.new_url = std::move(*name);
-    row.new_doc = *in_to ? (*in_to)->doc : 0;
+    StatusOr<internal::WalkedUrl> home = reads_.ReadUrl(t.url);
+    if (!home.ok()) return home.status();
+    const VersionRecord* in_to = LastIn(home->versions, to_);
+    row.new_url = std::move(home->name);
+    row.new_doc = in_to != nullptr ? in_to->doc : 0;
     row.resemblance = resemblance;
     row.containment = containment;
     row.same_host = t.host == o.host;
@@ -395,33 +339,8 @@ class PairWalk {
     return std::optional<ChangeRow>(std::move(row));
   }
 
-  // The last version of `url` in `sweep`, or nullopt.
-  static StatusOr<std::optional<VersionRecord>> LastVersionIn(TxnOps& ops, UrlId url,
-                                                              SweepId sweep) {
-    Cursor c;
-    if (int rc = c.Open(ops.txn(), ops.dbis().versions); rc != 0) {
-      return ops.Fail(rc, "versions cursor");
-    }
-    const std::string start = internal::VersionKey(url, 0);
-    MDB_val k = Val(start), v;
-    std::optional<VersionRecord> found;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-    while (rc == 0) {
-      UrlId id = 0;
-      uint32_t seq = 0;
-      SHINGLED_RETURN_IF_ERROR(internal::DecodeVersionKey(View(k), &id, &seq));
-      if (id != url) break;
-      StatusOr<VersionRecord> ver = internal::DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      if (ver->sweep == sweep) found = std::move(*ver);
-      rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
-    }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "versions");
-    return found;
-  }
-
   const Store& store_;
-  const internal::StoreImpl& impl_;
+  const internal::ReportReads& reads_;
   const SweepId from_, to_;
   const ReportProgress progress_;
   Targets targets_;
@@ -449,15 +368,12 @@ void CountRow(ChangeCounts* c, const Observed& o, const ChangeRow* move) {
 }
 
 // Validates the pair; NotFound naming an unknown sweep.
-Status CheckPair(const internal::StoreImpl& impl, SweepId from, SweepId to, SweepInfo* from_info,
+Status CheckPair(const internal::ReportReads& reads, SweepId from, SweepId to, SweepInfo* from_info,
                  SweepInfo* to_info) {
   if (from == to) return InvalidArgumentError("a change report needs two different sweeps");
-  StatusOr<internal::ReadTxn> txn = impl.BeginRead();
-  if (!txn.ok()) return txn.status();
-  TxnOps ops(txn->txn.get(), impl.dbis_);
-  StatusOr<SweepInfo> a = SweepById(ops, from);
+  StatusOr<SweepInfo> a = reads.Sweep(from);
   if (!a.ok()) return a.status();
-  StatusOr<SweepInfo> b = SweepById(ops, to);
+  StatusOr<SweepInfo> b = reads.Sweep(to);
   if (!b.ok()) return b.status();
   if (from_info != nullptr) *from_info = std::move(*a);
   if (to_info != nullptr) *to_info = std::move(*b);
@@ -620,11 +536,14 @@ void ChangeCounts::Add(ChangeKind kind, uint64_t n) {
   }
 }
 
-StatusOr<ChangeReport> LmdbStore::ChangesBetween(SweepId from, SweepId to,
-                                                 const ReportProgress& progress) const {
+namespace internal {
+
+StatusOr<ChangeReport> ReportChangesBetween(const Store& store, const ReportReads& reads,
+                                            SweepId from, SweepId to,
+                                            const ReportProgress& progress) {
   ChangeReport out;
-  SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, &out.from, &out.to));
-  PairWalk walk(*this, *impl_, from, to, progress);
+  SHINGLED_RETURN_IF_ERROR(CheckPair(reads, from, to, &out.from, &out.to));
+  PairWalk walk(store, reads, from, to, progress);
   PairCounts counts;
   SHINGLED_RETURN_IF_ERROR(CountPair(&walk, &counts));
   out.total = counts.total;
@@ -637,11 +556,11 @@ StatusOr<ChangeReport> LmdbStore::ChangesBetween(SweepId from, SweepId to,
   return out;
 }
 
-StatusOr<ChangeList> LmdbStore::ListChanges(SweepId from, SweepId to,
-                                            const ChangeListOptions& options) const {
+StatusOr<ChangeList> ReportListChanges(const Store& store, const ReportReads& reads, SweepId from,
+                                       SweepId to, const ChangeListOptions& options) {
   if (options.limit == 0) return InvalidArgumentError("ListChanges: limit must be at least 1");
-  SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, nullptr, nullptr));
-  PairWalk walk(*this, *impl_, from, to, ReportProgress{});
+  SHINGLED_RETURN_IF_ERROR(CheckPair(reads, from, to, nullptr, nullptr));
+  PairWalk walk(store, reads, from, to, ReportProgress{});
   ChangeList out;
   bool more = false;
   SHINGLED_RETURN_IF_ERROR(
@@ -657,26 +576,27 @@ StatusOr<ChangeList> LmdbStore::ListChanges(SweepId from, SweepId to,
   return out;
 }
 
-Status LmdbStore::StreamChanges(SweepId from, SweepId to, ChangeKind kind,
-                                const std::function<Status(const ChangeRow&)>& row,
-                                const ReportProgress& progress) const {
-  SHINGLED_RETURN_IF_ERROR(CheckPair(*impl_, from, to, nullptr, nullptr));
-  PairWalk walk(*this, *impl_, from, to, progress);
+Status ReportStreamChanges(const Store& store, const ReportReads& reads, SweepId from, SweepId to,
+                           ChangeKind kind, const std::function<Status(const ChangeRow&)>& row,
+                           const ReportProgress& progress) {
+  SHINGLED_RETURN_IF_ERROR(CheckPair(reads, from, to, nullptr, nullptr));
+  PairWalk walk(store, reads, from, to, progress);
   return Rows(&walk, kind, 0, [&](ChangeRow r) -> StatusOr<bool> {
     SHINGLED_RETURN_IF_ERROR(row(r));
     return true;
   });
 }
 
-StatusOr<ChangeHistory> LmdbStore::ChangesOverSweeps(const ReportProgress& progress) const {
-  StatusOr<std::vector<SweepInfo>> sweeps = Sweeps();
+StatusOr<ChangeHistory> ReportChangesOverSweeps(const Store& store, const ReportReads& reads,
+                                                const ReportProgress& progress) {
+  StatusOr<std::vector<SweepInfo>> sweeps = store.Sweeps();
   if (!sweeps.ok()) return sweeps.status();
   std::sort(sweeps->begin(), sweeps->end(), [](const SweepInfo& a, const SweepInfo& b) {
     return a.start != b.start ? a.start < b.start : a.id < b.id;
   });
   ChangeHistory out;
   for (size_t i = 1; i < sweeps->size(); ++i) {
-    PairWalk walk(*this, *impl_, (*sweeps)[i - 1].id, (*sweeps)[i].id, progress);
+    PairWalk walk(store, reads, (*sweeps)[i - 1].id, (*sweeps)[i].id, progress);
     PairCounts counts;
     SHINGLED_RETURN_IF_ERROR(CountPair(&walk, &counts));
     out.intervals.push_back(ChangeHistory::Interval{(*sweeps)[i - 1], (*sweeps)[i], counts.total});
@@ -685,41 +605,74 @@ StatusOr<ChangeHistory> LmdbStore::ChangesOverSweeps(const ReportProgress& progr
   out.lifetimes_alive = LifetimeBuckets();
   out.changes_per_url = ChangeBuckets();
   constexpr int64_t kDay = 86400;
-  SHINGLED_RETURN_IF_ERROR(Walk(
-      *impl_, 0, progress,
-      [&](TxnOps&, UrlId, const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
-        ++out.urls;
-        // Dates; `live` and `ended` say whether first_live/last_live and end_date are set.
-        bool live = false, ended = false;
-        int64_t first_live = 0, last_live = 0, end_date = 0;
-        DocId last_doc = 0;
-        uint64_t changes = 0;
-        for (const VersionRecord& v : versions) {
-          if (v.verdict == Verdict::kFailed) continue;  // an attempt, not a version
-          if (Live(v)) {
-            if (!live) first_live = v.date;
-            live = true;
-            if (last_doc != 0 && v.doc != last_doc) ++changes;
-            last_doc = v.doc;
-            last_live = v.date;
-            ended = false;
-          } else if (live && !ended) {
-            ended = true;
-            end_date = v.date;
+  SHINGLED_RETURN_IF_ERROR(reads.Walk(
+      0, nullptr,
+      [&](const std::vector<WalkedUrl>& block) -> StatusOr<bool> {
+        for (const WalkedUrl& u : block) {
+          const std::vector<VersionRecord>& versions = u.versions;
+          ++out.urls;
+          // Dates; `live` and `ended` say whether first_live/last_live and end_date are set.
+          bool live = false, ended = false;
+          int64_t first_live = 0, last_live = 0, end_date = 0;
+          DocId last_doc = 0;
+          uint64_t changes = 0;
+          for (const VersionRecord& v : versions) {
+            if (v.verdict == Verdict::kFailed) continue;  // an attempt, not a version
+            if (Live(v)) {
+              if (!live) first_live = v.date;
+              live = true;
+              if (last_doc != 0 && v.doc != last_doc) ++changes;
+              last_doc = v.doc;
+              last_live = v.date;
+              ended = false;
+            } else if (live && !ended) {
+              ended = true;
+              end_date = v.date;
+            }
           }
+          if (!live) {
+            ++out.never_live;
+            continue;
+          }
+          CountInto(&out.changes_per_url, changes);
+          const int64_t end = ended ? end_date : last_live;
+          const auto days = static_cast<uint64_t>(std::max<int64_t>(0, end - first_live) / kDay);
+          CountInto(ended ? &out.lifetimes_dead : &out.lifetimes_alive, days);
         }
-        if (!live) {
-          ++out.never_live;
-          return true;
-        }
-        CountInto(&out.changes_per_url, changes);
-        const int64_t end = ended ? end_date : last_live;
-        const auto days = static_cast<uint64_t>(std::max<int64_t>(0, end - first_live) / kDay);
-        CountInto(ended ? &out.lifetimes_dead : &out.lifetimes_alive, days);
         return true;
       },
-      nullptr));
+      progress.urls_walked));
   return out;
+}
+
+}  // namespace internal
+
+StatusOr<ChangeReport> LmdbStore::ChangesBetween(SweepId from, SweepId to,
+                                                 const ReportProgress& progress) const {
+  StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, false);
+  if (!reads.ok()) return reads.status();
+  return internal::ReportChangesBetween(*this, **reads, from, to, progress);
+}
+
+StatusOr<ChangeList> LmdbStore::ListChanges(SweepId from, SweepId to,
+                                            const ChangeListOptions& options) const {
+  StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, false);
+  if (!reads.ok()) return reads.status();
+  return internal::ReportListChanges(*this, **reads, from, to, options);
+}
+
+Status LmdbStore::StreamChanges(SweepId from, SweepId to, ChangeKind kind,
+                                const std::function<Status(const ChangeRow&)>& row,
+                                const ReportProgress& progress) const {
+  StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, false);
+  if (!reads.ok()) return reads.status();
+  return internal::ReportStreamChanges(*this, **reads, from, to, kind, row, progress);
+}
+
+StatusOr<ChangeHistory> LmdbStore::ChangesOverSweeps(const ReportProgress& progress) const {
+  StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, false);
+  if (!reads.ok()) return reads.status();
+  return internal::ReportChangesOverSweeps(*this, **reads, progress);
 }
 
 }  // namespace shingled::store

@@ -155,6 +155,8 @@ class Store {
   // on again is followed, bounded, without cycles). They rank: redirect first, then born or
   // changed when `url` died, then resemblance, then recency. NotFound ("URL never stored") for
   // a URL never stored; DataLoss for a damaged record it reads.
+  // Written once over store/internal/report_reads.h: on LMDB in one read transaction; on the
+  // Redis Cluster backend in pipelined rounds, where `cluster` is named by its smallest member.
   [[nodiscard]] virtual StatusOr<LostAndFound> Lost(std::string_view url,
                                                     const LostOptions& options = {}) const = 0;
   // The live URLs (last version with a document: neither dead nor gone), for a crawler's
@@ -194,6 +196,9 @@ class Store {
   // For a URL that died, one similarity query (SimilarToDocument) looks for its content at a
   // new home. Memory: the per-host counters, and ~100 bytes per URL born or changed in `to`.
   // NotFound if either sweep does not exist; InvalidArgument if they are the same.
+  // The walks are written once over store/internal/report_reads.h; the Redis Cluster backend
+  // walks the URL ids (a block of 256 per pipelined round) and reads each block's documents in
+  // one round, so both backends answer in URL id order with the same rows and cursors.
   [[nodiscard]] virtual StatusOr<ChangeReport> ChangesBetween(
       SweepId from, SweepId to, const ReportProgress& progress = {}) const = 0;
   // The URLs of one kind between `from` and `to`, a page of `options.limit` rows after URL id

@@ -306,5 +306,68 @@ TEST_F(RedisServeTest, ListingsAndTheIdenticalReportOnTheCluster) {
   ASSERT_EQ(RunCli(std::string("list clusters").append(flags), &out), 0) << out;
 }
 
+// The change report and lost and found through the HTTP API on the cluster (they go through the
+// Store only): a page dead in the second sweep whose content lives at a new URL is moved there.
+TEST_F(RedisServeTest, ChangeReportAndLostAndFoundOnTheCluster) {
+  auto d = Start();
+  ASSERT_GT(d->port(), 0);
+  HttpClient client(d->port());
+  for (const char* s :
+       {R"({"name": "s1", "start": "2024-05-01"})", R"({"name": "s2", "start": "2024-06-01"})"}) {
+    HttpResponse r = client.Request("POST", "/v1/sweeps", s, "application/json");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  auto batch = [&](const std::string& sweep, const std::vector<json>& lines) {
+    std::string body;
+    for (const json& l : lines) body.append(l.dump()).append("\n");
+    HttpResponse r =
+        client.Request("POST", "/v1/pages?sweep=" + sweep, body, "application/x-ndjson");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["errors"], 0) << r.body;
+  };
+  const std::string a = SyntheticPage(21), b = SyntheticPage(22), c = SyntheticPage(23);
+  batch("s1", {{{"url", "https://example.com/a"}, {"content", a}, {"content_type", "text/html"}},
+               {{"url", "https://example.com/b"}, {"content", b}, {"content_type", "text/html"}},
+               {{"url", "https://example.com/c"}, {"content", c}, {"content_type", "text/html"}}});
+  if (HasFatalFailure()) return;
+  batch("s2",
+        {{{"url", "https://example.com/a"}, {"content", a}, {"content_type", "text/html"}},
+         {{"url", "https://example.com/b"}, {"status", 404}},
+         {{"url", "https://example.com/b-new"}, {"content", b}, {"content_type", "text/html"}},
+         {{"url", "https://example.com/c"},
+          {"content", SyntheticPage(24)},
+          {"content_type", "text/html"}}});
+  if (HasFatalFailure()) return;
+  HttpResponse r = Get(*d, "/v1/reports/changes?from=s1&to=s2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["unchanged"], 1) << r.body;
+  EXPECT_EQ(j["changed"], 1) << r.body;
+  EXPECT_EQ(j["moved"], 1) << r.body;
+  EXPECT_EQ(j["moved_in"], 1) << r.body;
+  r = Get(*d, "/v1/reports/changes?from=s1&to=s2&list=moved&limit=10");
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  ASSERT_EQ(j["rows"].size(), 1u) << r.body;
+  EXPECT_EQ(j["rows"][0]["new_url"], "https://example.com/b-new") << r.body;
+  EXPECT_EQ(j["rows"][0]["evidence"], "same_content") << r.body;
+  r = Get(*d, "/reports/changes?from=s1&to=s2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = Get(*d, "/v1/lost?url=" + Q("https://example.com/b"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  EXPECT_EQ(j["status"], "moved") << r.body;
+  EXPECT_NE(r.body.find("https://example.com/b-new"), std::string::npos) << r.body;
+  // `shingled report changes` with the same config, beside the running daemon.
+  const std::string config = dir_.Write("report.toml", Config());
+  std::string out;
+  ASSERT_EQ(RunCli("report changes --config " + config + " --from s1 --to s2 --quiet", &out), 0)
+      << out;
+  j = json::parse(out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(j["moved"], 1) << out;
+  EXPECT_EQ(j["unchanged"], 1) << out;
+}
+
 }  // namespace
 }  // namespace shingled::testing

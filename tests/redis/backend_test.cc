@@ -358,7 +358,7 @@ TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
   auto list = redis->ListUrls({});  // the listings work now (backend_listings_test.cc)
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   EXPECT_TRUE(list->urls.empty());
-  EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(redis->BytesInCommon(1, 2).status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(redis->Backup("/tmp/x").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(redis->SetMaxMapSize(1).code(), StatusCode::kFailedPrecondition);
