@@ -26,7 +26,7 @@ enum class Relation : char {
   kIdentical = 'i',     // fingerprint claims: raw bytes
   kLexical = 'l',       //   canonical tokens
   kShingle = 'h',       //   shingle multiset
-  kChunk = 'c',         // content-defined chunks' postings (`chunk_docs`; redis/backend_chunks.cc)
+  kChunk = 'x',         // content-defined chunks' postings (`chunk_docs`; redis/backend_chunks.cc)
   kTemplate = 't',      // the marked template chunks: a list of cluster ids each
 };
 
