@@ -1395,7 +1395,12 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           facts.versions.push_back({i, st[i].version.doc, st[i].url->id, pages[i].url});
         }
       }
-      batch_chunks = NewBatchChunks(std::move(facts));
+      for (const NewDoc& nd : new_docs) {
+        for (const dedup::Chunk& c : pages[nd.page].sketch.chunks) facts.hashes.push_back(c.hash);
+      }
+      StatusOr<std::shared_ptr<BatchChunks>> made = NewBatchChunks(std::move(facts));
+      if (!made.ok()) return made.status();
+      batch_chunks = std::move(*made);
     }
     std::vector<std::vector<std::pair<DocId, uint32_t>>> hits(new_docs.size());
     const size_t cap = 4 * options_.common_value_limit;
@@ -1521,6 +1526,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
   }
   // Previous resemblance, matches in order, bytes in common.
+  std::vector<size_t> common_pages;  // the pages whose bytes in common are filled (after)
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip || results[i].replayed) continue;
     PageResult& res = results[i];
@@ -1556,11 +1562,10 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
     }
     store::SortMatches(&res.matches);
-    // Issue 32: bytes in common of the page and each match, on the page's view of the batch.
-    if (!pages[i].revisit) {
-      SHINGLED_RETURN_IF_ERROR(BatchMatchCommon(*batch_chunks, pages[i], i, &res));
-    }
+    if (!pages[i].revisit) common_pages.push_back(i);
   }
+  // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.
+  SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
 
   // 11. Writes: versions (by seq: a resent append is harmless), the documents' URLs, links,
   // the dates of documents seen again (compare-and-set), the URLs' names.

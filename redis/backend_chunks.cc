@@ -538,9 +538,14 @@ class PageView final : public store::internal::ChunkReads {
 
 }  // namespace
 
-std::shared_ptr<RedisClusterStore::BatchChunks> RedisClusterStore::NewBatchChunks(
+StatusOr<std::shared_ptr<RedisClusterStore::BatchChunks>> RedisClusterStore::NewBatchChunks(
     BatchChunkFacts facts) const {
-  return std::make_shared<BatchChunks>(*this, std::move(facts));
+  std::vector<uint64_t> hashes = std::move(facts.hashes);
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  auto batch = std::make_shared<BatchChunks>(*this, std::move(facts));
+  if (!hashes.empty()) SHINGLED_RETURN_IF_ERROR(batch->reads.WillAskChunks(hashes));
+  return batch;
 }
 
 Status RedisClusterStore::BatchContainment(
@@ -555,11 +560,40 @@ Status RedisClusterStore::BatchContainment(
       store::internal::ContainmentRoom(options_.max_candidates), out);
 }
 
-Status RedisClusterStore::BatchMatchCommon(BatchChunks& batch, const store::PageInput& page,
-                                           size_t index, store::PageResult* result) const {
-  PageView<BatchChunks> view(batch, index);
-  store::internal::TemplateJudge judge(view, options_);
-  return store::internal::FillMatchCommon(judge, page.url, page.sketch.chunks, result);
+Status RedisClusterStore::BatchMatchCommons(BatchChunks& batch,
+                                            std::span<const store::PageInput> pages,
+                                            const std::vector<size_t>& which,
+                                            std::vector<store::PageResult>* results) const {
+  // The matches' chunk records and first URLs (2 rounds), then their chunks' postings and marks
+  // (1 round), for the whole batch; what each page's judge asks next is mostly read.
+  std::vector<DocId> docs;
+  for (size_t i : which) {
+    if (pages[i].sketch.chunks.empty()) continue;
+    for (const store::Match& m : (*results)[i].matches) docs.push_back(m.doc);
+  }
+  if (!docs.empty()) {
+    std::sort(docs.begin(), docs.end());
+    docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+    SHINGLED_RETURN_IF_ERROR(batch.reads.WillAskChunksOf(docs));
+    SHINGLED_RETURN_IF_ERROR(batch.reads.WillAskUrls(docs));
+    std::vector<uint64_t> hashes;
+    std::vector<dedup::Chunk> chunks;
+    for (DocId d : docs) {
+      bool known = false;
+      SHINGLED_RETURN_IF_ERROR(batch.reads.Chunks(d, &chunks, &known));
+      for (const dedup::Chunk& c : chunks) hashes.push_back(c.hash);
+    }
+    std::sort(hashes.begin(), hashes.end());
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+    SHINGLED_RETURN_IF_ERROR(batch.reads.WillAskChunks(hashes));
+  }
+  for (size_t i : which) {
+    PageView<BatchChunks> view(batch, i);
+    store::internal::TemplateJudge judge(view, options_);
+    SHINGLED_RETURN_IF_ERROR(store::internal::FillMatchCommon(
+        judge, pages[i].url, pages[i].sketch.chunks, &(*results)[i]));
+  }
+  return OkStatus();
 }
 
 }  // namespace shingled::redis

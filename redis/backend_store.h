@@ -249,17 +249,20 @@ class RedisClusterStore final : public store::Store {
     };
     std::vector<Version> versions;  // a version of a document appended by the page
     std::vector<std::pair<size_t, std::string_view>> new_urls;  // a URL stored by the page
+    std::vector<uint64_t> hashes;  // the chunks of the batch's pages (read in one round)
   };
   class BatchChunks;  // redis/backend_chunks.cc
   // After the batch's chunk postings and records are filed (Apply's steps 7 and 8).
-  std::shared_ptr<BatchChunks> NewBatchChunks(BatchChunkFacts facts) const;
+  StatusOr<std::shared_ptr<BatchChunks>> NewBatchChunks(BatchChunkFacts facts) const;
   // The containment candidates of page `page` (document `doc`): FindContainment on its view.
   Status BatchContainment(BatchChunks& batch, const store::PageInput& page, size_t index,
                           store::DocId doc,
                           std::vector<store::internal::ContainmentCandidate>* out) const;
-  // Page `index`'s `match_common` (FillMatchCommon on its view), its matches decided.
-  Status BatchMatchCommon(BatchChunks& batch, const store::PageInput& page, size_t index,
-                          store::PageResult* result) const;
+  // The `match_common` of the pages `which` (FillMatchCommon on each page's view), their matches
+  // decided: the matches' chunks, URLs and chunk postings read for all of them at once first.
+  Status BatchMatchCommons(BatchChunks& batch, std::span<const store::PageInput> pages,
+                           const std::vector<size_t>& which,
+                           std::vector<store::PageResult>* results) const;
 
   mutable std::mutex mu_;  // guards everything below: one client, one call at a time
   std::unique_ptr<ClusterClient> client_;

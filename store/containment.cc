@@ -110,6 +110,11 @@ Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
   // The exact figures, templates left out, for at most twice the room (templates can only lower
   // a share), then the best `room` of them.
   if (kept.size() > 2 * room) kept.resize(2 * room);
+  {
+    std::vector<DocId> docs;
+    for (const Kept& k : kept) docs.push_back(k.doc);
+    if (!docs.empty()) SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskUrls(docs));
+  }
   for (const Kept& k : kept) {
     StatusOr<std::string> host = judge.HostOfDocument(k.doc);
     if (!host.ok()) return host.status();
