@@ -357,9 +357,27 @@ Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   }
   if (kind != StatusClass::kContent || page.revisit) return OkStatus();
   const dedup::Sketch& s = page.sketch;
+  // Issue 32: chunks as this store's chunking makes them (the LMDB store's checks).
   if (!s.chunks.empty()) {
-    return InvalidArgumentError("sketch of " + page.url +
-                                " has chunks; this store's chunking is off");
+    if (params.chunking.input == dedup::ChunkInput::kNone) {
+      return InvalidArgumentError("sketch of " + page.url +
+                                  " has chunks; this store's chunking is off");
+    }
+    uint64_t total = 0;
+    for (const dedup::Chunk& c : s.chunks) {
+      if (c.length == 0)
+        return InvalidArgumentError("sketch of " + page.url + " has a chunk of length 0");
+      total += c.length;
+    }
+    if (params.chunking.input == dedup::ChunkInput::kRawBytes && total != s.bytes) {
+      return InvalidArgumentError(std::string("sketch of ")
+                                      .append(page.url)
+                                      .append(" has chunks of ")
+                                      .append(Dec(total))
+                                      .append(" bytes in all, not its ")
+                                      .append(Dec(s.bytes))
+                                      .append(" bytes"));
+    }
   }
   if (s.empty()) {
     if (!s.features.empty() || !s.sample.values.empty()) {
@@ -397,6 +415,12 @@ std::vector<std::pair<std::string, std::string>> MetaFields(const dedup::SketchP
           {"param.mod_sample_max", Dec(static_cast<uint64_t>(p.mod_sample_max))},
           {"param.verify_sample_size", Dec(static_cast<uint64_t>(p.verify_sample_size))},
           {"param.rabin_polynomial", Dec(polynomial)},
+          // The chunking (dedup/chunker.h), baked into the chunk records and postings.
+          {"param.chunk_input", Dec(static_cast<uint64_t>(p.chunking.input))},
+          {"param.chunk_min", Dec(p.chunking.min_size)},
+          {"param.chunk_max", Dec(p.chunking.max_size)},
+          {"param.chunk_divisor", Dec(p.chunking.main_divisor)},
+          {"param.chunk_backup_divisor", Dec(p.chunking.backup_divisor)},
           {"bits.feature", Dec(static_cast<uint64_t>(r.feature_bits))},
           {"bits.supershingle", Dec(static_cast<uint64_t>(r.supershingle_bits))},
           {"bits.sample", Dec(static_cast<uint64_t>(r.sample_bits))},
@@ -475,10 +499,6 @@ void RedisClusterStore::FailAtRoundForTesting(int round) {
 
 Status RedisClusterStore::Open(const dedup::SketchContext& context) {
   const dedup::SketchParams& p = context.params();
-  if (p.chunking.input != dedup::ChunkInput::kNone) {
-    return InvalidArgumentError(
-        "the redis-cluster backend files no chunks: set the sketch's chunking to \"none\"");
-  }
   for (int bits : {redis_.feature_bits, redis_.supershingle_bits, redis_.sample_bits,
                    redis_.fingerprint_bits}) {
     if (bits < kMinBucketBits || bits > kMaxBucketBits) {
@@ -815,6 +835,7 @@ struct NewDoc {
   std::vector<DocId> candidates;
   bool truncated = false;
   uint64_t left_out = 0;
+  std::vector<store::internal::ContainmentCandidate> containment;  // issue 34, through chunks
 };
 
 struct PageState {
@@ -1298,6 +1319,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   };
   // 7. Records of the new documents written (before their postings: a daemon that finds a
   // posting finds its record).
+  std::map<DocId, size_t> backfill;  // a stored document without chunks -> the page giving them
   {
     std::vector<Command> cmds;
     for (NewDoc& nd : new_docs) {
@@ -1315,10 +1337,29 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
       batch_records[nd.doc] = &nd.rec;
       cmds.push_back(Cmd({"HSET", DocKey(nd.doc), Dec(nd.doc), EncodeRedisDocument(nd.rec)}));
+      // Issue 32: a new document's chunk record (`doc_chunks`), before its postings (step 8).
+      if (!s.chunks.empty()) cmds.push_back(chunks::PutRecord(nd.doc, s.chunks, false));
     }
+    // Issue 32: whether each stored document seen again with chunks has its chunk record (LMDB's
+    // BackfillChunks: one recorded without chunks gets this page's). The first such page each.
+    for (size_t i = 0; i < pages.size(); ++i) {
+      const DocId d = st[i].touch;
+      if (st[i].skip || d == 0 || results[i].replayed || pages[i].revisit ||
+          pages[i].sketch.chunks.empty() || batch_doc_ids.count(d) || backfill.count(d)) {
+        continue;
+      }
+      backfill.emplace(d, i);
+    }
+    const size_t first_has = cmds.size();
+    for (const auto& [d, i] : backfill) cmds.push_back(chunks::HasRecord(d));
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
+    size_t j = first_has;
+    for (auto it = backfill.begin(); it != backfill.end(); ++j) {
+      it = (*r)[j].integer == 1 ? backfill.erase(it) : std::next(it);
+    }
   }
+  std::shared_ptr<BatchChunks> batch_chunks;
   // 8. Postings filed and read in one script per value (claims.h: of two racing near-copies at
   // least one sees the other); the candidates ranked as the LMDB writer ranks them.
   {
@@ -1349,8 +1390,44 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         }
       }
     }
+    // Issue 32: the chunk postings (`chunk_docs`) of every new document with chunks, and of the
+    // documents given theirs (step 7; their records follow in step 11), after the slots above.
+    for (const NewDoc& nd : new_docs) {
+      for (Command& c :
+           chunks::FilePostings(nd.doc, pages[nd.page].sketch.chunks, redis_.sample_bits)) {
+        cmds.push_back(std::move(c));
+      }
+    }
+    for (const auto& [d, i] : backfill) {
+      for (Command& c : chunks::FilePostings(d, pages[i].sketch.chunks, redis_.sample_bits)) {
+        cmds.push_back(std::move(c));
+      }
+    }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
+    // Issue 32: the batch's chunks as each page sees them (the store, and the batch's pages up
+    // to it: BatchChunkFacts), for the containment candidates below and bytes in common (10).
+    {
+      BatchChunkFacts facts;
+      for (const NewDoc& nd : new_docs) facts.doc_page[nd.doc] = static_cast<size_t>(nd.page);
+      for (const auto& [d, i] : backfill) {
+        facts.doc_page[d] = i;
+        facts.backfilled[d] = &pages[i].sketch.chunks;
+      }
+      for (size_t i = 0; i < pages.size(); ++i) {
+        if (st[i].skip || st[i].url == nullptr) continue;
+        if (st[i].url->stored == 0) facts.new_urls.emplace_back(i, pages[i].url);
+        if (st[i].appended && st[i].version.doc != 0) {
+          facts.versions.push_back({i, st[i].version.doc, st[i].url->id, pages[i].url});
+        }
+      }
+      for (const NewDoc& nd : new_docs) {
+        for (const dedup::Chunk& c : pages[nd.page].sketch.chunks) facts.hashes.push_back(c.hash);
+      }
+      StatusOr<std::shared_ptr<BatchChunks>> made = NewBatchChunks(std::move(facts));
+      if (!made.ok()) return made.status();
+      batch_chunks = std::move(*made);
+    }
     std::vector<std::vector<std::pair<DocId, uint32_t>>> hits(new_docs.size());
     const size_t cap = 4 * options_.common_value_limit;
     for (size_t j = 0; j < slots.size(); ++j) {
@@ -1377,9 +1454,22 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
     }
     for (size_t k = 0; k < new_docs.size(); ++k) {
-      if (new_docs[k].equivalent != 0) continue;
-      store::internal::RankCandidates(&hits[k], options_.max_candidates, &new_docs[k].candidates,
-                                      &new_docs[k].truncated, &new_docs[k].left_out);
+      NewDoc& nd = new_docs[k];
+      if (nd.equivalent != 0) continue;
+      // Issue 34: room kept for the containment candidates (the chunk graph), as LMDB's
+      // FindCandidates does; they are scored whatever their points.
+      SHINGLED_RETURN_IF_ERROR(BatchContainment(
+          *batch_chunks, pages[nd.page], static_cast<size_t>(nd.page), nd.doc, &nd.containment));
+      auto contained = [&nd](DocId d) {
+        return std::any_of(nd.containment.begin(), nd.containment.end(),
+                           [d](const auto& c) { return c.doc == d; });
+      };
+      if (!nd.containment.empty()) {
+        std::erase_if(hits[k], [&](const auto& hit) { return contained(hit.first); });
+      }
+      store::internal::RankCandidates(&hits[k], options_.max_candidates - nd.containment.size(),
+                                      &nd.candidates, &nd.truncated, &nd.left_out);
+      for (const auto& c : nd.containment) nd.candidates.push_back(c.doc);
     }
   }
   // 9. Candidate records read.
@@ -1425,13 +1515,21 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (DocId cand : nd.candidates) {
       const RedisDocument* rec = record_of(cand);
       if (rec == nullptr) continue;  // a posting whose record is not there yet: not yet there
-      if (rec->rep != 0) continue;   // the sketch indexes name representatives only
-      dedup::Sketch a = cut, other = SketchOfRecord(*rec);
+      const store::CommonBytes* common = nullptr;  // a containment candidate's (issue 34)
+      for (const auto& c : nd.containment) {
+        if (c.doc == cand) common = &c.common;
+      }
+      // The sketch indexes name representatives only; the chunk graph any document.
+      if (rec->rep != 0 && common == nullptr) continue;
+      dedup::Sketch a = cut, other = rec->rep != 0 ? dedup::Sketch{} : SketchOfRecord(*rec);
       MaskPair(&a.sample, &other.sample);
-      const store::CandidateScreen screen = store::ScreenCandidate(a, other, options_, params_);
-      const bool known = use_verify && screen.worth_judging && !rec->verify_sample.empty();
-      const store::CandidateDecision d = store::JudgeCandidate(
-          cand, a, &other, screen, rec->verify_sample, known, nullptr, options_, params_);
+      store::CandidateScreen screen;
+      if (rec->rep == 0) screen = store::ScreenCandidate(a, other, options_, params_);
+      const bool known =
+          rec->rep == 0 && use_verify && screen.worth_judging && !rec->verify_sample.empty();
+      const store::CandidateDecision d =
+          store::JudgeCandidate(cand, rec->rep != 0 ? cut : a, rec->rep != 0 ? nullptr : &other,
+                                screen, rec->verify_sample, known, common, options_, params_);
       if (!d.match) continue;
       if (d.link) links.push_back(Link{nd.doc, cand, d.match->resemblance});
       if (d.joins) {
@@ -1453,7 +1551,8 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (v.page >= 0) v.rec.verdict = results[v.page].verdict;
     }
   }
-  // Previous resemblance, matches in order, bytes in common (unknown: no chunks).
+  // Previous resemblance, matches in order, bytes in common.
+  std::vector<size_t> common_pages;  // the pages whose bytes in common are filled (after)
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip || results[i].replayed) continue;
     PageResult& res = results[i];
@@ -1489,8 +1588,10 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
     }
     store::SortMatches(&res.matches);
-    if (!pages[i].revisit) res.match_common.assign(res.matches.size(), store::CommonBytes{});
+    if (!pages[i].revisit) common_pages.push_back(i);
   }
+  // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.
+  SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
 
   // 11. Writes: versions (by seq: a resent append is harmless), the documents' URLs, links,
   // the dates of documents seen again (compare-and-set), the URLs' names.
@@ -1524,6 +1625,18 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       cmds.push_back(AddToList(
           LinksKey(l.doc), Dec(l.doc),
           Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
+    }
+    // Issue 32: each new URL counted in its host's URLs (the template judge's host share), and
+    // the chunk records of the documents given chunks (their postings were filed in step 8).
+    for (size_t i : version_pages) {
+      const UrlState& u = *st[i].url;
+      if (u.stored != 0 || !named.count(u.id)) continue;
+      if (auto c = chunks::CountHostUrl(pages[i].url, chunks::HostUrlCap(options_))) {
+        cmds.push_back(std::move(*c));
+      }
+    }
+    for (const auto& [d, i] : backfill) {
+      cmds.push_back(chunks::PutRecord(d, pages[i].sketch.chunks, true));
     }
     std::vector<DocId> cas_docs;
     for (auto& [d, dates] : seen) {
@@ -2265,22 +2378,6 @@ Status RedisClusterStore::health() const { return OkStatus(); }
 StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
   return LmdbOnly("WarmMap");
 }
-StatusOr<store::CommonBytes> RedisClusterStore::BytesInCommon(DocId, DocId, size_t) const {
-  return NotSupported("BytesInCommon");
-}
-StatusOr<store::TemplateMark> RedisClusterStore::MarkTemplate(ClusterId) {
-  return NotSupported("MarkTemplate");
-}
-StatusOr<std::optional<store::TemplateMark>> RedisClusterStore::UnmarkTemplate(ClusterId) {
-  return NotSupported("UnmarkTemplate");
-}
-StatusOr<std::vector<store::TemplateMark>> RedisClusterStore::TemplateMarks(ClusterId,
-                                                                            size_t) const {
-  return NotSupported("TemplateMarks");
-}
-StatusOr<std::vector<store::ChunkTemplate>> RedisClusterStore::ChunkTemplates(DocId) const {
-  return NotSupported("ChunkTemplates");
-}
 Status RedisClusterStore::StreamClusterReport(
     const store::ClusterReportOptions&,
     const std::function<Status(const store::ClusterReportCluster&)>&, store::ClusterReportTotals*,
@@ -2326,6 +2423,13 @@ namespace reports {
 dedup::Sketch SketchOfRecordOf(const RedisDocument& rec) { return SketchOfRecord(rec); }
 void MaskSamples(dedup::ModSample* a, dedup::ModSample* b) { MaskPair(a, b); }
 }  // namespace reports
+
+// --- for the chunks (redis/backend_chunks.cc) ---
+
+namespace chunks {
+std::string IdBucketOf(char letter, uint64_t id, int shift) { return IdBucket(letter, id, shift); }
+std::string DocUrlsKeyOf(DocId doc) { return DocUrlsKey(doc); }
+}  // namespace chunks
 
 // ------------------------------------------------------------------------------------------------
 

@@ -9,16 +9,20 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "dedup/chunker.h"
 #include "redis/backend.h"
 #include "redis/claims.h"
 #include "redis/cluster_client.h"
 #include "redis/record.h"
 #include "store/internal/codec.h"
+#include "store/internal/containment.h"
 #include "store/store.h"
 
 namespace shingled::redis {
@@ -73,6 +77,26 @@ dedup::Sketch SketchOfRecordOf(const RedisDocument& rec);  // values as the reco
 // Two such MOD samples masked to the bits both keep, so that the same value compares equal.
 void MaskSamples(dedup::ModSample* a, dedup::ModSample* b);
 }  // namespace reports
+
+// --- chunks, bytes in common and templates (redis/backend_chunks.cc; docs/REDIS.md) ---
+namespace chunks {
+// Keys of backend.cc that the chunks share: a bucket of ids, a document's URLs.
+std::string IdBucketOf(char letter, uint64_t id, int shift);
+std::string DocUrlsKeyOf(store::DocId doc);
+// A document's chunk record (`doc_chunks`): HSET for a new document, HSETNX for an identical copy
+// of a document recorded without chunks (LMDB's BackfillChunks); HEXISTS to know whether it has
+// one.
+Command PutRecord(store::DocId doc, std::span<const dedup::Chunk> chunks, bool only_if_absent);
+Command HasRecord(store::DocId doc);
+// Its `chunk_docs` postings: the document under each of its distinct chunks (idempotent adds).
+std::vector<Command> FilePostings(store::DocId doc, std::span<const dedup::Chunk> chunks,
+                                  int bucket_bits);
+// Counts `url` among its host's URLs when it is named "http(s)://" + host + "/..." (the ones the
+// template judge's host share counts), up to `cap`; nullopt for another URL.
+std::optional<Command> CountHostUrl(std::string_view url, uint64_t cap);
+// The count's cap: past it no chunk under the document limit holds the host share.
+uint64_t HostUrlCap(const store::StoreOptions& options);
+}  // namespace chunks
 
 class RedisClusterStore final : public store::Store {
  public:
@@ -234,6 +258,44 @@ class RedisClusterStore final : public store::Store {
   Status QueryCandidates(const dedup::Sketch& query_sketch, const std::vector<uint64_t>& indexed,
                          store::DocId exclude, size_t max_candidates,
                          std::vector<store::DocId>* out, bool* truncated, uint64_t* left_out) const;
+
+  // --- chunks, bytes in common and templates (redis/backend_chunks.cc) ---
+  // store::internal::ChunkReads on this store's pipelined rounds. REQUIRES: mu_ held while used.
+  class ChunkReadsOnCluster;
+  // Whether `doc` has a record (NotFound naming it when not). REQUIRES: mu_ held.
+  Status DocumentExists(store::DocId doc) const;
+  // The mark of `cluster` removed (its chunks' entries, then the mark); false when none.
+  // REQUIRES: mu_ held.
+  StatusOr<bool> DeleteMark(store::ClusterId cluster, store::TemplateMark* old);
+  // What Apply tells the chunk logic of its batch, so that each page sees the store and the
+  // batch's earlier pages (its own chunks and URL too), as the LMDB writer's pages do.
+  struct BatchChunkFacts {
+    // The page that files each document's chunks: the batch's new documents, and the stored
+    // ones given chunks by an identical copy (with those chunks).
+    std::map<store::DocId, size_t> doc_page;
+    std::map<store::DocId, const std::vector<dedup::Chunk>*> backfilled;
+    struct Version {
+      size_t page = 0;
+      store::DocId doc = 0;
+      store::UrlId url = 0;
+      std::string_view name;
+    };
+    std::vector<Version> versions;  // a version of a document appended by the page
+    std::vector<std::pair<size_t, std::string_view>> new_urls;  // a URL stored by the page
+    std::vector<uint64_t> hashes;  // the chunks of the batch's pages (read in one round)
+  };
+  class BatchChunks;  // redis/backend_chunks.cc
+  // After the batch's chunk postings and records are filed (Apply's steps 7 and 8).
+  StatusOr<std::shared_ptr<BatchChunks>> NewBatchChunks(BatchChunkFacts facts) const;
+  // The containment candidates of page `page` (document `doc`): FindContainment on its view.
+  Status BatchContainment(BatchChunks& batch, const store::PageInput& page, size_t index,
+                          store::DocId doc,
+                          std::vector<store::internal::ContainmentCandidate>* out) const;
+  // The `match_common` of the pages `which` (FillMatchCommon on each page's view), their matches
+  // decided: the matches' chunks, URLs and chunk postings read for all of them at once first.
+  Status BatchMatchCommons(BatchChunks& batch, std::span<const store::PageInput> pages,
+                           const std::vector<size_t>& which,
+                           std::vector<store::PageResult>* results) const;
 
   mutable std::mutex mu_;  // guards everything below: one client, one call at a time
   std::unique_ptr<ClusterClient> client_;

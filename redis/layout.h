@@ -26,6 +26,8 @@ enum class Relation : char {
   kIdentical = 'i',     // fingerprint claims: raw bytes
   kLexical = 'l',       //   canonical tokens
   kShingle = 'h',       //   shingle multiset
+  kChunk = 'x',         // content-defined chunks' postings (`chunk_docs`; redis/backend_chunks.cc)
+  kTemplate = 't',      // the marked template chunks: a list of cluster ids each
 };
 
 // Bits of a value that choose its bucket. Baked into the stored data (a deployment records it and

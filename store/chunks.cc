@@ -239,14 +239,20 @@ Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* 
   return OkStatus();
 }
 
-Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
+Status FillMatchCommon(TemplateJudge& judge, std::string_view url,
                        std::span<const dedup::Chunk> chunks, PageResult* result) {
   result->match_common.assign(result->matches.size(), CommonBytes{});
   if (chunks.empty()) return OkStatus();  // every match's common stays unknown
   std::vector<dedup::Chunk> other;
   bool known = false;
+  std::vector<DocId> docs;
+  for (const Match& m : result->matches) docs.push_back(m.doc);
+  if (!docs.empty()) {
+    SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskChunksOf(docs));
+    SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskUrls(docs));
+  }
   for (size_t i = 0; i < result->matches.size(); ++i) {
-    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, result->matches[i].doc, &other, &known));
+    SHINGLED_RETURN_IF_ERROR(judge.reads().Chunks(result->matches[i].doc, &other, &known));
     StatusOr<std::string> host = judge.HostOfDocument(result->matches[i].doc);
     if (!host.ok()) return host.status();
     StatusOr<CommonBytes> common = judge.Common(chunks, other, UrlHost(url), *host, 0);
@@ -405,21 +411,12 @@ StatusOr<CommonBytes> LmdbStore::BytesInCommon(DocId a, DocId b, size_t max_span
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
   internal::TemplateJudge judge(ops, impl_->options_, buffer->get());
-  std::vector<dedup::Chunk> chunks[2];
-  std::string hosts[2];
-  const DocId docs[2] = {a, b};
-  for (int i = 0; i < 2; ++i) {
+  for (DocId doc : {a, b}) {
     std::string_view record;
-    SHINGLED_RETURN_IF_ERROR(ops.Get(impl_->dbis_.documents, Key64(docs[i]).view(), &record,
-                                     "document " + std::to_string(docs[i])));
-    bool known = false;
-    SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, docs[i], &chunks[i], &known));
-    StatusOr<std::string> host = judge.HostOfDocument(docs[i]);
-    if (!host.ok()) return host.status();
-    hosts[i] = std::move(*host);
+    SHINGLED_RETURN_IF_ERROR(ops.Get(impl_->dbis_.documents, Key64(doc).view(), &record,
+                                     "document " + std::to_string(doc)));
   }
-  // Template chunks are left out here, for every caller (the reports included).
-  return judge.Common(chunks[0], chunks[1], hosts[0], hosts[1], max_spans);
+  return internal::DocumentsInCommon(judge, a, b, max_spans);
 }
 
 }  // namespace shingled::store

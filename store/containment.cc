@@ -49,7 +49,7 @@ std::optional<Relation> ContainmentRelation(const CommonBytes& common) {
   return std::nullopt;
 }
 
-Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& judge,
+Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
                        DocId exclude, size_t room, std::vector<ContainmentCandidate>* out) {
   out->clear();
@@ -88,10 +88,15 @@ Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& 
   };
   std::vector<Kept> kept;
   std::vector<dedup::Chunk> other;
+  {
+    std::vector<DocId> docs;
+    for (size_t i = 0; i < reads; ++i) docs.push_back(by_held[i].second);
+    if (!docs.empty()) SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskChunksOf(docs));
+  }
   for (size_t i = 0; i < reads; ++i) {
     const auto [bytes, doc] = by_held[i];
     bool known = false;
-    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, doc, &other, &known));
+    SHINGLED_RETURN_IF_ERROR(judge.reads().Chunks(doc, &other, &known));
     if (!known) continue;
     const double length = static_cast<double>(TotalLength(other));
     const double longer = std::max(length, page_length), shorter = std::min(length, page_length);
@@ -105,6 +110,11 @@ Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& 
   // The exact figures, templates left out, for at most twice the room (templates can only lower
   // a share), then the best `room` of them.
   if (kept.size() > 2 * room) kept.resize(2 * room);
+  {
+    std::vector<DocId> docs;
+    for (const Kept& k : kept) docs.push_back(k.doc);
+    if (!docs.empty()) SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskUrls(docs));
+  }
   for (const Kept& k : kept) {
     StatusOr<std::string> host = judge.HostOfDocument(k.doc);
     if (!host.ok()) return host.status();

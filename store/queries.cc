@@ -303,7 +303,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     host = std::move(*h);
   }
   SHINGLED_RETURN_IF_ERROR(internal::FindContainment(
-      ops, impl.options_, judge, chunks, host, exclude,
+      impl.options_, judge, chunks, host, exclude,
       internal::ContainmentRoom(impl.options_.max_candidates), &containment));
   std::vector<DocId> reserved;
   for (const internal::ContainmentCandidate& c : containment) reserved.push_back(c.doc);

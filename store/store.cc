@@ -1050,9 +1050,9 @@ class BatchWriter {
     // above do not rank: a page inside a much longer one shares few of its sample values. They
     // are scored whatever their points; the ranking fills the rest.
     const size_t max = store_.options_.max_candidates;
-    SHINGLED_RETURN_IF_ERROR(internal::FindContainment(
-        ops_, store_.options_, judge_, sketch.chunks, internal::UrlHost(url), doc,
-        internal::ContainmentRoom(max), &containment_));
+    SHINGLED_RETURN_IF_ERROR(
+        internal::FindContainment(store_.options_, judge_, sketch.chunks, internal::UrlHost(url),
+                                  doc, internal::ContainmentRoom(max), &containment_));
     if (!containment_.empty()) {
       std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
     }
@@ -1423,7 +1423,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
 
   // The exact levels, then verified (issue 34), fungible, similar.
   SortMatches(&result->matches);
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(ops_, judge_, page.url, sketch.chunks,
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(judge_, page.url, sketch.chunks,
                                                      result));  // issue 32
   version.doc = doc;
   version.verdict = result->verdict;

@@ -288,6 +288,12 @@ class Store {
   [[nodiscard]] virtual StatusOr<CommonBytes> BytesInCommon(
       DocId a, DocId b, size_t max_spans = kMaxCommonSpans) const = 0;
 
+  // Both backends answer the bytes-in-common and template methods with the same code (the
+  // judge of store/internal/templates.h over a ChunkReads each). On the Redis Cluster backend the
+  // reads are pipelined rounds, not one transaction (a write meanwhile may show in part), and a
+  // mark is filed under the cluster's smallest document id (its root there; docs/REDIS.md,
+  // "Chunks and templates"), so TemplateMarks' order follows those ids.
+
   // --- templates (issue 32; store/templates.cc; FORMAT.md, "Templates") ---
 
   // Marks the cluster of document `cluster` as template: the chunks held by at least two of its

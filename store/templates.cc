@@ -35,28 +35,112 @@ std::string_view UrlHost(std::string_view url) {
   return rest;
 }
 
-StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
-  if (auto it = hosts_.find(doc); it != hosts_.end()) return it->second;
-  if (hosts_.size() >= kMaxCachedChunks) hosts_.clear();
-  if (doc_urls_.get() == nullptr) {
-    if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
-      return ops_.Fail(rc, "doc_urls cursor");
+// The reads of a judge on an LMDB transaction: its cursors, as the judge read them before
+// issue 36 (same calls, same costs).
+class LmdbChunkReads final : public ChunkReads {
+ public:
+  LmdbChunkReads(TxnOps& ops, const WriteBuffer* buffer) : ops_(ops), buffer_(buffer) {}
+  void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
+
+  StatusOr<bool> Marked(uint64_t hash) override {
+    std::string_view unused;
+    char key[8];
+    PutBE64(key, hash);
+    Status s =
+        ops_.Get(ops_.dbis().template_chunks, std::string_view(key, 8), &unused, "template_chunks");
+    if (s.ok()) return true;
+    if (s.code() != StatusCode::kNotFound) return s;
+    return false;
   }
-  std::string host;
-  const auto doc_key = Key64(doc);  // named: MDB_val points into it
-  MDB_val k = Val(doc_key.view()), v;
-  int rc = mdb_cursor_get(doc_urls_.get(), &k, &v, MDB_SET_KEY);
-  if (rc == 0) {
+
+  Status ChunkDocs(uint64_t hash, size_t limit, std::vector<DocId>* docs, bool* over) override {
+    if (chunk_docs_.get() == nullptr) {
+      if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0)
+        return ops_.Fail(rc, "chunk_docs cursor");
+    }
+    size_t count = 0;
+    if (int rc = ReadValuePostings(chunk_docs_.get(), hash, limit, docs, &count, over); rc != 0) {
+      return ops_.Fail(rc, "chunk_docs");
+    }
+    // A slice's buffered postings are of documents above its watermark, the B-tree's at or below:
+    // they follow the B-tree's in document order.
+    if (buffer_ != nullptr && !*over) {
+      size_t buffered = 0;
+      buffer_->ReadChunk(hash, limit - count, docs, &buffered, over);
+    }
+    return OkStatus();
+  }
+
+  StatusOr<std::string> FirstUrl(DocId doc) override {
+    if (doc_urls_.get() == nullptr) {
+      if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
+        return ops_.Fail(rc, "doc_urls cursor");
+    }
+    const auto doc_key = Key64(doc);  // named: MDB_val points into it
+    MDB_val k = Val(doc_key.view()), v;
+    int rc = mdb_cursor_get(doc_urls_.get(), &k, &v, MDB_SET_KEY);
+    if (rc == MDB_NOTFOUND) return std::string();
+    if (rc != 0) return ops_.Fail(rc, "doc_urls");
     if (v.mv_size != 8)
       return DataLossError("doc_urls of document " + std::to_string(doc) + ": not 8 bytes");
     std::string_view name;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(ops_.dbis().url_names,
                                       std::string_view(static_cast<const char*>(v.mv_data), 8),
                                       &name, "url_names of document " + std::to_string(doc)));
-    host = std::string(UrlHost(name));
-  } else if (rc != MDB_NOTFOUND) {
-    return ops_.Fail(rc, "doc_urls");
+    return std::string(name);
   }
+
+  StatusOr<uint64_t> HostUrls(std::string_view host, uint64_t limit) override {
+    Cursor urls;
+    if (int rc = urls.Open(ops_.txn(), ops_.dbis().urls); rc != 0)
+      return ops_.Fail(rc, "urls cursor");
+    uint64_t pages = 0;
+    for (std::string_view scheme : {"http://", "https://"}) {
+      std::string prefix(scheme);
+      prefix.append(host).push_back('/');
+      MDB_val k = Val(prefix), v;
+      int rc = mdb_cursor_get(urls.get(), &k, &v, MDB_SET_RANGE);
+      for (; rc == 0 && pages < limit; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
+        if (!View(k).starts_with(prefix)) break;
+        ++pages;
+      }
+      if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
+    }
+    return pages;
+  }
+
+  Status Chunks(DocId doc, std::vector<dedup::Chunk>* out, bool* known) override {
+    return ReadChunks(ops_, doc, out, known);
+  }
+
+ private:
+  TxnOps& ops_;
+  const WriteBuffer* buffer_;
+  Cursor chunk_docs_, doc_urls_;
+};
+
+TemplateJudge::TemplateJudge(TxnOps& ops, const StoreOptions& options, const WriteBuffer* buffer,
+                             const BatchChunkDocs* batch)
+    : lmdb_(std::make_unique<LmdbChunkReads>(ops, buffer)),
+      reads_(*lmdb_),
+      options_(options),
+      batch_(batch) {}
+
+TemplateJudge::TemplateJudge(ChunkReads& reads, const StoreOptions& options)
+    : reads_(reads), options_(options), batch_(nullptr) {}
+
+TemplateJudge::~TemplateJudge() = default;
+
+void TemplateJudge::set_buffer(const WriteBuffer* buffer) {
+  if (lmdb_ != nullptr) lmdb_->set_buffer(buffer);
+}
+
+StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
+  if (auto it = hosts_.find(doc); it != hosts_.end()) return it->second;
+  if (hosts_.size() >= kMaxCachedChunks) hosts_.clear();
+  StatusOr<std::string> name = reads_.FirstUrl(doc);
+  if (!name.ok()) return name.status();
+  std::string host(UrlHost(*name));
   hosts_.emplace(doc, host);
   return host;
 }
@@ -89,34 +173,22 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
 }
 
 Status TemplateJudge::ReadStoredState(uint64_t hash, ChunkState* state) {
-  std::string_view unused;
-  char key[8];
-  PutBE64(key, hash);
-  Status s =
-      ops_.Get(ops_.dbis().template_chunks, std::string_view(key, 8), &unused, "template_chunks");
-  if (s.ok()) {
+  StatusOr<bool> marked = reads_.Marked(hash);
+  if (!marked.ok()) return marked.status();
+  if (*marked) {
     state->marked = true;
     return OkStatus();
   }
-  if (s.code() != StatusCode::kNotFound) return s;
-  if (chunk_docs_.get() == nullptr) {
-    if (int rc = chunk_docs_.Open(ops_.txn(), ops_.dbis().chunk_docs); rc != 0)
-      return ops_.Fail(rc, "chunk_docs cursor");
+  return reads_.ChunkDocs(hash, options_.template_max_docs, &state->docs, &state->over);
+}
+
+Status TemplateJudge::Prefetch(std::span<const uint64_t> hashes) {
+  std::vector<uint64_t> missing;
+  for (uint64_t h : hashes) {
+    if (!chunks_.contains(h)) missing.push_back(h);
   }
-  size_t count = 0;
-  if (int rc = ReadValuePostings(chunk_docs_.get(), hash, options_.template_max_docs, &state->docs,
-                                 &count, &state->over);
-      rc != 0) {
-    return ops_.Fail(rc, "chunk_docs");
-  }
-  // A slice's buffered postings are of documents above its watermark, the B-tree's at or below:
-  // they follow the B-tree's in document order.
-  if (buffer_ != nullptr && !state->over) {
-    size_t buffered = 0;
-    buffer_->ReadChunk(hash, options_.template_max_docs - count, &state->docs, &buffered,
-                       &state->over);
-  }
-  return OkStatus();
+  if (missing.empty()) return OkStatus();
+  return reads_.WillAskChunks(missing);
 }
 
 StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
@@ -146,21 +218,9 @@ StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limi
   if (it != host_pages_.end() && it->second.limit >= limit) {
     return std::min(it->second.pages, limit);  // counted far enough already
   }
-  Cursor urls;
-  if (int rc = urls.Open(ops_.txn(), ops_.dbis().urls); rc != 0)
-    return ops_.Fail(rc, "urls cursor");
-  uint64_t pages = 0;
-  for (std::string_view scheme : {"http://", "https://"}) {
-    std::string prefix(scheme);
-    prefix.append(host).push_back('/');
-    MDB_val k = Val(prefix), v;
-    int rc = mdb_cursor_get(urls.get(), &k, &v, MDB_SET_RANGE);
-    for (; rc == 0 && pages < limit; rc = mdb_cursor_get(urls.get(), &k, &v, MDB_NEXT)) {
-      if (!View(k).starts_with(prefix)) break;
-      ++pages;
-    }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
-  }
+  StatusOr<uint64_t> counted = reads_.HostUrls(host, limit);
+  if (!counted.ok()) return counted.status();
+  const uint64_t pages = std::min(*counted, limit);
   host_pages_.insert_or_assign(std::string(host), HostCount{pages, limit});
   return pages;
 }
@@ -197,6 +257,13 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
   if (explain != nullptr) explain->host_pages = *pages;
   if (*pages < min_pages) return false;
   uint64_t on_host = 0;
+  {
+    std::vector<DocId> unknown;
+    for (DocId d : c.docs) {
+      if (!hosts_.contains(d)) unknown.push_back(d);
+    }
+    if (!unknown.empty()) SHINGLED_RETURN_IF_ERROR(reads_.WillAskUrls(unknown));
+  }
   for (DocId d : c.docs) {
     StatusOr<std::string> h = HostOfDocument(d);
     if (!h.ok()) return h.status();
@@ -232,6 +299,23 @@ Status TemplateJudge::Explain(uint64_t hash, std::string_view host, ChunkTemplat
   return OkStatus();
 }
 
+StatusOr<std::vector<ChunkTemplate>> TemplateJudge::ExplainAll(std::span<const dedup::Chunk> chunks,
+                                                               std::string_view host) {
+  std::vector<uint64_t> hashes;
+  for (const dedup::Chunk& c : chunks) hashes.push_back(c.hash);
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  SHINGLED_RETURN_IF_ERROR(Prefetch(hashes));
+  std::vector<ChunkTemplate> out;
+  for (const dedup::Chunk& c : chunks) {
+    ChunkTemplate t;
+    t.chunk = c;
+    SHINGLED_RETURN_IF_ERROR(Explain(c.hash, host, &t));
+    out.push_back(t);
+  }
+  return out;
+}
+
 Status TemplateJudge::Templates(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
                                 std::string_view host_a, std::string_view host_b,
                                 std::vector<uint64_t>* out) {
@@ -241,6 +325,7 @@ Status TemplateJudge::Templates(std::span<const dedup::Chunk> a, std::span<const
   for (const dedup::Chunk& c : b) hashes.push_back(c.hash);
   std::sort(hashes.begin(), hashes.end());
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  SHINGLED_RETURN_IF_ERROR(Prefetch(hashes));
   for (uint64_t h : hashes) {
     StatusOr<bool> t = IsTemplate(h, host_a, host_b);
     if (!t.ok()) return t.status();
@@ -258,6 +343,62 @@ StatusOr<CommonBytes> TemplateJudge::Common(std::span<const dedup::Chunk> a,
     SHINGLED_RETURN_IF_ERROR(Templates(a, b, host_a, host_b, &templates));
   }
   return BytesInCommonOf(a, b, max_spans, templates);
+}
+
+StatusOr<CommonBytes> DocumentsInCommon(TemplateJudge& judge, DocId a, DocId b, size_t max_spans) {
+  std::vector<dedup::Chunk> chunks[2];
+  std::string hosts[2];
+  const DocId docs[2] = {a, b};
+  SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskChunksOf(docs));
+  SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskUrls(docs));
+  for (int i = 0; i < 2; ++i) {
+    bool known = false;
+    SHINGLED_RETURN_IF_ERROR(judge.reads().Chunks(docs[i], &chunks[i], &known));
+    StatusOr<std::string> host = judge.HostOfDocument(docs[i]);
+    if (!host.ok()) return host.status();
+    hosts[i] = std::move(*host);
+  }
+  // Template chunks are left out here, for every caller (the reports included).
+  return judge.Common(chunks[0], chunks[1], hosts[0], hosts[1], max_spans);
+}
+
+StatusOr<TemplateMark> MarkOfCluster(ChunkReads& reads, ClusterId root,
+                                     std::span<const DocId> members) {
+  TemplateMark mark;
+  if (members.size() < 2) {
+    return FailedPreconditionError("cluster " + std::to_string(root) +
+                                   " has one document: no chunk is shared to mark");
+  }
+  // Each chunk's number of members holding it, and its length.
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> held;
+  std::vector<dedup::Chunk> chunks;
+  std::vector<uint64_t> distinct;
+  constexpr size_t kBlock = 256;  // members whose chunks are asked for at once
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (i % kBlock == 0) {
+      SHINGLED_RETURN_IF_ERROR(
+          reads.WillAskChunksOf(members.subspan(i, std::min(kBlock, members.size() - i))));
+    }
+    bool known = false;
+    SHINGLED_RETURN_IF_ERROR(reads.Chunks(members[i], &chunks, &known));
+    distinct.clear();
+    for (const dedup::Chunk& c : chunks) {
+      held.try_emplace(c.hash, std::pair<uint64_t, uint32_t>{0, c.length});
+      distinct.push_back(c.hash);
+    }
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (uint64_t h : distinct) ++held[h].first;
+  }
+  mark.cluster = root;
+  mark.members = members.size();
+  for (const auto& [hash, entry] : held) {
+    if (entry.first >= 2) mark.chunks.push_back(dedup::Chunk{hash, entry.second});
+  }
+  std::sort(mark.chunks.begin(), mark.chunks.end(),
+            [](const dedup::Chunk& x, const dedup::Chunk& y) { return x.hash < y.hash; });
+  for (const dedup::Chunk& c : mark.chunks) mark.chunk_bytes += c.length;
+  return mark;
 }
 
 Status UpgradeToFormat10Templates(TxnOps& ops) {
@@ -442,34 +583,10 @@ StatusOr<TemplateMark> LmdbStore::MarkTemplate(ClusterId cluster) {
     if (!root.ok()) return root.status();
     StatusOr<std::vector<DocId>> members = internal::ClusterMembers(ops, *root);
     if (!members.ok()) return members.status();
-    if (members->size() < 2) {
-      return FailedPreconditionError("cluster " + std::to_string(*root) +
-                                     " has one document: no chunk is shared to mark");
-    }
-    // Each chunk's number of members holding it, and its length.
-    std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> held;
-    std::vector<dedup::Chunk> chunks;
-    std::vector<uint64_t> distinct;
-    for (DocId m : *members) {
-      bool known = false;
-      SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, m, &chunks, &known));
-      distinct.clear();
-      for (const dedup::Chunk& c : chunks) {
-        held.try_emplace(c.hash, std::pair<uint64_t, uint32_t>{0, c.length});
-        distinct.push_back(c.hash);
-      }
-      std::sort(distinct.begin(), distinct.end());
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-      for (uint64_t h : distinct) ++held[h].first;
-    }
-    mark.cluster = *root;
-    mark.members = members->size();
-    for (const auto& [hash, entry] : held) {
-      if (entry.first >= 2) mark.chunks.push_back(dedup::Chunk{hash, entry.second});
-    }
-    std::sort(mark.chunks.begin(), mark.chunks.end(),
-              [](const dedup::Chunk& x, const dedup::Chunk& y) { return x.hash < y.hash; });
-    for (const dedup::Chunk& c : mark.chunks) mark.chunk_bytes += c.length;
+    internal::LmdbChunkReads reads(ops, nullptr);
+    StatusOr<TemplateMark> made = internal::MarkOfCluster(reads, *root, *members);
+    if (!made.ok()) return made.status();
+    mark = std::move(*made);
     TemplateMark old;
     StatusOr<bool> had = internal::DeleteMark(ops, *root, &old);
     if (!had.ok()) return had.status();
@@ -549,14 +666,7 @@ StatusOr<std::vector<ChunkTemplate>> LmdbStore::ChunkTemplates(DocId doc) const 
   internal::TemplateJudge judge(ops, impl_->options_, buffer->get());
   StatusOr<std::string> host = judge.HostOfDocument(doc);
   if (!host.ok()) return host.status();
-  std::vector<ChunkTemplate> out;
-  for (const dedup::Chunk& c : chunks) {
-    ChunkTemplate t;
-    t.chunk = c;
-    SHINGLED_RETURN_IF_ERROR(judge.Explain(c.hash, *host, &t));
-    out.push_back(t);
-  }
-  return out;
+  return judge.ExplainAll(chunks, *host);
 }
 
 }  // namespace shingled::store

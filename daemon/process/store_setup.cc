@@ -54,10 +54,8 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   set(s.mod_sample_max, &params.mod_sample_max);
   set(s.verify_sample_size, &params.verify_sample_size);  // issue 34
   if (s.seed) params.seed = *s.seed;
-  // Content-defined chunks (issue 32). The redis-cluster backend files none (docs/REDIS.md):
-  // chunking is off there unless the config asks for it, which that backend then refuses.
+  // Content-defined chunks (issue 32), on either backend (docs/REDIS.md, "Chunks and templates").
   const bool redis = !StoreIsLocal(config);
-  if (redis && s.chunk_input.empty()) params.chunking.input = dedup::ChunkInput::kNone;
   if (s.chunk_input == "none") params.chunking.input = dedup::ChunkInput::kNone;
   if (s.chunk_input == "canonical_text") params.chunking.input = dedup::ChunkInput::kCanonicalText;
   if (s.chunk_input == "raw_bytes") params.chunking.input = dedup::ChunkInput::kRawBytes;

@@ -73,8 +73,8 @@ Status BackfillChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chun
 Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* known);
 // Sets `result->match_common`, one per match (without spans), from `chunks` (the page's, at
 // `url`) and the match's stored chunks, template chunks left out by `judge` (templates.h; the
-// write batch's, which sees the batch's postings not yet put).
-Status FillMatchCommon(TxnOps& ops, TemplateJudge& judge, std::string_view url,
+// write batch's, which sees the batch's postings not yet put; or another backend's judge).
+Status FillMatchCommon(TemplateJudge& judge, std::string_view url,
                        std::span<const dedup::Chunk> chunks, PageResult* result);
 // The same for similarity results; `query` are the query's chunks, of document `query_doc` (0:
 // a page not stored, without a host); `buffer` the write buffer of the transaction.

@@ -45,7 +45,7 @@ struct ContainmentCandidate {
 // too: `page_host` is the page's, "" for none), then the smaller id. `exclude` (the page's own
 // document, 0: none) is never a candidate. Nothing for a page without chunks. `judge` is the
 // writer's batch judge (it sees the batch's chunk_docs postings) or a query's own.
-Status FindContainment(TxnOps& ops, const StoreOptions& options, TemplateJudge& judge,
+Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
                        DocId exclude, size_t room, std::vector<ContainmentCandidate>* out);
 

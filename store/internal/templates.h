@@ -4,6 +4,7 @@
 #define SHINGLED_STORE_INTERNAL_TEMPLATES_H_
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,7 +26,34 @@ struct WriteBuffer;    // write_buffer.h
 // URL without one (file:).
 std::string_view UrlHost(std::string_view url);
 
-// Decides which chunks are template in one transaction, caching what it read: a chunk is template
+// What the template and bytes-in-common logic reads (issue 36: written once, above the backends).
+// The LMDB store answers from one read transaction's cursors (LmdbChunkReads, templates.cc); the
+// Redis Cluster backend from pipelined rounds (redis/backend_chunks.cc), which the Will* hints let
+// it batch: the judge names what it is about to ask, a block at a time, before asking it item by
+// item. A backend without rounds ignores them.
+class ChunkReads {
+ public:
+  virtual ~ChunkReads() = default;
+  // Whether an operator's mark makes chunk `hash` template (`template_chunks`).
+  virtual StatusOr<bool> Marked(uint64_t hash) = 0;
+  // Appends to `*docs` the documents holding chunk `hash` in increasing id order, at most
+  // `limit`; `*over` true when more hold it.
+  virtual Status ChunkDocs(uint64_t hash, size_t limit, std::vector<DocId>* docs, bool* over) = 0;
+  // The name of the document's first URL (by url id); "" without one.
+  virtual StatusOr<std::string> FirstUrl(DocId doc) = 0;
+  // The URLs named "http://" or "https://" + `host` + "/...", counted up to `limit`.
+  virtual StatusOr<uint64_t> HostUrls(std::string_view host, uint64_t limit) = 0;
+  // A document's chunks into `*out` (cleared first); `*known` false when it has none recorded.
+  virtual Status Chunks(DocId doc, std::vector<dedup::Chunk>* out, bool* known) = 0;
+  // Hints: Marked and ChunkDocs of these chunks, FirstUrl or Chunks of these documents, come next.
+  virtual Status WillAskChunks(std::span<const uint64_t> /*hashes*/) { return OkStatus(); }
+  virtual Status WillAskUrls(std::span<const DocId> /*docs*/) { return OkStatus(); }
+  virtual Status WillAskChunksOf(std::span<const DocId> /*docs*/) { return OkStatus(); }
+};
+
+class LmdbChunkReads;  // templates.cc
+
+// Decides which chunks are template, caching what it read: a chunk is template
 // when it is marked (`template_chunks`), when it has more than options.template_max_docs postings
 // in `chunk_docs`, or when more than template_host_share of the pages of host H hold it, H being
 // a host of the comparison (the first URL's host of either document) with at least
@@ -37,14 +65,21 @@ std::string_view UrlHost(std::string_view url);
 // never past template_max_docs / share + 1.
 class TemplateJudge {
  public:
-  // `buffer`: the write buffer of the transaction, whose `chunk_docs` postings above their
-  // watermarks are not in the B-tree (null: none, a store whose buffer is known empty); `batch`: a
-  // write batch's `chunk_docs` postings not yet in either (null: none).
+  // On an LMDB read or write transaction. `buffer`: the write buffer of the transaction, whose
+  // `chunk_docs` postings above their watermarks are not in the B-tree (null: none, a store whose
+  // buffer is known empty); `batch`: a write batch's `chunk_docs` postings not yet in either
+  // (null: none).
   TemplateJudge(TxnOps& ops, const StoreOptions& options, const WriteBuffer* buffer,
-                const BatchChunkDocs* batch = nullptr)
-      : ops_(ops), options_(options), buffer_(buffer), batch_(batch) {}
-  // The writer's judge learns its batch's buffer once the batch began. REQUIRES: nothing read yet.
-  void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
+                const BatchChunkDocs* batch = nullptr);
+  // On another backend's reads (which outlive the judge).
+  TemplateJudge(ChunkReads& reads, const StoreOptions& options);
+  ~TemplateJudge();
+  // The writer's judge learns its batch's buffer once the batch began. REQUIRES: nothing read yet,
+  // a judge made on a transaction.
+  void set_buffer(const WriteBuffer* buffer);
+
+  // The reads the judge makes (for a caller's own reads of chunks).
+  ChunkReads& reads() { return reads_; }
 
   // The host of a document for the share rule: its first URL's (by url id); "" without one.
   StatusOr<std::string> HostOfDocument(DocId doc);
@@ -57,6 +92,9 @@ class TemplateJudge {
                                std::string_view host_a, std::string_view host_b, size_t max_spans);
   // One chunk's verdict and the figures behind it, for a document on `host`.
   Status Explain(uint64_t hash, std::string_view host, ChunkTemplate* out);
+  // The same for each of `chunks` (a document's, in order), one ChunkTemplate each.
+  StatusOr<std::vector<ChunkTemplate>> ExplainAll(std::span<const dedup::Chunk> chunks,
+                                                  std::string_view host);
   // Issue 34, containment candidates: the documents holding chunk `hash`, or nullptr when it is
   // template by a mark or by the document limit (the host-share rule is left to Common).
   StatusOr<const std::vector<DocId>*> DocumentsOf(uint64_t hash);
@@ -75,21 +113,22 @@ class TemplateJudge {
   };
   // Caches bounded by this many entries (cleared when full).
   static constexpr size_t kMaxCachedChunks = size_t{1} << 16;
-  // The chunk's state: marked, or its postings in the B-tree, then in `buffer_`, then in `batch_`.
+  // The chunk's state: marked, or its postings as stored, then in `batch_`.
   StatusOr<const ChunkState*> State(uint64_t hash);
   Status ReadStoredState(uint64_t hash, ChunkState* state);
+  // Tells the reads which of `hashes` the judge has not cached (ChunkReads::WillAskChunks).
+  Status Prefetch(std::span<const uint64_t> hashes);
   // The URLs of `host`, counted up to `limit` (and to HostPagesCap(), whichever is less).
   StatusOr<uint64_t> HostPages(std::string_view host, uint64_t limit);
   uint64_t HostPagesCap() const;
   StatusOr<bool> IsTemplate(uint64_t hash, std::string_view host_a, std::string_view host_b);
   StatusOr<bool> OverHostShare(const ChunkState& c, std::string_view host, ChunkTemplate* explain);
 
-  TxnOps& ops_;
+  std::unique_ptr<LmdbChunkReads> lmdb_;  // the reads of a judge made on a transaction
+  ChunkReads& reads_;
   const StoreOptions& options_;
-  const WriteBuffer* buffer_;
   const BatchChunkDocs* batch_;
-  Cursor chunk_docs_, doc_urls_;
-  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (B-tree and buffer_, not batch_)
+  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (not batch_'s)
   ChunkState merged_;                                // State's answer with batch_'s postings
   std::unordered_map<DocId, std::string> hosts_;
   struct HostCount {
@@ -98,6 +137,15 @@ class TemplateJudge {
   };
   std::unordered_map<std::string, HostCount> host_pages_;
 };
+
+// Bytes in common of two documents (both stored), template chunks left out, through `judge`'s
+// reads: the answer of Store::BytesInCommon on every backend.
+StatusOr<CommonBytes> DocumentsInCommon(TemplateJudge& judge, DocId a, DocId b, size_t max_spans);
+
+// The mark of cluster `root` whose members are `members` (at least 2, in increasing order): the
+// chunks two or more of them hold, by hash (Store::MarkTemplate on every backend).
+StatusOr<TemplateMark> MarkOfCluster(ChunkReads& reads, ClusterId root,
+                                     std::span<const DocId> members);
 
 // Format 9 -> 10: `template_marks` and `template_chunks` are created empty by Open; nothing else
 // changes. Kept as a step of its own for the upgrade chain.

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "redis/backend_store.h"
 #include "redis/cluster_client.h"
 #include "redis/layout.h"
 #include "redis/record.h"
@@ -132,8 +133,21 @@ struct Bits {
   int feature, super, sample, fingerprint;
 };
 
+// Content-defined chunks of page j (issue 32 on the cluster): 35 chunks of 486 bytes, the
+// default chunking's figures on the benchmark corpus (docs/PERFORMANCE.md); a family's pages
+// share all but 4 of them (near-copies at ~0.9), unrelated pages none.
+std::vector<dedup::Chunk> ChunksOf(uint64_t j) {
+  const uint64_t family = g_unrelated ? j : j / 4;
+  std::vector<dedup::Chunk> out;
+  for (uint64_t i = 0; i < 35; ++i) {
+    const bool own = g_unrelated || i % 9 == j % 4;
+    out.push_back({store::testing::Mix((own ? j << 32 : family << 8) ^ (i + 1) ^ 0xc4c4), 486});
+  }
+  return out;
+}
+
 void Run(ClusterClient& client, uint64_t docs, Layout layout, Record records, bool verify,
-         const Bits& bits, const std::string& label) {
+         const Bits& bits, const std::string& label, bool with_chunks = false) {
   auto flushed = client.RunOnMasters({"FLUSHALL"});
   if (!flushed.ok()) Die(flushed.status());
   const std::string listpack_value = records == Record::kRedisBuckets ? "2048" : "64";
@@ -210,6 +224,15 @@ void Run(ClusterClient& client, uint64_t docs, Layout layout, Record records, bo
       std::string bytes = store::internal::EncodeDocument(rec);
       record_bytes += bytes.size();
       batch.push_back(Command{.args = {"SET", "d:" + std::to_string(doc), std::move(bytes)}});
+    }
+    if (with_chunks) {
+      // As Apply files them (redis/backend_chunks.cc): the record in buckets of 16, a posting per
+      // distinct chunk in the sample postings' bucket bits.
+      const std::vector<dedup::Chunk> chunks = ChunksOf(j);
+      batch.push_back(redis::chunks::PutRecord(doc, chunks, false));
+      for (Command& c : redis::chunks::FilePostings(doc, chunks, bits.sample)) {
+        batch.push_back(std::move(c));
+      }
     }
     if (verify && records == Record::kLmdb) {
       std::string bytes;
@@ -306,5 +329,7 @@ int main(int argc, char** argv) {
       "packed + redis record in buckets of 16");
   Run(**client, docs, Layout::kPacked, Record::kRedisBuckets, true, bits,
       "packed + redis record + verify, buckets of 16");
+  Run(**client, docs, Layout::kPacked, Record::kRedisBuckets, false, bits,
+      "packed + redis record, buckets + chunks", true);
   return 0;
 }

@@ -369,5 +369,35 @@ TEST_F(RedisServeTest, ChangeReportAndLostAndFoundOnTheCluster) {
   EXPECT_EQ(j["unchanged"], 1) << out;
 }
 
+// Chunks on the cluster (issue 32; docs/REDIS.md, "Chunks and templates"): chunking is on by
+// default there too; a near-copy's match carries its bytes in common, and bytes in common and
+// template marks answer on the cluster.
+TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {
+  std::unique_ptr<Daemon> d = Start();
+  ASSERT_GT(d->port(), 0);
+  const std::string a = ReadWholeFile(kSamples + "page-a.html");
+  const std::string b = ReadWholeFile(kSamples + "page-b.html");
+  json j = Post(*d, "https://example.com/a", a);
+  const int doc_a = j["doc"];
+  j = Post(*d, "https://example.com/b", b);
+  const int doc_b = j["doc"];
+  ASSERT_FALSE(j["matches"].empty()) << j;
+  EXPECT_GT(j["matches"][0]["common"]["shared_bytes"].get<int>(), 0) << j;
+  HttpResponse r = Get(*d, "/v1/documents/" + std::to_string(doc_b) + "/common/" +
+                               std::to_string(doc_a) + "?limit=2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_GT(json::parse(r.body)["common"]["shared_bytes"].get<int>(), 0) << r.body;
+  // A lexical equivalent of a (a comment added): a new document in a's cluster, with a's chunks.
+  j = Post(*d, "https://example.com/a2", a + "\n<!-- the same text -->\n");
+  EXPECT_EQ(j["verdict"], "duplicate") << j;
+  HttpClient client(d->port());
+  r = client.Request("POST", "/v1/clusters/" + std::to_string(doc_a) + "/template", "", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_GT(json::parse(r.body)["chunks"].get<int>(), 0) << r.body;
+  r = Get(*d, "/v1/templates");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("\"members\":2"), std::string::npos) << r.body;
+}
+
 }  // namespace
 }  // namespace shingled::testing

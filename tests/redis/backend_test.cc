@@ -359,17 +359,23 @@ TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   EXPECT_TRUE(list->urls.empty());
   EXPECT_EQ(redis->Lost("https://a.example/").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(redis->BytesInCommon(1, 2).status().code(), StatusCode::kUnimplemented);
+  store::ClusterReportTotals totals;
+  const Status report = redis->StreamClusterReport(
+      {}, [](const store::ClusterReportCluster&) { return OkStatus(); }, &totals);
+  EXPECT_EQ(report.code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(report.message(),
+            "StreamClusterReport is not supported by the redis-cluster backend yet");
   EXPECT_EQ(redis->Backup("/tmp/x").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(redis->SetMaxMapSize(1).code(), StatusCode::kFailedPrecondition);
   EXPECT_TRUE(redis->WriteRoom().ok());
-  // Chunking on: refused at open.
+  // Chunking on, on a state made with it off: refused at open (the chunking is in `meta`).
   dedup::SketchParams chunked;
   auto context = dedup::SketchContext::Create(chunked);
   ASSERT_TRUE(context.ok());
   auto refused = OpenRedisClusterStore(RedisOptions(), {}, **context);
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("chunking"), std::string::npos);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("param.chunk_input"), std::string::npos)
+      << refused.status().message();
   // Other params or bucket bits than the state was made with.
   dedup::SketchParams other = params_;
   other.shingle_size = 5;
