@@ -374,14 +374,18 @@ TEST(CrashRoundsTest, SigkillAtRandomMomentsLosesNoAcknowledgedPage) {
         EXPECT_EQ(RunCli("check --store " + backup_dest, &out), 0) << out;
       } else {
         EXPECT_EQ(backup_exit, 128 + SIGKILL) << ReadWholeFile(dir.path() + "/backup.log");
-        EXPECT_FALSE(has_store) << "a killed backup left a data.mdb";
-        // What it left is no obstacle: the backup again, into the same directory, is a store.
+        // data.mdb appears only by the rename of a finished, synced copy: a kill after the
+        // rename (before the exit) leaves a whole store; a kill before it leaves none, and what
+        // it left is no obstacle to taking the backup again into the same directory.
         std::string out;
-        EXPECT_EQ(RunCli("backup --store " + store_dir + " " + backup_dest, &out), 0) << out;
+        if (!has_store) {
+          EXPECT_EQ(RunCli("backup --store " + store_dir + " " + backup_dest, &out), 0) << out;
+        }
         EXPECT_EQ(RunCli("check --store " + backup_dest, &out), 0) << out;
       }
-      std::printf("  backup: %s\n",
-                  backup_exit == 0 ? "finished before the kill" : "killed, then taken again");
+      std::printf("  backup: %s\n", backup_exit == 0 ? "finished before the kill"
+                                    : has_store      ? "killed after its rename, a whole store"
+                                                     : "killed, then taken again");
     }
     const size_t round_acked = ledger.TakeRoundAcks();
     std::printf("round %" PRIu64
