@@ -469,10 +469,6 @@ RedisClusterStore::RedisClusterStore(std::unique_ptr<ClusterClient> client,
 
 RedisClusterStore::~RedisClusterStore() = default;
 
-Status RedisClusterStore::NotSupported(std::string_view method) {
-  return UnimplementedError(
-      std::string(method).append(" is not supported by the redis-cluster backend yet"));
-}
 Status RedisClusterStore::Race(std::string message) {
   race_ = true;
   ++races_;
@@ -1956,7 +1952,8 @@ StatusOr<store::ClusterMembersPage> RedisClusterStore::ClusterPage(DocId any_mem
 Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
                                           const std::vector<uint64_t>& indexed, DocId exclude,
                                           size_t max_candidates, std::vector<DocId>* out,
-                                          bool* truncated, uint64_t* left_out) const {
+                                          bool* truncated, uint64_t* left_out,
+                                          std::span<const DocId> reserved) const {
   std::vector<std::pair<DocId, uint32_t>> hits;
   // The sample values (indexed), a common value skipped.
   std::vector<Command> cmds;
@@ -1992,6 +1989,12 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
     }
   }
   if (exclude != 0) std::erase_if(hits, [exclude](const auto& h) { return h.first == exclude; });
+  if (!reserved.empty()) {
+    std::erase_if(hits, [&](const auto& h) {
+      return std::find(reserved.begin(), reserved.end(), h.first) != reserved.end();
+    });
+    max_candidates -= std::min(reserved.size(), max_candidates);
+  }
   std::vector<DocId>& docs = *out;
   docs.clear();
   for (const auto& h : hits) docs.push_back(h.first);
@@ -2010,22 +2013,51 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
 // The similarity queries: LMDB's FindQueryCandidates and SimilarIn on the Redis records.
 StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     const dedup::Sketch& query_sketch, bool query_is_record, const std::vector<uint64_t>& indexed,
-    DocId exclude, const store::QueryOptions& query) const {
+    std::span<const dedup::Chunk> chunks, DocId exclude, const store::QueryOptions& query) const {
   std::vector<store::SimilarDoc> out;
   if (query_sketch.empty()) return out;
   const dedup::Sketch sketch = query_is_record ? query_sketch : Cut(query_sketch);
+  // Issue 34: the containment candidates, found through the chunks, have their room first.
+  std::vector<store::internal::ContainmentCandidate> containment;
+  SHINGLED_RETURN_IF_ERROR(QueryContainment(chunks, exclude, &containment));
+  std::vector<DocId> reserved;
+  for (const auto& c : containment) reserved.push_back(c.doc);
   std::vector<DocId> docs;
   bool truncated = false;
   SHINGLED_RETURN_IF_ERROR(QueryCandidates(query_sketch, indexed, exclude, options_.max_candidates,
-                                           &docs, &truncated, query.candidates_left_out));
+                                           &docs, &truncated, query.candidates_left_out, reserved));
+  docs.insert(docs.end(), reserved.begin(), reserved.end());
+  std::sort(docs.begin(), docs.end());
   StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords(docs, false);
   if (!recs.ok()) return recs.status();
   const size_t k = static_cast<size_t>(params_.verify_sample_size);
   for (DocId cand : docs) {
     auto it = recs->find(cand);
-    if (it == recs->end() || it->second.rep != 0) continue;
-    dedup::Sketch a = sketch, other = SketchOfRecord(it->second);
-    MaskPair(&a.sample, &other.sample);
+    if (it == recs->end()) continue;
+    const bool has_sketch = it->second.rep == 0;
+    dedup::Sketch a = sketch, other;
+    if (has_sketch) {
+      other = SketchOfRecord(it->second);
+      MaskPair(&a.sample, &other.sample);
+    }
+    const auto cc = std::find_if(containment.begin(), containment.end(),
+                                 [cand](const auto& x) { return x.doc == cand; });
+    if (cc != containment.end() && store::internal::ContainmentRelation(cc->common)) {
+      // Issue 34: a containment candidate, estimated from its bytes in common (as LMDB's).
+      store::SimilarDoc s;
+      s.doc = cand;
+      s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(a, other) : 0;
+      s.containment_of_query = cc->common.share_a;
+      s.containment_in_query = cc->common.share_b;
+      s.containment_from = store::ContainmentSource::kChunks;
+      s.features_in_common = has_sketch ? dedup::FeaturesInCommon(a, other) : 0;
+      if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) >=
+          query.threshold) {
+        out.push_back(std::move(s));
+      }
+      continue;
+    }
+    if (!has_sketch) continue;
     store::SimilarDoc s;
     s.doc = cand;
     const bool known = !it->second.verify_sample.empty();
@@ -2049,6 +2081,8 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     return a.doc < b.doc;
   });
   if (out.size() > query.limit) out.resize(query.limit);
+  // Issue 32: each result's bytes in common with the query.
+  SHINGLED_RETURN_IF_ERROR(QueryCommon(exclude, chunks, &out));
   // Each result's cluster, and the URL that most recently showed it (the smallest url id on
   // equal dates).
   std::vector<DocId> ids;
@@ -2104,7 +2138,9 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToDocument(
   std::vector<uint64_t> indexed;
   StatusOr<dedup::Sketch> sketch = QuerySketch(doc, &indexed);
   if (!sketch.ok()) return sketch.status();
-  return SimilarIn(*sketch, true, indexed, doc, query);
+  std::vector<dedup::Chunk> chunks;
+  SHINGLED_RETURN_IF_ERROR(ChunksOfDocument(doc, &chunks));
+  return SimilarIn(*sketch, true, indexed, chunks, doc, query);
 }
 
 StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
@@ -2124,7 +2160,9 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
   std::vector<uint64_t> indexed;
   StatusOr<dedup::Sketch> sketch = QuerySketch(doc, &indexed);
   if (!sketch.ok()) return sketch.status();
-  return SimilarIn(*sketch, true, indexed, doc, query);
+  std::vector<dedup::Chunk> chunks;
+  SHINGLED_RETURN_IF_ERROR(ChunksOfDocument(doc, &chunks));
+  return SimilarIn(*sketch, true, indexed, chunks, doc, query);
 }
 
 StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToSketch(
@@ -2138,7 +2176,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToSketch(
     if (store::internal::IndexedSampleValue(v, sketch.sample.log2_modulus)) indexed.push_back(v);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  return SimilarIn(sketch, false, indexed, 0, query);
+  return SimilarIn(sketch, false, indexed, sketch.chunks, 0, query);
 }
 
 StatusOr<store::StoreStats> RedisClusterStore::Stats() const {
@@ -2365,6 +2403,8 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
       if (!recs.count(root)) problem("cluster root " + Dec(root) + " has no record");
     }
   }
+  // The chunk records and the template marks (redis/backend_chunks.cc).
+  SHINGLED_RETURN_IF_ERROR(CheckChunks([&](DocId doc) { return recs.count(doc) > 0; }, problem));
   return problems;
 }
 
@@ -2377,12 +2417,6 @@ Status RedisClusterStore::health() const { return OkStatus(); }
 
 StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
   return LmdbOnly("WarmMap");
-}
-Status RedisClusterStore::StreamClusterReport(
-    const store::ClusterReportOptions&,
-    const std::function<Status(const store::ClusterReportCluster&)>&, store::ClusterReportTotals*,
-    const store::RepoReportProgress&) const {
-  return NotSupported("StreamClusterReport");
 }
 Status RedisClusterStore::Backup(const std::string&) const { return LmdbOnly("Backup"); }
 void RedisClusterStore::FailNextCommitForTesting(int) {}

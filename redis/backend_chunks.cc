@@ -4,9 +4,14 @@
 // MarkOfCluster), run over ChunkReadsOnCluster: the same questions, read in pipelined rounds.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "redis/backend_store.h"
 #include "redis/layout.h"
@@ -330,6 +335,37 @@ StatusOr<store::CommonBytes> RedisClusterStore::BytesInCommon(DocId a, DocId b,
   return store::internal::DocumentsInCommon(judge, a, b, max_spans);
 }
 
+Status RedisClusterStore::ChunksOfDocument(DocId doc, std::vector<dedup::Chunk>* out) const {
+  ChunkReadsOnCluster reads(*this);
+  bool known = false;
+  return reads.Chunks(doc, out, &known);
+}
+
+Status RedisClusterStore::QueryContainment(
+    std::span<const dedup::Chunk> chunks, DocId exclude,
+    std::vector<store::internal::ContainmentCandidate>* out) const {
+  out->clear();
+  if (chunks.empty()) return OkStatus();
+  ChunkReadsOnCluster reads(*this);
+  store::internal::TemplateJudge judge(reads, options_);
+  std::string host;
+  if (exclude != 0) {
+    StatusOr<std::string> h = judge.HostOfDocument(exclude);
+    if (!h.ok()) return h.status();
+    host = std::move(*h);
+  }
+  return store::internal::FindContainment(options_, judge, chunks, host, exclude,
+                                          store::internal::ContainmentRoom(options_.max_candidates),
+                                          out);
+}
+
+Status RedisClusterStore::QueryCommon(DocId query_doc, std::span<const dedup::Chunk> chunks,
+                                      std::vector<store::SimilarDoc>* results) const {
+  ChunkReadsOnCluster reads(*this);
+  store::internal::TemplateJudge judge(reads, options_);
+  return store::internal::FillSimilarCommon(judge, query_doc, chunks, results);
+}
+
 StatusOr<std::vector<store::ChunkTemplate>> RedisClusterStore::ChunkTemplates(DocId doc) const {
   std::lock_guard<std::mutex> lock(mu_);
   SHINGLED_RETURN_IF_ERROR(DocumentExists(doc));
@@ -440,6 +476,224 @@ StatusOr<std::vector<store::TemplateMark>> RedisClusterStore::TemplateMarks(Clus
   });
   if (out.size() > limit) out.resize(limit);
   return out;
+}
+
+// --- Check's part (LMDB's invariants 11 and 12, as far as the cluster can be walked) ---
+
+Status RedisClusterStore::CheckChunks(const std::function<bool(DocId)>& has_record,
+                                      const std::function<void(std::string)>& problem) const {
+  StatusOr<DocId> last = LastDocId();
+  if (!last.ok()) return last.status();
+  // 1. Each chunk record decodes, is a stored document's, and each of its distinct chunks has
+  // the document in its postings. (The other way, every posting backed by a record, would walk
+  // 2^bits.sample buckets: not checked.) 64 buckets of 16 records a round, then their postings.
+  constexpr uint64_t kBuckets = 64;
+  const uint64_t buckets = (*last >> 4) + 1;
+  std::vector<dedup::Chunk> record;
+  for (uint64_t first = 0; first < buckets && *last != 0; first += kBuckets) {
+    std::vector<Command> cmds;
+    for (uint64_t b = first; b < std::min(buckets, first + kBuckets); ++b) {
+      cmds.push_back(Cmd({"HGETALL", DocChunksKey(b << 4)}));
+    }
+    StatusOr<std::vector<Reply>> r = client_->Pipeline(cmds);
+    if (!r.ok()) return r.status();
+    std::vector<std::pair<DocId, uint64_t>> filed;  // (document, chunk) to find in the postings
+    cmds.clear();
+    for (const Reply& bucket : *r) {
+      for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+        DocId doc = 0;
+        if (!ParseU64(bucket.elements[i].str, &doc)) {
+          problem("a chunk record bucket has the field \"" + bucket.elements[i].str + "\"");
+          continue;
+        }
+        if (Status s = store::internal::DecodeDocChunks(bucket.elements[i + 1].str, &record);
+            !s.ok()) {
+          problem("chunks of document " + Dec(doc) + ": " + std::string(s.message()));
+          continue;
+        }
+        if (!has_record(doc)) problem("chunks of document " + Dec(doc) + ", which has no record");
+        for (uint64_t hash : Distinct(record)) {
+          filed.emplace_back(doc, hash);
+          cmds.push_back(
+              ListCommand(kGetPostingScript, Relation::kChunk, hash, redis_.sample_bits, {}));
+        }
+      }
+    }
+    StatusOr<std::vector<Reply>> lists = client_->Pipeline(cmds);
+    if (!lists.ok()) return lists.status();
+    for (size_t j = 0; j < filed.size(); ++j) {
+      StatusOr<std::vector<uint64_t>> docs = ParsePostingList((*lists)[j]);
+      if (!docs.ok()) return docs.status();
+      if (std::find(docs->begin(), docs->end(), filed[j].first) == docs->end()) {
+        problem("document " + Dec(filed[j].first) + ": its chunk " + Dec(filed[j].second) +
+                " does not list it");
+      }
+    }
+  }
+  // 2. Each mark decodes and its chunks' entries name its cluster; 3. each entry is its
+  // cluster's mark's (the marked chunks' 2^8 buckets are walked).
+  auto all = client_->Run(Cmd({"HGETALL", kMarksKey}));
+  if (!all.ok()) return all.status();
+  std::map<ClusterId, std::set<uint64_t>> marks;  // cluster -> its marked chunks
+  std::vector<std::pair<ClusterId, uint64_t>> marked;
+  std::vector<Command> cmds;
+  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+    ClusterId cluster = 0;
+    if (!ParseU64(all->elements[i].str, &cluster)) {
+      problem("a template mark's field is \"" + all->elements[i].str + "\", not a cluster id");
+      continue;
+    }
+    store::TemplateMark mark;
+    if (Status s = store::internal::DecodeTemplateMark(all->elements[i + 1].str, &mark); !s.ok()) {
+      problem("template mark of cluster " + Dec(cluster) + ": " + std::string(s.message()));
+      continue;
+    }
+    for (const dedup::Chunk& c : mark.chunks) {
+      marks[cluster].insert(c.hash);
+      marked.emplace_back(cluster, c.hash);
+      cmds.push_back(
+          ListCommand(kGetPostingScript, Relation::kTemplate, c.hash, kTemplateBits, {}));
+    }
+  }
+  StatusOr<std::vector<Reply>> entries = client_->Pipeline(cmds);
+  if (!entries.ok()) return entries.status();
+  for (size_t j = 0; j < marked.size(); ++j) {
+    StatusOr<std::vector<uint64_t>> clusters = ParsePostingList((*entries)[j]);
+    if (!clusters.ok()) return clusters.status();
+    if (std::find(clusters->begin(), clusters->end(), marked[j].first) == clusters->end()) {
+      problem("template mark of cluster " + Dec(marked[j].first) + ": its chunk " +
+              Dec(marked[j].second) + " has no entry");
+    }
+  }
+  cmds.clear();
+  for (uint64_t b = 0; b < (uint64_t{1} << kTemplateBits); ++b) {
+    cmds.push_back(
+        Cmd({"HGETALL", BucketKey(Relation::kTemplate, b << (64 - kTemplateBits), kTemplateBits)}));
+  }
+  StatusOr<std::vector<Reply>> buckets_of_entries = client_->Pipeline(cmds);
+  if (!buckets_of_entries.ok()) return buckets_of_entries.status();
+  for (uint64_t b = 0; b < (uint64_t{1} << kTemplateBits); ++b) {
+    const Reply& bucket = (*buckets_of_entries)[b];
+    for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+      if (bucket.elements[i].str.size() != (64 - kTemplateBits + 7) / 8) {
+        problem("a template chunk bucket has a field of " + Dec(bucket.elements[i].str.size()) +
+                " bytes");
+        continue;
+      }
+      // The chunk: the bucket's bits, then the field's (ValueField: the low bits, big-endian).
+      uint64_t low = 0;
+      for (unsigned char byte : bucket.elements[i].str) low = (low << 8) | byte;
+      const uint64_t hash = (b << (64 - kTemplateBits)) | low;
+      Reply list = bucket.elements[i + 1];
+      if (list.str == "*") {
+        auto spilled = client_->Run(Cmd(
+            {"GET", BucketKey(Relation::kTemplate, hash, kTemplateBits) + bucket.elements[i].str}));
+        if (!spilled.ok()) return spilled.status();
+        list = *spilled;
+      }
+      StatusOr<std::vector<uint64_t>> clusters = ParsePostingList(list);
+      if (!clusters.ok()) return clusters.status();
+      for (ClusterId c : *clusters) {
+        auto m = marks.find(c);
+        if (m == marks.end() || !m->second.contains(hash)) {
+          problem("the entry of template chunk " + Dec(hash) + " names cluster " + Dec(c) +
+                  ", whose mark does not hold it");
+        }
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// --- the clusters report's reads (store::internal::ListingReads; backend_listings.cc) ---
+
+Status RedisClusterStore::ReportChunkPostings(
+    const std::function<void(uint64_t, DocId)>& visit) const {
+  StatusOr<DocId> last = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return LastDocId();
+  }();
+  if (!last.ok()) return last.status();
+  // The chunk records (16 documents a bucket) of every document id up to `next:doc`, kBuckets
+  // buckets per round: (chunk, document) for each distinct chunk of each, sorted by chunk.
+  constexpr uint64_t kBuckets = 64;
+  std::vector<std::pair<uint64_t, DocId>> postings;
+  std::vector<dedup::Chunk> record;
+  const uint64_t buckets = (*last >> 4) + 1;
+  for (uint64_t first = 0; first < buckets && *last != 0; first += kBuckets) {
+    std::vector<Command> cmds;
+    for (uint64_t b = first; b < std::min(buckets, first + kBuckets); ++b) {
+      cmds.push_back(Cmd({"HGETALL", DocChunksKey(b << 4)}));
+    }
+    StatusOr<std::vector<Reply>> r = [&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return client_->Pipeline(cmds);
+    }();
+    if (!r.ok()) return r.status();
+    for (const Reply& bucket : *r) {
+      for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+        DocId doc = 0;
+        if (!ParseU64(bucket.elements[i].str, &doc)) {
+          return DataLossError("redis: a chunk record's field is not a document id");
+        }
+        if (Status s = store::internal::DecodeDocChunks(bucket.elements[i + 1].str, &record);
+            !s.ok()) {
+          return DataLossError("redis: chunks of document " + Dec(doc) + ": " +
+                               std::string(s.message()));
+        }
+        for (uint64_t hash : Distinct(record)) postings.emplace_back(hash, doc);
+      }
+    }
+  }
+  std::sort(postings.begin(), postings.end());
+  for (const auto& [hash, doc] : postings) visit(hash, doc);
+  return OkStatus();
+}
+
+Status RedisClusterStore::ReportChunks(std::span<const DocId> docs,
+                                       std::vector<std::vector<dedup::Chunk>>* out) const {
+  out->assign(docs.size(), {});
+  std::lock_guard<std::mutex> lock(mu_);
+  ChunkReadsOnCluster reads(*this);
+  SHINGLED_RETURN_IF_ERROR(reads.WillAskChunksOf(docs));
+  for (size_t i = 0; i < docs.size(); ++i) {
+    bool known = false;
+    SHINGLED_RETURN_IF_ERROR(reads.Chunks(docs[i], &(*out)[i], &known));
+  }
+  return OkStatus();
+}
+
+Status RedisClusterStore::ReportCommon(std::span<const std::pair<DocId, DocId>> pairs,
+                                       std::vector<store::CommonBytes>* out) const {
+  out->clear();
+  if (pairs.empty()) return OkStatus();
+  std::vector<DocId> docs;
+  for (const auto& [a, b] : pairs) docs.insert(docs.end(), {a, b});
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  // One judge for every pair: the documents' chunks and first URLs, then their chunks' postings
+  // and marks, in three rounds (and a count per host), before the first pair is judged.
+  std::lock_guard<std::mutex> lock(mu_);
+  ChunkReadsOnCluster reads(*this);
+  SHINGLED_RETURN_IF_ERROR(reads.WillAskChunksOf(docs));
+  SHINGLED_RETURN_IF_ERROR(reads.WillAskUrls(docs));
+  std::vector<uint64_t> hashes;
+  std::vector<dedup::Chunk> chunks;
+  for (DocId d : docs) {
+    bool known = false;
+    SHINGLED_RETURN_IF_ERROR(reads.Chunks(d, &chunks, &known));
+    for (const dedup::Chunk& c : chunks) hashes.push_back(c.hash);
+  }
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  SHINGLED_RETURN_IF_ERROR(reads.WillAskChunks(hashes));
+  store::internal::TemplateJudge judge(reads, options_);
+  for (const auto& [a, b] : pairs) {
+    StatusOr<store::CommonBytes> common = store::internal::DocumentsInCommon(judge, a, b, 0);
+    if (!common.ok()) return common.status();
+    out->push_back(std::move(common).value());
+  }
+  return OkStatus();
 }
 
 // --- a batch's pages (Apply) ---

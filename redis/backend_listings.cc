@@ -238,6 +238,17 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
     return OkStatus();
   }
 
+  Status ForEachChunkPosting(const std::function<void(uint64_t, DocId)>& visit) override {
+    return s_.ReportChunkPostings(visit);
+  }
+  Status Chunks(std::span<const DocId> docs, std::vector<std::vector<dedup::Chunk>>* out) override {
+    return s_.ReportChunks(docs, out);
+  }
+  Status Common(std::span<const DocId> /*docs*/, std::span<const std::pair<DocId, DocId>> pairs,
+                std::vector<store::CommonBytes>* out) override {
+    return s_.ReportCommon(pairs, out);
+  }
+
  private:
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& cmds) const {
     if (cmds.empty()) return std::vector<Reply>();
@@ -307,6 +318,14 @@ Status RedisClusterStore::StreamIdenticalReport(
     const store::RepoReportProgress& progress) const {
   ListingReadsOnCluster reads(*this);
   return store::internal::StreamIdenticalReport(reads, options, totals, set, progress);
+}
+
+Status RedisClusterStore::StreamClusterReport(
+    const store::ClusterReportOptions& options,
+    const std::function<Status(const store::ClusterReportCluster&)>& cluster,
+    store::ClusterReportTotals* totals, const store::RepoReportProgress& progress) const {
+  ListingReadsOnCluster reads(*this);
+  return store::internal::StreamClusterReport(reads, options, cluster, totals, progress);
 }
 
 }  // namespace shingled::redis

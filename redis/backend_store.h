@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dedup/chunker.h"
@@ -192,7 +193,6 @@ class RedisClusterStore final : public store::Store {
   Status VerifyKeyFilterForTesting() override;
 
  private:
-  static Status NotSupported(std::string_view method);
   static Status LmdbOnly(std::string_view method);
 
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
@@ -223,10 +223,12 @@ class RedisClusterStore final : public store::Store {
                                          uint64_t* size) const;
   // A document's sketch as its record keeps it, and its indexed sample values in full.
   StatusOr<dedup::Sketch> QuerySketch(store::DocId doc, std::vector<uint64_t>* indexed) const;
-  // `indexed`: the query's indexed sample values in full (looked up in the sample postings).
+  // `indexed`: the query's indexed sample values in full (looked up in the sample postings);
+  // `chunks`: the query's (its containment candidates and each result's bytes in common).
   StatusOr<std::vector<store::SimilarDoc>> SimilarIn(const dedup::Sketch& sketch,
                                                      bool query_is_record,
                                                      const std::vector<uint64_t>& indexed,
+                                                     std::span<const dedup::Chunk> chunks,
                                                      store::DocId exclude,
                                                      const store::QueryOptions& query) const;
 
@@ -249,21 +251,50 @@ class RedisClusterStore final : public store::Store {
   friend class ListingReadsOnCluster;
   // The last document id reserved (`next:doc`; 0 when none). REQUIRES: mu_ held.
   StatusOr<store::DocId> LastDocId() const;
+  // The clusters report's reads (redis/backend_chunks.cc), each taking mu_ itself:
+  // ListingReads::ForEachChunkPosting from the documents' chunk records (the postings are keyed
+  // by bucket of hash, which no walk could go through): every (chunk, document) held in memory
+  // and sorted, 16 bytes each.
+  Status ReportChunkPostings(const std::function<void(uint64_t, store::DocId)>& visit) const;
+  // ListingReads::Chunks: the chunk records of `docs`, in one round.
+  Status ReportChunks(std::span<const store::DocId> docs,
+                      std::vector<std::vector<dedup::Chunk>>* out) const;
+  // ListingReads::Common: bytes in common of `pairs` through one template judge.
+  Status ReportCommon(std::span<const std::pair<store::DocId, store::DocId>> pairs,
+                      std::vector<store::CommonBytes>* out) const;
 
   // --- the reports and lost and found (redis/backend_reports.cc) ---
   // The store::internal::ReportReads of the cluster: pipelined rounds, mu_ held per round.
   class Reads;
   // The candidate search of SimilarIn (LMDB's FindQueryCandidates) from a sketch's features and
-  // its indexed sample values in full, at most `max_candidates`. REQUIRES: mu_ held.
+  // its indexed sample values in full, at most `max_candidates` less the `reserved` ones (left
+  // out: the containment candidates, scored anyway). REQUIRES: mu_ held.
   Status QueryCandidates(const dedup::Sketch& query_sketch, const std::vector<uint64_t>& indexed,
                          store::DocId exclude, size_t max_candidates,
-                         std::vector<store::DocId>* out, bool* truncated, uint64_t* left_out) const;
+                         std::vector<store::DocId>* out, bool* truncated, uint64_t* left_out,
+                         std::span<const store::DocId> reserved = {}) const;
 
   // --- chunks, bytes in common and templates (redis/backend_chunks.cc) ---
   // store::internal::ChunkReads on this store's pipelined rounds. REQUIRES: mu_ held while used.
   class ChunkReadsOnCluster;
   // Whether `doc` has a record (NotFound naming it when not). REQUIRES: mu_ held.
   Status DocumentExists(store::DocId doc) const;
+  // Check's part: each chunk record decodes, is the record of a document (`has_record`), and its
+  // chunks' postings list it; each template mark decodes and its chunks' entries name its
+  // cluster, and each entry is backed by its cluster's mark. REQUIRES: mu_ held.
+  Status CheckChunks(const std::function<bool(store::DocId)>& has_record,
+                     const std::function<void(std::string)>& problem) const;
+  // The similarity queries' part (LMDB's SimilarIn and FillSimilarCommon), each through a
+  // template judge of its own. REQUIRES: mu_ held.
+  // A document's chunks (none when it has no record of them).
+  Status ChunksOfDocument(store::DocId doc, std::vector<dedup::Chunk>* out) const;
+  // The containment candidates of a query's `chunks` (of document `exclude`; 0: a page not
+  // stored, without a host): store::internal::FindContainment.
+  Status QueryContainment(std::span<const dedup::Chunk> chunks, store::DocId exclude,
+                          std::vector<store::internal::ContainmentCandidate>* out) const;
+  // Each result's bytes in common with the query (store::internal::FillSimilarCommon).
+  Status QueryCommon(store::DocId query_doc, std::span<const dedup::Chunk> chunks,
+                     std::vector<store::SimilarDoc>* results) const;
   // The mark of `cluster` removed (its chunks' entries, then the mark); false when none.
   // REQUIRES: mu_ held.
   StatusOr<bool> DeleteMark(store::ClusterId cluster, store::TemplateMark* old);

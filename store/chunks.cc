@@ -262,11 +262,16 @@ Status FillMatchCommon(TemplateJudge& judge, std::string_view url,
   return OkStatus();
 }
 
-Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
-                         DocId query_doc, std::span<const dedup::Chunk> query,
+Status FillSimilarCommon(TemplateJudge& judge, DocId query_doc, std::span<const dedup::Chunk> query,
                          std::vector<SimilarDoc>* results) {
   if (query.empty()) return OkStatus();
-  TemplateJudge judge(ops, options, &buffer);
+  std::vector<DocId> docs;
+  for (const SimilarDoc& r : *results) docs.push_back(r.doc);
+  if (query_doc != 0) docs.push_back(query_doc);
+  if (!docs.empty()) {
+    SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskChunksOf(docs));
+    SHINGLED_RETURN_IF_ERROR(judge.reads().WillAskUrls(docs));
+  }
   std::string query_host;
   if (query_doc != 0) {
     StatusOr<std::string> host = judge.HostOfDocument(query_doc);
@@ -276,7 +281,7 @@ Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, const WriteBu
   std::vector<dedup::Chunk> other;
   bool known = false;
   for (SimilarDoc& r : *results) {
-    SHINGLED_RETURN_IF_ERROR(ReadChunks(ops, r.doc, &other, &known));
+    SHINGLED_RETURN_IF_ERROR(judge.reads().Chunks(r.doc, &other, &known));
     StatusOr<std::string> host = judge.HostOfDocument(r.doc);
     if (!host.ok()) return host.status();
     StatusOr<CommonBytes> common = judge.Common(query, other, query_host, *host, 0);

@@ -11,12 +11,16 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
+#include "store/internal/templates.h"
+#include "store/internal/write_buffer.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 
@@ -414,6 +418,38 @@ class LmdbListingReads final : public internal::ListingReads {
       if (!block.empty()) SHINGLED_RETURN_IF_ERROR(visit(block));
     }
     return OkStatus();
+  }
+
+  Status ForEachChunkPosting(const std::function<void(uint64_t, DocId)>& visit) override {
+    return internal::WalkLmdbChunkPostings(impl_, visit);
+  }
+
+  Status Chunks(std::span<const DocId> docs, std::vector<std::vector<dedup::Chunk>>* out) override {
+    out->assign(docs.size(), {});
+    return InTxn([&](TxnOps& ops) -> Status {
+      for (size_t i = 0; i < docs.size(); ++i) {
+        bool known = false;
+        SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, docs[i], &(*out)[i], &known));
+      }
+      return OkStatus();
+    });
+  }
+
+  // One template judge (and what it caches) for all the pairs, in one read transaction.
+  Status Common(std::span<const DocId> /*docs*/, std::span<const std::pair<DocId, DocId>> pairs,
+                std::vector<CommonBytes>* out) override {
+    out->clear();
+    return InTxn([&](TxnOps& ops) -> Status {
+      StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_.BufferFor(ops);
+      if (!buffer.ok()) return buffer.status();
+      internal::TemplateJudge judge(ops, impl_.options_, buffer->get());
+      for (const auto& [a, b] : pairs) {
+        StatusOr<CommonBytes> common = internal::DocumentsInCommon(judge, a, b, 0);
+        if (!common.ok()) return common.status();
+        out->push_back(std::move(common).value());
+      }
+      return OkStatus();
+    });
   }
 
  private:

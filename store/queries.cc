@@ -439,8 +439,8 @@ StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal:
   if (!results.ok()) return results;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl.BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(
-      internal::FillSimilarCommon(ops, impl.options_, **buffer, doc, chunks, &*results));
+  internal::TemplateJudge judge(ops, impl.options_, buffer->get());
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(judge, doc, chunks, &*results));
   return results;
 }
 
@@ -634,8 +634,8 @@ StatusOr<std::vector<SimilarDoc>> LmdbStore::SimilarToSketch(const dedup::Sketch
   if (!out.ok()) return out;
   StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = impl_->BufferFor(ops);
   if (!buffer.ok()) return buffer.status();
-  SHINGLED_RETURN_IF_ERROR(
-      internal::FillSimilarCommon(ops, impl_->options_, **buffer, 0, sketch.chunks, &*out));
+  internal::TemplateJudge judge(ops, impl_->options_, buffer->get());
+  SHINGLED_RETURN_IF_ERROR(internal::FillSimilarCommon(judge, 0, sketch.chunks, &*out));
   return out;
 }
 

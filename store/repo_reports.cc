@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "store/internal/chunks.h"
@@ -18,6 +20,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/listings.h"
 #include "store/internal/store_impl.h"
+#include "store/internal/write_buffer.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 
@@ -49,31 +52,6 @@ constexpr size_t kChunkEntriesPerTxn = 65536;
 
 void Count(std::atomic<uint64_t>* counter) {
   if (counter != nullptr) counter->fetch_add(1, std::memory_order_relaxed);
-}
-
-// The live URLs whose last version holds `doc` (in URL id order): their number, and the names
-// of the first `max_names` in `*names` (null: none).
-Status LiveUrls(TxnOps& ops, MDB_cursor* doc_urls, MDB_cursor* versions, DocId doc,
-                size_t max_names, uint64_t* live, std::vector<std::string>* names) {
-  *live = 0;
-  std::vector<uint64_t> ids;
-  size_t count = 0;
-  if (int rc = internal::ReadPostings(doc_urls, Key64(doc).view(), SIZE_MAX, &ids, &count);
-      rc != 0) {
-    return ops.Fail(rc, "doc_urls");
-  }
-  for (UrlId u : ids) {
-    uint32_t seq = 0;
-    StatusOr<VersionRecord> last = internal::LastVersion(ops, versions, u, &seq);
-    if (!last.ok()) return last.status();
-    if (last->doc != doc || !internal::LiveVersion(*last)) continue;
-    ++*live;
-    if (names == nullptr || names->size() >= max_names) continue;
-    std::string_view name;
-    SHINGLED_RETURN_IF_ERROR(ops.Get(ops.dbis().url_names, Key64(u).view(), &name, "url_names"));
-    names->emplace_back(name);
-  }
-  return OkStatus();
 }
 
 }  // namespace
@@ -195,9 +173,10 @@ class Components {
   std::vector<size_t> size_;
 };
 
-// A live member of the store cluster being analysed.
+// A live member of the partition being analysed.
 struct Member {
   ClusterReportDocument doc;
+  std::vector<UrlId> live;  // its live URLs, by id
   bool has_chunks = false;
 };
 
@@ -222,6 +201,88 @@ Status LmdbStore::StreamClusterReport(
     const ClusterReportOptions& options,
     const std::function<Status(const ClusterReportCluster&)>& cluster, ClusterReportTotals* totals,
     const RepoReportProgress& progress) const {
+  StatusOr<std::unique_ptr<internal::ListingReads>> reads =
+      internal::NewLmdbListingReads(*impl_, /*one_txn=*/false);
+  if (!reads.ok()) return reads.status();
+  return internal::StreamClusterReport(**reads, options, cluster, totals, progress);
+}
+
+// One walk of `chunk_docs`, whose entries put a chunk's documents next to each other, in read
+// transactions of about kChunkEntriesPerTxn entries (a chunk's entries never span two: they share
+// a key), with the write buffer's postings of the first transaction walked in step.
+Status internal::WalkLmdbChunkPostings(const StoreImpl& impl,
+                                       const std::function<void(uint64_t, DocId)>& visit) {
+  // The write buffer's `chunk_docs` postings (FORMAT.md, "The write buffer of chunk_docs"), of the
+  // first transaction, walked in step with the B-tree's: both are in (hash, document) order.
+  std::shared_ptr<const internal::WriteBuffer> buffer;
+  int slice = 0;
+  size_t at = 0;  // the next buffered posting: chunk_parts[slice]->entries()[at]
+  // Visits the buffered postings of chunks below `hash` (up to and including it when `inclusive`).
+  auto visit_buffered = [&](uint64_t hash, bool inclusive) {
+    while (slice < internal::kBufferSlices) {
+      const std::vector<internal::BufferEntry>& e = buffer->chunk_parts[slice]->entries();
+      if (at == e.size()) {
+        ++slice;
+        at = 0;
+        continue;
+      }
+      if (e[at].first > hash || (!inclusive && e[at].first == hash)) return;
+      visit(e[at].first, e[at].second);
+      ++at;
+    }
+  };
+  std::string next_key;  // empty: from the first
+  for (bool done = false; !done;) {
+    StatusOr<internal::ReadTxn> txn = impl.BeginRead();
+    if (!txn.ok()) return txn.status();
+    TxnOps ops(txn->txn.get(), impl.dbis_);
+    if (buffer == nullptr) {
+      StatusOr<std::shared_ptr<const internal::WriteBuffer>> b = impl.BufferFor(ops);
+      if (!b.ok()) return b.status();
+      buffer = std::move(b).value();
+    }
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0) {
+      return ops.Fail(rc, "chunk_docs cursor");
+    }
+    MDB_val k = Val(next_key), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, next_key.empty() ? MDB_FIRST : MDB_SET_RANGE);
+    size_t entries = 0;
+    std::string last_key;
+    std::optional<uint64_t> last_hash;
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != internal::kPostingKeySize || v.mv_size != internal::kPostingSize) {
+        return DataLossError("a chunk_docs entry is not 3 + 12 bytes");
+      }
+      const std::string_view key = internal::View(k);
+      if (key != last_key && entries >= kChunkEntriesPerTxn) {
+        next_key = std::string(key);
+        break;
+      }
+      last_key = std::string(key);
+      ++entries;
+      const uint64_t hash = internal::PostingValue(key, internal::View(v));
+      visit_buffered(hash, /*inclusive=*/false);
+      visit(hash, internal::PostingDoc(internal::View(v)));
+      last_hash = hash;
+    }
+    if (rc == MDB_NOTFOUND) {
+      done = true;
+      visit_buffered(UINT64_MAX, /*inclusive=*/true);
+    } else if (rc != 0) {
+      return ops.Fail(rc, "chunk_docs");
+    } else if (last_hash.has_value()) {
+      visit_buffered(*last_hash, /*inclusive=*/true);
+    }
+  }
+  return OkStatus();
+}
+
+// The clusters report over ListingReads (store/internal/listings.h), for both backends.
+Status internal::StreamClusterReport(
+    ListingReads& reads, const ClusterReportOptions& options,
+    const std::function<Status(const ClusterReportCluster&)>& cluster, ClusterReportTotals* totals,
+    const RepoReportProgress& progress) {
   if (options.min_bytes == 0 && options.min_share <= 0) {
     return InvalidArgumentError("min_bytes and min_share cannot both be 0: every pair would link");
   }
@@ -236,9 +297,7 @@ Status LmdbStore::StreamClusterReport(
   *totals = ClusterReportTotals{};
   ClusterReportTotals& t = *totals;
   // 1. The partitions (paper 003, section 2.5): documents joined through the chunks they share,
-  // chunks in more than max_chunk_docs documents left out. One walk of `chunk_docs`, whose
-  // entries put a chunk's documents next to each other, in read transactions of about
-  // kChunkEntriesPerTxn entries (a chunk's entries never span two: they share a key).
+  // chunks in more than max_chunk_docs documents left out, from one walk of the chunk postings.
   std::unordered_map<DocId, DocId> parent;  // a union-find over the documents that share a chunk
   auto find = [&](DocId x) {
     while (true) {
@@ -252,7 +311,8 @@ Status LmdbStore::StreamClusterReport(
   std::vector<DocId> docs_of_chunk;
   uint64_t current = 0;  // the chunk of docs_of_chunk
   auto flush = [&] {
-    // (A document moved from the buffer into the B-tree between two transactions is seen twice.)
+    // (A posting may come twice: on LMDB, a document moved from the write buffer into the B-tree
+    // between two transactions of the walk.)
     std::sort(docs_of_chunk.begin(), docs_of_chunk.end());
     docs_of_chunk.erase(std::unique(docs_of_chunk.begin(), docs_of_chunk.end()),
                         docs_of_chunk.end());
@@ -268,75 +328,12 @@ Status LmdbStore::StreamClusterReport(
     }
     docs_of_chunk.clear();
   };
-  auto add = [&](uint64_t hash, DocId doc) {
+  SHINGLED_RETURN_IF_ERROR(reads.ForEachChunkPosting([&](uint64_t hash, DocId doc) {
     if (!docs_of_chunk.empty() && hash != current) flush();
     current = hash;
     docs_of_chunk.push_back(doc);
-  };
-  // The write buffer's `chunk_docs` postings (FORMAT.md, "The write buffer of chunk_docs"), of the
-  // first transaction, walked in step with the B-tree's: both are in (hash, document) order.
-  std::shared_ptr<const internal::WriteBuffer> buffer;
-  int slice = 0;
-  size_t at = 0;  // the next buffered posting: chunk_parts[slice]->entries()[at]
-  // Adds the buffered postings of chunks below `hash` (up to and including it when `inclusive`).
-  auto add_buffered = [&](uint64_t hash, bool inclusive) {
-    while (slice < internal::kBufferSlices) {
-      const std::vector<internal::BufferEntry>& e = buffer->chunk_parts[slice]->entries();
-      if (at == e.size()) {
-        ++slice;
-        at = 0;
-        continue;
-      }
-      if (e[at].first > hash || (!inclusive && e[at].first == hash)) return;
-      add(e[at].first, e[at].second);
-      ++at;
-    }
-  };
-  {
-    std::string next_key;  // empty: from the first
-    for (bool done = false; !done;) {
-      StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
-      if (!txn.ok()) return txn.status();
-      TxnOps ops(txn->txn.get(), impl_->dbis_);
-      if (buffer == nullptr) {
-        StatusOr<std::shared_ptr<const internal::WriteBuffer>> b = impl_->BufferFor(ops);
-        if (!b.ok()) return b.status();
-        buffer = std::move(b).value();
-      }
-      Cursor c;
-      if (int rc = c.Open(ops.txn(), ops.dbis().chunk_docs); rc != 0) {
-        return ops.Fail(rc, "chunk_docs cursor");
-      }
-      MDB_val k = Val(next_key), v;
-      int rc = mdb_cursor_get(c.get(), &k, &v, next_key.empty() ? MDB_FIRST : MDB_SET_RANGE);
-      size_t entries = 0;
-      std::string last_key;
-      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-        if (k.mv_size != internal::kPostingKeySize || v.mv_size != internal::kPostingSize) {
-          return DataLossError("a chunk_docs entry is not 3 + 12 bytes");
-        }
-        const std::string_view key = internal::View(k);
-        if (key != last_key && entries >= kChunkEntriesPerTxn) {
-          next_key = std::string(key);
-          break;
-        }
-        last_key = std::string(key);
-        ++entries;
-        const uint64_t hash = internal::PostingValue(key, internal::View(v));
-        add_buffered(hash, /*inclusive=*/false);
-        add(hash, internal::PostingDoc(internal::View(v)));
-      }
-      if (rc == MDB_NOTFOUND) {
-        done = true;
-        add_buffered(UINT64_MAX, /*inclusive=*/true);
-      } else if (rc != 0) {
-        return ops.Fail(rc, "chunk_docs");
-      } else if (!docs_of_chunk.empty()) {
-        add_buffered(current, /*inclusive=*/true);
-      }
-      if (!docs_of_chunk.empty()) flush();
-    }
-  }
+  }));
+  if (!docs_of_chunk.empty()) flush();
   // The partitions of two or more documents, most documents first, then by id (the smallest).
   std::vector<std::pair<DocId, DocId>> by_root;  // (root, document)
   by_root.reserve(parent.size());
@@ -357,53 +354,56 @@ Status LmdbStore::StreamClusterReport(
       partitions.begin(), partitions.end(),
       [](const Partition& a, const Partition& b) { return a.end - a.begin > b.end - b.begin; });
 
+  std::vector<DocId> ids, member_ids;
+  std::vector<std::vector<UrlId>> live, member_live;
+  std::vector<std::optional<ListedDocument>> recs;
+  std::vector<std::vector<dedup::Chunk>> read;
   std::vector<Member> members;
   std::vector<ChunkOf> chunks;
-  std::vector<dedup::Chunk> read;
   std::unordered_map<uint64_t, uint64_t> pairs;  // (i << 32 | j) -> chunk bytes shared, i < j
+  std::vector<std::pair<DocId, DocId>> checked;
+  std::vector<CommonBytes> commons;
   for (const Partition& part : partitions) {
     Count(progress.clusters);
     ++t.partitions;
     const DocId root = by_root[part.begin].first;
-    // 2. Its live documents, their URLs and chunks, in one read transaction.
+    // 2. Its live documents (those a live URL holds: not an old version), their records and
+    // chunks.
+    ids.clear();
+    for (size_t p = part.begin; p < part.end; ++p) ids.push_back(by_root[p].second);
+    SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(ids, &live));
+    member_ids.clear();
+    member_live.clear();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      Count(progress.documents);
+      if (live[i].empty()) continue;
+      member_ids.push_back(ids[i]);
+      member_live.push_back(std::move(live[i]));
+    }
+    SHINGLED_RETURN_IF_ERROR(reads.Documents(member_ids, &recs));
+    SHINGLED_RETURN_IF_ERROR(reads.Chunks(member_ids, &read));
     members.clear();
     chunks.clear();
-    {
-      StatusOr<internal::ReadTxn> txn = impl_->BeginRead();
-      if (!txn.ok()) return txn.status();
-      TxnOps ops(txn->txn.get(), impl_->dbis_);
-      Cursor doc_urls, versions;
-      if (int rc = doc_urls.Open(ops.txn(), ops.dbis().doc_urls); rc != 0) {
-        return ops.Fail(rc, "doc_urls cursor");
-      }
-      if (int rc = versions.Open(ops.txn(), ops.dbis().versions); rc != 0) {
-        return ops.Fail(rc, "versions cursor");
-      }
-      for (size_t p = part.begin; p < part.end; ++p) {
-        const DocId id = by_root[p].second;
-        Count(progress.documents);
-        Member m;
-        m.doc.doc = id;
-        SHINGLED_RETURN_IF_ERROR(LiveUrls(ops, doc_urls.get(), versions.get(), id, options.max_urls,
-                                          &m.doc.live_urls, &m.doc.urls));
-        if (m.doc.live_urls == 0) continue;  // an old version no URL holds now
-        StatusOr<internal::DocumentRecord> rec = internal::ReadDocument(ops, id);
-        if (!rec.ok()) return rec.status();
-        m.doc.bytes = rec->bytes;
-        SHINGLED_RETURN_IF_ERROR(internal::ReadChunks(ops, id, &read, &m.has_chunks));
-        if (!m.has_chunks) ++t.documents_without_chunks;
-        const auto index = static_cast<uint32_t>(members.size());
-        const size_t first = chunks.size();
-        for (const dedup::Chunk& c : read) chunks.push_back(ChunkOf{c.hash, c.length, index});
-        std::sort(chunks.begin() + static_cast<std::ptrdiff_t>(first), chunks.end(),
-                  [](const ChunkOf& a, const ChunkOf& b) { return a.key() < b.key(); });
-        chunks.erase(std::unique(chunks.begin() + static_cast<std::ptrdiff_t>(first), chunks.end(),
-                                 [](const ChunkOf& a, const ChunkOf& b) {
-                                   return a.hash == b.hash && a.length == b.length;
-                                 }),
-                     chunks.end());
-        members.push_back(std::move(m));
-      }
+    for (size_t i = 0; i < member_ids.size(); ++i) {
+      if (!recs[i]) continue;  // on the cluster: an id reserved, its record not written yet
+      Member m;
+      m.doc.doc = member_ids[i];
+      m.doc.bytes = recs[i]->bytes;
+      m.doc.live_urls = member_live[i].size();
+      m.live = std::move(member_live[i]);
+      m.has_chunks = !read[i].empty();
+      if (!m.has_chunks) ++t.documents_without_chunks;
+      const auto index = static_cast<uint32_t>(members.size());
+      const size_t first = chunks.size();
+      for (const dedup::Chunk& c : read[i]) chunks.push_back(ChunkOf{c.hash, c.length, index});
+      std::sort(chunks.begin() + static_cast<std::ptrdiff_t>(first), chunks.end(),
+                [](const ChunkOf& a, const ChunkOf& b) { return a.key() < b.key(); });
+      chunks.erase(std::unique(chunks.begin() + static_cast<std::ptrdiff_t>(first), chunks.end(),
+                               [](const ChunkOf& a, const ChunkOf& b) {
+                                 return a.hash == b.hash && a.length == b.length;
+                               }),
+                   chunks.end());
+      members.push_back(std::move(m));
     }
     if (members.size() < 2) continue;
     // 3. Candidate pairs: members sharing a chunk held by at most max_chunk_docs of them, with
@@ -441,29 +441,34 @@ Status LmdbStore::StreamClusterReport(
     std::sort(candidates.begin(), candidates.end());
     t.pairs_unchecked += unchecked;
     // 4. Links: the candidates whose bytes in common pass the thresholds.
+    checked.clear();
+    for (const auto& [key, shared] : candidates) {
+      checked.emplace_back(members[key >> 32].doc.doc, members[key & 0xffffffffu].doc.doc);
+    }
+    std::vector<DocId> present;
+    for (const Member& m : members) present.push_back(m.doc.doc);
+    SHINGLED_RETURN_IF_ERROR(reads.Common(present, checked, &commons));
+    t.pairs_checked += checked.size();
     Components components(members.size());
     std::vector<std::pair<uint64_t, ClusterReportLink>> links;  // (pair key, link)
-    for (const auto& [key, shared] : candidates) {
-      const auto i = static_cast<size_t>(key >> 32), j = static_cast<size_t>(key & 0xffffffffu);
-      const DocId a = members[i].doc.doc, b = members[j].doc.doc;
-      StatusOr<CommonBytes> common = BytesInCommon(a, b, 0);
-      if (!common.ok()) return common.status();
-      ++t.pairs_checked;
-      if (!Links(*common, options)) continue;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const uint64_t key = candidates[c].first;
+      const CommonBytes& common = commons[c];
+      if (!Links(common, options)) continue;
       ClusterReportLink link;
-      link.a = a;
-      link.b = b;
-      link.shared_bytes = common->shared_bytes;
-      link.length_a = common->length_a;
-      link.length_b = common->length_b;
-      link.share_a = common->share_a;
-      link.share_b = common->share_b;
-      const uint64_t both = common->length_a + common->length_b - common->shared_bytes;
+      link.a = checked[c].first;
+      link.b = checked[c].second;
+      link.shared_bytes = common.shared_bytes;
+      link.length_a = common.length_a;
+      link.length_b = common.length_b;
+      link.share_a = common.share_a;
+      link.share_b = common.share_b;
+      const uint64_t both = common.length_a + common.length_b - common.shared_bytes;
       link.similarity =
-          both == 0 ? 0 : static_cast<double>(common->shared_bytes) / static_cast<double>(both);
-      link.relation = common->relation;
+          both == 0 ? 0 : static_cast<double>(common.shared_bytes) / static_cast<double>(both);
+      link.relation = common.relation;
       links.emplace_back(key, link);
-      components.Union(i, j);
+      components.Union(static_cast<size_t>(key >> 32), static_cast<size_t>(key & 0xffffffffu));
     }
     // 5. The components of two or more members, most removable bytes first, then by id.
     std::unordered_map<size_t, size_t> index_of;  // component root -> index in `found`
@@ -477,8 +482,11 @@ Status LmdbStore::StreamClusterReport(
     for (const auto& [key, link] : links) {
       found[index_of.at(components.Find(static_cast<size_t>(key >> 32)))].links.push_back(link);
     }
-    std::erase_if(found, [](const ClusterReportCluster& c) { return c.documents.size() < 2; });
-    for (ClusterReportCluster& c : found) {
+    std::vector<size_t> order;  // the clusters of two or more members, in `found`
+    for (size_t i = 0; i < found.size(); ++i) {
+      ClusterReportCluster& c = found[i];
+      if (c.documents.size() < 2) continue;
+      order.push_back(i);
       c.partition = root;
       c.partition_pairs_unchecked = unchecked;
       std::sort(c.documents.begin(), c.documents.end(),
@@ -506,14 +514,35 @@ Status LmdbStore::StreamClusterReport(
                      : ClusterReportType::kPair;
       }
     }
-    std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
-      return x.removable_bytes != y.removable_bytes ? x.removable_bytes > y.removable_bytes
-                                                    : x.id < y.id;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      const ClusterReportCluster &a = found[x], &b = found[y];
+      return a.removable_bytes != b.removable_bytes ? a.removable_bytes > b.removable_bytes
+                                                    : a.id < b.id;
     });
-    for (ClusterReportCluster& c : found) {
+    for (size_t i : order) {
       if (t.clusters == options.limit) {
         t.limited = true;
         return OkStatus();
+      }
+      ClusterReportCluster& c = found[i];
+      // 6. The names of its documents' first max_urls live URLs, read for the clusters listed.
+      std::vector<UrlId> named;
+      for (const ClusterReportDocument& d : c.documents) {
+        // The members are in id order (the partition's documents are).
+        const Member& m =
+            *std::lower_bound(members.begin(), members.end(), d.doc,
+                              [](const Member& x, DocId doc) { return x.doc.doc < doc; });
+        const size_t n = std::min(m.live.size(), options.max_urls);
+        named.insert(named.end(), m.live.begin(), m.live.begin() + static_cast<std::ptrdiff_t>(n));
+      }
+      std::vector<std::string> names;
+      SHINGLED_RETURN_IF_ERROR(reads.UrlNames(named, &names));
+      size_t at = 0;
+      for (ClusterReportDocument& d : c.documents) {
+        const size_t n = std::min<size_t>(d.live_urls, options.max_urls);
+        d.urls.assign(std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(at)),
+                      std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(at + n)));
+        at += n;
       }
       c.rank = ++t.clusters;
       t.documents += c.documents.size();

@@ -77,9 +77,8 @@ Status ReadChunks(TxnOps& ops, DocId doc, std::vector<dedup::Chunk>* out, bool* 
 Status FillMatchCommon(TemplateJudge& judge, std::string_view url,
                        std::span<const dedup::Chunk> chunks, PageResult* result);
 // The same for similarity results; `query` are the query's chunks, of document `query_doc` (0:
-// a page not stored, without a host); `buffer` the write buffer of the transaction.
-Status FillSimilarCommon(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
-                         DocId query_doc, std::span<const dedup::Chunk> query,
+// a page not stored, without a host), through `judge` (a query's own, on either backend).
+Status FillSimilarCommon(TemplateJudge& judge, DocId query_doc, std::span<const dedup::Chunk> query,
                          std::vector<SimilarDoc>* results);
 // Check's part (FORMAT.md, "Invariants" 11): every `doc_chunks` record decodes and names a
 // document, each of its distinct chunks has its posting in `chunk_docs` or, above its slice's

@@ -1,4 +1,4 @@
-// The listings and the identical report, written once over a small read interface
+// The listings and the repository reports, written once over a small read interface
 // (ListingReads) that each backend implements: the LMDB store with read transactions
 // (store/listings.cc), the Redis Cluster backend with pipelined rounds (redis/backend_listings.cc).
 // The ranking, paging, filtering and counting are here; only the walks and the reads differ.
@@ -13,9 +13,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/chunker.h"
 #include "store/internal/codec.h"
 #include "store/repo_reports.h"
 #include "store/types.h"
@@ -54,6 +56,18 @@ class ListingReads {
   // document looked at in `*progress` (may be null). No read is held open during `visit`.
   virtual Status ForEachSharedDocument(const std::function<Status(std::span<const DocId>)>& visit,
                                        std::atomic<uint64_t>* progress) = 0;
+
+  // --- the clusters report's (paper 003, figure 5) ---
+  // Calls `visit(hash, doc)` for every document filed under every chunk (`chunk_docs`), a chunk's
+  // postings one after the other (chunks in any order; a posting may come twice).
+  virtual Status ForEachChunkPosting(const std::function<void(uint64_t, DocId)>& visit) = 0;
+  // The chunks of each of `docs` (empty: none recorded).
+  virtual Status Chunks(std::span<const DocId> docs,
+                        std::vector<std::vector<dedup::Chunk>>* out) = 0;
+  // Store::BytesInCommon(a, b, 0) of each of `pairs`, whose documents are among `docs` (stored;
+  // a partition of the report, ascending), in the order asked.
+  virtual Status Common(std::span<const DocId> docs, std::span<const std::pair<DocId, DocId>> pairs,
+                        std::vector<CommonBytes>* out) = 0;
 };
 
 // The clusters, identical sets and identical report over `reads` (store.h gives the contracts).
@@ -64,12 +78,19 @@ Status StreamIdenticalReport(ListingReads& reads, const IdenticalReportOptions& 
                              const std::function<Status(const IdenticalReportTotals&)>& totals,
                              const std::function<Status(const IdenticalReportSet&)>& set,
                              const RepoReportProgress& progress);
+Status StreamClusterReport(ListingReads& reads, const ClusterReportOptions& options,
+                           const std::function<Status(const ClusterReportCluster&)>& cluster,
+                           ClusterReportTotals* totals, const RepoReportProgress& progress);
 
 // The LMDB store's reads (store/listings.cc): with `one_txn`, every call in one read transaction
 // opened now (a page of a listing); without, a read transaction per call (the report, whose
 // calls are blocks of a few thousand ids at most).
 class StoreImpl;
 StatusOr<std::unique_ptr<ListingReads>> NewLmdbListingReads(const StoreImpl& impl, bool one_txn);
+// Their ForEachChunkPosting (store/repo_reports.cc): `chunk_docs` and its write buffer, walked in
+// step, in read transactions of about 65,536 entries.
+Status WalkLmdbChunkPostings(const StoreImpl& impl,
+                             const std::function<void(uint64_t, DocId)>& visit);
 
 // --- ListUrls: the filters and the paging; each backend walks its own order ---
 

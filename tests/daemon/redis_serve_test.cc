@@ -1,8 +1,8 @@
 // Issue 36: `shingled serve` on the redis-cluster backend, against a real 3-master cluster on
 // loopback (tests/redis/redis_cluster.h). The config file is all it takes; pages get their
 // verdicts; a daemon killed with SIGKILL loses no acknowledged page; two daemons on one cluster
-// decide as one; `shingled check` runs on the cluster; what the backend does not provide yet
-// is refused with 501 naming it.
+// decide as one; `shingled check` runs on the cluster; the listings, the reports, bytes in
+// common and templates answer as on LMDB.
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -390,6 +390,20 @@ TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {
   // A lexical equivalent of a (a comment added): a new document in a's cluster, with a's chunks.
   j = Post(*d, "https://example.com/a2", a + "\n<!-- the same text -->\n");
   EXPECT_EQ(j["verdict"], "duplicate") << j;
+  // The clusters report by bytes in common (paper 003, figure 5): a, a2 and b in one cluster.
+  r = Get(*d, "/v1/reports/clusters?min_bytes=1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json report = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << r.body;
+  ASSERT_EQ(report["clusters"].size(), 1u) << r.body;
+  std::set<int> linked;
+  for (const json& m : report["clusters"][0]["members"]) linked.insert(m["doc"].get<int>());
+  EXPECT_EQ(linked.size(), 3u) << r.body;
+  EXPECT_TRUE(linked.contains(doc_a) && linked.contains(doc_b)) << r.body;
+  EXPECT_EQ(report["clusters"][0]["type"], "group") << r.body;
+  r = Get(*d, "/v1/reports/clusters?format=csv&max_urls=1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("https://example.com/a2"), std::string::npos) << r.body;
   HttpClient client(d->port());
   r = client.Request("POST", "/v1/clusters/" + std::to_string(doc_a) + "/template", "", "");
   ASSERT_EQ(r.status, 200) << r.body;

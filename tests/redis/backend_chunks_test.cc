@@ -2,9 +2,12 @@
 // against the LMDB store, on a real 3-master cluster: the fixture's corpus with chunking on (each
 // page a host header, a footer on every page and a body that near-copies share in part) applied
 // to both; every page's result (matches, common), bytes in common of many pairs, every
-// document's chunk verdicts, marks and unmarks compared.
+// document's chunk verdicts, marks and unmarks, the similarity queries and the clusters report
+// compared.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +16,8 @@
 
 #include "redis/backend.h"
 #include "redis/backend_store.h"
+#include "redis/layout.h"
+#include "store/internal/codec.h"
 #include "tests/redis/backend_fixture.h"
 
 namespace shingled::redis::testing {
@@ -112,6 +117,70 @@ void ExpectSameResult(const PageInput& page, const PageResult& lmdb, const PageR
     SCOPED_TRACE("common of match " + std::to_string(i));
     ExpectSameCommon(lmdb.match_common[i], redis.match_common[i]);
   }
+}
+
+// The clusters report of both stores, row by row and in its totals.
+void ExpectSameClusterReport(const store::Store& lmdb, const store::Store& redis,
+                             const store::ClusterReportOptions& options) {
+  SCOPED_TRACE("clusters report, limit " + std::to_string(options.limit));
+  std::vector<store::ClusterReportCluster> rows[2];
+  store::ClusterReportTotals totals[2];
+  double ms[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const Status s = (i == 0 ? lmdb : redis)
+                         .StreamClusterReport(
+                             options,
+                             [&](const store::ClusterReportCluster& c) {
+                               rows[i].push_back(c);
+                               return OkStatus();
+                             },
+                             &totals[i]);
+    ms[i] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  const store::ClusterReportTotals &a = totals[0], &b = totals[1];
+  EXPECT_GT(a.clusters, 0u);
+  EXPECT_EQ(std::tie(a.partitions, a.clusters, a.documents, a.links, a.bytes, a.removable_bytes,
+                     a.pairs_checked, a.pairs_unchecked, a.chunks_too_common,
+                     a.documents_without_chunks, a.limited),
+            std::tie(b.partitions, b.clusters, b.documents, b.links, b.bytes, b.removable_bytes,
+                     b.pairs_checked, b.pairs_unchecked, b.chunks_too_common,
+                     b.documents_without_chunks, b.limited));
+  ASSERT_EQ(rows[0].size(), rows[1].size());
+  for (size_t r = 0; r < rows[0].size(); ++r) {
+    const store::ClusterReportCluster &x = rows[0][r], &y = rows[1][r];
+    SCOPED_TRACE("cluster " + std::to_string(r + 1));
+    EXPECT_EQ(std::tie(x.rank, x.id, x.partition, x.bytes, x.keep, x.removable_bytes,
+                       x.partition_pairs_unchecked),
+              std::tie(y.rank, y.id, y.partition, y.bytes, y.keep, y.removable_bytes,
+                       y.partition_pairs_unchecked));
+    EXPECT_EQ(store::ClusterReportTypeName(x.type), store::ClusterReportTypeName(y.type));
+    EXPECT_DOUBLE_EQ(x.average_similarity, y.average_similarity);
+    ASSERT_EQ(x.documents.size(), y.documents.size());
+    for (size_t d = 0; d < x.documents.size(); ++d) {
+      EXPECT_EQ(x.documents[d].doc, y.documents[d].doc);
+      EXPECT_EQ(x.documents[d].bytes, y.documents[d].bytes);
+      EXPECT_EQ(x.documents[d].live_urls, y.documents[d].live_urls);
+      EXPECT_EQ(x.documents[d].urls, y.documents[d].urls);
+      EXPECT_LE(x.documents[d].urls.size(), options.max_urls);
+    }
+    ASSERT_EQ(x.links.size(), y.links.size());
+    for (size_t l = 0; l < x.links.size(); ++l) {
+      const store::ClusterReportLink &p = x.links[l], &q = y.links[l];
+      EXPECT_EQ(std::tie(p.a, p.b, p.shared_bytes, p.length_a, p.length_b),
+                std::tie(q.a, q.b, q.shared_bytes, q.length_a, q.length_b));
+      EXPECT_DOUBLE_EQ(p.similarity, q.similarity);
+      EXPECT_EQ(store::CommonRelationName(p.relation), store::CommonRelationName(q.relation));
+    }
+  }
+  std::printf(
+      "clusters report (limit %llu): %llu partitions, %llu clusters, %llu links, %llu pairs "
+      "checked; %.1f ms on LMDB, %.1f ms on the cluster\n",
+      static_cast<unsigned long long>(options.limit), static_cast<unsigned long long>(a.partitions),
+      static_cast<unsigned long long>(a.clusters), static_cast<unsigned long long>(a.links),
+      static_cast<unsigned long long>(a.pairs_checked), ms[0], ms[1]);
 }
 
 // A mark without its cluster id (LMDB names a cluster by the root of the larger side of each
@@ -314,8 +383,92 @@ TEST_F(RedisChunksTest, ChunksCommonAndTemplatesAsLmdb) {
     if (HasFailure()) return;
   }
   compare_all("after the last sweep");
-  std::printf("%zu documents; %zu pairs with bytes in common known; %zu containment matches\n",
-              size_t(n), known_commons, containment_matches);
+  // The similarity queries with chunks: containment candidates through them (issue 34) and each
+  // result's bytes in common (issue 32), by document and by a page's sketch.
+  size_t from_chunks = 0, known_similar_commons = 0;
+  auto same_similar = [&](const StatusOr<std::vector<store::SimilarDoc>>& a,
+                          const StatusOr<std::vector<store::SimilarDoc>>& b) {
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " / " << b.status().ToString();
+    ASSERT_EQ(a->size(), b->size());
+    for (size_t i = 0; i < a->size(); ++i) {
+      const store::SimilarDoc &x = (*a)[i], &y = (*b)[i];
+      SCOPED_TRACE("result " + std::to_string(i));
+      EXPECT_EQ(x.doc, y.doc);
+      EXPECT_DOUBLE_EQ(x.resemblance, y.resemblance);
+      EXPECT_DOUBLE_EQ(x.containment_of_query, y.containment_of_query);
+      EXPECT_DOUBLE_EQ(x.containment_in_query, y.containment_in_query);
+      EXPECT_EQ(x.containment_from, y.containment_from);
+      EXPECT_EQ(x.features_in_common, y.features_in_common);
+      EXPECT_EQ(x.url, y.url);
+      ExpectSameCommon(x.common, y.common);
+      from_chunks += x.containment_from == store::ContainmentSource::kChunks;
+      known_similar_commons += x.common.known;
+    }
+  };
+  store::QueryOptions q;
+  q.threshold = 0.3;
+  for (DocId d = 1; d <= n; ++d) {
+    SCOPED_TRACE("similar to document " + std::to_string(d));
+    same_similar(lmdb->SimilarToDocument(d, q), redis->SimilarToDocument(d, q));
+    if (HasFatalFailure()) return;
+  }
+  for (size_t i = 0; i < sweeps[1].size(); i += 7) {
+    SCOPED_TRACE("similar to the sketch of " + sweeps[1][i].url);
+    same_similar(lmdb->SimilarToSketch(sweeps[1][i].sketch, q),
+                 redis->SimilarToSketch(sweeps[1][i].sketch, q));
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(from_chunks, 0u);
+  EXPECT_GT(known_similar_commons, 100u);
+  // The clusters report by bytes in common (paper 003, figure 5), whole and limited.
+  // Any bytes in common link (the low template limits make most of a family's chunks template).
+  store::ClusterReportOptions report;
+  report.min_bytes = 1;
+  ExpectSameClusterReport(*lmdb, *redis, report);
+  report.limit = 5;
+  report.max_urls = 1;
+  report.max_pairs_per_doc = 1;
+  ExpectSameClusterReport(*lmdb, *redis, report);
+  // Check: the chunk records and the marks are whole; then three kinds of damage, each named.
+  auto check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  for (const std::string& p : *check) ADD_FAILURE() << p;
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  // A chunk record of an id reserved (as a daemon that died after reserving a block leaves it)
+  // and never a document.
+  auto reserved = client->Run(Cmd({"INCRBY", listings::kDocCounter, "16"}));
+  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  const DocId stray = static_cast<DocId>(reserved->integer);
+  const std::vector<dedup::Chunk> one = {{0x1234567890abcdefull, 100}};
+  ASSERT_TRUE(client
+                  ->Run(Cmd({"HSET", chunks::IdBucketOf('C', stray, 4), std::to_string(stray),
+                             store::internal::EncodeDocChunks(one)}))
+                  .ok());
+  ASSERT_TRUE(client->Run(Cmd({"HSET", "tmarks", "424242", "not a mark"})).ok());
+  const uint64_t unmarked = 0xab00000000000001ull;
+  ASSERT_TRUE(client
+                  ->Run(Cmd({"HSET", BucketKey(Relation::kTemplate, unmarked, 8),
+                             ValueField(unmarked, 8), "77"}))
+                  .ok());
+  check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  std::string all;
+  for (const std::string& p : *check) all.append(p).append("\n");
+  const std::string s = std::to_string(stray);
+  for (const std::string& want :
+       {"chunks of document " + s + ", which has no record",
+        "document " + s + ": its chunk " + std::to_string(one[0].hash) + " does not list it",
+        std::string("template mark of cluster 424242: "),
+        "the entry of template chunk " + std::to_string(unmarked) +
+            " names cluster 77, whose mark does not hold it"}) {
+    EXPECT_NE(all.find(want), std::string::npos) << want << " not in:\n" << all;
+  }
+  EXPECT_EQ(check->size(), 4u) << all;
+  std::printf(
+      "%zu documents; %zu pairs with bytes in common known; %zu containment matches; similar: "
+      "%zu results by containment from chunks, %zu with bytes in common known\n",
+      size_t(n), known_commons, containment_matches, from_chunks, known_similar_commons);
 }
 
 }  // namespace
