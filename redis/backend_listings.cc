@@ -182,9 +182,14 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
     return OkStatus();
   }
 
-  StatusOr<std::vector<DocId>> ClusterMembers(ClusterId id) override {
+  // The trees of links of all the clusters walked together: two rounds per level.
+  Status ClusterMembers(std::span<const ClusterId> ids,
+                        std::vector<std::vector<DocId>>* out) override {
     std::lock_guard<std::mutex> lock(s_.mu_);
-    return redis::ClusterMembers(*s_.client_, id);
+    StatusOr<std::vector<std::vector<uint64_t>>> members = ClusterMembersOfRoots(*s_.client_, ids);
+    if (!members.ok()) return members.status();
+    *out = std::move(members).value();
+    return OkStatus();
   }
 
   // The last version of every URL id up to `next:url` (LINDEX), kBlock per round.

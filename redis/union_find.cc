@@ -177,12 +177,18 @@ StatusOr<std::vector<bool>> LinkRoots(ClusterClient& client,
   return made;
 }
 
-StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t root) {
-  std::vector<uint64_t> members = {root};
-  std::vector<uint64_t> level = {root};
+StatusOr<std::vector<std::vector<uint64_t>>> ClusterMembersOfRoots(
+    ClusterClient& client, std::span<const uint64_t> roots) {
+  std::vector<std::vector<uint64_t>> members;
+  // The tree's nodes of the level being walked: (node, the index of its root in `roots`).
+  std::vector<std::pair<uint64_t, size_t>> level;
+  for (size_t r = 0; r < roots.size(); ++r) {
+    members.push_back({roots[r]});
+    level.emplace_back(roots[r], r);
+  }
   while (!level.empty()) {
     std::vector<Command> lists;
-    for (const uint64_t node : level) {
+    for (const auto& [node, r] : level) {
       const std::string bucket = ChildrenBucketKey(node);
       std::string field = std::to_string(node);
       std::string overflow = bucket + field;
@@ -192,29 +198,41 @@ StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t r
     }
     auto replies = client.Pipeline(lists);
     if (!replies.ok()) return replies.status();
-    // Each listed child with the parent it was listed under.
-    std::vector<std::pair<uint64_t, uint64_t>> listed;
+    // Each listed child with the level's node it was listed under.
+    std::vector<std::pair<uint64_t, size_t>> listed;  // (child, index in `level`)
     for (size_t i = 0; i < level.size(); ++i) {
       auto ids = ParsePostingList((*replies)[i]);
       if (!ids.ok()) return ids.status();
-      for (const uint64_t child : *ids) listed.emplace_back(child, level[i]);
+      for (const uint64_t child : *ids) listed.emplace_back(child, i);
     }
     if (listed.empty()) break;
     std::vector<Command> entries;
     for (const auto& [child, parent] : listed) entries.push_back(GetEntry(child));
     auto got = client.Pipeline(entries);
     if (!got.ok()) return got.status();
-    std::vector<uint64_t> next;
+    // A child is a member when its link still points at the node that listed it (an intent
+    // whose link another union made first names a child linked elsewhere).
+    std::vector<std::pair<uint64_t, size_t>> next;
     for (size_t i = 0; i < listed.size(); ++i) {
       auto entry = ParseEntry((*got)[i], listed[i].first);
       if (!entry.ok()) return entry.status();
-      if (!entry->root && entry->link == listed[i].second) next.push_back(listed[i].first);
+      const auto& [parent, r] = level[listed[i].second];
+      if (!entry->root && entry->link == parent) {
+        members[r].push_back(listed[i].first);
+        next.emplace_back(listed[i].first, r);
+      }
     }
-    members.insert(members.end(), next.begin(), next.end());
     level = std::move(next);
   }
-  std::sort(members.begin(), members.end());
+  for (std::vector<uint64_t>& m : members) std::sort(m.begin(), m.end());
   return members;
+}
+
+StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t root) {
+  const uint64_t roots[] = {root};
+  StatusOr<std::vector<std::vector<uint64_t>>> members = ClusterMembersOfRoots(client, roots);
+  if (!members.ok()) return members.status();
+  return std::move((*members)[0]);
 }
 
 }  // namespace shingled::redis

@@ -33,6 +33,7 @@
 #define SHINGLED_REDIS_UNION_FIND_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,9 @@ StatusOr<std::vector<bool>> LinkRoots(ClusterClient& client,
 // Every document in the cluster whose root is `root`, ascending ({root} for a singleton). Round
 // trips: two per level of the tree of links. REQUIRES: `root` is a root (FindRoots).
 StatusOr<std::vector<uint64_t>> ClusterMembers(ClusterClient& client, uint64_t root);
+// The same for several roots at once, in the same rounds: two per level of the deepest tree.
+StatusOr<std::vector<std::vector<uint64_t>>> ClusterMembersOfRoots(ClusterClient& client,
+                                                                   std::span<const uint64_t> roots);
 
 }  // namespace shingled::redis
 

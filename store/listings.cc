@@ -334,16 +334,17 @@ class LmdbListingReads final : public internal::ListingReads {
     });
   }
 
-  StatusOr<std::vector<DocId>> ClusterMembers(ClusterId id) override {
-    std::vector<DocId> members;
-    const Status read = InTxn([&](TxnOps& ops) -> Status {
-      StatusOr<std::vector<DocId>> m = internal::ClusterMembers(ops, id);
-      if (!m.ok()) return m.status();
-      members = std::move(m).value();
+  Status ClusterMembers(std::span<const ClusterId> ids,
+                        std::vector<std::vector<DocId>>* out) override {
+    out->clear();
+    return InTxn([&](TxnOps& ops) -> Status {
+      for (ClusterId id : ids) {
+        StatusOr<std::vector<DocId>> m = internal::ClusterMembers(ops, id);
+        if (!m.ok()) return m.status();
+        out->push_back(std::move(m).value());
+      }
       return OkStatus();
     });
-    if (!read.ok()) return read;
-    return members;
   }
 
   // One pass over `versions`, whose keys (url id, seq) put a URL's last version just before the
@@ -690,26 +691,49 @@ StatusOr<ClusterListPage> internal::ListClusters(ListingReads& reads,
     chosen.pop_back();
     page.next = ClusterCursor{chosen.back().first, chosen.back().second};
   }
+  // The page's clusters read together (a few calls for the page, not a few per cluster): their
+  // members, then all the members' records and live URLs, then the sample URLs' names.
+  std::vector<ClusterId> ids;
+  for (const auto& [size, id] : chosen) ids.push_back(id);
+  std::vector<std::vector<DocId>> members;
+  SHINGLED_RETURN_IF_ERROR(reads.ClusterMembers(ids, &members));
+  std::vector<std::pair<DocId, size_t>> all;  // (member, its cluster's index), by member
+  for (size_t c = 0; c < members.size(); ++c) {
+    for (DocId d : members[c]) all.emplace_back(d, c);
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<DocId> docs;
+  for (const auto& [d, c] : all) docs.push_back(d);
   std::vector<std::optional<ListedDocument>> recs;
   std::vector<std::vector<UrlId>> live;
-  for (const auto& [size, id] : chosen) {
-    ClusterSummary s;
-    s.id = id;
-    s.size = size;
-    StatusOr<std::vector<DocId>> members = reads.ClusterMembers(id);
-    if (!members.ok()) return members.status();
-    SHINGLED_RETURN_IF_ERROR(reads.Documents(*members, &recs));
-    bool first = true;
-    for (const std::optional<ListedDocument>& rec : recs) {
-      if (!rec) continue;
-      s.first_seen = first ? rec->first_seen : std::min(s.first_seen, rec->first_seen);
-      s.last_seen = first ? rec->last_seen : std::max(s.last_seen, rec->last_seen);
-      first = false;
+  SHINGLED_RETURN_IF_ERROR(reads.Documents(docs, &recs));
+  SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(docs, &live));
+  page.clusters.resize(chosen.size());
+  std::vector<bool> dated(chosen.size(), false);
+  std::vector<std::vector<UrlId>> sample(chosen.size());  // each cluster's first sample_urls
+  for (size_t i = 0; i < all.size(); ++i) {
+    const size_t c = all[i].second;
+    ClusterSummary& s = page.clusters[c];
+    if (recs[i]) {
+      s.first_seen = dated[c] ? std::min(s.first_seen, recs[i]->first_seen) : recs[i]->first_seen;
+      s.last_seen = dated[c] ? std::max(s.last_seen, recs[i]->last_seen) : recs[i]->last_seen;
+      dated[c] = true;
     }
-    SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(*members, &live));
-    for (const std::vector<UrlId>& of : live) s.live_urls += of.size();
-    SHINGLED_RETURN_IF_ERROR(NameFirst(reads, live, options.sample_urls, &s.sample_urls));
-    page.clusters.push_back(std::move(s));
+    s.live_urls += live[i].size();
+    for (UrlId u : live[i]) {
+      if (sample[c].size() < options.sample_urls) sample[c].push_back(u);
+    }
+  }
+  std::vector<UrlId> named;
+  for (const std::vector<UrlId>& of : sample) named.insert(named.end(), of.begin(), of.end());
+  std::vector<std::string> names;
+  SHINGLED_RETURN_IF_ERROR(reads.UrlNames(named, &names));
+  size_t at = 0;
+  for (size_t c = 0; c < chosen.size(); ++c) {
+    ClusterSummary& s = page.clusters[c];
+    s.id = chosen[c].second;
+    s.size = chosen[c].first;
+    for (size_t k = 0; k < sample[c].size(); ++k) s.sample_urls.push_back(std::move(names[at++]));
   }
   return page;
 }

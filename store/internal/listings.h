@@ -47,8 +47,9 @@ class ListingReads {
   virtual Status UrlNames(std::span<const UrlId> urls, std::vector<std::string>* out) = 0;
   // Calls `visit(id, size)` for every cluster of two or more documents, in any order.
   virtual Status ForEachCluster(const std::function<void(ClusterId, uint64_t)>& visit) = 0;
-  // The members of cluster `id` (as ForEachCluster named it), by id.
-  virtual StatusOr<std::vector<DocId>> ClusterMembers(ClusterId id) = 0;
+  // The members of each of clusters `ids` (as ForEachCluster named them), by id.
+  virtual Status ClusterMembers(std::span<const ClusterId> ids,
+                                std::vector<std::vector<DocId>>* out) = 0;
   // The document of each live URL's last version, one entry per live URL, in any order.
   virtual Status LiveDocuments(std::vector<DocId>* out) = 0;
   // Calls `visit(block)` with the documents that two or more URLs ever held (two or more
