@@ -249,7 +249,7 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
   Status Chunks(std::span<const DocId> docs, std::vector<std::vector<dedup::Chunk>>* out) override {
     return s_.ReportChunks(docs, out);
   }
-  Status Common(std::span<const DocId> /*docs*/, std::span<const std::pair<DocId, DocId>> pairs,
+  Status Common(std::span<const std::pair<DocId, DocId>> pairs,
                 std::vector<store::CommonBytes>* out) override {
     return s_.ReportCommon(pairs, out);
   }

@@ -437,7 +437,7 @@ class LmdbListingReads final : public internal::ListingReads {
   }
 
   // One template judge (and what it caches) for all the pairs, in one read transaction.
-  Status Common(std::span<const DocId> /*docs*/, std::span<const std::pair<DocId, DocId>> pairs,
+  Status Common(std::span<const std::pair<DocId, DocId>> pairs,
                 std::vector<CommonBytes>* out) override {
     out->clear();
     return InTxn([&](TxnOps& ops) -> Status {

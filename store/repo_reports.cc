@@ -445,9 +445,7 @@ Status internal::StreamClusterReport(
     for (const auto& [key, shared] : candidates) {
       checked.emplace_back(members[key >> 32].doc.doc, members[key & 0xffffffffu].doc.doc);
     }
-    std::vector<DocId> present;
-    for (const Member& m : members) present.push_back(m.doc.doc);
-    SHINGLED_RETURN_IF_ERROR(reads.Common(present, checked, &commons));
+    SHINGLED_RETURN_IF_ERROR(reads.Common(checked, &commons));
     t.pairs_checked += checked.size();
     Components components(members.size());
     std::vector<std::pair<uint64_t, ClusterReportLink>> links;  // (pair key, link)

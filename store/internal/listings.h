@@ -65,9 +65,8 @@ class ListingReads {
   // The chunks of each of `docs` (empty: none recorded).
   virtual Status Chunks(std::span<const DocId> docs,
                         std::vector<std::vector<dedup::Chunk>>* out) = 0;
-  // Store::BytesInCommon(a, b, 0) of each of `pairs`, whose documents are among `docs` (stored;
-  // a partition of the report, ascending), in the order asked.
-  virtual Status Common(std::span<const DocId> docs, std::span<const std::pair<DocId, DocId>> pairs,
+  // Store::BytesInCommon(a, b, 0) of each of `pairs` (stored documents), in the order asked.
+  virtual Status Common(std::span<const std::pair<DocId, DocId>> pairs,
                         std::vector<CommonBytes>* out) = 0;
 };
 
