@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <xxhash.h>
+
 #include "dedup/estimate.h"
 #include "redis/backend_store.h"
 #include "redis/claims.h"
@@ -40,7 +42,9 @@ using store::internal::VersionRecord;
 
 namespace {
 
-constexpr int kFormat = 1;
+// 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
+// mark key a URL, claims under the URL itself).
+constexpr int kFormat = 2;
 // Applying a batch again from its start when another daemon raced it (a URL or a content claimed
 // at the same moment, a version appended to the same URL): every step is idempotent.
 constexpr int kBatchAttempts = 5;
@@ -84,9 +88,10 @@ std::string ShardKey(uint64_t shard) {
   key.push_back('}');
   return key;
 }
-std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec(url); }
-// How many of the URL's versions the counts hold (same slot as the list).
-std::string CountedKey(UrlId url) { return VersionsKey(url) + "n"; }
+// A URL's versions are one field (its id) of a hash that packs 16 URLs of a shard: a list key
+// and a mark key for each URL cost ~310 bytes in Redis, a field ~47 (REDIS.md "The versions").
+std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec((url / kShards) >> 4); }
+std::string VersionsField(UrlId url) { return Dec(url); }
 
 // A version as the list keeps it: 'N' when its page created its document, else 'V', then
 // store/FORMAT.md's version record.
@@ -102,48 +107,134 @@ StatusOr<VersionRecord> DecodeEntry(std::string_view e) {
   return store::internal::DecodeVersion(e.substr(1));
 }
 
-uint64_t UrlHash(std::string_view url) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a finalizer
-  for (unsigned char c : url) h = (h ^ c) * 0x100000001b3ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
+// The command that reads a URL's versions field, and the entries of its reply (the field's
+// layout: kVersionsLua below), oldest first; a nil reply: none.
+Command ReadVersions(UrlId url) { return Cmd({"HGET", VersionsKey(url), VersionsField(url)}); }
+StatusOr<std::vector<std::string>> SplitVersions(const Reply& r) {
+  std::vector<std::string> out;
+  if (r.is_nil()) return out;
+  std::string_view in = r.str;
+  uint64_t counted = 0;
+  if (!store::internal::ReadVarint(&in, &counted)) {
+    return DataLossError("redis: a versions field without its count");
+  }
+  while (!in.empty()) {
+    uint64_t len = 0;
+    if (!store::internal::ReadVarint(&in, &len) || len > in.size()) {
+      return DataLossError("redis: a truncated versions field");
+    }
+    out.emplace_back(in.substr(0, len));
+    in.remove_prefix(len);
+  }
+  return out;
 }
-std::string UrlBucket(std::string_view url, int bits) {
-  std::string key = "{u";
-  AppendHex(UrlHash(url) >> (64 - bits), &key);
-  key.push_back('}');
-  return key;
+
+// Where a URL's claim (its id) is: the bucket of the top `bits` bits of a 128-bit hash of the
+// URL (XXH3), under the rest of the hash as its field (as a fingerprint's claim), ~14 bytes
+// rather than the URL, whose name is kept once, by id (UrlNameKey). Two URLs of one hash would
+// share an id: with n URLs that has probability ~n^2 / 2^129 (1e-15 for a trillion).
+struct UrlClaimKey {
+  std::string bucket;
+  std::string field;
+};
+UrlClaimKey UrlClaim(std::string_view url, int bits) {
+  const XXH128_hash_t h = XXH3_128bits(url.data(), url.size());
+  UrlClaimKey k{"{u", FingerprintField(h.high64, h.low64, bits)};
+  AppendHex(h.high64 >> (64 - bits), &k.bucket);
+  k.bucket.push_back('}');
+  return k;
+}
+Command GetUrlClaim(std::string_view url, int bits) {
+  UrlClaimKey k = UrlClaim(url, bits);
+  return Cmd({"HGET", std::move(k.bucket), std::move(k.field)});
 }
 
 // --- scripts ---
 
-// Appends a version record as the URL's version `seq` (1-based), unless the list already holds
+// The versions field (REDIS.md "The versions"): a varint, how many of the versions the counts
+// hold (kCountScript's mark), then each version as a varint length and its bytes, oldest first
+// (the index + 1 is the seq). vread and vwrite read and write it in the scripts below;
+// SplitVersions is the same reading in C++.
+constexpr std::string_view kVersionsLua = R"lua(
+local function varint(s, pos)
+  local result, mul = 0, 1
+  while true do
+    local b = string.byte(s, pos)
+    pos = pos + 1
+    result = result + (b % 128) * mul
+    if b < 128 then return result, pos end
+    mul = mul * 128
+  end
+end
+local function vread(key, field)
+  local s = redis.call('HGET', key, field)
+  local list = {}
+  if not s then return 0, list end
+  local counted, pos = varint(s, 1)
+  while pos <= #s do
+    local len
+    len, pos = varint(s, pos)
+    list[#list + 1] = string.sub(s, pos, pos + len - 1)
+    pos = pos + len
+  end
+  return counted, list
+end
+local function putvarint(t, v)
+  while v >= 128 do
+    t[#t + 1] = string.char(v % 128 + 128)
+    v = math.floor(v / 128)
+  end
+  t[#t + 1] = string.char(v)
+end
+local function vwrite(key, field, counted, list)
+  if #list == 0 and counted == 0 then
+    redis.call('HDEL', key, field)
+    return
+  end
+  local t = {}
+  putvarint(t, counted)
+  for _, e in ipairs(list) do
+    putvarint(t, #e)
+    t[#t + 1] = e
+  end
+  redis.call('HSET', key, field, table.concat(t))
+end
+)lua";
+
+// A script that reads or writes a versions field: kVersionsLua, then `body`.
+std::string VersionsScript(std::string_view body) {
+  return std::string(kVersionsLua).append(body);
+}
+
+// Appends a version record as the URL's version `seq` (1-based), unless the field already holds
 // that many: 1 appended, 0 the same record is there already (a resent append), -1 another record
 // holds that seq, -2 the list is shorter than seq - 1 (another daemon's view differs).
-// With ARGV[3], the record a failed attempt appended at seq is replaced (1). With ARGV[4], the
-// record expected at seq - 1: another one there (a reopen removed a version, and a later one
-// moved down) is -2 too, so that a list shortened and grown back is not taken as unchanged.
-constexpr std::string_view kAppendVersionScript = R"lua(
-local n = redis.call('LLEN', KEYS[1])
-local seq = tonumber(ARGV[1])
+// KEYS[1] the versions bucket, ARGV[1] the URL's field. With ARGV[4], the record a failed attempt
+// appended at seq is replaced (1). With ARGV[5], the record expected at seq - 1: another one there
+// (a reopen removed a version, and a later one moved down) is -2 too, so that a list shortened and
+// grown back is not taken as unchanged.
+const std::string kAppendVersionScript = VersionsScript(R"lua(
+local counted, list = vread(KEYS[1], ARGV[1])
+local n = #list
+local seq = tonumber(ARGV[2])
 if n >= seq then
-  local cur = redis.call('LINDEX', KEYS[1], seq - 1)
-  if cur == ARGV[2] then return 0 end
-  if ARGV[3] and ARGV[3] ~= '' and cur == ARGV[3] then
-    redis.call('LSET', KEYS[1], seq - 1, ARGV[2])
+  local cur = list[seq]
+  if cur == ARGV[3] then return 0 end
+  if ARGV[4] and ARGV[4] ~= '' and cur == ARGV[4] then
+    list[seq] = ARGV[3]
+    vwrite(KEYS[1], ARGV[1], counted, list)
     return 1
   end
   return -1
 end
 if n ~= seq - 1 then return -2 end
-if ARGV[4] and ARGV[4] ~= '' and redis.call('LINDEX', KEYS[1], seq - 2) ~= ARGV[4] then
+if ARGV[5] and ARGV[5] ~= '' and list[seq - 1] ~= ARGV[5] then
   return -2
 end
-redis.call('RPUSH', KEYS[1], ARGV[2])
+list[seq] = ARGV[3]
+vwrite(KEYS[1], ARGV[1], counted, list)
 return 1
-)lua";
+)lua");
 
 // Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3].
 constexpr std::string_view kCasScript = R"lua(
@@ -164,29 +255,21 @@ return 1
 
 // Counts the URL's versions past its mark into its shard's counts hash and moves the mark to
 // the list's end, in one atomic step: whatever attempt or daemon appended a version, it is
-// counted exactly once. KEYS[1] the versions, KEYS[2] the mark, KEYS[3] the shard's counts.
+// counted exactly once. KEYS[1] the versions bucket, KEYS[2] the shard's counts (one slot: both
+// keys start with the shard's hash tag), ARGV[1] the URL's field.
 // Fields: documents (entries flagged 'N'), urls (a URL's first count), versions, and per sweep
 // "<id>.pages", "<id>.<verdict count>", "<id>.start" (the earliest date). Reads the record's
 // first varints (sweep, zigzag date, doc, status) and its verdict byte (store/FORMAT.md).
-constexpr std::string_view kCountScript = R"lua(
-local function varint(s, pos)
-  local result, mul = 0, 1
-  while true do
-    local b = string.byte(s, pos)
-    pos = pos + 1
-    result = result + (b % 128) * mul
-    if b < 128 then return result, pos end
-    mul = mul * 128
-  end
-end
-local c = tonumber(redis.call('GET', KEYS[2]) or '0')
-local n = redis.call('LLEN', KEYS[1])
+const std::string kCountScript = VersionsScript(R"lua(
+local c, list = vread(KEYS[1], ARGV[1])
+local n = #list
 if n <= c then return 0 end
-redis.call('SET', KEYS[2], n)
-if c == 0 then redis.call('HINCRBY', KEYS[3], 'urls', 1) end
+vwrite(KEYS[1], ARGV[1], n, list)
+if c == 0 then redis.call('HINCRBY', KEYS[2], 'urls', 1) end
 local names = {'new_docs', 'unchanged', 'duplicate', 'near_duplicate', 'gone'}
-for _, e in ipairs(redis.call('LRANGE', KEYS[1], c, n - 1)) do
-  if string.sub(e, 1, 1) == 'N' then redis.call('HINCRBY', KEYS[3], 'documents', 1) end
+for i = c + 1, n do
+  local e = list[i]
+  if string.sub(e, 1, 1) == 'N' then redis.call('HINCRBY', KEYS[2], 'documents', 1) end
   local sweep, pos = varint(e, 2)
   local zz
   zz, pos = varint(e, pos)
@@ -197,18 +280,18 @@ for _, e in ipairs(redis.call('LRANGE', KEYS[1], c, n - 1)) do
   status, pos = varint(e, pos)
   local verdict = string.byte(e, pos)
   local prefix = string.format('%d.', sweep)
-  redis.call('HINCRBY', KEYS[3], 'versions', 1)
-  redis.call('HINCRBY', KEYS[3], prefix .. 'pages', 1)
+  redis.call('HINCRBY', KEYS[2], 'versions', 1)
+  redis.call('HINCRBY', KEYS[2], prefix .. 'pages', 1)
   if verdict >= 1 and verdict <= 5 then
-    redis.call('HINCRBY', KEYS[3], prefix .. names[verdict], 1)
+    redis.call('HINCRBY', KEYS[2], prefix .. names[verdict], 1)
   end
-  local s = redis.call('HGET', KEYS[3], prefix .. 'start')
+  local s = redis.call('HGET', KEYS[2], prefix .. 'start')
   if (not s) or date < tonumber(s) then
-    redis.call('HSET', KEYS[3], prefix .. 'start', string.format('%d', date))
+    redis.call('HSET', KEYS[2], prefix .. 'start', string.format('%d', date))
   end
 end
 return n - c
-)lua";
+)lua");
 
 // A field raised to ARGV[2] when below it.
 constexpr std::string_view kMaxScript = R"lua(
@@ -913,7 +996,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
   }
   std::vector<Command> r1;
-  for (auto& [u, s] : urls) r1.push_back(Cmd({"HGET", UrlBucket(u, fbits), u}));
+  for (auto& [u, s] : urls) r1.push_back(GetUrlClaim(u, fbits));
   std::vector<size_t> fp_pages;
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip || pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
@@ -959,22 +1042,25 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     std::vector<UrlState*> reading;
     for (auto& [u, s] : urls) {
       if (s.known && !s.loaded) {
-        cmds.push_back(Cmd({"LRANGE", VersionsKey(s.id), "0", "-1"}));
+        cmds.push_back(ReadVersions(s.id));
         reading.push_back(&s);
       }
     }
     const size_t reads = cmds.size();
     for (auto& [u, s] : claims) {
-      cmds.push_back(Eval(kClaimScript, {UrlBucket(*u, fbits)}, {*u, Dec(s->id)}));
+      UrlClaimKey k = UrlClaim(*u, fbits);
+      cmds.push_back(Eval(kClaimScript, {std::move(k.bucket)}, {std::move(k.field), Dec(s->id)}));
     }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t k = 0; k < reads; ++k) {
       UrlState* s = reading[k];
-      for (const Reply& e : (*r)[k].elements) {
-        StatusOr<VersionRecord> v = DecodeEntry(e.str);
+      StatusOr<std::vector<std::string>> entries = SplitVersions((*r)[k]);
+      if (!entries.ok()) return entries.status();
+      for (std::string& e : *entries) {
+        StatusOr<VersionRecord> v = DecodeEntry(e);
         if (!v.ok()) return v.status();
-        s->versions.push_back(UrlState::Version{std::move(*v), -1, false, e.str});
+        s->versions.push_back(UrlState::Version{std::move(*v), -1, false, std::move(e)});
       }
       s->stored = s->versions.size();
       s->loaded = true;
@@ -1597,7 +1683,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t i = 0; i < pages.size(); ++i) {
       if (st[i].skip || !st[i].appended) continue;
       cmds.push_back(Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
-                          {Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0),
+                          {VersionsField(st[i].url->id), Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0),
                            st[i].replace, st[i].previous}));
       version_pages.push_back(i);
     }
@@ -1682,7 +1768,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     for (UrlId u : touched) {
       cmds.push_back(
-          Eval(kCountScript, {VersionsKey(u), CountedKey(u), ShardKey(u % kShards)}, {}));
+          Eval(kCountScript, {VersionsKey(u), ShardKey(u % kShards)}, {VersionsField(u)}));
     }
     if (!new_docs.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
     auto r = Round(cmds);
@@ -1833,12 +1919,14 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
   std::lock_guard<std::mutex> lock(mu_);
   StatusOr<UrlId> id = LookupUrl(url);
   if (!id.ok()) return id.status();
-  auto list = client_->Run(Cmd({"LRANGE", VersionsKey(*id), "0", "-1"}));
+  auto reply = client_->Run(ReadVersions(*id));
+  if (!reply.ok()) return reply.status();
+  StatusOr<std::vector<std::string>> list = SplitVersions(*reply);
   if (!list.ok()) return list.status();
   std::vector<store::UrlVersion> out;
   uint32_t seq = 0;
-  for (const Reply& e : list->elements) {
-    StatusOr<VersionRecord> v = DecodeEntry(e.str);
+  for (const std::string& e : *list) {
+    StatusOr<VersionRecord> v = DecodeEntry(e);
     if (!v.ok()) return v.status();
     store::UrlVersion uv;
     uv.seq = ++seq;
@@ -1855,7 +1943,7 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
 }
 
 StatusOr<UrlId> RedisClusterStore::LookupUrl(std::string_view url) const {
-  auto r = client_->Run(Cmd({"HGET", UrlBucket(url, redis_.fingerprint_bits), std::string(url)}));
+  auto r = client_->Run(GetUrlClaim(url, redis_.fingerprint_bits));
   if (!r.ok()) return r.status();
   uint64_t id = 0;
   if (r->is_nil()) return NotFoundError("URL never stored: " + std::string(url));
@@ -2096,14 +2184,16 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     if (!urls.ok()) return urls.status();
     std::sort(urls->begin(), urls->end());
     std::vector<Command> last;
-    for (UrlId u : *urls) last.push_back(Cmd({"LINDEX", VersionsKey(u), "-1"}));
+    for (UrlId u : *urls) last.push_back(ReadVersions(u));
     auto lr = client_->Pipeline(last);
     if (!lr.ok()) return lr.status();
     int64_t best_date = INT64_MIN;
     UrlId best = 0;
     for (size_t j = 0; j < urls->size(); ++j) {
-      if ((*lr)[j].is_nil()) continue;
-      StatusOr<VersionRecord> v = DecodeEntry((*lr)[j].str);
+      StatusOr<std::vector<std::string>> list = SplitVersions((*lr)[j]);
+      if (!list.ok()) return list.status();
+      if (list->empty()) continue;
+      StatusOr<VersionRecord> v = DecodeEntry(list->back());
       if (!v.ok()) return v.status();
       if (v->doc == s.doc && v->date > best_date) {
         best_date = v->date;
@@ -2148,11 +2238,13 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
   std::lock_guard<std::mutex> lock(mu_);
   StatusOr<UrlId> id = LookupUrl(url);
   if (!id.ok()) return id.status();
-  auto list = client_->Run(Cmd({"LRANGE", VersionsKey(*id), "0", "-1"}));
+  auto reply = client_->Run(ReadVersions(*id));
+  if (!reply.ok()) return reply.status();
+  StatusOr<std::vector<std::string>> list = SplitVersions(*reply);
   if (!list.ok()) return list.status();
   DocId doc = 0;
-  for (auto it = list->elements.rbegin(); it != list->elements.rend() && doc == 0; ++it) {
-    StatusOr<VersionRecord> v = DecodeEntry(it->str);
+  for (auto it = list->rbegin(); it != list->rend() && doc == 0; ++it) {
+    StatusOr<VersionRecord> v = DecodeEntry(*it);
     if (!v.ok()) return v.status();
     doc = v->doc;
   }
@@ -2324,8 +2416,8 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
     }
     c.clear();
     for (const auto& [id, name] : all) {
-      c.push_back(Cmd({"HGET", UrlBucket(name, bits), name}));
-      c.push_back(Cmd({"LRANGE", VersionsKey(id), "0", "-1"}));
+      c.push_back(GetUrlClaim(name, bits));
+      c.push_back(ReadVersions(id));
     }
     auto got = client_->Pipeline(c);
     if (!got.ok()) return got.status();
@@ -2337,8 +2429,13 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
         problem("URL " + name + " (id " + Dec(id) + ") is claimed by id " + (*got)[2 * j].str);
       }
       ++urls;
-      for (const Reply& e : (*got)[2 * j + 1].elements) {
-        StatusOr<VersionRecord> v = DecodeEntry(e.str);
+      StatusOr<std::vector<std::string>> entries = SplitVersions((*got)[2 * j + 1]);
+      if (!entries.ok()) {
+        problem("URL " + name + ": " + entries.status().message());
+        continue;
+      }
+      for (const std::string& e : *entries) {
+        StatusOr<VersionRecord> v = DecodeEntry(e);
         if (!v.ok()) {
           problem("URL " + name + ": " + v.status().message());
           continue;
@@ -2431,7 +2528,10 @@ const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
 
 namespace walks {
 std::string VersionsKeyOf(UrlId url) { return VersionsKey(url); }
-std::string CountedKeyOf(UrlId url) { return CountedKey(url); }
+std::string VersionsFieldOf(UrlId url) { return VersionsField(url); }
+Command ReadVersionsOf(UrlId url) { return ReadVersions(url); }
+StatusOr<std::vector<std::string>> SplitVersionsOf(const Reply& r) { return SplitVersions(r); }
+std::string_view VersionsLua() { return kVersionsLua; }
 std::string ShardKeyOf(UrlId url) { return ShardKey(url % kShards); }
 std::string UrlNameKeyOf(UrlId url) { return UrlNameKey(url); }
 std::string GoneEntry(const VersionRecord& v) { return VersionEntry(v, false); }

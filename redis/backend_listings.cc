@@ -105,14 +105,15 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
       }
       cmds.clear();
       for (const auto& [i, u] : held) {
-        cmds.push_back(Cmd({"LINDEX", walks::VersionsKeyOf(u), "-1"}));
+        cmds.push_back(walks::ReadVersionsOf(u));
       }
       StatusOr<std::vector<Reply>> last = Round(cmds);
       if (!last.ok()) return last.status();
       for (size_t j = 0; j < held.size(); ++j) {
-        const Reply& e = (*last)[j];
-        if (e.is_nil()) continue;  // its first version not written (yet)
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+        StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*last)[j]);
+        if (!entries.ok()) return entries.status();
+        if (entries->empty()) continue;  // its first version not written (yet)
+        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
         if (!v.ok()) return v.status();
         const auto& [i, u] = held[j];
         if (v->doc == docs[i] && store::internal::LiveVersion(*v)) (*out)[i].push_back(u);
@@ -192,7 +193,7 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
     return OkStatus();
   }
 
-  // The last version of every URL id up to `next:url` (LINDEX), kBlock per round.
+  // The last version of every URL id up to `next:url`, kBlock per round.
   Status LiveDocuments(std::vector<DocId>* out) override {
     StatusOr<UrlId> last = [&] {
       std::lock_guard<std::mutex> lock(s_.mu_);
@@ -203,13 +204,15 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
       const uint64_t n = std::min<uint64_t>(kBlock, *last - first + 1);
       std::vector<Command> cmds;
       for (uint64_t u = first; u < first + n; ++u) {
-        cmds.push_back(Cmd({"LINDEX", walks::VersionsKeyOf(u), "-1"}));
+        cmds.push_back(walks::ReadVersionsOf(u));
       }
       StatusOr<std::vector<Reply>> r = Round(cmds);
       if (!r.ok()) return r.status();
       for (const Reply& e : *r) {
-        if (e.is_nil()) continue;  // an id never used, or a first version not written yet
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+        StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf(e);
+        if (!entries.ok()) return entries.status();
+        if (entries->empty()) continue;  // an id never used, or a first version not written yet
+        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
         if (!v.ok()) return v.status();
         if (store::internal::LiveVersion(*v)) out->push_back(v->doc);
       }

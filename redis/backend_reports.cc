@@ -117,15 +117,17 @@ class RedisClusterStore::Reads final : public store::internal::ReportReads {
     StatusOr<std::vector<Reply>> r = [&] {
       std::lock_guard<std::mutex> lock(s_.mu_);
       return s_.client_->Pipeline({Cmd({"HGET", walks::UrlNameKeyOf(id), Dec(id)}),
-                                   Cmd({"LRANGE", walks::VersionsKeyOf(id), "0", "-1"})});
+                                   walks::ReadVersionsOf(id)});
     }();
     if (!r.ok()) return r.status();
     if ((*r)[0].is_nil()) return NotFoundError("url id " + Dec(id) + " has no name");
     WalkedUrl u;
     u.id = id;
     u.name = (*r)[0].str;
-    for (const Reply& e : (*r)[1].elements) {
-      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+    StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[1]);
+    if (!entries.ok()) return entries.status();
+    for (const std::string& e : *entries) {
+      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
       if (!v.ok()) return v.status();
       u.versions.push_back(std::move(*v));
     }

@@ -50,8 +50,14 @@ inline bool ParseU64(std::string_view s, uint64_t* out) {
 }
 
 namespace walks {
-std::string VersionsKeyOf(store::UrlId url);  // the URL's versions (a list)
-std::string CountedKeyOf(store::UrlId url);   // how many of them the counts hold
+// A URL's versions: a field of a hash of 16 URLs (docs/REDIS.md "The versions").
+std::string VersionsKeyOf(store::UrlId url);    // the hash
+std::string VersionsFieldOf(store::UrlId url);  // the URL's field in it
+Command ReadVersionsOf(store::UrlId url);       // HGET of the field
+// The entries of the field (a ReadVersionsOf reply), oldest first; nil: none.
+StatusOr<std::vector<std::string>> SplitVersionsOf(const Reply& reply);
+// The Lua functions that read and write the field in a script (vread, vwrite, varint).
+std::string_view VersionsLua();
 std::string ShardKeyOf(store::UrlId url);     // the counts of the URL's shard
 std::string UrlNameKeyOf(store::UrlId url);   // the URL names' bucket of the id
 // A version as the versions list keeps it (flagged as not creating its document), and back.

@@ -36,26 +36,17 @@ constexpr uint64_t kWalkBlock = 256;
 // again, this many times at most, before the close gives up (Unavailable: run it again).
 constexpr int kAppendAttempts = 5;
 
-// Removes from a URL's versions the gone versions that closing sweep ARGV[1] wrote (verdict gone
+// Removes from a URL's versions the gone versions that closing sweep ARGV[2] wrote (verdict gone
 // (5), status 0, in that sweep: a 404 or 410 has its status), later versions moving down, and
-// takes those that were counted out of the counts, with the mark, in one atomic step (the list,
-// the mark and the shard's counts share a slot). KEYS[1] the versions, KEYS[2] the mark, KEYS[3]
-// the shard's counts. Returns how many it removed: 0 when run again.
-constexpr std::string_view kRemoveGoneScript = R"lua(
-local function varint(s, pos)
-  local result, mul = 0, 1
-  while true do
-    local b = string.byte(s, pos)
-    pos = pos + 1
-    result = result + (b % 128) * mul
-    if b < 128 then return result, pos end
-    mul = mul * 128
-  end
-end
-local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+// takes those that were counted out of the counts, with the mark, in one atomic step (the
+// versions and the shard's counts share a slot). KEYS[1] the versions bucket, KEYS[2] the
+// shard's counts, ARGV[1] the URL's field. Returns how many it removed: 0 when run again.
+std::string RemoveGoneScript() {
+  return std::string(walks::VersionsLua()).append(R"lua(
+local c, entries = vread(KEYS[1], ARGV[1])
 if #entries == 0 then return 0 end
-local c = tonumber(redis.call('GET', KEYS[2]) or '0')
-local id = tonumber(ARGV[1])
+local id = tonumber(ARGV[2])
+local kept = {}
 local removed, counted = 0, 0
 for i, e in ipairs(entries) do
   local sweep, pos = varint(e, 2)
@@ -64,22 +55,23 @@ for i, e in ipairs(entries) do
   doc, pos = varint(e, pos)
   status, pos = varint(e, pos)
   if sweep == id and status == 0 and string.byte(e, pos) == 5 then
-    redis.call('LSET', KEYS[1], i - 1, '')
     removed = removed + 1
     if i <= c then counted = counted + 1 end
+  else
+    kept[#kept + 1] = e
   end
 end
 if removed == 0 then return 0 end
-redis.call('LREM', KEYS[1], 0, '')
+vwrite(KEYS[1], ARGV[1], c - counted, kept)
 if counted > 0 then
   local prefix = string.format('%d.', id)
-  redis.call('SET', KEYS[2], c - counted)
-  redis.call('HINCRBY', KEYS[3], 'versions', -counted)
-  redis.call('HINCRBY', KEYS[3], prefix .. 'pages', -counted)
-  redis.call('HINCRBY', KEYS[3], prefix .. 'gone', -counted)
+  redis.call('HINCRBY', KEYS[2], 'versions', -counted)
+  redis.call('HINCRBY', KEYS[2], prefix .. 'pages', -counted)
+  redis.call('HINCRBY', KEYS[2], prefix .. 'gone', -counted)
 end
 return removed
-)lua";
+)lua");
+}
 
 // Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3], else 0.
 constexpr std::string_view kSetIfScript = R"lua(
@@ -129,7 +121,7 @@ Status RedisClusterStore::WalkUrls(UrlId after, const UrlVisitor& visit,
     std::vector<Command> cmds;
     for (uint64_t u = first; u < first + n; ++u) {
       cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));
-      cmds.push_back(Cmd({"LRANGE", walks::VersionsKeyOf(u), "0", "-1"}));
+      cmds.push_back(walks::ReadVersionsOf(u));
     }
     StatusOr<std::vector<Reply>> r = [&] {
       std::lock_guard<std::mutex> lock(mu_);
@@ -140,8 +132,10 @@ Status RedisClusterStore::WalkUrls(UrlId after, const UrlVisitor& visit,
       const Reply& name = (*r)[2 * k];
       if (name.is_nil()) continue;  // an id reserved and never used
       versions.clear();
-      for (const Reply& e : (*r)[2 * k + 1].elements) {
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+      StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[2 * k + 1]);
+      if (!entries.ok()) return entries.status();
+      for (const std::string& e : *entries) {
+        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
         if (!v.ok()) return v.status();
         versions.push_back(std::move(*v));
       }
@@ -175,7 +169,7 @@ StatusOr<UrlId> RedisClusterStore::KnownUrls(
     std::vector<Command> cmds;
     for (uint64_t u = first; u < first + n; ++u) {
       cmds.push_back(Cmd({"HGET", walks::UrlNameKeyOf(u), Dec(u)}));
-      cmds.push_back(Cmd({"LINDEX", walks::VersionsKeyOf(u), "-1"}));
+      cmds.push_back(walks::ReadVersionsOf(u));
     }
     auto r = client_->Pipeline(cmds);
     if (!r.ok()) return r.status();
@@ -185,9 +179,10 @@ StatusOr<UrlId> RedisClusterStore::KnownUrls(
       if (looked_at == max_urls) return last;
       last = first + k;
       ++looked_at;
-      const Reply& version = (*r)[2 * k + 1];
-      if (version.is_nil()) continue;  // its first version not written (yet)
-      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(version.str);
+      StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[2 * k + 1]);
+      if (!entries.ok()) return entries.status();
+      if (entries->empty()) continue;  // its first version not written (yet)
+      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
       if (!v.ok()) return v.status();
       if (store::internal::LiveVersion(*v)) visit(name.str);
     }
@@ -315,15 +310,17 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
       }
       cmds.clear();
       for (size_t k : todo)
-        cmds.push_back(Cmd({"LRANGE", walks::VersionsKeyOf(urls[k].first), "0", "-1"}));
+        cmds.push_back(walks::ReadVersionsOf(urls[k].first));
       auto lists = Round(cmds);
       if (!lists.ok()) return lists.status();
       std::vector<std::pair<size_t, uint64_t>> appending;  // (URL, seq)
       for (size_t j = 0; j < todo.size(); ++j) {
         const size_t k = todo[j];
         std::vector<VersionRecord> versions;
-        for (const Reply& e : (*lists)[j].elements) {
-          StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e.str);
+        StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*lists)[j]);
+        if (!entries.ok()) return entries.status();
+        for (const std::string& e : *entries) {
+          StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
           if (!v.ok()) return v.status();
           versions.push_back(std::move(*v));
         }
@@ -347,7 +344,7 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
       cmds.clear();
       for (const auto& [k, seq] : appending) {
         cmds.push_back(Eval(walks::AppendVersionScript(), {walks::VersionsKeyOf(urls[k].first)},
-                            {Dec(seq), gone_entry}));
+                            {walks::VersionsFieldOf(urls[k].first), Dec(seq), gone_entry}));
       }
       auto appended = Round(cmds);
       if (!appended.ok()) return appended.status();
@@ -366,9 +363,8 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
     cmds.clear();
     for (size_t k : to_count) {
       const UrlId u = urls[k].first;
-      cmds.push_back(Eval(walks::CountScript(),
-                          {walks::VersionsKeyOf(u), walks::CountedKeyOf(u), walks::ShardKeyOf(u)},
-                          {}));
+      cmds.push_back(Eval(walks::CountScript(), {walks::VersionsKeyOf(u), walks::ShardKeyOf(u)},
+                          {walks::VersionsFieldOf(u)}));
     }
     auto counted = Round(cmds);
     if (!counted.ok()) return counted.status();
@@ -424,13 +420,13 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   // Every URL, not the scope (as LMDB: the scope may have changed since): one script per URL
   // removes what the close wrote and takes it out of the counts.
   store::SweepReopening reopening;
+  const std::string remove_gone = RemoveGoneScript();
   for (uint64_t first = 1; first <= last_id; first += kWalkBlock) {
     const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
     std::vector<Command> cmds;
     for (uint64_t u = first; u < first + n; ++u) {
-      cmds.push_back(Eval(kRemoveGoneScript,
-                          {walks::VersionsKeyOf(u), walks::CountedKeyOf(u), walks::ShardKeyOf(u)},
-                          {Dec(id)}));
+      cmds.push_back(Eval(remove_gone, {walks::VersionsKeyOf(u), walks::ShardKeyOf(u)},
+                          {walks::VersionsFieldOf(u), Dec(id)}));
     }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();

@@ -59,6 +59,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -74,6 +76,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "dedup/sketch.h"
@@ -681,6 +684,73 @@ double UsedCpu(redis::ClusterClient& client) {
   return total;
 }
 
+// Memory by key family on the masters: every key (SCAN) and its MEMORY USAGE (SAMPLES 0: all
+// of its elements), summed by family: "{X}" for a key whose hash tag starts with X and nothing
+// follows the tag, "{X}+" for one with more after it (the versions buckets "{V..}n", spilled
+// postings), else the key up to its first ':' ("next", "meta", "sweeps"). (family, keys, bytes).
+std::vector<std::tuple<std::string, long long, long long>> MemoryByFamily(
+    const redis::testing::RedisCluster& cluster) {
+  std::string password;
+  std::ifstream(cluster.password_file()) >> password;
+  std::map<std::string, std::pair<long long, long long>> by;
+  for (int i = 0; i < cluster.size(); ++i) {
+    std::string role;
+    cluster.Cli(cluster.port(i), "role", &role);
+    if (role.rfind("master", 0) != 0) continue;
+    redisContext* c = redisConnect("127.0.0.1", cluster.port(i));
+    if (c == nullptr || c->err) Die("memory by family: cannot connect to a master");
+    auto command = [&](const std::vector<std::string>& args) {
+      std::vector<const char*> argv;
+      std::vector<size_t> lens;
+      for (const std::string& a : args) {
+        argv.push_back(a.data());
+        lens.push_back(a.size());
+      }
+      auto* r = static_cast<redisReply*>(
+          redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data()));
+      if (r == nullptr) Die("memory by family: the connection broke");
+      return std::unique_ptr<redisReply, void (*)(void*)>(r, freeReplyObject);
+    };
+    command({"AUTH", password});
+    std::string cursor = "0";
+    do {
+      auto page = command({"SCAN", cursor, "COUNT", "1000"});
+      if (page->type != REDIS_REPLY_ARRAY || page->elements != 2) Die("memory by family: SCAN");
+      cursor.assign(page->element[0]->str, page->element[0]->len);
+      const redisReply* keys = page->element[1];
+      for (size_t k = 0; k < keys->elements; ++k) {
+        const std::string key(keys->element[k]->str, keys->element[k]->len);
+        const char* argv[] = {"MEMORY", "USAGE", key.data(), "SAMPLES", "0"};
+        const size_t lens[] = {6, 5, key.size(), 7, 1};
+        redisAppendCommandArgv(c, 5, argv, lens);
+      }
+      for (size_t k = 0; k < keys->elements; ++k) {
+        void* raw = nullptr;
+        if (redisGetReply(c, &raw) != REDIS_OK) Die("memory by family: MEMORY USAGE");
+        std::unique_ptr<redisReply, void (*)(void*)> r(static_cast<redisReply*>(raw),
+                                                       freeReplyObject);
+        const std::string key(keys->element[k]->str, keys->element[k]->len);
+        std::string family;
+        const size_t close = key.find('}');
+        if (key.size() > 1 && key[0] == '{' && close != std::string::npos) {
+          family = key.substr(0, 2) + "}" + (close + 1 < key.size() ? "+" : "");
+        } else {
+          family = key.substr(0, key.find(':'));
+        }
+        auto& [count, bytes] = by[family];
+        ++count;
+        if (r->type == REDIS_REPLY_INTEGER) bytes += r->integer;
+      }
+    } while (cursor != "0");
+    redisFree(c);
+  }
+  std::vector<std::tuple<std::string, long long, long long>> out;
+  for (const auto& [family, kb] : by) out.emplace_back(family, kb.first, kb.second);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return std::get<2>(a) > std::get<2>(b); });
+  return out;
+}
+
 // Bytes of every node's append-only files (the cluster's folder, aof-PORT/).
 uint64_t AofBytes(const redis::testing::RedisCluster& cluster) {
   uint64_t total = 0;
@@ -865,6 +935,16 @@ void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o)
         static_cast<double>(total.pipelines) / batches, static_cast<double>(total.commands) / pages,
         p50, p99, total.verdicts.ToString().c_str(), memory, memory / pages, memory / documents,
         aof / pages, cpu_us / pages, load_before.c_str(), LoadAverage().c_str());
+    if (stores == 1 && batch == largest) {
+      // Where the memory is (MEMORY USAGE counts each key's own allocations: their sum is below
+      // used_memory, which also holds the keyspace's and the slots' tables).
+      std::printf("        memory by key family (MEMORY USAGE, bytes a document):");
+      for (const auto& [family, keys, bytes] : MemoryByFamily(cluster)) {
+        std::printf(" %s %.0f (%lld keys);", family.c_str(), static_cast<double>(bytes) / documents,
+                    keys);
+      }
+      std::printf("\n");
+    }
     std::fflush(stdout);
   }
 }
