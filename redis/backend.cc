@@ -1708,11 +1708,13 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           LinksKey(l.doc), Dec(l.doc),
           Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
     }
-    // Issue 32: each new URL counted in its host's URLs (the template judge's host share), and
-    // the chunk records of the documents given chunks (their postings were filed in step 8).
+    // Issue 32: each new URL counted in its host's URLs (the template judge's host share: only
+    // chunks are judged, so not without chunking, which the state fixes at creation), and the
+    // chunk records of the documents given chunks (their postings were filed in step 8).
+    const bool chunking = params_.chunking.input != dedup::ChunkInput::kNone;
     for (size_t i : version_pages) {
       const UrlState& u = *st[i].url;
-      if (u.stored != 0 || !named.count(u.id)) continue;
+      if (!chunking || u.stored != 0 || !named.count(u.id)) continue;
       if (auto c = chunks::CountHostUrl(pages[i].url, chunks::HostUrlCap(options_))) {
         cmds.push_back(std::move(*c));
       }

@@ -336,7 +336,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
   for (const auto& [cand, record] : records) {
     SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(record, &other, &has_sketch));
     const auto cc = std::find_if(containment.begin(), containment.end(),
-                                 [cand](const auto& x) { return x.doc == cand; });
+                                 [doc = cand](const auto& x) { return x.doc == doc; });
     if (cc != containment.end() && internal::ContainmentRelation(cc->common)) {
       // Issue 34: a containment candidate, estimated from its bytes in common.
       SimilarDoc s;

@@ -9,7 +9,7 @@
 //
 // It starts a 3-master Redis Cluster on loopback (tests/redis/redis_cluster.h: durable, with
 // `appendonly yes` and `appendfsync always` as the backend requires; `--replicas N` adds N
-// replicas per master) and raises hash-max-listpack-value to 4096 (the record buckets need it).
+// replicas per master), its nodes reading ops/redis/shingled-node.conf.
 //
 // The corpus: synthetic HTML pages of ~1,000 words in families of 4 near-copies (each copy
 // changes 2 words of its own: resemblance ~0.93 between two copies, over the verified threshold)
@@ -970,16 +970,14 @@ int main(int argc, char** argv) {
         families * (kCopies - 1), families);
   }
   redis::testing::RedisCluster cluster;
-  if (Status s = cluster.Start({.masters = 3, .replicas_per_master = o.replicas, .durable = true});
+  // The nodes read the settings shipped for them (ops/redis/shingled-node.conf: the record
+  // buckets' listpack value size, the hosts' URL sets as intsets, ...), as a deployment's do.
+  if (Status s = cluster.Start({.masters = 3,
+                                .replicas_per_master = o.replicas,
+                                .durable = true,
+                                .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
       !s.ok()) {
     Die(s.ToString());
-  }
-  for (int i = 0; i < cluster.size(); ++i) {
-    std::string out;
-    // The record buckets need it (redis/backend.h, RecordBucketValueBytes).
-    if (cluster.Cli(cluster.port(i), "config set hash-max-listpack-value 4096", &out) != 0) {
-      Die("config set hash-max-listpack-value: " + out);
-    }
   }
   for (int i = 0; i < cluster.size() && !o.fsync; ++i) {
     std::string out;

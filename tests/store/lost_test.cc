@@ -25,7 +25,7 @@ using Seeds = std::vector<uint64_t>;
 
 constexpr int64_t kDay = 86400;
 // Sweeps a month apart, as a monthly crawl of a documentation site.
-constexpr int64_t kT1 = 100 * kDay, kT2 = 130 * kDay, kT3 = 160 * kDay, kT4 = 200 * kDay;
+constexpr int64_t kT1 = 100 * kDay, kT2 = 130 * kDay, kT4 = 200 * kDay;
 const char kSite[] = "http://docs.test/";
 
 class LostTest : public ::testing::Test {
