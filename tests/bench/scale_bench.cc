@@ -5,7 +5,7 @@
 //   build-rel/tests/bench/scale_bench [--pages 20000] [--threads 4] [--batch 100]
 //       [--configs lmdb,redis1,redis2,redis3] [--replicas 0] [--min-replicas 0]
 //       [--apply-pages 2000] [--apply-batches 1,10,100] [--apply-stores 2,3] [--fsync always|no]
-//       [--verify-sample K] [--daemon-only] [--apply-only]
+//       [--verify-sample K] [--chunking] [--daemon-only] [--apply-only]
 //
 // It starts a 3-master Redis Cluster on loopback (tests/redis/redis_cluster.h: durable, with
 // `appendonly yes` and `appendfsync always` as the backend requires; `--replicas N` adds N
@@ -47,7 +47,8 @@
 // `--fsync no` sets `appendfsync no` on every node and lets the stores accept it
 // (allow_unsafe_fsync): NOT durable, only to tell the fsyncs' cost from the round trips'.
 // `--verify-sample K` makes the in-process stores with verify_sample_size K (0: none), for the
-// memory a document with and without the verification sample.
+// memory a document with and without the verification sample; `--chunking` gives them the default
+// chunking (issue 32: chunk records and postings, host URL sets) instead of none.
 //
 // A progress line is written to stderr when it is a terminal.
 #include <arpa/inet.h>
@@ -124,6 +125,7 @@ struct Options {
   int apply_pages = 2000;  // the in-process corpus (its own, smaller: round trips need few pages)
   bool fsync = true;       // false: appendfsync no on every node, allow_unsafe_fsync in the stores
   int verify_sample = -1;  // the in-process params' verify_sample_size (-1: the default)
+  bool chunking = false;   // the in-process params' chunking: the default, or none
   bool daemons = true;
   bool in_process = true;
 };
@@ -173,6 +175,8 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg == "--verify-sample") {
       o.verify_sample = std::atoi(value().c_str());
       if (o.verify_sample < 0) Die("--verify-sample: a sample size >= 0");
+    } else if (arg == "--chunking") {
+      o.chunking = true;
     } else if (arg == "--fsync") {
       const std::string v = value();
       if (v != "always" && v != "no") Die("--fsync: always or no");
@@ -838,7 +842,7 @@ ApplyFigures ApplyShare(redis::RedisClusterStore& s, redis::ClusterClient& clien
 
 void RunInProcess(const redis::testing::RedisCluster& cluster, const Options& o) {
   dedup::SketchParams params;
-  params.chunking.input = dedup::ChunkInput::kNone;
+  if (!o.chunking) params.chunking.input = dedup::ChunkInput::kNone;
   if (o.verify_sample >= 0) params.verify_sample_size = o.verify_sample;
   auto context = dedup::SketchContext::Create(params);
   if (!context.ok()) Die(context.status().ToString());

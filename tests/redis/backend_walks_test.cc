@@ -471,6 +471,55 @@ return 1
   EXPECT_EQ(run({"3", "v3", "", ""}), 1);
 }
 
+// A URL's versions are one field of a hash of 16 URLs: length-prefixed entries (one-, two- and
+// three-byte lengths here), read back whole and in order, beside the other URLs of the bucket;
+// a field cut short is DataLoss, not a shorter history.
+TEST_F(WalksTest, TheVersionsFieldKeepsEntriesOfAnyLengthApartFromItsNeighbours) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  // 1 and 1 + 1024 x 1 share a bucket (the same shard, (id / 1024) >> 4 equal); 2 is another
+  // shard's.
+  ASSERT_EQ(walks::VersionsKeyOf(1), walks::VersionsKeyOf(1 + 1024));
+  ASSERT_NE(walks::VersionsKeyOf(1), walks::VersionsKeyOf(2));
+  ASSERT_NE(walks::VersionsKeyOf(1), walks::VersionsKeyOf(1 + 16 * 1024));
+  const std::vector<std::string> entries = {"a", std::string(300, 'b'), std::string(70'000, 'c')};
+  for (const store::UrlId url : {store::UrlId{1}, store::UrlId{1 + 1024}}) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const std::string entry = entries[i] + std::to_string(url);
+      auto r = client->Run(Eval(walks::AppendVersionScript(), {walks::VersionsKeyOf(url)},
+                                {walks::VersionsFieldOf(url), std::to_string(i + 1), entry, "",
+                                 i == 0 ? "" : entries[i - 1] + std::to_string(url)}));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->integer, 1);
+    }
+  }
+  for (const store::UrlId url : {store::UrlId{1}, store::UrlId{1 + 1024}}) {
+    auto reply = client->Run(walks::ReadVersionsOf(url));
+    ASSERT_TRUE(reply.ok());
+    auto list = walks::SplitVersionsOf(*reply);
+    ASSERT_TRUE(list.ok()) << list.status().ToString();
+    ASSERT_EQ(list->size(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      EXPECT_EQ((*list)[i], entries[i] + std::to_string(url));
+    }
+  }
+  auto none = client->Run(walks::ReadVersionsOf(2));
+  ASSERT_TRUE(none.ok());
+  auto empty = walks::SplitVersionsOf(*none);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  // A count of 0, then an entry of 5 bytes of which 2 are there.
+  ASSERT_TRUE(client
+                  ->Run(Command{.args = {"HSET", walks::VersionsKeyOf(3), walks::VersionsFieldOf(3),
+                                         std::string("\x00\x05" "ab", 4)}})
+                  .ok());
+  auto cut = client->Run(walks::ReadVersionsOf(3));
+  ASSERT_TRUE(cut.ok());
+  auto bad = walks::SplitVersionsOf(*cut);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+}
+
 // A sweep closed on one daemon is closed on every other at once: Apply reads the batch's sweep
 // records again for each batch rather than keeping the ones it saw open.
 TEST_F(WalksTest, ASweepClosedOnOneDaemonIsClosedOnTheOthers) {
