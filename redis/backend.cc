@@ -1,5 +1,7 @@
 #include "redis/backend.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -11,8 +13,6 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <xxhash.h>
 
 #include "dedup/estimate.h"
 #include "redis/backend_store.h"
@@ -93,8 +93,8 @@ std::string ShardKey(uint64_t shard) {
 std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec((url / kShards) >> 4); }
 std::string VersionsField(UrlId url) { return Dec(url); }
 
-// A version as the list keeps it: 'N' when its page created its document, else 'V', then
-// store/FORMAT.md's version record.
+// A version as its URL's versions field keeps it: 'N' when its page created its document, else
+// 'V', then store/FORMAT.md's version record.
 std::string VersionEntry(const VersionRecord& v, bool created) {
   std::string e(1, created ? 'N' : 'V');
   e += store::internal::EncodeVersion(v);
@@ -202,9 +202,7 @@ end
 )lua";
 
 // A script that reads or writes a versions field: kVersionsLua, then `body`.
-std::string VersionsScript(std::string_view body) {
-  return std::string(kVersionsLua).append(body);
-}
+std::string VersionsScript(std::string_view body) { return std::string(kVersionsLua).append(body); }
 
 // Appends a version record as the URL's version `seq` (1-based), unless the field already holds
 // that many: 1 appended, 0 the same record is there already (a resent append), -1 another record
@@ -1682,9 +1680,10 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     std::vector<Command> cmds;
     for (size_t i = 0; i < pages.size(); ++i) {
       if (st[i].skip || !st[i].appended) continue;
-      cmds.push_back(Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
-                          {VersionsField(st[i].url->id), Dec(st[i].seq), VersionEntry(st[i].version, st[i].new_doc >= 0),
-                           st[i].replace, st[i].previous}));
+      cmds.push_back(
+          Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
+               {VersionsField(st[i].url->id), Dec(st[i].seq),
+                VersionEntry(st[i].version, st[i].new_doc >= 0), st[i].replace, st[i].previous}));
       version_pages.push_back(i);
     }
     const size_t nv = cmds.size();

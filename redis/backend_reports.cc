@@ -116,8 +116,8 @@ class RedisClusterStore::Reads final : public store::internal::ReportReads {
   StatusOr<WalkedUrl> ReadUrl(UrlId id) const override {
     StatusOr<std::vector<Reply>> r = [&] {
       std::lock_guard<std::mutex> lock(s_.mu_);
-      return s_.client_->Pipeline({Cmd({"HGET", walks::UrlNameKeyOf(id), Dec(id)}),
-                                   walks::ReadVersionsOf(id)});
+      return s_.client_->Pipeline(
+          {Cmd({"HGET", walks::UrlNameKeyOf(id), Dec(id)}), walks::ReadVersionsOf(id)});
     }();
     if (!r.ok()) return r.status();
     if ((*r)[0].is_nil()) return NotFoundError("url id " + Dec(id) + " has no name");

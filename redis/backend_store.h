@@ -60,7 +60,7 @@ StatusOr<std::vector<std::string>> SplitVersionsOf(const Reply& reply);
 std::string_view VersionsLua();
 std::string ShardKeyOf(store::UrlId url);     // the counts of the URL's shard
 std::string UrlNameKeyOf(store::UrlId url);   // the URL names' bucket of the id
-// A version as the versions list keeps it (flagged as not creating its document), and back.
+// A version as a URL's versions field keeps it (flagged as not creating its document), and back.
 std::string GoneEntry(const store::internal::VersionRecord& v);
 StatusOr<store::internal::VersionRecord> DecodeVersionEntry(std::string_view entry);
 std::string_view AppendVersionScript();  // a version appended at a seq (backend.cc)

@@ -309,8 +309,7 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
                                 "version twice)");
       }
       cmds.clear();
-      for (size_t k : todo)
-        cmds.push_back(walks::ReadVersionsOf(urls[k].first));
+      for (size_t k : todo) cmds.push_back(walks::ReadVersionsOf(urls[k].first));
       auto lists = Round(cmds);
       if (!lists.ok()) return lists.status();
       std::vector<std::pair<size_t, uint64_t>> appending;  // (URL, seq)

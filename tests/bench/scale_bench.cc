@@ -53,14 +53,13 @@
 // A progress line is written to stderr when it is a terminal.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <hiredis/hiredis.h>
 
 #include <algorithm>
 #include <atomic>
@@ -976,10 +975,11 @@ int main(int argc, char** argv) {
   redis::testing::RedisCluster cluster;
   // The nodes read the settings shipped for them (ops/redis/shingled-node.conf: the record
   // buckets' listpack value size, the hosts' URL sets as intsets, ...), as a deployment's do.
-  if (Status s = cluster.Start({.masters = 3,
-                                .replicas_per_master = o.replicas,
-                                .durable = true,
-                                .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
+  if (Status s =
+          cluster.Start({.masters = 3,
+                         .replicas_per_master = o.replicas,
+                         .durable = true,
+                         .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
       !s.ok()) {
     Die(s.ToString());
   }

@@ -511,7 +511,9 @@ TEST_F(WalksTest, TheVersionsFieldKeepsEntriesOfAnyLengthApartFromItsNeighbours)
   // A count of 0, then an entry of 5 bytes of which 2 are there.
   ASSERT_TRUE(client
                   ->Run(Command{.args = {"HSET", walks::VersionsKeyOf(3), walks::VersionsFieldOf(3),
-                                         std::string("\x00\x05" "ab", 4)}})
+                                         std::string("\x00\x05"
+                                                     "ab",
+                                                     4)}})
                   .ok());
   auto cut = client->Run(walks::ReadVersionsOf(3));
   ASSERT_TRUE(cut.ok());
