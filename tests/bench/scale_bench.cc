@@ -720,19 +720,21 @@ std::vector<std::tuple<std::string, long long, long long>> MemoryByFamily(
       auto page = command({"SCAN", cursor, "COUNT", "1000"});
       if (page->type != REDIS_REPLY_ARRAY || page->elements != 2) Die("memory by family: SCAN");
       cursor.assign(page->element[0]->str, page->element[0]->len);
-      const redisReply* keys = page->element[1];
-      for (size_t k = 0; k < keys->elements; ++k) {
-        const std::string key(keys->element[k]->str, keys->element[k]->len);
+      std::vector<std::string> keys;
+      for (size_t k = 0; k < page->element[1]->elements; ++k) {
+        const redisReply* key = page->element[1]->element[k];
+        keys.emplace_back(key->str, key->len);
+      }
+      for (const std::string& key : keys) {
         const char* argv[] = {"MEMORY", "USAGE", key.data(), "SAMPLES", "0"};
         const size_t lens[] = {6, 5, key.size(), 7, 1};
         redisAppendCommandArgv(c, 5, argv, lens);
       }
-      for (size_t k = 0; k < keys->elements; ++k) {
+      for (const std::string& key : keys) {
         void* raw = nullptr;
         if (redisGetReply(c, &raw) != REDIS_OK) Die("memory by family: MEMORY USAGE");
         std::unique_ptr<redisReply, void (*)(void*)> r(static_cast<redisReply*>(raw),
                                                        freeReplyObject);
-        const std::string key(keys->element[k]->str, keys->element[k]->len);
         std::string family;
         const size_t close = key.find('}');
         if (key.size() > 1 && key[0] == '{' && close != std::string::npos) {
