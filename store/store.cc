@@ -520,7 +520,14 @@ Status StoreImpl::Open() {
   if (rc = mdb_env_open(env_, dir_.c_str(), flags, 0644); rc != 0) return LmdbStatus(rc, "open store " + dir_);
 
   MDB_txn* raw = nullptr;
-  if (rc = mdb_txn_begin(env_, nullptr, 0, &raw); rc != 0) return LmdbStatus(rc, "begin open transaction");
+  rc = mdb_txn_begin(env_, nullptr, 0, &raw);
+  // Another process (a daemon's writer) may grow the map between the environment's opening and
+  // this transaction, which waits for its writer: adopt the grown map and begin again.
+  while (rc == MDB_MAP_RESIZED) {
+    SHINGLED_RETURN_IF_ERROR(AdoptNewMapSize());
+    rc = mdb_txn_begin(env_, nullptr, 0, &raw);
+  }
+  if (rc != 0) return LmdbStatus(rc, "begin open transaction");
   Txn txn(raw);
   if (rc = mdb_dbi_open(txn.get(), nullptr, 0, &dbis_.main); rc != 0) return LmdbStatus(rc, "open the unnamed database");
   for (const TableSpec& t : kTables) {

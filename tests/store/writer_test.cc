@@ -81,6 +81,59 @@ TEST_F(WriterTest, StopListCopyIsReloadedAfterAnotherProcessWrote) {
   ExpectConsistent(*store);
 }
 
+// Readers beside a growing store (`shingled list` during an ingest): another process's writer
+// grows the map again and again while this one opens the store and reads it in a loop. Every
+// open and every read adopts the grown map and succeeds.
+TEST_F(WriterTest, ReadersOpenAndReadWhileAnotherProcessGrowsTheMap) {
+  StoreOptions o;
+  o.durable = false;
+  o.initial_map_size = 256 << 10;  // 256 KiB: the writer below grows it many times
+  SweepId s = 0;
+  {
+    auto store = OpenStore(o);
+    ASSERT_NE(store, nullptr);
+    s = store->OpenSweep("s", 1)->id;
+  }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    auto writer = OpenStore(o);
+    if (writer == nullptr) _exit(2);
+    for (int b = 0; b < 60; ++b) {
+      if (!writer->Apply(Batch(b * 40, b * 40 + 40, s)).ok()) _exit(3);
+      if (b == 0 && write(ready[1], "x", 1) != 1) _exit(4);
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  char x = 0;
+  ASSERT_EQ(read(ready[0], &x, 1), 1);  // the writer has begun
+  close(ready[0]);
+  int opened = 0;
+  for (;;) {
+    auto reader = OpenStore(o);
+    ASSERT_NE(reader, nullptr);
+    ++opened;
+    UrlListOptions list;
+    list.limit = 100;
+    StatusOr<UrlPage> page = reader->ListUrls(list);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_TRUE(reader->Stats().ok());
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG) == child) {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+      break;
+    }
+  }
+  auto store = OpenStore(o);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Stats()->documents, 2400u) << "after " << opened << " opens";
+  EXPECT_GT(store->Stats()->map_size, uint64_t{256} << 10);
+}
+
 // A batch that grows the map is aborted and run again: the stop-list counts it raised in the
 // aborted transaction must not be counted twice.
 TEST_F(WriterTest, StopListCopyIsDroppedWithAnAbortedBatch) {
