@@ -213,7 +213,7 @@ StatusOr<store::ChangeHistory> RedisClusterStore::ChangesOverSweeps(
 StatusOr<store::LostAndFound> RedisClusterStore::Lost(std::string_view url,
                                                       const store::LostOptions& options) const {
   Reads reads(*this);
-  return store::internal::FindLost(reads, url, options);
+  return store::internal::FindLost(*this, reads, url, options);
 }
 
 }  // namespace shingled::redis

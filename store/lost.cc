@@ -21,7 +21,9 @@
 
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
+#include "store/internal/moves.h"
 #include "store/internal/report_reads.h"
+#include "store/internal/verify.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 
@@ -86,13 +88,19 @@ struct UrlFacts {
   }
 };
 
-// A version of a URL that matched the old content: the URL, the document and the estimates.
+// A version of a URL that matched the old content: the URL, the document, the estimates and
+// what the move rule makes of them.
 struct Match {
   UrlId url = 0;
   DocId doc = 0;
   double resemblance = 0;
-  double containment = 0;
+  double containment = 0;  // from the chunks when both have them, else the MOD samples
+  MoveEvidence evidence = MoveEvidence::kNone;
 };
+
+// The MOD samples' containment from which a candidate's bytes in common are read: the estimate
+// only nominates (it overshoots for a short page), the chunks decide (kMoveContainment).
+constexpr double kContainmentNominee = 0.25;
 
 bool RanksBefore(const Successor& a, const Successor& b) {
   const bool ra = a.evidence == SuccessorEvidence::kRedirect;
@@ -108,8 +116,8 @@ bool RanksBefore(const Successor& a, const Successor& b) {
 // One query: the URLs' versions read so far, the path followed (no cycles) and the bounds.
 class SuccessorFinder {
  public:
-  SuccessorFinder(const ReportReads& reads, const LostOptions& options)
-      : reads_(reads), options_(options) {}
+  SuccessorFinder(const Store& store, const ReportReads& reads, const LostOptions& options)
+      : store_(store), reads_(reads), options_(options) {}
 
   StatusOr<LostAndFound> Find(UrlId url) {
     const UrlFacts* facts = nullptr;
@@ -159,20 +167,23 @@ class SuccessorFinder {
         s.why.append(")");
       }
     }
-    if (!found.empty()) {
+    // Ranked moves first: a first successor that is no move means that only copies were found.
+    const bool moved = !found.empty() && (found.front().evidence == SuccessorEvidence::kRedirect ||
+                                          found.front().born_when_died);
+    if (moved) {
       out.status = LostStatus::kMoved;
       out.best = std::move(found.front());
-      for (size_t i = 1; i < found.size(); ++i) {
-        if (out.candidates.size() == options_.max_candidates) {
-          Truncate("max_candidates");
-          break;
-        }
-        out.candidates.push_back(std::move(found[i]));
+    }
+    for (size_t i = moved ? 1 : 0; i < found.size(); ++i) {
+      if (out.candidates.size() == options_.max_candidates) {
+        Truncate("max_candidates");
+        break;
       }
-    } else if (!old_sketch.empty() || !out.redirect_target.empty()) {
-      out.status = LostStatus::kDead;
-    } else {
-      out.status = LostStatus::kUnknown;
+      out.candidates.push_back(std::move(found[i]));
+    }
+    if (!moved) {
+      out.status = !old_sketch.empty() || !out.redirect_target.empty() ? LostStatus::kDead
+                                                                       : LostStatus::kUnknown;
     }
     out.truncated = !truncated_by_.empty();
     out.truncated_by = truncated_by_;
@@ -210,6 +221,23 @@ class SuccessorFinder {
       if (LiveVersion(f.versions[i])) f.last_live = static_cast<int>(i);
     }
     *out = &facts_.emplace(url, std::move(f)).first->second;
+    return OkStatus();
+  }
+
+  // The resemblance of `old_doc` and `doc` as the `similar` queries estimate it: from the
+  // verification samples when both have one, else from the minhashes.
+  Status Resemblance(DocId old_doc, DocId doc, double* out) {
+    if (old_info_.id != old_doc) {
+      StatusOr<DocumentInfo> info = store_.Document(old_doc);
+      if (!info.ok()) return info.status();
+      old_info_ = std::move(*info);
+    }
+    StatusOr<DocumentInfo> other = store_.Document(doc);
+    if (!other.ok()) return other.status();
+    const std::vector<uint32_t>& sample = other->sketch.verify_sample;
+    *out = EstimatePair(old_info_.sketch, other->sketch, sample, !sample.empty(),
+                        static_cast<size_t>(store_.params().verify_sample_size))
+               .estimate.resemblance;
     return OkStatus();
   }
 
@@ -342,10 +370,13 @@ class SuccessorFinder {
     docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
     // Scored (their sketches read in one batch); per URL that ever showed one of them, its best
     // match.
-    const double bar = std::min(options_.min_resemblance, options_.near_copy_resemblance);
     std::map<UrlId, Match> best;
     std::vector<HeldSketch> held;
     SHINGLED_RETURN_IF_ERROR(reads_.Holders(docs, /*sketches=*/true, &held));
+    DocId old_holder = 0;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (docs[i] == old_doc) old_holder = held[i].holder;
+    }
     std::vector<uint64_t> urls;
     for (size_t i = 0; i < docs.size(); ++i) {
       const DocId doc = docs[i];
@@ -353,13 +384,25 @@ class SuccessorFinder {
       if (other.empty()) continue;
       Match m;
       m.doc = doc;
-      if (doc == old_doc) {
+      ContentMatch content;
+      content.same_content = held[i].holder == old_holder;
+      if (content.same_content) {
         m.resemblance = 1.0;
         m.containment = 1.0;
       } else {
         std::tie(m.resemblance, m.containment) = reads_.Compare(sketch, other);
+        if (m.resemblance < kMoveResemblance && m.containment < kContainmentNominee) continue;
+        // The move rule reads the estimate the `similar` queries give, and the bytes in common
+        // (containment and the template share).
+        SHINGLED_RETURN_IF_ERROR(Resemblance(old_doc, doc, &m.resemblance));
+        StatusOr<CommonBytes> common = store_.BytesInCommon(old_doc, doc, /*max_spans=*/0);
+        if (!common.ok()) return common.status();
+        content.common = std::move(*common);
+        if (content.common.known) m.containment = content.common.share_a;
       }
-      if (m.resemblance < bar && m.containment < options_.min_containment) continue;
+      content.resemblance = m.resemblance;
+      m.evidence = JudgeContentMove(content);
+      if (m.evidence == MoveEvidence::kNone) continue;
       urls.clear();
       size_t count = 0;
       SHINGLED_RETURN_IF_ERROR(reads_.UrlsOfDoc(doc, options_.max_urls, &urls, &count));
@@ -390,10 +433,9 @@ class SuccessorFinder {
       Successor s;
       bool born = false;
       s.born_when_died = BornWhenDied(old, *facts, &s.born_or_changed, &born);
-      const bool qualifies = s.born_when_died ? (m.resemblance >= options_.min_resemblance ||
-                                                 m.containment >= options_.min_containment)
-                                              : m.resemblance >= options_.near_copy_resemblance;
-      if (!qualifies) continue;
+      // Every match passed the move rule; a copy that lived beside the old URL (not born or
+      // changed when it died) must be a near copy too.
+      if (!s.born_when_died && m.resemblance < options_.near_copy_resemblance) continue;
       s.evidence = SuccessorEvidence::kContent;
       s.resemblance = m.resemblance;
       s.containment = m.containment;
@@ -402,12 +444,16 @@ class SuccessorFinder {
         if (v.doc == m.doc) s.matched_date = v.date;
       }
       std::string why;
-      if (m.doc == old_doc) {
-        why = "same content";
-      } else if (m.resemblance >= options_.min_resemblance) {
-        why = "near copy, resemblance " + Fixed2(m.resemblance);
-      } else {
-        why = "holds the old content, containment " + Fixed2(m.containment);
+      switch (m.evidence) {
+        case MoveEvidence::kSameContent:
+          why = "same content";
+          break;
+        case MoveEvidence::kResemblance:
+          why = "near copy, resemblance " + Fixed2(m.resemblance);
+          break;
+        default:
+          why = "holds the old content, " + Fixed2(m.containment) + " of its bytes in common";
+          break;
       }
       if (s.born_when_died) {
         why.append(born ? ", born " : ", changed ").append(Day(s.born_or_changed));
@@ -447,9 +493,11 @@ class SuccessorFinder {
     return OkStatus();
   }
 
+  const Store& store_;
   const ReportReads& reads_;
   const LostOptions& options_;
   std::vector<HeldSketch> held_;  // SketchOfDoc's
+  DocumentInfo old_info_;         // Resemblance's: the old document's
   std::unordered_map<UrlId, UrlFacts> facts_;
   std::vector<UrlId> path_;  // the URL asked, then each URL followed on the way here
   std::string truncated_by_;
@@ -457,11 +505,9 @@ class SuccessorFinder {
 
 }  // namespace
 
-StatusOr<LostAndFound> FindLost(const ReportReads& reads, std::string_view url,
+StatusOr<LostAndFound> FindLost(const Store& store, const ReportReads& reads, std::string_view url,
                                 const LostOptions& options) {
-  if (!(options.min_resemblance > 0 && options.min_resemblance <= 1) ||
-      !(options.min_containment > 0 && options.min_containment <= 1) ||
-      !(options.near_copy_resemblance > 0 && options.near_copy_resemblance <= 1) ||
+  if (!(options.near_copy_resemblance > 0 && options.near_copy_resemblance <= 1) ||
       options.moved_within < 0 || options.max_scored == 0 || options.max_urls == 0 ||
       options.max_depth < 0) {
     return InvalidArgumentError("lost and found: an option is out of its range (store/types.h)");
@@ -469,7 +515,7 @@ StatusOr<LostAndFound> FindLost(const ReportReads& reads, std::string_view url,
   StatusOr<std::optional<UrlId>> id = reads.FindUrl(url);
   if (!id.ok()) return id.status();
   if (!*id) return NotFoundError("URL never stored: " + std::string(url));
-  SuccessorFinder finder(reads, options);
+  SuccessorFinder finder(store, reads, options);
   return finder.Find(**id);
 }
 
@@ -479,7 +525,7 @@ StatusOr<LostAndFound> LmdbStore::Lost(std::string_view url, const LostOptions& 
   // One read transaction for the whole search.
   StatusOr<std::unique_ptr<internal::ReportReads>> reads = internal::LmdbReportReads(*impl_, true);
   if (!reads.ok()) return reads.status();
-  return internal::FindLost(**reads, url, options);
+  return internal::FindLost(*this, **reads, url, options);
 }
 
 }  // namespace shingled::store

@@ -10,6 +10,7 @@
 
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
+#include "store/internal/moves.h"
 #include "store/internal/report_reads.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
@@ -26,9 +27,11 @@ constexpr std::array<std::string_view, kChangeKinds> kKindNames = {
 constexpr std::array<std::string_view, kResemblanceBands> kBandNames = {"0.95-1", "0.8-0.95",
                                                                         "0.5-0.8", "0-0.5"};
 
-// The similarity query that looks for a dead URL's content: results that reach 0.5 in
-// resemblance or either containment, the first 50 (the new home must be among them).
-constexpr double kMoveThreshold = 0.5;
+// The similarity query that looks for a dead URL's content: results that reach the move rule's
+// resemblance in resemblance or either containment, the first 50 (the new home must be among
+// them). The query only nominates: JudgeContentMove decides.
+constexpr double kMoveQueryThreshold = std::min(internal::kMoveResemblance,
+                                                internal::kMoveContainment);
 constexpr size_t kMoveCandidates = 50;
 
 bool Live(const VersionRecord& v) { return internal::LiveVersion(v); }
@@ -309,19 +312,25 @@ class PairWalk {
     double containment = -1;
     double resemblance = 1;
     if (pick(o.from_holder)) {
-      row.evidence = "same_content";
+      row.evidence = internal::MoveEvidenceName(internal::MoveEvidence::kSameContent);
       containment = 1;
     } else {
       QueryOptions q;
-      q.threshold = kMoveThreshold;
+      q.threshold = kMoveQueryThreshold;
       q.limit = kMoveCandidates;
       StatusOr<std::vector<SimilarDoc>> similar = store_.SimilarToDocument(o.from_holder, q);
       if (!similar.ok()) return similar.status();
       for (const SimilarDoc& s : *similar) {
-        if (!pick(s.doc)) continue;
+        internal::ContentMatch match;
+        match.resemblance = s.resemblance;
+        match.common = s.common;
+        const internal::MoveEvidence evidence = internal::JudgeContentMove(match);
+        if (evidence == internal::MoveEvidence::kNone || !pick(s.doc)) continue;
         resemblance = s.resemblance;
-        containment = s.containment_of_query;
-        row.evidence = s.resemblance >= kMoveThreshold ? "resemblance" : "containment";
+        // Of the old document in the new: from the chunks when they are known (the MOD
+        // samples' estimate of a short page overshoots), else the query's estimate.
+        containment = s.common.known ? s.common.share_a : s.containment_of_query;
+        row.evidence = internal::MoveEvidenceName(evidence);
         break;
       }
     }

@@ -540,9 +540,10 @@ struct Successor {
   int64_t redirect_date = 0;  // kRedirect: when it was recorded
   // The estimates between the asked URL's last live content and the version that matched it
   // (`matched_doc`, dated `matched_date`): a version of this URL, or of the first URL of `via`
-  // when the content moved on from there. Resemblance from the minhashes; containment of the
-  // old content in the matched version, from the MOD samples. 0 for a redirect to content that
-  // does not resemble it.
+  // when the content moved on from there. Resemblance as the `similar` queries estimate it (the
+  // verification samples when both have one, else the minhashes); containment of the old
+  // content in the matched version, from the bytes in common when both have chunks, else the
+  // MOD samples. 0 for a redirect to content that does not resemble it.
   double resemblance = 0;
   double containment = 0;
   DocId matched_doc = 0;
@@ -565,14 +566,12 @@ struct Successor {
 
 // Per-request bounds and thresholds of lost and found.
 struct LostOptions {
-  // A content candidate born or changed when the old URL died is a successor from this
-  // resemblance, or from min_containment of the old content in it. An edited move (a header and
-  // links rewritten) keeps 0.5-0.8; the estimate's standard error at 0.5 is ~0.055, so 0.4
-  // keeps such moves and leaves out pages that share only navigation. Range (0, 1].
-  double min_resemblance = 0.4;
-  double min_containment = 0.6;
-  // A content candidate not born or changed when the old URL died (a copy that lived beside it)
-  // is a successor only from this resemblance: "its content lives on there". Range (0, 1].
+  // A content candidate born or changed when the old URL died is a successor when the move rule
+  // holds (docs/REPORTS.md, "Moves": the change reports apply the same rule). A content candidate
+  // not born or changed when the old URL died (a copy that lived beside it) is a successor only
+  // when the rule holds and from this resemblance: "its content lives on there". Such a copy is
+  // no move: when it is all that was found, the URL is dead and the copies are its candidates.
+  // Range (0, 1].
   double near_copy_resemblance = 0.8;
   // "When the old URL died": from its last live version to its first dead, gone or redirect
   // version, and this many seconds after (a successor the crawler found a sweep later).
@@ -605,8 +604,11 @@ struct LostAndFound {
   // (empty if none or unknown) and status.
   std::string redirect_target;
   int redirect_status = 0;
-  std::optional<Successor> best;      // set when status is kMoved
-  std::vector<Successor> candidates;  // the other successors, ranked
+  // Set when status is kMoved: a redirect, or content born or changed when the URL died.
+  std::optional<Successor> best;
+  // The other successors, ranked. For a dead URL, the near copies that lived beside it (none
+  // born or changed when it died): its content lives on there, but did not move there.
+  std::vector<Successor> candidates;
   // A bound of LostOptions cut the search (`truncated_by` names it: "max_scored", "max_urls",
   // "max_depth" or "max_candidates"): a successor may have been missed, or left out.
   bool truncated = false;

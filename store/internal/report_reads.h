@@ -105,8 +105,8 @@ Status ReportStreamChanges(const Store& store, const ReportReads& reads, SweepId
 StatusOr<ChangeHistory> ReportChangesOverSweeps(const Store& store, const ReportReads& reads,
                                                 const ReportProgress& progress);
 // Lost and found of `url` (Store::Lost): InvalidArgument for options out of range, NotFound for
-// a URL never stored.
-StatusOr<LostAndFound> FindLost(const ReportReads& reads, std::string_view url,
+// a URL never stored. `store` answers the bytes in common of the move rule.
+StatusOr<LostAndFound> FindLost(const Store& store, const ReportReads& reads, std::string_view url,
                                 const LostOptions& options);
 
 }  // namespace shingled::store::internal

@@ -162,8 +162,13 @@ TEST_F(LostTest, MoveEditedToResemblanceSeventy) {
   EXPECT_EQ(l.status, LostStatus::kMoved);
   ASSERT_TRUE(l.best.has_value());
   EXPECT_EQ(l.best->url, Url("v2/setup/install.html"));
-  EXPECT_DOUBLE_EQ(l.best->resemblance, r);
-  EXPECT_GT(l.best->containment, 0.5);
+  // The `similar` queries' estimate (the verification samples), near the minhashes'.
+  EXPECT_NEAR(l.best->resemblance, r, 0.06);
+  // Containment from the bytes in common: edits spread over the page break most chunks, so the
+  // move is shown by resemblance.
+  StatusOr<CommonBytes> common = store_->BytesInCommon(l.last_doc, l.best->doc, 0);
+  ASSERT_TRUE(common.ok()) << common.status().ToString();
+  EXPECT_DOUBLE_EQ(l.best->containment, common->share_a);
   EXPECT_TRUE(l.best->born_when_died);
   EXPECT_NE(l.best->why.find("near copy, resemblance "), std::string::npos) << l.best->why;
 }
@@ -207,7 +212,7 @@ TEST_F(LostTest, ChainOfTwoMoves) {
   ASSERT_TRUE(l.best.has_value());
   EXPECT_EQ(l.best->url, Url("c/a.html"));
   EXPECT_EQ(l.best->via, std::vector<std::string>{Url("b/a.html")});
-  EXPECT_DOUBLE_EQ(l.best->resemblance, Resemblance(a, a1));
+  EXPECT_NEAR(l.best->resemblance, Resemblance(a, a1), 0.06);  // the verification estimate
   EXPECT_NE(l.best->why.find("which moved on"), std::string::npos) << l.best->why;
   const LostAndFound middle = Lost("b/a.html");
   ASSERT_TRUE(middle.best.has_value());
