@@ -30,8 +30,8 @@ constexpr std::array<std::string_view, kResemblanceBands> kBandNames = {"0.95-1"
 // The similarity query that looks for a dead URL's content: results that reach the move rule's
 // resemblance in resemblance or either containment, the first 50 (the new home must be among
 // them). The query only nominates: JudgeContentMove decides.
-constexpr double kMoveQueryThreshold = std::min(internal::kMoveResemblance,
-                                                internal::kMoveContainment);
+constexpr double kMoveQueryThreshold =
+    std::min(internal::kMoveResemblance, internal::kMoveContainment);
 constexpr size_t kMoveCandidates = 50;
 
 bool Live(const VersionRecord& v) { return internal::LiveVersion(v); }
