@@ -247,16 +247,17 @@ class SuccessorFinder {
     return OkStatus();
   }
 
-  // Whether `succ` was born, or its content changed, when `old` died: after old's last live
-  // version and in another sweep (a page first seen later in the same sweep lived beside it), up
-  // to its death plus moved_within. Sets `*date` and `*born`.
+  // Whether `succ` was born, or its content changed, when `old` died: in another sweep than old's
+  // last live version and not before it (a page first seen later in the same sweep lived beside
+  // it; two sweeps' fetches may share a second), up to its death plus moved_within. Sets `*date`
+  // and `*born`.
   bool BornWhenDied(const UrlFacts& old, const UrlFacts& succ, int64_t* date, bool* born) const {
     if (old.last_live < 0) return false;
     const VersionRecord& last_live = old.versions[old.last_live];
     const int64_t died = old.Died();
     const int64_t to = (died == 0 ? last_live.date : died) + options_.moved_within;
     auto within = [&](const VersionRecord& v) {
-      return v.date > last_live.date && v.date <= to && v.sweep != last_live.sweep;
+      return v.date >= last_live.date && v.date <= to && v.sweep != last_live.sweep;
     };
     if (within(succ.versions.front())) {
       *date = succ.versions.front().date;

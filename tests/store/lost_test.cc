@@ -65,12 +65,12 @@ class LostTest : public ::testing::Test {
     StatusOr<SweepInfo> s = store_->OpenSweep(name, date, {kSite});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     std::vector<PageInput> pages;
-    int64_t at = date;
+    int64_t at = fetched_at_ != 0 ? fetched_at_ : date;
     for (const auto& [path, seeds] : sweep.pages) {
       PageInput p;
       p.url = kSite + path;
       p.sweep = s->id;
-      p.date = at++;
+      p.date = fetched_at_ != 0 ? at : at++;
       p.sketch = SketchOf(seeds);
       pages.push_back(std::move(p));
     }
@@ -109,6 +109,9 @@ class LostTest : public ::testing::Test {
     return h.ok() ? h->back().doc : 0;
   }
 
+  // When not 0, every page of a sweep is fetched at this time (sweeps whose fetches share a
+  // second).
+  int64_t fetched_at_ = 0;
   store::testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   std::unique_ptr<Store> store_;
@@ -144,6 +147,20 @@ TEST_F(LostTest, MoveWithTheSameContent) {
   EXPECT_EQ(l.best->why, "same content, born 1970-05-11 when the old URL died");
   EXPECT_TRUE(l.candidates.empty());
   EXPECT_FALSE(l.truncated);
+}
+
+// Two sweeps posted within one second (a pipeline that stamps pages with the time it posts them):
+// the page first seen in the later sweep was born when the old URL died, as the change report says.
+TEST_F(LostTest, MoveBetweenSweepsWhoseFetchesShareASecond) {
+  const Seeds a = DocPage(10);
+  fetched_at_ = kT2;
+  Crawl("s1", kT1, With({{"guide/install.html", a}}));
+  Crawl("s2", kT2, With({{"v2/guide/install.html", a}}, {}, {"guide/install.html"}));
+  const LostAndFound l = Lost("guide/install.html");
+  EXPECT_EQ(l.status, LostStatus::kMoved);
+  ASSERT_TRUE(l.best.has_value());
+  EXPECT_EQ(l.best->url, Url("v2/guide/install.html"));
+  EXPECT_TRUE(l.best->born_when_died);
 }
 
 TEST_F(LostTest, MoveEditedToResemblanceSeventy) {
