@@ -529,13 +529,15 @@ std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& 
     const char* name;
     int colour;
   };
-  const Part parts[] = {{"Changed, resemblance under 0.5", 3},
-                        {"Changed, 0.5 to 0.8", 1},
+  // Colours as on the pair's page (moved green, born orange, died vermillion), the changed bands
+  // in shades of its blue, darkest for the most rewritten.
+  const Part parts[] = {{"Changed, resemblance under 0.5", 7},
+                        {"Changed, 0.5 to 0.8", 0},
                         {"Changed, 0.8 to 0.95", 5},
-                        {"Changed, 0.95 or more", 0},
+                        {"Changed, 0.95 or more", 8},
                         {"Moved", 2},
-                        {"Born or new home", 4},
-                        {"Died", 6}};
+                        {"Born or new home", 1},
+                        {"Died", 3}};
   html::ColumnChart chart;
   chart.title = "What URLs did between consecutive sweeps";
   chart.description =
@@ -548,8 +550,24 @@ std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& 
   }
   html::Table t;
   t.caption = "Counts per interval";
-  t.header = {"Interval", "URLs",  "Unchanged", "Changed",   "0.95-1", "0.8-0.95", "0.5-0.8",
-              "0-0.5",    "Moved", "Born",      "New homes", "Died",   "Not seen"};
+  // The bands' headers hold non-breaking hyphens: "0.95-" over "1" reads as another number.
+  t.header = {"Interval",
+              "URLs",
+              "Unchanged",
+              "Changed",
+              "0.95\xE2\x80\x91"
+              "1",
+              "0.8\xE2\x80\x91"
+              "0.95",
+              "0.5\xE2\x80\x91"
+              "0.8",
+              "0\xE2\x80\x91"
+              "0.5",
+              "Moved",
+              "Born",
+              "New homes",
+              "Died",
+              "Not seen"};
   t.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true};
   for (const store::ChangeHistory::Interval& i : history.intervals) {
     const ChangeCounts& c = i.counts;

@@ -37,6 +37,7 @@ table{border-collapse:collapse;width:100%}
 caption{text-align:left;font-weight:600;padding:.45rem .6rem;background:#f7f7f7}
 th,td{padding:.35rem .5rem;border-top:1px solid #e3e3e3;text-align:left;vertical-align:top}
 thead th{background:#eef1f4;vertical-align:bottom}
+thead th.num{white-space:normal}
 th[scope=row]{font-weight:600}
 th[scope=row]:not(.long){white-space:nowrap}
 dl{max-width:75ch}
@@ -65,7 +66,7 @@ nav span[aria-current]{background:#0b57a4;color:#fff;font-weight:600}
  .figures .value{font-size:1.25rem}
  th,td{padding:.3rem .45rem}
  .cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
- .cards,.cards tbody,.cards tr,.cards th,.cards td{display:block}
+ .cards,.cards caption,.cards tbody,.cards tr,.cards th,.cards td{display:block}
  .cards tr{border-top:1px solid #c8c8c8;padding:.35rem 0}
  .cards th,.cards td{border:0;padding:.1rem .6rem;text-align:left;white-space:normal}
  .cards .long{max-width:none;min-width:0}
