@@ -118,6 +118,11 @@ std::string PairPage(const store::SweepInfo& from, const store::SweepInfo& to) {
   return "changes?from=" + html::QueryValue(from.name) + "&to=" + html::QueryValue(to.name);
 }
 
+// The link to the timeline of one host.
+std::string HostHistoryPage(std::string_view host) {
+  return "history?host=" + html::QueryValue(host);
+}
+
 std::string ApiA(const html::Links& links, const std::string& path, std::string_view text) {
   std::string a = "<a href=\"";
   a.append(html::Escape(links.api + path)).append("\">").append(html::Escape(text)).append("</a>");
@@ -382,7 +387,8 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     std::stable_sort(hosts.begin(), hosts.end(),
                      [](const auto* a, const auto* b) { return a->counts.urls > b->counts.urls; });
     html::Table t;
-    t.caption = "Counts per host";
+    t.caption = links.enabled ? "Counts per host (each links to its changes over all sweeps)"
+                              : "Counts per host";
     if (hosts.size() > kHtmlHosts) {
       t.caption.append(" (the ")
           .append(html::Count(kHtmlHosts))
@@ -396,7 +402,8 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     for (const store::HostChanges* h : hosts) {
       const ChangeCounts& hc = h->counts;
       t.rows.push_back(
-          {html::Cell{html::Escape(h->host.empty() ? "(no host)" : h->host), false, true},
+          {html::Cell{links.A(HostHistoryPage(h->host), h->host.empty() ? "(no host)" : h->host),
+                      false, true},
            html::Cell::Number(hc.urls), html::Cell::Number(hc.unchanged),
            html::Cell::Number(hc.changed), html::Cell::Number(hc.moved),
            html::Cell::Number(hc.died), html::Cell::Number(hc.not_seen),
@@ -495,7 +502,7 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
   return page.Finish();
 }
 
-Json HistoryJson(const store::ChangeHistory& history) {
+Json HistoryJson(const store::ChangeHistory& history, const std::string* host) {
   Json sweeps = Json::array();
   for (size_t i = 0; i < history.intervals.size(); ++i) {
     if (i == 0) sweeps.push_back(SweepRef(history.intervals[i].from));
@@ -507,22 +514,38 @@ Json HistoryJson(const store::ChangeHistory& history) {
     AddCounts(&ij, i.counts);
     series.push_back(std::move(ij));
   }
-  return Json{{"sweeps", std::move(sweeps)}, {"series", std::move(series)}};
+  Json j = Json::object();
+  if (host != nullptr) j["host"] = *host;
+  j["sweeps"] = std::move(sweeps);
+  j["series"] = std::move(series);
+  return j;
 }
 
-std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links) {
-  html::Page page("Changes over all sweeps");
+std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links,
+                        const std::string* host) {
+  std::string title = "Changes over all sweeps";
+  if (host != nullptr) title.append(" on ").append(host->empty() ? "URLs without a host" : *host);
+  html::Page page(title);
   page.Nav(links, html::PageName::kHistory);
   page.Paragraph(
       "For each pair of consecutive sweeps that hold pages (empty sweeps are left out), what its "
       "URLs did: how many pages changed and by how much, moved, were born and died. Each column "
       "and each row links to that pair's change report.");
+  if (host != nullptr) {
+    page.ParagraphHtml(html::Escape("Only the URLs of this host: a move counts at the old URL's "
+                                    "host, its new home at the new one's. ") +
+                       links.A("history", "All hosts") + ".");
+  }
   if (history.intervals.empty()) {
     page.Paragraph("The store has fewer than two sweeps with pages: there is no interval to show.");
     return page.Finish();
   }
   if (links.enabled) {
-    page.ParagraphHtml("The same series as " + ApiA(links, "reports/history", "JSON") + ".");
+    page.ParagraphHtml(
+        "The same series as " +
+        ApiA(links, host == nullptr ? "reports/history" : "reports/" + HostHistoryPage(*host),
+             "JSON") +
+        ".");
   }
   // The changed bands from rewritten to cosmetic, then the moves, births and deaths.
   struct Part {
@@ -633,6 +656,26 @@ StatusOr<store::ChangeHistory> HistoryOverSweeps(const store::Store& store,
     intervals.push_back({from, to, pair->total});
   }
   history->intervals = std::move(intervals);
+  return history;
+}
+
+StatusOr<store::ChangeHistory> HostHistoryOverSweeps(const store::Store& store,
+                                                     std::string_view host,
+                                                     const store::ReportProgress& progress) {
+  StatusOr<std::vector<store::SweepInfo>> sweeps = SweepsWithPages(store);
+  if (!sweeps.ok()) return sweeps.status();
+  store::ChangeHistory history;
+  for (size_t i = 1; i < sweeps->size(); ++i) {
+    const store::SweepInfo& from = (*sweeps)[i - 1];
+    const store::SweepInfo& to = (*sweeps)[i];
+    StatusOr<store::ChangeReport> pair = store.ChangesBetween(from.id, to.id, progress);
+    if (!pair.ok()) return pair.status();
+    store::ChangeHistory::Interval interval{from, to, {}};
+    for (const store::HostChanges& h : pair->hosts) {
+      if (h.host == host) interval.counts = h.counts;
+    }
+    history.intervals.push_back(std::move(interval));
+  }
   return history;
 }
 

@@ -80,12 +80,21 @@ StatusOr<std::string> BuildChangeHtml(const store::Store& store, store::SweepId 
 
 // --- the timeline over all sweeps ---
 
+// The series of one host (`host[:port]`, "" for URLs without one): per consecutive pair of
+// SweepsWithPages, that host's counts in the pair's report (all zero in a pair where it has no
+// URL). Only `intervals` is set. Costs one ChangesBetween per interval.
+StatusOr<store::ChangeHistory> HostHistoryOverSweeps(const store::Store& store,
+                                                     std::string_view host,
+                                                     const store::ReportProgress& progress = {});
+
 // {"sweeps": [...], "series": [...]}: the sweeps with pages, and per consecutive pair its counts
-// (ChangeCountsJson with `from` and `to`), from HistoryOverSweeps.
-Json HistoryJson(const store::ChangeHistory& history);
+// (ChangeCountsJson with `from` and `to`), from HistoryOverSweeps; with `host` (not null), also
+// {"host": ...}: the series of that host alone (HostHistoryOverSweeps).
+Json HistoryJson(const store::ChangeHistory& history, const std::string* host = nullptr);
 // One page: a chart with a column per interval (its URLs by what they did, each column a link
-// to that pair's change report) and the same numbers as a table.
-std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links = {});
+// to that pair's change report) and the same numbers as a table; with `host`, of that host.
+std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links = {},
+                        const std::string* host = nullptr);
 
 }  // namespace shingled::report
 

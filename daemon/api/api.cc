@@ -283,7 +283,9 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"limit", "max_urls", "min_bytes", "min_share", "max_chunk_docs",
                                   "max_pairs_per_doc"});
   } else if (route == "reports_history") {
-    params = CheckParams(target, {"format"});
+    params = CheckParams(target, {"format", "host"});
+  } else if (route == "reports_history_page") {
+    params = CheckParams(target, {"host"});
   } else if (route == "reports_changes_page") {
     params = CheckParams(target, {"from", "to"});
   } else if (route == "reports_url_page") {

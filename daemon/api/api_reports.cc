@@ -126,13 +126,17 @@ Response Api::GetHistoryReport(const Target& target, bool page) {
   if (format != "json" && format != "html") {
     return Error(InvalidArgumentError("format must be json or html"));
   }
-  StatusOr<store::ChangeHistory> history = report::HistoryOverSweeps(*store_);
+  const std::optional<std::string> host = target.Get("host");
+  StatusOr<store::ChangeHistory> history =
+      host ? report::HostHistoryOverSweeps(*store_, *host) : report::HistoryOverSweeps(*store_);
   if (!history.ok()) return Error(history.status());
+  const std::string* host_name = host ? &*host : nullptr;
   if (format == "html") {
     return ReportHtmlResponse(report::HistoryHtml(
-        *history, page ? report::html::Links::FromReports() : report::html::Links::FromApi()));
+        *history, page ? report::html::Links::FromReports() : report::html::Links::FromApi(),
+        host_name));
   }
-  return JsonResponse(http::status::ok, report::HistoryJson(*history));
+  return JsonResponse(http::status::ok, report::HistoryJson(*history, host_name));
 }
 
 Response Api::GetUrlPage(const Target& target) {

@@ -150,6 +150,7 @@ struct PageFlags {
   std::string store_dir;
   std::string config_file;
   std::string url;
+  std::string host;  // report history --host
   std::string output;
   std::string link_base;
   std::string format = "html";
@@ -314,14 +315,22 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
   AddPageOptions(history_cmd, history.get());
   history_cmd->add_option("--format", history->format, "html (default) or json")
       ->check(CLI::IsMember({"html", "json"}));
+  CLI::Option* host = history_cmd->add_option(
+      "--host", history->host, "Only the URLs of this host (host[:port]), one report per interval");
   history_cmd->callback([=] {
-    *exit_code =
-        RunPage("history", *history, [history](const store::Store& store) -> StatusOr<std::string> {
-          StatusOr<store::ChangeHistory> h = report::HistoryOverSweeps(store);
-          if (!h.ok()) return h.status();
-          if (history->format == "json") return daemon::DumpJson(report::HistoryJson(*h), 2) + "\n";
-          return report::HistoryHtml(*h, LinksFor(history->link_base));
-        });
+    const bool one_host = host->count() > 0;
+    *exit_code = RunPage("history", *history,
+                         [history, one_host](const store::Store& store) -> StatusOr<std::string> {
+                           StatusOr<store::ChangeHistory> h =
+                               one_host ? report::HostHistoryOverSweeps(store, history->host)
+                                        : report::HistoryOverSweeps(store);
+                           if (!h.ok()) return h.status();
+                           const std::string* name = one_host ? &history->host : nullptr;
+                           if (history->format == "json") {
+                             return daemon::DumpJson(report::HistoryJson(*h, name), 2) + "\n";
+                           }
+                           return report::HistoryHtml(*h, LinksFor(history->link_base), name);
+                         });
   });
 
   auto page = std::make_shared<PageFlags>();

@@ -233,6 +233,11 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   ASSERT_TRUE(history.is_object()) << out;
   ASSERT_EQ(history["series"].size(), 1u) << out;
   EXPECT_EQ(history["series"][0]["moved"], truth.moved);
+  ASSERT_EQ(RunCli("report history --format json --host site.example" + flags, &out), 0) << out;
+  const json site = json::parse(out, nullptr, false);
+  ASSERT_TRUE(site.is_object()) << out;
+  EXPECT_EQ(site["host"], "site.example");
+  EXPECT_EQ(site["series"][0]["moved"], truth.moved);
   ASSERT_EQ(RunCli("report history --link-base http://localhost:8080/reports/" + flags, &out), 0)
       << out;
   EXPECT_NE(out.find("<h1>Changes over all sweeps</h1>"), std::string::npos);
@@ -295,6 +300,15 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
     const json history_json = GetJson(port, "/v1/reports/history", &status, auth);
     EXPECT_EQ(status, 200);
     EXPECT_EQ(history_json["series"][0]["moved"], truth.moved);
+    const json host_json = GetJson(port, "/v1/reports/history?host=site.example", &status, auth);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(host_json["series"][0]["moved"], truth.moved);
+    HttpResponse host_page =
+        client.Request("GET", "/reports/history?host=site.example", "", "", auth);
+    EXPECT_EQ(host_page.status, 200);
+    EXPECT_NE(host_page.body.find("<h1>Changes over all sweeps on site.example</h1>"),
+              std::string::npos);
+    EXPECT_EQ(client.Request("GET", "/reports/history?format=json", "", "", auth).status, 400);
     HttpResponse url = client.Request(
         "GET", "/reports/url?url=" + Q("https://site.example/edit.html"), "", "", auth);
     EXPECT_EQ(url.status, 200);

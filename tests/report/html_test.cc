@@ -431,6 +431,43 @@ TEST_F(ReportPageTest, ChromiumRendersThePage) {
   }
 }
 
+// The timeline of one host is that host's counts in each pair's report, and the pair's page
+// links each host to it.
+TEST_F(ReportPageTest, TheTimelineOfOneHost) {
+  StatusOr<store::ChangeHistory> docs = HostHistoryOverSweeps(*store_, "docs.example");
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  ASSERT_EQ(docs->intervals.size(), 2u);
+  const std::pair<store::SweepId, store::SweepId> pairs[] = {{s1_, s2_}, {s2_, s3_}};
+  for (size_t i = 0; i < 2; ++i) {
+    StatusOr<store::ChangeReport> pair = store_->ChangesBetween(pairs[i].first, pairs[i].second);
+    ASSERT_TRUE(pair.ok());
+    const store::HostChanges* host = nullptr;
+    for (const store::HostChanges& h : pair->hosts) {
+      if (h.host == "docs.example") host = &h;
+    }
+    ASSERT_NE(host, nullptr);
+    EXPECT_EQ(ChangeCountsJson(docs->intervals[i].counts), ChangeCountsJson(host->counts)) << i;
+  }
+  EXPECT_GT(docs->intervals[0].counts.moved, 0u);
+  const std::string name = "docs.example";
+  const Json j = HistoryJson(*docs, &name);
+  EXPECT_EQ(j["host"], "docs.example");
+  EXPECT_EQ(j["series"][0]["moved"], docs->intervals[0].counts.moved);
+  const std::string page = HistoryHtml(*docs, html::Links::FromReports(), &name);
+  EXPECT_NE(page.find("<h1>Changes over all sweeps on docs.example</h1>"), std::string::npos);
+  EXPECT_NE(page.find("href=\"../v1/reports/history?host=docs.example\""), std::string::npos);
+  // A host with no URL: a series of zeros, not an error.
+  StatusOr<store::ChangeHistory> none = HostHistoryOverSweeps(*store_, "nowhere.example");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->intervals[0].counts.urls, 0u);
+
+  StatusOr<std::string> pair_page =
+      BuildChangeHtml(*store_, s1_, s2_, {}, html::Links::FromReports());
+  ASSERT_TRUE(pair_page.ok());
+  EXPECT_NE(pair_page->find("<a href=\"history?host=docs.example\">docs.example</a>"),
+            std::string::npos);
+}
+
 // The counts and the moved list are the same in the JSON, the CSV and the HTML page, and the
 // numbers on the page agree with each other: the interval row of this pair says what the summary
 // says (a Born column once added the new homes of moves to the births).
