@@ -576,12 +576,13 @@ void Page::Nav(const Links& links, PageName current) {
     const char* text;
   };
   static constexpr Entry kEntries[] = {
-      {PageName::kIndex, "", "All reports"},
+      // "./", not "": an empty href is the page itself.
+      {PageName::kIndex, "./", "All reports"},
       {PageName::kChanges, "changes", "Changes between two sweeps"},
       {PageName::kHistory, "history", "Changes over all sweeps"},
       {PageName::kIdentical, "identical", "Identical content"},
       {PageName::kClusters, "clusters", "Clusters"},
-      {PageName::kUrl, "#url", "One URL's timeline"},
+      {PageName::kUrl, "./#url", "One URL's timeline"},
   };
   std::string nav = "<nav aria-label=\"Reports\"><ul>";
   for (const Entry& e : kEntries) {

@@ -62,7 +62,7 @@ struct Table {
 struct Links {
   bool enabled = false;
   // Put before a report page's name ("changes?from=..", "clusters", "identical", "history",
-  // "url?url=..", and "" for the index): "" for a page served under /reports/.
+  // "url?url=..", and "./" for the index): "" for a page served under /reports/.
   std::string pages;
   // Put before an API path ("reports/changes?.."): "../v1/" for a page served under /reports/.
   std::string api;

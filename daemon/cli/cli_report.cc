@@ -35,7 +35,9 @@ struct ReportFlags {
 // The links of a page the command line writes: none, unless --link-base names where the
 // daemon's report pages are.
 report::html::Links LinksFor(const std::string& link_base) {
-  return link_base.empty() ? report::html::Links{} : report::html::Links::FromBase(link_base);
+  if (link_base.empty()) return report::html::Links{};
+  // The pages' names go after it: "http://h/reports" means the folder.
+  return report::html::Links::FromBase(link_base.back() == '/' ? link_base : link_base + "/");
 }
 
 // A usage error (exit 2) for what the caller got wrong (a bad or unknown sweep); else a failure

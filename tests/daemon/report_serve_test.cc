@@ -238,7 +238,7 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   ASSERT_TRUE(site.is_object()) << out;
   EXPECT_EQ(site["host"], "site.example");
   EXPECT_EQ(site["series"][0]["moved"], truth.moved);
-  ASSERT_EQ(RunCli("report history --link-base http://localhost:8080/reports/" + flags, &out), 0)
+  ASSERT_EQ(RunCli("report history --link-base http://localhost:8080/reports" + flags, &out), 0)
       << out;
   EXPECT_NE(out.find("<h1>Changes over all sweeps</h1>"), std::string::npos);
   EXPECT_NE(out.find("href=\"http://localhost:8080/reports/changes?from=jan&amp;to=feb\""),

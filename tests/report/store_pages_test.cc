@@ -116,6 +116,7 @@ TEST_F(StorePagesTest, TheTimelineShowsEachVersionAndTheResemblanceBetweenConten
   StatusOr<std::string> linked = UrlTimelineHtml(*store_, kTimeline, html::Links::FromReports());
   ASSERT_TRUE(linked.ok());
   EXPECT_NE(linked->find("<a href=\"clusters\">Clusters</a>"), std::string::npos);
+  EXPECT_NE(linked->find("<a href=\"./\">All reports</a>"), std::string::npos);
   EXPECT_EQ(html->find("<nav"), std::string::npos);
 
   if (!testing::HaveChromium()) GTEST_SKIP() << "chromium is not installed";
