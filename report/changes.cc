@@ -420,7 +420,8 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     } else {
       page.ParagraphHtml(
           html::Escape("The counts of each pair of consecutive sweeps that hold pages (empty "
-                       "sweeps are left out); the row of this report's pair is marked. ") +
+                       "sweeps are left out); when this report compares two consecutive sweeps, "
+                       "its row is marked and repeats the summary's counts. ") +
           links.A("history", "The timeline over all sweeps") +
           html::Escape(" draws them as one chart."));
       html::Table t;

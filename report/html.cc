@@ -373,60 +373,6 @@ void Page::AddChart(const BarChart& chart) {
       .append("</figcaption></figure>\n");
 }
 
-void Page::AddStacked(const StackedChart& chart) {
-  constexpr double kWidth = 420, kRow = 46, kBar = 18;
-  const int id = ++charts_;
-  const double height = kRow * static_cast<double>(chart.rows.size()) + 6;
-  std::string html = "<figure><p class=\"chart-title\">" + Escape(chart.title) + "</p>";
-  html.append("<ul class=\"legend\">");
-  for (size_t i = 0; i < chart.legend.size(); ++i) {
-    const int colour = i < chart.legend_colours.size() ? chart.legend_colours[i] : 0;
-    html.append("<li><span class=\"swatch\" style=\"background:")
-        .append(Colour(colour))
-        .append("\"></span>")
-        .append(Escape(chart.legend[i]))
-        .append("</li>");
-  }
-  html.append("</ul>");
-  char buf[256];
-  std::snprintf(
-      buf, sizeof buf,
-      "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"chart%d-t chart%d-d\" "
-      "font-size=\"14\" font-family=\"system-ui,sans-serif\" fill=\"#1a1a1a\">",
-      kWidth, height, id, id);
-  html.append(buf);
-  html.append("<title id=\"chart")
-      .append(std::to_string(id))
-      .append("-t\">")
-      .append(Escape(chart.title))
-      .append("</title><desc id=\"chart")
-      .append(std::to_string(id))
-      .append("-d\">")
-      .append(Escape(chart.description))
-      .append("</desc>");
-  for (size_t r = 0; r < chart.rows.size(); ++r) {
-    const auto& [label, segments] = chart.rows[r];
-    const double y = kRow * static_cast<double>(r);
-    AppendText(&html, 0, y + 16, label, true);
-    uint64_t total = 0;
-    for (const Segment& s : segments) total += s.value;
-    double x = 0;
-    for (const Segment& s : segments) {
-      if (s.value == 0 || total == 0) continue;
-      const double w = kWidth * static_cast<double>(s.value) / static_cast<double>(total);
-      AppendRect(
-          &html, x, y + 22, w, kBar, s.colour,
-          label + ": " + s.name + " " + Count(s.value) + " (" + Percent(s.value, total) + ")");
-      x += w;
-    }
-    if (total == 0) AppendText(&html, 0, y + 36, "no URLs");
-  }
-  html.append("</svg><figcaption>")
-      .append(Escape(chart.description))
-      .append("</figcaption></figure>\n");
-  body_.append(html);
-}
-
 void Page::AddColumns(const ColumnChart& chart) {
   constexpr double kLeft = 58, kTop = 10, kPlot = 240, kBottom = 70, kMinWidth = 420;
   const int id = ++charts_;

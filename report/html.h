@@ -108,21 +108,11 @@ struct BarChart {
   std::vector<Bar> bars;
 };
 
-// One segment of a stacked bar.
+// One segment of a stacked column.
 struct Segment {
   std::string name;  // text: the legend entry and the segment's <title>
   uint64_t value = 0;
   int colour = 0;
-};
-
-// Horizontal stacked bars (one per row, e.g. per sweep interval), each segment's share of its
-// row; a legend names the colours in text, and every segment has a <title> with its count.
-struct StackedChart {
-  std::string title;
-  std::string description;
-  std::vector<std::string> legend;                                 // names, in colour order
-  std::vector<int> legend_colours;                                 // the same length
-  std::vector<std::pair<std::string, std::vector<Segment>>> rows;  // label, segments
 };
 
 // A table written in pieces, for a table whose rows stream: TableStart, rows, TableEnd.
@@ -171,7 +161,6 @@ class Page {
   void Figures(const std::vector<Figure>& figures);
   void AddTable(const Table& table);
   void AddChart(const BarChart& chart);
-  void AddStacked(const StackedChart& chart);
   void AddColumns(const ColumnChart& chart);
   void Raw(std::string_view html);
 
