@@ -113,13 +113,20 @@ Json BucketsJson(const std::vector<store::Bucket>& buckets, const char* unit) {
 
 std::string Name(const store::SweepInfo& s) { return s.name; }
 
-// A link for an http(s) URL (a URL of another scheme, e.g. javascript:, is only text).
-std::string UrlHtml(std::string_view url) {
-  const bool web = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-  if (!web) return html::Escape(url);
-  std::string out = "<a href=\"";
-  out.append(html::Escape(url)).append("\">").append(html::Escape(url)).append("</a>");
-  return out;
+// The link to the change report of a pair of sweeps.
+std::string PairPage(const store::SweepInfo& from, const store::SweepInfo& to) {
+  return "changes?from=" + html::QueryValue(from.name) + "&to=" + html::QueryValue(to.name);
+}
+
+// The link to the timeline of one host.
+std::string HostHistoryPage(std::string_view host) {
+  return "history?host=" + html::QueryValue(host);
+}
+
+std::string ApiA(const html::Links& links, const std::string& path, std::string_view text) {
+  std::string a = "<a href=\"";
+  a.append(html::Escape(links.api + path)).append("\">").append(html::Escape(text)).append("</a>");
+  return a;
 }
 
 std::string Day(int64_t t) { return IsoTime(t).substr(0, 10); }
@@ -259,11 +266,13 @@ std::string HostsCsv(const store::ChangeReport& report) {
 }
 
 std::string ChangeReportHtml(const store::ChangeReport& report, const store::ChangeHistory* history,
-                             const std::vector<store::ChangeRow>& movers) {
+                             const std::vector<store::ChangeRow>& movers,
+                             const html::Links& links) {
   const ChangeCounts& c = report.total;
   std::string title = "Changes from sweep ";
   title.append(report.from.name).append(" to sweep ").append(report.to.name);
   html::Page page(title);
+  page.Nav(links, html::PageName::kChanges);
   std::string when = "Sweep ";
   when.append(report.from.name).append(" started ").append(Day(report.from.start));
   when.append("; sweep ").append(report.to.name).append(" started ").append(Day(report.to.start));
@@ -288,7 +297,29 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
                        html::Percent(c.Of(k), c.urls) + " \xC2\xB7 " + KindHint(k)});
   }
   page.Figures(figures);
+  if (links.enabled) {
+    // The URLs behind each count, from the API: the same walk as the counts.
+    const std::string pair = "reports/changes?from=" + html::QueryValue(report.from.name) +
+                             "&to=" + html::QueryValue(report.to.name);
+    std::string lists = "The URLs behind each count, as CSV: ";
+    bool first = true;
+    for (ChangeKind k : kAllKinds) {
+      if (c.Of(k) == 0) continue;
+      if (!first) lists.append(", ");
+      first = false;
+      lists.append(ApiA(links,
+                        pair + "&list=" + std::string(store::ChangeKindName(k)) + "&format=csv",
+                        KindLabel(k)));
+    }
+    lists.append(". This report as ")
+        .append(ApiA(links, pair, "JSON"))
+        .append(", and its per-host counts as ")
+        .append(ApiA(links, pair + "&format=csv", "CSV"))
+        .append(".");
+    page.ParagraphHtml(lists);
+  }
   html::BarChart counts;
+  counts.axis = "URLs";
   counts.title = "URLs by what they did";
   counts.description = "Each URL with a version in " + report.from.name + " or " + report.to.name +
                        " is counted once.";
@@ -306,6 +337,7 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
   html::BarChart bands;
   bands.title = "Changed URLs by resemblance";
   bands.description = html::Count(c.changed) + " changed URLs.";
+  bands.axis = "Changed URLs";
   const char* band_words[] = {"0.95 or more (cosmetic)", "0.8 to 0.95 (small edits)",
                               "0.5 to 0.8 (substantial)", "under 0.5 (rewritten)"};
   for (int b = 0; b < store::kResemblanceBands; ++b) {
@@ -331,13 +363,15 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
       t.caption.append(" (the first ").append(html::Count(movers.size())).append(" of ");
       t.caption.append(html::Count(c.moved)).append(", in URL id order; the CSV has them all)");
     }
-    t.header = {"Old URL", "New URL", "Evidence", "Resemblance", "Host"};
+    t.header = {"Old URL (its timeline)", "New URL (its timeline)", "Evidence", "Resemblance",
+                "Host"};
     t.numeric = {false, false, false, true, false};
     for (const store::ChangeRow& m : movers) {
       std::string evidence = m.evidence;
       std::replace(evidence.begin(), evidence.end(), '_', ' ');
       t.rows.push_back(
-          {html::Cell{UrlHtml(m.url), false, true}, html::Cell{UrlHtml(m.new_url), false, true},
+          {html::Cell{links.Timeline(m.url), false, true},
+           html::Cell{links.Timeline(m.new_url), false, true},
            html::Cell::Html("<span class=\"nowrap\">" + html::Escape(evidence) + "</span>"),
            m.resemblance >= 0 ? html::Cell{html::Fixed(m.resemblance, 2), true, false}
                               : html::Cell::Text("\xE2\x80\x93"),
@@ -353,7 +387,8 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     std::stable_sort(hosts.begin(), hosts.end(),
                      [](const auto* a, const auto* b) { return a->counts.urls > b->counts.urls; });
     html::Table t;
-    t.caption = "Counts per host";
+    t.caption = links.enabled ? "Counts per host (each links to its changes over all sweeps)"
+                              : "Counts per host";
     if (hosts.size() > kHtmlHosts) {
       t.caption.append(" (the ")
           .append(html::Count(kHtmlHosts))
@@ -367,7 +402,8 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
     for (const store::HostChanges* h : hosts) {
       const ChangeCounts& hc = h->counts;
       t.rows.push_back(
-          {html::Cell{html::Escape(h->host.empty() ? "(no host)" : h->host), false, true},
+          {html::Cell{links.A(HostHistoryPage(h->host), h->host.empty() ? "(no host)" : h->host),
+                      false, true},
            html::Cell::Number(hc.urls), html::Cell::Number(hc.unchanged),
            html::Cell::Number(hc.changed), html::Cell::Number(hc.moved),
            html::Cell::Number(hc.died), html::Cell::Number(hc.not_seen),
@@ -377,48 +413,42 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
   }
 
   if (history != nullptr) {
-    page.Heading(2, "Over all sweeps", "series");
+    page.Heading(2, "Over all sweeps, not only this pair", "series");
     if (history->intervals.empty()) {
-      page.Paragraph("The store has fewer than two sweeps: there is no interval to show.");
+      page.Paragraph(
+          "The store has fewer than two sweeps with pages: there is no interval to show.");
     } else {
-      const ChangeKind shown[] = {ChangeKind::kUnchanged, ChangeKind::kChanged,
-                                  ChangeKind::kMoved,     ChangeKind::kDied,
-                                  ChangeKind::kBorn,      ChangeKind::kNotSeen};
-      html::StackedChart chart;
-      chart.title = "What URLs did in each interval between sweeps";
-      chart.description =
-          "Each bar is one pair of consecutive sweeps (by start), split by share of its URLs; the "
-          "table below has the numbers.";
-      for (ChangeKind k : shown) {
-        chart.legend.push_back(KindLabel(k));
-        chart.legend_colours.push_back(KindColour(k));
-      }
+      page.ParagraphHtml(
+          html::Escape("The counts of each pair of consecutive sweeps that hold pages (empty "
+                       "sweeps are left out); when this report compares two consecutive sweeps, "
+                       "its row is marked and repeats the summary's counts. ") +
+          links.A("history", "The timeline over all sweeps") +
+          html::Escape(" draws them as one chart."));
       html::Table t;
       t.caption = "Counts per interval";
-      t.header = {"Interval", "URLs", "Unchanged", "Changed", "Changed <0.8",
-                  "Moved",    "Died", "Born",      "Not seen"};
-      t.numeric = {false, true, true, true, true, true, true, true, true};
+      t.header = {"Interval", "URLs", "Unchanged", "Changed",   "Changed <0.8",
+                  "Moved",    "Died", "Born",      "New homes", "Not seen"};
+      t.numeric = {false, true, true, true, true, true, true, true, true, true};
       for (const store::ChangeHistory::Interval& i : history->intervals) {
-        const std::string label = Name(i.from) + " \xE2\x86\x92 " + Name(i.to);
-        std::vector<html::Segment> segments;
-        for (ChangeKind k : shown) {
-          segments.push_back(html::Segment{KindLabel(k), i.counts.Of(k), KindColour(k)});
-        }
-        chart.rows.emplace_back(label, std::move(segments));
+        std::string label = Name(i.from) + " \xE2\x86\x92 " + Name(i.to);
+        const bool this_pair = i.from.id == report.from.id && i.to.id == report.to.id;
+        std::string cell = links.A(PairPage(i.from, i.to), label);
+        if (this_pair) cell = "<strong>" + cell + " (this report)</strong>";
         const ChangeCounts& ic = i.counts;
         t.rows.push_back(
-            {html::Cell::Text(label), html::Cell::Number(ic.urls), html::Cell::Number(ic.unchanged),
+            {html::Cell::Html(cell), html::Cell::Number(ic.urls), html::Cell::Number(ic.unchanged),
              html::Cell::Number(ic.changed), html::Cell::Number(ic.bands[2] + ic.bands[3]),
-             html::Cell::Number(ic.moved), html::Cell::Number(ic.died),
-             html::Cell::Number(ic.born + ic.moved_in), html::Cell::Number(ic.not_seen)});
+             html::Cell::Number(ic.moved), html::Cell::Number(ic.died), html::Cell::Number(ic.born),
+             html::Cell::Number(ic.moved_in), html::Cell::Number(ic.not_seen)});
       }
-      page.AddStacked(chart);
       page.AddTable(t);
     }
-    page.Heading(3, "How long URLs live", "lifetimes");
+    page.Heading(3, "How long URLs live, over all sweeps", "lifetimes");
     page.Paragraph(
-        "From a URL's first live version to the version that ended its last live "
-        "stretch (died), or to its last live version (still alive: a lower bound). " +
+        "Over every version of every URL, not only this pair: from a URL's first live version to "
+        "the version that ended its last live stretch (the URL is no longer live: it died, or "
+        "its content moved away, in any interval), or to its last live version (still alive: a "
+        "lower bound). " +
         html::Count(history->never_live) + " URLs never had a live version.");
     for (int dead = 1; dead >= 0; --dead) {
       const std::vector<store::Bucket>& buckets =
@@ -426,8 +456,11 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
       uint64_t total = 0;
       for (const store::Bucket& b : buckets) total += b.count;
       html::BarChart chart;
-      chart.title = dead ? "Lifetimes of URLs that died" : "Age of URLs still alive";
-      chart.description = html::Count(total) + (dead ? " URLs that died." : " URLs still alive.");
+      chart.title = dead ? "Lifetimes of URLs no longer live" : "Age of URLs still alive";
+      chart.description =
+          html::Count(total) + (dead ? " URLs no longer live, over all sweeps (died or moved away)."
+                                     : " URLs still alive, over all sweeps.");
+      chart.axis = "URLs";
       for (const store::Bucket& b : buckets) {
         chart.bars.push_back(html::Bar{
             b.label, static_cast<double>(b.count),
@@ -435,13 +468,14 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
       }
       page.AddChart(chart);
     }
-    page.Heading(3, "Changes per URL", "changes-per-url");
+    page.Heading(3, "Changes per URL, over all sweeps", "changes-per-url");
     uint64_t total = 0;
     for (const store::Bucket& b : history->changes_per_url) total += b.count;
     html::BarChart chart;
     chart.title = "URLs by number of content changes";
     chart.description =
         "Over all versions of " + html::Count(total) + " URLs that were live at least once.";
+    chart.axis = "URLs";
     for (const store::Bucket& b : history->changes_per_url) {
       chart.bars.push_back(html::Bar{
           b.label + (b.label == "1" ? " change" : " changes"), static_cast<double>(b.count),
@@ -469,6 +503,183 @@ std::string ChangeReportHtml(const store::ChangeReport& report, const store::Cha
   return page.Finish();
 }
 
+Json HistoryJson(const store::ChangeHistory& history, const std::string* host) {
+  Json sweeps = Json::array();
+  for (size_t i = 0; i < history.intervals.size(); ++i) {
+    if (i == 0) sweeps.push_back(SweepRef(history.intervals[i].from));
+    sweeps.push_back(SweepRef(history.intervals[i].to));
+  }
+  Json series = Json::array();
+  for (const store::ChangeHistory::Interval& i : history.intervals) {
+    Json ij = Json{{"from", SweepRef(i.from)}, {"to", SweepRef(i.to)}};
+    AddCounts(&ij, i.counts);
+    series.push_back(std::move(ij));
+  }
+  Json j = Json::object();
+  if (host != nullptr) j["host"] = *host;
+  j["sweeps"] = std::move(sweeps);
+  j["series"] = std::move(series);
+  return j;
+}
+
+std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links,
+                        const std::string* host) {
+  std::string title = "Changes over all sweeps";
+  if (host != nullptr) title.append(" on ").append(host->empty() ? "URLs without a host" : *host);
+  html::Page page(title);
+  page.Nav(links, html::PageName::kHistory);
+  page.Paragraph(
+      "For each pair of consecutive sweeps that hold pages (empty sweeps are left out), what its "
+      "URLs did: how many pages changed and by how much, moved, were born and died. Each column "
+      "and each row links to that pair's change report.");
+  if (host != nullptr) {
+    page.ParagraphHtml(html::Escape("Only the URLs of this host: a move counts at the old URL's "
+                                    "host, its new home at the new one's. ") +
+                       links.A("history", "All hosts") + ".");
+  }
+  if (history.intervals.empty()) {
+    page.Paragraph("The store has fewer than two sweeps with pages: there is no interval to show.");
+    return page.Finish();
+  }
+  if (links.enabled) {
+    page.ParagraphHtml(
+        "The same series as " +
+        ApiA(links, host == nullptr ? "reports/history" : "reports/" + HostHistoryPage(*host),
+             "JSON") +
+        ".");
+  }
+  // The changed bands from rewritten to cosmetic, then the moves, births and deaths.
+  struct Part {
+    const char* name;
+    int colour;
+  };
+  // Colours as on the pair's page (moved green, born orange, died vermillion), the changed bands
+  // in shades of its blue, darkest for the most rewritten.
+  const Part parts[] = {{"Changed, resemblance under 0.5", 7},
+                        {"Changed, 0.5 to 0.8", 0},
+                        {"Changed, 0.8 to 0.95", 5},
+                        {"Changed, 0.95 or more", 8},
+                        {"Moved", 2},
+                        {"Born or new home", 1},
+                        {"Died", 3}};
+  html::ColumnChart chart;
+  chart.title = "What URLs did between consecutive sweeps";
+  chart.description =
+      "One column per pair of sweeps, named by the later sweep; unchanged and not seen URLs are "
+      "left out of the columns (the table has them). Select a column for that pair's report.";
+  chart.axis = "URLs";
+  for (const Part& p : parts) {
+    chart.legend.push_back(p.name);
+    chart.legend_colours.push_back(p.colour);
+  }
+  html::Table t;
+  t.caption = "Counts per interval";
+  // The bands' headers hold non-breaking hyphens: "0.95-" over "1" reads as another number.
+  t.header = {"Interval",
+              "URLs",
+              "Unchanged",
+              "Changed",
+              "0.95\xE2\x80\x91"
+              "1",
+              "0.8\xE2\x80\x91"
+              "0.95",
+              "0.5\xE2\x80\x91"
+              "0.8",
+              "0\xE2\x80\x91"
+              "0.5",
+              "Moved",
+              "Born",
+              "New homes",
+              "Died",
+              "Not seen"};
+  t.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true};
+  for (const store::ChangeHistory::Interval& i : history.intervals) {
+    const ChangeCounts& c = i.counts;
+    const std::string label = Name(i.from) + " \xE2\x86\x92 " + Name(i.to);
+    html::ColumnChart::Column column;
+    column.label = Name(i.to);
+    column.href = links.Page(PairPage(i.from, i.to));
+    const uint64_t values[] = {c.bands[3], c.bands[2],          c.bands[1], c.bands[0],
+                               c.moved,    c.born + c.moved_in, c.died};
+    for (size_t p = 0; p < std::size(parts); ++p) {
+      column.segments.push_back(html::Segment{parts[p].name, values[p], parts[p].colour});
+    }
+    chart.columns.push_back(std::move(column));
+    t.rows.push_back({html::Cell::Html(links.A(PairPage(i.from, i.to), label)),
+                      html::Cell::Number(c.urls), html::Cell::Number(c.unchanged),
+                      html::Cell::Number(c.changed), html::Cell::Number(c.bands[0]),
+                      html::Cell::Number(c.bands[1]), html::Cell::Number(c.bands[2]),
+                      html::Cell::Number(c.bands[3]), html::Cell::Number(c.moved),
+                      html::Cell::Number(c.born), html::Cell::Number(c.moved_in),
+                      html::Cell::Number(c.died), html::Cell::Number(c.not_seen)});
+  }
+  page.AddColumns(chart);
+  page.AddTable(t);
+  page.Paragraph(
+      "Changed bands: the resemblance of a URL's two documents, estimated from their min-wise "
+      "sketches (1: the same shingles). Born counts new URLs; a new home is a new URL holding "
+      "moved content. docs/REPORTS.md defines each count.");
+  return page.Finish();
+}
+
+StatusOr<std::vector<store::SweepInfo>> SweepsWithPages(const store::Store& store) {
+  StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+  if (!sweeps.ok()) return sweeps.status();
+  std::erase_if(*sweeps, [](const store::SweepInfo& s) { return s.pages == 0; });
+  std::sort(sweeps->begin(), sweeps->end(),
+            [](const store::SweepInfo& a, const store::SweepInfo& b) {
+              return a.start != b.start ? a.start < b.start : a.id < b.id;
+            });
+  return sweeps;
+}
+
+StatusOr<store::ChangeHistory> HistoryOverSweeps(const store::Store& store,
+                                                 const store::ReportProgress& progress) {
+  StatusOr<store::ChangeHistory> history = store.ChangesOverSweeps(progress);
+  if (!history.ok()) return history.status();
+  StatusOr<std::vector<store::SweepInfo>> sweeps = SweepsWithPages(store);
+  if (!sweeps.ok()) return sweeps.status();
+  std::vector<store::ChangeHistory::Interval> intervals;
+  for (size_t i = 1; i < sweeps->size(); ++i) {
+    const store::SweepInfo& from = (*sweeps)[i - 1];
+    const store::SweepInfo& to = (*sweeps)[i];
+    auto same = std::find_if(history->intervals.begin(), history->intervals.end(),
+                             [&](const store::ChangeHistory::Interval& in) {
+                               return in.from.id == from.id && in.to.id == to.id;
+                             });
+    if (same != history->intervals.end()) {
+      intervals.push_back(std::move(*same));
+      continue;
+    }
+    // An empty sweep lay between the two: compare them directly.
+    StatusOr<store::ChangeReport> pair = store.ChangesBetween(from.id, to.id, progress);
+    if (!pair.ok()) return pair.status();
+    intervals.push_back({from, to, pair->total});
+  }
+  history->intervals = std::move(intervals);
+  return history;
+}
+
+StatusOr<store::ChangeHistory> HostHistoryOverSweeps(const store::Store& store,
+                                                     std::string_view host,
+                                                     const store::ReportProgress& progress) {
+  StatusOr<std::vector<store::SweepInfo>> sweeps = SweepsWithPages(store);
+  if (!sweeps.ok()) return sweeps.status();
+  store::ChangeHistory history;
+  for (size_t i = 1; i < sweeps->size(); ++i) {
+    const store::SweepInfo& from = (*sweeps)[i - 1];
+    const store::SweepInfo& to = (*sweeps)[i];
+    StatusOr<store::ChangeReport> pair = store.ChangesBetween(from.id, to.id, progress);
+    if (!pair.ok()) return pair.status();
+    store::ChangeHistory::Interval interval{from, to, {}};
+    for (const store::HostChanges& h : pair->hosts) {
+      if (h.host == host) interval.counts = h.counts;
+    }
+    history.intervals.push_back(std::move(interval));
+  }
+  return history;
+}
+
 StatusOr<std::pair<store::SweepInfo, store::SweepInfo>> ResolveSweeps(const store::Store& store,
                                                                       std::string_view from,
                                                                       std::string_view to) {
@@ -477,16 +688,12 @@ StatusOr<std::pair<store::SweepInfo, store::SweepInfo>> ResolveSweeps(const stor
         "give both from and to (sweep names), or neither for the last two sweeps");
   }
   if (from.empty()) {
-    StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+    StatusOr<std::vector<store::SweepInfo>> sweeps = SweepsWithPages(store);
     if (!sweeps.ok()) return sweeps.status();
     if (sweeps->size() < 2) {
       return NotFoundError("the store has " + std::to_string(sweeps->size()) +
-                           " sweep(s); a change report needs two");
+                           " sweep(s) with pages; a change report needs two");
     }
-    std::sort(sweeps->begin(), sweeps->end(),
-              [](const store::SweepInfo& a, const store::SweepInfo& b) {
-                return a.start != b.start ? a.start < b.start : a.id < b.id;
-              });
     return std::make_pair((*sweeps)[sweeps->size() - 2], (*sweeps)[sweeps->size() - 1]);
   }
   if (from == to) return InvalidArgumentError("from and to name the same sweep");
@@ -501,23 +708,24 @@ StatusOr<Json> BuildChangeJson(const store::Store& store, store::SweepId from, s
                                const store::ReportProgress& progress) {
   StatusOr<store::ChangeReport> report = store.ChangesBetween(from, to, progress);
   if (!report.ok()) return report.status();
-  StatusOr<store::ChangeHistory> history = store.ChangesOverSweeps(progress);
+  StatusOr<store::ChangeHistory> history = HistoryOverSweeps(store, progress);
   if (!history.ok()) return history.status();
   return ChangeReportJson(*report, &*history);
 }
 
 StatusOr<std::string> BuildChangeHtml(const store::Store& store, store::SweepId from,
-                                      store::SweepId to, const store::ReportProgress& progress) {
+                                      store::SweepId to, const store::ReportProgress& progress,
+                                      const html::Links& links) {
   StatusOr<store::ChangeReport> report = store.ChangesBetween(from, to, progress);
   if (!report.ok()) return report.status();
-  StatusOr<store::ChangeHistory> history = store.ChangesOverSweeps(progress);
+  StatusOr<store::ChangeHistory> history = HistoryOverSweeps(store, progress);
   if (!history.ok()) return history.status();
   store::ChangeListOptions movers;
   movers.kind = ChangeKind::kMoved;
   movers.limit = kHtmlMovers;
   StatusOr<store::ChangeList> moved = store.ListChanges(from, to, movers);
   if (!moved.ok()) return moved.status();
-  return ChangeReportHtml(*report, &*history, moved->rows);
+  return ChangeReportHtml(*report, &*history, moved->rows, links);
 }
 
 }  // namespace shingled::report

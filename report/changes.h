@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/html.h"
 #include "store/store.h"
 #include "store/types.h"
 
@@ -42,9 +43,11 @@ std::string CsvField(std::string_view text);
 
 // The HTML page: summary with charts, the bands, moves with the first `movers` (of
 // report.total.moved), the per-host table, and with `history` (may be null) the series over
-// all sweeps, lifetimes and changes per URL.
+// all sweeps, lifetimes and changes per URL, each labelled as over all sweeps. Its URLs link to
+// their timelines, and the page to the other reports and to the lists' CSV, through `links`.
 std::string ChangeReportHtml(const store::ChangeReport& report, const store::ChangeHistory* history,
-                             const std::vector<store::ChangeRow>& movers);
+                             const std::vector<store::ChangeRow>& movers,
+                             const html::Links& links = {});
 
 // The most movers the HTML page lists, and the most hosts its table shows.
 inline constexpr size_t kHtmlMovers = 500;
@@ -52,19 +55,46 @@ inline constexpr size_t kHtmlHosts = 100;
 
 // --- from a store ---
 
-// The sweeps of a report named `from` and `to` (both, or both empty: the last two sweeps by
-// start). InvalidArgument when only one is given or both name one sweep; NotFound naming an
-// unknown sweep, or when the store has fewer than two sweeps.
+// The sweeps that hold pages (SweepInfo::pages > 0), by start then id. An empty sweep (e.g. the
+// daemon's default sweep when every page named its own) has nothing to compare.
+StatusOr<std::vector<store::SweepInfo>> SweepsWithPages(const store::Store& store);
+
+// The sweeps of a report named `from` and `to` (both, or both empty: the last two sweeps that
+// hold pages, by start). InvalidArgument when only one is given or both name one sweep; NotFound
+// naming an unknown sweep, or when the store has fewer than two sweeps with pages.
 StatusOr<std::pair<store::SweepInfo, store::SweepInfo>> ResolveSweeps(const store::Store& store,
                                                                       std::string_view from,
                                                                       std::string_view to);
-// The JSON report of the pair, with the history over all sweeps.
+// ChangesOverSweeps over the sweeps that hold pages: its intervals are the consecutive pairs of
+// SweepsWithPages (an interval that skips an empty sweep costs one more ChangesBetween).
+StatusOr<store::ChangeHistory> HistoryOverSweeps(const store::Store& store,
+                                                 const store::ReportProgress& progress = {});
+
+// The JSON report of the pair, with the history over all sweeps (HistoryOverSweeps).
 StatusOr<Json> BuildChangeJson(const store::Store& store, store::SweepId from, store::SweepId to,
                                const store::ReportProgress& progress = {});
 // The HTML page of the pair: ChangesBetween, ChangesOverSweeps and the first kHtmlMovers moves.
 StatusOr<std::string> BuildChangeHtml(const store::Store& store, store::SweepId from,
-                                      store::SweepId to,
-                                      const store::ReportProgress& progress = {});
+                                      store::SweepId to, const store::ReportProgress& progress = {},
+                                      const html::Links& links = {});
+
+// --- the timeline over all sweeps ---
+
+// The series of one host (`host[:port]`, "" for URLs without one): per consecutive pair of
+// SweepsWithPages, that host's counts in the pair's report (all zero in a pair where it has no
+// URL). Only `intervals` is set. Costs one ChangesBetween per interval.
+StatusOr<store::ChangeHistory> HostHistoryOverSweeps(const store::Store& store,
+                                                     std::string_view host,
+                                                     const store::ReportProgress& progress = {});
+
+// {"sweeps": [...], "series": [...]}: the sweeps with pages, and per consecutive pair its counts
+// (ChangeCountsJson with `from` and `to`), from HistoryOverSweeps; with `host` (not null), also
+// {"host": ...}: the series of that host alone (HostHistoryOverSweeps).
+Json HistoryJson(const store::ChangeHistory& history, const std::string* host = nullptr);
+// One page: a chart with a column per interval (its URLs by what they did, each column a link
+// to that pair's change report) and the same numbers as a table; with `host`, of that host.
+std::string HistoryHtml(const store::ChangeHistory& history, const html::Links& links = {},
+                        const std::string* host = nullptr);
 
 }  // namespace shingled::report
 

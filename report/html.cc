@@ -2,16 +2,18 @@
 #include "report/html.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace shingled::report::html {
 namespace {
 
-// The Okabe-Ito palette (distinguishable with the common colour-vision deficiencies); text on
-// the page never relies on it alone.
-constexpr const char* kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
-                                    "#CC79A7", "#56B4E9", "#7F7F7F"};
-constexpr int kColours = 7;
+// The Okabe-Ito palette (distinguishable with the common colour-vision deficiencies), then a
+// dark and a pale blue for shades of one quantity beside its blue and sky blue (the bands of
+// changed pages); text on the page never relies on colour alone.
+constexpr const char* kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+                                    "#56B4E9", "#7F7F7F", "#003F6B", "#B8DDF5"};
+constexpr int kColours = 9;
 
 const char* Colour(int index) { return kPalette[((index % kColours) + kColours) % kColours]; }
 
@@ -19,22 +21,23 @@ constexpr std::string_view kCss = R"css(
 :root{color-scheme:light}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:#1a1a1a;background:#fff}
-main{max-width:1100px;margin:0 auto;padding:1rem 1.25rem 3rem}
+main{max-width:1180px;margin:0 auto;padding:1rem 1.25rem 3rem}
 h1{font-size:1.7rem;line-height:1.25;margin:.5rem 0 .75rem}
 h2{font-size:1.35rem;margin:2.25rem 0 .5rem;padding-bottom:.2rem;border-bottom:2px solid #d0d0d0}
 h3{font-size:1.1rem;margin:1.5rem 0 .4rem}
 p{max-width:75ch}
 a{color:#0b57a4}
-.figures{list-style:none;padding:0;margin:.75rem 0;display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.6rem}
+.figures{list-style:none;padding:0;margin:.75rem 0;display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.6rem}
 .figures li{border:1px solid #c8c8c8;border-radius:6px;padding:.5rem .75rem;background:#fafafa}
 .figures .label{display:block;font-weight:600}
-.figures .value{display:block;font-size:1.5rem;font-weight:700;font-variant-numeric:tabular-nums}
+.figures .value{display:block;font-size:1.5rem;font-weight:700;font-variant-numeric:tabular-nums;white-space:nowrap}
 .figures .hint{display:block;font-size:.85rem;color:#4a4a4a}
 .table-wrap{overflow-x:auto;max-width:100%;border:1px solid #d6d6d6;border-radius:4px;margin:.5rem 0 1.25rem}
 table{border-collapse:collapse;width:100%}
 caption{text-align:left;font-weight:600;padding:.45rem .6rem;background:#f7f7f7}
-th,td{padding:.35rem .6rem;border-top:1px solid #e3e3e3;text-align:left;vertical-align:top}
-thead th{background:#eef1f4;white-space:nowrap}
+th,td{padding:.35rem .5rem;border-top:1px solid #e3e3e3;text-align:left;vertical-align:top}
+thead th{background:#eef1f4;vertical-align:bottom}
+thead th.num{white-space:normal}
 th[scope=row]{font-weight:600}
 th[scope=row]:not(.long){white-space:nowrap}
 dl{max-width:75ch}
@@ -44,11 +47,16 @@ dd{margin:0 0 0 1.25rem}
 .nowrap{white-space:nowrap}
 .long{overflow-wrap:anywhere;word-break:break-word;min-width:12rem;max-width:36rem}
 figure{margin:1rem 0 1.5rem;max-width:480px}
+figure.wide{max-width:900px}
 figure svg{display:block;width:100%;height:auto}
 figcaption{font-size:.9rem;color:#404040;margin-top:.25rem}
 .chart-title{font-weight:600;margin:0 0 .25rem}
 .legend{list-style:none;padding:0;margin:.25rem 0 .5rem;display:flex;flex-wrap:wrap;gap:.2rem 1rem;font-size:.95rem}
 .swatch{display:inline-block;width:.95em;height:.95em;border:1px solid #222;vertical-align:-.12em;margin-right:.35em}
+nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem .5rem;padding:.4rem 0;margin:0;border-bottom:1px solid #d0d0d0;font-size:.95rem}
+nav li{margin:0}
+nav a,nav span{display:inline-block;padding:.2rem .5rem;border-radius:4px}
+nav span[aria-current]{background:#0b57a4;color:#fff;font-weight:600}
 .note{background:#fff6dc;border-left:4px solid #a15c00;padding:.5rem .75rem;max-width:75ch}
 @media (max-width:640px){
  main{padding:.75rem .75rem 2rem}
@@ -57,6 +65,13 @@ figcaption{font-size:.9rem;color:#404040;margin-top:.25rem}
  .figures{grid-template-columns:repeat(2,minmax(0,1fr))}
  .figures .value{font-size:1.25rem}
  th,td{padding:.3rem .45rem}
+ .cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+ .cards,.cards caption,.cards tbody,.cards tr,.cards th,.cards td{display:block}
+ .cards tr{border-top:1px solid #c8c8c8;padding:.35rem 0}
+ .cards th,.cards td{border:0;padding:.1rem .6rem;text-align:left;white-space:normal}
+ .cards .long{max-width:none;min-width:0}
+ .cards [data-label]::before{content:attr(data-label) ": ";font-weight:600}
+ .cards th[scope=row]{font-size:1.05rem}
 }
 )css";
 
@@ -70,10 +85,13 @@ void AppendRect(std::string* out, double x, double y, double w, double h, int co
   out->append("<title>").append(Escape(title)).append("</title></rect>");
 }
 
-void AppendText(std::string* out, double x, double y, std::string_view text, bool bold = false) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\"%s>", x, y,
-                bold ? " font-weight=\"600\"" : "");
+// `halo`: a white outline under the glyphs, so that a grid line behind the text does not cut it.
+void AppendText(std::string* out, double x, double y, std::string_view text, bool bold = false,
+                bool halo = false) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\"%s%s>", x, y,
+                bold ? " font-weight=\"600\"" : "",
+                halo ? " paint-order=\"stroke\" stroke=\"#fff\" stroke-width=\"4\"" : "");
   out->append(buf).append(Escape(text)).append("</text>");
 }
 
@@ -199,44 +217,93 @@ void Page::Figures(const std::vector<Figure>& figures) {
   body_.append("</ul>\n");
 }
 
-void Page::AddTable(const Table& table) {
-  body_.append("<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"")
-      .append(Escape(table.caption))
-      .append("\"><table>\n");
+std::string TableStart(const Table& table) {
+  std::string out = "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"";
+  out.append(Escape(table.caption)).append("\"><table class=\"cards\">\n");
   if (!table.caption.empty())
-    body_.append("<caption>").append(Escape(table.caption)).append("</caption>\n");
-  body_.append("<thead><tr>");
+    out.append("<caption>").append(Escape(table.caption)).append("</caption>\n");
+  out.append("<thead><tr>");
   for (size_t i = 0; i < table.header.size(); ++i) {
     const bool numeric = i < table.numeric.size() && table.numeric[i];
-    body_.append(numeric ? "<th scope=\"col\" class=\"num\">" : "<th scope=\"col\">")
+    out.append(numeric ? "<th scope=\"col\" class=\"num\">" : "<th scope=\"col\">")
         .append(Escape(table.header[i]))
         .append("</th>");
   }
-  body_.append("</tr></thead>\n<tbody>\n");
-  for (const std::vector<Cell>& row : table.rows) {
-    body_.append("<tr>");
-    for (size_t i = 0; i < row.size(); ++i) {
-      const Cell& cell = row[i];
-      const char* cls = cell.numeric ? " class=\"num\"" : cell.long_text ? " class=\"long\"" : "";
-      if (i == 0) {
-        body_.append("<th scope=\"row\"").append(cls).append(">").append(cell.html).append("</th>");
-      } else {
-        body_.append("<td").append(cls).append(">").append(cell.html).append("</td>");
-      }
-    }
-    body_.append("</tr>\n");
-  }
-  body_.append("</tbody></table></div>\n");
+  out.append("</tr></thead>\n<tbody>\n");
+  return out;
 }
+
+std::string TableRow(const std::vector<Cell>& row, const std::vector<std::string>& header,
+                     std::string_view row_id) {
+  std::string out = "<tr";
+  if (!row_id.empty()) out.append(" id=\"").append(Escape(row_id)).append("\"");
+  out.append(">");
+  for (size_t i = 0; i < row.size(); ++i) {
+    const Cell& cell = row[i];
+    const char* cls = cell.numeric ? " class=\"num\"" : cell.long_text ? " class=\"long\"" : "";
+    std::string label;
+    if (i < header.size()) label = " data-label=\"" + Escape(header[i]) + "\"";
+    if (i == 0) {
+      out.append("<th scope=\"row\"").append(cls).append(label).append(">");
+      out.append(cell.html).append("</th>");
+    } else {
+      out.append("<td").append(cls).append(label).append(">").append(cell.html).append("</td>");
+    }
+  }
+  out.append("</tr>\n");
+  return out;
+}
+
+std::string TableEnd() { return "</tbody></table></div>\n"; }
+
+void Page::AddTable(const Table& table) {
+  body_.append(TableStart(table));
+  for (const std::vector<Cell>& row : table.rows) body_.append(TableRow(row, table.header));
+  body_.append(TableEnd());
+}
+
+namespace {
+
+// A round step for about four intervals up to `max`: 1, 2 or 5 times a power of ten.
+double NiceStep(double max) {
+  const double raw = max / 4;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10 * power;
+}
+
+// A tick's label: a whole number with its thousands grouped, or two decimals.
+std::string TickText(double v) {
+  if (std::fabs(v - std::round(v)) < 1e-9 && v >= 0) {
+    return Count(static_cast<uint64_t>(std::llround(v)));
+  }
+  return Fixed(v, 2);
+}
+
+}  // namespace
 
 void Page::AddChart(const BarChart& chart) {
   // Each bar on its own row under its label, so that the chart reads at phone width: a
-  // 420-unit wide drawing scales down to ~360 px without shrinking its text much.
-  constexpr double kWidth = 420, kRow = 46, kBar = 16, kValueRoom = 150;
+  // 420-unit wide drawing scales down to ~360 px without shrinking its text much. The bars end
+  // short of the right edge to leave room for the value written after the longest one.
+  constexpr double kWidth = 420, kRow = 46, kBar = 16, kLeft = 6, kRoom = 290, kAxis = 44;
   const int id = ++charts_;
-  const double height = kRow * static_cast<double>(chart.bars.size()) + 6;
   double max = 0;
   for (const Bar& b : chart.bars) max = std::max(max, b.value);
+  double scale = chart.scale_max;
+  double step = 0;
+  if (scale <= 0) {
+    // A count axis: the first round tick at or above the largest value (1 for an empty chart).
+    step = max > 0 ? NiceStep(max) : 0.25;
+    if (max > 0 && max < 4 && std::round(max) == max) step = 1;  // whole-number ticks
+    scale = max > 0 ? step * std::ceil(max / step - 1e-9) : 1;
+  } else {
+    step = NiceStep(scale);
+  }
+  const double bars_height = kRow * static_cast<double>(chart.bars.size());
+  const double height = bars_height + kAxis;
   std::string svg;
   char buf[256];
   std::snprintf(
@@ -255,15 +322,46 @@ void Page::AddChart(const BarChart& chart) {
       .append("-d\">")
       .append(Escape(chart.description))
       .append("</desc>");
+  // Grid lines in each bar's stripe only (a line through the labels would cross their text),
+  // then the axis under the bars with its ticks and their labels.
+  const int ticks = static_cast<int>(std::floor(scale / step + 1e-9));
+  for (int t = 0; t <= ticks; ++t) {
+    const double x = kLeft + kRoom * step * t / scale;
+    for (size_t i = 0; i < chart.bars.size(); ++i) {
+      const double y = kRow * static_cast<double>(i);
+      std::snprintf(buf, sizeof buf,
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>", x,
+                    y + 20, x, y + 40, t == 0 ? "#555" : "#dcdcdc");
+      svg.append(buf);
+    }
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>", x,
+                  bars_height, x, bars_height + 5);
+    svg.append(buf);
+    std::snprintf(buf, sizeof buf,
+                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">", x,
+                  bars_height + 19);
+    svg.append(buf).append(Escape(TickText(step * t))).append("</text>");
+  }
+  std::snprintf(buf, sizeof buf,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>", kLeft,
+                bars_height, kLeft + kRoom, bars_height);
+  svg.append(buf);
+  if (!chart.axis.empty()) {
+    std::snprintf(buf, sizeof buf,
+                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                  "font-size=\"13\" fill=\"#404040\">",
+                  kLeft + kRoom / 2, bars_height + 37);
+    svg.append(buf).append(Escape(chart.axis)).append("</text>");
+  }
   for (size_t i = 0; i < chart.bars.size(); ++i) {
     const Bar& b = chart.bars[i];
     const double y = kRow * static_cast<double>(i);
-    AppendText(&svg, 0, y + 16, b.label, true);
-    const double room = kWidth - kValueRoom;
-    double w = max > 0 ? room * b.value / max : 0;
+    AppendText(&svg, kLeft, y + 16, b.label, true);
+    double w = kRoom * std::min(b.value, scale) / scale;
     if (b.value > 0) w = std::max(w, 2.0);
-    AppendRect(&svg, 0, y + 22, w, kBar, b.colour, b.label + ": " + b.value_text);
-    AppendText(&svg, w + 6, y + 35, b.value_text);
+    AppendRect(&svg, kLeft, y + 22, w, kBar, b.colour, b.label + ": " + b.value_text);
+    AppendText(&svg, kLeft + w + 6, y + 35, b.value_text, false, /*halo=*/true);
   }
   svg.append("</svg>");
   body_.append("<figure><p class=\"chart-title\">")
@@ -275,11 +373,28 @@ void Page::AddChart(const BarChart& chart) {
       .append("</figcaption></figure>\n");
 }
 
-void Page::AddStacked(const StackedChart& chart) {
-  constexpr double kWidth = 420, kRow = 46, kBar = 18;
+void Page::AddColumns(const ColumnChart& chart) {
+  constexpr double kLeft = 58, kTop = 10, kPlot = 240, kBottom = 70, kMinWidth = 420;
   const int id = ++charts_;
-  const double height = kRow * static_cast<double>(chart.rows.size()) + 6;
-  std::string html = "<figure><p class=\"chart-title\">" + Escape(chart.title) + "</p>";
+  // A drawing unit is a CSS pixel at most (the figure is no wider than the drawing), so that a
+  // short series does not blow its text up; a long one scales down to the page's width.
+  const double n = static_cast<double>(chart.columns.size());
+  const double slot = std::clamp(800.0 / std::max(n, 1.0), 16.0, 56.0);
+  const double width = std::max(kMinWidth, kLeft + slot * n + 10);
+  const double height = kTop + kPlot + kBottom;
+  double max = 0;
+  for (const ColumnChart::Column& c : chart.columns) {
+    uint64_t total = 0;
+    for (const Segment& s : c.segments) total += s.value;
+    max = std::max(max, static_cast<double>(total));
+  }
+  double step = max > 0 ? NiceStep(max) : 1;
+  if (max > 0 && max < 4) step = 1;
+  const double scale = max > 0 ? step * std::ceil(max / step - 1e-9) : 4;
+  std::string html = "<figure class=\"wide\" style=\"max-width:" + Fixed(width, 0) +
+                     "px\"><p "
+                     "class=\"chart-title\">" +
+                     Escape(chart.title) + "</p>";
   html.append("<ul class=\"legend\">");
   for (size_t i = 0; i < chart.legend.size(); ++i) {
     const int colour = i < chart.legend_colours.size() ? chart.legend_colours[i] : 0;
@@ -290,12 +405,12 @@ void Page::AddStacked(const StackedChart& chart) {
         .append("</li>");
   }
   html.append("</ul>");
-  char buf[256];
+  char buf[320];
   std::snprintf(
       buf, sizeof buf,
       "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"chart%d-t chart%d-d\" "
-      "font-size=\"14\" font-family=\"system-ui,sans-serif\" fill=\"#1a1a1a\">",
-      kWidth, height, id, id);
+      "font-size=\"13\" font-family=\"system-ui,sans-serif\" fill=\"#1a1a1a\">",
+      width, height, id, id);
   html.append(buf);
   html.append("<title id=\"chart")
       .append(std::to_string(id))
@@ -306,22 +421,41 @@ void Page::AddStacked(const StackedChart& chart) {
       .append("-d\">")
       .append(Escape(chart.description))
       .append("</desc>");
-  for (size_t r = 0; r < chart.rows.size(); ++r) {
-    const auto& [label, segments] = chart.rows[r];
-    const double y = kRow * static_cast<double>(r);
-    AppendText(&html, 0, y + 16, label, true);
-    uint64_t total = 0;
-    for (const Segment& s : segments) total += s.value;
-    double x = 0;
-    for (const Segment& s : segments) {
-      if (s.value == 0 || total == 0) continue;
-      const double w = kWidth * static_cast<double>(s.value) / static_cast<double>(total);
-      AppendRect(
-          &html, x, y + 22, w, kBar, s.colour,
-          label + ": " + s.name + " " + Count(s.value) + " (" + Percent(s.value, total) + ")");
-      x += w;
+  const int ticks = static_cast<int>(std::floor(scale / step + 1e-9));
+  for (int t = 0; t <= ticks; ++t) {
+    const double v = step * t;
+    const double y = kTop + kPlot - kPlot * v / scale;
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
+                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">",
+                  kLeft, y, width - 4, y, t == 0 ? "#555" : "#dcdcdc", kLeft - 6, y + 4);
+    html.append(buf).append(Escape(TickText(v))).append("</text>");
+  }
+  std::snprintf(buf, sizeof buf,
+                "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\" "
+                "font-size=\"12\" fill=\"#404040\">",
+                kTop + kPlot / 2);
+  html.append(buf).append(Escape(chart.axis)).append("</text>");
+  for (size_t i = 0; i < chart.columns.size(); ++i) {
+    const ColumnChart::Column& c = chart.columns[i];
+    const double x = kLeft + slot * static_cast<double>(i) + slot * 0.15;
+    const double w = slot * 0.7;
+    if (!c.href.empty()) html.append("<a href=\"").append(Escape(c.href)).append("\">");
+    double y = kTop + kPlot;
+    for (const Segment& s : c.segments) {
+      if (s.value == 0) continue;
+      const double h = kPlot * static_cast<double>(s.value) / scale;
+      y -= h;
+      AppendRect(&html, x, y, w, std::max(h, 1.0), s.colour,
+                 c.label + ": " + s.name + " " + Count(s.value));
     }
-    if (total == 0) AppendText(&html, 0, y + 36, "no URLs");
+    // The label under the column, slanted so that long sweep names fit.
+    std::snprintf(buf, sizeof buf,
+                  "<text transform=\"translate(%.1f %.1f) rotate(-45)\" text-anchor=\"end\" "
+                  "font-size=\"12\">",
+                  x + w / 2 + 4, kTop + kPlot + 14);
+    html.append(buf).append(Escape(c.label)).append("</text>");
+    if (!c.href.empty()) html.append("</a>");
   }
   html.append("</svg><figcaption>")
       .append(Escape(chart.description))
@@ -331,19 +465,83 @@ void Page::AddStacked(const StackedChart& chart) {
 
 void Page::Raw(std::string_view html) { body_.append(html); }
 
-std::string Page::Finish() const {
+std::string Page::Start() const {
   std::string out;
-  out.reserve(body_.size() + kCss.size() + 512);
+  out.reserve(kCss.size() + 512);
   out.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
       .append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
       .append("<title>")
       .append(Escape(title_))
       .append("</title>\n<style>")
       .append(kCss)
-      .append("</style>\n</head>\n<body>\n<main>\n")
-      .append(body_)
-      .append("</main>\n</body>\n</html>\n");
+      .append("</style>\n</head>\n<body>\n<main>\n");
   return out;
+}
+
+std::string Page::End() { return "</main>\n</body>\n</html>\n"; }
+
+std::string Page::Finish() const { return Start() + body_ + End(); }
+
+std::string QueryValue(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string Links::Page(std::string_view page) const {
+  if (!enabled) return {};
+  return pages + std::string(page);
+}
+
+std::string Links::A(std::string_view page, std::string_view text) const {
+  if (!enabled) return Escape(text);
+  std::string a = "<a href=\"";
+  a.append(Escape(Page(page))).append("\">").append(Escape(text)).append("</a>");
+  return a;
+}
+
+std::string Links::Timeline(std::string_view url) const {
+  return A("url?url=" + QueryValue(url), url);
+}
+
+void Page::Nav(const Links& links, PageName current) {
+  if (!links.enabled) return;
+  struct Entry {
+    PageName name;
+    const char* page;
+    const char* text;
+  };
+  static constexpr Entry kEntries[] = {
+      // "./", not "": an empty href is the page itself.
+      {PageName::kIndex, "./", "All reports"},
+      {PageName::kChanges, "changes", "Changes between two sweeps"},
+      {PageName::kHistory, "history", "Changes over all sweeps"},
+      {PageName::kIdentical, "identical", "Identical content"},
+      {PageName::kClusters, "clusters", "Clusters"},
+      {PageName::kUrl, "./#url", "One URL's timeline"},
+  };
+  std::string nav = "<nav aria-label=\"Reports\"><ul>";
+  for (const Entry& e : kEntries) {
+    nav.append("<li>");
+    if (e.name == current) {
+      nav.append("<span aria-current=\"page\">").append(Escape(e.text)).append("</span>");
+    } else {
+      nav.append(links.A(e.page, e.text));
+    }
+    nav.append("</li>");
+  }
+  nav.append("</ul></nav>\n");
+  body_.insert(0, nav);
 }
 
 }  // namespace shingled::report::html

@@ -1,8 +1,8 @@
 #include "report/store_pages.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
+#include <unordered_map>
 
 #include "dedup/estimate.h"
 #include "report/changes.h"
@@ -18,96 +18,25 @@ std::string Minute(int64_t t) {
   return iso.substr(0, 10) + " " + iso.substr(11, 5);
 }
 
-html::Cell Urls(const std::vector<std::string>& urls, uint64_t count) {
-  std::string cell;
-  for (const std::string& u : urls) {
-    if (!cell.empty()) cell.append("<br>");
-    cell.append(html::Escape(u));
-  }
-  if (count > urls.size()) {
-    cell.append("<br>… and ").append(html::Count(count - urls.size())).append(" more");
-  }
-  html::Cell c = html::Cell::Html(std::move(cell));
-  c.long_text = true;
-  return c;
-}
-
 }  // namespace
 
-StatusOr<std::string> ClustersHtml(const store::Store& store, size_t limit) {
-  if (limit < 1 || limit > 1000) return InvalidArgumentError("limit must be in 1..1000");
-  store::ClusterListOptions cluster_options;
-  cluster_options.limit = limit;
-  StatusOr<store::ClusterListPage> clusters = store.ListClusters(cluster_options);
-  if (!clusters.ok()) return clusters.status();
-  store::IdenticalSetOptions identical_options;
-  identical_options.limit = limit;
-  identical_options.max_urls = 5;
-  StatusOr<store::IdenticalSetPage> identical = store.ListIdenticalSets(identical_options);
-  if (!identical.ok()) return identical.status();
-  StatusOr<store::StoreStats> stats = store.Stats();
-  if (!stats.ok()) return stats.status();
-
-  html::Page page("Clusters and identical pages");
-  page.Paragraph(
-      "A cluster is a set of documents the store found to be the same page or near copies of it "
-      "(exact or near-duplicate relations); an identical set is a group of live URLs that show "
-      "the same content now.");
-  page.Figures({{"Documents", html::Count(stats->documents), "distinct contents stored"},
-                {"URLs", html::Count(stats->urls), "every URL ever stored"},
-                {"Clusters", html::Count(stats->clusters), "groups of two or more documents"},
-                {"Largest cluster", html::Count(stats->largest_cluster), "documents"}});
-
-  page.Heading(2, "Largest clusters", "clusters");
-  if (clusters->clusters.empty()) {
-    page.Paragraph("No two documents are clustered yet.");
-  } else {
-    html::BarChart chart;
-    chart.title = "Documents in the largest clusters";
-    chart.description = "One bar per cluster, the largest first (at most 20 shown).";
-    for (size_t i = 0; i < std::min<size_t>(20, clusters->clusters.size()); ++i) {
-      const store::ClusterSummary& c = clusters->clusters[i];
-      chart.bars.push_back({"cluster " + std::to_string(c.id), static_cast<double>(c.size),
-                            html::Count(c.size) + " documents", 1});
-    }
-    page.AddChart(chart);
-    html::Table t;
-    t.caption = "The " + html::Count(clusters->clusters.size()) + " largest clusters";
-    t.header = {"Cluster", "Documents", "Live URLs", "First seen", "Last seen", "Some live URLs"};
-    t.numeric = {false, true, true};
-    for (const store::ClusterSummary& c : clusters->clusters) {
-      t.rows.push_back({html::Cell::Text(std::to_string(c.id)), html::Cell::Number(c.size),
-                        html::Cell::Number(c.live_urls), html::Cell::Text(Day(c.first_seen)),
-                        html::Cell::Text(Day(c.last_seen)), Urls(c.sample_urls, c.live_urls)});
-    }
-    page.AddTable(t);
-  }
-
-  page.Heading(2, "Identical sets", "identical");
-  if (identical->sets.empty()) {
-    page.Paragraph("No two live URLs show the same content.");
-  } else {
-    html::Table t;
-    t.caption = "Live URLs that show the same content, most URLs first";
-    t.header = {"Document", "URLs", "Bytes", "The URLs"};
-    t.numeric = {false, true, true};
-    for (const store::IdenticalSet& s : identical->sets) {
-      t.rows.push_back({html::Cell::Text(std::to_string(s.representative)),
-                        html::Cell::Number(s.url_count), html::Cell::Number(s.bytes),
-                        Urls(s.urls, s.url_count)});
-    }
-    page.AddTable(t);
-  }
-  return page.Finish();
-}
-
-StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_view url) {
+StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_view url,
+                                      const html::Links& links) {
   StatusOr<std::vector<store::UrlVersion>> history = store.History(url);
   if (!history.ok()) return history.status();
   StatusOr<store::LostAndFound> lost = store.Lost(url);
   if (!lost.ok()) return lost.status();
+  StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
+  if (!sweeps.ok()) return sweeps.status();
+  std::unordered_map<store::SweepId, std::string> sweep_names;
+  for (const store::SweepInfo& s : *sweeps) sweep_names[s.id] = s.name;
+  auto sweep_name = [&](store::SweepId id) {
+    auto it = sweep_names.find(id);
+    return it == sweep_names.end() ? "#" + std::to_string(id) : it->second;
+  };
 
   html::Page page("The history of one URL");
+  page.Nav(links, html::PageName::kUrl);
   page.ParagraphHtml("<strong>" + html::Escape(url) + "</strong>");
   page.Figures({{"Versions", html::Count(history->size()), "observations stored"},
                 {"Now", std::string(store::LostStatusName(lost->status)), "lost and found"},
@@ -125,12 +54,14 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
               "HTTP status",
               "Document",
               "Resemblance to the previous content"};
-  t.numeric = {false, false, true, false, true, true, true};
+  t.numeric = {false, false, false, false, true, true, true};
   html::BarChart chart;
   chart.title = "How much each new content resembles the one before";
   chart.description =
       "One bar per content change: 1 means the same shingles, 0 nothing in common (estimated "
       "from the min-wise sketches).";
+  chart.axis = "Resemblance to the previous content";
+  chart.scale_max = 1;
   std::optional<dedup::Sketch> previous;
   store::DocId previous_doc = 0;
   for (size_t i = 0; i < history->size(); ++i) {
@@ -157,7 +88,9 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
     if (!v.redirect_target.empty()) verdict.append(" to ").append(v.redirect_target);
     t.rows.push_back({html::Cell::Text(std::to_string(v.seq)),
                       html::Cell::Html(html::Escape(Minute(v.date)), true),
-                      html::Cell::Number(v.sweep), html::Cell{html::Escape(verdict), false, true},
+                      html::Cell::Html("<span class=\"nowrap\">" +
+                                       html::Escape(sweep_name(v.sweep)) + "</span>"),
+                      html::Cell{html::Escape(verdict), false, true},
                       html::Cell::Number(static_cast<uint64_t>(v.http_status)),
                       v.doc == 0 ? html::Cell::Text("–") : html::Cell::Number(v.doc),
                       html::Cell::Html(html::Escape(resemblance), true)});
@@ -172,7 +105,7 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
 
   page.Heading(2, "Where its content is now", "lost");
   if (lost->best) {
-    page.ParagraphHtml("Best answer: <strong>" + html::Escape(lost->best->url) +
+    page.ParagraphHtml("Best answer: <strong>" + links.Timeline(lost->best->url) +
                        "</strong>: " + html::Escape(lost->best->why) + ".");
   } else {
     page.Paragraph(lost->status == store::LostStatus::kAlive ? "The URL is live: nothing was lost."
@@ -184,7 +117,7 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
     c.header = {"URL", "Resemblance", "Containment", "Last seen", "Why"};
     c.numeric = {false, true, true};
     for (const store::Successor& s : lost->candidates) {
-      c.rows.push_back({html::Cell::Url(s.url),
+      c.rows.push_back({html::Cell{links.Timeline(s.url), false, true},
                         html::Cell::Html(html::Fixed(s.resemblance, 2), true),
                         html::Cell::Html(html::Fixed(s.containment, 2), true),
                         html::Cell::Text(Day(s.last_seen)), html::Cell::Text(s.why)});
@@ -194,64 +127,39 @@ StatusOr<std::string> UrlTimelineHtml(const store::Store& store, std::string_vie
   return page.Finish();
 }
 
-namespace {
-
-// `text` percent-encoded for a query string value: everything but RFC 3986's unreserved bytes.
-std::string QueryValue(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-std::string Link(std::string_view href, std::string_view text) {
-  std::string a = "<a href=\"";
-  a.append(html::Escape(href)).append("\">").append(html::Escape(text)).append("</a>");
-  return a;
-}
-
-}  // namespace
-
-StatusOr<std::string> ReportIndexHtml(const store::Store& store, std::string_view base) {
-  const std::string prefix(base);
+StatusOr<std::string> ReportIndexHtml(const store::Store& store, const html::Links& links) {
   StatusOr<store::StoreStats> stats = store.Stats();
   if (!stats.ok()) return stats.status();
   StatusOr<std::vector<store::SweepInfo>> sweeps = store.Sweeps();
   if (!sweeps.ok()) return sweeps.status();
-  std::stable_sort(
-      sweeps->begin(), sweeps->end(),
-      [](const store::SweepInfo& a, const store::SweepInfo& b) { return a.start < b.start; });
+  std::stable_sort(sweeps->begin(), sweeps->end(),
+                   [](const store::SweepInfo& a, const store::SweepInfo& b) {
+                     return a.start != b.start ? a.start < b.start : a.id < b.id;
+                   });
+  uint64_t with_pages = 0;
+  for (const store::SweepInfo& s : *sweeps) with_pages += s.pages > 0 ? 1 : 0;
 
   html::Page page("Reports");
+  page.Nav(links, html::PageName::kIndex);
   page.Paragraph(
-      "What the store knows, as pages to read: what changed between sweeps, which "
-      "pages are copies of which, and the history of one URL.");
+      "What the store knows, as pages to read: what changed between sweeps and over all of them, "
+      "which contents are held by several URLs, which documents share much of their text, and "
+      "the history of one URL.");
   page.Figures({{"Documents", html::Count(stats->documents), "distinct contents stored"},
                 {"URLs", html::Count(stats->urls), "every URL ever stored"},
-                {"Sweeps", html::Count(sweeps->size()), "open and closed"},
-                {"Clusters", html::Count(stats->clusters), "groups of two or more documents"}});
-
-  page.Heading(2, "Clusters and identical pages", "clusters");
-  page.ParagraphHtml(Link(prefix + "clusters", "The largest clusters and identical sets") +
-                     ": near copies grouped, and live URLs that show the same content.");
+                {"Sweeps", html::Count(sweeps->size()),
+                 html::Count(with_pages) + " with pages, open and closed"}});
 
   page.Heading(2, "Changes between sweeps", "sweeps");
-  if (sweeps->size() < 2) {
-    page.Paragraph("A change report compares two sweeps; the store has " +
-                   html::Count(sweeps->size()) +
-                   ". Open sweeps with POST /v1/sweeps or `shingled "
-                   "ingest --sweep`.");
+  if (with_pages < 2) {
+    page.Paragraph("A change report compares two sweeps with pages; the store has " +
+                   html::Count(with_pages) +
+                   ". Open sweeps with POST /v1/sweeps or `shingled ingest --sweep`.");
   } else {
-    page.ParagraphHtml(Link(prefix + "changes", "Changes between the last two sweeps") +
-                       ", or pick a sweep below: each links to its changes since the one before.");
+    page.ParagraphHtml(links.A("changes", "Changes between the last two sweeps with pages") + ", " +
+                       links.A("history", "the timeline over all sweeps") +
+                       ", or pick a sweep below: each links to its changes since the sweep with "
+                       "pages before it.");
   }
   if (!sweeps->empty()) {
     html::Table t;
@@ -261,14 +169,19 @@ StatusOr<std::string> ReportIndexHtml(const store::Store& store, std::string_vie
                                               html::Count(sweeps->size()) + " sweeps, oldest first";
     t.header = {"Sweep", "Started", "Closed", "Pages", "New documents", "Gone", "Changes"};
     t.numeric = {false, false, false, true, true, true, false};
-    for (size_t i = sweeps->size() - shown; i < sweeps->size(); ++i) {
+    const store::SweepInfo* previous = nullptr;  // the last sweep with pages before this one
+    for (size_t i = 0; i < sweeps->size(); ++i) {
       const store::SweepInfo& s = (*sweeps)[i];
-      html::Cell changes = html::Cell::Text("first sweep");
-      if (i > 0) {
-        std::string href = prefix + "changes?from=";
-        href.append(QueryValue((*sweeps)[i - 1].name)).append("&to=").append(QueryValue(s.name));
-        changes = html::Cell::Html(Link(href, "since " + (*sweeps)[i - 1].name));
+      html::Cell changes = html::Cell::Text("first sweep with pages");
+      if (s.pages == 0) {
+        changes = html::Cell::Text("empty: compared with nothing");
+      } else if (previous != nullptr) {
+        changes = html::Cell::Html(links.A(
+            "changes?from=" + html::QueryValue(previous->name) + "&to=" + html::QueryValue(s.name),
+            "since " + previous->name));
       }
+      if (s.pages > 0) previous = &s;
+      if (i < sweeps->size() - shown) continue;
       t.rows.push_back({html::Cell::Text(s.name), html::Cell::Text(Minute(s.start)),
                         html::Cell::Text(s.open ? std::string("open") : Minute(s.end)),
                         html::Cell::Number(s.pages), html::Cell::Number(s.new_docs),
@@ -277,9 +190,15 @@ StatusOr<std::string> ReportIndexHtml(const store::Store& store, std::string_vie
     page.AddTable(t);
   }
 
+  page.Heading(2, "Copies and shared text", "repository");
+  page.ParagraphHtml(links.A("identical", "Identical content") +
+                     ": the contents held by several live URLs, largest waste first. " +
+                     links.A("clusters", "Clusters by bytes in common") +
+                     ": documents that share much of their text, and which one to keep.");
+
   page.Heading(2, "One URL", "url");
-  page.Raw("<form method=\"get\" action=\"" + html::Escape(prefix + "url") +
-           "\"><p><label for=\"url\">URL</label> <input id=\"url\" "
+  page.Raw("<form method=\"get\" action=\"" + html::Escape(links.Page("url")) +
+           "\"><p><label for=\"url-input\">URL</label> <input id=\"url-input\" "
            "name=\"url\" type=\"url\" required size=\"60\" style=\"max-width:100%\" "
            "placeholder=\"https://example.org/page\"> "
            "<button type=\"submit\">Show its timeline</button></p></form>");

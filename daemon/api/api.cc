@@ -170,6 +170,12 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   } else if (path == "/reports/changes") {
     // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
     route = "reports_changes_page", allow = "GET";
+  } else if (path == "/v1/reports/history") {
+    route = "reports_history", allow = "GET";
+  } else if (path == "/reports/history") {
+    route = "reports_history_page", allow = "GET";
+  } else if (path == "/reports/identical") {
+    route = "reports_identical_page", allow = "GET";
   } else if (path == "/reports/clusters") {
     route = "reports_clusters_page", allow = "GET";
   } else if (path == "/reports/url") {
@@ -268,13 +274,20 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
   } else if (route == "reports_identical") {
     params = CheckParams(target, {"format", "limit", "max_urls"});
+  } else if (route == "reports_identical_page") {
+    params = CheckParams(target, {"limit", "max_urls"});
   } else if (route == "reports_clusters") {
     params = CheckParams(target, {"format", "limit", "max_urls", "min_bytes", "min_share",
                                   "max_chunk_docs", "max_pairs_per_doc"});
+  } else if (route == "reports_clusters_page") {
+    params = CheckParams(target, {"limit", "max_urls", "min_bytes", "min_share", "max_chunk_docs",
+                                  "max_pairs_per_doc"});
+  } else if (route == "reports_history") {
+    params = CheckParams(target, {"format", "host"});
+  } else if (route == "reports_history_page") {
+    params = CheckParams(target, {"host"});
   } else if (route == "reports_changes_page") {
     params = CheckParams(target, {"from", "to"});
-  } else if (route == "reports_clusters_page") {
-    params = CheckParams(target, {"limit"});
   } else if (route == "reports_url_page") {
     params = CheckParams(target, {"url"});
   } else {
@@ -299,9 +312,12 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "stats") return GetStats();
     if (route == "reports_changes") return GetChangeReport(target, /*page=*/false);
     if (route == "reports_changes_page") return GetChangeReport(target, /*page=*/true);
-    if (route == "reports_identical") return GetIdenticalReport(target);
-    if (route == "reports_clusters") return GetClusterReport(target);
-    if (route == "reports_clusters_page") return GetClustersPage(target);
+    if (route == "reports_identical") return GetIdenticalReport(target, /*page=*/false);
+    if (route == "reports_identical_page") return GetIdenticalReport(target, /*page=*/true);
+    if (route == "reports_clusters") return GetClusterReport(target, /*page=*/false);
+    if (route == "reports_clusters_page") return GetClusterReport(target, /*page=*/true);
+    if (route == "reports_history") return GetHistoryReport(target, /*page=*/false);
+    if (route == "reports_history_page") return GetHistoryReport(target, /*page=*/true);
     if (route == "reports_url_page") return GetUrlPage(target);
     if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");
     if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();

@@ -53,6 +53,11 @@ inline constexpr size_t kMaxReportRows = 1000;
 inline constexpr size_t kMaxRepoReportRows = 10000;
 inline constexpr size_t kMaxRepoReportUrls = 1000;
 
+// A report's text answer (CSV, JSON written by the report), and its HTML page with the Content
+// Security Policy of the report pages (nothing on a page may load or run anything).
+Response ReportTextResponse(std::string body, const char* content_type);
+Response ReportHtmlResponse(std::string body);
+
 struct ApiOptions {
   std::string store_dir;      // for the disk-size metric
   std::string default_sweep;  // "" : requests must name a sweep
@@ -149,17 +154,18 @@ class Api : public HttpHandler {
   Response ListIdentical(const Target& target);
   // GET /v1/clusters/ID: a page of its documents.
   Response GetCluster(const std::string& id, const Target& target);
-  // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes.
+  // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes;
+  // GET /v1/reports/history (the timeline over all sweeps), and with `page` /reports/history.
   Response GetChangeReport(const Target& target, bool page);
-  // The HTML pages /reports/clusters (largest clusters, identical sets) and /reports/url?url=U
-  // (one URL's timeline).
-  Response GetClustersPage(const Target& target);
+  Response GetHistoryReport(const Target& target, bool page);
+  // The HTML page /reports/url?url=U (one URL's timeline), and the index /reports/.
   Response GetUrlPage(const Target& target);
   Response GetReportIndex(bool without_slash);
 
-  // api_repo_reports.cc (issue 32): GET /v1/reports/identical and /v1/reports/clusters.
-  Response GetIdenticalReport(const Target& target);
-  Response GetClusterReport(const Target& target);
+  // api_repo_reports.cc: GET /v1/reports/identical and /v1/reports/clusters (JSON, CSV, HTML),
+  // and with `page` the same report's HTML page /reports/identical, /reports/clusters.
+  Response GetIdenticalReport(const Target& target, bool page);
+  Response GetClusterReport(const Target& target, bool page);
 
   // api_crawl.cc
   Response GetCrawl();

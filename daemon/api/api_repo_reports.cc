@@ -1,6 +1,7 @@
-// The repository reports of issue 32 over HTTP: GET /v1/reports/identical and
-// GET /v1/reports/clusters, as JSON or CSV (docs/API.md, docs/REPORTS.md). They run on the
-// TaskPool. The answer holds at most `limit` sets or clusters (at most kMaxRepoReportRows): the
+// The repository reports over HTTP: GET /v1/reports/identical and GET /v1/reports/clusters, as
+// JSON, CSV or HTML, and their pages /reports/identical and /reports/clusters (the HTML of the
+// same report, with the same parameters but format) (docs/API.md, docs/REPORTS.md). They run on
+// the TaskPool. The answer holds at most `limit` sets or clusters (at most kMaxRepoReportRows): the
 // whole report of a large store comes from `shingled report`, which streams it to a file.
 #include <cstdlib>
 
@@ -26,23 +27,33 @@ StatusOr<double> Share(const Target& target, const std::string& name, double fal
   return v;
 }
 
-Response Text(std::string body, bool csv) {
-  Response res{http::status::ok, 11};
-  res.set(http::field::content_type,
-          csv ? "text/csv; charset=utf-8; header=present" : "application/json");
-  res.set("X-Content-Type-Options", "nosniff");
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
+Response Text(std::string body, report::RepoReportFormat format) {
+  switch (format) {
+    case report::RepoReportFormat::kHtml:
+      return ReportHtmlResponse(std::move(body));
+    case report::RepoReportFormat::kCsv:
+      return ReportTextResponse(std::move(body), "text/csv; charset=utf-8; header=present");
+    case report::RepoReportFormat::kJson:
+      break;
+  }
+  return ReportTextResponse(std::move(body), "application/json");
+}
+
+// The format asked for: html for a page; else format=, json by default.
+std::optional<report::RepoReportFormat> FormatOf(const Target& target, bool page) {
+  if (page) return report::RepoReportFormat::kHtml;
+  return report::RepoReportFormatFromName(target.Get("format").value_or("json"));
+}
+
+report::html::Links LinksOf(bool page) {
+  return page ? report::html::Links::FromReports() : report::html::Links::FromApi();
 }
 
 }  // namespace
 
-Response Api::GetIdenticalReport(const Target& target) {
-  const std::string format_name = target.Get("format").value_or("json");
-  const std::optional<report::RepoReportFormat> format =
-      report::RepoReportFormatFromName(format_name);
-  if (!format) return Error(InvalidArgumentError("format must be json or csv"));
+Response Api::GetIdenticalReport(const Target& target, bool page) {
+  const std::optional<report::RepoReportFormat> format = FormatOf(target, page);
+  if (!format) return Error(InvalidArgumentError("format must be json, csv or html"));
   store::IdenticalReportOptions options;
   StatusOr<uint64_t> limit =
       ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
@@ -53,19 +64,20 @@ Response Api::GetIdenticalReport(const Target& target) {
   options.limit = *limit;
   options.max_urls = *max_urls;
   std::string body;
-  Status s = report::WriteIdenticalReport(*store_, options, *format, [&](std::string_view text) {
-    body.append(text);
-    return OkStatus();
-  });
+  Status s = report::WriteIdenticalReport(
+      *store_, options, *format,
+      [&](std::string_view text) {
+        body.append(text);
+        return OkStatus();
+      },
+      {}, LinksOf(page));
   if (!s.ok()) return Error(s);
-  return Text(std::move(body), *format == report::RepoReportFormat::kCsv);
+  return Text(std::move(body), *format);
 }
 
-Response Api::GetClusterReport(const Target& target) {
-  const std::string format_name = target.Get("format").value_or("json");
-  const std::optional<report::RepoReportFormat> format =
-      report::RepoReportFormatFromName(format_name);
-  if (!format) return Error(InvalidArgumentError("format must be json or csv"));
+Response Api::GetClusterReport(const Target& target, bool page) {
+  const std::optional<report::RepoReportFormat> format = FormatOf(target, page);
+  if (!format) return Error(InvalidArgumentError("format must be json, csv or html"));
   store::ClusterReportOptions options;
   StatusOr<uint64_t> limit =
       ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
@@ -91,12 +103,15 @@ Response Api::GetClusterReport(const Target& target) {
   options.max_chunk_docs = *max_chunk_docs;
   options.max_pairs_per_doc = *max_pairs;
   std::string body;
-  Status s = report::WriteClusterReport(*store_, options, *format, [&](std::string_view text) {
-    body.append(text);
-    return OkStatus();
-  });
+  Status s = report::WriteClusterReport(
+      *store_, options, *format,
+      [&](std::string_view text) {
+        body.append(text);
+        return OkStatus();
+      },
+      {}, LinksOf(page));
   if (!s.ok()) return Error(s);
-  return Text(std::move(body), *format == report::RepoReportFormat::kCsv);
+  return Text(std::move(body), *format);
 }
 
 }  // namespace shingled::daemon

@@ -1,4 +1,5 @@
-// The reports: GET /v1/reports/changes (JSON, CSV, HTML) and the HTML page /reports/changes
+// The reports: GET /v1/reports/changes (JSON, CSV, HTML) and the HTML page /reports/changes,
+// GET /v1/reports/history (JSON, HTML) and /reports/history, one URL's timeline and the index
 // (docs/API.md, docs/REPORTS.md). These run on the TaskPool.
 
 #include "daemon/api/api.h"
@@ -19,7 +20,9 @@ constexpr const char* kReportIndexCsp =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
     "'self'";
 
-Response TextResponse(std::string body, const char* content_type) {
+}  // namespace
+
+Response ReportTextResponse(std::string body, const char* content_type) {
   Response res{http::status::ok, 11};
   res.set(http::field::content_type, content_type);
   res.set("X-Content-Type-Options", "nosniff");
@@ -28,11 +31,13 @@ Response TextResponse(std::string body, const char* content_type) {
   return res;
 }
 
-Response HtmlResponse(std::string body) {
-  Response res = TextResponse(std::move(body), "text/html; charset=utf-8");
+Response ReportHtmlResponse(std::string body) {
+  Response res = ReportTextResponse(std::move(body), "text/html; charset=utf-8");
   res.set("Content-Security-Policy", kReportCsp);
   return res;
 }
+
+namespace {
 
 std::string KindNames() {
   std::string out;
@@ -76,9 +81,11 @@ Response Api::GetChangeReport(const Target& target, bool page) {
   const store::SweepId from = pair->first.id, to = pair->second.id;
 
   if (format == "html") {
-    StatusOr<std::string> html = report::BuildChangeHtml(*store_, from, to);
+    StatusOr<std::string> html = report::BuildChangeHtml(
+        *store_, from, to, {},
+        page ? report::html::Links::FromReports() : report::html::Links::FromApi());
     if (!html.ok()) return Error(html.status());
-    return HtmlResponse(std::move(*html));
+    return ReportHtmlResponse(std::move(*html));
   }
   if (paged) {
     store::ChangeListOptions options;
@@ -107,34 +114,47 @@ Response Api::GetChangeReport(const Target& target, bool page) {
       if (!r.ok()) return Error(r.status());
       csv = report::HostsCsv(*r);
     }
-    return TextResponse(std::move(csv), "text/csv; charset=utf-8; header=present");
+    return ReportTextResponse(std::move(csv), "text/csv; charset=utf-8; header=present");
   }
   StatusOr<report::Json> j = report::BuildChangeJson(*store_, from, to);
   if (!j.ok()) return Error(j.status());
   return JsonResponse(http::status::ok, *j);
 }
 
-Response Api::GetClustersPage(const Target& target) {
-  StatusOr<uint64_t> limit =
-      ParseInteger("limit", target.Get("limit"), report::kHtmlClusters, 1, 1000);
-  if (!limit.ok()) return Error(limit.status());
-  StatusOr<std::string> html = report::ClustersHtml(*store_, *limit);
-  if (!html.ok()) return Error(html.status());
-  return HtmlResponse(std::move(*html));
+Response Api::GetHistoryReport(const Target& target, bool page) {
+  const std::string format = page ? "html" : target.Get("format").value_or("json");
+  if (format != "json" && format != "html") {
+    return Error(InvalidArgumentError("format must be json or html"));
+  }
+  const std::optional<std::string> host = target.Get("host");
+  StatusOr<store::ChangeHistory> history =
+      host ? report::HostHistoryOverSweeps(*store_, *host) : report::HistoryOverSweeps(*store_);
+  if (!history.ok()) return Error(history.status());
+  const std::string* host_name = host ? &*host : nullptr;
+  if (format == "html") {
+    return ReportHtmlResponse(report::HistoryHtml(
+        *history, page ? report::html::Links::FromReports() : report::html::Links::FromApi(),
+        host_name));
+  }
+  return JsonResponse(http::status::ok, report::HistoryJson(*history, host_name));
 }
 
 Response Api::GetUrlPage(const Target& target) {
   StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
   if (!url.ok()) return Error(url.status());
-  StatusOr<std::string> html = report::UrlTimelineHtml(*store_, *url);
+  StatusOr<std::string> html =
+      report::UrlTimelineHtml(*store_, *url, report::html::Links::FromReports());
   if (!html.ok()) return Error(html.status());
-  return HtmlResponse(std::move(*html));
+  return ReportHtmlResponse(std::move(*html));
 }
 
 Response Api::GetReportIndex(bool without_slash) {
-  StatusOr<std::string> html = report::ReportIndexHtml(*store_, without_slash ? "reports/" : "");
+  // At /reports (no slash) relative links resolve from "/": the pages are under reports/.
+  const report::html::Links links = without_slash ? report::html::Links{true, "reports/", "v1/"}
+                                                  : report::html::Links::FromReports();
+  StatusOr<std::string> html = report::ReportIndexHtml(*store_, links);
   if (!html.ok()) return Error(html.status());
-  Response res = HtmlResponse(std::move(*html));
+  Response res = ReportHtmlResponse(std::move(*html));
   // The index's form opens /reports/url on this server.
   res.set("Content-Security-Policy", kReportIndexCsp);
   return res;

@@ -1,6 +1,7 @@
 // `shingled report changes`: the change report of a store, as JSON, CSV or one HTML page;
-// `report identical` and `report clusters` (issue 32): the repository reports as JSON or CSV,
-// streamed (docs/REPORTS.md). The store is opened read-only, as `history` opens it.
+// `report history`: the timeline over all sweeps, as JSON or HTML; `report identical` and
+// `report clusters`: the repository reports as JSON, CSV or HTML, streamed; `report url`: one
+// URL's timeline (docs/REPORTS.md). The store is opened read-only, as `history` opens it.
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -27,8 +28,17 @@ struct ReportFlags {
   std::string format = "json";
   std::string list;
   std::string output;
+  std::string link_base;
   bool quiet = false;
 };
+
+// The links of a page the command line writes: none, unless --link-base names where the
+// daemon's report pages are.
+report::html::Links LinksFor(const std::string& link_base) {
+  if (link_base.empty()) return report::html::Links{};
+  // The pages' names go after it: "http://h/reports" means the folder.
+  return report::html::Links::FromBase(link_base.back() == '/' ? link_base : link_base + "/");
+}
 
 // A usage error (exit 2) for what the caller got wrong (a bad or unknown sweep); else a failure
 // of the work (exit 1).
@@ -109,7 +119,8 @@ int RunChanges(const ReportFlags& flags) {
       status = r.status();
       if (r.ok()) out << report::HostsCsv(*r);
     } else if (flags.format == "html") {
-      StatusOr<std::string> html = report::BuildChangeHtml(store, from, to, progress);
+      StatusOr<std::string> html =
+          report::BuildChangeHtml(store, from, to, progress, LinksFor(flags.link_base));
       status = html.status();
       if (html.ok()) out << *html;
     } else {
@@ -141,11 +152,13 @@ struct PageFlags {
   std::string store_dir;
   std::string config_file;
   std::string url;
-  size_t limit = report::kHtmlClusters;
+  std::string host;  // report history --host
   std::string output;
+  std::string link_base;
+  std::string format = "html";
 };
 
-// `report clusters` and `report url`: one HTML page, from a store opened read-only, to --output
+// `report url` and `report history`: one page, from a store opened read-only, to --output
 // (written beside it and renamed, so a failure leaves no half file) or standard output.
 int RunPage(const std::string& command, const PageFlags& flags,
             const std::function<StatusOr<std::string>(const store::Store&)>& render) {
@@ -188,6 +201,9 @@ void AddPageOptions(CLI::App* cmd, PageFlags* flags) {
   cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
   cmd->add_option("--config", flags->config_file, "TOML config (store options, [sketch])");
   cmd->add_option("--output", flags->output, "Write to FILE (default: standard output)");
+  cmd->add_option("--link-base", flags->link_base,
+                  "Where the daemon's report pages are (e.g. http://localhost:8080/reports/): "
+                  "the page links to them; without it, a page links nowhere");
 }
 
 // --- the repository reports (issue 32) ---
@@ -200,19 +216,19 @@ struct RepoFlags {
   store::ClusterReportOptions clusters;
 };
 
-// `report identical` and `report clusters --format json|csv`: the report written to --output
+// `report identical` and `report clusters`: the report written to --output
 // (beside it, then renamed, so a failure leaves no half file) or standard output as it comes,
 // with a progress line on a terminal.
 int RunRepoReport(const std::string& command, const PageFlags& page, const RepoFlags& flags,
-                  const std::function<Status(const store::Store&, report::RepoReportFormat,
-                                             const report::ReportSink&,
-                                             const store::RepoReportProgress&)>& write) {
+                  const std::function<Status(
+                      const store::Store&, report::RepoReportFormat, const report::ReportSink&,
+                      const store::RepoReportProgress&, const report::html::Links&)>& write) {
   std::string name = "report ";
   name.append(command);
   auto fail = [&](const Status& status, int code) { return Fail(name, status, code); };
   const std::optional<report::RepoReportFormat> format =
       report::RepoReportFormatFromName(flags.format);
-  if (!format) return fail(InvalidArgumentError("--format must be json or csv"), kExitUsage);
+  if (!format) return fail(InvalidArgumentError("--format must be json, csv or html"), kExitUsage);
   StatusOr<config::Config> config = LoadConfig(page.config_file, page.store_dir);
   if (!config.ok()) return fail(config.status(), kExitUsage);
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
@@ -243,7 +259,7 @@ int RunRepoReport(const std::string& command, const PageFlags& page, const RepoF
           out.write(text.data(), static_cast<std::streamsize>(text.size()));
           return out ? OkStatus() : InternalError("write failed");
         },
-        progress);
+        progress, LinksFor(page.link_base));
   }
   if (status.ok()) {
     out.flush();
@@ -287,74 +303,80 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
                   "The URLs behind one count: unchanged, changed, moved, died, not_seen, born, "
                   "moved_in, not_live (with --format csv or json)");
   cmd->add_option("--output", flags->output, "Write to FILE (default: standard output)");
+  cmd->add_option("--link-base", flags->link_base,
+                  "With html: where the daemon's report pages are (e.g. "
+                  "http://localhost:8080/reports/), for links to URL timelines and other reports");
   cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
   cmd->callback([=] { *exit_code = RunChanges(*flags); });
+
+  auto history = std::make_shared<PageFlags>();
+  CLI::App* history_cmd = report->add_subcommand(
+      "history",
+      "The timeline over all sweeps: per pair of consecutive sweeps with pages, what its URLs "
+      "did (JSON, or one HTML page)");
+  AddPageOptions(history_cmd, history.get());
+  history_cmd->add_option("--format", history->format, "html (default) or json")
+      ->check(CLI::IsMember({"html", "json"}));
+  CLI::Option* host = history_cmd->add_option(
+      "--host", history->host, "Only the URLs of this host (host[:port]), one report per interval");
+  history_cmd->callback([=] {
+    const bool one_host = host->count() > 0;
+    *exit_code = RunPage("history", *history,
+                         [history, one_host](const store::Store& store) -> StatusOr<std::string> {
+                           StatusOr<store::ChangeHistory> h =
+                               one_host ? report::HostHistoryOverSweeps(store, history->host)
+                                        : report::HistoryOverSweeps(store);
+                           if (!h.ok()) return h.status();
+                           const std::string* name = one_host ? &history->host : nullptr;
+                           if (history->format == "json") {
+                             return daemon::DumpJson(report::HistoryJson(*h, name), 2) + "\n";
+                           }
+                           return report::HistoryHtml(*h, LinksFor(history->link_base), name);
+                         });
+  });
 
   auto page = std::make_shared<PageFlags>();
   auto repo = std::make_shared<RepoFlags>();
   CLI::App* clusters = report->add_subcommand(
       "clusters",
-      "Clusters of documents by bytes in common (--format json or csv), or an HTML page of the "
-      "largest store clusters and the identical sets (--format html, the default)");
+      "Clusters of documents by bytes in common, and which to keep (HTML page by default, JSON "
+      "or CSV: the same report)");
   AddPageOptions(clusters, page.get());
+  repo->format = "html";
   clusters->add_option("--format", repo->format, "html (default), json or csv")
       ->check(CLI::IsMember({"html", "json", "csv"}));
-  CLI::Option* limit =
-      clusters
-          ->add_option("--limit", repo->limit,
-                       "Clusters listed (html: 1..1000, default 100; json, csv: default all)")
-          ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  // The settings of the json and csv report; refused with html.
-  std::vector<CLI::Option*> repo_only = {
-      clusters
-          ->add_option("--min-bytes", repo->clusters.min_bytes,
-                       "Bytes in common that link two documents (default 1000)")
-          ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40)),
-      clusters
-          ->add_option("--min-share", repo->clusters.min_share,
-                       "Or the share of the shorter one's text that links them (0..1, default 0.5)")
-          ->check(CLI::Range(0.0, 1.0)),
-      clusters
-          ->add_option("--max-chunk-docs", repo->clusters.max_chunk_docs,
-                       "Chunks in more documents join and pair none (2..1000000, default 100)")
-          ->check(CLI::Range(uint64_t{2}, uint64_t{1000000})),
-      clusters
-          ->add_option("--max-pairs-per-doc", repo->clusters.max_pairs_per_doc,
-                       "Pairs checked per partition: this times its documents / 2 (1..100000, "
-                       "default 50)")
-          ->check(CLI::Range(uint64_t{1}, uint64_t{100000})),
-      clusters->add_option("--max-urls", repo->max_urls, "URLs listed per document (default 10)")
-          ->check(CLI::Range(size_t{1}, size_t{100000})),
-      clusters->add_flag("--quiet", repo->quiet, "No progress line on a terminal")};
+  clusters->add_option("--limit", repo->limit, "Clusters listed (default all)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  clusters
+      ->add_option("--min-bytes", repo->clusters.min_bytes,
+                   "Bytes in common that link two documents (default 1000)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
+  clusters
+      ->add_option("--min-share", repo->clusters.min_share,
+                   "Or the share of the shorter one's text that links them (0..1, default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  clusters
+      ->add_option("--max-chunk-docs", repo->clusters.max_chunk_docs,
+                   "Chunks in more documents join and pair none (2..1000000, default 100)")
+      ->check(CLI::Range(uint64_t{2}, uint64_t{1000000}));
+  clusters
+      ->add_option("--max-pairs-per-doc", repo->clusters.max_pairs_per_doc,
+                   "Pairs checked per partition: this times its documents / 2 (1..100000, "
+                   "default 50)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000}));
+  clusters->add_option("--max-urls", repo->max_urls, "URLs listed per document (default 10)")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
+  clusters->add_flag("--quiet", repo->quiet, "No progress line on a terminal");
   clusters->callback([=] {
-    if (repo->format.empty() || repo->format == "html") {
-      for (CLI::Option* o : repo_only) {
-        if (o->count() > 0) {
-          std::cerr << "shingled report clusters: " << o->get_name()
-                    << " goes with --format json or csv\n";
-          *exit_code = kExitUsage;
-          return;
-        }
-      }
-      if (limit->count() > 0 && repo->limit > 1000) {
-        std::cerr << "shingled report clusters: --limit is 1..1000 with --format html\n";
-        *exit_code = kExitUsage;
-        return;
-      }
-      page->limit = limit->count() > 0 ? repo->limit : report::kHtmlClusters;
-      *exit_code = RunPage("clusters", *page, [page](const store::Store& store) {
-        return report::ClustersHtml(store, page->limit);
-      });
-      return;
-    }
     store::ClusterReportOptions options = repo->clusters;
     options.limit = repo->limit;
     if (repo->max_urls != 0) options.max_urls = repo->max_urls;
     *exit_code = RunRepoReport(
         "clusters", *page, *repo,
         [options](const store::Store& store, report::RepoReportFormat format,
-                  const report::ReportSink& sink, const store::RepoReportProgress& progress) {
-          return report::WriteClusterReport(store, options, format, sink, progress);
+                  const report::ReportSink& sink, const store::RepoReportProgress& progress,
+                  const report::html::Links& links) {
+          return report::WriteClusterReport(store, options, format, sink, progress, links);
         });
   });
 
@@ -363,10 +385,11 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
   identical_flags->format = "json";
   CLI::App* identical = report->add_subcommand(
       "identical",
-      "Sets of URLs (or ingested files) with the same content, largest waste first (JSON or CSV)");
+      "Sets of URLs (or ingested files) with the same content, largest waste first (JSON, CSV "
+      "or an HTML page: the same report)");
   AddPageOptions(identical, identical_page.get());
-  identical->add_option("--format", identical_flags->format, "json (default) or csv")
-      ->check(CLI::IsMember({"json", "csv"}));
+  identical->add_option("--format", identical_flags->format, "json (default), csv or html")
+      ->check(CLI::IsMember({"json", "csv", "html"}));
   identical->add_option("--limit", identical_flags->limit, "Sets listed (default all)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   identical
@@ -380,8 +403,9 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
     *exit_code = RunRepoReport(
         "identical", *identical_page, *identical_flags,
         [options](const store::Store& store, report::RepoReportFormat format,
-                  const report::ReportSink& sink, const store::RepoReportProgress& progress) {
-          return report::WriteIdenticalReport(store, options, format, sink, progress);
+                  const report::ReportSink& sink, const store::RepoReportProgress& progress,
+                  const report::html::Links& links) {
+          return report::WriteIdenticalReport(store, options, format, sink, progress, links);
         });
   });
   CLI::App* url = report->add_subcommand(
@@ -390,7 +414,7 @@ void AddReportCommands(CLI::App* app, int* exit_code) {
   url->add_option("url", page->url, "The URL")->required();
   url->callback([=] {
     *exit_code = RunPage("url", *page, [page](const store::Store& store) {
-      return report::UrlTimelineHtml(store, page->url);
+      return report::UrlTimelineHtml(store, page->url, LinksFor(page->link_base));
     });
   });
 }

@@ -56,6 +56,9 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "reports_identical",  // issue 32
                                    "reports_clusters",   // issue 32
                                    "reports_clusters_page",
+                                   "reports_identical_page",
+                                   "reports_history",
+                                   "reports_history_page",
                                    "reports_url_page",
                                    "reports_index_page",
                                    "unknown",

@@ -127,22 +127,32 @@ TEST(RepoReportServeTest, IngestedFolderByTheCommandLineAndTheDaemon) {
   ASSERT_TRUE(one.is_object()) << out;
   EXPECT_EQ(one["clusters"].size(), 1u);
   EXPECT_EQ(one["totals"]["limited"], true);
-  // The HTML page stays the default.
+  // The HTML page stays the default, and is the same report: its settings apply to it too.
   const std::string html_path = dir.path() + "/clusters.html";
   ASSERT_EQ(RunCli("report clusters --output " + html_path + flags, &out), 0) << out;
-  EXPECT_NE(ReadWholeFile(html_path).find("<h1>Clusters and identical pages</h1>"),
-            std::string::npos);
+  const std::string page = ReadWholeFile(html_path);
+  EXPECT_NE(page.find("<h1>Clusters by bytes in common</h1>"), std::string::npos);
+  for (int rank = 1; rank <= 3; ++rank) {
+    EXPECT_NE(page.find("<section id=\"cluster-" + std::to_string(rank) + "\""), std::string::npos)
+        << rank;
+  }
+  EXPECT_EQ(page.find("<section id=\"cluster-4\""), std::string::npos);
+  ASSERT_EQ(RunCli("report clusters --limit 1 --min-bytes 500 --quiet" + flags, &out), 0) << out;
+  EXPECT_NE(out.find("<section id=\"cluster-1\""), std::string::npos);
+  EXPECT_EQ(out.find("<section id=\"cluster-2\""), std::string::npos);
+  ASSERT_EQ(RunCli("report identical --format html --quiet" + flags, &out), 0) << out;
+  EXPECT_NE(out.find("<h1>Identical content</h1>"), std::string::npos);
+  EXPECT_NE(out.find("<tr id=\"set-2\">"), std::string::npos);
+  EXPECT_EQ(out.find("<tr id=\"set-3\">"), std::string::npos);
 
   // Bad usage: exit 2 with a message.
-  EXPECT_EQ(RunCli("report clusters --min-bytes 10" + flags, &out), 2) << out;
-  EXPECT_NE(out.find("--min-bytes goes with --format json or csv"), std::string::npos) << out;
   EXPECT_EQ(RunCli("report clusters --format json --min-share 1.5" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report clusters --format json --max-chunk-docs 1" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report clusters --format json --min-bytes 0 --min-share 0" + flags, &out), 2)
       << out;
   EXPECT_NE(out.find("cannot both be 0"), std::string::npos) << out;
   EXPECT_EQ(RunCli("report clusters --format xml" + flags, &out), 2) << out;
-  EXPECT_EQ(RunCli("report identical --format html" + flags, &out), 2) << out;
+  EXPECT_EQ(RunCli("report identical --format xml" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report identical --limit 0" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report identical --store " + dir.path() + "/nothing-here", &out), 1) << out;
 
@@ -179,7 +189,7 @@ TEST(RepoReportServeTest, IngestedFolderByTheCommandLineAndTheDaemon) {
   // Bad parameters: 400 naming what was wrong.
   for (const char* bad :
        {"/v1/reports/identical?limit=0", "/v1/reports/identical?limit=x",
-        "/v1/reports/identical?limit=10001", "/v1/reports/identical?format=html",
+        "/v1/reports/identical?limit=10001", "/v1/reports/identical?format=xml",
         "/v1/reports/identical?max_urls=0", "/v1/reports/identical?min_bytes=1",
         "/v1/reports/clusters?min_share=1.5",
         "/v1/reports/clusters?min_share=", "/v1/reports/clusters?max_chunk_docs=1",
@@ -189,6 +199,24 @@ TEST(RepoReportServeTest, IngestedFolderByTheCommandLineAndTheDaemon) {
     EXPECT_EQ(r.status, 400) << bad << " " << r.body;
     EXPECT_NE(r.body.find("invalid_argument"), std::string::npos) << bad << " " << r.body;
   }
+  // The HTML of the same reports, at /v1/reports/...?format=html and at /reports/...
+  for (const char* path : {"/v1/reports/clusters?format=html", "/reports/clusters"}) {
+    r = client.Request("GET", path, "", "", auth);
+    ASSERT_EQ(r.status, 200) << path << r.body;
+    EXPECT_EQ(r.headers["content-type"], "text/html; charset=utf-8");
+    EXPECT_NE(r.headers["content-security-policy"].find("default-src 'none'"), std::string::npos);
+    EXPECT_NE(r.body.find("<section id=\"cluster-3\""), std::string::npos) << path;
+  }
+  for (const char* path : {"/v1/reports/identical?format=html", "/reports/identical"}) {
+    r = client.Request("GET", path, "", "", auth);
+    ASSERT_EQ(r.status, 200) << path << r.body;
+    EXPECT_NE(r.body.find("<tr id=\"set-2\">"), std::string::npos) << path;
+  }
+  r = client.Request("GET", "/reports/clusters?limit=1&min_bytes=500", "", "", auth);
+  EXPECT_NE(r.body.find("<section id=\"cluster-1\""), std::string::npos);
+  EXPECT_EQ(r.body.find("<section id=\"cluster-2\""), std::string::npos);
+  EXPECT_EQ(client.Request("GET", "/reports/clusters?format=json", "", "", auth).status, 400);
+  EXPECT_EQ(client.Request("GET", "/reports/identical", "", "", "").status, 401);
   r = client.Request("GET", "/v1/reports/clusters?nope=1", "", "", auth);
   EXPECT_NE(r.body.find("nope"), std::string::npos) << r.body;
   EXPECT_EQ(client.Request("POST", "/v1/reports/clusters", "", "", auth).status, 405);

@@ -223,10 +223,25 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   EXPECT_EQ(RunCli("report changes --list moved --format html" + flags, &out), 2) << out;
   EXPECT_EQ(RunCli("report changes --store " + dir.path() + "/nothing-here", &out), 1) << out;
 
-  // The pages of the clusters and of one URL, to files.
+  // The pages of the clusters, of the history and of one URL, to files.
   const std::string clusters_path = dir.path() + "/clusters.html";
   ASSERT_EQ(RunCli("report clusters --output " + clusters_path + flags, &out), 0) << out;
-  EXPECT_NE(ReadWholeFile(clusters_path).find("<h1>Clusters and identical pages</h1>"),
+  EXPECT_NE(ReadWholeFile(clusters_path).find("<h1>Clusters by bytes in common</h1>"),
+            std::string::npos);
+  ASSERT_EQ(RunCli("report history --format json" + flags, &out), 0) << out;
+  const json history = json::parse(out, nullptr, false);
+  ASSERT_TRUE(history.is_object()) << out;
+  ASSERT_EQ(history["series"].size(), 1u) << out;
+  EXPECT_EQ(history["series"][0]["moved"], truth.moved);
+  ASSERT_EQ(RunCli("report history --format json --host site.example" + flags, &out), 0) << out;
+  const json site = json::parse(out, nullptr, false);
+  ASSERT_TRUE(site.is_object()) << out;
+  EXPECT_EQ(site["host"], "site.example");
+  EXPECT_EQ(site["series"][0]["moved"], truth.moved);
+  ASSERT_EQ(RunCli("report history --link-base http://localhost:8080/reports" + flags, &out), 0)
+      << out;
+  EXPECT_NE(out.find("<h1>Changes over all sweeps</h1>"), std::string::npos);
+  EXPECT_NE(out.find("href=\"http://localhost:8080/reports/changes?from=jan&amp;to=feb\""),
             std::string::npos);
   const std::string url_path = dir.path() + "/url.html";
   ASSERT_EQ(RunCli("report url https://site.example/edit.html --output " + url_path + flags, &out),
@@ -238,6 +253,7 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   EXPECT_EQ(RunCli("report url https://site.example/never.html" + flags, &out), 2) << out;
   EXPECT_NE(out.find("never stored"), std::string::npos) << out;
   EXPECT_EQ(RunCli("report clusters --limit 0" + flags, &out), 2) << out;
+  EXPECT_EQ(RunCli("report history --format csv" + flags, &out), 2) << out;
 
   // The daemon serves the same report; its reads need the token.
   const std::string token_file = dir.WriteSecret("token", "s3cret-token-0123\n");
@@ -263,9 +279,36 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
     EXPECT_NE(page.headers["content-security-policy"].find("default-src 'none'"),
               std::string::npos);
     EXPECT_NE(page.body.find("<h1>Changes from sweep jan to sweep feb</h1>"), std::string::npos);
+    // The changes page links each URL to its timeline on this server, and the other reports.
+    EXPECT_NE(page.body.find("href=\"url?url=https%3A%2F%2Fsite.example%2Fnew%2Fedited.html\""),
+              std::string::npos);
+    EXPECT_NE(page.body.find("<a href=\"history\">"), std::string::npos);
+    HttpResponse api_page =
+        client.Request("GET", "/v1/reports/changes?from=jan&to=feb&format=html", "", "", auth);
+    EXPECT_EQ(api_page.status, 200);
+    EXPECT_NE(api_page.body.find("href=\"../../reports/url?url="), std::string::npos);
     HttpResponse clusters = client.Request("GET", "/reports/clusters", "", "", auth);
     EXPECT_EQ(clusters.status, 200);
-    EXPECT_NE(clusters.body.find("<h1>Clusters and identical pages</h1>"), std::string::npos);
+    EXPECT_NE(clusters.body.find("<h1>Clusters by bytes in common</h1>"), std::string::npos);
+    HttpResponse identical = client.Request("GET", "/reports/identical", "", "", auth);
+    EXPECT_EQ(identical.status, 200);
+    EXPECT_NE(identical.body.find("<h1>Identical content</h1>"), std::string::npos);
+    HttpResponse history_page = client.Request("GET", "/reports/history", "", "", auth);
+    EXPECT_EQ(history_page.status, 200);
+    EXPECT_NE(history_page.body.find("<a href=\"changes?from=jan&amp;to=feb\">"),
+              std::string::npos);
+    const json history_json = GetJson(port, "/v1/reports/history", &status, auth);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(history_json["series"][0]["moved"], truth.moved);
+    const json host_json = GetJson(port, "/v1/reports/history?host=site.example", &status, auth);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(host_json["series"][0]["moved"], truth.moved);
+    HttpResponse host_page =
+        client.Request("GET", "/reports/history?host=site.example", "", "", auth);
+    EXPECT_EQ(host_page.status, 200);
+    EXPECT_NE(host_page.body.find("<h1>Changes over all sweeps on site.example</h1>"),
+              std::string::npos);
+    EXPECT_EQ(client.Request("GET", "/reports/history?format=json", "", "", auth).status, 400);
     HttpResponse url = client.Request(
         "GET", "/reports/url?url=" + Q("https://site.example/edit.html"), "", "", auth);
     EXPECT_EQ(url.status, 200);
@@ -283,7 +326,9 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
     EXPECT_NE(index.body.find("<h1>Reports</h1>"), std::string::npos);
     EXPECT_NE(index.body.find("href=\"changes?from=jan&amp;to=feb\""), std::string::npos)
         << index.body;
-    EXPECT_NE(index.body.find("href=\"clusters\""), std::string::npos);
+    for (const char* name : {"clusters", "identical", "history"}) {
+      EXPECT_NE(index.body.find("href=\"" + std::string(name) + "\""), std::string::npos) << name;
+    }
     EXPECT_NE(index.body.find("action=\"url\""), std::string::npos);
     EXPECT_NE(index.headers["content-security-policy"].find("form-action 'self'"),
               std::string::npos);

@@ -1,6 +1,6 @@
-// The pages of what the store holds (report/store_pages.h): the largest clusters and the identical
-// sets, and one URL's timeline, from a real store; each rendered by headless Chromium (no console
-// message, the store's figures in the DOM, screenshots at 1280 and 390 px).
+// The pages of what the store holds (report/store_pages.h): one URL's timeline and the index of
+// the report pages, from a real store; each rendered by headless Chromium (no console message,
+// the store's figures in the DOM, screenshots at 1280 and 390 px).
 #include "report/store_pages.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dedup/estimate.h"
+#include "report/changes.h"
 #include "report/html.h"
 #include "tests/report/chromium.h"
 #include "tests/store/store_fixture.h"
@@ -53,6 +54,8 @@ class StorePagesTest : public store::testing::StoreFixture {
     store::PageInput dead = Page(kTimeline, s3, kT0 + 59 * kDay, {});
     dead.http_status = 404;
     ASSERT_TRUE(ApplyOne(*store_, dead).status.ok());
+    // A daemon's default sweep, opened last and never given a page.
+    ASSERT_TRUE(store_->OpenSweep("default", kT0 + 90 * kDay).ok());
   }
 
   // Renders `html` in Chromium: its DOM, after checking no console message; screenshots named
@@ -86,34 +89,6 @@ class StorePagesTest : public store::testing::StoreFixture {
   std::vector<uint64_t> edited_;
 };
 
-TEST_F(StorePagesTest, TheClustersPageListsTheLargestClustersAndTheIdenticalSets) {
-  StatusOr<std::string> html = ClustersHtml(*store_, 10);
-  ASSERT_TRUE(html.ok()) << html.status().ToString();
-  StatusOr<store::ClusterListPage> clusters = store_->ListClusters({});
-  ASSERT_TRUE(clusters.ok());
-  ASSERT_FALSE(clusters->clusters.empty());
-  StatusOr<store::IdenticalSetPage> sets = store_->ListIdenticalSets({});
-  ASSERT_TRUE(sets.ok());
-  ASSERT_FALSE(sets->sets.empty());
-  // The copies of one content: the two at a.example/two and the hostile URL share a document,
-  // b.example/three an equivalent one (a.example/one changed away).
-  EXPECT_EQ(sets->sets[0].url_count, 3u);
-  EXPECT_NE(html->find("<h2 id=\"clusters\">Largest clusters</h2>"), std::string::npos);
-  EXPECT_NE(html->find("<h2 id=\"identical\">Identical sets</h2>"), std::string::npos);
-  EXPECT_EQ(html->find("<script>alert"), std::string::npos);  // escaped
-
-  if (!testing::HaveChromium()) GTEST_SKIP() << "chromium is not installed";
-  const std::string dom = Render("clusters", *html);
-  EXPECT_NE(dom.find("<h1>Clusters and identical pages</h1>"), std::string::npos);
-  const store::ClusterSummary& largest = clusters->clusters[0];
-  EXPECT_NE(dom.find("cluster " + std::to_string(largest.id)), std::string::npos);
-  EXPECT_NE(dom.find(html::Count(largest.size) + " documents"), std::string::npos);
-  EXPECT_NE(dom.find("https://a.example/two"), std::string::npos);
-  EXPECT_NE(dom.find("https://b.example/three"), std::string::npos);
-  EXPECT_NE(dom.find("evil.example/&lt;script&gt;"), std::string::npos);
-  EXPECT_EQ(dom.find("<script"), std::string::npos);
-}
-
 TEST_F(StorePagesTest, TheTimelineShowsEachVersionAndTheResemblanceBetweenContents) {
   StatusOr<std::string> html = UrlTimelineHtml(*store_, kTimeline);
   ASSERT_TRUE(html.ok()) << html.status().ToString();
@@ -128,8 +103,24 @@ TEST_F(StorePagesTest, TheTimelineShowsEachVersionAndTheResemblanceBetweenConten
   StatusOr<store::LostAndFound> lost = store_->Lost(kTimeline);
   ASSERT_TRUE(lost.ok());
 
+  // Sweeps by name, never by id.
+  EXPECT_NE(html->find("<td data-label=\"Sweep\"><span class=\"nowrap\">2026-02</span></td>"),
+            std::string::npos);
+  // The resemblance drawn to scale on a 0-1 axis: 290 units are 1.
+  char width[32];
+  std::snprintf(width, sizeof width, "width=\"%.1f\"", 290 * r);
+  EXPECT_NE(html->find(width), std::string::npos) << width;
+  EXPECT_NE(html->find(">Resemblance to the previous content</text>"), std::string::npos);
+  EXPECT_NE(html->find(">0.50</text>"), std::string::npos);  // a tick
+  // Linked pages link the other reports; a page from the command line links nowhere.
+  StatusOr<std::string> linked = UrlTimelineHtml(*store_, kTimeline, html::Links::FromReports());
+  ASSERT_TRUE(linked.ok());
+  EXPECT_NE(linked->find("<a href=\"clusters\">Clusters</a>"), std::string::npos);
+  EXPECT_NE(linked->find("<a href=\"./\">All reports</a>"), std::string::npos);
+  EXPECT_EQ(html->find("<nav"), std::string::npos);
+
   if (!testing::HaveChromium()) GTEST_SKIP() << "chromium is not installed";
-  const std::string dom = Render("url-timeline", *html);
+  const std::string dom = Render("url-timeline", *linked);
   EXPECT_NE(dom.find("<h1>The history of one URL</h1>"), std::string::npos);
   EXPECT_NE(dom.find(kTimeline), std::string::npos);
   EXPECT_NE(dom.find(html::Fixed(r, 2)), std::string::npos) << html::Fixed(r, 2);
@@ -139,13 +130,17 @@ TEST_F(StorePagesTest, TheTimelineShowsEachVersionAndTheResemblanceBetweenConten
 }
 
 TEST_F(StorePagesTest, TheIndexLinksEveryReportAndEachSweepsChanges) {
-  StatusOr<std::string> html = ReportIndexHtml(*store_, "");
+  StatusOr<std::string> html = ReportIndexHtml(*store_, html::Links::FromReports());
   ASSERT_TRUE(html.ok()) << html.status().ToString();
-  // Each sweep after the first links to its changes since the one before.
+  // Each sweep with pages after the first links to its changes since the one before.
   EXPECT_NE(html->find("href=\"changes?from=2026-01&amp;to=2026-02\""), std::string::npos);
   EXPECT_NE(html->find("href=\"changes?from=2026-02&amp;to=2026-03\""), std::string::npos);
-  EXPECT_NE(html->find("href=\"clusters\""), std::string::npos);
-  StatusOr<std::string> bare = ReportIndexHtml(*store_, "reports/");
+  EXPECT_EQ(html->find("to=default"), std::string::npos);
+  EXPECT_NE(html->find("empty: compared with nothing"), std::string::npos);
+  for (const char* page : {"changes", "history", "identical", "clusters"}) {
+    EXPECT_NE(html->find("href=\"" + std::string(page) + "\""), std::string::npos) << page;
+  }
+  StatusOr<std::string> bare = ReportIndexHtml(*store_, html::Links{true, "reports/", "v1/"});
   ASSERT_TRUE(bare.ok());
   EXPECT_NE(bare->find("action=\"reports/url\""), std::string::npos);
 
@@ -153,13 +148,28 @@ TEST_F(StorePagesTest, TheIndexLinksEveryReportAndEachSweepsChanges) {
   const std::string dom = Render("index", *html);
   EXPECT_NE(dom.find("<h1>Reports</h1>"), std::string::npos);
   EXPECT_NE(dom.find("since 2026-02"), std::string::npos);
-  EXPECT_NE(dom.find("<label for=\"url\">URL</label>"), std::string::npos);
+  EXPECT_NE(dom.find("<label for=\"url-input\">URL</label>"), std::string::npos);
+}
+
+// The daemon's default sweep, opened last and empty, is not one of "the last two sweeps", and
+// the series over all sweeps skips it.
+TEST_F(StorePagesTest, EmptySweepsAreLeftOutOfTheLastTwo) {
+  auto pair = ResolveSweeps(*store_, "", "");
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  EXPECT_EQ(pair->first.name, "2026-02");
+  EXPECT_EQ(pair->second.name, "2026-03");
+  StatusOr<store::ChangeHistory> history = HistoryOverSweeps(*store_);
+  ASSERT_TRUE(history.ok()) << history.status().ToString();
+  ASSERT_EQ(history->intervals.size(), 2u);
+  EXPECT_EQ(history->intervals[1].to.name, "2026-03");
+  const Json j = HistoryJson(*history);
+  EXPECT_EQ(j["sweeps"].size(), 3u);
+  EXPECT_EQ(j["series"][1]["to"]["name"], "2026-03");
 }
 
 TEST_F(StorePagesTest, AUrlNeverStoredIsNotFound) {
   EXPECT_EQ(UrlTimelineHtml(*store_, "https://a.example/never").status().code(),
             StatusCode::kNotFound);
-  EXPECT_EQ(ClustersHtml(*store_, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
