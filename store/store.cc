@@ -733,6 +733,7 @@ class BatchWriter {
     postings_.set_buffer(buffer_.get());
     chunk_docs_.set_marks(&buffer_->chunk_marks);
     judge_.set_buffer(buffer_.get());
+    judge_.set_work(&store_.writer_work_);
     StatusOr<KeyFilter*> filter = store_.WriterKeyFilter(ops_);
     if (!filter.ok()) return filter.status();
     filter_ = *filter;
@@ -1551,6 +1552,7 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
     bool has_sketch = false;
     SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
+    ++store_.writer_work_.candidates_scored;
     const internal::ContainmentCandidate* c = ContainmentOf(cand);
     const CommonBytes* common = c != nullptr ? &c->common : nullptr;
     CandidateScreen screen;
@@ -1854,6 +1856,11 @@ Status LmdbStore::health() const { return impl_->health(); }
 const StoreOptions& LmdbStore::options() const { return impl_->options_; }
 const dedup::SketchParams& LmdbStore::params() const { return impl_->params_; }
 void LmdbStore::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
+
+WriterWork LmdbStore::WriterWorkForTesting() const {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  return impl_->writer_work_;
+}
 
 Status LmdbStore::VerifyKeyFilterForTesting() {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);

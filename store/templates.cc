@@ -41,6 +41,7 @@ class LmdbChunkReads final : public ChunkReads {
  public:
   LmdbChunkReads(TxnOps& ops, const WriteBuffer* buffer) : ops_(ops), buffer_(buffer) {}
   void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
+  void set_work(WriterWork* work) { work_ = work; }
 
   StatusOr<bool> Marked(uint64_t hash) override {
     std::string_view unused;
@@ -59,6 +60,7 @@ class LmdbChunkReads final : public ChunkReads {
         return ops_.Fail(rc, "chunk_docs cursor");
     }
     size_t count = 0;
+    const size_t had = docs->size();
     if (int rc = ReadValuePostings(chunk_docs_.get(), hash, limit, docs, &count, over); rc != 0) {
       return ops_.Fail(rc, "chunk_docs");
     }
@@ -68,10 +70,12 @@ class LmdbChunkReads final : public ChunkReads {
       size_t buffered = 0;
       buffer_->ReadChunk(hash, limit - count, docs, &buffered, over);
     }
+    if (work_ != nullptr) work_->chunk_postings_read += docs->size() - had;
     return OkStatus();
   }
 
   StatusOr<std::string> FirstUrl(DocId doc) override {
+    if (work_ != nullptr) ++work_->url_reads;
     if (doc_urls_.get() == nullptr) {
       if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
         return ops_.Fail(rc, "doc_urls cursor");
@@ -106,16 +110,19 @@ class LmdbChunkReads final : public ChunkReads {
       }
       if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
     }
+    if (work_ != nullptr) work_->url_reads += pages;
     return pages;
   }
 
   Status Chunks(DocId doc, std::vector<dedup::Chunk>* out, bool* known) override {
+    if (work_ != nullptr) ++work_->chunk_records_read;
     return ReadChunks(ops_, doc, out, known);
   }
 
  private:
   TxnOps& ops_;
   const WriteBuffer* buffer_;
+  WriterWork* work_ = nullptr;  // counted when set (the writer's judge)
   Cursor chunk_docs_, doc_urls_;
 };
 
@@ -133,6 +140,10 @@ TemplateJudge::~TemplateJudge() = default;
 
 void TemplateJudge::set_buffer(const WriteBuffer* buffer) {
   if (lmdb_ != nullptr) lmdb_->set_buffer(buffer);
+}
+
+void TemplateJudge::set_work(WriterWork* work) {
+  if (lmdb_ != nullptr) lmdb_->set_work(work);
 }
 
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
