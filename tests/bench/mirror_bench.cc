@@ -4,7 +4,8 @@
 // dedup::SketchPage, chunks on with the default chunking), then puts them ROUNDS times (default 8)
 // into one new store under /tmp, each round under a new host with three words changed in every
 // page, in 1,000-page non-durable commits with the default StoreOptions (chunks, templates,
-// verification sample, max_candidates). In round r every page has r - 1 earlier near-copies.
+// verification sample, max_candidates, max_matches; SHINGLED_BENCH_MAX_MATCHES sets another
+// max_matches). In round r every page has r - 1 earlier near-copies.
 // Prints per round the CPU microseconds of Store::Apply per page (sketching is not timed), the
 // verdicts, and the writer's work per page (LmdbStore::WriterWorkForTesting: candidates scored,
 // chunk records and postings read, URL reads); then last/first of the CPU per page. A plain
@@ -92,6 +93,10 @@ int main(int argc, char** argv) {
   StoreOptions o;
   o.durable = false;
   o.initial_map_size = uint64_t{1} << 30;
+  // SHINGLED_BENCH_MAX_MATCHES: another StoreOptions::max_matches than the default.
+  if (const char* env = std::getenv("SHINGLED_BENCH_MAX_MATCHES")) {
+    o.max_matches = static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
+  }
   auto opened = Store::Open(dir, o, **context);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
