@@ -287,8 +287,7 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
   // matter: at least min_pages, and past docs / share not even all the chunk's documents on the
   // host would hold the share. A host that large decides without reading any document's host,
   // so the work per chunk does not grow with its documents.
-  StatusOr<uint64_t> pages =
-      HostPages(host, explain != nullptr ? cap : least_over(c.docs.size()));
+  StatusOr<uint64_t> pages = HostPages(host, explain != nullptr ? cap : least_over(c.docs.size()));
   if (!pages.ok()) return pages.status();
   if (explain != nullptr) explain->host_pages = *pages;
   if (*pages < min_pages) return false;

@@ -1,15 +1,15 @@
 // A mirror network: the cost of a page as its near-copies pile up. `mirror_bench [PAGES [ROUNDS]]`
 // makes PAGES (default 2,000) synthetic web pages of varied length (300 to 2,400 words from a
-// vocabulary of 20,000, a shared header and footer of 60 words as a site template, text/html through
-// dedup::SketchPage, chunks on with the default chunking), then puts them ROUNDS times (default 8)
-// into one new store under /tmp, each round under a new host with three words changed in every
-// page, in 1,000-page non-durable commits with the default StoreOptions (chunks, templates,
-// verification sample, max_candidates, max_matches; SHINGLED_BENCH_MAX_MATCHES sets another
-// max_matches). In round r every page has r - 1 earlier near-copies.
-// Prints per round the CPU microseconds of Store::Apply per page (sketching is not timed), the
-// verdicts, and the writer's work per page (LmdbStore::WriterWorkForTesting: candidates scored,
-// chunk records and postings read, URL reads); then last/first of the CPU per page. A plain
-// program: it needs the store and dedup only.
+// vocabulary of 20,000, a shared header and footer of 60 words as a site template, text/html
+// through dedup::SketchPage, chunks on with the default chunking), then puts them ROUNDS times
+// (default 8) into one new store under /tmp, each round under a new host with three words changed
+// in every page, in 1,000-page non-durable commits with the default StoreOptions (chunks,
+// templates, verification sample, max_candidates, max_matches; SHINGLED_BENCH_MAX_MATCHES sets
+// another max_matches). In round r every page has r - 1 earlier near-copies. Prints per round the
+// CPU microseconds of Store::Apply per page (sketching is not timed), the verdicts, and the
+// writer's work per page (LmdbStore::WriterWorkForTesting: candidates scored, chunk records and
+// postings read, URL reads); then last/first of the CPU per page. A plain program: it needs the
+// store and dedup only.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
     last = us;
     const double n = static_cast<double>(pages);
     std::printf(
-        "round=%d apply_cpu_us/page=%.1f new=%" PRIu64 " near_dup=%" PRIu64 " matches/page=%.2f "
+        "round=%d apply_cpu_us/page=%.1f new=%" PRIu64 " near_dup=%" PRIu64
+        " matches/page=%.2f "
         "scored/page=%.1f chunk_records/page=%.1f chunk_postings/page=%.1f url_reads/page=%.1f\n",
         r, us, verdicts[static_cast<int>(Verdict::kNew)],
         verdicts[static_cast<int>(Verdict::kNearDuplicate)], static_cast<double>(matches) / n,

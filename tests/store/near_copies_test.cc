@@ -154,9 +154,8 @@ TEST_F(NearCopiesTest, WorkPerPageIsTheSameWithOneOrFiveHundredNearCopies) {
                std::to_string(many.work.candidates_scored) + ", records " +
                std::to_string(one.work.chunk_records_read) + " / " +
                std::to_string(many.work.chunk_records_read) + ", url reads " +
-               std::to_string(one.work.url_reads) + " / " +
-               std::to_string(many.work.url_reads) + ", postings " +
-               std::to_string(one.work.chunk_postings_read) + " / " +
+               std::to_string(one.work.url_reads) + " / " + std::to_string(many.work.url_reads) +
+               ", postings " + std::to_string(one.work.chunk_postings_read) + " / " +
                std::to_string(many.work.chunk_postings_read));
   constexpr uint64_t kSameOrder = 8;
   EXPECT_GE(one.work.candidates_scored, 1u);
