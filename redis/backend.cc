@@ -913,6 +913,7 @@ struct NewDoc {
   bool truncated = false;
   uint64_t left_out = 0;
   std::vector<store::internal::ContainmentCandidate> containment;  // issue 34, through chunks
+  bool containment_truncated = false;  // more documents shared its chunks than were read
 };
 
 struct PageState {
@@ -1539,7 +1540,8 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       // Issue 34: room kept for the containment candidates (the chunk graph), as LMDB's
       // FindCandidates does; they are scored whatever their points.
       SHINGLED_RETURN_IF_ERROR(BatchContainment(
-          *batch_chunks, pages[nd.page], static_cast<size_t>(nd.page), nd.doc, &nd.containment));
+          *batch_chunks, pages[nd.page], static_cast<size_t>(nd.page), nd.doc, &nd.containment,
+          &nd.containment_truncated));
       auto contained = [&nd](DocId d) {
         return std::any_of(nd.containment.begin(), nd.containment.end(),
                            [d](const auto& c) { return c.doc == d; });
@@ -1590,6 +1592,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     res.candidates_truncated = nd.truncated;
     res.candidates_left_out = nd.left_out;
+    res.containment_truncated = nd.containment_truncated;
     const bool use_verify = store::UsesVerifySample(cut, params_);
     bool joined = false;
     for (DocId cand : nd.candidates) {
@@ -1668,6 +1671,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
     }
     store::SortMatches(&res.matches);
+    res.matches_left_out = store::LimitMatches(options_.max_matches, &res.matches);
     if (!pages[i].revisit) common_pages.push_back(i);
   }
   // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.

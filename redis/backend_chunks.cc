@@ -804,14 +804,15 @@ StatusOr<std::shared_ptr<RedisClusterStore::BatchChunks>> RedisClusterStore::New
 
 Status RedisClusterStore::BatchContainment(
     BatchChunks& batch, const store::PageInput& page, size_t index, DocId doc,
-    std::vector<store::internal::ContainmentCandidate>* out) const {
+    std::vector<store::internal::ContainmentCandidate>* out, bool* truncated) const {
   out->clear();
+  *truncated = false;
   if (page.sketch.chunks.empty()) return OkStatus();
   PageView<BatchChunks> view(batch, index);
   store::internal::TemplateJudge judge(view, options_);
   return store::internal::FindContainment(
       options_, judge, page.sketch.chunks, store::internal::UrlHost(page.url), doc,
-      store::internal::ContainmentRoom(options_.max_candidates), out);
+      store::internal::ContainmentRoom(options_.max_candidates), out, truncated);
 }
 
 Status RedisClusterStore::BatchMatchCommons(BatchChunks& batch,

@@ -327,7 +327,8 @@ class RedisClusterStore final : public store::Store {
   // The containment candidates of page `page` (document `doc`): FindContainment on its view.
   Status BatchContainment(BatchChunks& batch, const store::PageInput& page, size_t index,
                           store::DocId doc,
-                          std::vector<store::internal::ContainmentCandidate>* out) const;
+                          std::vector<store::internal::ContainmentCandidate>* out,
+                          bool* truncated) const;
   // The `match_common` of the pages `which` (FillMatchCommon on each page's view), their matches
   // decided: the matches' chunks, URLs and chunk postings read for all of them at once first.
   Status BatchMatchCommons(BatchChunks& batch, std::span<const store::PageInput> pages,

@@ -51,8 +51,10 @@ std::optional<Relation> ContainmentRelation(const CommonBytes& common) {
 
 Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
-                       DocId exclude, size_t room, std::vector<ContainmentCandidate>* out) {
+                       DocId exclude, size_t room, std::vector<ContainmentCandidate>* out,
+                       bool* truncated) {
   out->clear();
+  if (truncated != nullptr) *truncated = false;
   if (chunks.empty() || room == 0) return OkStatus();
   const double page_length = static_cast<double>(TotalLength(chunks));
   // The page's distinct chunks; a chunk that repeats counts once, as a posting names it once.
@@ -80,7 +82,11 @@ Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
   std::sort(by_held.begin(), by_held.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
+  // Not fewer: documents that hold the page whole (a licence inside many files) share as many of
+  // its bytes as the one it holds, so a smaller bound would miss it behind them; only the length
+  // read here tells them apart.
   const size_t reads = std::min<size_t>(by_held.size(), size_t{4} * options.max_candidates);
+  if (truncated != nullptr) *truncated = reads < by_held.size();
   struct Kept {
     double share;  // approximate share of the shorter text
     DocId doc;

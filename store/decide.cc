@@ -113,4 +113,14 @@ void SortMatches(std::vector<Match>* matches) {
   });
 }
 
+uint64_t LimitMatches(size_t max_matches, std::vector<Match>* matches) {
+  auto containment = [](const Match& m) {
+    return m.relation == Relation::kContains || m.relation == Relation::kContainedIn;
+  };
+  size_t kept[2] = {0, 0};
+  const size_t before = matches->size();
+  std::erase_if(*matches, [&](const Match& m) { return ++kept[containment(m)] > max_matches; });
+  return before - matches->size();
+}
+
 }  // namespace shingled::store

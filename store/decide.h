@@ -62,6 +62,12 @@ Match EquivalentMatch(DocId doc, Relation relation, const dedup::Sketch& page,
 // (the containment relations after them), each by resemblance, stable otherwise.
 void SortMatches(std::vector<Match>* matches);
 
+// Keeps the first `max_matches` of `*matches` (sorted by SortMatches) of the exact and
+// resemblance relations, and the first `max_matches` of the containment ones (which sort after
+// them: near-copies must not crowd them out), and returns how many it dropped: a page lists its
+// strongest matches, and only those get bytes in common.
+uint64_t LimitMatches(size_t max_matches, std::vector<Match>* matches);
+
 }  // namespace shingled::store
 
 #endif  // SHINGLED_STORE_DECIDE_H_

@@ -13,6 +13,16 @@ namespace internal {
 class StoreImpl;
 }  // namespace internal
 
+// What the writer read for its pages since the store was opened, in reads rather than time, so
+// that a test or a benchmark can show that a page's work does not grow with how many near-copies
+// the store holds. Counted by the writer alone (under its lock); read it between batches.
+struct WriterWork {
+  uint64_t candidates_scored = 0;    // candidate records judged (JudgeCandidate)
+  uint64_t chunk_records_read = 0;   // `doc_chunks` records read
+  uint64_t chunk_postings_read = 0;  // `chunk_docs` postings read, B-tree and write buffer
+  uint64_t url_reads = 0;            // a document's first URL read, or one `urls` key counted
+};
+
 class LmdbStore final : public Store {
  public:
   explicit LmdbStore(std::unique_ptr<internal::StoreImpl> impl);
@@ -79,6 +89,8 @@ class LmdbStore final : public Store {
   const dedup::SketchParams& params() const override;
   void FailNextCommitForTesting(int error) override;
   Status VerifyKeyFilterForTesting() override;
+  // The writer's reads so far (WriterWork). REQUIRES: no Apply in flight.
+  WriterWork WriterWorkForTesting() const;
 
  private:
   std::unique_ptr<internal::StoreImpl> impl_;

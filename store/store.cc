@@ -740,6 +740,7 @@ class BatchWriter {
     postings_.set_buffer(buffer_.get());
     chunk_docs_.set_marks(&buffer_->chunk_marks);
     judge_.set_buffer(buffer_.get());
+    judge_.set_work(&store_.writer_work_);
     StatusOr<KeyFilter*> filter = store_.WriterKeyFilter(ops_);
     if (!filter.ok()) return filter.status();
     filter_ = *filter;
@@ -1059,7 +1060,8 @@ class BatchWriter {
     const size_t max = store_.options_.max_candidates;
     SHINGLED_RETURN_IF_ERROR(
         internal::FindContainment(store_.options_, judge_, sketch.chunks, internal::UrlHost(url),
-                                  doc, internal::ContainmentRoom(max), &containment_));
+                                  doc, internal::ContainmentRoom(max), &containment_,
+                                  &containment_truncated_));
     if (!containment_.empty()) {
       std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
     }
@@ -1198,6 +1200,7 @@ class BatchWriter {
   std::vector<uint32_t> scratch_verify_;
   // Issue 34: the page's containment candidates (FindCandidates), with their bytes in common.
   std::vector<internal::ContainmentCandidate> containment_;
+  bool containment_truncated_ = false;  // more documents shared its chunks than were read
   BatchPostings postings_;
   // A lookup and the insert of the same key share this one (Seek, PutThrough).
   Cursor urls_cursor_;
@@ -1404,6 +1407,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       SHINGLED_RETURN_IF_ERROR(
           FindCandidates(sketch, doc, page.url, &result->candidates_truncated));
       result->candidates_left_out = left_out_;
+      result->containment_truncated = containment_truncated_;
       SHINGLED_RETURN_IF_ERROR(
           internal::PutVerifySample(ops_, doc, sketch.verify_sample));  // issue 34
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
@@ -1430,6 +1434,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
 
   // The exact levels, then verified (issue 34), fungible, similar.
   SortMatches(&result->matches);
+  result->matches_left_out = LimitMatches(store_.options_.max_matches, &result->matches);
   SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(judge_, page.url, sketch.chunks,
                                                      result));  // issue 32
   version.doc = doc;
@@ -1553,11 +1558,25 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
   const StoreOptions& o = store_.options_;
   const dedup::SketchParams& params = store_.params_;
   bool joined = false;
+  ClusterId placed = 0;  // the page's cluster, once it joined one
   for (DocId cand : candidates) {
+    // Once the page is placed and lists max_matches matches, a candidate of its own cluster can
+    // change neither its verdict nor its cluster, nor the strongest matches listed: not scored,
+    // so that a page of a family of thousands costs what one of a few costs. Candidates of other
+    // clusters are still scored: they may merge theirs into the page's.
+    if (joined && result->matches.size() >= o.max_matches) {
+      StatusOr<ClusterId> cl = FindCluster(ops_, cand);
+      if (!cl.ok()) return cl.status();
+      if (*cl == placed) {
+        ++result->candidates_in_cluster;
+        continue;
+      }
+    }
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
     bool has_sketch = false;
     SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
+    ++store_.writer_work_.candidates_scored;
     const internal::ContainmentCandidate* c = ContainmentOf(cand);
     const CommonBytes* common = c != nullptr ? &c->common : nullptr;
     CandidateScreen screen;
@@ -1584,8 +1603,7 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
                                         "links"));
     }
     if (d.joins) {
-      ClusterId root = 0;
-      SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &root));
+      SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &placed));
       joined = true;
     }
     result->matches.push_back(*d.match);
@@ -1606,6 +1624,7 @@ Status ValidateStoreOptions(const StoreOptions& options) {
   }
   if (options.common_value_limit < 1) return InvalidArgumentError("common_value_limit must be >= 1");
   if (options.max_candidates < 1) return InvalidArgumentError("max_candidates must be >= 1");
+  if (options.max_matches < 1) return InvalidArgumentError("max_matches must be >= 1");
   if (options.template_max_docs < 1 || options.template_max_docs > 1000000) {
     return InvalidArgumentError("template_max_docs must be 1..1000000");
   }
@@ -1861,6 +1880,11 @@ Status LmdbStore::health() const { return impl_->health(); }
 const StoreOptions& LmdbStore::options() const { return impl_->options_; }
 const dedup::SketchParams& LmdbStore::params() const { return impl_->params_; }
 void LmdbStore::FailNextCommitForTesting(int error) { impl_->fail_next_commit_.store(error); }
+
+WriterWork LmdbStore::WriterWorkForTesting() const {
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  return impl_->writer_work_;
+}
 
 Status LmdbStore::VerifyKeyFilterForTesting() {
   std::lock_guard<std::mutex> lock(impl_->write_mu_);

@@ -41,6 +41,7 @@ class LmdbChunkReads final : public ChunkReads {
  public:
   LmdbChunkReads(TxnOps& ops, const WriteBuffer* buffer) : ops_(ops), buffer_(buffer) {}
   void set_buffer(const WriteBuffer* buffer) { buffer_ = buffer; }
+  void set_work(WriterWork* work) { work_ = work; }
 
   StatusOr<bool> Marked(uint64_t hash) override {
     std::string_view unused;
@@ -59,6 +60,7 @@ class LmdbChunkReads final : public ChunkReads {
         return ops_.Fail(rc, "chunk_docs cursor");
     }
     size_t count = 0;
+    const size_t had = docs->size();
     if (int rc = ReadValuePostings(chunk_docs_.get(), hash, limit, docs, &count, over); rc != 0) {
       return ops_.Fail(rc, "chunk_docs");
     }
@@ -68,10 +70,12 @@ class LmdbChunkReads final : public ChunkReads {
       size_t buffered = 0;
       buffer_->ReadChunk(hash, limit - count, docs, &buffered, over);
     }
+    if (work_ != nullptr) work_->chunk_postings_read += docs->size() - had;
     return OkStatus();
   }
 
   StatusOr<std::string> FirstUrl(DocId doc) override {
+    if (work_ != nullptr) ++work_->url_reads;
     if (doc_urls_.get() == nullptr) {
       if (int rc = doc_urls_.Open(ops_.txn(), ops_.dbis().doc_urls); rc != 0)
         return ops_.Fail(rc, "doc_urls cursor");
@@ -106,16 +110,19 @@ class LmdbChunkReads final : public ChunkReads {
       }
       if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
     }
+    if (work_ != nullptr) work_->url_reads += pages;
     return pages;
   }
 
   Status Chunks(DocId doc, std::vector<dedup::Chunk>* out, bool* known) override {
+    if (work_ != nullptr) ++work_->chunk_records_read;
     return ReadChunks(ops_, doc, out, known);
   }
 
  private:
   TxnOps& ops_;
   const WriteBuffer* buffer_;
+  WriterWork* work_ = nullptr;  // counted when set (the writer's judge)
   Cursor chunk_docs_, doc_urls_;
 };
 
@@ -133,6 +140,10 @@ TemplateJudge::~TemplateJudge() = default;
 
 void TemplateJudge::set_buffer(const WriteBuffer* buffer) {
   if (lmdb_ != nullptr) lmdb_->set_buffer(buffer);
+}
+
+void TemplateJudge::set_work(WriterWork* work) {
+  if (lmdb_ != nullptr) lmdb_->set_work(work);
 }
 
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
@@ -200,7 +211,21 @@ StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
 }
 
 void TemplateJudge::UrlAdded(std::string_view url) {
-  if (!host_pages_.empty()) host_pages_.erase(std::string(UrlHost(url)));
+  if (host_pages_.empty()) return;
+  const std::string_view host = UrlHost(url);
+  auto it = host_pages_.find(std::string(host));
+  if (it == host_pages_.end()) return;
+  // One more key under the prefixes HostUrls counts (a URL with user info is under neither): the
+  // count goes up by one instead of being read again, so that a writer adding pages to a host
+  // does not count the host's URLs once per page.
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (url.starts_with(scheme) && url.substr(scheme.size()).starts_with(host) &&
+        url.substr(scheme.size() + host.size()).starts_with('/')) {
+      HostCount& count = it->second;
+      if (count.pages < count.limit) ++count.pages;  // at the limit it means "at least"
+      return;
+    }
+  }
 }
 
 void TemplateJudge::DocumentUrlAdded(DocId doc) { hosts_.erase(doc); }
@@ -250,12 +275,26 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
                                             ChunkTemplate* explain) {
   const double share = options_.template_host_share;
   const uint64_t min_pages = options_.template_min_host_pages;
+  // The least count of pages whose share `docs` documents do not exceed, at most the cap.
+  const uint64_t cap = HostPagesCap();
+  auto least_over = [&](uint64_t docs) {
+    const double least = std::floor(static_cast<double>(docs) / share) + 1;
+    uint64_t need = least >= static_cast<double>(cap) ? cap : static_cast<uint64_t>(least);
+    while (need < cap && share * static_cast<double>(need) <= static_cast<double>(docs)) ++need;
+    return std::max(min_pages, need);
+  };
   // An explanation shows the count up to the cap; a verdict needs it only as far as it can
-  // matter: at least min_pages, and past on_host / share no count holds the share.
-  StatusOr<uint64_t> pages = HostPages(host, explain != nullptr ? HostPagesCap() : min_pages);
+  // matter: at least min_pages, and past docs / share not even all the chunk's documents on the
+  // host would hold the share. A host that large decides without reading any document's host,
+  // so the work per chunk does not grow with its documents.
+  StatusOr<uint64_t> pages = HostPages(host, explain != nullptr ? cap : least_over(c.docs.size()));
   if (!pages.ok()) return pages.status();
   if (explain != nullptr) explain->host_pages = *pages;
   if (*pages < min_pages) return false;
+  if (explain == nullptr &&
+      static_cast<double>(c.docs.size()) <= share * static_cast<double>(*pages)) {
+    return false;
+  }
   uint64_t on_host = 0;
   {
     std::vector<DocId> unknown;
@@ -273,11 +312,7 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
   if (explain == nullptr) {
     // The least count whose share on_host does not exceed: counting to it (or to the cap, or
     // to min_pages, whichever is larger) decides as a count to the cap would.
-    const uint64_t cap = HostPagesCap();
-    const double least = std::floor(static_cast<double>(on_host) / share) + 1;
-    uint64_t need = least >= static_cast<double>(cap) ? cap : static_cast<uint64_t>(least);
-    while (need < cap && share * static_cast<double>(need) <= static_cast<double>(on_host)) ++need;
-    pages = HostPages(host, std::max(min_pages, need));
+    pages = HostPages(host, least_over(on_host));
     if (!pages.ok()) return pages.status();
   }
   return static_cast<double>(on_host) > share * static_cast<double>(*pages);

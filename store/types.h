@@ -63,6 +63,14 @@ struct StoreOptions {
   // result says when some were left out. Bounds the work per page when a page has thousands of
   // near-copies. Range >= 1.
   uint32_t max_candidates = 500;
+  // At most this many matches are listed per page (the strongest, SortMatches' order), and as
+  // many containment matches (`contains`, `contained_in`), and only they get bytes in common; PageResult::matches_left_out counts the others. Once a page has
+  // this many matches and is in a cluster, the writer does not score candidates already in that
+  // cluster (PageResult::candidates_in_cluster): they cannot change its verdict or its cluster.
+  // So a page's work stays the same whether it has 5 near-copies or 5,000. Larger lists more of
+  // a big family, at the cost of bytes in common (chunk and template reads) per match listed.
+  // Range >= 1.
+  uint32_t max_matches = 20;
 
   // --- templates (issue 32; FORMAT.md, "Templates") ---
 
@@ -326,6 +334,15 @@ struct PageResult {
   // More than max_candidates candidates: the weakest were not scored.
   bool candidates_truncated = false;
   uint64_t candidates_left_out = 0;  // issue 34: how many were not scored
+  // Matches found beyond StoreOptions::max_matches, not listed (the weakest).
+  uint64_t matches_left_out = 0;
+  // Candidates not scored because they were in the page's cluster already once it had
+  // max_matches matches (likely more matches, not verified; LMDB store only: the Redis Cluster
+  // store scores them). No link is recorded to them.
+  uint64_t candidates_in_cluster = 0;
+  // More documents shared the page's chunks than containment search reads (4 * max_candidates):
+  // a document that holds the page, or that the page holds, may have been missed.
+  bool containment_truncated = false;
 };
 
 // Per-request options of the similarity queries.

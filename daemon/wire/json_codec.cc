@@ -80,6 +80,10 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
   j["replayed"] = r.replayed;
   j["candidates_truncated"] = r.candidates_truncated;
   j["candidates_left_out"] = r.candidates_left_out;  // issue 34
+  // What a page of a large family leaves out to keep its work bounded (StoreOptions::max_matches).
+  j["matches_left_out"] = r.matches_left_out;
+  j["candidates_in_cluster"] = r.candidates_in_cluster;
+  j["containment_truncated"] = r.containment_truncated;
   return j;
 }
 

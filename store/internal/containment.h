@@ -40,14 +40,16 @@ struct ContainmentCandidate {
 // document limit (their postings are read up to template_max_docs), at least
 // kContainmentLengthRatio times longer or shorter than the page (the chunked text), and of which
 // the shared chunks make at least half of the shorter text. At most 4 * max_candidates of them
-// (the most shared bytes first) have their chunks read; those kept are the `room` with the
+// (the most shared bytes first) have their chunks read (`*truncated`, when not null: true when
+// more shared a chunk); those kept are the `room` with the
 // largest share of the shorter text in common (template chunks left out, with the host-share rule
 // too: `page_host` is the page's, "" for none), then the smaller id. `exclude` (the page's own
 // document, 0: none) is never a candidate. Nothing for a page without chunks. `judge` is the
 // writer's batch judge (it sees the batch's chunk_docs postings) or a query's own.
 Status FindContainment(const StoreOptions& options, TemplateJudge& judge,
                        std::span<const dedup::Chunk> chunks, std::string_view page_host,
-                       DocId exclude, size_t room, std::vector<ContainmentCandidate>* out);
+                       DocId exclude, size_t room, std::vector<ContainmentCandidate>* out,
+                       bool* truncated = nullptr);
 
 // The containment relation of a candidate, from its bytes in common with the page: kContains
 // when the page holds kCommonHighShare or more of the document's text, kContainedIn when the

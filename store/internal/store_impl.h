@@ -23,6 +23,7 @@
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
 #include "store/internal/write_buffer.h"
+#include "store/lmdb_store.h"
 #include "store/store.h"
 #include "store/types.h"
 
@@ -124,6 +125,8 @@ class StoreImpl {
   // transaction of this process is open then).
   mutable std::shared_mutex resize_mu_;
   std::atomic<int> fail_next_commit_{0};
+  // What the writer read (LmdbStore::WriterWorkForTesting). Guarded by write_mu_.
+  WriterWork writer_work_;
 
   // The writer's copy of `common_values` (the stop list: small, and only the writer changes it),
   // so that a page's ~25 indexed sample values cost no descent each into it. It is equal to

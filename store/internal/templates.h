@@ -15,6 +15,7 @@
 #include "dedup/chunker.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
+#include "store/lmdb_store.h"
 #include "store/types.h"
 
 namespace shingled::store::internal {
@@ -77,6 +78,8 @@ class TemplateJudge {
   // The writer's judge learns its batch's buffer once the batch began. REQUIRES: nothing read yet,
   // a judge made on a transaction.
   void set_buffer(const WriteBuffer* buffer);
+  // Counts the reads of a judge made on a transaction into `*work` (the writer's; null: none).
+  void set_work(WriterWork* work);
 
   // The reads the judge makes (for a caller's own reads of chunks).
   ChunkReads& reads() { return reads_; }

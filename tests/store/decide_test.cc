@@ -149,5 +149,23 @@ TEST_F(DecideTest, ExactMatchesAndTheirOrder) {
   EXPECT_EQ(order, (std::vector<DocId>{7, 6, 5, 4, 3, 8, 2, 1}));
 }
 
+// A page lists its strongest max_matches matches of the exact and resemblance relations, and as
+// many containment ones, which sort after them and which near-copies must not crowd out.
+TEST_F(DecideTest, LimitMatchesKeepsTheStrongestOfEachKindAndCountsTheRest) {
+  std::vector<Match> matches;
+  for (DocId d = 1; d <= 5; ++d) {
+    matches.push_back(Match{d, Relation::kVerified, 1.0 - 0.01 * static_cast<double>(d), 0, 0, 0});
+  }
+  for (DocId d = 6; d <= 8; ++d) matches.push_back(Match{d, Relation::kContains, 0, 0, 0, 0});
+  SortMatches(&matches);
+  EXPECT_EQ(LimitMatches(2, &matches), 4u);
+  ASSERT_EQ(matches.size(), 4u);
+  EXPECT_EQ(matches[0].doc, 1u);
+  EXPECT_EQ(matches[1].doc, 2u);
+  EXPECT_EQ(matches[2].doc, 6u);
+  EXPECT_EQ(matches[3].doc, 7u);
+  EXPECT_EQ(LimitMatches(2, &matches), 0u);
+}
+
 }  // namespace
 }  // namespace shingled::store

@@ -1,0 +1,176 @@
+// A page's store work does not grow with how many near-copies it has (StoreOptions::max_matches,
+// the template judge's host count): the writer's reads are counted
+// (LmdbStore::WriterWorkForTesting), not timed, for one more near-copy of a text after 1 and
+// after 500 earlier ones, each on a host of its own (a mirror network), chunks on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dedup/sketch.h"
+#include "dedup/tokenizer.h"
+#include "store/lmdb_store.h"
+#include "store/store.h"
+#include "tests/store/test_dir.h"
+
+namespace shingled::store {
+namespace {
+
+// 800 generated words: ~5 KB of text, ~10 chunks.
+std::vector<std::string> Words() {
+  std::mt19937 rng(3);
+  std::vector<std::string> words;
+  for (int i = 0; i < 800; ++i) words.push_back("w" + std::to_string(rng() % 1000000));
+  return words;
+}
+
+// `words` with 3 of them replaced at places chosen by `seed`: J ~0.98 with the original.
+std::string NearCopy(const std::vector<std::string>& words, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> copy = words;
+  for (int e = 0; e < 3; ++e) copy[rng() % copy.size()] = "n" + std::to_string(rng() % 10000000);
+  std::string out;
+  for (const std::string& w : copy) out.append(w).push_back(' ');
+  return out;
+}
+
+struct Measured {
+  WriterWork work;  // the reads of the last page alone
+  PageResult result;
+  ClusterId family = 0;  // the cluster of the first near-copy, after the last page
+  size_t chunks = 0;     // the last page's distinct chunks
+};
+
+class NearCopiesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+    context_ = *ctx;
+  }
+
+  dedup::Sketch SketchText(const std::string& text) {
+    dedup::Sketcher sketcher(*context_);
+    dedup::Tokenizer tokenizer(&sketcher);
+    sketcher.AddRawBytes(text);
+    tokenizer.Feed(text);
+    tokenizer.Finish();
+    return sketcher.Finish();
+  }
+
+  // Stores `earlier` near-copies of one text (in batches of 100), then one more, and measures it.
+  Measured OneMore(int earlier, const StoreOptions& o) {
+    Measured m;
+    StoreOptions options = o;
+    options.durable = false;
+    auto opened = Store::Open(dir_.Sub("s" + std::to_string(earlier)), options, *context_);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok()) return m;
+    std::unique_ptr<Store> store = std::move(opened).value();
+    auto* lmdb = dynamic_cast<LmdbStore*>(store.get());
+    EXPECT_NE(lmdb, nullptr);
+    if (lmdb == nullptr) return m;
+    const SweepId sweep = store->OpenSweep("s", 1)->id;
+    const std::vector<std::string> words = Words();
+    auto page = [&](const std::string& host, uint32_t seed) {
+      PageInput p;
+      p.url = "http://" + host + "/licence.html";
+      p.sweep = sweep;
+      p.date = 1;
+      p.sketch = SketchText(NearCopy(words, seed));
+      return p;
+    };
+    DocId first = 0;
+    for (int i = 0; i < earlier; i += 100) {
+      std::vector<PageInput> batch;
+      for (int j = i; j < std::min(earlier, i + 100); ++j)
+        batch.push_back(page("copy" + std::to_string(j) + ".example", 100 + j));
+      auto r = store->Apply(batch);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) return m;
+      if (first == 0) first = (*r)[0].doc;
+    }
+    const PageInput last = page("last.example", 7);
+    std::vector<dedup::Chunk> distinct = last.sketch.chunks;
+    std::sort(distinct.begin(), distinct.end(),
+              [](const dedup::Chunk& a, const dedup::Chunk& b) { return a.hash < b.hash; });
+    m.chunks = static_cast<size_t>(
+        std::unique(distinct.begin(), distinct.end(),
+                    [](const dedup::Chunk& a, const dedup::Chunk& b) { return a.hash == b.hash; }) -
+        distinct.begin());
+    const WriterWork before = lmdb->WriterWorkForTesting();
+    auto r = store->Apply(std::span(&last, 1));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return m;
+    const WriterWork after = lmdb->WriterWorkForTesting();
+    m.result = (*r)[0];
+    m.work.candidates_scored = after.candidates_scored - before.candidates_scored;
+    m.work.chunk_records_read = after.chunk_records_read - before.chunk_records_read;
+    m.work.chunk_postings_read = after.chunk_postings_read - before.chunk_postings_read;
+    m.work.url_reads = after.url_reads - before.url_reads;
+    auto cluster = store->Cluster(first);
+    EXPECT_TRUE(cluster.ok()) << cluster.status().ToString();
+    if (cluster.ok()) m.family = cluster->id;
+    return m;
+  }
+
+  testing::TestDir dir_;
+  std::shared_ptr<const dedup::SketchContext> context_;
+};
+
+TEST_F(NearCopiesTest, WorkPerPageIsTheSameWithOneOrFiveHundredNearCopies) {
+  StoreOptions o;  // the defaults: chunks, templates, verification sample, max_candidates 500
+  o.max_matches = 4;
+  const Measured one = OneMore(1, o);
+  const Measured many = OneMore(500, o);
+  ASSERT_TRUE(one.result.status.ok());
+  ASSERT_TRUE(many.result.status.ok());
+
+  // The answers: placed in the family's cluster both times; with 500 the strongest max_matches
+  // are listed, and the rest said.
+  EXPECT_EQ(one.result.verdict, Verdict::kNearDuplicate);
+  EXPECT_EQ(many.result.verdict, Verdict::kNearDuplicate);
+  EXPECT_EQ(one.result.cluster, one.family);
+  EXPECT_EQ(many.result.cluster, many.family);
+  ASSERT_EQ(one.result.matches.size(), 1u);
+  EXPECT_EQ(one.result.matches_left_out + one.result.candidates_in_cluster, 0u);
+  ASSERT_EQ(many.result.matches.size(), o.max_matches);
+  EXPECT_EQ(many.result.match_common.size(), o.max_matches);
+  for (const Match& m : many.result.matches) EXPECT_EQ(m.relation, Relation::kVerified);
+  // Every earlier copy is a candidate: listed, found and not listed, or not scored in the cluster.
+  EXPECT_EQ(many.result.matches.size() + many.result.matches_left_out +
+                many.result.candidates_in_cluster + many.result.candidates_left_out,
+            500u);
+  EXPECT_GT(many.result.candidates_in_cluster, 400u);
+
+  // The work: the same order with 500 near-copies as with 1. Candidates scored and chunk records
+  // read are at most max_matches each (1 of each with one copy, plus containment's read of it);
+  // URL reads (first URLs of the matches listed) likewise. The factor 8 leaves room for the
+  // max_matches - 1 more matches listed with 500 copies than with 1 (4 against 1), not for
+  // growth with the copies (before the bound: 500 candidates scored, 500 records read).
+  SCOPED_TRACE("scored " + std::to_string(one.work.candidates_scored) + " / " +
+               std::to_string(many.work.candidates_scored) + ", records " +
+               std::to_string(one.work.chunk_records_read) + " / " +
+               std::to_string(many.work.chunk_records_read) + ", url reads " +
+               std::to_string(one.work.url_reads) + " / " + std::to_string(many.work.url_reads) +
+               ", postings " + std::to_string(one.work.chunk_postings_read) + " / " +
+               std::to_string(many.work.chunk_postings_read));
+  constexpr uint64_t kSameOrder = 8;
+  EXPECT_GE(one.work.candidates_scored, 1u);
+  EXPECT_LE(many.work.candidates_scored, kSameOrder * one.work.candidates_scored);
+  EXPECT_LE(many.work.candidates_scored, o.max_matches);
+  EXPECT_GE(one.work.chunk_records_read, 1u);
+  EXPECT_LE(many.work.chunk_records_read, kSameOrder * one.work.chunk_records_read);
+  EXPECT_LE(many.work.url_reads, kSameOrder * std::max<uint64_t>(one.work.url_reads, 1));
+  // Chunk postings: each distinct chunk of the page and of the matches listed reads at most
+  // template_max_docs + 1 of its postings (the documented bound: past it the chunk is template),
+  // whatever the copies. A listed match has the page's chunks but those its 3 edits and the
+  // page's touch: at most 2 a word (an edit can move a boundary), 12 in all.
+  EXPECT_LE(many.work.chunk_postings_read,
+            (o.template_max_docs + 1) * (many.chunks + 12 * o.max_matches));
+}
+
+}  // namespace
+}  // namespace shingled::store
