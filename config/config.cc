@@ -285,6 +285,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_sessions", 1, 100000, &c.server.max_sessions);
     r.Int("max_pipelined_requests", 1, 128, &c.server.max_pipelined_requests);
     r.Int("io_threads", 1, 64, &c.server.io_threads);
+    r.Int("read_threads", 0, 256, &c.server.read_threads);
+    r.Int("read_queue", 1, 100000, &c.server.read_queue);
+    r.Int("read_budget_ms", 0, kMaxMs, &c.server.read_budget_ms);
     r.Int("header_timeout_ms", 1, kMaxMs, &c.server.header_timeout_ms);
     r.Int("max_sessions_per_client", 1, 100000, &c.server.max_sessions_per_client);
     r.Int("max_body_bytes_in_flight", int64_t{1} << 20, int64_t{64} << 30,
@@ -319,6 +322,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
                  &c.store.cluster_relations);
     r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);  // issue 34
     r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
+    r.Int("max_matches", 1, UINT32_MAX, &c.store.max_matches);
     r.Int("template_max_docs", 1, 1000000, &c.store.template_max_docs);
     r.Double("template_host_share", 0.0, 1.0, &c.store.template_host_share);
     r.Int("template_min_host_pages", 1, 1000000, &c.store.template_min_host_pages);
@@ -416,7 +420,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   });
   if (!status.ok()) return status;
   for (auto&& [key, node] : root) {
-    static const std::set<std::string> kSections = {"server", "limits", "ingest", "store",
+    static const std::set<std::string> kSections = {"server", "limits", "ingest",  "store",
                                                     "sketch", "auth",   "logging", "crawler"};
     if (!kSections.count(std::string(key.str()))) {
       return InvalidArgumentError(
@@ -506,6 +510,9 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(server, max_sessions);
   SHINGLED_FIELD(server, max_pipelined_requests);
   SHINGLED_FIELD(server, io_threads);
+  SHINGLED_FIELD(server, read_threads);
+  SHINGLED_FIELD(server, read_queue);
+  SHINGLED_FIELD(server, read_budget_ms);
   SHINGLED_FIELD(server, header_timeout_ms);
   SHINGLED_FIELD(server, max_sessions_per_client);
   SHINGLED_FIELD(server, max_body_bytes_in_flight);
@@ -534,6 +541,7 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(store, cluster_relations);
   SHINGLED_FIELD(store, verified_threshold);
   SHINGLED_FIELD(store, max_candidates);
+  SHINGLED_FIELD(store, max_matches);
   SHINGLED_FIELD(store, template_max_docs);
   SHINGLED_FIELD(store, template_host_share);
   SHINGLED_FIELD(store, template_min_host_pages);
@@ -604,8 +612,9 @@ StatusOr<int64_t> ParseDurationSeconds(std::string_view text) {
   }
   if (ec != std::errc() || end == text.data() || value < 0 || scale == 0 ||
       value > INT64_MAX / scale) {
-    return InvalidArgumentError("\"" + std::string(text) +
-                                "\" is not a duration like \"90s\", \"30m\", \"24h\", \"7d\" or \"off\"");
+    return InvalidArgumentError(
+        "\"" + std::string(text) +
+        "\" is not a duration like \"90s\", \"30m\", \"24h\", \"7d\" or \"off\"");
   }
   return value * scale;
 }

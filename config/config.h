@@ -53,6 +53,14 @@ struct ServerOptions {
   // Threads running the network I/O. Parsing and sketching run elsewhere, so one is usually
   // enough. 1..64.
   int64_t io_threads = 1;
+  // Threads answering reads (reports, listings, queries), apart from the sketch workers, so that
+  // reads never hold the workers that pages need; 0 means half the cores, at least one. 0..256.
+  int64_t read_threads = 0;
+  // Reads waiting for a read thread, at most; more get 503 with Retry-After. 1..100000.
+  int64_t read_queue = 64;
+  // A read still running after this long stops and gets 503 with Retry-After, naming this key;
+  // 0: no budget. 0..3600000 ms.
+  int64_t read_budget_ms = 60000;
 
   // --- limits against one client, or many, holding the server (issue 33) ---
   // A request's header must arrive within this time, and an idle keep-alive connection is
@@ -161,12 +169,13 @@ struct StoreOptions {
   // The store directory (created if missing; the LMDB backend's).
   std::string path = "/var/lib/shingled";
   // See store::StoreOptions for each of these; the ranges are the store's.
-  double similar_threshold = 0.5;                                      // (0, 1]
-  int64_t common_value_limit = 1000;                                   // >= 1
+  double similar_threshold = 0.5;     // (0, 1]
+  int64_t common_value_limit = 1000;  // >= 1
   // of exact|verified|fungible|similar (issue 34: verified replaced fungible in the default)
   std::vector<std::string> cluster_relations = {"exact", "verified"};
-  double verified_threshold = 0.9;                                     // (0, 1]; issue 34
-  int64_t max_candidates = 500;                                        // >= 1
+  double verified_threshold = 0.9;  // (0, 1]; issue 34
+  int64_t max_candidates = 500;     // >= 1
+  int64_t max_matches = 20;         // >= 1
   // Templates (issue 32; store::StoreOptions::template_*): chunks left out of bytes in common.
   int64_t template_max_docs = 100;       // 1..1000000
   double template_host_share = 0.1;      // (0, 1]

@@ -109,6 +109,12 @@ int Serve(const ServeFlags& flags) {
   // Ingest is bounded by the pipeline's admission; the pool's own bound is for queries, which
   // queue behind admitted pages: leave them room above a full ingest queue.
   daemon::TaskPool pool(workers, static_cast<size_t>(config.ingest.queue_pages) + 256);
+  // Reads on threads of their own: a report that walks the whole store never holds a sketch
+  // worker.
+  const size_t readers = config.server.read_threads > 0
+                             ? static_cast<size_t>(config.server.read_threads)
+                             : std::max(1u, std::thread::hardware_concurrency() / 2);
+  daemon::TaskPool read_pool(readers, static_cast<size_t>(config.server.read_queue));
   daemon::Metrics metrics;
   daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, *pipeline_options);
   // Started on a full disk (issue 33): reads, probes and metrics answer; writes are refused with
@@ -129,6 +135,7 @@ int Serve(const ServeFlags& flags) {
   api_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
   api_options.canonicalizer = pipeline_options->canonicalizer;
   api_options.now = UnixNow;
+  api_options.read_budget = std::chrono::milliseconds(config.server.read_budget_ms);
   // The crawler: its sweeps go through the same pipeline as POST /v1/pages.
   std::unique_ptr<daemon::CrawlScheduler> crawl;
   if (config.crawler.enabled) {
@@ -147,7 +154,8 @@ int Serve(const ServeFlags& flags) {
           daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});
     }
   }
-  daemon::Api api(&store, opened->context, &pipeline, &pool, &metrics, api_options, crawl.get());
+  daemon::Api api(&store, opened->context, &pipeline, &pool, &read_pool, &metrics, api_options,
+                  crawl.get());
   if (crawl != nullptr) {
     if (Status s = crawl->Start(); !s.ok()) {
       spdlog::critical("cannot start the crawler: {}", s.ToString());
@@ -203,9 +211,9 @@ int Serve(const ServeFlags& flags) {
     // At most half of the physical memory: a larger store would be read whole from disk and
     // push out of the page cache what lookups need.
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    const uint64_t max_bytes = pages > 0 && page_size > 0
-                                   ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2
-                                   : UINT64_MAX;
+    const uint64_t max_bytes = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) *
+                                                                static_cast<uint64_t>(page_size) / 2
+                                                          : UINT64_MAX;
     warming = std::thread([&store, &stop_warming, max_bytes] {
       const Clock::time_point start = Clock::now();
       StatusOr<uint64_t> mapped =
@@ -214,8 +222,9 @@ int Serve(const ServeFlags& flags) {
         spdlog::warn("warming the store's map: {}", mapped.status().ToString());
         return;
       }
-      spdlog::info("store map warmed: {} MiB in {} ms", *mapped >> 20,
-                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+      spdlog::info(
+          "store map warmed: {} MiB in {} ms", *mapped >> 20,
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
     });
   }
 
@@ -254,6 +263,7 @@ int Serve(const ServeFlags& flags) {
   while ((*server)->live_sessions() > 0 && Clock::now() < written) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  read_pool.Cancel();
   pool.Cancel();
   work.reset();
   ioc.stop();

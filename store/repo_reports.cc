@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/deadline.h"
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
@@ -98,6 +99,7 @@ Status internal::StreamIdenticalReport(
   std::vector<std::optional<ListedDocument>> recs;
   const Status walked = reads.ForEachSharedDocument(
       [&](std::span<const DocId> block) -> Status {
+        SHINGLED_RETURN_IF_ERROR(CheckDeadline());
         SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(block, &live));
         shared.clear();
         copies.clear();
@@ -334,6 +336,7 @@ Status internal::StreamClusterReport(
     docs_of_chunk.push_back(doc);
   }));
   if (!docs_of_chunk.empty()) flush();
+  SHINGLED_RETURN_IF_ERROR(CheckDeadline());
   // The partitions of two or more documents, most documents first, then by id (the smallest).
   std::vector<std::pair<DocId, DocId>> by_root;  // (root, document)
   by_root.reserve(parent.size());
@@ -364,6 +367,7 @@ Status internal::StreamClusterReport(
   std::vector<std::pair<DocId, DocId>> checked;
   std::vector<CommonBytes> commons;
   for (const Partition& part : partitions) {
+    SHINGLED_RETURN_IF_ERROR(CheckDeadline());
     Count(progress.clusters);
     ++t.partitions;
     const DocId root = by_root[part.begin].first;

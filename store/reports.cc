@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "base/deadline.h"
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
 #include "store/internal/moves.h"
@@ -118,6 +119,7 @@ class PairWalk {
           return IsTarget(versions, nullptr);
         },
         [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
+          SHINGLED_RETURN_IF_ERROR(CheckDeadline());
           docs.clear();
           found.clear();
           for (const internal::WalkedUrl& u : block) {
@@ -159,6 +161,7 @@ class PairWalk {
           return LastIn(versions, from_) != nullptr || LastIn(versions, to_) != nullptr;
         },
         [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
+          SHINGLED_RETURN_IF_ERROR(CheckDeadline());
           chunk.clear();
           docs.clear();
           reads.clear();
@@ -617,6 +620,7 @@ StatusOr<ChangeHistory> ReportChangesOverSweeps(const Store& store, const Report
   SHINGLED_RETURN_IF_ERROR(reads.Walk(
       0, nullptr,
       [&](const std::vector<WalkedUrl>& block) -> StatusOr<bool> {
+        SHINGLED_RETURN_IF_ERROR(CheckDeadline());
         for (const WalkedUrl& u : block) {
           const std::vector<VersionRecord>& versions = u.versions;
           ++out.urls;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/deadline.h"
 #include "crawler/warc.h"
 #include "daemon/http/access_log.h"
 #include "daemon/wire/request_parse.h"
@@ -39,12 +40,13 @@ Response MethodNotAllowed(std::string_view allow) {
 }  // namespace
 
 Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
-         IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
-         CrawlScheduler* crawl)
+         IngestPipeline* pipeline, TaskPool* pool, TaskPool* read_pool, Metrics* metrics,
+         ApiOptions options, CrawlScheduler* crawl)
     : store_(store),
       context_(std::move(context)),
       pipeline_(pipeline),
       pool_(pool),
+      read_pool_(read_pool),
       metrics_(metrics),
       options_(std::move(options)),
       crawl_(crawl),
@@ -83,6 +85,23 @@ void Api::OnPool(const Respond& respond, std::function<Response()> work) {
   if (!pool_->TrySubmit([respond, work = std::move(work)] { respond(work()); })) {
     respond(ErrorResponse(http::status::service_unavailable, "unavailable",
                           "the server is busy; retry later", options_.retry_after_s));
+  }
+}
+
+void Api::OnReadPool(const Respond& respond, std::function<Response()> work) {
+  auto run = [this, respond, work = std::move(work)] {
+    if (options_.read_budget.count() == 0) return respond(work());
+    ScopedDeadline budget(
+        std::chrono::steady_clock::now() + options_.read_budget,
+        options_.read_budget_key + " = " + std::to_string(options_.read_budget.count()));
+    respond(work());
+  };
+  // The closure owns `respond`: if the pool drops it unrun, the Reply inside answers 503.
+  if (!read_pool_->TrySubmit(std::move(run))) {
+    respond(ErrorResponse(http::status::service_unavailable, "unavailable",
+                          "the readers are busy (" + std::to_string(read_pool_->queued()) +
+                              " reads queued, server.read_queue); retry later",
+                          options_.retry_after_s));
   }
 }
 
@@ -300,9 +319,22 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = body.ok() ? CheckMembers(*body, {}) : body.status();
   }
   if (!params.ok()) return respond(Error(params));
-  // The rest are store queries and sweep changes: off the I/O thread.
+  // The rest are store queries and sweep changes: off the I/O thread. The writes on the pool,
+  // the reads (POST /v1/similar too) on the read pool, so that reports never hold a sketch
+  // worker.
+  const bool write = req.method() != http::verb::get && route != "similar";
   auto shared_req = std::make_shared<Request>(std::move(req));
-  OnPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {
+  if (write) {
+    return OnPool(respond, [this, route, is_post, arg, shared_req]() -> Response {
+      if (route == "sweeps") return PostSweep(*shared_req);
+      if (route == "crawl") return PostCrawl();
+      if (route == "crawl_stop") return StopCrawl();
+      if (route == "cluster_template") return is_post ? PostTemplate(arg) : DeleteTemplate(arg);
+      if (route == "sweep_reopen") return ReopenSweep(arg);
+      return CloseSweep(*shared_req, arg);  // sweep_close
+    });
+  }
+  OnReadPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {
     if (route == "similar") return is_post ? PostSimilar(*shared_req, target) : GetSimilar(target);
     if (route == "urls") return target.Get("url") ? GetUrls(target) : ListUrls(target);
     if (route == "cluster_list") return ListClusters(target);
@@ -320,15 +352,12 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "reports_history_page") return GetHistoryReport(target, /*page=*/true);
     if (route == "reports_url_page") return GetUrlPage(target);
     if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");
-    if (route == "crawl") return is_post ? PostCrawl() : GetCrawl();
-    if (route == "crawl_stop") return StopCrawl();
-    if (route == "cluster_template") return is_post ? PostTemplate(arg) : DeleteTemplate(arg);
+    if (route == "crawl") return GetCrawl();
     if (route == "templates") return ListTemplates(target);
     if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
     if (route == "document_common") return GetCommon(arg, target);
-    if (route == "sweep_reopen") return ReopenSweep(arg);
-    return CloseSweep(*shared_req, arg);  // sweep_close
+    return Error(InternalError("no read for route " + route));
   });
 }
 

@@ -67,6 +67,10 @@ struct ApiOptions {
   dedup::CanonicalizerKind canonicalizer = dedup::CanonicalizerKind::kStreaming;
   // Unix seconds now; a seam for tests of dates.
   std::function<int64_t()> now;
+  // The time budget of each read (a report, a listing, a query) on the read pool, and its
+  // configuration key for the 503 that names it; zero: none.
+  std::chrono::milliseconds read_budget{0};
+  std::string read_budget_key = "server.read_budget_ms";
   // --- The crawler refused at start-up (issue 33) ---
   // Why [crawler] enabled = true did not start a crawler (a seed it cannot use); GET /v1/crawl
   // and POST /v1/crawl say it. Empty when the crawler runs or is not enabled.
@@ -76,9 +80,11 @@ struct ApiOptions {
 class Api : public HttpHandler {
  public:
   // Everything given must outlive the Api. `crawl` is null when the crawler is not enabled.
+  // `pool` runs the sketching and the writes, `read_pool` the reads (reports, listings,
+  // queries), so that reads never hold the sketch workers.
   Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> context,
-      IngestPipeline* pipeline, TaskPool* pool, Metrics* metrics, ApiOptions options,
-      CrawlScheduler* crawl = nullptr);
+      IngestPipeline* pipeline, TaskPool* pool, TaskPool* read_pool, Metrics* metrics,
+      ApiOptions options, CrawlScheduler* crawl = nullptr);
 
   // Waits for the WARC uploads' threads (JoinUploads).
   ~Api() override;
@@ -117,6 +123,9 @@ class Api : public HttpHandler {
 
   // Runs `work` on the pool; 503 when the pool's queue is full.
   void OnPool(const Respond& respond, std::function<Response()> work);
+  // Runs the read `work` on the read pool within ApiOptions::read_budget; 503 when the read
+  // pool's queue is full, or when the read goes over its budget.
+  void OnReadPool(const Respond& respond, std::function<Response()> work);
   // Handles an authorized request to `route` (a /v1/ resource) whose body is decoded.
   void Dispatch(Request req, const std::string& route, const Target& target, const std::string& arg,
                 const Respond& respond);
@@ -187,6 +196,7 @@ class Api : public HttpHandler {
   const std::shared_ptr<const dedup::SketchContext> context_;
   IngestPipeline* const pipeline_;
   TaskPool* const pool_;
+  TaskPool* const read_pool_;
   Metrics* const metrics_;
   const ApiOptions options_;
   CrawlScheduler* const crawl_;

@@ -83,6 +83,7 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   }
   options.verified_threshold = config.store.verified_threshold;
   options.max_candidates = static_cast<uint32_t>(config.store.max_candidates);
+  options.max_matches = static_cast<uint32_t>(config.store.max_matches);
   options.template_max_docs = static_cast<uint64_t>(config.store.template_max_docs);
   options.template_host_share = config.store.template_host_share;
   options.template_min_host_pages = static_cast<uint64_t>(config.store.template_min_host_pages);

@@ -151,11 +151,13 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
 TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
   ExpectError("[server]\nmax_pipelined_requests = 0\n",
               {"test.toml:2:", "server.max_pipelined_requests", "0 is out of range 1..128"});
-  ExpectError("[ingest]\nbatch_pages = 2000\nmin_batch_pages = 3000\n",
-              {"test.toml:3:", "ingest.min_batch_pages", "3000 is above ingest.batch_pages (2000)"});
+  ExpectError(
+      "[ingest]\nbatch_pages = 2000\nmin_batch_pages = 3000\n",
+      {"test.toml:3:", "ingest.min_batch_pages", "3000 is above ingest.batch_pages (2000)"});
   ExpectError("[ingest]\nmin_batch_pages = 20000\n",
               {"test.toml:2:", "ingest.min_batch_pages", "above ingest.batch_pages (16000)"});
-  ExpectError("[ingest]\nmin_batch_pages = 0\n", {"test.toml:2:", "ingest.min_batch_pages", "out of range"});
+  ExpectError("[ingest]\nmin_batch_pages = 0\n",
+              {"test.toml:2:", "ingest.min_batch_pages", "out of range"});
   ExpectError("[ingest]\nqueue_pages = 2000000\n",
               {"test.toml:2:", "ingest.queue_pages", "out of range"});
   ExpectError("[store]\nsimilar_threshold = 0.0\n",
@@ -244,6 +246,32 @@ TEST(ConfigTest, ServerLimitKeysAreReadAndValidated) {
               {"test.toml:2:", "server.max_body_bytes_in_flight", "below limits.max_body_bytes"});
 }
 
+TEST(ConfigTest, ReadPoolKeysAreReadAndValidated) {
+  const Config defaults;
+  EXPECT_EQ(defaults.server.read_threads, 0);  // half the cores
+  EXPECT_EQ(defaults.server.read_queue, 64);
+  EXPECT_EQ(defaults.server.read_budget_ms, 60000);
+  StatusOr<Config> def = LoadConfigFile(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_EQ(def->server.read_threads, defaults.server.read_threads);
+  EXPECT_EQ(def->server.read_queue, defaults.server.read_queue);
+  EXPECT_EQ(def->server.read_budget_ms, defaults.server.read_budget_ms);
+  StatusOr<Config> c =
+      ParseConfig("[server]\nread_threads = 3\nread_queue = 5\nread_budget_ms = 0\n", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.read_threads, 3);
+  EXPECT_EQ(c->server.read_queue, 5);
+  EXPECT_EQ(c->server.read_budget_ms, 0);
+  EXPECT_EQ(ChangedKeys(defaults, *c),
+            (std::vector<std::string>{"server.read_threads", "server.read_queue",
+                                      "server.read_budget_ms"}));
+  ExpectError("[server]\nread_threads = -1\n",
+              {"test.toml:2:", "server.read_threads", "out of range"});
+  ExpectError("[server]\nread_queue = 0\n", {"test.toml:2:", "server.read_queue", "out of range"});
+  ExpectError("[server]\nread_budget_ms = -5\n",
+              {"test.toml:2:", "server.read_budget_ms", "out of range"});
+}
+
 TEST(ConfigTest, WarcOutputKeys) {
   StatusOr<Config> c =
       ParseConfig("[crawler]\nwarc_dir = \"/var/lib/warc\"\nwarc_max_bytes = 1048576\n", "t");
@@ -321,8 +349,8 @@ max_body_bytes = 65536
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const CrawlerOptions& o = c->crawler;
   EXPECT_TRUE(o.enabled);
-  EXPECT_EQ(o.seeds, (std::vector<std::string>{"https://example.org/",
-                                               "http://example.net:8080/start"}));
+  EXPECT_EQ(o.seeds,
+            (std::vector<std::string>{"https://example.org/", "http://example.net:8080/start"}));
   EXPECT_EQ(o.allowed_hosts, std::vector<std::string>{"example.org"});
   EXPECT_EQ(o.allowed_prefixes, std::vector<std::string>{"http://example.net:8080/docs/"});
   EXPECT_EQ(o.max_depth, 2);
