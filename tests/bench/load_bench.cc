@@ -23,6 +23,10 @@
 // the CPU milliseconds (user + system, /proc) per committed page of the whole daemon and of its
 // store writer (the thread named "writer"): wall times follow the machine's load, CPU per page
 // follows the work; at the end the slope of each per minute (least squares).
+//
+// --readers N adds N connections that loop a report (--report TARGET, /v1/reports/clusters by
+// default) beside the posts: their answers are counted apart, so the posts' pages/s and latency
+// percentiles, against a run without readers, say how much the reports slow ingest.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -53,8 +57,9 @@ struct Conn {
   size_t sent = 0;
   std::string in;
   Clock::time_point started;
-  int kind = 0;        // a Kind
-  uint64_t pages = 0;  // pages the request posts
+  int kind = 0;         // a Kind
+  uint64_t pages = 0;   // pages the request posts
+  bool reader = false;  // loops the report (--readers)
 };
 
 // What a request of the mixed mode does.
@@ -207,6 +212,8 @@ int main(int argc, char** argv) {
   bool unique = false;
   bool mix = false;
   double report_every = -1;
+  int readers = 0;
+  std::string report_target = "/v1/reports/clusters";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--port") port = std::atoi(argv[i + 1]);
@@ -217,6 +224,8 @@ int main(int argc, char** argv) {
     if (flag == "--unique") unique = std::atoi(argv[i + 1]) != 0;
     if (flag == "--mix") mix = std::atoi(argv[i + 1]) != 0;
     if (flag == "--report-every") report_every = std::atof(argv[i + 1]);
+    if (flag == "--readers") readers = std::atoi(argv[i + 1]);
+    if (flag == "--report") report_target = argv[i + 1];
   }
   std::vector<std::string> pages;
   uint64_t corpus_bytes = 0;
@@ -243,7 +252,8 @@ int main(int argc, char** argv) {
   Clock::time_point next_report = Clock::now() + std::chrono::seconds(60);
 
   const int ep = epoll_create1(EPOLL_CLOEXEC);
-  std::vector<Conn> conns(static_cast<size_t>(connections));
+  std::vector<Conn> conns(static_cast<size_t>(connections + readers));
+  for (int i = 0; i < readers; ++i) conns[static_cast<size_t>(connections + i)].reader = true;
   uint64_t next_page = 0;
   uint64_t next_request = 0;
   std::vector<uint64_t> acked;  // page numbers acknowledged, for the queries
@@ -321,6 +331,12 @@ int main(int argc, char** argv) {
     c.started = Clock::now();
   };
   auto start_request = [&](Conn& c) {
+    if (c.reader) {
+      get(c, report_target);
+      c.sent = 0;
+      c.started = Clock::now();
+      return;
+    }
     if (mix) return start_mixed(c);
     c.pages = 1;
     const std::string& page = pages[next_page % pages.size()];
@@ -342,8 +358,8 @@ int main(int argc, char** argv) {
     epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
   }
 
-  std::vector<double> latencies_ms;
-  std::map<int, uint64_t> statuses;
+  std::vector<double> latencies_ms, report_ms;
+  std::map<int, uint64_t> statuses, report_statuses;
   uint64_t failures = 0;
   // The interval being measured (--report-every) and the rows so far, for the slopes.
   std::vector<double> interval_ms;
@@ -466,6 +482,20 @@ int main(int argc, char** argv) {
         const size_t length = cl < head_end ? std::strtoul(c.in.c_str() + cl + 16, nullptr, 10) : 0;
         if (c.in.size() >= head_end + 4 + length) {
           const int status = std::atoi(c.in.c_str() + 9);
+          if (c.reader) {
+            ++report_statuses[status];
+            report_ms.push_back(
+                std::chrono::duration<double, std::milli>(Clock::now() - c.started).count());
+            c.in.erase(0, head_end + 4 + length);
+            if (stopping) {
+              close(c.fd);
+              c.fd = -1;
+              --open;
+            } else {
+              start_request(c);
+            }
+            continue;
+          }
           ++statuses[status];
           if (c.kind == kWarc) --warc_in_flight;
           const double ms =
@@ -528,6 +558,14 @@ int main(int argc, char** argv) {
               latencies_ms.empty() ? 0 : latencies_ms.back());
   for (const auto& [status, count] : statuses) std::printf("status %d: %lu\n", status, count);
   std::printf("connection failures: %lu\n", failures);
+  if (readers > 0) {
+    std::sort(report_ms.begin(), report_ms.end());
+    std::printf("reports (%s on %d connections): %zu answered, p50 %.0f ms, max %.0f ms;",
+                report_target.c_str(), readers, report_ms.size(), Percentile(report_ms, 0.5),
+                report_ms.empty() ? 0 : report_ms.back());
+    for (const auto& [status, count] : report_statuses) std::printf(" %d: %lu", status, count);
+    std::printf("\n");
+  }
   if (!pid.empty()) PrintRss(pid, "at end", elapsed);
   if (mix) {
     std::printf("pages acknowledged: %lu (%.0f pages/s); errors: %lu\n", total_pages,
