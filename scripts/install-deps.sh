@@ -22,6 +22,7 @@ packages=(
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # the report tests render the HTML pages headless
+  chromium-driver python3-selenium  # the sign-in test fills the login form in Chromium
   wget  # the WARC interop test crawls a loopback site with GNU wget
   curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
   nghttp2-server  # nghttpd: the HTTP/2 fetch test

@@ -17,19 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Compares in time that depends only on the lengths, so that a client cannot find the token byte
-// by byte from response times.
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= x ^ y;
-  }
-  return diff == 0;
-}
-
 Response MethodNotAllowed(std::string_view allow) {
   Response res = ErrorResponse(http::status::method_not_allowed, "method_not_allowed",
                                "this resource allows " + std::string(allow));
@@ -55,6 +42,8 @@ Api::Api(store::Store* store, std::shared_ptr<const dedup::SketchContext> contex
 void Api::SetSettings(ApiSettings settings) {
   auto next = std::make_shared<const ApiSettings>(std::move(settings));
   std::lock_guard<std::mutex> lock(settings_mu_);
+  // A session stands for the token it was opened with.
+  if (next->token != settings_->token) sessions_.EndAll();
   settings_.swap(next);
 }
 
@@ -155,6 +144,16 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     });
   }
 
+  // Signing in to the report pages: open to all (the form checks the token).
+  if (path == "/login" || path == "/logout") {
+    Respond respond = respond_as(path.substr(1));
+    if (path == "/login" && !is_get && !is_post) return respond(MethodNotAllowed("GET, POST"));
+    if (path == "/logout" && !is_post) return respond(MethodNotAllowed("POST"));
+    if (header_check != nullptr) return;
+    if (path == "/logout") return respond(PostLogout(req));
+    return respond(is_get ? GetLogin(target) : PostLogin(req));
+  }
+
   // Which route, and which methods it allows.
   std::string allow;
   std::string arg;
@@ -230,8 +229,14 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
                        (is_delete && allow.find("DELETE") != std::string::npos);
   if (!allowed) return respond(MethodNotAllowed(allow));
 
-  if (std::optional<Response> denied = CheckAuth(req, is_post || is_delete))
+  if (std::optional<Response> denied = CheckAuth(req, is_post || is_delete)) {
+    // A person opening a report page is sent to sign in, and back; a client that sent a token
+    // is told it is wrong.
+    if (is_get && path.starts_with("/reports") && req[http::field::authorization].empty()) {
+      return respond(LoginRedirect(ToStd(req.target())));
+    }
     return respond(*denied);
+  }
   if (header_check != nullptr) {
     if (std::optional<Response> refused = CheckBodyHeader(req, route, target)) respond(*refused);
     return;
@@ -409,6 +414,12 @@ std::optional<Response> Api::CheckAuth(const Request& req, bool is_write) const 
     std::string_view credentials = auth.substr(kBearer.size());
     credentials.remove_prefix(std::min(credentials.find_first_not_of(' '), credentials.size()));
     ok = ConstantTimeEquals(credentials, settings->token);
+  }
+  // A read may come from a browser signed in at /login; a write never does.
+  if (!ok && !is_write && auth.empty()) {
+    const std::optional<std::string_view> session =
+        CookieValue(ToStd(req[http::field::cookie]), kSessionCookie);
+    ok = session.has_value() && sessions_.Valid(*session, Sessions::Clock::now());
   }
   if (ok) return std::nullopt;
   Response res = ErrorResponse(http::status::unauthorized, "unauthenticated",

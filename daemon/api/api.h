@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "daemon/api/sessions.h"
 #include "daemon/api/warc_upload.h"
 #include "daemon/http/http_server.h"
 #include "daemon/ingest/ingest.h"
@@ -186,8 +187,18 @@ class Api : public HttpHandler {
   // Decodes a body sent with Content-Encoding gzip or deflate in place; an error response for
   // another coding, a corrupt body, or one over max_body_bytes once decoded.
   std::optional<Response> DecodeContentEncoding(Request& req) const;
-  // 401 for a request without the bearer token a write (or, if so configured, a read) needs.
+  // 401 for a request without the bearer token a write (or, if so configured, a read) needs; a
+  // read may show a session cookie instead (api_login.cc).
   std::optional<Response> CheckAuth(const Request& req, bool is_write) const;
+
+  // api_login.cc: GET /login (the form; `problem` shown above it), POST /login (the token in,
+  // a session cookie out, back to `next`), POST /logout; and the 303 to the form that a report
+  // page answers a browser that has not signed in.
+  Response GetLogin(const Target& target);
+  Response LoginPage(std::string_view next, std::string_view problem, http::status status);
+  Response PostLogin(const Request& req);
+  Response PostLogout(const Request& req);
+  static Response LoginRedirect(std::string_view target);
   // The settings now in force: a snapshot, so that one request sees one set of them.
   std::shared_ptr<const ApiSettings> settings() const;
   Response Error(const Status& status) const;
@@ -205,6 +216,9 @@ class Api : public HttpHandler {
   // State below is protected by settings_mu_ (SetSettings replaces the pointer; readers copy it).
   mutable std::mutex settings_mu_;
   std::shared_ptr<const ApiSettings> settings_;
+
+  // Browsers signed in at /login (ended when the token changes).
+  Sessions sessions_{std::chrono::hours(8), 10000};
 
   // Sweep ids by name, so that each page does not look its sweep up. State below is protected
   // by sweeps_mu_.

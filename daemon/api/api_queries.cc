@@ -24,9 +24,8 @@ Response Api::PostSimilar(const Request& req, const Target& target) {
   if (!q.ok()) return Error(q.status());
   uint64_t left_out = 0;  // issue 34
   q->candidates_left_out = &left_out;
-  const dedup::Sketch sketch =
-      dedup::SketchPage(*context_, req.body(), std::string(req[http::field::content_type]),
-                        options_.canonicalizer);
+  const dedup::Sketch sketch = dedup::SketchPage(
+      *context_, req.body(), std::string(req[http::field::content_type]), options_.canonicalizer);
   auto similar = store_->SimilarToSketch(sketch, *q);
   if (!similar.ok()) return Error(similar.status());
   return JsonResponse(http::status::ok, SimilarJson(*similar, left_out));

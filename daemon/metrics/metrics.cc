@@ -44,7 +44,7 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "crawl_stop",
                                    "clusters",
                                    "documents",
-                                   "document_common",  // issue 32
+                                   "document_common",   // issue 32
                                    "cluster_template",  // issue 32: templates
                                    "templates",
                                    "sweep_close",
@@ -61,6 +61,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "reports_history_page",
                                    "reports_url_page",
                                    "reports_index_page",
+                                   "login",
+                                   "logout",
                                    "unknown",
                                    "none"};
 

@@ -266,7 +266,11 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
   EXPECT_EQ(status, 401);
   {
     HttpClient client(port);
-    EXPECT_EQ(client.Request("GET", "/reports/changes").status, 401);
+    // A browser that has not signed in is sent to the form (docs/API.md, "Signing in").
+    EXPECT_EQ(client.Request("GET", "/reports/changes").status, 303);
+    EXPECT_EQ(client.Request("GET", "/reports/changes", "", "", "Authorization: Bearer no\r\n")
+                  .status,
+              401);
   }
   const json served = GetJson(port, "/v1/reports/changes?from=jan&to=feb", &status, auth);
   ASSERT_EQ(status, 200) << served.dump();
@@ -320,7 +324,7 @@ TEST(ReportServeTest, TwoIngestsOfAChangedFolder) {
         404);
     EXPECT_EQ(client.Request("GET", "/reports/clusters?limit=0", "", "", auth).status, 400);
     // The index links every report, relative to where it is served.
-    EXPECT_EQ(client.Request("GET", "/reports/").status, 401);
+    EXPECT_EQ(client.Request("GET", "/reports/").status, 303);  // to the sign-in form
     HttpResponse index = client.Request("GET", "/reports/", "", "", auth);
     EXPECT_EQ(index.status, 200);
     EXPECT_NE(index.body.find("<h1>Reports</h1>"), std::string::npos);
