@@ -181,7 +181,7 @@ struct StoreOptions {
   double template_host_share = 0.1;      // (0, 1]
   int64_t template_min_host_pages = 30;  // 1..1000000
   // --- performance ---
-  int64_t initial_map_size = int64_t{64} << 20;  // bytes, 1 MiB..max_map_size
+  int64_t initial_map_size = int64_t{16} << 30;  // bytes, 1 MiB..max_map_size
   int64_t max_map_size = int64_t{1} << 40;       // bytes
   // false only for throw-away stores: commits are not fsynced and a crash may lose them.
   bool durable = true;

@@ -443,6 +443,16 @@ int main(int argc, char** argv) {
   while (open > 0) {
     const int n = epoll_wait(ep, events.data(), static_cast<int>(events.size()), 1000);
     const bool stopping = Clock::now() >= end;
+    if (stopping) {  // a report still running is not waited for: the run is the posts' time
+      for (Conn& c : conns) {
+        if (c.reader && c.fd >= 0) {
+          close(c.fd);
+          c.fd = -1;
+          --open;
+          ++report_statuses[0];  // abandoned
+        }
+      }
+    }
     if (report_every > 0 && !reported_last &&
         (stopping ||
          Clock::now() - interval_start >= std::chrono::duration<double>(report_every))) {
@@ -563,7 +573,13 @@ int main(int argc, char** argv) {
     std::printf("reports (%s on %d connections): %zu answered, p50 %.0f ms, max %.0f ms;",
                 report_target.c_str(), readers, report_ms.size(), Percentile(report_ms, 0.5),
                 report_ms.empty() ? 0 : report_ms.back());
-    for (const auto& [status, count] : report_statuses) std::printf(" %d: %lu", status, count);
+    for (const auto& [status, count] : report_statuses) {
+      if (status == 0) {
+        std::printf(" still running at the end: %lu", count);
+      } else {
+        std::printf(" %d: %lu", status, count);
+      }
+    }
     std::printf("\n");
   }
   if (!pid.empty()) PrintRss(pid, "at end", elapsed);
