@@ -435,6 +435,28 @@ TEST_F(ServeTest, BatchLineNestingIsBoundedAndNonUtf8HostsRefused) {
   }
 }
 
+// Bug: a host whose invalid bytes came percent-encoded ("a%c3%28.test", "a%00.test") was
+// stored, although the same bytes written raw are refused. Both are refused alike, by a page
+// posted alone or in a batch, and nothing is stored; an escaped valid host is stored decoded.
+TEST_F(ServeTest, PercentEncodedInvalidHostBytesAreRefused) {
+  const std::string page = SyntheticPage(14);
+  const std::pair<const char*, const char*> cases[] = {
+      {"https://a%c3%28.test/p", "host has bytes that are not UTF-8"},
+      {"https://a%00.test/p", "bad character in host"},
+  };
+  for (const auto& [url, why] : cases) {
+    ExpectError(Call("POST", "/v1/pages?url=" + Q(url), page, "text/html"), 400, "invalid_argument",
+                why);
+    ExpectError(
+        Call("POST", "/v1/pages", std::string("{\"url\": \"") + url + "\", \"content\": \"x y\"}\n",
+             "application/x-ndjson"),
+        400, "invalid_argument", why);
+    EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q(url)).status, 400) << url;
+  }
+  const json j = Post("https://ex%41mple.test/p", page);
+  EXPECT_EQ(j["url"], "https://example.test/p") << j;
+}
+
 // A parameter a resource does not take is refused, naming what it takes: a crawler that sent
 // `date` for `fetched_at` had its pages stored at the time of the post, silently.
 TEST_F(ServeTest, UnknownParametersAreRefused) {
