@@ -457,8 +457,15 @@ class Session : public std::enable_shared_from_this<Session> {
     } else if (ec == http::error::body_limit) {
       status = ResourceExhaustedError("request body is over the limit of " + std::to_string(limit) +
                                       " bytes (limits.max_warc_body_bytes)");
-    } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
-               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    } else if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+               ec == net::error::eof) {
+      // The client closed its sending side (a half-close, or all of it) before the body's end:
+      // the body it sent is cut short, which is its error, as malformed chunked coding is. A
+      // half-closed client still reads the answer.
+      status = InvalidArgumentError(
+          "the request body was cut short: the client closed its side of the connection before "
+          "the body's end (its last chunk, or Content-Length bytes)");
+    } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category()) {
       status = InvalidArgumentError("malformed HTTP body: " + ec.message());
     } else if (ec == net::error::operation_aborted) {
       status = UnavailableError("the server stopped reading the body");

@@ -96,6 +96,9 @@ class RawConnection {
     }
     return false;
   }
+  // Closes the sending side (a half-close): the peer reads the end of the stream, and this side
+  // can still read its answer.
+  void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
   // Whether a response has begun to arrive (without waiting).
   bool HasData() {
     char c;
@@ -399,6 +402,29 @@ TEST_F(HttpLimitsTest, BearerSchemeIsCaseInsensitive) {
                       std::string("Authorization: Basic ") + kToken + "\r\n")
                 .status,
             401);
+}
+
+// Bug: a chunked WARC upload whose client sent part of the body and then closed its sending side
+// was answered 503 (as if the server were at fault) where malformed chunked coding gets 400. A
+// body cut short is the client's error: 400, which the half-closed client still reads; the
+// records before the cut are stored. So is a Content-Length body cut short.
+TEST_F(HttpLimitsTest, HalfClosedChunkedUploadIs400) {
+  Start();
+  const std::string head =
+      "POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n" + Auth();
+  const std::string partial_record = "WARC/1.1\r\nWARC-Type: response\r\n";  // 31 bytes
+  ASSERT_EQ(partial_record.size(), 0x1fu);
+  // A whole chunk, then one of 0x40 bytes of which 4 come; a body of 100000 of which 31 come.
+  for (const std::string& framing :
+       {"Transfer-Encoding: chunked\r\n\r\n1f\r\n" + partial_record + "\r\n40\r\nWARC",
+        "Content-Length: 100000\r\n\r\n" + partial_record}) {
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(c.Send(head + framing));
+    c.ShutdownWrite();
+    const HttpResponse r = c.ReadResponse();
+    EXPECT_EQ(r.status, 400) << framing << "\n" << r.body;
+    EXPECT_NE(ErrorMessage(r).find("the request body was cut short"), std::string::npos) << r.body;
+  }
 }
 
 // Minor: "Transfer-Encoding: gzip" (no chunked last) was read as an empty body followed by
