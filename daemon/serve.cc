@@ -59,6 +59,7 @@ StatusOr<config::Config> LoadServeConfig(const ServeFlags& flags) {
 int Serve(const ServeFlags& flags) {
   // Before any thread exists, so that every thread inherits the blocked signals.
   daemon::SignalWatcher signals;
+  daemon::SetUpMemory();
 
   StatusOr<config::Config> loaded = LoadServeConfig(flags);
   if (!loaded.ok()) {
