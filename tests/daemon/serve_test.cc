@@ -457,6 +457,24 @@ TEST_F(ServeTest, PercentEncodedInvalidHostBytesAreRefused) {
   EXPECT_EQ(j["url"], "https://example.test/p") << j;
 }
 
+// Bug: the HTML report pages could be framed by another site, which could lay its own page over
+// their links and the index's form. Every one forbids framing, with its CSP and X-Frame-Options.
+TEST_F(ServeTest, ReportPagesCannotBeFramed) {
+  Post("https://e.com/framed", SyntheticPage(15));
+  for (const std::string& target :
+       {std::string("/reports/"), std::string("/reports"), std::string("/reports/clusters"),
+        std::string("/reports/identical"), "/reports/url?url=" + Q("https://e.com/framed"),
+        std::string("/reports/history"), std::string("/v1/reports/history?format=html")}) {
+    HttpResponse r = Call("GET", target);
+    ASSERT_EQ(r.status, 200) << target << ": " << r.body;
+    EXPECT_EQ(r.headers["content-type"], "text/html; charset=utf-8") << target;
+    const std::string csp = r.headers["content-security-policy"];
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << target << ": " << csp;
+    EXPECT_NE(csp.find("default-src 'none'"), std::string::npos) << target << ": " << csp;
+    EXPECT_EQ(r.headers["x-frame-options"], "DENY") << target;
+  }
+}
+
 // The anonymous part of a process's resident memory (RssAnon in /proc/PID/status), in bytes: the
 // heap, without the store's mapped file.
 uint64_t AnonymousRssBytes(pid_t pid) {
