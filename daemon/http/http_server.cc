@@ -57,7 +57,8 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   std::atomic<uint64_t> max_header_bytes, max_body_bytes, max_streamed_body_bytes;
   std::atomic<bool> access_log;
 
-  // Live sessions, for the cap and for Shutdown(). State below is protected by `mu`.
+  // Live sessions let in (not those refused at accept, which close by themselves), for the cap
+  // and for Shutdown(). State below is protected by `mu`.
   std::mutex mu;
   uint64_t next_session_id = 0;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
@@ -739,14 +740,19 @@ void HttpServer::Core::OnAccept(beast::error_code ec, tcp::socket socket) {
     session = std::make_shared<Session>(std::move(socket), shared_from_this(), id);
     // Counted before the session is, so that the session's destructor can take it back.
     const size_t from_client = sessions_per_client[session->client()]++;
-    if (sessions.size() >= options.max_sessions) {
-      reject = "too many connections (server.max_sessions)";
-    } else if (from_client >= options.max_sessions_per_client) {
+    // The client's own cap first, and a refused connection never takes a slot of the global cap:
+    // it is answered and closed outside it, so that one client reconnecting as fast as it can
+    // (each refused connection living until its 503 is written and the socket drained) cannot
+    // fill the server's slots and lock everyone else out.
+    if (from_client >= options.max_sessions_per_client) {
       reject = "too many connections from " + session->client() + ": the limit is " +
                std::to_string(options.max_sessions_per_client) +
                " (server.max_sessions_per_client)";
+    } else if (sessions.size() >= options.max_sessions) {
+      reject = "too many connections (server.max_sessions)";
+    } else {
+      sessions.emplace(id, session);
     }
-    sessions.emplace(id, session);
   }
   if (!reject.empty()) {
     session->StartRejected(std::move(reject));

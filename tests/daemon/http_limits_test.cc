@@ -7,7 +7,9 @@
 #include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -22,8 +24,20 @@ constexpr char kToken[] = "0123456789abcdef-the-test-token";
 // stopped reading cannot hang the test.
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  // `from`: the loopback address to connect from ("127.0.0.2": another client to the server);
+  // the kernel's choice when empty.
+  explicit RawConnection(int port, const std::string& from = "") {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!from.empty()) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      inet_pton(AF_INET, from.c_str(), &local.sin_addr);
+      if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+        close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -334,6 +348,41 @@ TEST_F(HttpLimitsTest, OneClientHoldsEveryConnectionSlot) {
   do {
     r = HttpClient(daemon_->port()).Request("GET", "/healthz");
   } while (r.status != 200 && Clock::now() < again);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Bug: a connection refused by server.max_sessions_per_client took a slot of server.max_sessions
+// until its 503 was written and its socket drained (up to a second), so one client reconnecting
+// in a loop filled every slot and the others got 503 too. A refused connection takes no slot:
+// with the flooding client's refused connections still open, another client is answered.
+TEST_F(HttpLimitsTest, ReconnectingClientDoesNotLockOthersOut) {
+  Start("[server]\nmax_sessions = 8\nmax_sessions_per_client = 2\nheader_timeout_ms = 60000\n");
+  // The flooding client, from 127.0.0.2: its two idle connections, counted once accepted.
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 2; ++i) {
+    flood.push_back(std::make_unique<RawConnection>(daemon_->port(), "127.0.0.2"));
+    ASSERT_TRUE(flood.back()->connected());
+  }
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  HttpResponse refused;
+  do {
+    RawConnection probe(daemon_->port(), "127.0.0.2");
+    ASSERT_TRUE(probe.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    refused = probe.ReadResponse();
+  } while (refused.status != 503 && Clock::now() < deadline);
+  ASSERT_EQ(refused.status, 503) << refused.body;
+  // Then twice the server's cap of connections, each refused and kept open (not closed by the
+  // client, so each lives on the server until its drain gives up).
+  for (int i = 0; i < 16; ++i) {
+    flood.push_back(std::make_unique<RawConnection>(daemon_->port(), "127.0.0.2"));
+    ASSERT_TRUE(flood.back()->connected());
+    const HttpResponse r = flood.back()->ReadResponse();
+    ASSERT_EQ(r.status, 503) << r.body;
+    EXPECT_NE(ErrorMessage(r).find("server.max_sessions_per_client"), std::string::npos) << r.body;
+  }
+  // Another client, at once: answered.
+  HttpClient other(daemon_->port());
+  const HttpResponse r = other.Request("GET", "/healthz");
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
