@@ -208,11 +208,16 @@ bool IsNonPublicAddress(const sockaddr* address) {
   }
   if (address->sa_family != AF_INET6) return true;  // unknown families are not for us
   const uint8_t* a = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr.s6_addr;
+  // ::ffff:0:0/96 (IPv4-mapped) is the IPv4 address itself to a dual-stack socket.
   static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  // 64:ff9b::/96 (NAT64, RFC 6052) is judged by the IPv4 address it embeds: on an IPv6-only host
-  // behind DNS64 every IPv4 site has such an address, and 64:ff9b::7f00:1 is still loopback.
+  // ::ffff:0:0:0/96 (IPv4-translated, RFC 6145's SIIT) reaches the IPv4 address through a
+  // translator, as does 64:ff9b::/96 (NAT64, RFC 6052): both are judged by the IPv4 address they
+  // embed. On an IPv6-only host behind DNS64 every IPv4 site has a NAT64 address, and
+  // 64:ff9b::7f00:1 is still loopback.
+  static constexpr uint8_t kTranslatedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
   static constexpr uint8_t kNat64Prefix[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
-  if (std::memcmp(a, kMappedPrefix, 12) == 0 || std::memcmp(a, kNat64Prefix, 12) == 0) {
+  if (std::memcmp(a, kMappedPrefix, 12) == 0 || std::memcmp(a, kTranslatedPrefix, 12) == 0 ||
+      std::memcmp(a, kNat64Prefix, 12) == 0) {
     return NonPublic4((uint32_t{a[12]} << 24) | (uint32_t{a[13]} << 16) | (uint32_t{a[14]} << 8) |
                       a[15]);
   }

@@ -103,10 +103,10 @@ Status CurlCodeToStatus(int curl_code, std::string_view url, FetchErrorKind* kin
 
 // Whether `address` (AF_INET or AF_INET6) is private, loopback, link-local, CGNAT, multicast,
 // reserved, documentation (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32) or
-// unspecified, including IPv4 addresses mapped into IPv6 or NAT64's 64:ff9b::/96 (judged by the
-// IPv4 address inside), and the tunnel and translation ranges whose far end is not this
-// address: 6to4 (2002::/16, and its relay 192.88.99/24), Teredo (2001::/32) and local-use NAT64
-// (64:ff9b:1::/48).
+// unspecified, including IPv4 addresses mapped into IPv6 (::ffff:0:0/96), translated
+// (::ffff:0:0:0/96) or NAT64's (64:ff9b::/96), each judged by the IPv4 address inside, and the
+// tunnel and translation ranges whose far end is not this address: 6to4 (2002::/16, and its relay
+// 192.88.99/24), Teredo (2001::/32) and local-use NAT64 (64:ff9b:1::/48).
 bool IsNonPublicAddress(const sockaddr* address);
 
 }  // namespace shingled::crawler

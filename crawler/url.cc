@@ -166,11 +166,13 @@ std::string NormalizePercent(std::string_view s) {
   return out;
 }
 
+// Whether a byte of a host, once percent-decoded, may stay in it: reg-name characters
+// (unreserved, sub-delims) plus non-ASCII bytes, which an IDN host given in Unicode carries;
+// FromParts converts those to IDNA's ASCII form. '%' is not one: escapes are decoded before this
+// judges the bytes, so "%25" stands for a '%' in the name.
 bool ValidHostChar(unsigned char c) {
-  // reg-name characters (unreserved, sub-delims, pct-encoded) plus non-ASCII bytes, which an IDN
-  // host given in Unicode carries; FromParts converts those to IDNA's ASCII form.
   if (c >= 0x80) return true;
-  if (IsUnreserved(c) || c == '%') return true;
+  if (IsUnreserved(c)) return true;
   static constexpr std::string_view kSubDelims = "!$&'()*+,;=";
   return kSubDelims.find(static_cast<char>(c)) != std::string_view::npos;
 }
@@ -209,6 +211,28 @@ bool IsValidUtf8(std::string_view s) {
     i += n + 1;
   }
   return true;
+}
+
+// A reg-name host with its escapes decoded. RFC 3986 3.2.2 lets a host be percent-encoded
+// ("a%2Eexample" is "a.example", and an IDN may come as its UTF-8 bytes escaped); decoding first
+// makes an escaped byte face the same rules as the byte written raw (ValidHostChar, UTF-8 and
+// IDNA), rather than slipping past them into the store. InvalidArgument for a '%' not followed
+// by two hex digits.
+StatusOr<std::string> PercentDecodeHost(std::string_view host) {
+  std::string out;
+  out.reserve(host.size());
+  for (size_t i = 0; i < host.size(); ++i) {
+    if (host[i] != '%') {
+      out += host[i];
+      continue;
+    }
+    if (i + 2 >= host.size() || HexValue(host[i + 1]) < 0 || HexValue(host[i + 2]) < 0) {
+      return InvalidArgumentError("bad percent-encoding in host");
+    }
+    out += static_cast<char>(HexValue(host[i + 1]) * 16 + HexValue(host[i + 2]));
+    i += 2;
+  }
+  return out;
 }
 
 // A host with bytes past ASCII as IDNA's ASCII form ("bücher.example" -> "xn--bcher-kva.example"),
@@ -276,7 +300,8 @@ StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
     url.userinfo = NormalizePercent(authority.substr(0, at));
     authority.remove_prefix(at + 1);
   }
-  std::string_view host = authority, port;
+  std::string_view port;
+  std::string host(authority);
   if (authority.starts_with('[')) {
     const size_t close = authority.find(']');
     if (close == std::string_view::npos) return invalid("unclosed IPv6 literal");
@@ -295,13 +320,16 @@ StatusOr<Url> FromParts(const UriRef& r, std::string_view original) {
       host = authority.substr(0, colon);
       port = authority.substr(colon + 1);
     }
+    StatusOr<std::string> decoded = PercentDecodeHost(host);
+    if (!decoded.ok()) return invalid(decoded.status().message());
+    host = std::move(*decoded);
     for (char c : host) {
       if (!ValidHostChar(static_cast<unsigned char>(c))) return invalid("bad character in host");
     }
   }
   if (host.empty()) return invalid("empty host");
   if (std::any_of(host.begin(), host.end(), [](char c) { return (c & 0x80) != 0; })) {
-    StatusOr<std::string> ascii = IdnaToAscii(std::string(host));
+    StatusOr<std::string> ascii = IdnaToAscii(host);
     if (!ascii.ok()) return invalid(ascii.status().message());
     for (char c : *ascii) url.host += ToLower(c);
   } else {

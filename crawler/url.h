@@ -7,7 +7,8 @@
 //     IDNA ASCII form with libidn2 (UTS #46 non-transitional, as libcurl: "Bücher.example" is
 //     "xn--bcher-kva.example"), so the URL stored is the one fetched and can be looked up in
 //     either spelling; raw bytes that are not UTF-8, or a name IDNA refuses, are InvalidArgument
-//     (issue 33). A percent-encoded host is kept as given;
+//     (issue 33). A percent-encoded host is decoded first ("a%2Eexample" is "a.example"), and the
+//     bytes it stands for face the same rules as bytes written raw;
 //   - the default port (80 for http, 443 for https) and an empty port removed;
 //   - dot segments removed; an empty path becomes "/";
 //   - the fragment removed (it never reaches the server);
@@ -56,7 +57,8 @@ struct Url {
 // Parses and normalizes an absolute URL.
 // InvalidArgument when the text is not an absolute URL, the scheme is not http or https, the
 // host is empty, has characters hosts cannot have, has bytes past ASCII that are not UTF-8 or not
-// a valid IDNA name, or the port is not a number in 1..65535.
+// a valid IDNA name (written raw or percent-encoded alike), has a '%' not followed by two hex
+// digits, or the port is not a number in 1..65535.
 StatusOr<Url> ParseUrl(std::string_view text);
 
 // ParseUrl(text)->Spec(), or its error.

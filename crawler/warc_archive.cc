@@ -39,10 +39,25 @@ std::string FileTimestamp() {
   return buffer;
 }
 
+// The sweep's part of a file name: at most this many bytes, so that a whole name ("shingled-",
+// this, "-", the UTC time, "-", the serial and ".warc.gz.cdxj.open": 48 bytes more) stays well
+// within NAME_MAX, 255 bytes on Linux file systems. A sweep's name may be 400 bytes.
+constexpr size_t kMaxSweepPartBytes = 120;
+
+// Letters, digits, '.', '_' and '-' of `name`, anything else (a '/', bytes past ASCII) as '-'. A
+// longer name than kMaxSweepPartBytes keeps its first bytes and ends with 16 characters of the
+// SHA-1 of the whole name (Base32), so that two long names alike at the start keep files of
+// their own, and one name always gives the same part.
 std::string SafeName(std::string_view name) {
   std::string out(name);
   for (char& c : out) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
+  }
+  if (out.size() > kMaxSweepPartBytes) {
+    constexpr size_t kHashChars = 16;
+    const std::string digest = WarcSha1Digest(name).substr(std::string_view("sha1:").size());
+    out.resize(kMaxSweepPartBytes - kHashChars - 1);
+    out.append("-").append(digest.substr(0, kHashChars));
   }
   return out;
 }

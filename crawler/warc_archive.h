@@ -43,7 +43,9 @@ std::string WarcSha1Digest(std::string_view bytes);
 struct WarcArchiveOptions {
   // Where the files go; created (with parents) if missing.
   std::string dir;
-  // Part of each file name; characters other than letters, digits, '.', '_' and '-' become '-'.
+  // Part of each file name; characters other than letters, digits, '.', '_' and '-' become '-',
+  // and a name of over 120 bytes is cut to 103 and ends with "-" and 16 characters of its SHA-1
+  // (Base32), so that every file name stays within the file system's limit. Any string.
   std::string sweep;
   // A file is closed and the next one begun once it holds this many bytes (compressed); the
   // exchange that crosses the limit stays whole in the file it began in. Range >= 1.

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/cli/cli_common.h"
 #include "daemon/crawl/crawl_sweep.h"
 #include "daemon/process/process.h"
-#include "daemon/process/store_setup.h"
 
 namespace shingled::daemon {
 namespace {
@@ -110,21 +110,18 @@ Status ConfigReloader::LoadAndApply() {
         .append(std::to_string(running_.store.initial_map_size));
     return InvalidArgumentError(message);
   }
-  std::string token;
-  if (!next.auth.token_file.empty()) {
-    StatusOr<std::string> read = ReadTokenFile(next.auth.token_file);
-    if (!read.ok()) return read.status();
-    token = std::move(*read);
-  }
+  // The check `shingled config check` makes, on what would be in force.
+  StatusOr<cli::ServeSetup> checked =
+      cli::MakeServeSetup(next, cli::CrawlerProblem::kRefusesTheConfig);
+  if (!checked.ok()) return checked.status();
+  std::string token = std::move(checked->token);
   std::optional<CrawlSetup> setup;
   if (targets_.crawl != nullptr) {
     if (next.crawler.seeds.empty()) {
       return InvalidArgumentError(source_ +
                                   ": crawler.seeds: the running crawler needs at least one seed");
     }
-    StatusOr<CrawlSetup> made = MakeCrawlSetup(next.crawler);
-    if (!made.ok()) return made.status();
-    setup = std::move(*made);
+    setup = std::move(checked->crawler);
   }
 
   const std::vector<std::string> applied = config::ChangedKeys(running_, next);

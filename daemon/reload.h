@@ -10,9 +10,10 @@
 //     old limit takes writes again: Store::WriteRoom).
 // Everything else (server, ingest, the rest of store, sketch, crawler.enabled,
 // crawler.sweep_prefix) needs a restart: a changed key there is named in the log as ignored until
-// then, and the running value stays in force. A file that does not load or validate (or a token
-// file that cannot be read, or a crawler setting the crawler refuses) is refused whole: the log
-// says why, and the running config stays in force.
+// then, and the running value stays in force. A file that does not load or validate, or that
+// `shingled config check` refuses (cli::MakeServeSetup: a token file that cannot be read or is
+// not private, seeds the crawler cannot use), is refused whole: the log says why, and the running
+// config stays in force.
 //
 // Thread-safety: Reload() is called from one thread at a time (the main thread, on SIGHUP); what
 // it changes is safe to change while requests are served (Api::SetSettings,

@@ -59,6 +59,7 @@ StatusOr<config::Config> LoadServeConfig(const ServeFlags& flags) {
 int Serve(const ServeFlags& flags) {
   // Before any thread exists, so that every thread inherits the blocked signals.
   daemon::SignalWatcher signals;
+  daemon::SetUpMemory();
 
   StatusOr<config::Config> loaded = LoadServeConfig(flags);
   if (!loaded.ok()) {
@@ -71,15 +72,14 @@ int Serve(const ServeFlags& flags) {
     spdlog::warn("{}: {}", flags.config_file.empty() ? "the defaults" : flags.config_file, warning);
   }
 
-  std::string token;
-  if (!config.auth.token_file.empty()) {
-    StatusOr<std::string> read = daemon::ReadTokenFile(config.auth.token_file);
-    if (!read.ok()) {
-      spdlog::critical("{}", read.status().message());
-      return kExitUsage;
-    }
-    token = std::move(*read);
+  // What `shingled config check` refuses stops start-up too, but for the crawler (see
+  // CrawlerProblem).
+  StatusOr<ServeSetup> setup = MakeServeSetup(config, CrawlerProblem::kStopsTheCrawler);
+  if (!setup.ok()) {
+    spdlog::critical("{}", setup.status().message());
+    return kExitUsage;
   }
+  const std::string token = setup->token;
 
   StatusOr<daemon::PipelineOptions> pipeline_options = daemon::IngestPipelineOptions(config.ingest);
   if (!pipeline_options.ok()) {
@@ -139,16 +139,16 @@ int Serve(const ServeFlags& flags) {
   // The crawler: its sweeps go through the same pipeline as POST /v1/pages.
   std::unique_ptr<daemon::CrawlScheduler> crawl;
   if (config.crawler.enabled) {
-    StatusOr<daemon::CrawlSetup> setup = daemon::MakeCrawlSetup(config.crawler);
-    if (!setup.ok()) {
-      // A seed the crawler cannot use stops the crawler, not the daemon (issue 33): ingest and
-      // queries go on, GET /v1/crawl says why, and a SIGHUP with good seeds does not revive it
-      // (the crawler starts with the process).
-      spdlog::error("the crawler is not started: {}; serving without it", setup.status().message());
-      api_options.crawler_error = setup.status().message();
+    if (!setup->crawler_error.ok()) {
+      // A seed the crawler cannot use stops the crawler, not the daemon: ingest and queries go
+      // on, GET /v1/crawl says why, and a SIGHUP with good seeds does not revive it (the crawler
+      // starts with the process).
+      spdlog::error("the crawler is not started: {}; serving without it",
+                    setup->crawler_error.message());
+      api_options.crawler_error = setup->crawler_error.message();
     } else {
       auto runner = std::make_unique<daemon::SweepRunner>(
-          &store, &pipeline, pipeline_options->queue_pages, std::move(*setup), &metrics);
+          &store, &pipeline, pipeline_options->queue_pages, std::move(*setup->crawler), &metrics);
       crawl = std::make_unique<daemon::CrawlScheduler>(
           &store, std::move(runner),
           daemon::CrawlScheduleOptions{config.crawler.every_s, config.crawler.sweep_prefix});

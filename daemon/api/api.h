@@ -55,7 +55,8 @@ inline constexpr size_t kMaxRepoReportRows = 10000;
 inline constexpr size_t kMaxRepoReportUrls = 1000;
 
 // A report's text answer (CSV, JSON written by the report), and its HTML page with the Content
-// Security Policy of the report pages (nothing on a page may load or run anything).
+// Security Policy of the report pages (nothing on a page may load or run anything, and no other
+// site may frame it: also X-Frame-Options DENY).
 Response ReportTextResponse(std::string body, const char* content_type);
 Response ReportHtmlResponse(std::string body);
 

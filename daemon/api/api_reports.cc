@@ -2,6 +2,9 @@
 // GET /v1/reports/history (JSON, HTML) and /reports/history, one URL's timeline and the index
 // (docs/API.md, docs/REPORTS.md). These run on the TaskPool.
 
+#include <string>
+#include <string_view>
+
 #include "daemon/api/api.h"
 #include "daemon/wire/json_codec.h"
 #include "daemon/wire/request_parse.h"
@@ -11,14 +14,17 @@
 namespace shingled::daemon {
 namespace {
 
-// A report page may show hostile URLs: nothing on it may load or run anything.
-constexpr const char* kReportCsp =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
-    "'none'";
-
-constexpr const char* kReportIndexCsp =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action "
-    "'self'";
+// A report page may show hostile URLs: nothing on it may load or run anything. And no other site
+// may frame it (frame-ancestors; X-Frame-Options for browsers that predate it), so that its links
+// and the index's form cannot be clicked through a page laid over it. `form_action` is where its
+// forms may go: "'none'", or "'self'" for the index's.
+std::string ReportCsp(std::string_view form_action) {
+  std::string csp =
+      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+      "frame-ancestors 'none'; form-action ";
+  csp.append(form_action);
+  return csp;
+}
 
 }  // namespace
 
@@ -33,7 +39,8 @@ Response ReportTextResponse(std::string body, const char* content_type) {
 
 Response ReportHtmlResponse(std::string body) {
   Response res = ReportTextResponse(std::move(body), "text/html; charset=utf-8");
-  res.set("Content-Security-Policy", kReportCsp);
+  res.set("Content-Security-Policy", ReportCsp("'none'"));
+  res.set("X-Frame-Options", "DENY");
   return res;
 }
 
@@ -156,7 +163,7 @@ Response Api::GetReportIndex(bool without_slash) {
   if (!html.ok()) return Error(html.status());
   Response res = ReportHtmlResponse(std::move(*html));
   // The index's form opens /reports/url on this server.
-  res.set("Content-Security-Policy", kReportIndexCsp);
+  res.set("Content-Security-Policy", ReportCsp("'self'"));
   return res;
 }
 

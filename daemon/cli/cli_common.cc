@@ -3,6 +3,8 @@
 #include <iostream>
 #include <utility>
 
+#include "daemon/process/store_setup.h"
+
 namespace shingled::cli {
 
 StatusOr<config::Config> LoadConfig(const std::string& config_file, const std::string& store_dir) {
@@ -14,6 +16,26 @@ StatusOr<config::Config> LoadConfig(const std::string& config_file, const std::s
   }
   if (!store_dir.empty()) config.store.path = store_dir;
   return config;
+}
+
+StatusOr<ServeSetup> MakeServeSetup(const config::Config& config, CrawlerProblem crawler_problem) {
+  ServeSetup setup;
+  if (!config.auth.token_file.empty()) {
+    StatusOr<std::string> token = daemon::ReadTokenFile(config.auth.token_file);
+    if (!token.ok()) return token.status();
+    setup.token = std::move(*token);
+  }
+  if (config.crawler.enabled) {
+    StatusOr<daemon::CrawlSetup> crawler = daemon::MakeCrawlSetup(config.crawler);
+    if (crawler.ok()) {
+      setup.crawler = std::move(*crawler);
+    } else if (crawler_problem == CrawlerProblem::kRefusesTheConfig) {
+      return crawler.status();
+    } else {
+      setup.crawler_error = crawler.status();
+    }
+  }
+  return setup;
 }
 
 int Fail(std::string_view command, const Status& status, int code) {

@@ -1,6 +1,8 @@
 // `shingled config check --config FILE`: loads the file as `serve` would, without opening the
-// store or binding a port. Exit 0 when it loads (its warnings, config::ConfigWarnings, printed
-// one a line as "warning: ..."), 2 when it does not (the error naming the line and the key).
+// store or binding a port, and checks it as serve does at start-up and on SIGHUP (MakeServeSetup:
+// the token file, the crawler's seeds). Exit 0 when it passes (its warnings,
+// config::ConfigWarnings, printed one a line as "warning: ..."), 2 when it does not (the error
+// naming the key, and the line when the loader refused it).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -16,6 +18,8 @@ namespace {
 int ConfigCheck(const std::string& config_file) {
   StatusOr<config::Config> config = config::LoadConfigFile(config_file);
   if (!config.ok()) return Fail("config check", config.status(), kExitUsage);
+  StatusOr<ServeSetup> setup = MakeServeSetup(*config, CrawlerProblem::kRefusesTheConfig);
+  if (!setup.ok()) return Fail("config check", setup.status(), kExitUsage);
   const std::vector<std::string> warnings = config::ConfigWarnings(*config);
   for (const std::string& warning : warnings) std::cout << "warning: " << warning << "\n";
   std::cout << config_file << ": loads";

@@ -57,7 +57,8 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   std::atomic<uint64_t> max_header_bytes, max_body_bytes, max_streamed_body_bytes;
   std::atomic<bool> access_log;
 
-  // Live sessions, for the cap and for Shutdown(). State below is protected by `mu`.
+  // Live sessions let in (not those refused at accept, which close by themselves), for the cap
+  // and for Shutdown(). State below is protected by `mu`.
   std::mutex mu;
   uint64_t next_session_id = 0;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
@@ -457,8 +458,15 @@ class Session : public std::enable_shared_from_this<Session> {
     } else if (ec == http::error::body_limit) {
       status = ResourceExhaustedError("request body is over the limit of " + std::to_string(limit) +
                                       " bytes (limits.max_warc_body_bytes)");
-    } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
-               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    } else if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+               ec == net::error::eof) {
+      // The client closed its sending side (a half-close, or all of it) before the body's end:
+      // the body it sent is cut short, which is its error, as malformed chunked coding is. A
+      // half-closed client still reads the answer.
+      status = InvalidArgumentError(
+          "the request body was cut short: the client closed its side of the connection before "
+          "the body's end (its last chunk, or Content-Length bytes)");
+    } else if (ec.category() == http::make_error_code(http::error::bad_chunk).category()) {
       status = InvalidArgumentError("malformed HTTP body: " + ec.message());
     } else if (ec == net::error::operation_aborted) {
       status = UnavailableError("the server stopped reading the body");
@@ -732,14 +740,19 @@ void HttpServer::Core::OnAccept(beast::error_code ec, tcp::socket socket) {
     session = std::make_shared<Session>(std::move(socket), shared_from_this(), id);
     // Counted before the session is, so that the session's destructor can take it back.
     const size_t from_client = sessions_per_client[session->client()]++;
-    if (sessions.size() >= options.max_sessions) {
-      reject = "too many connections (server.max_sessions)";
-    } else if (from_client >= options.max_sessions_per_client) {
+    // The client's own cap first, and a refused connection never takes a slot of the global cap:
+    // it is answered and closed outside it, so that one client reconnecting as fast as it can
+    // (each refused connection living until its 503 is written and the socket drained) cannot
+    // fill the server's slots and lock everyone else out.
+    if (from_client >= options.max_sessions_per_client) {
       reject = "too many connections from " + session->client() + ": the limit is " +
                std::to_string(options.max_sessions_per_client) +
                " (server.max_sessions_per_client)";
+    } else if (sessions.size() >= options.max_sessions) {
+      reject = "too many connections (server.max_sessions)";
+    } else {
+      sessions.emplace(id, session);
     }
-    sessions.emplace(id, session);
   }
   if (!reject.empty()) {
     session->StartRejected(std::move(reject));

@@ -113,7 +113,8 @@ struct HttpServerOptions {
   // open (server.header_timeout_ms).
   std::chrono::milliseconds header_timeout{10000};
   // Live connections from one remote address at most; more get 503 and are closed
-  // (server.max_sessions_per_client).
+  // (server.max_sessions_per_client). A connection refused by either cap takes no slot of
+  // max_sessions while it is answered and closed.
   size_t max_sessions_per_client = 128;
   // Bytes of request bodies being read or waiting for their answer, across every connection
   // (the Content-Length announced, or limits.max_body_bytes for a chunked body); a request that
@@ -152,6 +153,7 @@ class HttpServer {
   // Connection: close) and then closes; idle sessions close now. Returns at once; wait with
   // live_sessions().
   void Shutdown();
+  // Sessions let in and not yet closed (connections refused by a cap are not counted).
   size_t live_sessions() const;
 
   // SIGHUP: requests whose header is read from now on get these limits and access log setting.

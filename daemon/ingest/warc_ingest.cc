@@ -1,12 +1,28 @@
 #include "daemon/ingest/warc_ingest.h"
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "crawler/url.h"
 #include "daemon/wire/http_query.h"
 
 namespace shingled::daemon {
+namespace {
+
+// Whether `uri` names the http or https scheme (case-insensitively, after leading white space),
+// whatever the rest of it holds.
+bool HasHttpScheme(std::string_view uri) {
+  while (!uri.empty() && static_cast<unsigned char>(uri.front()) <= 0x20) uri.remove_prefix(1);
+  const std::string_view scheme = uri.substr(0, uri.find(':'));
+  if (scheme.size() == uri.size()) return false;
+  std::string lower;
+  for (char c : scheme) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return lower == "http" || lower == "https";
+}
+
+}  // namespace
 
 StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,
                                                    store::SweepId sweep, bool* skipped,
@@ -21,6 +37,10 @@ StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& re
   // Stored under the URL every other way in would store it under (PageUrl: normalized).
   StatusOr<std::string> url = crawler::NormalizeUrl(page.url);
   if (!url.ok()) {
+    // A target of another scheme holds no page (wget's metadata://gnu.org/... records); an
+    // http(s) target that is not a valid URL (a host that is not UTF-8) is a page that cannot be
+    // stored: an error of its record, named in the answer, not a silent skip.
+    if (HasHttpScheme(page.url)) return url.status();
     *skipped = true;
     return std::optional<PageJob>();
   }

@@ -33,10 +33,12 @@ namespace shingled::daemon {
 //     target; crawler/warc.h) when it records a 2xx or 304 answer or none; else as a response
 //     with its status;
 //   nullopt with *skipped false: records that hold no page (request, metadata, warcinfo);
-//   nullopt with *skipped true: targets that are not http(s) URLs (wget's own
+//   nullopt with *skipped true: targets of a scheme other than http and https (wget's own
 //     metadata://gnu.org/... records).
 // `targets` is the reader's (WarcReader::targets()), or null. Errors are InterpretRecord's (a
-// malformed record); the caller reports them with the record's offset.
+// malformed record), and InvalidArgument for an http(s) target that is not a valid URL
+// (crawler::NormalizeUrl's reason: a host that is not UTF-8, a bad port, ...); the caller reports
+// them with the record's offset.
 StatusOr<std::optional<PageJob>> JobFromWarcRecord(const crawler::WarcRecord& record,
                                                    store::SweepId sweep, bool* skipped,
                                                    const crawler::WarcRecordTargets* targets);

@@ -1,5 +1,6 @@
 #include "daemon/process/process.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/pattern_formatter.h>
@@ -73,6 +74,12 @@ void SetUpLogging(const std::string& level) {
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));
+}
+
+void SetUpMemory() {
+  // Setting the threshold also turns off glibc's moving of it (mallopt(3)).
+  constexpr int kMmapThresholdBytes = 1 << 20;
+  mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
 }
 
 Status NotifySystemd(const std::string& state) {

@@ -482,6 +482,21 @@ TEST(IsNonPublicAddressTest, Ranges) {
   }
 }
 
+// Bug report: IPv4-mapped addresses (::ffff:0:0/96) must be judged by the IPv4 address they map,
+// in every spelling; the filter did so already. The IPv4-translated form (::ffff:0:0:0/96, which
+// reaches the IPv4 address through a SIIT translator) was judged as an IPv6 address, so
+// ::ffff:0:7f00:1 passed as public. Both are judged by their IPv4 address now.
+TEST(IsNonPublicAddressTest, MappedAndTranslatedIpv4AreJudgedByTheirIpv4Address) {
+  for (const char* a : {"::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254",
+                        "::ffff:0.0.0.0", "::ffff:192.168.0.1", "::ffff:0:127.0.0.1",
+                        "::ffff:0:7f00:1", "::ffff:0:a00:1", "::ffff:0:a9fe:a9fe"}) {
+    EXPECT_TRUE(Blocked(a)) << a;
+  }
+  for (const char* a : {"::ffff:8.8.8.8", "::ffff:0:8.8.8.8"}) {
+    EXPECT_FALSE(Blocked(a)) << a;
+  }
+}
+
 // Issue 33 (minor): tunnel and translation ranges, whose far end is some other address, and the
 // documentation ranges, which name no host, are not fetched.
 TEST(IsNonPublicAddressTest, TunnelTranslationAndDocumentationRanges) {

@@ -155,6 +155,54 @@ TEST(NormalizeUrlTest, NonUtf8HostIsRefusedAndUnicodeHostBecomesPunycode) {
   EXPECT_EQ(*NormalizeUrl("http://a\xE2\x98\x83.example/"), "http://xn--a-1xp.example/");
 }
 
+// What follows the quoted URL in a refusal ("bad URL \"...\": WHY").
+std::string Reason(const std::string& message) {
+  const size_t at = message.rfind("\": ");
+  return at == std::string::npos ? message : message.substr(at + 3);
+}
+
+// Bug: a host with percent-encoded bytes was kept as given, so "a%c3%28.test" (not UTF-8) and
+// "a%00.test" (a NUL) were stored although the same bytes written raw are refused. The host is
+// decoded first, and its bytes face the one rule for hosts.
+TEST(NormalizeUrlTest, PercentEncodedHostBytesAreJudgedAsRawOnes) {
+  using std::string_literals::operator""s;
+  const std::pair<std::string, std::string> cases[] = {
+      {"https://a%c3%28.test/p", "https://a\xC3(.test/p"},
+      {"https://a%00.test/p", "https://a\0.test/p"s},
+      {"https://%FF%FE/", "https://\xFF\xFE/"},
+      {"https://a%20b.test/", "https://a b.test/"},
+      {"https://a%7Fb.test/",
+       "https://a\x7F"
+       "b.test/"},
+  };
+  for (const auto& [escaped, raw] : cases) {
+    const StatusOr<std::string> got = NormalizeUrl(escaped);
+    ASSERT_FALSE(got.ok()) << escaped << " -> " << *got;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+    const StatusOr<std::string> raw_got = NormalizeUrl(raw);
+    ASSERT_FALSE(raw_got.ok()) << escaped << ": the raw form was accepted";
+    EXPECT_EQ(Reason(got.status().message()), Reason(raw_got.status().message())) << escaped;
+    EXPECT_NE(Reason(got.status().message()).find("host"), std::string::npos)
+        << got.status().message();
+  }
+  EXPECT_EQ(
+      Reason(NormalizeUrl("https://a%c3%28.test/p").status().message()),
+      "host has bytes that are not UTF-8: an internationalized host name must be UTF-8 (IDNA)");
+  EXPECT_EQ(Reason(NormalizeUrl("https://a%00.test/p").status().message()),
+            "bad character in host");
+  // A decoded '%' is a byte no host has; a '%' without two hex digits encodes nothing.
+  EXPECT_EQ(Reason(NormalizeUrl("https://a%25.test/").status().message()), "bad character in host");
+  for (const char* bad : {"https://a%zz.test/", "https://a%2/", "https://a%/"}) {
+    EXPECT_EQ(Reason(NormalizeUrl(bad).status().message()), "bad percent-encoding in host") << bad;
+  }
+  // Escapes of bytes a host may hold name the host they decode to, in its one spelling.
+  EXPECT_EQ(*NormalizeUrl("https://ex%41mple.com:8080/p"), "https://example.com:8080/p");
+  EXPECT_EQ(*NormalizeUrl("http://b%C3%BCcher.example/"), "http://xn--bcher-kva.example/");
+  EXPECT_EQ(ParseUrl("https://a%2Eb.test/")->host, "a.b.test");
+  // The path keeps its escapes; only the host is decoded.
+  EXPECT_EQ(*NormalizeUrl("https://h%2Etest/a%2Fb"), "https://h.test/a%2Fb");
+}
+
 // Found by links_fuzz: "%2E" decoded after dot-segment removal left a "." segment behind, so
 // normalizing a normalized URL changed it.
 TEST(NormalizeUrlTest, PercentEncodedDotSegmentsAreRemoved) {

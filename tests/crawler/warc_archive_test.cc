@@ -146,6 +146,41 @@ TEST(WarcArchiveTest, OpenUntilClosedThenRenamedWithItsIndex) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
+// Bug: a sweep of a 300-byte name made file names past NAME_MAX, and the crawler's WARC output
+// failed with "File name too long". A long name is cut and ends with a hash of the whole name:
+// the files are written, no name is over 255 bytes, and two long names that start alike keep
+// files of their own.
+TEST(WarcArchiveTest, LongSweepNameGivesBoundedDistinctFileNames) {
+  const std::filesystem::path dir = FreshDir("warc_long_name") / "out";
+  const std::string shared(290, 's');
+  std::vector<std::string> parts;
+  for (const std::string& sweep : {shared + "/../a-0123", shared + "/../b-0123"}) {
+    auto archive = WarcArchive::Open({dir.string(), sweep, 1 << 20, {}});
+    ASSERT_TRUE(archive.ok()) << archive.status().message();
+    StatusOr<WarcWritten> w = (*archive)->Write(Exchange("<p>long</p>"), nullptr);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_TRUE((*archive)->Close().ok());
+    EXPECT_TRUE(w->file.starts_with("shingled-" + std::string(103, 's') + "-")) << w->file;
+    EXPECT_EQ(w->file.find('/'), std::string::npos) << w->file;
+    parts.push_back(
+        w->file.substr(0, w->file.size() - std::string("-20240501120000-00000.warc.gz").size()));
+  }
+  EXPECT_NE(parts[0], parts[1]);
+  const std::vector<std::string> names = Names(dir);
+  ASSERT_EQ(names.size(), 4u);  // two files and their indexes
+  for (const std::string& name : names) EXPECT_LE(name.size(), 255u) << name;
+  // The same name gives the same part (a short one is kept whole: the test above).
+  auto again = WarcArchive::Open({dir.string(), shared + "/../a-0123", 1 << 20, {}});
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE((*again)->Write(Exchange("<p>again</p>"), nullptr).ok());
+  ASSERT_TRUE((*again)->Close().ok());
+  EXPECT_EQ(Names(dir).size(), 6u);
+  size_t same = 0;
+  for (const std::string& name : Names(dir)) same += name.starts_with(parts[0] + "-");
+  EXPECT_EQ(same, 4u);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
 TEST(WarcArchiveTest, RollsToTheNextFileAtTheLimit) {
   const std::filesystem::path dir = FreshDir("warc_roll");
   // Random bytes do not compress: each exchange is over the 1-byte limit, so each file after the

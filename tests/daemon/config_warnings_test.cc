@@ -2,10 +2,14 @@
 // warning at start and at SIGHUP, and `shingled config check` prints it, naming the keys and their
 // values. Today's one: store.template_max_docs not above store.template_host_share *
 // store.template_min_host_pages, where the template judge's host-share rule can never fire.
+// And a config that loads but that serve refuses: `config check` refuses it too, with the message
+// serve gives.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -80,6 +84,91 @@ TEST(ConfigWarningsTest, ConfigCheckRefusesWhatDoesNotLoad) {
   EXPECT_NE(out.find("missing.toml"), std::string::npos) << out;
   EXPECT_EQ(RunCli("config check", &out), 2) << out;  // --config is required
   EXPECT_NE(out.find("--config"), std::string::npos) << out;
+}
+
+// The message of `shingled config check`'s refusal ("shingled config check: MESSAGE").
+std::string RefusalMessage(const std::string& out) {
+  const std::string prefix = "shingled config check: ";
+  const size_t at = out.find(prefix);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + prefix.size();
+  return out.substr(begin, out.find('\n', begin) - begin);
+}
+
+// Bug: `config check` passed files that serve refuses at start-up or on SIGHUP: a token file
+// others can read, a one-byte token, crawler seeds the crawler cannot use. It refuses each with
+// the message serve gives, naming the key; what serve takes, it takes.
+TEST(ConfigWarningsTest, ConfigCheckRefusesWhatServeRefuses) {
+  TempDir dir;
+  const std::string good_token = dir.WriteSecret("good-token", "0123456789abcdef-token\n");
+  const std::string open_token = dir.Write("open-token", "0123456789abcdef-token\n");
+  std::filesystem::permissions(
+      open_token, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                      std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  const std::string short_token = dir.WriteSecret("short-token", "x\n");
+  // A crawler that runs without fetching anything: no schedule, a loopback seed allowed.
+  auto crawler = [](const std::string& seed) {
+    return "[crawler]\nenabled = true\nevery = \"off\"\nallow_private_addresses = true\nseeds = "
+           "[\"" +
+           seed + "\"]\n";
+  };
+  auto auth = [](const std::string& file) { return "[auth]\ntoken_file = \"" + file + "\"\n"; };
+  const std::string good = auth(good_token) + crawler("http://127.0.0.1:1/");
+
+  std::string out;
+  EXPECT_EQ(RunCli("config check --config " + dir.Write("good.toml", good), &out), 0) << out;
+  Daemon daemon(dir, dir.path() + "/store", good);
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+
+  struct Case {
+    std::string config;
+    std::string key;
+    bool stops_start;  // false: serve starts without the crawler
+  };
+  const std::vector<Case> cases = {
+      {auth(open_token) + crawler("http://127.0.0.1:1/"), "auth.token_file", true},
+      {auth(short_token) + crawler("http://127.0.0.1:1/"), "auth.token_file", true},
+      {auth(good_token) + crawler("http://exa mple.org/"), "crawler.seeds", false},
+      {auth(good_token) + crawler("ftp://127.0.0.1:1/"), "crawler.seeds", false},
+  };
+  int refused_reloads = 0;
+  for (const Case& c : cases) {
+    const std::string file = dir.Write("bad.toml", c.config);
+    EXPECT_EQ(RunCli("config check --config " + file, &out), 2) << c.config << out;
+    const std::string message = RefusalMessage(out);
+    ASSERT_FALSE(message.empty()) << c.config << out;
+    EXPECT_TRUE(message.starts_with(c.key + " ") || message.starts_with(c.key + ":")) << message;
+
+    // serve at start-up: the same message.
+    TempDir other;
+    Daemon start(other, other.path() + "/store", c.config);
+    if (c.stops_start) {
+      EXPECT_EQ(start.port(), 0);
+      EXPECT_EQ(start.Wait(), 2);
+      EXPECT_NE(start.log().find(message), std::string::npos) << message << "\n" << start.log();
+    } else {
+      ASSERT_GT(start.port(), 0) << start.log();
+      EXPECT_NE(start.log().find("the crawler is not started: " + message), std::string::npos)
+          << message << "\n"
+          << start.log();
+    }
+
+    // SIGHUP: the same message, and the running config stays.
+    { std::ofstream(daemon.config_path(), std::ios::trunc) << c.config; }
+    daemon.Signal(SIGHUP);
+    ASSERT_TRUE(daemon.WaitForLog("config not reloaded", ++refused_reloads)) << daemon.log();
+    EXPECT_NE(daemon.log().find("the running config stays in force: " + message), std::string::npos)
+        << message << "\n"
+        << daemon.log();
+  }
+  // The seeds are the crawler's only when it is enabled, for serve and for config check alike.
+  EXPECT_EQ(RunCli("config check --config " +
+                       dir.Write("off.toml", "[crawler]\nseeds = [\"http://exa mple.org/\"]\n"),
+                   &out),
+            0)
+      << out;
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
 }
 
 }  // namespace

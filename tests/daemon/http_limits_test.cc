@@ -7,7 +7,9 @@
 #include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -22,8 +24,20 @@ constexpr char kToken[] = "0123456789abcdef-the-test-token";
 // stopped reading cannot hang the test.
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  // `from`: the loopback address to connect from ("127.0.0.2": another client to the server);
+  // the kernel's choice when empty.
+  explicit RawConnection(int port, const std::string& from = "") {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!from.empty()) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      inet_pton(AF_INET, from.c_str(), &local.sin_addr);
+      if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+        close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -96,6 +110,9 @@ class RawConnection {
     }
     return false;
   }
+  // Closes the sending side (a half-close): the peer reads the end of the stream, and this side
+  // can still read its answer.
+  void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
   // Whether a response has begun to arrive (without waiting).
   bool HasData() {
     char c;
@@ -334,6 +351,41 @@ TEST_F(HttpLimitsTest, OneClientHoldsEveryConnectionSlot) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+// Bug: a connection refused by server.max_sessions_per_client took a slot of server.max_sessions
+// until its 503 was written and its socket drained (up to a second), so one client reconnecting
+// in a loop filled every slot and the others got 503 too. A refused connection takes no slot:
+// with the flooding client's refused connections still open, another client is answered.
+TEST_F(HttpLimitsTest, ReconnectingClientDoesNotLockOthersOut) {
+  Start("[server]\nmax_sessions = 8\nmax_sessions_per_client = 2\nheader_timeout_ms = 60000\n");
+  // The flooding client, from 127.0.0.2: its two idle connections, counted once accepted.
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 2; ++i) {
+    flood.push_back(std::make_unique<RawConnection>(daemon_->port(), "127.0.0.2"));
+    ASSERT_TRUE(flood.back()->connected());
+  }
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  HttpResponse refused;
+  do {
+    RawConnection probe(daemon_->port(), "127.0.0.2");
+    ASSERT_TRUE(probe.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    refused = probe.ReadResponse();
+  } while (refused.status != 503 && Clock::now() < deadline);
+  ASSERT_EQ(refused.status, 503) << refused.body;
+  // Then twice the server's cap of connections, each refused and kept open (not closed by the
+  // client, so each lives on the server until its drain gives up).
+  for (int i = 0; i < 16; ++i) {
+    flood.push_back(std::make_unique<RawConnection>(daemon_->port(), "127.0.0.2"));
+    ASSERT_TRUE(flood.back()->connected());
+    const HttpResponse r = flood.back()->ReadResponse();
+    ASSERT_EQ(r.status, 503) << r.body;
+    EXPECT_NE(ErrorMessage(r).find("server.max_sessions_per_client"), std::string::npos) << r.body;
+  }
+  // Another client, at once: answered.
+  HttpClient other(daemon_->port());
+  const HttpResponse r = other.Request("GET", "/healthz");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 // Defect 6: the header has its own, shorter timeout (server.header_timeout_ms), which also
 // closes an idle keep-alive connection, well before read_timeout_ms.
 TEST_F(HttpLimitsTest, HeaderTimeoutClosesSlowHeadersAndIdleConnections) {
@@ -399,6 +451,29 @@ TEST_F(HttpLimitsTest, BearerSchemeIsCaseInsensitive) {
                       std::string("Authorization: Basic ") + kToken + "\r\n")
                 .status,
             401);
+}
+
+// Bug: a chunked WARC upload whose client sent part of the body and then closed its sending side
+// was answered 503 (as if the server were at fault) where malformed chunked coding gets 400. A
+// body cut short is the client's error: 400, which the half-closed client still reads; the
+// records before the cut are stored. So is a Content-Length body cut short.
+TEST_F(HttpLimitsTest, HalfClosedChunkedUploadIs400) {
+  Start();
+  const std::string head =
+      "POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n" + Auth();
+  const std::string partial_record = "WARC/1.1\r\nWARC-Type: response\r\n";  // 31 bytes
+  ASSERT_EQ(partial_record.size(), 0x1fu);
+  // A whole chunk, then one of 0x40 bytes of which 4 come; a body of 100000 of which 31 come.
+  for (const std::string& framing :
+       {"Transfer-Encoding: chunked\r\n\r\n1f\r\n" + partial_record + "\r\n40\r\nWARC",
+        "Content-Length: 100000\r\n\r\n" + partial_record}) {
+    RawConnection c(daemon_->port());
+    ASSERT_TRUE(c.Send(head + framing));
+    c.ShutdownWrite();
+    const HttpResponse r = c.ReadResponse();
+    EXPECT_EQ(r.status, 400) << framing << "\n" << r.body;
+    EXPECT_NE(ErrorMessage(r).find("the request body was cut short"), std::string::npos) << r.body;
+  }
 }
 
 // Minor: "Transfer-Encoding: gzip" (no chunked last) was read as an empty body followed by

@@ -3,6 +3,7 @@
 // goes in, and bodies over limits.max_warc_body_bytes (413).
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "crawler/warc.h"
 #include "tests/crawler/gzip.h"
@@ -65,6 +66,12 @@ class WarcBuilder {
     EXPECT_TRUE(writer_
                     .WriteRecord("request", date, {{"WARC-Target-URI", url}},
                                  "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+                    .ok());
+  }
+  void Resource(const std::string& url, const std::string& body) {
+    EXPECT_TRUE(writer_
+                    .WriteRecord("resource", kDate,
+                                 {{"WARC-Target-URI", url}, {"Content-Type", "text/plain"}}, body)
                     .ok());
   }
   void Raw(const std::string& bytes) { bytes_ += bytes; }
@@ -261,6 +268,64 @@ TEST_F(WarcPostTest, DamagedRecordIsReportedWithItsOffsetAndTheRestGoesIn) {
             "content it refers to was never ingested)")
       << j;
   EXPECT_EQ(Get("/v1/urls?url=" + Q("http://site.test/e"))["versions"].size(), 1u);
+}
+
+// The WARC of InvalidTargetIsAnErrorOfItsRecord: two http(s) records whose targets are not valid
+// URLs around good ones, and wget's metadata record (not a page); `offsets` gets the bad ones'.
+std::string InvalidTargetWarc(std::vector<uint64_t>* offsets) {
+  WarcBuilder b(false);
+  b.Response("http://site.test/a", kDate, 200, SyntheticPage(1));
+  offsets->push_back(b.Response("http://b\xFC\x63her.test/p", kDate, 200, SyntheticPage(2)));
+  offsets->push_back(b.Response("https://a%c3%28.test/p", kDate, 200, SyntheticPage(3)));
+  b.Resource("metadata://gnu.org/software/wget/warc/MANIFEST.txt", "manifest");
+  b.Response("http://site.test/c", kDate, 200, SyntheticPage(4));
+  return b.Take();
+}
+
+// Bug: a record whose http(s) target is not a valid URL (a host that is not UTF-8, raw or
+// percent-encoded) was dropped with no error entry, although the page in it was not stored. It
+// is an error of its record, with its offset, URL and reason; only a target of another scheme
+// (wget's metadata) is skipped, and counted.
+TEST_F(WarcPostTest, InvalidTargetIsAnErrorOfItsRecord) {
+  OpenSweep("w1");
+  std::vector<uint64_t> offsets;
+  const std::string warc = InvalidTargetWarc(&offsets);
+  HttpClient client(daemon_->port());
+  const json j = PostWarc(client, "w1", warc);
+  EXPECT_EQ(j["pages"], 2) << j;
+  EXPECT_EQ(j["records"], 6) << j;  // warcinfo, a, two bad, metadata, c
+  EXPECT_EQ(j["skipped"], 1) << j;  // the metadata record
+  ASSERT_EQ(j["errors"].size(), 2u) << j;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(j["errors"][i]["offset"], offsets[i]) << j;
+    EXPECT_TRUE(j["errors"][i]["url"].is_string()) << j;
+    EXPECT_NE(
+        j["errors"][i]["message"].get<std::string>().find("host has bytes that are not UTF-8"),
+        std::string::npos)
+        << j;
+  }
+  EXPECT_EQ(Get("/v1/urls?url=" + Q("http://site.test/c"))["versions"].size(), 1u);
+}
+
+// The same WARC through `shingled ingest`: each bad record is an error line naming its offset,
+// the skipped one is counted, and the run says it had errors.
+TEST(WarcIngestTest, InvalidTargetIsAnErrorOfItsRecord) {
+  TempDir dir;
+  std::vector<uint64_t> offsets;
+  const std::string file = dir.Write("bad-targets.warc", InvalidTargetWarc(&offsets));
+  std::string err;
+  const CliResult r =
+      RunShingled("ingest " + file + " --store " + dir.path() + "/store --sweep w1 --json", &err);
+  EXPECT_EQ(r.exit_code, 1) << r.out << err;
+  const json summary = json::parse(r.out, nullptr, false);
+  EXPECT_EQ(summary["pages"], 2) << r.out;
+  EXPECT_EQ(summary["errors"], 2) << r.out;
+  EXPECT_EQ(summary["warc_records_skipped"], 1) << r.out;
+  for (const uint64_t offset : offsets) {
+    const std::string line = file + ": offset " + std::to_string(offset) + ": bad URL";
+    EXPECT_NE(err.find(line), std::string::npos) << line << "\n" << err;
+  }
+  EXPECT_NE(err.find("host has bytes that are not UTF-8"), std::string::npos) << err;
 }
 
 // Issue 33 (minor): an upload in which no WARC record was found answered 200 with zero pages, as
