@@ -490,6 +490,11 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   }
   if (c.store.initial_map_size > c.store.max_map_size) {
     const toml::node* node = root.at_path("store.initial_map_size").node();
+    // Left at its default, the map starts at the most it may grow to.
+    if (node == nullptr) c.store.initial_map_size = c.store.max_map_size;
+  }
+  if (c.store.initial_map_size > c.store.max_map_size) {
+    const toml::node* node = root.at_path("store.initial_map_size").node();
     const int line = node != nullptr ? static_cast<int>(node->source().begin.line) : 0;
     return InvalidArgumentError(std::string(source) + ":" + std::to_string(line) +
                                 ": store.initial_map_size: larger than store.max_map_size");

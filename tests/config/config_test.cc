@@ -246,6 +246,16 @@ TEST(ConfigTest, ServerLimitKeysAreReadAndValidated) {
               {"test.toml:2:", "server.max_body_bytes_in_flight", "below limits.max_body_bytes"});
 }
 
+// A map limit below the default start: the map starts at the limit; a start given above the limit
+// is refused, naming it.
+TEST(ConfigTest, MapStartsAtMostAtItsLimit) {
+  StatusOr<Config> c = ParseConfig("[store]\nmax_map_size = 1073741824\n", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->store.initial_map_size, 1073741824);
+  ExpectError("[store]\ninitial_map_size = 2147483648\nmax_map_size = 1073741824\n",
+              {"test.toml:2:", "store.initial_map_size", "larger than store.max_map_size"});
+}
+
 TEST(ConfigTest, ReadPoolKeysAreReadAndValidated) {
   const Config defaults;
   EXPECT_EQ(defaults.server.read_threads, 0);  // half the cores
