@@ -267,19 +267,27 @@ class Daemon {
   std::optional<int> exit_code_;
 };
 
-// Runs the binary with `args` (shell-quoted by the caller); stdout in `*out`.
-inline int RunCli(const std::string& args, std::string* out) {
-  // Appended rather than `std::string(SHINGLED_BINARY) + " " + args`, on which GCC 12's
-  // -Warray-bounds warns falsely once the call is inlined.
-  std::string cmd = SHINGLED_BINARY;
-  cmd.append(" ").append(args).append(" 2>&1");
-  FILE* pipe = popen(cmd.c_str(), "r");
+// Runs `command` through the shell; its output (both streams) in `*out`, its exit code.
+inline int RunCommand(const std::string& command, std::string* out) {
+  std::string line = command;
+  line.append(" 2>&1");
+  FILE* pipe = popen(line.c_str(), "r");
+  if (pipe == nullptr) return -1;
   char buf[4096];
   size_t n;
   out->clear();
   while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out->append(buf, n);
   const int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs the binary with `args` (shell-quoted by the caller); its output in `*out`.
+inline int RunCli(const std::string& args, std::string* out) {
+  // Appended rather than `std::string(SHINGLED_BINARY) + " " + args`, on which GCC 12's
+  // -Warray-bounds warns falsely once the call is inlined.
+  std::string cmd = SHINGLED_BINARY;
+  cmd.append(" ").append(args);
+  return RunCommand(cmd, out);
 }
 
 // A page of 300 words drawn from `seed`: pages of different seeds share almost no shingles.

@@ -1,11 +1,9 @@
 // Signing in to the report pages behind auth.protect_reads (docs/API.md, "Signing in"): the
 // session table, and the daemon's /login, /logout and session cookie end to end.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -60,18 +58,6 @@ TEST(SessionsTest, CookieValueAndSafeNext) {
   EXPECT_EQ(SafeNext("/\\evil.example"), "/reports/");
   EXPECT_EQ(SafeNext("/reports\r\nSet-Cookie: x=y"), "/reports/");
   EXPECT_EQ(SafeNext(""), "/reports/");
-}
-
-// Runs `command` through the shell, its output (both streams) in *out; its exit code.
-int RunCommand(const std::string& command, std::string* out) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  out->clear();
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out->append(buf, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 constexpr char kToken[] = "a-read-token-of-some-length-0123456789";
