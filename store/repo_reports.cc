@@ -99,7 +99,7 @@ Status internal::StreamIdenticalReport(
   std::vector<std::optional<ListedDocument>> recs;
   const Status walked = reads.ForEachSharedDocument(
       [&](std::span<const DocId> block) -> Status {
-        SHINGLED_RETURN_IF_ERROR(CheckDeadline());
+        if (Status late = CheckDeadline(); !late.ok()) return late;
         SHINGLED_RETURN_IF_ERROR(reads.LiveUrls(block, &live));
         shared.clear();
         copies.clear();

@@ -119,7 +119,7 @@ class PairWalk {
           return IsTarget(versions, nullptr);
         },
         [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
-          SHINGLED_RETURN_IF_ERROR(CheckDeadline());
+          if (Status late = CheckDeadline(); !late.ok()) return late;
           docs.clear();
           found.clear();
           for (const internal::WalkedUrl& u : block) {
@@ -161,7 +161,7 @@ class PairWalk {
           return LastIn(versions, from_) != nullptr || LastIn(versions, to_) != nullptr;
         },
         [&](const std::vector<internal::WalkedUrl>& block) -> StatusOr<bool> {
-          SHINGLED_RETURN_IF_ERROR(CheckDeadline());
+          if (Status late = CheckDeadline(); !late.ok()) return late;
           chunk.clear();
           docs.clear();
           reads.clear();
@@ -620,7 +620,7 @@ StatusOr<ChangeHistory> ReportChangesOverSweeps(const Store& store, const Report
   SHINGLED_RETURN_IF_ERROR(reads.Walk(
       0, nullptr,
       [&](const std::vector<WalkedUrl>& block) -> StatusOr<bool> {
-        SHINGLED_RETURN_IF_ERROR(CheckDeadline());
+        if (Status late = CheckDeadline(); !late.ok()) return late;
         for (const WalkedUrl& u : block) {
           const std::vector<VersionRecord>& versions = u.versions;
           ++out.urls;
