@@ -17,7 +17,7 @@ constexpr const char* kLoginCsp =
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'";
 
-// The most a login form may hold: a token of limits and a page to go back to.
+// The most a login form may hold: room for a long token and the page to go back to.
 constexpr size_t kMaxLoginBody = 16 * 1024;
 
 Response Redirect(const std::string& location) {
