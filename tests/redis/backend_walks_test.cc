@@ -351,9 +351,16 @@ TEST_F(WalksTest, ClosesAndReopensWhileAnotherDaemonAppendsOverwriteNothing) {
   }
   std::atomic<bool> done{false};
   std::atomic<int> failed_batches{0};
+  std::atomic<int> cycles_done{0};
   std::mutex gate;
   std::thread t([&] {
     for (size_t i = 0; i < newest.size(); i += kBatch) {
+      // Each quarter of the batches waits for one more close and reopen, so that they interleave
+      // however the two threads are scheduled (a mutex is not fair: the writer could take the
+      // gate again and again until its last batch).
+      const int quarter = static_cast<int>(4 * i / newest.size());
+      while (cycles_done.load() < quarter)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       std::span<const PageInput> batch(newest.data() + i, std::min(kBatch, newest.size() - i));
       // A batch that raced the close too often is sent again, as a client would.
       for (int attempt = 0; attempt < 20; ++attempt) {
@@ -378,6 +385,7 @@ TEST_F(WalksTest, ClosesAndReopensWhileAnotherDaemonAppendsOverwriteNothing) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->removed, c->gone);
     ++cycles;
+    cycles_done = cycles;
   }
   t.join();
   ASSERT_TRUE(done.load());
