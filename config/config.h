@@ -173,7 +173,7 @@ struct StoreOptions {
   int64_t common_value_limit = 1000;  // >= 1
   // of exact|verified|fungible|similar (issue 34: verified replaced fungible in the default)
   std::vector<std::string> cluster_relations = {"exact", "verified"};
-  double verified_threshold = 0.9;  // (0, 1]; issue 34
+  double verified_threshold = 0.9;  // (0, 1]; the verified relation
   int64_t max_candidates = 500;     // >= 1
   int64_t max_matches = 20;         // >= 1
   // Templates (issue 32; store::StoreOptions::template_*): chunks left out of bytes in common.

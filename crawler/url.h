@@ -6,9 +6,9 @@
 //   - scheme and host lower-cased; a host with bytes past ASCII must be UTF-8 and becomes its
 //     IDNA ASCII form with libidn2 (UTS #46 non-transitional, as libcurl: "Bücher.example" is
 //     "xn--bcher-kva.example"), so the URL stored is the one fetched and can be looked up in
-//     either spelling; raw bytes that are not UTF-8, or a name IDNA refuses, are InvalidArgument
-//     (issue 33). A percent-encoded host is decoded first ("a%2Eexample" is "a.example"), and the
-//     bytes it stands for face the same rules as bytes written raw;
+//     either spelling; raw bytes that are not UTF-8, or a name IDNA refuses, are
+//     InvalidArgument. A percent-encoded host is decoded first ("a%2Eexample" is "a.example"),
+//     and the bytes it stands for face the same rules as bytes written raw;
 //   - the default port (80 for http, 443 for https) and an empty port removed;
 //   - dot segments removed; an empty path becomes "/";
 //   - the fragment removed (it never reaches the server);

@@ -44,8 +44,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "crawl_stop",
                                    "clusters",
                                    "documents",
-                                   "document_common",   // issue 32
-                                   "cluster_template",  // issue 32: templates
+                                   "document_common",   // bytes in common
+                                   "cluster_template",  // templates
                                    "templates",
                                    "sweep_close",
                                    "sweep_reopen",
@@ -53,8 +53,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "identical",
                                    "reports_changes",
                                    "reports_changes_page",
-                                   "reports_identical",  // issue 32
-                                   "reports_clusters",   // issue 32
+                                   "reports_identical",  // repository reports
+                                   "reports_clusters",   // repository reports
                                    "reports_clusters_page",
                                    "reports_identical_page",
                                    "reports_history",
