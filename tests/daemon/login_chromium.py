@@ -18,6 +18,7 @@ try:
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     print("skipped: no python3-selenium")
     sys.exit(77)
@@ -50,12 +51,22 @@ try:
 
     driver.find_element(By.ID, "token").send_keys("not-the-token")
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    try:
+        WebDriverWait(driver, 10).until(
+            lambda d: "not this server's token" in d.find_element(By.TAG_NAME, "body").text)
+    except Exception:
+        pass
     check("not this server's token" in driver.find_element(By.TAG_NAME, "body").text,
           "a wrong token is not said so")
     driver.save_screenshot(os.path.join(shots, "login-wrong.png"))
 
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    # A click does not wait for the navigation it starts.
+    try:
+        WebDriverWait(driver, 10).until(lambda d: "/login" not in d.current_url)
+    except Exception:
+        pass
     check(driver.current_url == base + "/reports/history",
           "not back at the page asked for: " + driver.current_url)
     check("Sign in" not in driver.title, "still the form: " + driver.title)
