@@ -302,6 +302,9 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("max_batch_pages", 1, 100000, &c.limits.max_batch_pages);
     r.Int("max_warc_body_bytes", 1, int64_t{1} << 40, &c.limits.max_warc_body_bytes);
     r.Int("max_warc_uploads", 1, 64, &c.limits.max_warc_uploads);
+    r.Int("max_warc_uploads_per_client", 1, 64, &c.limits.max_warc_uploads_per_client);
+    r.Int("warc_slot_min_bytes_per_second", 0, int64_t{1} << 40,
+          &c.limits.warc_slot_min_bytes_per_second);
   });
   Section(root, "ingest", source, &status, [&](TableReader& r) {
     r.String("default_sweep", &c.ingest.default_sweep);
@@ -529,6 +532,8 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(limits, max_batch_pages);
   SHINGLED_FIELD(limits, max_warc_body_bytes);
   SHINGLED_FIELD(limits, max_warc_uploads);
+  SHINGLED_FIELD(limits, max_warc_uploads_per_client);
+  SHINGLED_FIELD(limits, warc_slot_min_bytes_per_second);
   SHINGLED_FIELD(ingest, default_sweep);
   SHINGLED_FIELD(ingest, retry_after_s);
   SHINGLED_FIELD(ingest, canonicalizer);

@@ -98,6 +98,13 @@ struct LimitsOptions {
   // WARC uploads read at once, each on a thread of its own; more get 503 with Retry-After.
   // 1..64.
   int64_t max_warc_uploads = 4;
+  // WARC uploads one client address may have read at once. 1..64. Behind a proxy every client
+  // has its address: set it to max_warc_uploads there.
+  int64_t max_warc_uploads_per_client = 2;
+  // When a WARC upload finds no slot, the slowest upload it contends with that brings fewer
+  // bytes a second than this (after its first 2 s, not counting the time the daemon took no
+  // bytes) gives its slot up with 503 (daemon/api/warc_slots.h). 0: never. 0..1 TiB.
+  int64_t warc_slot_min_bytes_per_second = 65536;
 };
 
 struct IngestOptions {

@@ -38,6 +38,9 @@ ApiSettings ApiSettingsFor(const config::Config& config, std::string token) {
   s.max_body_bytes = static_cast<size_t>(config.limits.max_body_bytes);
   s.max_batch_pages = static_cast<size_t>(config.limits.max_batch_pages);
   s.max_warc_uploads = static_cast<size_t>(config.limits.max_warc_uploads);
+  s.max_warc_uploads_per_client = static_cast<size_t>(config.limits.max_warc_uploads_per_client);
+  s.warc_slot_min_bytes_per_second =
+      static_cast<double>(config.limits.warc_slot_min_bytes_per_second);
   s.token = std::move(token);
   s.protect_writes = config.auth.protect_writes;
   s.protect_reads = config.auth.protect_reads;

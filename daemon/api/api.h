@@ -38,8 +38,11 @@ struct ApiSettings {
   // limits.max_body_bytes: also the limit of a body once its Content-Encoding is decoded.
   size_t max_body_bytes = size_t{16} << 20;
   size_t max_batch_pages = 1000;
-  // WARC uploads read at once (limits.max_warc_uploads).
+  // WARC uploads read at once, and the fairness rule of their slots (warc_slots.h):
+  // limits.max_warc_uploads, max_warc_uploads_per_client, warc_slot_min_bytes_per_second.
   size_t max_warc_uploads = 4;
+  size_t max_warc_uploads_per_client = 2;
+  double warc_slot_min_bytes_per_second = 65536;
   // Bearer token; empty means no authentication.
   std::string token;
   bool protect_writes = true;

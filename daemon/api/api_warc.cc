@@ -1,6 +1,9 @@
 // POST /v1/pages with a WARC body: streamed record by record into the ingest pipeline
 // (daemon/api/warc_upload.h), never held in memory.
+#include <spdlog/spdlog.h>
+
 #include <chrono>
+#include <vector>
 
 #include "daemon/api/api.h"
 #include "daemon/http/access_log.h"
@@ -74,14 +77,41 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
       ++it;
     }
   }
-  if (uploads_.size() >= settings()->max_warc_uploads) {
+  // A slot by the fairness rule (warc_slots.h); the uploads giving theirs up no longer count.
+  const std::shared_ptr<const ApiSettings> now_settings = settings();
+  const WarcSlotRules rules{.max_uploads = now_settings->max_warc_uploads,
+                            .max_per_client = now_settings->max_warc_uploads_per_client,
+                            .min_rate = now_settings->warc_slot_min_bytes_per_second};
+  const Clock::time_point now = Clock::now();
+  std::vector<WarcUpload*> holders;
+  std::vector<UploadFlow> flows;
+  for (const std::shared_ptr<WarcUpload>& u : uploads_) {
+    if (u->reclaimed()) continue;
+    holders.push_back(u.get());
+    flows.push_back(u->Flow(now));
+  }
+  const SlotDecision slot = DecideWarcSlot(flows, reply->client(), rules);
+  if (slot.kind == SlotDecision::Kind::kRefuse) {
     respond(ErrorResponse(http::status::service_unavailable, "unavailable",
-                          std::to_string(uploads_.size()) +
-                              " WARC uploads are being read (limits.max_warc_uploads); retry later",
+                          slot.reason + ", and none is slower than " +
+                              std::to_string(static_cast<uint64_t>(rules.min_rate)) +
+                              " bytes a second (limits.warc_slot_min_bytes_per_second); retry later",
                           options_.retry_after_s));
     return nullptr;
   }
-  auto upload = std::make_shared<WarcUpload>(pipeline_, *sweep, options_.warc, std::move(respond));
+  if (slot.kind == SlotDecision::Kind::kReclaim) {
+    const UploadFlow& victim = flows[slot.victim];
+    const std::string why =
+        slot.reason + " and another upload wants a slot: this one brought " +
+        std::to_string(static_cast<uint64_t>(victim.bytes_per_second)) +
+        " bytes a second, under limits.warc_slot_min_bytes_per_second (" +
+        std::to_string(static_cast<uint64_t>(rules.min_rate)) + "); send the rest again later";
+    spdlog::warn("WARC upload from {} gives its slot to one from {}: {}", victim.client,
+                 reply->client(), why);
+    holders[slot.victim]->Reclaim(why);
+  }
+  auto upload = std::make_shared<WarcUpload>(pipeline_, *sweep, options_.warc, reply->client(),
+                                             std::move(respond));
   uploads_.push_back(upload);
   return upload;
 }

@@ -1,6 +1,7 @@
 #include "daemon/api/warc_upload.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "crawler/warc.h"
 #include "daemon/ingest/warc_ingest.h"
@@ -21,12 +22,14 @@ class PipeSource final : public crawler::ByteSource {
 }  // namespace
 
 WarcUpload::WarcUpload(IngestPipeline* pipeline, store::SweepId sweep,
-                       const WarcUploadOptions& options, Done done)
+                       const WarcUploadOptions& options, std::string client, Done done)
     : pipeline_(pipeline),
       sweep_(sweep),
       options_(options),
       done_(std::move(done)),
       pipe_(std::make_shared<crawler::BytePipe>(options.pipe_bytes)),
+      client_(std::move(client)),
+      started_(std::chrono::steady_clock::now()),
       thread_([this] { Run(); }) {}
 
 WarcUpload::~WarcUpload() {
@@ -35,10 +38,27 @@ WarcUpload::~WarcUpload() {
 }
 
 BodySink::Next WarcUpload::Write(std::string_view bytes, std::function<void()> resume) {
-  switch (pipe_->WriteOrNotify(bytes, std::move(resume))) {
+  {
+    std::lock_guard<std::mutex> lock(flow_mu_);
+    received_ += bytes.size();
+  }
+  // The wait for room is the daemon's time, not the client's: Flow leaves it out. `this` outlives
+  // the callback: the pipe calls it from Read (the upload's thread) or Cancel (Abort, at the
+  // latest in the destructor).
+  auto on_space = [this, resume = std::move(resume)] {
+    {
+      std::lock_guard<std::mutex> lock(flow_mu_);
+      if (held_since_) held_ += std::chrono::steady_clock::now() - *held_since_;
+      held_since_.reset();
+    }
+    resume();
+  };
+  std::lock_guard<std::mutex> lock(flow_mu_);
+  switch (pipe_->WriteOrNotify(bytes, std::move(on_space))) {
     case crawler::BytePipe::Offer::kMore:
       return Next::kMore;
     case crawler::BytePipe::Offer::kFull:
+      if (!held_since_) held_since_ = std::chrono::steady_clock::now();
       return Next::kWait;
     case crawler::BytePipe::Offer::kCancelled:
       return Next::kStop;
@@ -46,11 +66,37 @@ BodySink::Next WarcUpload::Write(std::string_view bytes, std::function<void()> r
   return Next::kStop;
 }
 
-void WarcUpload::Close(Status status) { pipe_->Close(std::move(status)); }
+void WarcUpload::Close(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(flow_mu_);
+    body_ended_ = true;
+  }
+  pipe_->Close(std::move(status));
+}
 
 void WarcUpload::Abort() {
   aborted_ = true;
   pipe_->Cancel();
+}
+
+void WarcUpload::Reclaim(std::string why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reclaimed_why_ = std::move(why);
+  }
+  reclaimed_ = true;
+  Abort();
+}
+
+UploadFlow WarcUpload::Flow(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(flow_mu_);
+  UploadFlow f{.client = client_, .age = now - started_};
+  const auto held = held_ + (held_since_ ? now - *held_since_ : std::chrono::steady_clock::duration{});
+  const double taking = std::chrono::duration<double>(f.age - held).count();
+  // A body that has ended holds no slot against the network: its pages are being committed.
+  f.bytes_per_second = taking > 0 && !body_ended_ ? static_cast<double>(received_) / taking
+                                  : std::numeric_limits<double>::infinity();
+  return f;
 }
 
 void WarcUpload::Join() {
@@ -153,9 +199,9 @@ Response WarcUpload::Answer(const Status& body_status, const Status& submit_stat
     res = ErrorResponse(http::status::insufficient_storage, "insufficient_storage", message,
                         options_.retry_after_s);
   } else if (aborted_ || !submit_status.ok()) {
+    const std::string why = reclaimed_ ? reclaimed_why_ : "the server is shutting down";
     res = ErrorResponse(http::status::service_unavailable, "unavailable",
-                        "the server is shutting down; the pages counted here were stored",
-                        options_.retry_after_s);
+                        why + "; the pages counted here were stored", options_.retry_after_s);
   } else if (!body_status.ok()) {
     const bool too_large = body_status.code() == StatusCode::kResourceExhausted;
     // Too slow a client (server.min_body_bytes_per_window): 408, not the 504 of a deadline.

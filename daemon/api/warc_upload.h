@@ -14,16 +14,19 @@
 #define SHINGLED_DAEMON_WARC_UPLOAD_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "crawler/byte_pipe.h"
+#include "daemon/api/warc_slots.h"
 #include "daemon/http/http_server.h"
 #include "daemon/ingest/ingest.h"
 #include "store/types.h"
@@ -45,9 +48,10 @@ class WarcUpload final : public BodySink {
  public:
   using Done = std::function<void(Response)>;
 
-  // Starts the reading thread. `pipeline` must outlive the upload.
+  // Starts the reading thread. `pipeline` must outlive the upload; `client` is the uploader's
+  // address.
   WarcUpload(IngestPipeline* pipeline, store::SweepId sweep, const WarcUploadOptions& options,
-             Done done);
+             std::string client, Done done);
   // Abort() and Join().
   ~WarcUpload() override;
   WarcUpload(const WarcUpload&) = delete;
@@ -59,6 +63,12 @@ class WarcUpload final : public BodySink {
   // Stops reading (the server is stopping): the records read so far are still committed and
   // answered for, with 503. Does not wait.
   void Abort();
+  // Stops reading because a newcomer takes the slot (warc_slots.h): as Abort, and the 503 says
+  // `why`.
+  void Reclaim(std::string why);
+  bool reclaimed() const { return reclaimed_; }
+  // How the upload uses its slot, at `now`.
+  UploadFlow Flow(std::chrono::steady_clock::time_point now);
   // Waits for the thread, which ends after `done` ran.
   void Join();
   // Whether `done` ran (Join then returns at once).
@@ -81,7 +91,19 @@ class WarcUpload final : public BodySink {
   Done done_;  // cleared once called: it holds the request's Reply
   const std::shared_ptr<crawler::BytePipe> pipe_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> reclaimed_{false};
   std::atomic<bool> finished_{false};
+
+  // The pace of the client (Flow), protected by flow_mu_: Write runs on the session's strand,
+  // the end of a wait for room on the reader's thread.
+  const std::string client_;
+  const std::chrono::steady_clock::time_point started_;
+  std::mutex flow_mu_;
+  uint64_t received_ = 0;
+  bool body_ended_ = false;
+  std::chrono::steady_clock::duration held_{};  // the pipe full, in all
+  std::optional<std::chrono::steady_clock::time_point> held_since_;
+  std::string reclaimed_why_;
 
   // State below is protected by mu_ (page outcomes arrive on pipeline threads).
   std::mutex mu_;

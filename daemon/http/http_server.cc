@@ -53,7 +53,8 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   net::steady_timer backoff_timer;  // on the acceptor's strand
   std::chrono::milliseconds backoff{0};
   std::atomic<bool> stopping{false};
-  // What SIGHUP changes (SetLimits, set_access_log); read as each request begins.
+  // What SIGHUP changes (SetLimits, set_access_log); read as each request begins (a Slot keeps
+  // the access log setting its request began with).
   std::atomic<uint64_t> max_header_bytes, max_body_bytes, max_streamed_body_bytes;
   std::atomic<bool> access_log;
 
@@ -140,6 +141,8 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string note;
     // Of server.max_body_bytes_in_flight, released when the answer comes.
     uint64_t body_bytes = 0;
+    // The access log setting when the request was read (SIGHUP may change it before the answer).
+    bool log_access = false;
   };
   // The request target's path: the query is never kept for the log.
   static std::string PathOf(boost::beast::string_view target) {
@@ -148,8 +151,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   // A slot for the request `req` read just now.
   template <typename Message>
-  static Slot SlotFor(const Message& req) {
+  Slot SlotFor(const Message& req) const {
     Slot slot;
+    slot.log_access = core_->access_log.load(std::memory_order_relaxed);
     slot.version = req.version();
     slot.keep_alive = req.keep_alive();
     slot.method = std::string(req.method_string());
@@ -547,6 +551,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Enqueue(Response response, unsigned version, bool count = true) {
     if (count) core_->handler->OnServerResponse(response.result());
     Slot slot{version, false, std::move(response), "-", "-", Clock::now(), {}};
+    slot.log_access = core_->access_log.load(std::memory_order_relaxed);
     if (parser_ && parser_->is_header_done()) {
       slot.method = std::string(parser_->get().method_string());
       slot.target = PathOf(parser_->get().target());
@@ -584,7 +589,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec, size_t) {
     writing_ = false;
-    if (core_->access_log.load(std::memory_order_relaxed)) LogAccess(slots_.front(), ec);
+    if (slots_.front().log_access) LogAccess(slots_.front(), ec);
     const bool keep_alive = slots_.front().response->keep_alive();
     slots_.pop_front();
     ++first_seq_;
@@ -712,6 +717,8 @@ void Reply::Send(Response response, std::string log_note) {
   sent_ = true;
   session_->Deliver(seq_, std::move(response), std::move(log_note));
 }
+
+const std::string& Reply::client() const { return session_->client(); }
 
 void HttpServer::Core::DoAccept() {
   acceptor.async_accept(net::make_strand(ioc),

@@ -40,6 +40,8 @@ class Reply {
   // `log_note` ends the request's access log line (the API puts the verdicts of posted pages
   // there); it must hold nothing secret.
   void Send(Response response, std::string log_note = {});
+  // The client's address, as the access log shows it ("-" when unknown).
+  const std::string& client() const;
 
  private:
   std::shared_ptr<Session> session_;
@@ -108,7 +110,7 @@ struct HttpServerOptions {
   size_t max_sessions = 1024;
   size_t max_pipelined_requests = 8;
   int retry_after_s = 1;
-  // --- limits against one client or many holding the server (issue 33) ---
+  // --- limits against one client or many holding the server ---
   // Time to receive a whole request header, and how long an idle keep-alive connection stays
   // open (server.header_timeout_ms).
   std::chrono::milliseconds header_timeout{10000};

@@ -270,10 +270,11 @@ int main(int argc, char** argv) {
     c.out = "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + type +
             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   };
-  // WARC uploads in flight, kept under the daemon's limits.max_warc_uploads (default 4): above it
-  // the daemon answers 503, as it should, and this client does not retry.
+  // WARC uploads in flight, kept within the daemon's limits.max_warc_uploads_per_client (default
+  // 2; every connection here is one address): above it the daemon answers 503, as it should, and
+  // this client does not retry.
   int warc_in_flight = 0;
-  constexpr int kMaxWarcInFlight = 3;
+  constexpr int kMaxWarcInFlight = 2;
   auto start_mixed = [&](Conn& c) {
     c.kind = kMix[next_request++ % 20];
     if (acked.empty() && c.kind >= kSimilar && c.kind != kMetrics) c.kind = kPage;

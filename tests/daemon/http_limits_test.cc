@@ -327,6 +327,124 @@ TEST_F(HttpLimitsTest, TrickledStreamedBodies) {
   EXPECT_NE(next.status, 0);
 }
 
+// A WARC upload of one small page, whole.
+std::string OnePageWarc(const std::string& url) {
+  const std::string http =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>one page of a fast upload</p>";
+  return "WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: " + url +
+         "\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:fast>\r\n"
+         "Content-Type: application/http; msgtype=response\r\nContent-Length: " +
+         std::to_string(http.size()) + "\r\n\r\n" + http + "\r\n\r\n";
+}
+
+// The header of a WARC upload whose one record announces a megabyte, for a slow client to trickle.
+std::string SlowUploadStart() {
+  return "POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/warc\r\n"
+         "Content-Length: 2000000\r\n" +
+         std::string("Authorization: Bearer ") + kToken +
+         "\r\n\r\nWARC/1.1\r\nWARC-Type: resource\r\nWARC-Target-URI: https://slow.test/\r\n"
+         "WARC-Date: 2026-01-01T00:00:00Z\r\nContent-Type: text/html\r\n"
+         "Content-Length: 1000000\r\n\r\n";
+}
+
+// A client sending at about 2 KB/s, above the minimum body rate, until the server answers.
+class SlowUpload {
+ public:
+  // The request's header is sent before the constructor returns.
+  SlowUpload(int port, const std::string& from) : conn_(port, from) {
+    if (!conn_.Send(SlowUploadStart())) return;
+    thread_ = std::thread([this] {
+      while (!stop_ && !conn_.HasData()) {
+        if (!conn_.Send(std::string(200, 'x'))) break;  // closed: the answer is in the buffer
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the client's pace
+      }
+    });
+  }
+  ~SlowUpload() { Stop(); }
+  // The answer, once the sending thread has stopped.
+  HttpResponse Answer() {
+    Stop();
+    return conn_.ReadResponse();
+  }
+  bool answered() { return conn_.HasData(); }
+
+ private:
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  RawConnection conn_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Slow uploads held every WARC slot: other uploads got 503 for as long as they trickled. A fast
+// upload now takes the slot of the slowest; a slow one's answer says why it lost its slot.
+TEST_F(HttpLimitsTest, FastUploadGetsThroughWhileSlowOnesHoldEverySlot) {
+  Start("[limits]\nmax_warc_uploads = 4\nmax_warc_uploads_per_client = 4\n");
+  std::vector<std::unique_ptr<SlowUpload>> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(std::make_unique<SlowUpload>(daemon_->port(), "127.0.0.2"));
+  }
+  // Every slot is taken: until the slow ones are judged (2 s), a newcomer is refused.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the judged_after of 2 s
+  for (int i = 0; i < 3; ++i) {
+    RawConnection fast(daemon_->port());
+    const std::string warc = OnePageWarc("https://fast.test/p" + std::to_string(i));
+    ASSERT_TRUE(fast.Send("POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Content-Type: application/warc\r\nContent-Length: " +
+                          std::to_string(warc.size()) + "\r\n" + Auth() + "\r\n" + warc));
+    const HttpResponse r = fast.ReadResponse();
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body, nullptr, false).value("pages", 0), 1) << r.body;
+  }
+  // The slow uploads that gave their slots up were answered 503, saying why.
+  int reclaimed = 0;
+  for (const auto& s : slow) {
+    if (!s->answered()) continue;
+    ++reclaimed;
+    const HttpResponse r = s->Answer();
+    EXPECT_EQ(r.status, 503) << r.body;
+    EXPECT_EQ(r.headers.count("retry-after"), 1u);
+    EXPECT_NE(ErrorMessage(r).find("limits.warc_slot_min_bytes_per_second"), std::string::npos)
+        << r.body;
+  }
+  EXPECT_GE(reclaimed, 1);
+}
+
+// One address holds at most its share of the WARC slots; another address still gets one.
+TEST_F(HttpLimitsTest, OneClientHoldsAtMostItsShareOfWarcSlots) {
+  // A rate of 0: no slot is ever taken back, so the share alone decides.
+  Start(
+      "[limits]\nmax_warc_uploads = 3\nmax_warc_uploads_per_client = 1\n"
+      "warc_slot_min_bytes_per_second = 0\n");
+  SlowUpload held(daemon_->port(), "127.0.0.2");
+  HttpResponse r;
+  // The first upload is let in once its header is read: poll until another is refused (one let
+  // in before it, a body that is no WARC, is answered 422 at once).
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  do {
+    RawConnection again(daemon_->port(), "127.0.0.2");
+    ASSERT_TRUE(again.Send("POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Content-Type: application/warc\r\nContent-Length: 10\r\n" +
+                           Auth() + "\r\nnot a warc"));
+    r = again.ReadResponse();
+  } while (r.status != 503 && Clock::now() < deadline);
+  ASSERT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(ErrorMessage(r).find("limits.max_warc_uploads_per_client"), std::string::npos)
+      << r.body;
+  // Another address is not held back by that share.
+  RawConnection other(daemon_->port(), "127.0.0.3");
+  const std::string warc = OnePageWarc("https://other.test/p");
+  ASSERT_TRUE(other.Send("POST /v1/pages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         "Content-Type: application/warc\r\nContent-Length: " +
+                         std::to_string(warc.size()) + "\r\n" + Auth() + "\r\n" + warc));
+  r = other.ReadResponse();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(held.answered());
+}
+
 // Defect 6: one client could hold every session with idle connections for read_timeout_ms.
 TEST_F(HttpLimitsTest, OneClientHoldsEveryConnectionSlot) {
   Start("[server]\nmax_sessions_per_client = 2\nheader_timeout_ms = 60000\n");
