@@ -588,6 +588,14 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
     return InvalidArgumentError("redis: min_replicas must be >= 0 and id_block >= 1");
   }
   if (!redis_.allow_unsafe_fsync) SHINGLED_RETURN_IF_ERROR(client_->CheckAppendFsyncAlways());
+  // A writer whose masters have fewer replicas than a write must reach could acknowledge nothing.
+  if (options_.create && redis_.min_replicas > 0) {
+    if (Status replicas = client_->CheckReplicas(redis_.min_replicas); !replicas.ok()) {
+      return FailedPreconditionError("store.redis.min_replicas is " +
+                                     Dec(static_cast<uint64_t>(redis_.min_replicas)) +
+                                     ": " + replicas.message());
+    }
+  }
   // The record buckets stay listpacks only when a record fits hash-max-listpack-value.
   const uint64_t need = RecordBucketValueBytes(p);
   auto config = client_->RunOnMasters({"CONFIG", "GET", "hash-max-listpack-value"});
@@ -2572,19 +2580,45 @@ std::string DocUrlsKeyOf(DocId doc) { return DocUrlsKey(doc); }
 
 // ------------------------------------------------------------------------------------------------
 
-StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
-                                                              const store::StoreOptions& options,
-                                                              const dedup::SketchContext& context) {
+namespace {
+
+ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
   ClusterOptions co;
   co.seeds = redis.nodes;
   co.password_file = redis.password_file;
   co.connect_timeout = std::chrono::milliseconds(redis.connect_timeout_ms);
   co.command_timeout = std::chrono::milliseconds(redis.command_timeout_ms);
+  return co;
+}
+
+}  // namespace
+
+Status RedisClusterStore::CanWrite() const {
+  std::lock_guard<std::mutex> lock(probe_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (probed_at_ && now - *probed_at_ < kProbeEvery) return probe_status_;
+  probed_at_ = now;
+  if (probe_client_ == nullptr) {
+    auto client = ClusterClient::Connect(ClusterOptionsFor(redis_));
+    if (!client.ok()) return probe_status_ = client.status();
+    probe_client_ = std::move(*client);
+  }
+  probe_status_ = probe_client_->CheckReplicas(redis_.min_replicas);
+  // A failover changes the masters: read the slot map again and ask the masters it names now.
+  if (!probe_status_.ok() && probe_client_->RefreshSlots().ok()) {
+    probe_status_ = probe_client_->CheckReplicas(redis_.min_replicas);
+  }
+  return probe_status_;
+}
+
+StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
+                                                              const store::StoreOptions& options,
+                                                              const dedup::SketchContext& context) {
   if (redis.connect_timeout_ms <= 0 || redis.command_timeout_ms <= 0 ||
       redis.wait_timeout_ms <= 0) {
     return InvalidArgumentError("redis: timeouts must be positive");
   }
-  StatusOr<std::unique_ptr<ClusterClient>> client = ClusterClient::Connect(std::move(co));
+  StatusOr<std::unique_ptr<ClusterClient>> client = ClusterClient::Connect(ClusterOptionsFor(redis));
   if (!client.ok()) return client.status();
   auto s = std::unique_ptr<RedisClusterStore>(
       new RedisClusterStore(std::move(*client), redis, options, context.params()));

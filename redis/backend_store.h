@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -190,6 +191,7 @@ class RedisClusterStore final : public store::Store {
   StatusOr<std::vector<std::string>> Check() const override;
   Status Backup(const std::string& dest) const override;
   Status health() const override;
+  Status CanWrite() const override;
   Status WriteRoom() const override;
   uint64_t max_map_size() const override;
   Status SetMaxMapSize(uint64_t bytes) override;
@@ -346,6 +348,14 @@ class RedisClusterStore final : public store::Store {
   bool race_ = false;
   uint64_t races_ = 0;
   mutable int fail_at_round_ = 0, rounds_ = 0;
+
+  // CanWrite's probe: a client of its own (readiness is asked from other threads than the
+  // writer's), and its last answer, reused for kProbeEvery.
+  static constexpr std::chrono::seconds kProbeEvery{1};
+  mutable std::mutex probe_mu_;
+  mutable std::unique_ptr<ClusterClient> probe_client_;
+  mutable std::optional<std::chrono::steady_clock::time_point> probed_at_;
+  mutable Status probe_status_;
 };
 
 }  // namespace shingled::redis

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 
 #include <cerrno>
+#include <cstring>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -742,6 +743,32 @@ Status ClusterClient::CheckAppendFsyncAlways() {
       std::string("redis: every master must run appendonly yes and appendfsync always, so that "
                   "an acknowledged page survives a crash of its node: ")
           .append(wrong));
+}
+
+Status ClusterClient::CheckReplicas(int min_replicas) {
+  auto replies = RunOnMasters({"INFO", "replication"});
+  if (!replies.ok()) return replies.status();
+  std::string short_of;
+  for (const auto& [node, reply] : *replies) {
+    // A line "connected_slaves:N" of the INFO text.
+    const std::string_view text = reply.str;
+    const size_t at = text.find("connected_slaves:");
+    uint64_t replicas = 0;
+    if (at != std::string_view::npos) {
+      const std::string_view rest = text.substr(at + std::strlen("connected_slaves:"));
+      std::from_chars(rest.data(), rest.data() + rest.size(), replicas);
+    }
+    if (replicas >= static_cast<uint64_t>(min_replicas)) continue;
+    if (!short_of.empty()) short_of.append("; ");
+    short_of.append(node)
+        .append(" has ")
+        .append(std::to_string(replicas))
+        .append(" of ")
+        .append(std::to_string(min_replicas));
+  }
+  if (short_of.empty()) return OkStatus();
+  return UnavailableError("redis: a write must reach min_replicas replicas of its master, and " +
+                          short_of + " replicas connected");
 }
 
 }  // namespace shingled::redis

@@ -152,6 +152,12 @@ class ClusterClient {
   // crash of that node loses), or when CONFIG GET is refused (a renamed or disabled CONFIG).
   Status CheckAppendFsyncAlways();
 
+  // Every master answers and has at least `min_replicas` replicas connected (INFO replication's
+  // connected_slaves), so that a write can be acknowledged (WaitForReplicas). Unavailable naming
+  // each master that does not answer or has too few, with the count; OK at once when
+  // `min_replicas` is 0 and every master answers.
+  Status CheckReplicas(int min_replicas);
+
   // "host:port" of the master the slot map assigns to `slot`. REQUIRES: 0 <= slot < kNumSlots.
   std::string NodeForSlot(int slot) const;
 

@@ -82,6 +82,7 @@ class LmdbStore final : public Store {
   StatusOr<std::vector<std::string>> Check() const override;
   Status Backup(const std::string& dest) const override;
   Status health() const override;
+  Status CanWrite() const override { return health(); }
   Status WriteRoom() const override;
   uint64_t max_map_size() const override;
   Status SetMaxMapSize(uint64_t bytes) override;

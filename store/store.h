@@ -355,6 +355,10 @@ class Store {
 
   // OK, or the error of the failed commit that stopped writes.
   virtual Status health() const = 0;
+  // OK when a write can succeed now, else why not, checked when asked (readiness, /readyz): the
+  // failed commit of health() on LMDB; on the cluster, a master that does not answer or has
+  // fewer replicas than a write must reach. Lack of space is WriteRoom's.
+  virtual Status CanWrite() const = 0;
 
   // --- out of space (a full disk or map; writes resume when there is room) ---
 

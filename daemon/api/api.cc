@@ -433,6 +433,7 @@ Response Api::Ready() {
   Status status = store_->health();
   if (status.ok() && !pipeline_->healthy()) status = UnavailableError("the store writer failed");
   if (status.ok() && shutting_down_) status = UnavailableError("shutting down");
+  if (status.ok()) status = store_->CanWrite();
   if (status.ok()) status = pipeline_->out_of_space();
   if (store::IsOutOfSpace(status)) {
     std::string message = "out of space, writes wait for room: ";

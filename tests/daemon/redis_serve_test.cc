@@ -123,6 +123,15 @@ TEST_F(RedisServeTest, BadClusterSettingsStopStartUpWithAClearMessage) {
   EXPECT_EQ(no_auth.port(), 0);
   EXPECT_EQ(no_auth.Wait(), 1) << no_auth.log();
   EXPECT_NE(no_auth.log().find("NOAUTH"), std::string::npos) << no_auth.log();
+  // min_replicas above the replicas the masters have (none here): no write could be
+  // acknowledged, so the daemon does not start, naming the setting and the masters.
+  Daemon unreplicated(dir_, dir_.path() + "/unused", Config() + "min_replicas = 1\n");
+  EXPECT_EQ(unreplicated.port(), 0);
+  EXPECT_EQ(unreplicated.Wait(), 1) << unreplicated.log();
+  EXPECT_NE(unreplicated.log().find("store.redis.min_replicas is 1"), std::string::npos)
+      << unreplicated.log();
+  EXPECT_NE(unreplicated.log().find(cluster_.seeds()[0] + " has 0 of 1"), std::string::npos)
+      << unreplicated.log();
 }
 
 // SIGKILL of a daemon under load: every page it acknowledged is on the cluster, for the next
@@ -190,8 +199,9 @@ TEST_F(RedisServeTest, KilledDaemonLosesNoAcknowledgedPageAndRetriesCompleteTheR
 }
 
 // A node of the cluster killed under a running daemon: the pages whose slots it served are
-// refused as retryable (503) meanwhile; once it is back (from its append-only file), the same
-// daemon stores pages again and says it is ready, without a restart.
+// refused as retryable (503) meanwhile and /readyz says it is not ready, naming the node; once it
+// is back (from its append-only file), the same daemon stores pages again and says it is ready,
+// without a restart.
 TEST_F(RedisServeTest, ANodeThatComesBackIsUsedAgainWithoutARestart) {
   std::unique_ptr<Daemon> d = Start();
   ASSERT_GT(d->port(), 0);
@@ -202,6 +212,14 @@ TEST_F(RedisServeTest, ANodeThatComesBackIsUsedAgainWithoutARestart) {
   HttpResponse r = client.Request("POST", "/v1/pages?url=" + Q("https://example.com/during"),
                                   SyntheticPage(2), "text/html");
   EXPECT_EQ(r.status, 503) << r.body;
+  // Readiness says so, naming the node, while it is down (the probe's answer lasts 1 s).
+  const std::string killed = cluster_.seeds()[0];
+  const Clock::time_point not_ready_by = Clock::now() + std::chrono::seconds(10);
+  do {
+    r = Get(*d, "/readyz");
+  } while (r.status == 200 && Clock::now() < not_ready_by);
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(r.body.find(killed), std::string::npos) << r.body;
   const Status back = cluster_.Restart(0);
   ASSERT_TRUE(back.ok()) << back.ToString();
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
@@ -215,7 +233,11 @@ TEST_F(RedisServeTest, ANodeThatComesBackIsUsedAgainWithoutARestart) {
   }
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["verdict"], "new") << r.body;
-  EXPECT_EQ(Get(*d, "/readyz").status, 200);
+  const Clock::time_point ready_by = Clock::now() + std::chrono::seconds(10);
+  do {
+    r = Get(*d, "/readyz");
+  } while (r.status != 200 && Clock::now() < ready_by);
+  EXPECT_EQ(r.status, 200) << r.body;
   r = Get(*d, "/v1/urls?url=" + Q("https://example.com/before"));
   EXPECT_EQ(r.status, 200) << r.body;
 }

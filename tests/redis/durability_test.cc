@@ -70,6 +70,18 @@ TEST_F(DurabilityTest, WaitWithoutEnoughReplicasNamesTheNode) {
   EXPECT_EQ(*next, 11u);  // ids 1..10 are a gap
 }
 
+// The readiness probe of the replicas: without any, min_replicas 1 names every master.
+TEST_F(DurabilityTest, CheckReplicasNamesEachMasterShortOfThem) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->CheckReplicas(0).ok());
+  const Status s = client->CheckReplicas(1);
+  ASSERT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  for (const std::string& seed : cluster_->seeds()) {
+    EXPECT_NE(s.message().find(seed + " has 0 of 1"), std::string::npos) << s.ToString();
+  }
+}
+
 // With a replica per master and min_replicas = 1: threads write batches of keys and acknowledge a
 // batch only once WaitForReplicas(1) says every master written to has it on a replica. A master
 // is killed (SIGKILL) while they write; its replica takes over; every batch acknowledged before
@@ -133,6 +145,7 @@ TEST(DurabilityFailoverTest, AcknowledgedWritesSurviveTheLossOfAMaster) {
   auto probe = ClusterClient::Connect(options);
   ASSERT_TRUE(probe.ok()) << probe.status().ToString();
   const std::string victim = (*probe)->NodeForSlot(0);
+  EXPECT_TRUE((*probe)->CheckReplicas(1).ok());
   killed.store(true);
   const int victim_index = cluster.IndexOfPort(std::stoi(victim.substr(victim.rfind(':') + 1)));
   cluster.Kill(victim_index);
@@ -141,6 +154,14 @@ TEST(DurabilityFailoverTest, AcknowledgedWritesSurviveTheLossOfAMaster) {
   // that touches its slots is acknowledged, until the killed node comes back (from its
   // append-only file) as its replica.
   const int during = acked_batches.load();
+  // The promoted master has no replica: the readiness probe of min_replicas 1 names it.
+  if (failed_over.ok() && (*probe)->RefreshSlots().ok()) {
+    const Status short_of = (*probe)->CheckReplicas(1);
+    EXPECT_EQ(short_of.code(), StatusCode::kUnavailable) << short_of.ToString();
+    EXPECT_NE(short_of.message().find((*probe)->NodeForSlot(0) + " has 0 of 1"),
+              std::string::npos)
+        << short_of.ToString();
+  }
   const Status restarted = failed_over.ok() ? cluster.Restart(victim_index) : failed_over;
   // Keep writing on the healed cluster for a while (bounded).
   const int after = acked_batches.load();
