@@ -10,6 +10,7 @@ port with a temporary store, and runs the Python examples of docs/CLIENTS.md.
         /usr/bin/python3 -m unittest discover -s clients/python/tests -v
 """
 
+import contextlib
 import http.server
 import io
 import json
@@ -279,12 +280,6 @@ class ErrorTest(ScriptedTestCase):
             client.post_pages([{"url": "https://example.com/a", "content": b"\xff\xfe"}])
 
 
-def free_port_that_is_closed():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Daemon:
     """A `shingled serve` on a free loopback port with a store in a temporary directory."""
 
@@ -376,6 +371,7 @@ class DaemonTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        cls.client.close()
         cls.daemon.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
@@ -456,12 +452,12 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(cm.exception.status, 404)
         self.assertEqual(cm.exception.code, "not_found")
         self.assertIn("https://example.com/never", cm.exception.message)
-        with self.assertRaises(Unauthenticated) as cm:
-            Client(self.daemon.url, token="wrong-token-0123456789").post_page(
-                "https://example.com/z", b"<p>z</p>")
+        with self.assertRaises(Unauthenticated) as cm, \
+                Client(self.daemon.url, token="wrong-token-0123456789") as wrong:
+            wrong.post_page("https://example.com/z", b"<p>z</p>")
         self.assertEqual(cm.exception.message, "the bearer token is wrong")
-        with self.assertRaises(Unauthenticated):
-            Client(self.daemon.url).open_sweep("s9")
+        with self.assertRaises(Unauthenticated), Client(self.daemon.url) as none:
+            none.open_sweep("s9")
         with self.assertRaises(InvalidArgument) as cm:
             self.client.post_page("not a url", b"<p>z</p>")
         self.assertIn("url", cm.exception.message)
@@ -477,17 +473,34 @@ class DaemonTest(unittest.TestCase):
 
     def test_the_examples_of_docs_clients_md(self):
         # Each ```python block after a "<!-- clients-test: python -->" line, in order, in one
-        # namespace, against this daemon; the example's token is this daemon's.
+        # namespace, against a daemon of its own (the examples' URLs and sweep are theirs);
+        # the examples' token is this daemon's.
         with open(os.path.join(SOURCE_DIR, "docs", "CLIENTS.md")) as f:
             text = f.read()
         blocks = re.findall(r"<!-- clients-test: python -->\s*```python\n(.*?)```", text, re.S)
-        self.assertGreater(len(blocks), 0)
+        self.assertGreaterEqual(len(blocks), 3)
+        token_file = os.path.join(self.tmp, "token")
+        daemon = Daemon(os.environ["SHINGLED_BINARY"], f'[auth]\ntoken_file = "{token_file}"\n')
+        self.addCleanup(daemon.stop)
         namespace = {}
-        for block in blocks:
-            code = block.replace("http://127.0.0.1:8480", self.daemon.url)
-            code = code.replace('os.environ["SHINGLED_TOKEN"]', repr(TOKEN))
-            exec(compile(code, "docs/CLIENTS.md", "exec"), namespace)
-
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                for block in blocks:
+                    code = block.replace("http://127.0.0.1:8480", daemon.url)
+                    code = code.replace('os.environ["SHINGLED_TOKEN"]', repr(TOKEN))
+                    exec(compile(code, "docs/CLIENTS.md", "exec"), namespace)
+        finally:
+            for value in namespace.values():
+                if isinstance(value, Client):
+                    value.close()
+        # What the examples' comments say they print.
+        printed = out.getvalue().splitlines()
+        self.assertEqual(printed[0], "new duplicate True")
+        self.assertEqual(printed[1], "['new', 'gone']")
+        self.assertEqual(printed[2], "new")
+        self.assertIn("404 not_found URL never stored: https://example.com/never-seen", printed)
+        self.assertEqual(printed[-1], "True")
 
 if __name__ == "__main__":
     unittest.main()
