@@ -6,9 +6,6 @@
 // (its items, in a JSON file) and the crawl's shingled/* stats (another JSON file); then a daemon
 // that is down, or too slow, with SHINGLED_ON_ERROR "pass" and "fail".
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -18,6 +15,7 @@
 
 #include "tests/crawler/test_server.h"
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/prometheus_server.h"  // FreeLoopbackPort
 
 namespace shingled::testing {
 namespace {
@@ -33,19 +31,6 @@ std::string PageWithLinks(int seed, const std::string& links, const std::string&
   page.insert(page.find("</p>"), extra);
   page.insert(page.find("</body>"), links);
   return page;
-}
-
-// A loopback port that nothing listens on (bound, then closed).
-int ClosedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 struct Crawl {
@@ -192,7 +177,7 @@ TEST_F(ScrapyTest, CopiesAreDroppedAndTheirLinksNeverFollowed) {
 }
 
 TEST_F(ScrapyTest, ADaemonThatIsDownPassesOrFailsAsSet) {
-  const std::string down = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  const std::string down = "http://127.0.0.1:" + std::to_string(FreeLoopbackPort());
   // "pass": the crawl goes on unchecked; each page says why in its meta.
   Crawl crawl = RunCrawl(down, {"SHINGLED_SWEEP=s", "SHINGLED_ON_ERROR=pass"});
   ASSERT_EQ(crawl.exit_code, 0) << crawl.log;

@@ -233,15 +233,10 @@ class Client:
             Unavailable, InsufficientStorage: still so after the retries.
             ConnectionFailed: the daemon could not be reached or was too slow.
         """
-        query: Dict[str, Any] = {"url": url}
-        if fetched_at is not None:
-            query["fetched_at"] = format_date(fetched_at)
-        if status is not None:
-            query["status"] = int(status)
-        if location is not None:
-            query["location"] = location
-        if sweep is not None:
-            query["sweep"] = sweep
+        # Parameters left None are not sent.
+        query = {"url": url, "fetched_at": _date_or_none(fetched_at),
+                 "status": None if status is None else int(status), "location": location,
+                 "sweep": sweep}
         headers = {}
         if content_type:
             headers["Content-Type"] = content_type
@@ -335,14 +330,9 @@ class Client:
         """
         if (url is None) == (page is None):
             raise ValueError("give url or page, not both or neither")
-        query: Dict[str, Any] = {}
-        if threshold is not None:
-            query["threshold"] = threshold
-        if limit is not None:
-            query["limit"] = limit
+        query = {"threshold": threshold, "limit": limit}
         if url is not None:
-            query["url"] = url
-            return self._request("GET", "/v1/similar", query)
+            return self._request("GET", "/v1/similar", dict(query, url=url))
         return self._request("POST", "/v1/similar", query, body=bytes(page or b""),
                              headers={"Content-Type": content_type})
 
@@ -360,8 +350,8 @@ class Client:
     def cluster(self, cluster_id: int, *, after: Optional[str] = None,
                 limit: Optional[int] = None) -> Dict[str, Any]:
         """A cluster (by its id or any member's document id), a page of its members."""
-        query = {k: v for k, v in (("after", after), ("limit", limit)) if v is not None}
-        return self._request("GET", f"/v1/clusters/{int(cluster_id)}", query)
+        return self._request("GET", f"/v1/clusters/{int(cluster_id)}",
+                             {"after": after, "limit": limit})
 
     def document(self, doc_id: int) -> Dict[str, Any]:
         """A stored document (``GET /v1/documents/ID``)."""
@@ -403,14 +393,10 @@ class Client:
             Conflict: a closed sweep has this name, or the open one has another scope.
             InvalidArgument: a bad name, date, host or prefix.
         """
-        body: Dict[str, Any] = {"name": name}
-        if start is not None:
-            body["start"] = format_date(start)
-        if hosts is not None:
-            body["hosts"] = list(hosts)
-        if prefixes is not None:
-            body["prefixes"] = list(prefixes)
-        return self._request("POST", "/v1/sweeps", json_body=body)
+        body = {"name": name, "start": _date_or_none(start),
+                "hosts": None if hosts is None else list(hosts),
+                "prefixes": None if prefixes is None else list(prefixes)}
+        return self._request("POST", "/v1/sweeps", json_body=_without_none(body))
 
     def close_sweep(self, name: str, *, end: Optional[DateLike] = None, dry_run: bool = False,
                     limit: Optional[int] = None) -> Dict[str, Any]:
@@ -420,14 +406,9 @@ class Client:
 
         Raises NotFound for an unknown sweep, InvalidArgument for an ``end`` before its start.
         """
-        body: Dict[str, Any] = {}
-        if end is not None:
-            body["end"] = format_date(end)
-        if dry_run:
-            body["dry_run"] = True
-        if limit is not None:
-            body["limit"] = limit
-        return self._request("POST", f"/v1/sweeps/{_segment(name)}/close", json_body=body)
+        body = {"end": _date_or_none(end), "dry_run": True if dry_run else None, "limit": limit}
+        return self._request("POST", f"/v1/sweeps/{_segment(name)}/close",
+                             json_body=_without_none(body))
 
     def reopen_sweep(self, name: str) -> Dict[str, Any]:
         """Undoes a close (``POST /v1/sweeps/NAME/reopen``): the sweep with ``removed_gone``."""
@@ -506,7 +487,7 @@ class Client:
         """Sends a request, retrying as the policy says; the decoded answer, or raises."""
         policy = retry or self.retry
         target = self._prefix + route
-        params = {k: v for k, v in (query or {}).items() if v is not None}
+        params = _without_none(query or {})
         if params:
             target += "?" + urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
         all_headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
@@ -587,6 +568,15 @@ class Client:
         raise error_for(response.status, code, message or response.reason,
                         parse_retry_after(response.getheader("Retry-After")),
                         parsed if isinstance(parsed, dict) else None)
+
+
+def _without_none(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The entries whose value is not None: the parameters a caller gave."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _date_or_none(value: Optional[DateLike]) -> Optional[str]:
+    return None if value is None else format_date(value)
 
 
 def _segment(name: str) -> str:
