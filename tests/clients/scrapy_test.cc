@@ -103,7 +103,8 @@ class ScrapyTest : public ::testing::Test {
   json Sweep(const std::string& name) {
     HttpResponse r = HttpClient(daemon_->port()).Request("GET", "/v1/sweeps");
     EXPECT_EQ(r.status, 200) << r.body;
-    for (const json& s : json::parse(r.body)["sweeps"]) {
+    const json sweeps = json::parse(r.body);  // not in the loop's head: a temporary dies there
+    for (const json& s : sweeps["sweeps"]) {
       if (s["name"] == name) return s;
     }
     ADD_FAILURE() << "no sweep " << name << " in " << r.body;

@@ -125,8 +125,10 @@ class ShingledMiddleware:
                             backoff=s.getfloat("SHINGLED_RETRY_BACKOFF", 0.5),
                             max_backoff=s.getfloat("SHINGLED_RETRY_MAX_WAIT", 10.0),
                             max_wait=s.getfloat("SHINGLED_RETRY_MAX_WAIT", 10.0))
-        client = Client(url, token=s.get("SHINGLED_TOKEN") or None,
-                        timeout=s.getfloat("SHINGLED_TIMEOUT", 5.0), retry=retry)
+        timeout = s.getfloat("SHINGLED_TIMEOUT", 5.0)
+        if not timeout > 0:
+            raise ValueError(f"SHINGLED_TIMEOUT must be a number of seconds over 0, not {timeout}")
+        client = Client(url, token=s.get("SHINGLED_TOKEN") or None, timeout=timeout, retry=retry)
         mw = cls(crawler, client, sweep=s.get("SHINGLED_SWEEP") or None,
                  drop=_verdict_list(s.get("SHINGLED_DROP", [])),
                  on_error=str(s.get("SHINGLED_ON_ERROR", "pass")),
