@@ -9,8 +9,9 @@ The Scrapy downloader middleware is :class:`shingled_client.scrapy.ShingledMiddl
 (docs/CLIENTS.md). This package needs the standard library only; the middleware needs Scrapy.
 """
 
-from .client import (NO_RETRY, REDIRECT_STATUSES, VERDICTS, BatchResult, Client, PageResult,
-                     RetryPolicy, format_date, parse_retry_after)
+from .client import Client
+from .results import REDIRECT_STATUSES, VERDICTS, BatchResult, PageResult, format_date
+from .retry import NO_RETRY, RetryPolicy, parse_retry_after
 from .errors import (ApiError, Conflict, ConnectionFailed, InsufficientStorage, InvalidArgument,
                      MethodNotAllowed, NotFound, NoWarcRecords, PayloadTooLarge, ServerError,
                      ShingledError, Unauthenticated, Unavailable, UnsupportedMediaType)

@@ -14,140 +14,17 @@ attempt in the same sweep once (a "replay").
 from __future__ import annotations
 
 import datetime as _dt
-import email.utils
 import http.client
 import io
 import json
 import os
 import threading
-import time
 import urllib.parse
-from dataclasses import dataclass, field
-from typing import (IO, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import IO, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import ApiError, ConnectionFailed, error_for
-
-#: The verdicts a posted page can get (docs/API.md, "Ingest").
-VERDICTS: Tuple[str, ...] = ("new", "unchanged", "duplicate", "near_duplicate", "gone",
-                             "redirect", "failed")
-
-#: The statuses the daemon reads as a redirect; a page posted with one needs its ``location``.
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-
-DateLike = Union[str, _dt.datetime, _dt.date]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before trying a request again.
-
-    A request answered with a status in ``statuses`` (503 and 507 by default: the daemon is
-    busy, shutting down or out of space, and says so with ``Retry-After``) is tried again, at
-    most ``attempts`` times in all. Before the n-th retry (n = 0, 1, ...) it waits
-    ``min(backoff * 2**n, max_backoff)`` seconds, or the ``Retry-After`` the daemon sent if that
-    is longer. A wait longer than ``max_wait`` is not made: the error is raised at once, so that
-    a caller with a deadline (a crawler) is never held for minutes.
-
-    ``retry_connection_errors`` also retries a refused or broken connection (a daemon being
-    restarted); off by default, as a daemon that is down usually stays down longer than a
-    caller should wait. A timeout is never retried: the daemon is there but slow, and trying
-    again would only add load.
-
-    ``sleep`` is how the wait is made; tests pass one that records the waits.
-    """
-
-    attempts: int = 4
-    backoff: float = 0.5
-    max_backoff: float = 30.0
-    max_wait: float = 120.0
-    statuses: Tuple[int, ...] = (503, 507)
-    retry_connection_errors: bool = False
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise ValueError(f"attempts must be at least 1, not {self.attempts}")
-        if self.backoff < 0 or self.max_backoff < 0 or self.max_wait < 0:
-            raise ValueError("backoff, max_backoff and max_wait must not be negative")
-
-    def wait_before(self, retry: int, retry_after: Optional[float]) -> float:
-        """Seconds to wait before retry number ``retry`` (0 for the first retry)."""
-        wait = min(self.backoff * (2 ** retry), self.max_backoff)
-        if retry_after is not None:
-            wait = max(wait, retry_after)
-        return wait
-
-
-#: A policy that never retries.
-NO_RETRY = RetryPolicy(attempts=1)
-
-
-@dataclass
-class PageResult:
-    """The daemon's answer for one posted page.
-
-    ``verdict`` is one of :data:`VERDICTS`, or None for a page of a batch that the store
-    refused (``error`` then holds the daemon's ``{"code", "message"}``). ``doc`` and ``cluster``
-    are 0 for a dead page, a redirect, or a failed attempt of a URL with no document. ``raw`` is
-    the whole answer (``matches``, ``previous``, ``replayed``, ...; docs/API.md).
-    """
-
-    url: str
-    verdict: Optional[str]
-    doc: int = 0
-    cluster: int = 0
-    url_id: int = 0
-    replayed: bool = False
-    matches: List[Dict[str, Any]] = field(default_factory=list)
-    error: Optional[Dict[str, Any]] = None
-    raw: Dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, answer: Mapping[str, Any]) -> "PageResult":
-        """Builds a result from one page's JSON answer."""
-        return cls(url=answer.get("url", ""), verdict=answer.get("verdict"),
-                   doc=answer.get("doc") or 0, cluster=answer.get("cluster") or 0,
-                   url_id=answer.get("url_id") or 0, replayed=bool(answer.get("replayed")),
-                   matches=list(answer.get("matches") or []), error=answer.get("error"),
-                   raw=dict(answer))
-
-
-@dataclass
-class BatchResult:
-    """The daemon's answer for a batch: one :class:`PageResult` per page, in order."""
-
-    pages: int
-    errors: int
-    results: List[PageResult]
-
-
-def format_date(value: DateLike) -> str:
-    """An ISO-8601 date for the API: a string is passed as it is, a naive datetime is UTC."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    return value.isoformat()
-
-
-def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
-    """Seconds from a ``Retry-After`` header (delay-seconds or an HTTP date); None if absent or
-    unreadable. A date in the past is 0."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+from .results import BatchResult, DateLike, PageResult, format_date
+from .retry import NO_RETRY, RetryPolicy, parse_retry_after
 
 
 class _Body:

@@ -40,7 +40,9 @@ from scrapy.spiders import Spider
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from .client import REDIRECT_STATUSES, VERDICTS, Client, RetryPolicy
+from .client import Client
+from .results import REDIRECT_STATUSES, VERDICTS
+from .retry import RetryPolicy
 from .errors import ApiError, ConnectionFailed, ShingledError
 
 logger = logging.getLogger(__name__)
