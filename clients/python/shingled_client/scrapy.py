@@ -41,9 +41,9 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from .client import Client
+from .errors import ApiError, ConnectionFailed, ShingledError
 from .results import REDIRECT_STATUSES, VERDICTS
 from .retry import RetryPolicy
-from .errors import ApiError, ConnectionFailed, ShingledError
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +122,11 @@ class ShingledMiddleware:
         url = s.get("SHINGLED_URL")
         if not url:
             raise NotConfigured("SHINGLED_URL is not set")
+        retries = s.getint("SHINGLED_RETRIES", 2)
+        if retries < 0:
+            raise ValueError(f"SHINGLED_RETRIES must be 0 or more, not {retries}")
         # A crawler should not stall on the daemon: short waits, few retries, by default.
-        retry = RetryPolicy(attempts=1 + max(0, s.getint("SHINGLED_RETRIES", 2)),
+        retry = RetryPolicy(attempts=1 + retries,
                             backoff=s.getfloat("SHINGLED_RETRY_BACKOFF", 0.5),
                             max_backoff=s.getfloat("SHINGLED_RETRY_MAX_WAIT", 10.0),
                             max_wait=s.getfloat("SHINGLED_RETRY_MAX_WAIT", 10.0))
