@@ -23,6 +23,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # the report tests render the HTML pages headless
   chromium-driver python3-selenium  # the sign-in test fills the login form in Chromium
+  python3-scrapy  # the Python client's Scrapy middleware runs in a real crawl (tests/clients/)
   wget  # the WARC interop test crawls a loopback site with GNU wget
   curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
