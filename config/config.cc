@@ -25,11 +25,21 @@ bool HasControlCharacter(std::string_view text) {
 // marked; Finish() then rejects the keys nobody asked for, so a typo never passes silently.
 class TableReader {
  public:
+  // `catalog`, when not null, gets each key asked for: its type, range and the value it has
+  // before the table is read (ConfigKeys).
   TableReader(const toml::table& table, std::string section, std::string_view source,
-              Status* status)
-      : table_(table), section_(std::move(section)), source_(source), status_(status) {}
+              Status* status, std::vector<ConfigKey>* catalog = nullptr)
+      : table_(table),
+        section_(std::move(section)),
+        source_(source),
+        status_(status),
+        catalog_(catalog) {}
 
   void Int(const char* key, int64_t min, int64_t max, int64_t* out) {
+    Note(key, "integer", std::to_string(min) + ".." + std::to_string(max), std::to_string(*out));
+    ReadInt(key, min, max, out);
+  }
+  void ReadInt(const char* key, int64_t min, int64_t max, int64_t* out) {
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* v = node->as_integer();
@@ -42,14 +52,18 @@ class TableReader {
     *out = v->get();
   }
   void OptionalInt(const char* key, int64_t min, int64_t max, std::optional<int64_t>* out) {
+    Note(key, "integer", std::to_string(min) + ".." + std::to_string(max) + ", or left out",
+         out->has_value() ? std::to_string(**out) : "");
     const bool present = table_.contains(key);
     int64_t value = 0;
-    Int(key, min, max, &value);
+    ReadInt(key, min, max, &value);
     if (present && status_->ok()) *out = value;
   }
   // For unsigned 64-bit values (seeds): a TOML integer is signed, so the full range is written
   // as a hex string "0x...", or as a non-negative integer.
   void OptionalU64(const char* key, std::optional<uint64_t>* out) {
+    Note(key, "integer or \"0x...\"", "0..2^64-1, or left out",
+         out->has_value() ? std::to_string(**out) : "");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     if (const auto* i = node->as_integer()) {
@@ -69,6 +83,7 @@ class TableReader {
     *out = value;
   }
   void Double(const char* key, double min_exclusive, double max, double* out) {
+    Note(key, "number", "(" + Number(min_exclusive) + ", " + Number(max) + "]", Number(*out));
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     double value;
@@ -87,6 +102,7 @@ class TableReader {
     *out = value;
   }
   void Bool(const char* key, bool* out) {
+    Note(key, "boolean", "", *out ? "true" : "false");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* v = node->as_boolean();
@@ -95,6 +111,19 @@ class TableReader {
   }
   // A string, optionally one of `allowed`.
   void String(const char* key, std::string* out, const std::set<std::string>& allowed = {}) {
+    Note(key, "string", allowed.empty() ? "" : "one of " + Join(allowed), Quote(*out));
+    ReadString(key, out, allowed);
+  }
+  void OptionalString(const char* key, std::optional<std::string>* out,
+                      const std::set<std::string>& allowed) {
+    Note(key, "string", "one of " + Join(allowed) + ", or left out",
+         out->has_value() ? Quote(**out) : "");
+    const bool present = table_.contains(key);
+    std::string value;
+    ReadString(key, &value, allowed);
+    if (present && status_->ok()) *out = std::move(value);
+  }
+  void ReadString(const char* key, std::string* out, const std::set<std::string>& allowed = {}) {
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* v = node->as_string();
@@ -109,6 +138,10 @@ class TableReader {
   void StringList(const char* key, const std::set<std::string>& allowed,
                   std::vector<std::string>* out,
                   const std::function<std::string(const std::string&)>& check = nullptr) {
+    std::string list;
+    for (const std::string& v : *out) list += (list.empty() ? "" : ", ") + Quote(v);
+    Note(key, "array of strings", allowed.empty() ? "" : "each one of " + Join(allowed),
+         "[" + list + "]");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* array = node->as_array();
@@ -131,6 +164,8 @@ class TableReader {
   }
   // A duration in seconds: an integer, or a string for ParseDurationSeconds. 0 or min..max.
   void Seconds(const char* key, int64_t min, int64_t max, int64_t* out) {
+    Note(key, "duration", "0 (off) or " + std::to_string(min) + ".." + std::to_string(max) + " s",
+         std::to_string(*out));
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     int64_t value = 0;
@@ -154,16 +189,19 @@ class TableReader {
   template <typename F>
   void Table(const char* key, F read) {
     const toml::node* node = Find(key);
-    if (node == nullptr) return;
-    const toml::table* table = node->as_table();
+    static const toml::table kEmpty;
+    // Listing the keys, a table the file leaves out is listed all the same.
+    if (node == nullptr && catalog_ == nullptr) return;
+    const toml::table* table = node != nullptr ? node->as_table() : &kEmpty;
     if (table == nullptr) return Fail(*node, key, "expected a table");
-    TableReader reader(*table, section_ + "." + key, source_, status_);
+    TableReader reader(*table, section_ + "." + key, source_, status_, catalog_);
     read(reader);
     reader.Finish();
   }
   void Listen(const char* key, ListenAddress* out) {
+    Note(key, "string", "\"HOST:PORT\" or \"[IPV6]:PORT\"", Quote(out->ToString()));
     std::string text;
-    String(key, &text);
+    ReadString(key, &text);
     if (text.empty()) return;
     StatusOr<ListenAddress> address = ParseListenAddress(text);
     if (!address.ok()) return Fail(*table_.get(key), key, address.status().message());
@@ -182,6 +220,24 @@ class TableReader {
   }
 
  private:
+  void Note(const char* key, std::string type, std::string range, std::string value) {
+    if (catalog_ == nullptr) return;
+    catalog_->push_back({section_ + "." + key, std::move(type), std::move(range), std::move(value)});
+  }
+  // The shortest text that reads back as `v`.
+  static std::string Number(double v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+    return std::string(buf, end);
+  }
+  static std::string Quote(const std::string& v) {
+    std::string out = "\"";
+    for (char ch : v) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    return out + "\"";
+  }
   const toml::node* Find(const char* key) {
     seen_.insert(key);
     if (!status_->ok()) return nullptr;
@@ -205,25 +261,28 @@ class TableReader {
   const std::string section_;
   const std::string_view source_;
   Status* status_;
+  std::vector<ConfigKey>* catalog_;
   std::set<std::string> seen_;
 };
 
 constexpr int64_t kMaxMs = 3600000;
 
-// Calls `read` with a reader of the table [name], if the file has it.
+// Calls `read` with a reader of the table [name], if the file has it (always, listing the keys
+// into `catalog`).
 template <typename F>
 void Section(const toml::table& root, const char* name, std::string_view source, Status* status,
-             F read) {
+             std::vector<ConfigKey>* catalog, F read) {
   const toml::node* node = root.get(name);
-  if (node == nullptr || !status->ok()) return;
-  const toml::table* table = node->as_table();
+  static const toml::table kEmpty;
+  if ((node == nullptr && catalog == nullptr) || !status->ok()) return;
+  const toml::table* table = node != nullptr ? node->as_table() : &kEmpty;
   if (table == nullptr) {
     *status =
         InvalidArgumentError(std::string(source) + ":" + std::to_string(node->source().begin.line) +
                              ": " + name + ": expected a table");
     return;
   }
-  TableReader reader(*table, name, source, status);
+  TableReader reader(*table, name, source, status, catalog);
   read(reader);
   reader.Finish();
 }
@@ -266,18 +325,15 @@ StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
   return out;
 }
 
-StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source);
-  } catch (const toml::parse_error& e) {
-    // toml++ reports syntax errors with exceptions; they stop here, at the module border.
-    return InvalidArgumentError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
-                                ": " + std::string(e.description()));
-  }
-  Config c;
+namespace {
+
+// Reads every section of `root` into `*c` (the keys left out keep their values), listing each key
+// into `catalog` when it is not null.
+Status ReadSections(const toml::table& root, std::string_view source, Config* config,
+                    std::vector<ConfigKey>* catalog) {
+  Config& c = *config;
   Status status;
-  Section(root, "server", source, &status, [&](TableReader& r) {
+  Section(root, "server", source, &status, catalog, [&](TableReader& r) {
     r.Listen("listen", &c.server.listen);
     r.Int("read_timeout_ms", 1, kMaxMs, &c.server.read_timeout_ms);
     r.Int("write_timeout_ms", 1, kMaxMs, &c.server.write_timeout_ms);
@@ -295,7 +351,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("min_body_bytes_per_window", 1, int64_t{1} << 30, &c.server.min_body_bytes_per_window);
     r.Int("body_rate_window_ms", 100, kMaxMs, &c.server.body_rate_window_ms);
   });
-  Section(root, "limits", source, &status, [&](TableReader& r) {
+  Section(root, "limits", source, &status, catalog, [&](TableReader& r) {
     r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.limits.max_body_bytes);
     r.Int("max_header_bytes", 1024, int64_t{1} << 20, &c.limits.max_header_bytes);
     r.Int("max_url_bytes", 16, 65536, &c.limits.max_url_bytes);
@@ -306,7 +362,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("warc_slot_min_bytes_per_second", 0, int64_t{1} << 40,
           &c.limits.warc_slot_min_bytes_per_second);
   });
-  Section(root, "ingest", source, &status, [&](TableReader& r) {
+  Section(root, "ingest", source, &status, catalog, [&](TableReader& r) {
     r.String("default_sweep", &c.ingest.default_sweep);
     r.Int("retry_after_s", 1, 3600, &c.ingest.retry_after_s);
     r.String("canonicalizer", &c.ingest.canonicalizer, {"gumbo", "streaming"});
@@ -317,7 +373,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.Int("min_batch_pages", 1, 100000, &c.ingest.min_batch_pages);
     r.Bool("measure_batch_size", &c.ingest.measure_batch_size);
   });
-  Section(root, "store", source, &status, [&](TableReader& r) {
+  Section(root, "store", source, &status, catalog, [&](TableReader& r) {
     r.String("path", &c.store.path);
     r.Double("similar_threshold", 0.0, 1.0, &c.store.similar_threshold);
     r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
@@ -353,7 +409,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
       t.Int("expected_documents", 1000, int64_t{1000000000000}, &c.store.redis.expected_documents);
     });
   });
-  Section(root, "sketch", source, &status, [&](TableReader& r) {
+  Section(root, "sketch", source, &status, catalog, [&](TableReader& r) {
     r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);
     r.OptionalInt("feature_groups", 1, 32, &c.sketch.feature_groups);
     r.OptionalInt("group_size", 1, 64, &c.sketch.group_size);
@@ -366,23 +422,23 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.OptionalU64("seed", &c.sketch.seed);
     // Ranges of one key; the relations between them (min < max, backup < main <= max) are
     // checked with the sketch parameters when the store is opened.
-    r.String("chunk_input", &c.sketch.chunk_input, {"none", "canonical_text", "raw_bytes"});
+    r.OptionalString("chunk_input", &c.sketch.chunk_input, {"none", "canonical_text", "raw_bytes"});
     r.OptionalInt("chunk_min_size", 16, (1 << 20) - 1, &c.sketch.chunk_min_size);
     r.OptionalInt("chunk_max_size", 17, 1 << 20, &c.sketch.chunk_max_size);
     r.OptionalInt("chunk_main_divisor", 3, 1 << 20, &c.sketch.chunk_main_divisor);
     r.OptionalInt("chunk_backup_divisor", 2, (1 << 20) - 1, &c.sketch.chunk_backup_divisor);
   });
-  Section(root, "auth", source, &status, [&](TableReader& r) {
+  Section(root, "auth", source, &status, catalog, [&](TableReader& r) {
     r.String("token_file", &c.auth.token_file);
     r.Bool("protect_writes", &c.auth.protect_writes);
     r.Bool("protect_reads", &c.auth.protect_reads);
   });
-  Section(root, "logging", source, &status, [&](TableReader& r) {
+  Section(root, "logging", source, &status, catalog, [&](TableReader& r) {
     r.String("level", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
     r.Bool("access_log", &c.logging.access_log);
   });
-  Section(root, "crawler", source, &status, [&](TableReader& r) {
+  Section(root, "crawler", source, &status, catalog, [&](TableReader& r) {
     // Only the shape is checked here (this module depends on nothing); the daemon parses each
     // URL with the crawler's parser at start-up.
     auto http_url = [](const std::string& url) -> std::string {
@@ -431,7 +487,11 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
           std::string(key.str()) + ": unknown " + (node.is_table() ? "table" : "key"));
     }
   }
-  // Cross-field checks.
+  return OkStatus();
+}
+
+// The rules between keys, on the values read.
+StatusOr<Config> CheckAcrossKeys(const toml::table& root, std::string_view source, Config c) {
   auto line_of = [&](const char* path) {
     const toml::node* node = root.at_path(path).node();
     return node != nullptr ? std::to_string(node->source().begin.line) : std::string("0");
@@ -505,103 +565,36 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
   return c;
 }
 
+}  // namespace
+
+StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    // toml++ reports syntax errors with exceptions; they stop here, at the module border.
+    return InvalidArgumentError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
+                                ": " + std::string(e.description()));
+  }
+  Config c;
+  if (Status read = ReadSections(root, source, &c, nullptr); !read.ok()) return read;
+  return CheckAcrossKeys(root, source, std::move(c));
+}
+
+std::vector<ConfigKey> ConfigKeys(const Config& values) {
+  static const toml::table kEmpty;
+  Config c = values;
+  std::vector<ConfigKey> keys;
+  ReadSections(kEmpty, "", &c, &keys).IgnoreError();  // nothing to read: nothing can fail
+  return keys;
+}
+
 std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
+  const std::vector<ConfigKey> before = ConfigKeys(a), after = ConfigKeys(b);
   std::vector<std::string> out;
-  auto field = [&](const char* key, const auto& x, const auto& y) {
-    if (!(x == y)) out.emplace_back(key);
-  };
-#define SHINGLED_FIELD(section, name) field(#section "." #name, a.section.name, b.section.name)
-  SHINGLED_FIELD(server, listen);
-  SHINGLED_FIELD(server, read_timeout_ms);
-  SHINGLED_FIELD(server, write_timeout_ms);
-  SHINGLED_FIELD(server, shutdown_deadline_ms);
-  SHINGLED_FIELD(server, max_sessions);
-  SHINGLED_FIELD(server, max_pipelined_requests);
-  SHINGLED_FIELD(server, io_threads);
-  SHINGLED_FIELD(server, read_threads);
-  SHINGLED_FIELD(server, read_queue);
-  SHINGLED_FIELD(server, read_budget_ms);
-  SHINGLED_FIELD(server, header_timeout_ms);
-  SHINGLED_FIELD(server, max_sessions_per_client);
-  SHINGLED_FIELD(server, max_body_bytes_in_flight);
-  SHINGLED_FIELD(server, min_body_bytes_per_window);
-  SHINGLED_FIELD(server, body_rate_window_ms);
-  SHINGLED_FIELD(limits, max_body_bytes);
-  SHINGLED_FIELD(limits, max_header_bytes);
-  SHINGLED_FIELD(limits, max_url_bytes);
-  SHINGLED_FIELD(limits, max_batch_pages);
-  SHINGLED_FIELD(limits, max_warc_body_bytes);
-  SHINGLED_FIELD(limits, max_warc_uploads);
-  SHINGLED_FIELD(limits, max_warc_uploads_per_client);
-  SHINGLED_FIELD(limits, warc_slot_min_bytes_per_second);
-  SHINGLED_FIELD(ingest, default_sweep);
-  SHINGLED_FIELD(ingest, retry_after_s);
-  SHINGLED_FIELD(ingest, canonicalizer);
-  SHINGLED_FIELD(ingest, workers);
-  SHINGLED_FIELD(ingest, queue_pages);
-  SHINGLED_FIELD(ingest, queue_bytes);
-  SHINGLED_FIELD(ingest, batch_pages);
-  SHINGLED_FIELD(ingest, min_batch_pages);
-  SHINGLED_FIELD(ingest, measure_batch_size);
-  SHINGLED_FIELD(store, backend);
-  SHINGLED_FIELD(store, redis);
-  SHINGLED_FIELD(store, path);
-  SHINGLED_FIELD(store, similar_threshold);
-  SHINGLED_FIELD(store, common_value_limit);
-  SHINGLED_FIELD(store, cluster_relations);
-  SHINGLED_FIELD(store, verified_threshold);
-  SHINGLED_FIELD(store, max_candidates);
-  SHINGLED_FIELD(store, max_matches);
-  SHINGLED_FIELD(store, template_max_docs);
-  SHINGLED_FIELD(store, template_host_share);
-  SHINGLED_FIELD(store, template_min_host_pages);
-  SHINGLED_FIELD(store, initial_map_size);
-  SHINGLED_FIELD(store, max_map_size);
-  SHINGLED_FIELD(store, durable);
-  SHINGLED_FIELD(store, max_readers);
-  SHINGLED_FIELD(store, warm_map);
-  SHINGLED_FIELD(store, key_filter);
-  SHINGLED_FIELD(sketch, shingle_size);
-  SHINGLED_FIELD(sketch, feature_groups);
-  SHINGLED_FIELD(sketch, group_size);
-  SHINGLED_FIELD(sketch, fungible_threshold);
-  SHINGLED_FIELD(sketch, min_sample_size);
-  SHINGLED_FIELD(sketch, supershingle_span);
-  SHINGLED_FIELD(sketch, supershingle_window);
-  SHINGLED_FIELD(sketch, mod_sample_max);
-  SHINGLED_FIELD(sketch, verify_sample_size);
-  SHINGLED_FIELD(sketch, seed);
-  SHINGLED_FIELD(sketch, chunk_input);
-  SHINGLED_FIELD(sketch, chunk_min_size);
-  SHINGLED_FIELD(sketch, chunk_max_size);
-  SHINGLED_FIELD(sketch, chunk_main_divisor);
-  SHINGLED_FIELD(sketch, chunk_backup_divisor);
-  SHINGLED_FIELD(auth, token_file);
-  SHINGLED_FIELD(auth, protect_writes);
-  SHINGLED_FIELD(auth, protect_reads);
-  SHINGLED_FIELD(logging, level);
-  SHINGLED_FIELD(logging, access_log);
-  SHINGLED_FIELD(crawler, enabled);
-  SHINGLED_FIELD(crawler, seeds);
-  SHINGLED_FIELD(crawler, allowed_hosts);
-  SHINGLED_FIELD(crawler, allowed_prefixes);
-  SHINGLED_FIELD(crawler, max_depth);
-  SHINGLED_FIELD(crawler, max_pages);
-  field("crawler.every", a.crawler.every_s, b.crawler.every_s);
-  SHINGLED_FIELD(crawler, sweep_prefix);
-  SHINGLED_FIELD(crawler, user_agent);
-  SHINGLED_FIELD(crawler, obey_robots);
-  SHINGLED_FIELD(crawler, allow_private_addresses);
-  SHINGLED_FIELD(crawler, content_types);
-  SHINGLED_FIELD(crawler, max_redirects);
-  SHINGLED_FIELD(crawler, per_host_delay_ms);
-  SHINGLED_FIELD(crawler, max_crawl_delay_ms);
-  SHINGLED_FIELD(crawler, max_fetches_per_host);
-  SHINGLED_FIELD(crawler, max_active_fetches);
-  SHINGLED_FIELD(crawler, connect_timeout_ms);
-  SHINGLED_FIELD(crawler, total_timeout_ms);
-  SHINGLED_FIELD(crawler, max_body_bytes);
-#undef SHINGLED_FIELD
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (before[i].value != after[i].value) out.push_back(before[i].name);
+  }
   return out;
 }
 

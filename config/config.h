@@ -206,11 +206,11 @@ struct StoreOptions {
 struct SketchOptions {
   std::optional<int64_t> shingle_size, feature_groups, group_size, fungible_threshold;
   std::optional<int64_t> min_sample_size, supershingle_span, supershingle_window, mod_sample_max;
-  std::optional<int64_t> verify_sample_size;  // issue 34: 0 or 16..480
+  std::optional<int64_t> verify_sample_size;  // 0 or 16..480
   std::optional<uint64_t> seed;
-  // Content-defined chunks (dedup/chunker.h, issue 32); recorded like the rest. chunk_input is
-  // "none", "canonical_text" or "raw_bytes"; "" (left out) keeps the default.
-  std::string chunk_input;
+  // Content-defined chunks (dedup/chunker.h); recorded like the rest. chunk_input is "none",
+  // "canonical_text" or "raw_bytes"; left out keeps the default.
+  std::optional<std::string> chunk_input;
   std::optional<int64_t> chunk_min_size, chunk_max_size, chunk_main_divisor, chunk_backup_divisor;
 };
 
@@ -309,9 +309,20 @@ struct Config {
   CrawlerOptions crawler;
 };
 
+// One key of the configuration as the parser reads it. The parser's call for a key is its one
+// definition (name, type, range; its default is config.h's), and this is what it says:
+// `shingled config keys` prints it, and a test holds config/shingled.toml to it.
+struct ConfigKey {
+  std::string name;   // "section.key", or "store.redis.key"
+  std::string type;   // "integer", "number", "boolean", "string", "array of strings", ...
+  std::string range;  // "1..64", "(0, 1]", "one of a, b", or "" for any value of the type
+  std::string value;  // as TOML writes it; "" for an optional key left out
+};
+// Every key, in file order, with its value in `values` (the defaults when left out).
+std::vector<ConfigKey> ConfigKeys(const Config& values = Config{});
+
 // The keys ("section.key", as in the file) whose values differ between `a` and `b`, in file
-// order. For SIGHUP, which applies some keys and names the others as needing a restart. A field
-// added to the model must be added to it (config.cc lists them).
+// order. For SIGHUP, which applies some keys and names the others as needing a restart.
 std::vector<std::string> ChangedKeys(const Config& a, const Config& b);
 
 // Parses TOML text; `source` names it in errors ("shingled.toml:12: server.listen: ...").

@@ -3,6 +3,9 @@
 // the token file, the crawler's seeds). Exit 0 when it passes (its warnings,
 // config::ConfigWarnings, printed one a line as "warning: ..."), 2 when it does not (the error
 // naming the key, and the line when the loader refused it).
+// `shingled config keys [--config FILE]`: the keys the parser reads (config::ConfigKeys).
+#include <algorithm>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -28,16 +31,50 @@ int ConfigCheck(const std::string& config_file) {
   return kExitOk;
 }
 
+// `shingled config keys [--config FILE]`: every key the parser reads, with its type, range and
+// value (the defaults, or FILE's values), one a line in columns.
+int ConfigKeysList(const std::string& config_file) {
+  config::Config values;
+  if (!config_file.empty()) {
+    StatusOr<config::Config> loaded = config::LoadConfigFile(config_file);
+    if (!loaded.ok()) return Fail("config keys", loaded.status(), kExitUsage);
+    values = *std::move(loaded);
+  }
+  const std::vector<config::ConfigKey> keys = config::ConfigKeys(values);
+  size_t name_width = 3, type_width = 4, range_width = 5;
+  for (const config::ConfigKey& k : keys) {
+    name_width = std::max(name_width, k.name.size());
+    type_width = std::max(type_width, k.type.size());
+    range_width = std::max(range_width, k.range.size());
+  }
+  auto row = [&](const std::string& name, const std::string& type, const std::string& range,
+                 const std::string& value) {
+    std::cout << std::left << std::setw(static_cast<int>(name_width + 2)) << name
+              << std::setw(static_cast<int>(type_width + 2)) << type
+              << std::setw(static_cast<int>(range_width + 2)) << range << value << "\n";
+  };
+  row("KEY", "TYPE", "RANGE", config_file.empty() ? "DEFAULT" : "VALUE");
+  for (const config::ConfigKey& k : keys) {
+    row(k.name, k.type, k.range, k.value.empty() ? "(left out)" : k.value);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddConfigCommands(CLI::App* app, int* exit_code) {
-  CLI::App* config = app->add_subcommand("config", "Check a config file");
+  CLI::App* config = app->add_subcommand("config", "Check a config file; list the keys");
   config->require_subcommand(1);
   CLI::App* check = config->add_subcommand(
       "check", "Load a config file as serve would; print its warnings; exit 2 if it does not load");
   auto file = std::make_shared<std::string>();
   check->add_option("--config", *file, "The TOML file")->required();
   check->callback([file, exit_code] { *exit_code = ConfigCheck(*file); });
+  CLI::App* keys = config->add_subcommand(
+      "keys", "List every config key with its type, range and default (or FILE's value)");
+  auto keys_file = std::make_shared<std::string>();
+  keys->add_option("--config", *keys_file, "A TOML file whose values to show");
+  keys->callback([keys_file, exit_code] { *exit_code = ConfigKeysList(*keys_file); });
 }
 
 }  // namespace shingled::cli

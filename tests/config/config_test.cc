@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -436,7 +440,12 @@ TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
   EXPECT_EQ(c->store.redis.wait_timeout_ms, 900);
   EXPECT_TRUE(c->store.redis.allow_unsafe_fsync);
   EXPECT_EQ(c->store.redis.expected_documents, 1000000000);
-  EXPECT_EQ(ChangedKeys(Config{}, *c), (std::vector<std::string>{"store.backend", "store.redis"}));
+  EXPECT_EQ(ChangedKeys(Config{}, *c),
+            (std::vector<std::string>{
+                "store.backend", "store.redis.nodes", "store.redis.password_file",
+                "store.redis.min_replicas", "store.redis.connect_timeout_ms",
+                "store.redis.command_timeout_ms", "store.redis.wait_timeout_ms",
+                "store.redis.allow_unsafe_fsync", "store.redis.expected_documents"}));
 
   ExpectError("[store]\nbackend = \"redis\"\n",
               {"test.toml:2:", "store.backend", "lmdb, redis-cluster"});
@@ -558,6 +567,80 @@ TEST(ConfigWarningsTest, HostShareRuleThatCanNeverFireIsNamed) {
       EXPECT_NE(warnings[0].find(part), std::string::npos) << part << " not in: " << warnings[0];
     }
   }
+}
+
+// The keys config/shingled.toml shows ("key = value", or commented "# key = value"), by
+// "section.key", with the value as written (a trailing comment left out).
+std::map<std::string, std::string> KeysOfTheDefaultFile() {
+  std::ifstream in(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  const std::regex section(R"(^(?:# )?\[([a-z_.]+)\]\s*$)");
+  const std::regex key(R"(^(?:# )?([a-z_0-9]+) = (.*?)(?:\s+#.*)?$)");
+  std::map<std::string, std::string> keys;
+  std::string line, current;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, section)) {
+      current = m[1];
+    } else if (std::regex_match(line, m, key)) {
+      keys[current + "." + m[1].str()] = m[2];
+    }
+  }
+  return keys;
+}
+
+// The parser is the one definition of the keys: the documented file shows each of them, no other,
+// with its default value.
+TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
+  const std::map<std::string, std::string> file = KeysOfTheDefaultFile();
+  std::set<std::string> known;
+  for (const ConfigKey& k : ConfigKeys()) {
+    known.insert(k.name);
+    auto it = file.find(k.name);
+    if (it == file.end()) {
+      ADD_FAILURE() << k.name << " (default " << k.value << ") is not in config/shingled.toml";
+      continue;
+    }
+    std::string written = it->second;
+    if (written.find_first_not_of("0123456789_") == std::string::npos) {
+      written.erase(std::remove(written.begin(), written.end(), '_'), written.end());
+    }
+    if (k.type == "duration" && written.size() > 2 && written.front() == '"') {
+      StatusOr<int64_t> seconds = ParseDurationSeconds(written.substr(1, written.size() - 2));
+      ASSERT_TRUE(seconds.ok()) << k.name << ": " << seconds.status().ToString();
+      written = std::to_string(*seconds);
+    }
+    // An optional key left out, or a list empty by default, has no value to show: the file may
+    // show an example instead.
+    if (!k.value.empty() && k.value != "[]") {
+      EXPECT_EQ(written, k.value) << k.name;
+    }
+  }
+  for (const auto& [name, value] : file) {
+    EXPECT_TRUE(known.count(name)) << "config/shingled.toml shows " << name
+                                   << ", which the parser does not read";
+  }
+}
+
+TEST(ConfigKeysTest, KeysSayTheirTypeRangeAndValue) {
+  Config c;
+  c.limits.max_warc_uploads = 7;
+  const std::vector<ConfigKey> keys = ConfigKeys(c);
+  auto find = [&](const std::string& name) {
+    for (const ConfigKey& k : keys) {
+      if (k.name == name) return k;
+    }
+    ADD_FAILURE() << name << " not listed";
+    return ConfigKey{};
+  };
+  const ConfigKey uploads = find("limits.max_warc_uploads");
+  EXPECT_EQ(uploads.type, "integer");
+  EXPECT_EQ(uploads.range, "1..64");
+  EXPECT_EQ(uploads.value, "7");
+  EXPECT_EQ(find("logging.level").range, "one of critical, debug, error, info, off, trace, warn");
+  EXPECT_EQ(find("logging.level").value, "\"info\"");
+  EXPECT_EQ(find("store.redis.min_replicas").value, "0");
+  EXPECT_EQ(find("server.listen").value, "\"127.0.0.1:8480\"");
+  EXPECT_EQ(ChangedKeys(Config{}, c), std::vector<std::string>{"limits.max_warc_uploads"});
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,33 @@ TEST(ConfigWarningsTest, ConfigCheckRefusesWhatServeRefuses) {
       << out;
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+}
+
+// `config keys`: every key with its type, range and default; with --config, the file's values;
+// a file that does not load is refused as by `config check`.
+TEST(ConfigKeysCliTest, ListsEveryKeyWithItsDefaultOrTheFilesValue) {
+  TempDir dir;
+  std::string out;
+  ASSERT_EQ(RunCli("config keys", &out), 0) << out;
+  EXPECT_EQ(out.rfind("KEY ", 0), 0u) << out;
+  const std::regex uploads(R"((^|\n)limits\.max_warc_uploads +integer +1\.\.64 +4\n)");
+  EXPECT_TRUE(std::regex_search(out, uploads)) << out;
+  EXPECT_NE(out.find("store.redis.min_replicas"), std::string::npos) << out;
+  ASSERT_EQ(RunCli("config keys --config " +
+                       dir.Write("mine.toml", "[limits]\nmax_warc_uploads = 9\n"),
+                   &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"((^|\n)limits\.max_warc_uploads +integer +1\.\.64 +9\n)")))
+      << out;
+  EXPECT_EQ(RunCli("config keys --config " +
+                       dir.Write("bad.toml", "[limits]\nmax_warc_uploads = 99\n"),
+                   &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("limits.max_warc_uploads: 99 is out of range 1..64"), std::string::npos)
+      << out;
 }
 
 }  // namespace
