@@ -379,7 +379,7 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
     r.StringList("cluster_relations", {"exact", "verified", "fungible", "similar"},
                  &c.store.cluster_relations);
-    r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);  // issue 34
+    r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);
     r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
     r.Int("max_matches", 1, UINT32_MAX, &c.store.max_matches);
     r.Int("template_max_docs", 1, 1000000, &c.store.template_max_docs);
@@ -418,7 +418,7 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     r.OptionalInt("supershingle_span", 1, 1024, &c.sketch.supershingle_span);
     r.OptionalInt("supershingle_window", 1, 1024, &c.sketch.supershingle_window);
     r.OptionalInt("mod_sample_max", 8, 4096, &c.sketch.mod_sample_max);
-    r.OptionalInt("verify_sample_size", 0, 480, &c.sketch.verify_sample_size);  // issue 34
+    r.OptionalInt("verify_sample_size", 0, 480, &c.sketch.verify_sample_size);
     r.OptionalU64("seed", &c.sketch.seed);
     // Ranges of one key; the relations between them (min < max, backup < main <= max) are
     // checked with the sketch parameters when the store is opened.
@@ -454,7 +454,7 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     };
     r.Bool("enabled", &c.crawler.enabled);
     // Seeds are checked when the crawler starts (daemon::MakeCrawlSetup): a bad one stops the
-    // crawler, not the daemon (issue 33).
+    // crawler, not the daemon.
     r.StringList("seeds", {}, &c.crawler.seeds);
     r.StringList("allowed_hosts", {}, &c.crawler.allowed_hosts, not_empty);
     r.StringList("allowed_prefixes", {}, &c.crawler.allowed_prefixes, http_url);

@@ -62,7 +62,7 @@ struct ServerOptions {
   // 0: no budget. 0..3600000 ms.
   int64_t read_budget_ms = 60000;
 
-  // --- limits against one client, or many, holding the server (issue 33) ---
+  // --- limits against one client, or many, holding the server ---
   // A request's header must arrive within this time, and an idle keep-alive connection is
   // closed after it; shorter than read_timeout_ms, so that idle connections do not hold
   // sessions. 1..3600000 ms.
@@ -143,7 +143,7 @@ struct IngestOptions {
   bool measure_batch_size = false;
 };
 
-// [store.redis]: the Redis Cluster backend's connection (issue 36; docs/REDIS.md).
+// [store.redis]: the Redis Cluster backend's connection (docs/REDIS.md).
 struct RedisOptions {
   // Seed nodes as "host:port" (any masters or replicas of the cluster; the client reads the slot
   // map from the first that answers). At least one when store.backend is "redis-cluster".
@@ -178,12 +178,12 @@ struct StoreOptions {
   // See store::StoreOptions for each of these; the ranges are the store's.
   double similar_threshold = 0.5;     // (0, 1]
   int64_t common_value_limit = 1000;  // >= 1
-  // of exact|verified|fungible|similar (issue 34: verified replaced fungible in the default)
+  // of exact|verified|fungible|similar (verified replaced fungible in the default)
   std::vector<std::string> cluster_relations = {"exact", "verified"};
   double verified_threshold = 0.9;  // (0, 1]; the verified relation
   int64_t max_candidates = 500;     // >= 1
   int64_t max_matches = 20;         // >= 1
-  // Templates (issue 32; store::StoreOptions::template_*): chunks left out of bytes in common.
+  // Templates (store::StoreOptions::template_*): chunks left out of bytes in common.
   int64_t template_max_docs = 100;       // 1..1000000
   double template_host_share = 0.1;      // (0, 1]
   int64_t template_min_host_pages = 30;  // 1..1000000

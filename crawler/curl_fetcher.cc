@@ -228,7 +228,7 @@ bool IsNonPublicAddress(const sockaddr* address) {
   if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return true;  // fe80::/10 link-local
   if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return true;  // fec0::/10 site-local (deprecated)
   if (a[0] == 0xff) return true;                           // multicast
-  // Ranges that tunnel to or translate into addresses elsewhere, or name none (issue 33):
+  // Ranges that tunnel to or translate into addresses elsewhere, or name none:
   if (a[0] == 0x20 && a[1] == 0x02) return true;  // 2002::/16 6to4 (to the IPv4 it embeds)
   if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) return true;  // 2001::/32 Teredo
   if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) {

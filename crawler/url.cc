@@ -177,7 +177,7 @@ bool ValidHostChar(unsigned char c) {
   return kSubDelims.find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-// --- Internationalized hosts (issue 33, defect 5) ---
+// --- Internationalized hosts ---
 
 // Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool IsValidUtf8(std::string_view s) {

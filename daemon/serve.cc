@@ -117,7 +117,7 @@ int Serve(const ServeFlags& flags) {
   daemon::TaskPool read_pool(readers, static_cast<size_t>(config.server.read_queue));
   daemon::Metrics metrics;
   daemon::IngestPipeline pipeline(&store, opened->context, &pool, &metrics, *pipeline_options);
-  // Started on a full disk (issue 33): reads, probes and metrics answer; writes are refused with
+  // Started on a full disk: reads, probes and metrics answer; writes are refused with
   // the reason (507, /readyz) and resume on their own once there is room.
   if (Status room = store.WriteRoom(); !room.ok()) {
     spdlog::warn("{}; the daemon serves reads, and writes wait for room", room.message());
@@ -173,7 +173,7 @@ int Serve(const ServeFlags& flags) {
   server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
   server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
   server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);
-  // Issue 33: limits against one client, or many, holding the server.
+  // Limits against one client, or many, holding the server.
   server_options.header_timeout = std::chrono::milliseconds(config.server.header_timeout_ms);
   server_options.max_sessions_per_client =
       static_cast<size_t>(config.server.max_sessions_per_client);

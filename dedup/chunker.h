@@ -53,7 +53,7 @@ struct Chunk {
   friend bool operator==(const Chunk&, const Chunk&) = default;
 };
 
-// --- The chunker (issue 32) ---
+// --- The chunker ---
 //
 // The rolling fingerprint is FastCDC's gear hash (Xia et al. 2016): h = (h << 1) + G[byte], with G
 // 256 64-bit values drawn once from SplitMix64 with a fixed seed (dedup/internal/gear.h, baked

@@ -49,7 +49,7 @@ int SuperShinglesInCommon(const Sketch& a, const Sketch& b);
 // resemblance p are fungible (Broder 2005). REQUIRES: 0 <= p <= 1, 1 <= r <= k.
 double FungibleProbability(double p, int k, int s, int r);
 
-// --- The verification sample (issue 34) ---
+// --- The verification sample ---
 //
 // Sketch::verify_sample is a bottom-k sketch: the k smallest distinct values of a permutation of
 // the shingle set (all of them for a page with fewer than k). The k smallest of the union of two

@@ -315,7 +315,7 @@ class SketcherState {
     AddToVerifySample(n);
   }
 
-  // The verification sample (issue 34): the k smallest distinct values z = the top 32 bits of
+  // The verification sample: the k smallest distinct values z = the top 32 bits of
   // Fmix64(x ^ verify_seed) of the shingles x. Values under the threshold (the k-th smallest once
   // k are known) are appended; when 2k are held they are sorted, deduplicated and cut to k, and
   // the threshold falls to the k-th: amortized O(1) per value that enters, memory 2k + a block.

@@ -17,7 +17,7 @@
 //     (Broder et al. 1997: 50 to 100 values whatever the page's length);
 //   - verify_sample: the bottom-k sketch of a second, independent permutation of the distinct
 //     shingles, 32-bit values: the verification sample that decides the "verified" relation
-//     (issue 34; dedup/estimate.h, ResemblanceFromVerifySample);
+//     (dedup/estimate.h, ResemblanceFromVerifySample);
 //   - three 128-bit exact fingerprints: of the raw bytes (identical), of the canonical token stream
 //     (lexically equivalent), and of the shingle multiset (shingle equivalent: the same shingles,
 //     each as many times; exact, where paper 001's fingerprint of the selected sample calls pages
@@ -72,7 +72,7 @@ struct SketchParams {
   // The MOD sample keeps the values of pi(S) that are 0 mod 2^i, for the smallest i that leaves at
   // most this many. Range 8..4096.
   int mod_sample_max = 100;
-  // Issue 34: the verification sample keeps the k smallest distinct 32-bit values of a second
+  // The verification sample keeps the k smallest distinct 32-bit values of a second
   // permutation of the shingles (a bottom-k sketch; the whole set for a page with fewer). Its
   // resemblance estimate has a standard error of sqrt(J(1-J)/k) or less (0.019 at J = 0.9 and
   // 0.025 at J = 0.8 with k = 256), against 0.033 and 0.044 for the 84 minhashes. 4 bytes a
@@ -120,7 +120,7 @@ struct Sketch {
   std::vector<uint64_t> min_sample;     // MIN_s, sorted ascending
   std::vector<uint64_t> supershingles;  // sorted ascending, without duplicates
   ModSample sample;
-  std::vector<uint32_t> verify_sample;  // issue 34: bottom-k, sorted ascending, distinct
+  std::vector<uint32_t> verify_sample;  // Bottom-k, sorted ascending, distinct
   Fingerprint128 identical;  // raw bytes
   Fingerprint128 lexical;    // canonical token stream
   Fingerprint128 shingle;    // the shingle multiset (order-independent)

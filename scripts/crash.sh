@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crash harness's long mode (issue 33): a daemon under mixed ingest killed with SIGKILL at
+# The crash harness's long mode: a daemon under mixed ingest killed with SIGKILL at
 # random moments (start-up, load, graceful stop, sweep close, backup), restarted each round, every
 # acknowledged page checked after each restart and `shingled check` at the end.
 #   scripts/crash.sh [ROUNDS]          ROUNDS defaults to 100 (CI runs 5 through ctest)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzing's long mode (issue 33): builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan)
+# Fuzzing's long mode: builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan)
 # into their own build directory, runs each for SECONDS one after the other, merges the new inputs
 # that add coverage into the committed corpus (tests/fuzz/corpus/NAME, with -merge=1 so it stays
 # small), and prints per target: executions, coverage (cov/ft of libFuzzer's last status line),

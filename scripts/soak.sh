@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak (issue 33): a daemon under mixed load for MINUTES, measured every minute.
+# The soak: a daemon under mixed load for MINUTES, measured every minute.
 #   scripts/soak.sh [MINUTES [CORPUS_DIR]]      MINUTES defaults to 30
 # Builds shingled and load_bench into $SHINGLED_BUILD_DIR (default build/) if needed, starts
 # `shingled serve` on a free loopback port with a store in a temporary folder, serves a site of

@@ -182,9 +182,9 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   } else if (path == "/v1/reports/changes") {
     route = "reports_changes", allow = "GET";
   } else if (path == "/v1/reports/identical") {
-    route = "reports_identical", allow = "GET";  // issue 32
+    route = "reports_identical", allow = "GET";
   } else if (path == "/v1/reports/clusters") {
-    route = "reports_clusters", allow = "GET";  // issue 32
+    route = "reports_clusters", allow = "GET";
   } else if (path == "/reports/changes") {
     // The HTML page of the same report, for a browser (behind the read token like /v1/ reads).
     route = "reports_changes_page", allow = "GET";
@@ -201,7 +201,7 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   } else if (path == "/reports/" || path == "/reports") {
     route = "reports_index_page", allow = "GET";
   } else if (path == "/v1/templates") {
-    route = "templates", allow = "GET";  // issue 32
+    route = "templates", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0 && path.size() > 22 &&
              path.compare(path.size() - 9, 9, "/template") == 0) {
     route = "cluster_template", allow = "POST, DELETE", arg = path.substr(13, path.size() - 22);
@@ -209,7 +209,7 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     route = "clusters", allow = "GET", arg = path.substr(13);
   } else if (path.rfind("/v1/documents/", 0) == 0 &&
              path.find("/common/", 14) != std::string::npos) {
-    route = "document_common", allow = "GET", arg = path.substr(14);  // issue 32
+    route = "document_common", allow = "GET", arg = path.substr(14);
   } else if (path.rfind("/v1/documents/", 0) == 0) {
     route = "documents", allow = "GET", arg = path.substr(14);
   } else if (path.rfind("/v1/sweeps/", 0) == 0 && path.size() > 17 &&

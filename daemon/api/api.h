@@ -52,7 +52,7 @@ struct ApiSettings {
 // Rows of a page of /v1/reports/changes?list=... (`limit`): the default and the most.
 inline constexpr size_t kDefaultReportRows = 100;
 inline constexpr size_t kMaxReportRows = 1000;
-// The repository reports over HTTP (issue 32): sets or clusters per answer, and URLs listed per
+// The repository reports over HTTP: sets or clusters per answer, and URLs listed per
 // set or document, at most.
 inline constexpr size_t kMaxRepoReportRows = 10000;
 inline constexpr size_t kMaxRepoReportUrls = 1000;
@@ -76,7 +76,7 @@ struct ApiOptions {
   // configuration key for the 503 that names it; zero: none.
   std::chrono::milliseconds read_budget{0};
   std::string read_budget_key = "server.read_budget_ms";
-  // --- The crawler refused at start-up (issue 33) ---
+  // --- The crawler refused at start-up ---
   // Why [crawler] enabled = true did not start a crawler (a seed it cannot use); GET /v1/crawl
   // and POST /v1/crawl say it. Empty when the crawler runs or is not enabled.
   std::string crawler_error;
@@ -154,10 +154,10 @@ class Api : public HttpHandler {
   Response GetStats();
   Response Ready();
 
-  // api_common.cc (issue 32): GET /v1/documents/A/common/B; `ids` is "A/common/B".
+  // api_common.cc: GET /v1/documents/A/common/B; `ids` is "A/common/B".
   Response GetCommon(const std::string& ids, const Target& target);
 
-  // api_templates.cc (issue 32): POST and DELETE /v1/clusters/ID/template, GET /v1/templates.
+  // api_templates.cc: POST and DELETE /v1/clusters/ID/template, GET /v1/templates.
   Response PostTemplate(const std::string& id);
   Response DeleteTemplate(const std::string& id);
   Response ListTemplates(const Target& target);

@@ -1,4 +1,4 @@
-// GET /v1/documents/A/common/B (issue 32, paper 003): the bytes two stored documents have in
+// GET /v1/documents/A/common/B (paper 003): the bytes two stored documents have in
 // common by their content-defined chunks, and the shared spans, so that a person can see what
 // is shared. On the TaskPool.
 #include "daemon/api/api.h"

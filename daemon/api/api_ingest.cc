@@ -46,7 +46,7 @@ void Api::ForgetSweep(const std::string& name) {
   sweep_ids_.erase(name);
 }
 
-// Issue 33: what can be refused from the header alone is refused before the body is read.
+// What can be refused from the header alone is refused before the body is read.
 std::optional<Response> Api::CheckBodyHeader(const Request& header, const std::string& route,
                                              const Target& target) {
   if (header.method() != http::verb::post) return std::nullopt;

@@ -9,7 +9,7 @@ Response Api::GetSimilar(const Target& target) {
   if (!url.ok()) return Error(url.status());
   StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
   if (!q.ok()) return Error(q.status());
-  uint64_t left_out = 0;  // issue 34
+  uint64_t left_out = 0;
   q->candidates_left_out = &left_out;
   auto similar = store_->SimilarToUrl(*url, *q);
   if (!similar.ok()) return Error(similar.status());
@@ -22,7 +22,7 @@ Response Api::PostSimilar(const Request& req, const Target& target) {
   }
   StatusOr<store::QueryOptions> q = ParseQueryOptions(target);
   if (!q.ok()) return Error(q.status());
-  uint64_t left_out = 0;  // issue 34
+  uint64_t left_out = 0;
   q->candidates_left_out = &left_out;
   const dedup::Sketch sketch = dedup::SketchPage(
       *context_, req.body(), std::string(req[http::field::content_type]), options_.canonicalizer);

@@ -1,4 +1,4 @@
-// Templates (issue 32; store/FORMAT.md, "Templates"): an operator marks a cluster as template
+// Templates (store/FORMAT.md, "Templates"): an operator marks a cluster as template
 // (POST /v1/clusters/ID/template), unmarks it (DELETE), and lists the marks (GET /v1/templates).
 // On the TaskPool.
 

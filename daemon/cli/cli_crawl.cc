@@ -1,4 +1,4 @@
-// The crawler's command line (issue 6): `shingled crawl` runs one sweep with the built-in
+// The crawler's command line: `shingled crawl` runs one sweep with the built-in
 // crawler and stores what it fetched, through the ingest pipeline (one store writer, group
 // commit), with the date of each fetch on each URL, and prints a JSON summary. The sweep itself
 // (known URLs revisited, backpressure, closing) is daemon/crawl/crawl_sweep.h, which the daemon's

@@ -161,7 +161,7 @@ int RunCompare(const std::string& a_path, const std::string& b_path, const Dedup
   j["features_in_common"] = dedup::FeaturesInCommon(*a, *b);
   j["fungible"] = dedup::Fungible(*a, *b, r);
   j["supershingles_in_common"] = dedup::SuperShinglesInCommon(*a, *b);
-  // Issue 32: bytes in common by the files' content-defined chunks (unknown with chunking off).
+  // Bytes in common by the files' content-defined chunks (unknown with chunking off).
   j["common"] = daemon::CommonJson(store::BytesInCommonOf(a->chunks, b->chunks, 0), false);
   if (as_json) {
     std::cout << daemon::DumpJson(j) << "\n";
@@ -172,7 +172,7 @@ int RunCompare(const std::string& a_path, const std::string& b_path, const Dedup
   return kExitOk;
 }
 
-// --- compare --docs A B (issue 32): bytes in common of two stored documents ---
+// --- compare --docs A B: bytes in common of two stored documents ---
 
 struct CompareDocsFlags {
   std::vector<uint64_t> docs;

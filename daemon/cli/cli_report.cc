@@ -206,7 +206,7 @@ void AddPageOptions(CLI::App* cmd, PageFlags* flags) {
                   "the page links to them; without it, a page links nowhere");
 }
 
-// --- the repository reports (issue 32) ---
+// --- the repository reports ---
 
 struct RepoFlags {
   std::string format;

@@ -1,4 +1,4 @@
-// The store's command line (issue 3): ingest, check, backup, and the queries.
+// The store's command line: ingest, check, backup, and the queries.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -232,7 +232,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   // The URLs the sweep recorded (two files can name one URL, and a replayed page is one URL).
   std::unordered_set<store::UrlId> urls;
   uint64_t pages = 0;
-  uint64_t pages_cut = 0, candidates_left_out = 0;  // issue 34
+  uint64_t pages_cut = 0, candidates_left_out = 0;
   daemon::PageFeeder feeder(&pipeline, options->queue_pages);
   // Submits one page, waiting while the pipeline's queue is full; `label` names it in errors.
   // Errors other than a full queue end the ingest.
@@ -244,7 +244,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
         urls.insert(out.result.url);
         ++counts[static_cast<int>(out.result.verdict)];
         if (out.result.cluster != 0) clusters.insert(out.result.cluster);
-        // Issue 34: pages whose candidates were cut at store.max_candidates, and how many.
+        // Pages whose candidates were cut at store.max_candidates, and how many.
         if (out.result.candidates_left_out > 0) {
           ++pages_cut;
           candidates_left_out += out.result.candidates_left_out;
@@ -411,7 +411,7 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
   if (!ingest.ok()) return Fail("similar", ingest.status(), kExitUsage);
   StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
   if (!opened.ok()) return Fail("similar", opened.status());
-  uint64_t left_out = 0;  // issue 34
+  uint64_t left_out = 0;
   store::QueryOptions options{q.threshold, q.limit, &left_out};
   StatusOr<std::vector<store::SimilarDoc>> result = NotFoundError("");
   if (!q.file.empty()) {
@@ -442,8 +442,8 @@ int RunSimilar(const StoreFlags& flags, const QueryFlags& q) {
                 << " (" << store::ResemblanceSourceName(d.resemblance_from) << ")"
                 << " containment " << d.containment_of_query << "/" << d.containment_in_query;
       if (d.containment_from == store::ContainmentSource::kChunks)
-        std::cout << " (chunks)";  // issue 34
-      // Issue 32: bytes in common with the query.
+        std::cout << " (chunks)";
+      // Bytes in common with the query.
       if (d.common.known) {
         std::cout << " common " << d.common.shared_bytes << " bytes "
                   << store::CommonRelationName(d.common.relation);
@@ -591,7 +591,7 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
     });
   });
 
-  // Issue 32: an operator's template marks (store/FORMAT.md, "Templates").
+  // An operator's template marks (store/FORMAT.md, "Templates").
   auto template_action = std::make_shared<std::string>();
   cmd = app->add_subcommand("template", "Mark a cluster as template, unmark it, or list the marks");
   cmd->add_option("action", *template_action, "mark, unmark or list")

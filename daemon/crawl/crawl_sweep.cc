@@ -22,7 +22,7 @@
 namespace shingled::daemon {
 namespace {
 
-// --- Seeds the crawler refuses (issue 33) ---
+// --- Seeds the crawler refuses ---
 // Whether `host` (as a normalized Url holds it) is an address literal that the fetcher would
 // refuse: IPv4 in any form inet_aton reads ("127.1", "0x7f000001", "2130706433"), or an IPv6
 // literal in brackets.

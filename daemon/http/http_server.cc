@@ -178,7 +178,7 @@ class Session : public std::enable_shared_from_this<Session> {
     read_start_ = Clock::now();
     // A client waiting for its answers sends nothing meanwhile, and is not idle: the next
     // request's deadline starts once they are written (OnWrite), not while a slow one is made
-    // (issue 33: the soak's answers slower than read_timeout_ms lost their connection). A write
+    // (the soak's answers slower than read_timeout_ms lost their connection). A write
     // in progress keeps its own deadline.
     if (slots_.empty()) {
       stream_.expires_after(core_->options.read_timeout);
@@ -687,7 +687,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 4096> drain_buf_{};
   size_t drained_ = 0;
 
-  // --- issue 33 ---
+  // --- limits against one client holding the server ---
   Clock::time_point read_start_;  // when reading the request being read began
   uint64_t reserved_ = 0;         // its body's share of server.max_body_bytes_in_flight
   // The rate window of a streamed body: on the strand, like the rest.

@@ -52,9 +52,9 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
   set(s.supershingle_span, &params.supershingle_span);
   set(s.supershingle_window, &params.supershingle_window);
   set(s.mod_sample_max, &params.mod_sample_max);
-  set(s.verify_sample_size, &params.verify_sample_size);  // issue 34
+  set(s.verify_sample_size, &params.verify_sample_size);
   if (s.seed) params.seed = *s.seed;
-  // Content-defined chunks (issue 32), on either backend (docs/REDIS.md, "Chunks and templates").
+  // Content-defined chunks, on either backend (docs/REDIS.md, "Chunks and templates").
   const bool redis = !StoreIsLocal(config);
   if (s.chunk_input == "none") params.chunking.input = dedup::ChunkInput::kNone;
   if (s.chunk_input == "canonical_text") params.chunking.input = dedup::ChunkInput::kCanonicalText;
@@ -79,7 +79,7 @@ StatusOr<OpenedStore> OpenStore(const config::Config& config, bool create) {
     if (r == "exact") options.cluster_relations |= store::kClusterExact;
     if (r == "fungible") options.cluster_relations |= store::kClusterFungible;
     if (r == "similar") options.cluster_relations |= store::kClusterSimilar;
-    if (r == "verified") options.cluster_relations |= store::kClusterVerified;  // issue 34
+    if (r == "verified") options.cluster_relations |= store::kClusterVerified;
   }
   options.verified_threshold = config.store.verified_threshold;
   options.max_candidates = static_cast<uint32_t>(config.store.max_candidates);
@@ -137,7 +137,7 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   const size_t end = line.find_last_not_of(" \t\r\n");
   if (begin == std::string::npos)
     return InvalidArgumentError("auth.token_file " + path + " is empty");
-  // Issue 33: a secret others can read is no secret, and a short one can be guessed.
+  // A secret others can read is no secret, and a short one can be guessed.
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
     return NotFoundError("auth.token_file " + path + ": " + std::strerror(errno));

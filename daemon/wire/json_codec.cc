@@ -62,13 +62,13 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
                        {"containment_of_page", m.containment_of_page},
                        {"containment_in_page", m.containment_in_page},
                        {"features_in_common", m.features_in_common},
-                       // Issue 34: where the resemblance comes from, and its standard error.
+                       // Where the resemblance comes from, and its standard error.
                        {"resemblance_from", store::ResemblanceSourceName(m.resemblance_from)},
                        {"resemblance_error", m.resemblance_error},
-                       // Issue 34: MOD samples, or the bytes in common of a containment match.
+                       // MOD samples, or the bytes in common of a containment match.
                        {"containment_from", store::ContainmentSourceName(m.containment_from)}});
   }
-  // Issue 32: a = the page, b = the match.
+  // a = the page, b = the match.
   for (size_t i = 0; i < r.match_common.size() && i < matches.size(); ++i) {
     matches[i]["common"] = CommonJson(r.match_common[i], /*spans=*/false);
   }
@@ -79,7 +79,7 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
   }
   j["replayed"] = r.replayed;
   j["candidates_truncated"] = r.candidates_truncated;
-  j["candidates_left_out"] = r.candidates_left_out;  // issue 34
+  j["candidates_left_out"] = r.candidates_left_out;
   // What a page of a large family leaves out to keep its work bounded (StoreOptions::max_matches).
   j["matches_left_out"] = r.matches_left_out;
   j["candidates_in_cluster"] = r.candidates_in_cluster;
@@ -99,9 +99,9 @@ Json SimilarJson(const std::vector<store::SimilarDoc>& docs, uint64_t candidates
                    {"containment_in_query", d.containment_in_query},
                    {"containment_from", store::ContainmentSourceName(d.containment_from)},
                    {"features_in_common", d.features_in_common}});
-    out.back()["common"] = CommonJson(d.common, /*spans=*/false);  // issue 32: a = the query
+    out.back()["common"] = CommonJson(d.common, /*spans=*/false);  // a = the query
   }
-  // Issue 34: candidates found beyond store.max_candidates and not scored (0: none).
+  // Candidates found beyond store.max_candidates and not scored (0: none).
   return Json{{"results", std::move(out)}, {"candidates_left_out", candidates_left_out}};
 }
 

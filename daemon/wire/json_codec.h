@@ -28,17 +28,17 @@ std::string DumpJson(const BasicJson& j, int indent = -1) {
   return j.dump(indent, ' ', false, BasicJson::error_handler_t::replace);
 }
 
-// --- bytes in common (issue 32) ---
+// --- bytes in common ---
 // {"shared_bytes", "share_a", "share_b", "relation", "length_a", "length_b", "shared_chunks",
 // "template_bytes", "template_chunks", "template_a", "template_b"} (with `spans`, also "spans":
 // [{"offset_a", "offset_b", "length"}] and "spans_truncated"); for documents without chunks
 // {"chunks": "unknown", "a_chunks": bool, "b_chunks": bool}.
 Json CommonJson(const store::CommonBytes& common, bool spans);
-// Issue 32: an operator's template mark: {"cluster", "members", "chunks", "chunk_bytes"}.
+// An operator's template mark: {"cluster", "members", "chunks", "chunk_bytes"}.
 Json TemplateMarkJson(const store::TemplateMark& mark);
 
 Json PageResultJson(std::string_view url, const store::PageResult& result);
-// `candidates_left_out`: how many candidates the store did not score (issue 34).
+// `candidates_left_out`: how many candidates the store did not score.
 Json SimilarJson(const std::vector<store::SimilarDoc>& docs, uint64_t candidates_left_out = 0);
 Json HistoryJson(std::string_view url, const std::vector<store::UrlVersion>& versions);
 Json ClusterJson(const store::ClusterInfo& cluster);

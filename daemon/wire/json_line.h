@@ -1,4 +1,4 @@
-// One line of an NDJSON batch, parsed with bounded depth and memory (issue 33).
+// One line of an NDJSON batch, parsed with bounded depth and memory.
 //
 // A batch line is one flat JSON object whose values are strings, numbers, booleans or null. A
 // DOM parse of any JSON first would let one line of "[[[[..." or of a million small members

@@ -284,7 +284,7 @@ StatusOr<PagePost> ParsePageTarget(const Target& target, std::string_view defaul
 
 StatusOr<PagePost> ParseBatchLine(std::string_view line, std::string_view default_sweep,
                                   size_t max_url_bytes, int64_t now) {
-  // Flat, with known keys only, checked while parsing: bounded depth and memory (issue 33).
+  // Flat, with known keys only, checked while parsing: bounded depth and memory.
   StatusOr<Json> parsed = ParseFlatJsonObject(
       line, {"url", "content", "content_type", "fetched_at", "sweep", "status", "location"});
   if (!parsed.ok()) return parsed.status();

@@ -1,4 +1,4 @@
-// Chunk statistics on real text (issue 32), to choose the default chunking parameters: for each
+// Chunk statistics on real text, to choose the default chunking parameters: for each
 // setting, the average chunk and chunks per page on the canonical text of the benchmark corpus,
 // and how often a run of real text shared by two pages holds a whole shared chunk.
 //

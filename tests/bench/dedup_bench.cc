@@ -1,4 +1,4 @@
-// Throughput of the sketching engine on real HTML (issue 2): canonicalization alone, tokens to
+// Throughput of the sketching engine on real HTML: canonicalization alone, tokens to
 // shingles, the whole sketch from canonical text, and HTML to sketch, each in MB/s of its input.
 // Run through scripts/bench.sh, which repeats each and reports medians.
 #include <benchmark/benchmark.h>
@@ -182,7 +182,7 @@ BENCHMARK(BM_HtmlToSketch)
     ->Arg(static_cast<int>(CanonicalizerKind::kStreaming))
     ->Unit(benchmark::kMillisecond);
 
-// --- Content-defined chunks (issue 32) ---
+// --- Content-defined chunks ---
 
 // The TTTD chunker alone on the corpus's canonical text, with the default parameters.
 void BM_ChunkCanonicalText(benchmark::State& state) {

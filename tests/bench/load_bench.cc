@@ -12,7 +12,7 @@
 // sketched (and found a lexical duplicate of its corpus file), the worst case for the sketching
 // stage.
 //
-// --mix 1 is the soak's load (scripts/soak.sh, issue 33): of every 20 requests, 12 post a page, 2
+// --mix 1 is the soak's load (scripts/soak.sh): of every 20 requests, 12 post a page, 2
 // an NDJSON batch of 4 pages, 1 a WARC file of 3 response records, 2 ask /v1/similar, 1 /v1/lost
 // and 1 a URL's history (/v1/urls?url=) of a page acknowledged earlier, and 1 scrapes /metrics.
 // With --report-every SECONDS (60 in the mixed mode) it prints a row per interval: pages/s

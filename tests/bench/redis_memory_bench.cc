@@ -1,4 +1,4 @@
-// Memory per document of the Redis key layout (docs/REDIS.md; issue 36): starts a 3-master Redis
+// Memory per document of the Redis key layout (docs/REDIS.md): starts a 3-master Redis
 // Cluster on loopback (tests/redis/redis_cluster.h), writes the postings and fingerprint claims
 // of N synthetic documents through redis::ClusterClient, and reads `INFO memory` (used_memory,
 // summed over the masters, minus the empty cluster's) for each layout:
@@ -133,7 +133,7 @@ struct Bits {
   int feature, super, sample, fingerprint;
 };
 
-// Content-defined chunks of page j (issue 32 on the cluster): 35 chunks of 486 bytes, the
+// Content-defined chunks of page j on the cluster: 35 chunks of 486 bytes, the
 // default chunking's figures on the benchmark corpus (docs/PERFORMANCE.md); a family's pages
 // share all but 4 of them (near-copies at ~0.9), unrelated pages none.
 std::vector<dedup::Chunk> ChunksOf(uint64_t j) {

@@ -13,7 +13,7 @@
 //                                           sampled every 10 ms) and peak RSS (VmHWM, which
 //                                           also counts the store's mapped pages).
 //
-//   report_bench build-repo --dir DIR --docs N   a repository store (issue 32): N file: URLs whose
+//   report_bench build-repo --dir DIR --docs N   a repository store: N file: URLs whose
 //                                           documents carry chunks (20 of 300..700 bytes, and one
 //                                           template chunk in every document): 60% unique, 20% in
 //                                           groups of 5 sharing 18 chunks, 10% identical copies
@@ -230,7 +230,7 @@ int Run(const std::string& dir, int runs) {
   return 0;
 }
 
-// --- the repository reports (issue 32) ---
+// --- the repository reports ---
 
 // Document j's chunks and sketch (see the header comment for the mix).
 PageInput RepoPage(uint64_t j, SweepId sweep) {

@@ -1,4 +1,4 @@
-// Scale-out benchmark (issue 36, "Speed"; docs/SCALING.md): one `shingled serve` on LMDB against
+// Scale-out benchmark (docs/SCALING.md): one `shingled serve` on LMDB against
 // 1, 2 and 3 daemons sharing one Redis Cluster, fed the same corpus, and the cluster's round
 // trips per page measured in-process. A plain program, not a test: no time limits.
 //
@@ -48,7 +48,7 @@
 // (allow_unsafe_fsync): NOT durable, only to tell the fsyncs' cost from the round trips'.
 // `--verify-sample K` makes the in-process stores with verify_sample_size K (0: none), for the
 // memory a document with and without the verification sample; `--chunking` gives them the default
-// chunking (issue 32: chunk records and postings, host URL sets) instead of none.
+// chunking (chunk records and postings, host URL sets) instead of none.
 //
 // A progress line is written to stderr when it is a terminal.
 #include <arpa/inet.h>

@@ -32,7 +32,7 @@
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
 //   BM_Check/N          Store::Check over the filled store (problems must be 0).
-//   BM_ChunkIndex/N/ON  issue 32: N of these pages into a fresh store in 10,000-page commits
+//   BM_ChunkIndex/N/ON  chunking on: N of these pages into a fresh store in 10,000-page commits
 //                       without fsync, each with 8 chunks of 460..1,960 bytes (~1.2 KB: the
 //                       TTTD default's ~1 KB average; a family of 4 shares 7 of them, each member
 //                       one of its own) and the file-chunk graph kept (ON 1), or the same pages
@@ -84,7 +84,7 @@ constexpr uint64_t kMixedPages = 400000;  // BM_IngestMixed: 25 commits, past th
 constexpr uint64_t kFillBatch = 10000;
 constexpr uint64_t kSizes[] = {10000, 100000, 1000000};
 
-// Issue 34: SHINGLED_BENCH_VERIFY_K=0 measures the store without the verification sample and
+// SHINGLED_BENCH_VERIFY_K=0 measures the store without the verification sample and
 // with the paper's 2-of-6 relation clustering (as before format 10); unset, the defaults (k = 256,
 // exact + verified).
 int VerifyK() {
@@ -172,7 +172,7 @@ std::string Filled(uint64_t docs) {
   StoreOptions o;
   o.durable = false;  // filling is not what is measured
   o.initial_map_size = uint64_t{1} << 30;
-  if (VerifyK() == 0) o.cluster_relations = kClusterExact | kClusterFungible;  // issue 34
+  if (VerifyK() == 0) o.cluster_relations = kClusterExact | kClusterFungible;
   auto store = std::move(Store::Open(dir, o, Params(), kPolynomial)).value();
   SweepId sweep = store->OpenSweep("fill", 0)->id;
   // The next batch's sketches are made on another thread while this one is applied.
@@ -267,7 +267,7 @@ class StoreCopy {
   // the pages Commit makes that are near-copies of earlier pages' families (MakeMixedPage).
   explicit StoreCopy(uint64_t size, StoreOptions options = {}, uint64_t copies_percent = 0)
       : copies_percent_(copies_percent), next_(size) {
-    if (VerifyK() == 0) options.cluster_relations = kClusterExact | kClusterFungible;  // issue 34
+    if (VerifyK() == 0) options.cluster_relations = kClusterExact | kClusterFungible;
     std::string base = Filled(size);
     // One copy per process: runs in parallel (e.g. under a profiler) do not share it.
     dir_ = base + "-run-" + std::to_string(getpid());
@@ -419,15 +419,14 @@ void IngestSized(benchmark::State& state, StoreCopy& copy, size_t min_pages, siz
   }
   state.counters["final_limit"] = static_cast<double>(sizer.limit());
   // The pages the file grew by are written past its end, into fresh page-cache pages, whose
-  // first touch can cost far more than a rewrite (measured in store/FORMAT.md before issue 35, in
-  // git).
+  // first touch can cost far more than a rewrite (measured in an earlier store/FORMAT.md, in git).
   state.counters["KiB_grown/page"] = static_cast<double>(fs::file_size(copy.data()) - file0) /
                                      1024.0 / static_cast<double>(t.pages);
   state.counters["anon_MiB"] = AnonMiB();
   state.counters["first_query_elsewhere_s"] = copy.FirstQueryElsewhere();
 }
 
-// Issue 35: SHINGLED_BENCH_WRITE_BUFFER=0 runs BM_IngestSized without the write buffer
+// SHINGLED_BENCH_WRITE_BUFFER=0 runs BM_IngestSized without the write buffer
 // (StoreOptions::write_buffer: every commit puts every posting), to measure what it saves.
 StoreOptions IngestOptions() {
   StoreOptions o;
@@ -637,7 +636,7 @@ void BM_Check(benchmark::State& state) {
   state.counters["problems"] = static_cast<double>(problems);
 }
 
-// Issue 32: page j's chunks (BM_ChunkIndex): its family's 8, but the one at j % 8 its own.
+// Page j's chunks (BM_ChunkIndex): its family's 8, but the one at j % 8 its own.
 std::vector<dedup::Chunk> BenchChunks(uint64_t j) {
   const uint64_t family = j / 4;
   std::vector<dedup::Chunk> chunks;

@@ -1,4 +1,4 @@
-// Template statistics of a store (issue 32), to choose the template limits
+// Template statistics of a store, to choose the template limits
 // (store.template_max_docs, template_host_share, template_min_host_pages): how many documents
 // each chunk is in, what share of each host's text the limits call template, and the chunks that
 // recur most, template or not, with their text.

@@ -1,4 +1,4 @@
-// Issue 34: the second stage's cost. `verify_cost_bench K [DOCS [SHINGLES]]` puts DOCS (default
+// The second stage's cost. `verify_cost_bench K [DOCS [SHINGLES]]` puts DOCS (default
 // 100,000) synthetic pages (store_bench's MakePage: SHINGLES shingles, default 200, families of 4
 // near-copies at J ~0.9, each with fresh shingles of its own)
 // into a new store under /tmp in 10,000-page non-durable commits, with verify_sample_size K and

@@ -181,7 +181,7 @@ TEST(ConfigTest, OutOfRangeNamesKeyAndLineAndIsNotClamped) {
               {"test.toml:2:", "store.initial_map_size"});
 }
 
-// Issue 34: the verified relation's threshold, the relation's name, the verification sample's k.
+// The verified relation's threshold, the relation's name, the verification sample's k.
 TEST(ConfigTest, VerifiedSecondStageKeys) {
   const Config defaults;
   EXPECT_EQ(defaults.store.cluster_relations, (std::vector<std::string>{"exact", "verified"}));
@@ -201,7 +201,7 @@ TEST(ConfigTest, VerifiedSecondStageKeys) {
               {"test.toml:2:", "sketch.verify_sample_size"});
 }
 
-// Issue 33: the server's limits against one client, or many, holding it.
+// The server's limits against one client, or many, holding it.
 TEST(ConfigTest, ServerLimitKeysAreReadAndValidated) {
   const Config defaults;
   EXPECT_EQ(defaults.server.header_timeout_ms, 10000);
@@ -393,7 +393,7 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
   ExpectError("[crawler]\nenabled = true\n",
               {"test.toml:2:", "crawler.seeds", "at least one seed"});
   // A seed the crawler cannot use loads: the crawler refuses it when it starts, not the daemon
-  // (issue 33; tests/daemon/crawl_serve_test.cc BadSeedStopsTheCrawlerNotTheDaemon).
+  // (tests/daemon/crawl_serve_test.cc BadSeedStopsTheCrawlerNotTheDaemon).
   EXPECT_TRUE(ParseConfig("[crawler]\nseeds = [\"ftp://example.org/\"]\n", "t.toml").ok());
   ExpectError("[crawler]\nseeds = \"https://example.org/\"\n",
               {"test.toml:2:", "crawler.seeds", "array of strings"});
@@ -422,7 +422,7 @@ TEST(ConfigTest, BadCrawlerValuesNameKeyAndLine) {
               {"test.toml:2:", "crawler.content_types", "empty"});
 }
 
-// Issue 36: the redis-cluster backend's keys, and each way to get them wrong.
+// The redis-cluster backend's keys, and each way to get them wrong.
 TEST(ConfigTest, ReadsTheRedisClusterBackendKeys) {
   StatusOr<Config> c = ParseConfig(
       "[store]\nbackend = \"redis-cluster\"\n[store.redis]\n"

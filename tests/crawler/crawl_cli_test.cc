@@ -198,7 +198,7 @@ TEST(CrawlCliTest, IngestsTheWarcWgetWrote) {
   std::filesystem::remove_all(dir);
 }
 
-// Issue 6: the same site crawled by shingled's own crawler gives the same documents as the WARC
+// The same site crawled by shingled's own crawler gives the same documents as the WARC
 // GNU wget wrote. wget's WARC goes into sweep "wget", `shingled crawl` of the site into sweep
 // "ours" of the same store: every page is "unchanged", the same document. Then wget crawls again
 // with --warc-dedup, writing `revisit` records for the unchanged payloads: they go in as

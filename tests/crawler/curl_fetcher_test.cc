@@ -262,7 +262,7 @@ TEST_F(CurlFetcherTest, LoopbackIsRefusedUnlessAllowed) {
   EXPECT_TRUE(server_.Requests().empty());
 }
 
-// Issue 33 (minor): numeric spellings of loopback (inet_aton's short, hex, octal and single-number
+// Numeric spellings of loopback (inet_aton's short, hex, octal and single-number
 // forms, IPv4 mapped into IPv6, NAT64) are refused like 127.0.0.1: the filter judges the address
 // libcurl connects to, whatever the URL said.
 TEST_F(CurlFetcherTest, NumericFormsOfLoopbackAreRefused) {
@@ -278,7 +278,7 @@ TEST_F(CurlFetcherTest, NumericFormsOfLoopbackAreRefused) {
   EXPECT_TRUE(server_.Requests().empty());
 }
 
-// Issue 33, DNS pinning: the filter is libcurl's CURLOPT_OPENSOCKETFUNCTION, so it judges the
+// DNS pinning: the filter is libcurl's CURLOPT_OPENSOCKETFUNCTION, so it judges the
 // very address the connection is opened to, after resolution; there is no second resolution
 // between the check and the connect for a rebinding name to win. A name that resolves to several
 // addresses has each judged as libcurl tries it (here a documentation address, refused without a
@@ -497,7 +497,7 @@ TEST(IsNonPublicAddressTest, MappedAndTranslatedIpv4AreJudgedByTheirIpv4Address)
   }
 }
 
-// Issue 33 (minor): tunnel and translation ranges, whose far end is some other address, and the
+// Tunnel and translation ranges, whose far end is some other address, and the
 // documentation ranges, which name no host, are not fetched.
 TEST(IsNonPublicAddressTest, TunnelTranslationAndDocumentationRanges) {
   for (const char* a : {"192.0.2.1", "198.51.100.7", "203.0.113.255", "192.88.99.1", "2001:db8::1",

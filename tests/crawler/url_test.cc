@@ -91,10 +91,10 @@ TEST(NormalizeUrlTest, Normalizes) {
   }
 }
 
-// Bug (issue 33, defect 5): a host with raw bytes that are not UTF-8 was stored as it came, and
+// Bug: a host with raw bytes that are not UTF-8 was stored as it came, and
 // the URL in the answer (where those bytes became U+FFFD) could not be looked up. Such hosts are
 // refused; hosts in UTF-8 become IDNA's ASCII form, the one spelling the store holds.
-// Found by url_fuzz (issue 33): UTS #46 maps U+200B ZERO WIDTH SPACE (and soft hyphens) to
+// Found by url_fuzz: UTS #46 maps U+200B ZERO WIDTH SPACE (and soft hyphens) to
 // nothing, so "https://\u200b/" was accepted with an empty host, printed as "https:///", which
 // does not parse again. A host IDNA maps to nothing is refused.
 TEST(NormalizeUrlTest, IdnaHostThatMapsToNothingIsRefused) {

@@ -135,7 +135,7 @@ TEST(WarcReaderTest, ChunkedAndGzipEncodedResponse) {
   EXPECT_EQ((*page)->body, "<p>compressed page</p>");
 }
 
-// Bug (issue 33, defect 2): a gzip body of two members (`cat a.gz b.gz`, pigz) decoded to its
+// Bug: a gzip body of two members (`cat a.gz b.gz`, pigz) decoded to its
 // first member only, and bytes after a member were ignored.
 TEST(InflateBodyTest, ConcatenatedGzipMembersAreAllDecoded) {
   StatusOr<std::string> out =

@@ -71,7 +71,7 @@ TEST(CliStoreTest, IngestRefusesPageFilesOverTheBodyLimit) {
 
 // Pages that join one cluster only as the run goes on (a chain of small edits, stored in an
 // order unrelated to the chain) end in one cluster, and the summary counts that one, not the
-// clusters the early pages started in (issue 34: "ingest --json counts 588 clusters where the
+// clusters the early pages started in ("ingest --json counts 588 clusters where the
 // store ends with 566").
 TEST(CliStoreTest, IngestCountsTheClustersItsPagesEndIn) {
   TempDir dir;
@@ -109,7 +109,7 @@ TEST(CliStoreTest, IngestCountsTheClustersItsPagesEndIn) {
   EXPECT_EQ(j["clusters"], 21) << out;
 }
 
-// A document repository (issue 32): prose markup and source files are read as plain text,
+// A document repository: prose markup and source files are read as plain text,
 // whatever they start with, and a file copied into a longer one shares its bytes with it.
 TEST(CliStoreTest, IngestReadsARepositoryOfTextFiles) {
   TempDir dir;

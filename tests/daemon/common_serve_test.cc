@@ -1,5 +1,5 @@
 // GET /v1/documents/A/common/B and the `common` objects of /v1/similar and POST /v1/pages
-// (issue 32) against the real daemon. The store is filled first through the store's API with
+// against the real daemon. The store is filled first through the store's API with
 // pages whose chunks are those of real random text (tests/store/chunk_text.h), as the TTTD
 // chunker will fill Sketch::chunks; the daemon then serves it.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 34 against the real daemon: a short text inside one 10 times longer is a `contains` match
+// Against the real daemon: a short text inside one 10 times longer is a `contains` match
 // of the long page's answer and a `contained_in` one of the short page's, estimated from their
 // bytes in common (`containment_from: "chunks"`), and `/v1/similar` finds the pair from both sides.
 #include <gtest/gtest.h>

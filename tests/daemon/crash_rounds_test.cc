@@ -1,4 +1,4 @@
-// Issue 33, the crash harness: a daemon under steady mixed ingest (single pages, gzip bodies,
+// The crash harness: a daemon under steady mixed ingest (single pages, gzip bodies,
 // NDJSON batches, small WARC uploads, 404s) from 2-4 client threads is killed with SIGKILL at a
 // random moment of a round (start-up, load, graceful stop, sweep close, backup) and restarted.
 // After each restart every acknowledged page is there with its acknowledged document and the

@@ -250,8 +250,8 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   EXPECT_EQ(old_page[1]["location"], server.Url("/new.html"));
   EXPECT_EQ(old_page[1]["doc"], 0);
   EXPECT_EQ(old_page[1]["sweep"], b[1]["sweep"]);
-  // The failed fetch is recorded as an attempt that keeps the last good version live (issue 30:
-  // it was not recorded at all), and closing sweep two declared gone neither it nor the other
+  // The failed fetch is recorded as an attempt that keeps the last good version live (it once
+  // was not recorded at all), and closing sweep two declared gone neither it nor the other
   // site's page.
   const json flaky = History(port, server.Url("/flaky.html"));
   ASSERT_EQ(flaky.size(), 2u) << flaky.dump();
@@ -298,7 +298,7 @@ TEST(CrawlServeTest, TwoSweepsTellTheStory) {
   EXPECT_EQ(daemon.Wait(), 0);
 }
 
-// Issue 30: a revisit that timed out or answered 429 was not recorded at all, and a known URL
+// A revisit that timed out or answered 429 was not recorded at all, and a known URL
 // that came to redirect was recorded gone when the sweep closed. Now the failed fetches are
 // attempts that keep the pages' last good versions live (status 0 for the timeout), and the
 // redirect is recorded on the URL that answered it, with its target.
@@ -643,7 +643,7 @@ TEST(CrawlServeTest, WithoutACrawlerPostIsAConflictAndWritesNeedTheToken) {
   WaitForSweep(daemon.port());
 }
 
-// Issue 33 (minor): a [crawler] seed the crawler cannot use (unparseable, a scheme other than
+// A [crawler] seed the crawler cannot use (unparseable, a scheme other than
 // http(s), a private or loopback address in any numeric form) stopped the whole daemon at
 // start-up. It stops the crawler only: the daemon serves, and GET /v1/crawl says why.
 TEST(CrawlServeTest, BadSeedStopsTheCrawlerNotTheDaemon) {

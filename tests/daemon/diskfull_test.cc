@@ -1,4 +1,4 @@
-// Disk full, and back (issue 33): the real daemon with its store on a small file system (a tmpfs
+// Disk full, and back: the real daemon with its store on a small file system (a tmpfs
 // the test mounts; skipped when it cannot) or at a small store.max_map_size. When a commit
 // fails for lack of space, its pages are answered 507 with what is full (and so are NDJSON
 // batches and WARC uploads), reads, /healthz and /metrics keep answering, /readyz says why, and
@@ -314,7 +314,7 @@ TEST_F(DiskFullTest, DaemonStartedOnAFullDiskServesReadsAndResumesWritesWhenSpac
   ExpectConsistentAfterRestart(store, config);
 }
 
-// Defect (issue 33): a store created on a full disk killed the daemon with SIGBUS inside LMDB
+// Defect: a store created on a full disk killed the daemon with SIGBUS inside LMDB
 // (mdb_env_open writes its new lock file through a map, and the file system had no block for
 // it), with nothing in the log. Now the daemon refuses to start, saying the disk is full, where,
 // and how many bytes it needs; with room it starts.

@@ -1,7 +1,7 @@
-// Issue 33, the HTTP server's defects, against the real daemon on loopback with raw sockets:
-// requests refused from their header before the body is read (defect 1), the bound on request
-// bodies in flight (defect 1), trickled WARC bodies (defect 4), one client holding every
-// connection (defect 6), and the minor ones (the Bearer scheme's case, Transfer-Encoding without
+// The HTTP server's limits, against the real daemon on loopback with raw sockets:
+// requests refused from their header before the body is read, the bound on request
+// bodies in flight, trickled WARC bodies, slow uploads holding the WARC slots, one client holding every
+// connection, and the minor ones (the Bearer scheme's case, Transfer-Encoding without
 // chunked, the token file's mode and length, no token in any log line).
 #include <algorithm>
 #include <atomic>
@@ -168,7 +168,7 @@ class HttpLimitsTest : public ::testing::Test {
   std::unique_ptr<Daemon> daemon_;
 };
 
-// Defect 1: bodies were read whole before the token was checked; 64 connections of 16 MiB each
+// Bodies were read whole before the token was checked; 64 connections of 16 MiB each
 // took the daemon from 14 MB to 1 GB. Now each is answered 401 from its header (the answer
 // arrives before a byte of the body is sent) and the body is never read.
 TEST_F(HttpLimitsTest, UnauthenticatedMemoryExhaustion) {
@@ -205,7 +205,7 @@ TEST_F(HttpLimitsTest, UnauthenticatedMemoryExhaustion) {
   EXPECT_EQ(HttpClient(daemon_->port()).Request("GET", "/healthz").status, 200);
 }
 
-// Defect 1: "Expect: 100-continue" was answered before the token was checked.
+// "Expect: 100-continue" was answered before the token was checked.
 TEST_F(HttpLimitsTest, UnauthenticatedExpectContinueGets401NotContinue) {
   Start();
   RawConnection c(daemon_->port());
@@ -226,7 +226,7 @@ TEST_F(HttpLimitsTest, UnauthenticatedExpectContinueGets401NotContinue) {
   EXPECT_EQ(ok.ReadResponse().status, 200);
 }
 
-// Defect 1: the route, the method and the Content-Type are checked from the header too.
+// The route, the method and the Content-Type are checked from the header too.
 TEST_F(HttpLimitsTest, RouteMethodAndTypeAreRefusedBeforeTheBody) {
   Start();
   struct Case {
@@ -257,7 +257,7 @@ TEST_F(HttpLimitsTest, RouteMethodAndTypeAreRefusedBeforeTheBody) {
   }
 }
 
-// Defect 1: the bytes of bodies in flight are bounded across connections
+// The bytes of bodies in flight are bounded across connections
 // (server.max_body_bytes_in_flight); over it, 503 with Retry-After naming the key.
 TEST_F(HttpLimitsTest, BodiesInFlightAreBoundedAcrossConnections) {
   Start(
@@ -295,7 +295,7 @@ TEST_F(HttpLimitsTest, BodiesInFlightAreBoundedAcrossConnections) {
   EXPECT_EQ(c.ReadResponse().status, 200);
 }
 
-// Defect 4: the read deadline of a streamed body was re-armed per piece, so a WARC upload sending
+// The read deadline of a streamed body was re-armed per piece, so a WARC upload sending
 // a byte now and then held its upload slot for ever. Now it gets 408 and the slot is free.
 TEST_F(HttpLimitsTest, TrickledStreamedBodies) {
   Start(
@@ -445,7 +445,7 @@ TEST_F(HttpLimitsTest, OneClientHoldsAtMostItsShareOfWarcSlots) {
   EXPECT_FALSE(held.answered());
 }
 
-// Defect 6: one client could hold every session with idle connections for read_timeout_ms.
+// One client could hold every session with idle connections for read_timeout_ms.
 TEST_F(HttpLimitsTest, OneClientHoldsEveryConnectionSlot) {
   Start("[server]\nmax_sessions_per_client = 2\nheader_timeout_ms = 60000\n");
   auto first = std::make_unique<RawConnection>(daemon_->port());
@@ -504,7 +504,7 @@ TEST_F(HttpLimitsTest, ReconnectingClientDoesNotLockOthersOut) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
-// Defect 6: the header has its own, shorter timeout (server.header_timeout_ms), which also
+// The header has its own, shorter timeout (server.header_timeout_ms), which also
 // closes an idle keep-alive connection, well before read_timeout_ms.
 TEST_F(HttpLimitsTest, HeaderTimeoutClosesSlowHeadersAndIdleConnections) {
   Start("[server]\nheader_timeout_ms = 200\nread_timeout_ms = 600000\n");
@@ -517,7 +517,7 @@ TEST_F(HttpLimitsTest, HeaderTimeoutClosesSlowHeadersAndIdleConnections) {
   EXPECT_TRUE(idle.ClosedWithin(std::chrono::seconds(30)));
 }
 
-// Found by the soak (issue 33): the deadline of the read of a connection's next request ran
+// Found by the soak: the deadline of the read of a connection's next request ran
 // while its answer was still being made, so an answer slower than read_timeout_ms (a full ingest
 // queue, a slow commit) closed the connection without it ("connection broken, 0 bytes read").
 // A client waiting for its answer is not idle: it gets the answer, however long it takes.

@@ -189,7 +189,7 @@ TEST_F(IngestTest, FailedCommitMakesTheWriterUnhealthy) {
   EXPECT_EQ(out[0].status.code(), StatusCode::kUnavailable);
 }
 
-// Issue 33: a commit that fails for lack of space answers its pages with that error (what is
+// A commit that fails for lack of space answers its pages with that error (what is
 // full), leaves the writer healthy, and writes resume on their own once the store has room (the
 // temp dir has: the failure is injected), without a new pipeline or store.
 TEST_F(IngestTest, CommitFailedForLackOfSpaceResumesWhenThereIsRoom) {

@@ -1,4 +1,4 @@
-// Lost and found end to end (issue 31): a documentation-like site served on loopback is crawled
+// Lost and found end to end: a documentation-like site served on loopback is crawled
 // by the daemon's crawler (sweep 1), reorganised into new folders with its pages' headers and
 // navigation rewritten and their text lightly edited (resemblance 0.5-0.9 to the old; some old
 // URLs answer 301 to the new one, the others 404, a few pages are deleted), crawled again (sweep
@@ -123,7 +123,7 @@ void Publish(Site* site, const Layout& layout) {
 // expected right.
 // With `cluster_of` (a document id -> its cluster id), it also counts the moves whose new content
 // is still in the old document's cluster: all that an answer from cluster membership alone (the
-// answer before issue 31) could find.
+// answer before lost and found followed content) could find.
 void ExpectEveryMoveFound(const std::string& how, const std::string& base,
                           const std::function<json(const std::string&)>& answer,
                           const std::function<int64_t(int64_t)>& cluster_of = nullptr) {

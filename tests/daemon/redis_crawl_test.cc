@@ -1,4 +1,4 @@
-// Issue 36: the daemon's crawler on the redis-cluster backend, against a real 3-master cluster on
+// The daemon's crawler on the redis-cluster backend, against a real 3-master cluster on
 // loopback. Its second sweep revisits the URLs the first one found (Store::KnownUrls) and each
 // sweep closes (Store::CloseSweep): the two walks of redis/backend_walks.cc, end to end.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 36: `shingled serve` on the redis-cluster backend, against a real 3-master cluster on
+// `shingled serve` on the redis-cluster backend, against a real 3-master cluster on
 // loopback (tests/redis/redis_cluster.h). The config file is all it takes; pages get their
 // verdicts; a daemon killed with SIGKILL loses no acknowledged page; two daemons on one cluster
 // decide as one; `shingled check` runs on the cluster; the listings, the reports, bytes in
@@ -391,7 +391,7 @@ TEST_F(RedisServeTest, ChangeReportAndLostAndFoundOnTheCluster) {
   EXPECT_EQ(j["unchanged"], 1) << out;
 }
 
-// Chunks on the cluster (issue 32; docs/REDIS.md, "Chunks and templates"): chunking is on by
+// Chunks on the cluster (docs/REDIS.md, "Chunks and templates"): chunking is on by
 // default there too; a near-copy's match carries its bytes in common, and bytes in common and
 // template marks answer on the cluster.
 TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {

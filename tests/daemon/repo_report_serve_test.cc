@@ -1,4 +1,4 @@
-// The repository reports of issue 32 end to end: a generated repository with known copies, a
+// The repository reports end to end: a generated repository with known copies, a
 // containment, a pair and a group (tests/store/repo_files.h) written to a folder and stored by
 // `shingled ingest`; `shingled report identical|clusters` and GET /v1/reports/identical|clusters
 // list exactly those; bad arguments and parameters are refused.

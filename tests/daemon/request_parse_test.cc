@@ -204,7 +204,7 @@ TEST(RequestParseTest, BatchLines) {
   }
 }
 
-// Issue 30: a redirect names its target (`location`, resolved against the page's URL and
+// A redirect names its target (`location`, resolved against the page's URL and
 // normalized); no other status takes one. Content needs a body; other statuses do not.
 TEST(RequestParseTest, RedirectLocations) {
   StatusOr<PagePost> p = ParsePageTarget(
@@ -250,7 +250,7 @@ TEST(RequestParseTest, RedirectLocations) {
   }
 }
 
-// Issue 33 (minor): a batch line was parsed into a DOM whatever it held, so one line of
+// A batch line was parsed into a DOM whatever it held, so one line of
 // "[[[[..." nested as deep as the body was long, and a line of many small values cost tens of
 // bytes per value. A line is one flat object with known keys, checked while it is read.
 TEST(RequestParseTest, BatchLineDepthAndMemoryAreBounded) {

@@ -1,4 +1,4 @@
-// Issue 33, the security promises: every size limit a client can reach answers with the config
+// The security promises: every size limit a client can reach answers with the config
 // key that sets it, so that an operator (or the client) knows what to raise. Against the real
 // daemon on loopback. The other promises have their tests elsewhere (docs/RELIABILITY.md lists
 // them): the token and timeouts in http_limits_test, the address filter in curl_fetcher_test.

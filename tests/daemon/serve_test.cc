@@ -134,7 +134,7 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
   const std::string a = ReadWholeFile(kSamples + "page-a.html");
   const int doc = Post("https://example.com/a", a)["doc"];
   const json b = Post("https://example.com/b", ReadWholeFile(kSamples + "page-b.html"));
-  // Issue 34: every page answer says how many candidates were left out, and each match where its
+  // Every page answer says how many candidates were left out, and each match where its
   // resemblance comes from.
   EXPECT_EQ(b["candidates_left_out"], 0) << b.dump();
   for (const json& m : b["matches"]) {
@@ -148,7 +148,7 @@ TEST_F(ServeTest, EveryEndpointAnswers) {
       Call("GET", "/v1/similar?url=" + Q("https://example.com/a") + "&threshold=0.3&limit=5");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["results"][0]["url"], "https://example.com/b");
-  EXPECT_EQ(json::parse(r.body)["candidates_left_out"], 0) << r.body;  // issue 34
+  EXPECT_EQ(json::parse(r.body)["candidates_left_out"], 0) << r.body;
   EXPECT_NE(json::parse(r.body)["results"][0]["resemblance_from"], "minhashes") << r.body;
   r = Call("POST", "/v1/similar?threshold=0.3", a, "text/html");
   ASSERT_EQ(r.status, 200) << r.body;
@@ -369,7 +369,7 @@ TEST_F(ServeTest, GzipAndDeflateBodiesAreDecoded) {
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/bomb")).status, 404);
 }
 
-// Bug (issue 33, defect 2): a gzip body of two members (`cat a.gz b.gz`, pigz) was stored as its
+// Bug: a gzip body of two members (`cat a.gz b.gz`, pigz) was stored as its
 // first member only, with 200, and garbage after a member was accepted silently.
 TEST_F(ServeTest, ConcatenatedGzipMembersAreStoredWhole) {
   const std::string page = SyntheticPage(12);
@@ -402,9 +402,9 @@ TEST_F(ServeTest, ConcatenatedGzipMembersAreStoredWhole) {
   EXPECT_EQ(Call("GET", "/v1/urls?url=" + Q("https://e.com/cut")).status, 404);
 }
 
-// Issue 33 (minor): a batch line is one flat object, refused at its first nested value with the
+// A batch line is one flat object, refused at its first nested value with the
 // limit named, and a host with raw bytes that are not UTF-8 is refused while one in UTF-8 is
-// stored, answered and found in its IDNA form (defect 5).
+// stored, answered and found in its IDNA form.
 TEST_F(ServeTest, BatchLineNestingIsBoundedAndNonUtf8HostsRefused) {
   std::string deep = "{\"url\": \"https://e.com/d\", \"content\": ";
   deep.append(20000, '[').append(20000, ']').append("}\n");

@@ -1,4 +1,4 @@
-// Issue 30, "Status codes", against the real daemon on loopback: a page posted with a 5xx or
+// "Status codes", against the real daemon on loopback: a page posted with a 5xx or
 // 429 status is a failed attempt that leaves the URL's last good version live, and a 3xx a
 // redirect that records its target (`location`), through the hook and NDJSON batches alike; and
 // an unknown key in a JSON body is refused as an unknown query parameter is. (WARC bodies and

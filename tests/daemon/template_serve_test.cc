@@ -1,4 +1,4 @@
-// Templates (issue 32) against the real daemon and the real command line: POST and DELETE
+// Templates against the real daemon and the real command line: POST and DELETE
 // /v1/clusters/ID/template, GET /v1/templates, the `template_bytes` of the `common` objects, and
 // `shingled template mark|unmark|list`. The store is filled first through the store's API with
 // pages whose chunks are those of random text under one large shared header.

@@ -328,7 +328,7 @@ TEST(WarcIngestTest, InvalidTargetIsAnErrorOfItsRecord) {
   EXPECT_NE(err.find("host has bytes that are not UTF-8"), std::string::npos) << err;
 }
 
-// Issue 33 (minor): an upload in which no WARC record was found answered 200 with zero pages, as
+// An upload in which no WARC record was found answered 200 with zero pages, as
 // if an empty crawl had gone in.
 TEST_F(WarcPostTest, AllGarbageWarcIsNotAnsweredOk) {
   OpenSweep("w1");
@@ -352,7 +352,7 @@ TEST_F(WarcPostTest, AllGarbageWarcIsNotAnsweredOk) {
   EXPECT_EQ(Get("/v1/stats")["documents"], 0);
 }
 
-// Issue 33, defect 2, for WARC files: a .warc.gz is a sequence of members, one per record. Garbage
+// Concatenated gzip members, for WARC files: a .warc.gz is a sequence of members, one per record. Garbage
 // after a record's member is an error at its offset in the answer, not dropped silently; the
 // records around it go in.
 TEST_F(WarcPostTest, GzipRecordMemberFollowedByGarbageIsAnError) {
@@ -418,7 +418,7 @@ void ExpectErrorAndRedirectRecorded(const std::function<json(const std::string& 
   EXPECT_EQ(d[1]["doc"], d[0]["doc"]);
 }
 
-// Bug (issue 30): a WARC's 5xx and 3xx responses were skipped, so the sweep did not see the
+// Bug: a WARC's 5xx and 3xx responses were skipped, so the sweep did not see the
 // URLs and a close would record them gone.
 TEST_F(WarcPostTest, ServerErrorAndRedirectRecordsKeepTheLastGoodVersion) {
   OpenSweep("w1");

@@ -169,7 +169,7 @@ TEST(CanonicalizerDiffTest, RealCorpus) {
       worst = resemblance;
       worst_page = file;
     }
-    // Issue 5: every page at least 0.98, so that a switch of canonicalizer never moves a page
+    // Every page at least 0.98, so that a switch of canonicalizer never moves a page
     // out of its cluster (fungibility needs far more than 0.98 to change: P(0.98) ~ 0.999).
     EXPECT_GE(resemblance, 0.98) << file << " " << FirstDifference(streaming, gumbo);
     std::cout << "[ differs  ] " << file.filename().string() << " resemblance " << resemblance
@@ -179,7 +179,7 @@ TEST(CanonicalizerDiffTest, RealCorpus) {
   std::cout << "[ summary  ] " << identical << " of " << files.size() << " pages identical ("
             << 100.0 * share << "%), worst resemblance " << worst << " "
             << worst_page.filename().string() << "\n";
-  // Issue 5: identical token streams on at least 99% of the pages.
+  // Identical token streams on at least 99% of the pages.
   EXPECT_GE(share, 0.99);
 }
 

@@ -373,7 +373,7 @@ TEST(SketchTest, ExactFingerprintsSeparateTheThreeLevels) {
 
 // Shingle equivalence is exact: a one-word edit of a long page changes the shingle fingerprint,
 // even when the edit leaves every sampled value as it was (the fingerprint of the selected
-// sample, which this replaced, called such pages equivalent: issue 34 found one at J = 0.987
+// sample, which this replaced, called such pages equivalent: a study found one at J = 0.987
 // stored as a duplicate).
 TEST(SketchTest, AOneWordEditIsNeverShingleEquivalent) {
   auto ctx = MakeContext();

@@ -8,7 +8,7 @@
 // - InflateBody returns more than its limit, or fails with a code other than InvalidArgument or
 //   ResourceExhausted;
 // - the input, gzip-compressed as two members (`cat a.gz a.gz`), does not inflate back to the
-//   input twice (issue 33: concatenated members were truncated);
+//   input twice (concatenated members were truncated);
 // - a body accepted as JSON is not an object, or a batch line is refused with another code.
 //
 //   build-fuzz/tests/fuzz/http_request_fuzz -max_total_time=600 -dict=tests/fuzz/http_request.dict
