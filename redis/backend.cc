@@ -735,12 +735,7 @@ StatusOr<store::SweepInfo> RedisClusterStore::ReadSweep(SweepId id) const {
 
 StatusOr<store::SweepInfo> RedisClusterStore::OpenSweep(std::string_view name, int64_t start,
                                                         std::vector<std::string> scope) {
-  if (name.empty()) return InvalidArgumentError("sweep name is empty");
-  if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f)
-      return InvalidArgumentError("sweep name contains a control character");
-  }
+  SHINGLED_RETURN_IF_ERROR(store::internal::ValidateSweepName(name));
   StatusOr<std::vector<std::string>> valid = store::internal::ValidateScope(std::move(scope));
   if (!valid.ok()) return valid.status();
   std::lock_guard<std::mutex> lock(mu_);
