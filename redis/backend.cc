@@ -2609,6 +2609,8 @@ Status RedisClusterStore::CanWrite() const {
 StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
                                                               const store::StoreOptions& options,
                                                               const dedup::SketchContext& context) {
+  // The same options as LMDB takes (store.h: every backend's Open calls it), before connecting.
+  SHINGLED_RETURN_IF_ERROR(store::ValidateStoreOptions(options));
   if (redis.connect_timeout_ms <= 0 || redis.command_timeout_ms <= 0 ||
       redis.wait_timeout_ms <= 0) {
     return InvalidArgumentError("redis: timeouts must be positive");
