@@ -1947,6 +1947,9 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
     uv.redirect_target = v->redirect_target;
     out.push_back(std::move(uv));
   }
+  // A URL claimed for a revisit whose target turned out to have no document keeps its id and no
+  // version (the claim comes before the batch's pass): never stored, as on LMDB.
+  if (out.empty()) return NotFoundError("URL never stored: " + std::string(url));
   return out;
 }
 
