@@ -993,7 +993,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip) continue;
     urls[pages[i].url];
-    if (pages[i].revisit && st[i].kind == StatusClass::kContent) {
+    if (store::AppliesAsRevisit(pages[i])) {
       urls[pages[i].revisit_of.empty() ? pages[i].url : pages[i].revisit_of];
     }
   }
@@ -1030,7 +1030,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // is claimed only once its target is known to have a document (below).
   std::vector<std::pair<const std::string*, UrlState*>> claiming;
   for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || (pages[i].revisit && st[i].kind == StatusClass::kContent)) continue;
+    if (st[i].skip || store::AppliesAsRevisit(pages[i])) continue;
     UrlState& s = urls[pages[i].url];
     if (s.known || s.claimed) continue;
     StatusOr<uint64_t> id = url_ids_.Next();
@@ -1090,7 +1090,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   {
     std::vector<std::pair<const std::string*, UrlState*>> more;
     for (size_t i = 0; i < pages.size(); ++i) {
-      if (st[i].skip || !pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
+      if (st[i].skip || !store::AppliesAsRevisit(pages[i])) continue;
       UrlState& s = urls[pages[i].url];
       if (s.known || s.claimed) continue;
       StatusOr<uint64_t> id = url_ids_.Next();
@@ -1114,7 +1114,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     const PageInput& page = pages[i];
     PageResult& res = results[i];
     PageState& ps = st[i];
-    if (page.revisit && ps.kind == StatusClass::kContent) {
+    if (store::AppliesAsRevisit(page)) {
       UrlState& target = urls[page.revisit_of.empty() ? page.url : page.revisit_of];
       const DocId doc = last_doc_of(target);
       if (doc == 0) {
@@ -1178,7 +1178,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       append(std::move(version), -1);
       continue;
     }
-    if (page.revisit) {
+    if (store::AppliesAsRevisit(page)) {
       const DocId doc = ps.doc;
       if (ps.last &&
           replay([&](const VersionRecord& v) { return v.doc == doc && v.date == page.date; })) {
@@ -1428,7 +1428,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     // BackfillChunks: one recorded without chunks gets this page's). The first such page each.
     for (size_t i = 0; i < pages.size(); ++i) {
       const DocId d = st[i].touch;
-      if (st[i].skip || d == 0 || results[i].replayed || pages[i].revisit ||
+      if (st[i].skip || d == 0 || results[i].replayed || store::AppliesAsRevisit(pages[i]) ||
           pages[i].sketch.chunks.empty() || batch_doc_ids.count(d) || backfill.count(d)) {
         continue;
       }
@@ -1653,7 +1653,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         if (prev == nullptr)
           return DataLossError("redis: document " + Dec(ps.last->doc) + " has no record");
         dedup::Sketch a;
-        if (pages[i].revisit) {
+        if (store::AppliesAsRevisit(pages[i])) {
           DocId h = 0;
           const RedisDocument* own = sketch_holder(ps.doc, &h);
           if (own == nullptr)
@@ -1666,7 +1666,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         res.previous_resemblance = dedup::ResemblanceFromMinhashes(a, b);
       }
     }
-    if (pages[i].revisit && res.verdict == Verdict::kDuplicate) {
+    if (store::AppliesAsRevisit(pages[i]) && res.verdict == Verdict::kDuplicate) {
       DocId h = 0;
       const RedisDocument* own = sketch_holder(ps.doc, &h);
       const int features = own == nullptr ? 0 : static_cast<int>(own->features.size());
@@ -1675,7 +1675,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     store::SortMatches(&res.matches);
     res.matches_left_out = store::LimitMatches(options_.max_matches, &res.matches);
-    if (!pages[i].revisit) common_pages.push_back(i);
+    if (!store::AppliesAsRevisit(pages[i])) common_pages.push_back(i);
   }
   // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.
   SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));

@@ -1281,7 +1281,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
   const StatusClass kind = ClassifyHttpStatus(page.http_status);
   const bool dead = kind == StatusClass::kDead;
-  if (page.revisit && kind == StatusClass::kContent) return ApplyRevisit(page, sweep, result);
+  if (AppliesAsRevisit(page)) return ApplyRevisit(page, sweep, result);
 
   bool new_url = false;
   StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
