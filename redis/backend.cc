@@ -735,12 +735,7 @@ StatusOr<store::SweepInfo> RedisClusterStore::ReadSweep(SweepId id) const {
 
 StatusOr<store::SweepInfo> RedisClusterStore::OpenSweep(std::string_view name, int64_t start,
                                                         std::vector<std::string> scope) {
-  if (name.empty()) return InvalidArgumentError("sweep name is empty");
-  if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f)
-      return InvalidArgumentError("sweep name contains a control character");
-  }
+  SHINGLED_RETURN_IF_ERROR(store::internal::ValidateSweepName(name));
   StatusOr<std::vector<std::string>> valid = store::internal::ValidateScope(std::move(scope));
   if (!valid.ok()) return valid.status();
   std::lock_guard<std::mutex> lock(mu_);
@@ -998,7 +993,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   for (size_t i = 0; i < pages.size(); ++i) {
     if (st[i].skip) continue;
     urls[pages[i].url];
-    if (pages[i].revisit && st[i].kind == StatusClass::kContent) {
+    if (store::AppliesAsRevisit(pages[i])) {
       urls[pages[i].revisit_of.empty() ? pages[i].url : pages[i].revisit_of];
     }
   }
@@ -1035,7 +1030,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // is claimed only once its target is known to have a document (below).
   std::vector<std::pair<const std::string*, UrlState*>> claiming;
   for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || (pages[i].revisit && st[i].kind == StatusClass::kContent)) continue;
+    if (st[i].skip || store::AppliesAsRevisit(pages[i])) continue;
     UrlState& s = urls[pages[i].url];
     if (s.known || s.claimed) continue;
     StatusOr<uint64_t> id = url_ids_.Next();
@@ -1095,7 +1090,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   {
     std::vector<std::pair<const std::string*, UrlState*>> more;
     for (size_t i = 0; i < pages.size(); ++i) {
-      if (st[i].skip || !pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
+      if (st[i].skip || !store::AppliesAsRevisit(pages[i])) continue;
       UrlState& s = urls[pages[i].url];
       if (s.known || s.claimed) continue;
       StatusOr<uint64_t> id = url_ids_.Next();
@@ -1119,7 +1114,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     const PageInput& page = pages[i];
     PageResult& res = results[i];
     PageState& ps = st[i];
-    if (page.revisit && ps.kind == StatusClass::kContent) {
+    if (store::AppliesAsRevisit(page)) {
       UrlState& target = urls[page.revisit_of.empty() ? page.url : page.revisit_of];
       const DocId doc = last_doc_of(target);
       if (doc == 0) {
@@ -1183,7 +1178,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       append(std::move(version), -1);
       continue;
     }
-    if (page.revisit) {
+    if (store::AppliesAsRevisit(page)) {
       const DocId doc = ps.doc;
       if (ps.last &&
           replay([&](const VersionRecord& v) { return v.doc == doc && v.date == page.date; })) {
@@ -1433,7 +1428,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     // BackfillChunks: one recorded without chunks gets this page's). The first such page each.
     for (size_t i = 0; i < pages.size(); ++i) {
       const DocId d = st[i].touch;
-      if (st[i].skip || d == 0 || results[i].replayed || pages[i].revisit ||
+      if (st[i].skip || d == 0 || results[i].replayed || store::AppliesAsRevisit(pages[i]) ||
           pages[i].sketch.chunks.empty() || batch_doc_ids.count(d) || backfill.count(d)) {
         continue;
       }
@@ -1658,7 +1653,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         if (prev == nullptr)
           return DataLossError("redis: document " + Dec(ps.last->doc) + " has no record");
         dedup::Sketch a;
-        if (pages[i].revisit) {
+        if (store::AppliesAsRevisit(pages[i])) {
           DocId h = 0;
           const RedisDocument* own = sketch_holder(ps.doc, &h);
           if (own == nullptr)
@@ -1671,7 +1666,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         res.previous_resemblance = dedup::ResemblanceFromMinhashes(a, b);
       }
     }
-    if (pages[i].revisit && res.verdict == Verdict::kDuplicate) {
+    if (store::AppliesAsRevisit(pages[i]) && res.verdict == Verdict::kDuplicate) {
       DocId h = 0;
       const RedisDocument* own = sketch_holder(ps.doc, &h);
       const int features = own == nullptr ? 0 : static_cast<int>(own->features.size());
@@ -1680,7 +1675,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     store::SortMatches(&res.matches);
     res.matches_left_out = store::LimitMatches(options_.max_matches, &res.matches);
-    if (!pages[i].revisit) common_pages.push_back(i);
+    if (!store::AppliesAsRevisit(pages[i])) common_pages.push_back(i);
   }
   // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.
   SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
@@ -1952,6 +1947,9 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
     uv.redirect_target = v->redirect_target;
     out.push_back(std::move(uv));
   }
+  // A URL claimed for a revisit whose target turned out to have no document keeps its id and no
+  // version (the claim comes before the batch's pass): never stored, as on LMDB.
+  if (out.empty()) return NotFoundError("URL never stored: " + std::string(url));
   return out;
 }
 
@@ -2614,6 +2612,8 @@ Status RedisClusterStore::CanWrite() const {
 StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
                                                               const store::StoreOptions& options,
                                                               const dedup::SketchContext& context) {
+  // The same options as LMDB takes (store.h: every backend's Open calls it), before connecting.
+  SHINGLED_RETURN_IF_ERROR(store::ValidateStoreOptions(options));
   if (redis.connect_timeout_ms <= 0 || redis.command_timeout_ms <= 0 ||
       redis.wait_timeout_ms <= 0) {
     return InvalidArgumentError("redis: timeouts must be positive");

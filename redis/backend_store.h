@@ -197,6 +197,7 @@ class RedisClusterStore final : public store::Store {
   Status SetMaxMapSize(uint64_t bytes) override;
   const store::StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
+  store::Capabilities capabilities() const override { return {}; }  // none of them
   void FailNextCommitForTesting(int error) override;
   Status VerifyKeyFilterForTesting() override;
 

@@ -15,6 +15,13 @@
 
 namespace shingled::store {
 
+// Whether `page` is applied as a revisit (PageInput::revisit): flagged so and a 2xx answer. A
+// revisit of a dead, redirected or failed answer is applied as that answer, like any page of
+// its status.
+inline bool AppliesAsRevisit(const PageInput& page) {
+  return page.revisit && ClassifyHttpStatus(page.http_status) == StatusClass::kContent;
+}
+
 // The first look at a candidate that has a sketch: its minhash resemblance to the page, the
 // features they share, and whether it is worth judging (`worth_judging`: fungible, or its
 // minhash estimate within 0.2 of the lower of the similar and verified thresholds, 4 standard

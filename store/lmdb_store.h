@@ -83,6 +83,13 @@ class LmdbStore final : public Store {
   Status Backup(const std::string& dest) const override;
   Status health() const override;
   Status CanWrite() const override { return health(); }
+  Capabilities capabilities() const override {
+    return {.backup = true,
+            .warm_map = true,
+            .map_size = true,
+            .commit_faults = true,
+            .url_byte_order = true};
+  }
   Status WriteRoom() const override;
   uint64_t max_map_size() const override;
   Status SetMaxMapSize(uint64_t bytes) override;

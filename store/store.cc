@@ -4,7 +4,6 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <utf8proc.h>
 
 #include <algorithm>
 #include <array>
@@ -1282,7 +1281,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
   }
   const StatusClass kind = ClassifyHttpStatus(page.http_status);
   const bool dead = kind == StatusClass::kDead;
-  if (page.revisit && kind == StatusClass::kContent) return ApplyRevisit(page, sweep, result);
+  if (AppliesAsRevisit(page)) return ApplyRevisit(page, sweep, result);
 
   bool new_url = false;
   StatusOr<UrlId> url = FindOrAddUrl(page.url, &new_url);
@@ -1680,25 +1679,7 @@ StatusOr<std::vector<PageResult>> LmdbStore::Apply(std::span<const PageInput> pa
 
 StatusOr<SweepInfo> LmdbStore::OpenSweep(std::string_view name, int64_t start,
                                          std::vector<std::string> scope) {
-  if (name.empty()) return InvalidArgumentError("sweep name is empty");
-  if (name.size() > 400) return InvalidArgumentError("sweep name longer than 400 bytes");
-  // A name is shown in JSON answers, logs and on command lines: UTF-8 text without control
-  // characters.
-  for (size_t i = 0; i < name.size();) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n =
-        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(name.data() + i),
-                         static_cast<utf8proc_ssize_t>(name.size() - i), &cp);
-    if (n <= 0) {
-      return InvalidArgumentError("sweep name is not UTF-8 (a bad byte at " + std::to_string(i) +
-                                  ")");
-    }
-    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
-      return InvalidArgumentError("sweep name contains a control character (at byte " +
-                                  std::to_string(i) + ")");
-    }
-    i += static_cast<size_t>(n);
-  }
+  SHINGLED_RETURN_IF_ERROR(internal::ValidateSweepName(name));
   StatusOr<std::vector<std::string>> valid_scope = internal::ValidateScope(std::move(scope));
   if (!valid_scope.ok()) return valid_scope.status();
   std::lock_guard<std::mutex> lock(impl_->write_mu_);

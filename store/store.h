@@ -3,9 +3,9 @@
 //   - the embedded default, one LMDB environment in a directory (Store::Open; store/lmdb_store.h;
 //     the bytes are described in store/FORMAT.md);
 //   - a Redis Cluster shared by many daemons (redis/backend.h; docs/REDIS.md), which refuses the
-//     methods it does not provide yet with Unimplemented, and the LMDB-only ones (Backup,
-//     WarmMap, SetMaxMapSize) with FailedPrecondition.
-// Both decide with the same code (store/decide.h). What follows describes the LMDB store; the
+//     LMDB-only methods (Backup, WarmMap, SetMaxMapSize) with FailedPrecondition (capabilities()).
+// Both decide with the same code (store/decide.h), and the same tests run on both
+// (tests/store/README.md). What follows describes the LMDB store; the
 // Redis backend's differences are in docs/REDIS.md.
 //
 // Thread-safety: a Store is safe for concurrent use. Writes (Apply, OpenSweep, CloseSweep,
@@ -51,6 +51,25 @@ bool IsOutOfSpace(const Status& status);
 std::string_view OutOfSpaceReason(const Status& status);
 // Free bytes the store's file system needs before WriteRoom lets writes resume after a full disk.
 inline constexpr uint64_t kResumeFreeBytes = uint64_t{1} << 20;
+
+// What a backend can do beyond the methods every backend answers alike (Store::capabilities()).
+// A caller that needs one of these asks here instead of calling and reading the error: on a
+// backend without it, the method refuses with FailedPrecondition (Backup, WarmMap,
+// SetMaxMapSize) or, for the testing hook, does nothing.
+struct Capabilities {
+  // Backup writes a consistent copy of the store into a directory.
+  bool backup = false;
+  // WarmMap maps the store's file into the page tables in advance.
+  bool warm_map = false;
+  // Writes fill a map of at most max_map_size bytes (SetMaxMapSize changes it), and a full map
+  // fails them with MapFullError until WriteRoom says there is room.
+  bool map_size = false;
+  // FailNextCommitForTesting fails the next commit, after which writes stop (health()).
+  bool commit_faults = false;
+  // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
+  // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
+  bool url_byte_order = false;
+};
 
 class Store {
  public:
@@ -375,6 +394,8 @@ class Store {
 
   virtual const StoreOptions& options() const = 0;
   virtual const dedup::SketchParams& params() const = 0;
+  // What this backend can do (Capabilities): all of it on LMDB, none of it on Redis Cluster.
+  virtual Capabilities capabilities() const = 0;
 
   // The next commit fails as if fsync had returned `error` (an errno such as ENOSPC) after the
   // transaction was written: the store then behaves as after a real failed commit.

@@ -1,6 +1,8 @@
 // Sweeps' scopes and closing (FORMAT.md, "Closing a sweep"), and their upgrade to format 8.
 #include "store/internal/sweeps.h"
 
+#include <utf8proc.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -10,6 +12,30 @@
 #include "store/internal/store_impl.h"
 
 namespace shingled::store::internal {
+
+Status ValidateSweepName(std::string_view name) {
+  if (name.empty()) return InvalidArgumentError("sweep name is empty");
+  if (name.size() > kMaxSweepName) {
+    return InvalidArgumentError("sweep name longer than " + std::to_string(kMaxSweepName) +
+                                " bytes");
+  }
+  for (size_t i = 0; i < name.size();) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n =
+        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(name.data() + i),
+                         static_cast<utf8proc_ssize_t>(name.size() - i), &cp);
+    if (n <= 0) {
+      return InvalidArgumentError("sweep name is not UTF-8 (a bad byte at " + std::to_string(i) +
+                                  ")");
+    }
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+      return InvalidArgumentError("sweep name contains a control character (at byte " +
+                                  std::to_string(i) + ")");
+    }
+    i += static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
 
 StatusOr<std::vector<std::string>> ValidateScope(std::vector<std::string> prefixes) {
   if (prefixes.size() > kMaxScopePrefixes) {

@@ -21,6 +21,12 @@ namespace shingled::store::internal {
 inline constexpr size_t kMaxScopePrefix = 400;
 inline constexpr size_t kMaxScopePrefixes = 1000;
 
+// OK for a sweep name both backends take: 1 to kMaxSweepName bytes of UTF-8 text without control
+// characters (C0, DEL or C1), as it is shown in JSON answers, logs and on command lines.
+// InvalidArgument saying what is wrong (and at which byte) otherwise.
+inline constexpr size_t kMaxSweepName = 400;
+Status ValidateSweepName(std::string_view name);
+
 // `prefixes` sorted and without duplicates. InvalidArgument naming the first bad one: empty,
 // longer than kMaxScopePrefix, without "://" after a scheme, or more than kMaxScopePrefixes.
 StatusOr<std::vector<std::string>> ValidateScope(std::vector<std::string> prefixes);

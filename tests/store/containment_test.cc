@@ -15,7 +15,7 @@
 #include "dedup/sketch.h"
 #include "dedup/tokenizer.h"
 #include "store/store.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -65,10 +65,12 @@ std::string NearCopy(const std::vector<std::string>& words, int edits, uint32_t 
   return Join(copy);
 }
 
-class ContainmentTest : public ::testing::Test {
+class ContainmentTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
-    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
   }
@@ -83,13 +85,9 @@ class ContainmentTest : public ::testing::Test {
   }
 
   std::unique_ptr<Store> Open(const std::string& name, const StoreOptions& o) {
-    StoreOptions options = o;
-    options.durable = false;
-    auto s = Store::Open(dir_.Sub(name), options, *context_);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    if (!s.ok()) return nullptr;
-    sweep_ = (*s)->OpenSweep("s", 1)->id;
-    return std::move(s).value();
+    std::unique_ptr<Store> s = OpenStore(o, name);
+    if (s != nullptr) sweep_ = s->OpenSweep("s", 1)->id;
+    return s;
   }
 
   PageResult Ingest(Store& store, const std::string& url, const std::string& text) {
@@ -103,10 +101,10 @@ class ContainmentTest : public ::testing::Test {
     return r.ok() ? (*r)[0] : PageResult{};
   }
 
-  testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   SweepId sweep_ = 0;
 };
+SHINGLED_STORE_ENGINES(ContainmentTest);
 
 const Match* MatchOf(const PageResult& r, DocId doc) {
   for (const Match& m : r.matches) {
@@ -135,7 +133,7 @@ constexpr double kLostBytes = 1500;
 // containment candidates. Each page is on a host of its own: the host-share template rule (a chunk
 // on more than 10% of one host's pages) does not apply. 60 copies stay under template_max_docs
 // (100): a text in more documents than that is template and is not looked for (METHOD.md).
-TEST_F(ContainmentTest, ShortInLongFoundFromBothSidesAndEstimated) {
+TEST_P(ContainmentTest, ShortInLongFoundFromBothSidesAndEstimated) {
   const std::vector<std::string> words = ShortWords();
   const std::string text = Join(words);
   const double max_error = kLostBytes / static_cast<double>(text.size());
@@ -223,7 +221,7 @@ TEST_F(ContainmentTest, ShortInLongFoundFromBothSidesAndEstimated) {
 // The estimate's error over 100 placements of the short text in a text 10 times longer: the bytes
 // lost at its ends (its length less the bytes in common), each within the stated bound, and the
 // MOD samples' estimate at 10x and 100x beside it (the one the answers gave before).
-TEST_F(ContainmentTest, EstimateErrorOverPlacements) {
+TEST_P(ContainmentTest, EstimateErrorOverPlacements) {
   const std::vector<std::string> words = ShortWords();
   const std::string text = Join(words);
   const double max_error = kLostBytes / static_cast<double>(text.size());

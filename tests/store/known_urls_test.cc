@@ -16,9 +16,11 @@ namespace {
 using testing::Range;
 using testing::SyntheticSketch;
 
-class KnownUrlsTest : public testing::StoreFixture {
+class KnownUrlsTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
   }
@@ -55,8 +57,9 @@ class KnownUrlsTest : public testing::StoreFixture {
 
   std::unique_ptr<Store> store_;
 };
+SHINGLED_STORE_ENGINES(KnownUrlsTest);
 
-TEST_F(KnownUrlsTest, EmptyStoreHasNone) {
+TEST_P(KnownUrlsTest, EmptyStoreHasNone) {
   size_t calls = 0;
   EXPECT_TRUE(AllKnown(10, &calls).empty());
   EXPECT_EQ(calls, 1u);
@@ -64,7 +67,7 @@ TEST_F(KnownUrlsTest, EmptyStoreHasNone) {
             StatusCode::kInvalidArgument);
 }
 
-TEST_F(KnownUrlsTest, ListsLiveUrlsAndLeavesOutDeadAndGoneOnes) {
+TEST_P(KnownUrlsTest, ListsLiveUrlsAndLeavesOutDeadAndGoneOnes) {
   const SweepId s1 = store_->OpenSweep("one", 100, {"http://site/"})->id;
   std::vector<PageInput> first;
   for (int i = 0; i < 6; ++i) {
@@ -104,7 +107,7 @@ TEST_F(KnownUrlsTest, ListsLiveUrlsAndLeavesOutDeadAndGoneOnes) {
   }
 }
 
-TEST_F(KnownUrlsTest, LongUrlsComeBackWhole) {
+TEST_P(KnownUrlsTest, LongUrlsComeBackWhole) {
   const SweepId s = store_->OpenSweep("s", 1)->id;
   const std::string long_url = "http://site/" + std::string(600, 'x');  // hashed key (> 480)
   ASSERT_TRUE(store_->Apply(std::vector<PageInput>{Page(long_url, s, 1, 1000)}).ok());
@@ -112,7 +115,7 @@ TEST_F(KnownUrlsTest, LongUrlsComeBackWhole) {
 }
 
 // A URL stored while a listing is being paged through is seen by a later page: ids only grow.
-TEST_F(KnownUrlsTest, UrlsAddedBetweenPagesAreSeenLater) {
+TEST_P(KnownUrlsTest, UrlsAddedBetweenPagesAreSeenLater) {
   const SweepId s = store_->OpenSweep("s", 1)->id;
   ASSERT_TRUE(store_->Apply(std::vector<PageInput>{Page("http://a/", s, 1, 1000),
                                                    Page("http://b/", s, 1, 2000)})

@@ -18,9 +18,11 @@ namespace {
 using testing::Range;
 using testing::Variant;
 
-class ListingsTest : public testing::StoreFixture {
+class ListingsTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
     s1_ = store_->OpenSweep("s1", 100)->id;
@@ -40,8 +42,9 @@ class ListingsTest : public testing::StoreFixture {
     EXPECT_TRUE(r.status.ok()) << page.url << ": " << r.status.ToString();
     return r;
   }
-  // Every page of a listing, from `options.after`: the URLs in order, each page's size checked
-  // against the limit. `*pages` (may be null) counts the pages.
+  // Every page of a listing, from `options.after`: the URLs in order of their bytes (sorted here
+  // on an engine that lists in URL id order: Capabilities::url_byte_order), each page's size
+  // checked against the limit. `*pages` (may be null) counts the pages.
   std::vector<std::string> Drain(UrlListOptions options, int* pages = nullptr) const {
     std::vector<std::string> out;
     for (int n = 1; n < 100000; ++n) {
@@ -55,6 +58,7 @@ class ListingsTest : public testing::StoreFixture {
       EXPECT_FALSE(page->next->empty());
       options.after = *page->next;
     }
+    if (!store_->capabilities().url_byte_order) std::sort(out.begin(), out.end());
     return out;
   }
   std::vector<std::string> Drain(std::vector<std::string> prefixes) const {
@@ -67,9 +71,10 @@ class ListingsTest : public testing::StoreFixture {
   std::unique_ptr<Store> store_;
   SweepId s1_ = 0, s2_ = 0;
 };
+SHINGLED_STORE_ENGINES(ListingsTest);
 
 // Each filter alone, and what an item says.
-TEST_F(ListingsTest, EachFilter) {
+TEST_P(ListingsTest, EachFilter) {
   const PageResult a1 = Put(At("http://a.test/1", s1_, 100, 1000));
   Put(At("http://a.test/2", s1_, 101, 2000));
   Put(At("https://a.test/3", s1_, 102, 3000));
@@ -167,7 +172,7 @@ TEST_F(ListingsTest, EachFilter) {
   EXPECT_EQ(page->urls[0].version.doc, a1.doc);
 }
 
-TEST_F(ListingsTest, BadOptions) {
+TEST_P(ListingsTest, BadOptions) {
   UrlListOptions o;
   o.limit = 0;
   EXPECT_EQ(store_->ListUrls(o).status().code(), StatusCode::kInvalidArgument);
@@ -190,7 +195,7 @@ TEST_F(ListingsTest, BadOptions) {
 }
 
 // 250 URLs in pages of 7: each once, in key order; the same through a prefix.
-TEST_F(ListingsTest, PagesHaveNoDuplicatesOrGaps) {
+TEST_P(ListingsTest, PagesHaveNoDuplicatesOrGaps) {
   std::vector<std::string> expected;
   std::vector<PageInput> pages;
   for (int i = 0; i < 250; ++i) {
@@ -213,8 +218,9 @@ TEST_F(ListingsTest, PagesHaveNoDuplicatesOrGaps) {
 }
 
 // URLs inserted and changed between pages: every URL of the first page's time is listed once;
-// new ones after the cursor are listed, before it not.
-TEST_F(ListingsTest, StableUnderWritesBetweenPages) {
+// new ones after the cursor are listed, before it not (in URL id order every new one is after).
+TEST_P(ListingsTest, StableUnderWritesBetweenPages) {
+  const bool byte_order = store_->capabilities().url_byte_order;
   std::vector<std::string> before;
   for (int i = 0; i < 60; ++i) {
     char name[32];
@@ -241,14 +247,16 @@ TEST_F(ListingsTest, StableUnderWritesBetweenPages) {
     const std::string late = name;
     Put(At(early, s1_, 150, 90000 + 1000 * static_cast<uint64_t>(page_no)));
     Put(At(late, s1_, 150, 190000 + 1000 * static_cast<uint64_t>(page_no)));
-    if (late > o.after) inserted_after.insert(late);
-    if (early > o.after) inserted_after.insert(early);
+    if (!byte_order || late > o.after) inserted_after.insert(late);
+    if (!byte_order || early > o.after) inserted_after.insert(early);
     Put(At(before[static_cast<size_t>(page_no)], s2_, 250, 0, 404));
     Put(At(before[59 - static_cast<size_t>(page_no)], s2_, 250, 0, 404));
   }
   std::set<std::string> unique(seen.begin(), seen.end());
   EXPECT_EQ(unique.size(), seen.size()) << "a URL was listed twice";
-  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  if (byte_order) {
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  }
   for (const std::string& url : before) EXPECT_EQ(unique.count(url), 1u) << url;
   for (const std::string& url : inserted_after) EXPECT_EQ(unique.count(url), 1u) << url;
   EXPECT_EQ(seen.size(), before.size() + inserted_after.size());
@@ -256,7 +264,7 @@ TEST_F(ListingsTest, StableUnderWritesBetweenPages) {
 
 // URLs over 480 bytes, whose keys share their first 471 bytes and end in a hash: listed by
 // their whole bytes, paged by their keys, found by a prefix.
-TEST_F(ListingsTest, LongUrls) {
+TEST_P(ListingsTest, LongUrls) {
   const std::string stem = "http://long.test/" + std::string(500, 'a');
   std::set<std::string> expected;
   for (int i = 0; i < 5; ++i) {
@@ -279,7 +287,7 @@ TEST_F(ListingsTest, LongUrls) {
 
 // A filter that matches nothing in the first bounded chunk ends the page early, empty, with a
 // cursor that goes on; the match further on is found.
-TEST_F(ListingsTest, BoundedWorkPerPage) {
+TEST_P(ListingsTest, BoundedWorkPerPage) {
   std::vector<PageInput> pages;
   for (int i = 0; i < 50; ++i) {
     char name[32];
@@ -295,7 +303,8 @@ TEST_F(ListingsTest, BoundedWorkPerPage) {
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(first->urls.empty());
   ASSERT_TRUE(first->next.has_value());
-  EXPECT_EQ(*first->next, "http://m.test/09");  // the last key looked at
+  // The last key looked at, or the last URL id.
+  EXPECT_EQ(*first->next, store_->capabilities().url_byte_order ? "http://m.test/09" : "10");
   int n = 0;
   EXPECT_EQ(Drain(o, &n), std::vector<std::string>{"http://m.test/47"});
   EXPECT_EQ(n, 5);
@@ -306,7 +315,7 @@ TEST_F(ListingsTest, BoundedWorkPerPage) {
 }
 
 // Clusters by size, largest first, then by id; a cluster's documents a page at a time.
-TEST_F(ListingsTest, ClustersBySizeAndTheirDocuments) {
+TEST_P(ListingsTest, ClustersBySizeAndTheirDocuments) {
   // Cluster A: three lexically equivalent documents (the same text in other bytes).
   std::vector<PageResult> a;
   for (uint64_t v = 0; v < 3; ++v) {
@@ -391,7 +400,7 @@ TEST_F(ListingsTest, ClustersBySizeAndTheirDocuments) {
 }
 
 // Identical sets: live URLs whose last versions hold one document, or equivalent documents.
-TEST_F(ListingsTest, IdenticalSets) {
+TEST_P(ListingsTest, IdenticalSets) {
   // X: one document at three URLs and a lexical variant at a fourth: 4 URLs, 2 documents.
   const PageResult x = Put(Page("http://i.test/x1", s1_, 100, Range(1000, 400)));
   Put(Page("http://i.test/x2", s1_, 101, Range(1000, 400)));

@@ -13,7 +13,7 @@
 #include "dedup/tokenizer.h"
 #include "store/store.h"
 #include "tests/store/doc_text.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -28,17 +28,16 @@ constexpr int64_t kDay = 86400;
 constexpr int64_t kT1 = 100 * kDay, kT2 = 130 * kDay, kT4 = 200 * kDay;
 const char kSite[] = "http://docs.test/";
 
-class LostTest : public ::testing::Test {
+class LostTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
-    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
-    StoreOptions o;
-    o.durable = false;
-    auto s = Store::Open(dir_.Sub("db"), o, *context_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
   }
 
   dedup::Sketch SketchOf(const Seeds& page) {
@@ -112,7 +111,6 @@ class LostTest : public ::testing::Test {
   // When not 0, every page of a sweep is fetched at this time (sweeps whose fetches share a
   // second).
   int64_t fetched_at_ = 0;
-  store::testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   std::unique_ptr<Store> store_;
   // Three unrelated pages that stay where they are.
@@ -128,8 +126,9 @@ class LostTest : public ::testing::Test {
     return s;
   }
 };
+SHINGLED_STORE_ENGINES(LostTest);
 
-TEST_F(LostTest, MoveWithTheSameContent) {
+TEST_P(LostTest, MoveWithTheSameContent) {
   const Seeds a = DocPage(10);
   Crawl("s1", kT1, With({{"guide/install.html", a}}));
   Crawl("s2", kT2, With({{"v2/guide/install.html", a}}));  // the old URL is gone at the close
@@ -151,7 +150,7 @@ TEST_F(LostTest, MoveWithTheSameContent) {
 
 // Two sweeps posted within one second (a pipeline that stamps pages with the time it posts them):
 // the page first seen in the later sweep was born when the old URL died, as the change report says.
-TEST_F(LostTest, MoveBetweenSweepsWhoseFetchesShareASecond) {
+TEST_P(LostTest, MoveBetweenSweepsWhoseFetchesShareASecond) {
   const Seeds a = DocPage(10);
   fetched_at_ = kT2;
   Crawl("s1", kT1, With({{"guide/install.html", a}}));
@@ -163,7 +162,7 @@ TEST_F(LostTest, MoveBetweenSweepsWhoseFetchesShareASecond) {
   EXPECT_TRUE(l.best->born_when_died);
 }
 
-TEST_F(LostTest, MoveEditedToResemblanceSeventy) {
+TEST_P(LostTest, MoveEditedToResemblanceSeventy) {
   const Seeds a = DocPage(10);
   const Seeds edited = DocEdit(a, 0.12, 1);
   const double r = Resemblance(a, edited);
@@ -190,7 +189,7 @@ TEST_F(LostTest, MoveEditedToResemblanceSeventy) {
   EXPECT_NE(l.best->why.find("near copy, resemblance "), std::string::npos) << l.best->why;
 }
 
-TEST_F(LostTest, SuccessorEditedAgainAfterTheMove) {
+TEST_P(LostTest, SuccessorEditedAgainAfterTheMove) {
   const Seeds a = DocPage(10);
   const Seeds rewritten = DocEdit(a, 0.3, 2);
   // The rewrite leaves what the search from the old sketch would accept by itself.
@@ -214,7 +213,7 @@ TEST_F(LostTest, SuccessorEditedAgainAfterTheMove) {
   EXPECT_NE(l.best->why.find("edited since"), std::string::npos) << l.best->why;
 }
 
-TEST_F(LostTest, ChainOfTwoMoves) {
+TEST_P(LostTest, ChainOfTwoMoves) {
   const Seeds a = DocPage(10);
   const Seeds a1 = DocEdit(a, 0.12, 1);
   const Seeds a2 = DocEdit(a1, 0.12, 2);
@@ -237,7 +236,7 @@ TEST_F(LostTest, ChainOfTwoMoves) {
   EXPECT_TRUE(middle.best->via.empty());
 }
 
-TEST_F(LostTest, RedirectWinsOverAMoreSimilarPage) {
+TEST_P(LostTest, RedirectWinsOverAMoreSimilarPage) {
   const Seeds a = DocPage(10);
   const Seeds other = DocPage(11);  // the redirect's target resembles nothing of the old page
   Crawl("s1", kT1, With({{"old.html", a}}));
@@ -257,7 +256,7 @@ TEST_F(LostTest, RedirectWinsOverAMoreSimilarPage) {
   EXPECT_EQ(l.candidates[0].resemblance, 1.0);
 }
 
-TEST_F(LostTest, RedirectChainIsFollowedToALiveUrl) {
+TEST_P(LostTest, RedirectChainIsFollowedToALiveUrl) {
   const Seeds a = DocPage(10);
   Crawl("s1", kT1, With({{"one.html", a}, {"two.html", DocPage(12)}}));
   Crawl(
@@ -270,7 +269,7 @@ TEST_F(LostTest, RedirectChainIsFollowedToALiveUrl) {
   EXPECT_EQ(l.best->via, std::vector<std::string>{Url("two.html")});
 }
 
-TEST_F(LostTest, TheMoreSimilarWinsOverTheNewer) {
+TEST_P(LostTest, TheMoreSimilarWinsOverTheNewer) {
   const Seeds a = DocPage(10);
   const Seeds close = DocEdit(a, 0.08, 1);
   const Seeds far = DocEdit(a, 0.2, 2);
@@ -288,7 +287,7 @@ TEST_F(LostTest, TheMoreSimilarWinsOverTheNewer) {
   EXPECT_GT(l.candidates[0].last_seen, l.best->last_seen);
 }
 
-TEST_F(LostTest, BornWhenTheOldDiedWinsOverAnOlderCopy) {
+TEST_P(LostTest, BornWhenTheOldDiedWinsOverAnOlderCopy) {
   const Seeds a = DocPage(10);
   const Seeds mirror = DocEdit(a, 0.04, 3);  // a near copy that lived beside it all along
   const Seeds moved = DocEdit(a, 0.12, 1);
@@ -303,7 +302,7 @@ TEST_F(LostTest, BornWhenTheOldDiedWinsOverAnOlderCopy) {
   EXPECT_FALSE(l.candidates[0].born_when_died);
 }
 
-TEST_F(LostTest, AUrlStillAlive) {
+TEST_P(LostTest, AUrlStillAlive) {
   Crawl("s1", kT1, With({{"a.html", DocPage(10)}}));
   Crawl("s2", kT2, With({{"a.html", DocEdit(DocPage(10), 0.12, 1)}}));
   const LostAndFound l = Lost("a.html");
@@ -315,7 +314,7 @@ TEST_F(LostTest, AUrlStillAlive) {
   EXPECT_TRUE(l.candidates.empty());
 }
 
-TEST_F(LostTest, AUrlThatDiedWithoutSuccessor) {
+TEST_P(LostTest, AUrlThatDiedWithoutSuccessor) {
   Crawl("s1", kT1, With({{"a.html", DocPage(10)}, {"b.html", DocPage(20)}}));
   // Pages born when they died, about other things (the site's stable pages too).
   Crawl("s2", kT2, With({{"news.html", DocPage(30)}}, {}, {"b.html"}));
@@ -330,14 +329,14 @@ TEST_F(LostTest, AUrlThatDiedWithoutSuccessor) {
   }
 }
 
-TEST_F(LostTest, AUrlNeverSeen) {
+TEST_P(LostTest, AUrlNeverSeen) {
   Crawl("s1", kT1, kStable);
   StatusOr<LostAndFound> l = store_->Lost(Url("nowhere.html"));
   EXPECT_EQ(l.status().code(), StatusCode::kNotFound);
   EXPECT_NE(l.status().message().find("URL never stored"), std::string::npos);
 }
 
-TEST_F(LostTest, BoundsCutTheSearchAndSaySo) {
+TEST_P(LostTest, BoundsCutTheSearchAndSaySo) {
   const Seeds a = DocPage(10);
   Crawl("s1", kT1, With({{"a.html", a}}));
   Crawl("s2", kT2,

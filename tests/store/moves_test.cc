@@ -18,7 +18,7 @@
 #include "dedup/sketch.h"
 #include "store/store.h"
 #include "tests/store/doc_text.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -128,17 +128,16 @@ std::string Html(const Seeds& body) {
          "</html>";
 }
 
-class MovesTest : public ::testing::Test {
+class MovesTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
-    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
-    StoreOptions o;
-    o.durable = false;
-    auto s = Store::Open(dir_.Sub("db"), o, *context_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
   }
 
   struct Crawl {
@@ -189,12 +188,12 @@ class MovesTest : public ::testing::Test {
     return list.ok() ? list->rows : std::vector<ChangeRow>{};
   }
 
-  store::testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   std::unique_ptr<Store> store_;
 };
+SHINGLED_STORE_ENGINES(MovesTest);
 
-TEST_F(MovesTest, TheReportsAndLostAndFoundTellTheTruthForEveryUrl) {
+TEST_P(MovesTest, TheReportsAndLostAndFoundTellTheTruthForEveryUrl) {
   // The first crawl: 36 stable pages, and the pages that will change.
   Crawl one;
   for (int i = 0; i < 36; ++i)
@@ -298,7 +297,7 @@ TEST_F(MovesTest, TheReportsAndLostAndFoundTellTheTruthForEveryUrl) {
 }
 
 // The two traps of the site above, shown to be traps: without the rule, each would be a move.
-TEST_F(MovesTest, TheTrapsAreReal) {
+TEST_P(MovesTest, TheTrapsAreReal) {
   Crawl one;
   for (int i = 0; i < 36; ++i)
     one.pages["stable-" + std::to_string(i) + ".html"] = DocPage(100 + i, 25);

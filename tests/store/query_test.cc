@@ -27,7 +27,7 @@ using testing::SyntheticSketch;
 using testing::TestDir;
 using testing::Variant;
 
-class QueryTest : public testing::StoreFixture {
+class QueryTest : public testing::StoreConformance {
  protected:
   PageInput Page(std::string url, SweepId sweep, dedup::Sketch sketch) {
     PageInput p;
@@ -44,6 +44,7 @@ class QueryTest : public testing::StoreFixture {
     }));
   }
 };
+SHINGLED_STORE_ENGINES(QueryTest);
 
 // Queries take their candidates from the sample index and, when the sample is too small, the
 // features (FORMAT.md, "Lookups"): a page of resemblance 0.5 shares no feature with the query,
@@ -51,7 +52,7 @@ class QueryTest : public testing::StoreFixture {
 // Each of the query's indexed sample values (8 to 26 here, 15 typical) is in the stored page's
 // sample with probability ~0.67, so a page is missed with probability ~0.33^n: ~1e-4 for the
 // fewest, ~6e-8 for 15; every one of the 40 (fixed seeds) must be found.
-TEST_F(QueryTest, FindsHalfResemblantPagesThroughTheSampleIndex) {
+TEST_P(QueryTest, FindsHalfResemblantPagesThroughTheSampleIndex) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   constexpr int kPages = 40;
@@ -88,7 +89,7 @@ TEST_F(QueryTest, FindsHalfResemblantPagesThroughTheSampleIndex) {
 // Broder et al. 1997); a query does not. A page whose super shingles equal a stored page's, with
 // the same minhashes (resemblance estimate 1) but other features and sample values, is linked by
 // the writer and not found by a query.
-TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
+TEST_P(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   dedup::Sketch a = SyntheticSketch(params_, Range(0, 1000));
@@ -120,7 +121,7 @@ TEST_F(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
 // than 8 usable indexed values): a page that shares every feature and minhash with the query but
 // none of its sample values is found through the features then, and not when the query has 8 or
 // more indexed values (a real page sharing a feature shares ~80% of them: FORMAT.md, "Lookups").
-TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
+TEST_P(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   const dedup::Sketch a = SyntheticSketch(params_, Range(0, 1000));
@@ -151,18 +152,20 @@ TEST_F(QueryTest, FeaturesAreReadOnlyWhenTheSampleValuesAreTooFew) {
   EXPECT_DOUBLE_EQ((*r)[0].resemblance, 1.0);
 }
 
-// SimilarToSketch against a reference computed here from each stored document's sketch
-// (Store::Document): the candidates are the documents holding one of the query's indexed sample
-// values (1 point each), plus 4 points per shared feature when the features are read (fewer than
-// 8 indexed values, all usable here, or hits over max_candidates); above max_candidates only the
-// max_candidates with the most points (the older first) are scored; results reach the threshold by
-// resemblance or either containment, ordered by resemblance, then containment, then id, cut at
-// the limit. Exact equality, scores included: the query path's faster reads (ReadBucketPostings,
-// records prefetched, both containments from one merge, no ranking below max_candidates) must
-// not change an answer. Pages: 50 families of 4 near-copies (resemblance ~0.9, as the
-// benchmark's), and 40 pages made of parts of three families (candidates, mostly below threshold).
-// With the write buffer, most postings are in memory; without it, all are in the B-trees.
-TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
+// SimilarToSketch against a reference computed here from each stored document's sketch as it
+// was applied (Store::Document gives it back on LMDB; the Redis Cluster backend keeps 32 bits of
+// each minhash and sample value, docs/REDIS.md, and compares the query's cut alike): the candidates
+// are the documents holding one of the query's indexed sample values (1 point each), plus 4 points
+// per shared feature when the features are read (fewer than 8 indexed values, all usable here, or
+// hits over max_candidates); above max_candidates only the max_candidates with the most points (the
+// older first) are scored; results reach the threshold by resemblance or either containment,
+// ordered by resemblance, then containment, then id, cut at the limit. Exact equality, scores
+// included: the query path's faster reads (ReadBucketPostings, records prefetched, both
+// containments from one merge, no ranking below max_candidates) must not change an answer. Pages:
+// 50 families of 4 near-copies (resemblance ~0.9, as the benchmark's), and 40 pages made of parts
+// of three families (candidates, mostly below threshold). With the write buffer, most postings are
+// in memory; without it, all are in the B-trees.
+TEST_P(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
   for (auto [max_candidates, buffered] :
        {std::pair{500u, true}, std::pair{3u, true}, std::pair{500u, false}}) {
     SCOPED_TRACE(max_candidates);
@@ -200,6 +203,7 @@ TEST_F(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
       ASSERT_TRUE(info.ok()) << info.status().ToString();
       ASSERT_EQ(info->representative, info->id);  // distinct pages: each has its own sketch
       infos.push_back(*info);
+      infos.back().sketch = batch[i].sketch;
       urls.push_back(batch[i].url);
     }
 
@@ -399,7 +403,7 @@ TEST(ReadBucketPostingsTest, ReadsWhatReadValuePostingsReads) {
 
 // The most recent URL of each result: the latest version that still shows the document, the
 // smallest url id on equal dates; a URL that moved on to other content no longer counts.
-TEST_F(QueryTest, ResultsNameTheMostRecentLiveUrlOfTheirDocument) {
+TEST_P(QueryTest, ResultsNameTheMostRecentLiveUrlOfTheirDocument) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   dedup::Sketch page = SyntheticSketch(params_, Range(0, 1000));
@@ -451,11 +455,12 @@ uint64_t MappedBytesOf(const std::string& file) {
 
 // WarmMap puts every page of the file in the page tables (the map's resident size reaches the
 // file's size), stops when told to, and after the map grew (a remap) warms the new map.
-TEST_F(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
+TEST_P(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   StoreOptions options;
   options.initial_map_size = uint64_t{1} << 20;  // grows (doubling, remapping) under the pages below
   auto store = OpenStore(options);
   ASSERT_NE(store, nullptr);
+  if (!store->capabilities().warm_map) GTEST_SKIP() << "the engine has no warm_map capability";
   SweepId s = store->OpenSweep("s", 1)->id;
   auto fill = [&](int from, int to) {
     std::vector<PageInput> batch;

@@ -7,7 +7,7 @@
 #include "dedup/sketch.h"
 #include "dedup/tokenizer.h"
 #include "store/store.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -28,17 +28,16 @@ std::string Text(uint32_t seed, int words) {
   return out;
 }
 
-class RealSketchTest : public ::testing::Test {
+class RealSketchTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
-    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
-    StoreOptions o;
-    o.durable = false;
-    auto s = Store::Open(dir_.Sub("db"), o, *context_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
     sweep_ = store_->OpenSweep("s", 1)->id;
   }
 
@@ -62,13 +61,13 @@ class RealSketchTest : public ::testing::Test {
     return r.ok() ? (*r)[0] : PageResult{};
   }
 
-  testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   std::unique_ptr<Store> store_;
   SweepId sweep_ = 0;
 };
+SHINGLED_STORE_ENGINES(RealSketchTest);
 
-TEST_F(RealSketchTest, DecisionsOnRealText) {
+TEST_P(RealSketchTest, DecisionsOnRealText) {
   const std::string base = Text(1, 3000);
   PageResult a = Ingest("http://a/", base);
   EXPECT_EQ(a.verdict, Verdict::kNew);
@@ -128,7 +127,7 @@ TEST_F(RealSketchTest, DecisionsOnRealText) {
   EXPECT_TRUE(problems->empty());
 }
 
-TEST_F(RealSketchTest, EmptyAndShortPages) {
+TEST_P(RealSketchTest, EmptyAndShortPages) {
   PageResult e1 = Ingest("http://e1/", "");
   PageResult e2 = Ingest("http://e2/", "   ...   ");  // no tokens, other bytes
   EXPECT_EQ(e1.verdict, Verdict::kNew);

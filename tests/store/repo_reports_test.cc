@@ -12,7 +12,7 @@
 #include "dedup/sketch.h"
 #include "store/store.h"
 #include "tests/store/repo_files.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -21,17 +21,16 @@ using testing::RepoFile;
 
 constexpr const char* kRoot = "file:///repo/";
 
-class RepoReportsTest : public ::testing::Test {
+class RepoReportsTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
-    auto ctx = dedup::SketchContext::Create(dedup::SketchParams{});
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
-    StoreOptions o;
-    o.durable = false;
-    auto s = Store::Open(dir_.Sub("db"), o, *context_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
     sweep_ = store_->OpenSweep("s", 1)->id;
   }
 
@@ -98,7 +97,6 @@ class RepoReportsTest : public ::testing::Test {
     return out;
   }
 
-  testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   std::unique_ptr<Store> store_;
   SweepId sweep_ = 0;
@@ -106,8 +104,9 @@ class RepoReportsTest : public ::testing::Test {
   std::map<std::string, DocId> docs_;
   std::map<std::string, uint64_t> bytes_;
 };
+SHINGLED_STORE_ENGINES(RepoReportsTest);
 
-TEST_F(RepoReportsTest, IdenticalListsExactlyTheCopiesLargestWasteFirst) {
+TEST_P(RepoReportsTest, IdenticalListsExactlyTheCopiesLargestWasteFirst) {
   PutRepository();
   IdenticalReportTotals totals;
   std::vector<IdenticalReportSet> rows = Identical({}, &totals);
@@ -144,7 +143,7 @@ TEST_F(RepoReportsTest, IdenticalListsExactlyTheCopiesLargestWasteFirst) {
   EXPECT_EQ(rows[0].urls.size(), 1u);
 }
 
-TEST_F(RepoReportsTest, IdenticalCountsLiveUrlsOnly) {
+TEST_P(RepoReportsTest, IdenticalCountsLiveUrlsOnly) {
   const std::string text = testing::RepoFiles()[0].text;
   Put("x/one.txt", text);
   Put("x/two.txt", text);
@@ -158,7 +157,7 @@ TEST_F(RepoReportsTest, IdenticalCountsLiveUrlsOnly) {
   EXPECT_EQ(totals.wasted_bytes, 0u);
 }
 
-TEST_F(RepoReportsTest, ClustersListExactlyThePairTheContainmentAndTheGroup) {
+TEST_P(RepoReportsTest, ClustersListExactlyThePairTheContainmentAndTheGroup) {
   PutRepository();
   ClusterReportTotals totals;
   std::vector<ClusterReportCluster> rows = Clusters({}, &totals);
@@ -233,7 +232,7 @@ TEST_F(RepoReportsTest, ClustersListExactlyThePairTheContainmentAndTheGroup) {
   EXPECT_FALSE(totals.limited);
 }
 
-TEST_F(RepoReportsTest, ClustersLeaveOutOldVersionsAndSingleDocuments) {
+TEST_P(RepoReportsTest, ClustersLeaveOutOldVersionsAndSingleDocuments) {
   std::mt19937_64 rng(11);
   const std::string text = testing::RandomText(rng, 6000);
   Put("changed.txt", text);
@@ -255,7 +254,7 @@ TEST_F(RepoReportsTest, ClustersLeaveOutOldVersionsAndSingleDocuments) {
   EXPECT_EQ(Clusters({}, &totals).size(), 1u);
 }
 
-TEST_F(RepoReportsTest, ClusterWorkIsBoundedAndCounted) {
+TEST_P(RepoReportsTest, ClusterWorkIsBoundedAndCounted) {
   PutRepository();
   // One pair checked per partition of two or three documents: the group's other two pairs are
   // counted as unchecked, and its one link makes it a component of two.
@@ -288,7 +287,7 @@ TEST_F(RepoReportsTest, ClusterWorkIsBoundedAndCounted) {
   EXPECT_TRUE(totals.limited);
 }
 
-TEST_F(RepoReportsTest, BadOptionsAreRefused) {
+TEST_P(RepoReportsTest, BadOptionsAreRefused) {
   ClusterReportTotals totals;
   auto refused = [&](const ClusterReportOptions& o) {
     Status s = store_->StreamClusterReport(
@@ -316,7 +315,7 @@ TEST_F(RepoReportsTest, BadOptionsAreRefused) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(RepoReportsTest, ACallbackErrorStopsTheReport) {
+TEST_P(RepoReportsTest, ACallbackErrorStopsTheReport) {
   PutRepository();
   int calls = 0;
   ClusterReportTotals totals;
@@ -334,7 +333,7 @@ TEST_F(RepoReportsTest, ACallbackErrorStopsTheReport) {
 // Issue 32: a large shared header joins every file of a repository into one cluster until the
 // header is template, recognised by the document limit or marked by an operator; then the
 // clusters are by real content (here one near-identical pair), and unmarking restores them.
-TEST_F(RepoReportsTest, ClustersHeldByATemplateDissolveOnceItIsTemplate) {
+TEST_P(RepoReportsTest, ClustersHeldByATemplateDissolveOnceItIsTemplate) {
   std::mt19937_64 rng(0x7e3);
   const std::string header = testing::RandomText(rng, 8000);
   for (int i = 0; i < 5; ++i) {
@@ -374,11 +373,9 @@ TEST_F(RepoReportsTest, ClustersHeldByATemplateDissolveOnceItIsTemplate) {
   // Recognised: the header's chunks are in 9 documents, over a limit of 8.
   store_.reset();
   StoreOptions o;
-  o.durable = false;
   o.template_max_docs = 8;
-  auto s = Store::Open(dir_.Sub("db"), o, *context_);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  store_ = std::move(s).value();
+  store_ = OpenStore(o);
+  ASSERT_NE(store_, nullptr);
   EXPECT_EQ(clusters(), std::vector<std::set<std::string>>{real}) << "over the document limit";
 }
 

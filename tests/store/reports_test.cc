@@ -28,9 +28,11 @@ std::vector<uint64_t> Edited(uint64_t base, uint64_t shared, uint64_t fresh) {
   return Variant(base, kN, shared, fresh);
 }
 
-class ReportsTest : public testing::StoreFixture {
+class ReportsTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
   }
@@ -71,6 +73,7 @@ class ReportsTest : public testing::StoreFixture {
 
   std::unique_ptr<Store> store_;
 };
+SHINGLED_STORE_ENGINES(ReportsTest);
 
 // Two sweeps: s1 on day 0 over a.example, b.example and c.example; s2 on day 10 over a.example
 // and b.example only.
@@ -78,6 +81,7 @@ class TwoSweepsTest : public ReportsTest {
  protected:
   void SetUp() override {
     ReportsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     const std::vector<std::string> s1_scope = {"http://a.example/", "http://b.example/",
                                                "http://c.example/"};
     s1_ = store_->OpenSweep("s1", kT0, s1_scope)->id;
@@ -154,15 +158,16 @@ class TwoSweepsTest : public ReportsTest {
   SweepId s1_ = 0, s2_ = 0;
   std::vector<uint64_t> cosmetic_, small_, big_, rewritten_, moved_edited_;
 };
+SHINGLED_STORE_ENGINES(TwoSweepsTest);
 
-TEST_F(TwoSweepsTest, EveryUrlHasItsKind) {
+TEST_P(TwoSweepsTest, EveryUrlHasItsKind) {
   std::map<std::string, ChangeRow> rows = AllRows(s1_, s2_);
   std::map<std::string, ChangeKind> kinds;
   for (const auto& [url, row] : rows) kinds[url] = row.kind;
   EXPECT_EQ(kinds, Truth());
 }
 
-TEST_F(TwoSweepsTest, CountsEqualTheTruth) {
+TEST_P(TwoSweepsTest, CountsEqualTheTruth) {
   StatusOr<ChangeReport> report = store_->ChangesBetween(s1_, s2_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ChangeCounts want;
@@ -192,7 +197,7 @@ TEST_F(TwoSweepsTest, CountsEqualTheTruth) {
   EXPECT_EQ(report->to.name, "s2");
 }
 
-TEST_F(TwoSweepsTest, PerHostCountsEqualTheTruth) {
+TEST_P(TwoSweepsTest, PerHostCountsEqualTheTruth) {
   StatusOr<ChangeReport> report = store_->ChangesBetween(s1_, s2_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   std::map<std::string, ChangeCounts> want;
@@ -214,7 +219,7 @@ TEST_F(TwoSweepsTest, PerHostCountsEqualTheTruth) {
   EXPECT_EQ(report->hosts[2].host, "c.example");
 }
 
-TEST_F(TwoSweepsTest, MovesSayWhereAndWhy) {
+TEST_P(TwoSweepsTest, MovesSayWhereAndWhy) {
   std::map<std::string, ChangeRow> rows = AllRows(s1_, s2_);
   const ChangeRow& m1 = rows["http://a.example/old1"];
   EXPECT_EQ(m1.new_url, "http://a.example/new1");
@@ -242,7 +247,7 @@ TEST_F(TwoSweepsTest, MovesSayWhereAndWhy) {
   EXPECT_EQ(rows["http://a.example/copy-dst"].resemblance, 1.0);
 }
 
-TEST_F(TwoSweepsTest, PagesNeitherRepeatNorSkip) {
+TEST_P(TwoSweepsTest, PagesNeitherRepeatNorSkip) {
   for (size_t limit : {1u, 2u, 3u, 100u}) {
     for (int k = 0; k < kChangeKinds; ++k) {
       const auto kind = static_cast<ChangeKind>(k);
@@ -277,7 +282,7 @@ TEST_F(TwoSweepsTest, PagesNeitherRepeatNorSkip) {
   }
 }
 
-TEST_F(TwoSweepsTest, ANewUrlIsListedOnTheNextPage) {
+TEST_P(TwoSweepsTest, ANewUrlIsListedOnTheNextPage) {
   ChangeListOptions options;
   options.kind = ChangeKind::kBorn;
   options.limit = 1;
@@ -296,7 +301,7 @@ TEST_F(TwoSweepsTest, ANewUrlIsListedOnTheNextPage) {
   EXPECT_EQ(next->rows[0].url, "http://b.example/late");
 }
 
-TEST_F(TwoSweepsTest, BadArguments) {
+TEST_P(TwoSweepsTest, BadArguments) {
   EXPECT_EQ(store_->ChangesBetween(s1_, s1_).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->ChangesBetween(s1_, 99).status().code(), StatusCode::kNotFound);
   ChangeListOptions zero;
@@ -306,7 +311,7 @@ TEST_F(TwoSweepsTest, BadArguments) {
   EXPECT_FALSE(ChangeKindFromName("teleported").has_value());
 }
 
-TEST_F(TwoSweepsTest, ProgressCountsTheUrlsWalked) {
+TEST_P(TwoSweepsTest, ProgressCountsTheUrlsWalked) {
   std::atomic<uint64_t> walked{0};
   ASSERT_TRUE(store_->ChangesBetween(s1_, s2_, ReportProgress{&walked}).ok());
   // Two walks over the 19 URLs.
@@ -315,7 +320,7 @@ TEST_F(TwoSweepsTest, ProgressCountsTheUrlsWalked) {
 
 // A third sweep: the series has one interval per consecutive pair, each equal to the pair's
 // report; lifetimes and changes per URL over all versions.
-TEST_F(TwoSweepsTest, ThreeSweepsMakeASeries) {
+TEST_P(TwoSweepsTest, ThreeSweepsMakeASeries) {
   const int64_t t3 = kT0 + 40 * kDay;
   SweepId s3 = store_->OpenSweep("s3", t3, {"http://a.example/", "http://b.example/"})->id;
   Apply({Page("http://a.example/same", s3, t3, Range(0, kN)),
@@ -386,7 +391,7 @@ std::string Text(uint32_t seed, int words) {
   return out;
 }
 
-TEST_F(ReportsTest, RealSketchesFindAnEditedMove) {
+TEST_P(ReportsTest, RealSketchesFindAnEditedMove) {
   auto ctx = dedup::SketchContext::Create(params_);
   ASSERT_TRUE(ctx.ok());
   auto sketch = [&](const std::string& text) {
@@ -397,11 +402,10 @@ TEST_F(ReportsTest, RealSketchesFindAnEditedMove) {
     tokenizer.Finish();
     return sketcher.Finish();
   };
-  StoreOptions o;
-  o.durable = false;
-  auto opened = Store::Open(dir_.Sub("real"), o, **ctx);
-  ASSERT_TRUE(opened.ok());
-  Store& store = **opened;
+  store_.reset();
+  auto opened = OpenStore({}, "real");
+  ASSERT_NE(opened, nullptr);
+  Store& store = *opened;
   const std::string body = Text(7, 2000);
   // The new version: a new header, a paragraph rewritten, a new footer.
   const std::string edited =

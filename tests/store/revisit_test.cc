@@ -19,7 +19,7 @@ using testing::SyntheticSketch;
 using testing::TestDir;
 using testing::Variant;
 
-class RevisitTest : public testing::StoreFixture {
+class RevisitTest : public testing::StoreConformance {
  protected:
   static PageInput Revisit(std::string url, SweepId sweep, int64_t date, std::string of = "") {
     PageInput p;
@@ -30,6 +30,12 @@ class RevisitTest : public testing::StoreFixture {
     p.revisit_of = std::move(of);
     return p;
   }
+};
+SHINGLED_STORE_ENGINES(RevisitTest);
+
+// LMDB only: edits the store's file behind its back.
+class LmdbRevisitTest : public testing::StoreFixture {
+ protected:
   // Writes (or deletes, when `value` is empty) a meta entry behind the store's back.
   void SetMeta(const std::string& key, const std::string& value) {
     MDB_env* env;
@@ -52,7 +58,7 @@ class RevisitTest : public testing::StoreFixture {
   }
 };
 
-TEST_F(RevisitTest, PageThenItsRevisitAreTwoVersionsOfOneDocument) {
+TEST_P(RevisitTest, PageThenItsRevisitAreTwoVersionsOfOneDocument) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("warc", 100)->id;
   // As one WARC file tells it: a response, then a revisit of it a day later, in one sweep.
@@ -89,7 +95,7 @@ TEST_F(RevisitTest, PageThenItsRevisitAreTwoVersionsOfOneDocument) {
   ExpectConsistent(*store);
 }
 
-TEST_F(RevisitTest, RevisitOfAnotherUrlIsADuplicateOfItsLastDocument) {
+TEST_P(RevisitTest, RevisitOfAnotherUrlIsADuplicateOfItsLastDocument) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 1)->id;
   PageResult a1 = ApplyOne(*store, Page("http://a/", s1, 1, Range(0, 400)));
@@ -113,7 +119,7 @@ TEST_F(RevisitTest, RevisitOfAnotherUrlIsADuplicateOfItsLastDocument) {
   ExpectConsistent(*store);
 }
 
-TEST_F(RevisitTest, RevisitOfAnUnknownUrlFailsThatPageOnly) {
+TEST_P(RevisitTest, RevisitOfAnUnknownUrlFailsThatPageOnly) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   std::vector<PageInput> batch = {Revisit("http://never/", s, 1), Page("http://a/", s, 1, Range(0, 100)),
@@ -133,7 +139,7 @@ TEST_F(RevisitTest, RevisitOfAnUnknownUrlFailsThatPageOnly) {
   ExpectConsistent(*store);
 }
 
-TEST_F(RevisitTest, RevisitAfterADeadVersionUsesTheLastDocument) {
+TEST_P(RevisitTest, RevisitAfterADeadVersionUsesTheLastDocument) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 1)->id;
   PageResult a = ApplyOne(*store, Page("http://a/", s1, 1, Range(0, 200)));
@@ -153,7 +159,7 @@ TEST_F(RevisitTest, RevisitAfterADeadVersionUsesTheLastDocument) {
   ExpectConsistent(*store);
 }
 
-TEST_F(RevisitTest, LargestClusterIsKeptAsClustersGrow) {
+TEST_P(RevisitTest, LargestClusterIsKeptAsClustersGrow) {
   auto store = OpenStore();
   EXPECT_EQ(store->Stats()->largest_cluster, 0u);
   SweepId s = store->OpenSweep("s", 1)->id;
@@ -178,7 +184,7 @@ TEST_F(RevisitTest, LargestClusterIsKeptAsClustersGrow) {
   EXPECT_EQ(store->Stats()->largest_cluster, 4u);
 }
 
-TEST_F(RevisitTest, LargestClusterIsCountedOnceForAnOlderStoreAndChecked) {
+TEST_F(LmdbRevisitTest, LargestClusterIsCountedOnceForAnOlderStoreAndChecked) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1)->id;
   std::vector<PageInput> batch;

@@ -15,9 +15,11 @@ namespace {
 
 using testing::Range;
 
-class StatusTest : public testing::StoreFixture {
+class StatusTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
     // Scoped to every URL of the tests, so that a close would record gone what it may.
@@ -57,8 +59,9 @@ class StatusTest : public testing::StoreFixture {
   std::unique_ptr<Store> store_;
   SweepId s1_ = 0, s2_ = 0;
 };
+SHINGLED_STORE_ENGINES(StatusTest);
 
-TEST_F(StatusTest, ServerErrorLeavesTheLastGoodVersionLive) {
+TEST_P(StatusTest, ServerErrorLeavesTheLastGoodVersionLive) {
   const PageResult good = ApplyOne(*store_, At("http://a/", s1_, 100, 200));
   ASSERT_EQ(good.verdict, Verdict::kNew);
   for (int status : {500, 503, 429}) {
@@ -98,7 +101,7 @@ TEST_F(StatusTest, ServerErrorLeavesTheLastGoodVersionLive) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, FailedFetchWithoutContentBeforeHasNoDocument) {
+TEST_P(StatusTest, FailedFetchWithoutContentBeforeHasNoDocument) {
   // A URL that never answered well, and one that died before: no document to keep.
   ApplyOne(*store_, At("http://dead/", s1_, 100, 404));
   const PageResult fresh = ApplyOne(*store_, At("http://fresh/", s2_, 200, 502));
@@ -114,7 +117,7 @@ TEST_F(StatusTest, FailedFetchWithoutContentBeforeHasNoDocument) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, RedirectRecordsItsTargetAndNoDocument) {
+TEST_P(StatusTest, RedirectRecordsItsTargetAndNoDocument) {
   const PageResult good = ApplyOne(*store_, At("http://a/old", s1_, 100, 200));
   for (int status : {301, 302, 303, 307, 308}) {
     SCOPED_TRACE(status);
@@ -154,7 +157,7 @@ TEST_F(StatusTest, RedirectRecordsItsTargetAndNoDocument) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, LostAndFoundOfAUrlThatOnlyEverRedirected) {
+TEST_P(StatusTest, LostAndFoundOfAUrlThatOnlyEverRedirected) {
   ApplyOne(*store_, At("http://a/", s1_, 100, 301, 1000, "https://a/"));
   StatusOr<LostAndFound> lost = store_->Lost("http://a/");
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
@@ -177,7 +180,7 @@ TEST_F(StatusTest, LostAndFoundOfAUrlThatOnlyEverRedirected) {
   EXPECT_EQ(store_->Lost("http://never/").status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(StatusTest, RedirectWithoutAKnownTarget) {
+TEST_P(StatusTest, RedirectWithoutAKnownTarget) {
   const PageResult moved = ApplyOne(*store_, At("http://a/", s1_, 100, 302));
   EXPECT_EQ(moved.verdict, Verdict::kRedirect);
   EXPECT_EQ(moved.redirect_target, "");
@@ -185,7 +188,7 @@ TEST_F(StatusTest, RedirectWithoutAKnownTarget) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, TheSameAttemptAgainIsAReplay) {
+TEST_P(StatusTest, TheSameAttemptAgainIsAReplay) {
   ApplyOne(*store_, At("http://a/", s1_, 100, 200));
   ASSERT_FALSE(ApplyOne(*store_, At("http://a/", s2_, 200, 500)).replayed);
   const PageResult again = ApplyOne(*store_, At("http://a/", s2_, 201, 500));
@@ -204,7 +207,7 @@ TEST_F(StatusTest, TheSameAttemptAgainIsAReplay) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, ContentAfterAnAttemptIsContentAgain) {
+TEST_P(StatusTest, ContentAfterAnAttemptIsContentAgain) {
   const PageResult good = ApplyOne(*store_, At("http://a/", s1_, 100, 200));
   ApplyOne(*store_, At("http://a/", s2_, 200, 500));
   const PageResult back = ApplyOne(*store_, At("http://a/", s2_, 210, 200, 5000));
@@ -214,7 +217,7 @@ TEST_F(StatusTest, ContentAfterAnAttemptIsContentAgain) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(StatusTest, RedirectTargetOnlyWithARedirectStatus) {
+TEST_P(StatusTest, RedirectTargetOnlyWithARedirectStatus) {
   for (int status : {200, 404, 500}) {
     const PageResult r = ApplyOne(*store_, At("http://a/", s1_, 100, status, 1000, "http://b/"));
     EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument) << status;
@@ -222,7 +225,7 @@ TEST_F(StatusTest, RedirectTargetOnlyWithARedirectStatus) {
   EXPECT_EQ(store_->History("http://a/").status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(StatusTest, ClassifyHttpStatus) {
+TEST_P(StatusTest, ClassifyHttpStatus) {
   EXPECT_EQ(ClassifyHttpStatus(200), StatusClass::kContent);
   EXPECT_EQ(ClassifyHttpStatus(299), StatusClass::kContent);
   EXPECT_EQ(ClassifyHttpStatus(404), StatusClass::kDead);

@@ -16,7 +16,7 @@ namespace {
 
 using testing::Range;
 
-class SweepsTest : public testing::StoreFixture {
+class SweepsTest : public testing::StoreConformance {
  protected:
   // One page per URL, each of its own content, into `sweep` at `date`.
   void Add(Store& store, SweepId sweep, int64_t date, const std::vector<std::string>& urls) {
@@ -33,10 +33,11 @@ class SweepsTest : public testing::StoreFixture {
     return store.History(url)->back().verdict;
   }
 };
+SHINGLED_STORE_ENGINES(SweepsTest);
 
 // The bug: the docs' example (open 2024-05, close it) on a store that already held pages marked
 // every URL of the store gone, dated before its first version.
-TEST_F(SweepsTest, ClosingASweepMarksNothingOutsideItsScope) {
+TEST_P(SweepsTest, ClosingASweepMarksNothingOutsideItsScope) {
   auto store = OpenStore();
   SweepId earlier = store->OpenSweep("default", 1'000)->id;
   Add(*store, earlier, 1'000,
@@ -66,7 +67,7 @@ TEST_F(SweepsTest, ClosingASweepMarksNothingOutsideItsScope) {
 }
 
 // The bug: closing an older sweep after a newer one marked gone the URLs the newer one had seen.
-TEST_F(SweepsTest, AnOutOfOrderCloseMarksNothingALaterSweepSaw) {
+TEST_P(SweepsTest, AnOutOfOrderCloseMarksNothingALaterSweepSaw) {
   auto store = OpenStore();
   const std::vector<std::string> scope = {"http://site/"};
   SweepId may = store->OpenSweep("may", 100, scope)->id;
@@ -85,7 +86,7 @@ TEST_F(SweepsTest, AnOutOfOrderCloseMarksNothingALaterSweepSaw) {
 
 // A URL seen live after a sweep's end (by an overlapping sweep that started earlier) is not
 // gone at that end: its gone version would be dated before the version it follows.
-TEST_F(SweepsTest, NoGoneVersionIsDatedBeforeTheVersionItFollows) {
+TEST_P(SweepsTest, NoGoneVersionIsDatedBeforeTheVersionItFollows) {
   auto store = OpenStore();
   const std::vector<std::string> scope = {"http://site/"};
   SweepId long_sweep = store->OpenSweep("long", 100, scope)->id;
@@ -97,7 +98,7 @@ TEST_F(SweepsTest, NoGoneVersionIsDatedBeforeTheVersionItFollows) {
   ExpectConsistent(*store);
 }
 
-TEST_F(SweepsTest, AnEndBeforeTheStartIsRefused) {
+TEST_P(SweepsTest, AnEndBeforeTheStartIsRefused) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("s", 1'000, {"http://site/"})->id;
   StatusOr<SweepClosing> closed = store->CloseSweep(s, 999);
@@ -111,7 +112,7 @@ TEST_F(SweepsTest, AnEndBeforeTheStartIsRefused) {
   EXPECT_EQ(store->CloseSweep(s, 999, dry).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(SweepsTest, ScopesAreValidatedAndSorted) {
+TEST_P(SweepsTest, ScopesAreValidatedAndSorted) {
   auto store = OpenStore();
   for (const std::vector<std::string>& bad : {std::vector<std::string>{""},
                                               {"example.com"},
@@ -137,7 +138,7 @@ TEST_F(SweepsTest, ScopesAreValidatedAndSorted) {
 }
 
 // Nested prefixes visit each URL once.
-TEST_F(SweepsTest, NestedPrefixesCountEachUrlOnce) {
+TEST_P(SweepsTest, NestedPrefixesCountEachUrlOnce) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 1, {"http://site/"})->id;
   Add(*store, s1, 1, {"http://site/docs/a", "http://site/b"});
@@ -148,7 +149,7 @@ TEST_F(SweepsTest, NestedPrefixesCountEachUrlOnce) {
   ExpectConsistent(*store);
 }
 
-TEST_F(SweepsTest, ADryRunListsWhatWouldBeGoneAndWritesNothing) {
+TEST_P(SweepsTest, ADryRunListsWhatWouldBeGoneAndWritesNothing) {
   auto store = OpenStore();
   SweepId s1 = store->OpenSweep("s1", 100, {"http://site/"})->id;
   Add(*store, s1, 100, {"http://site/c", "http://site/a", "http://site/b", "http://elsewhere/x"});
@@ -174,7 +175,7 @@ TEST_F(SweepsTest, ADryRunListsWhatWouldBeGoneAndWritesNothing) {
   ExpectConsistent(*store);
 }
 
-TEST_F(SweepsTest, ReopenRemovesTheGoneVersionsItsCloseWrote) {
+TEST_P(SweepsTest, ReopenRemovesTheGoneVersionsItsCloseWrote) {
   auto store = OpenStore();
   const std::vector<std::string> scope = {"http://site/"};
   SweepId s1 = store->OpenSweep("s1", 100, scope)->id;
@@ -210,7 +211,7 @@ TEST_F(SweepsTest, ReopenRemovesTheGoneVersionsItsCloseWrote) {
 
 // The bug: a WARC imported without --date opened its sweep at the time of the import, after the
 // records it holds.
-TEST_F(SweepsTest, ASweepStartsNoLaterThanItsEarliestVersion) {
+TEST_P(SweepsTest, ASweepStartsNoLaterThanItsEarliestVersion) {
   auto store = OpenStore();
   SweepId s = store->OpenSweep("import", 5'000, {"http://site/"})->id;
   Add(*store, s, 1'200, {"http://site/old"});
@@ -222,7 +223,7 @@ TEST_F(SweepsTest, ASweepStartsNoLaterThanItsEarliestVersion) {
 // The bug: a URL over 480 bytes reached the gone filter and the list of gone URLs as its `urls`
 // key (its first 471 bytes, 0xFF and a hash), because its key, 480 bytes like a URL of exactly
 // 480, was taken for a whole URL.
-TEST_F(SweepsTest, ALongGoneUrlIsListedWhole) {
+TEST_P(SweepsTest, ALongGoneUrlIsListedWhole) {
   auto store = OpenStore();
   const std::string long_url = "http://site/" + std::string(600, 'l');
   const std::string url_480 = "http://site/" + std::string(480 - 12, 'x');

@@ -15,7 +15,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/lmdb.h"
 #include "store/store.h"
-#include "tests/store/test_dir.h"
+#include "tests/store/store_fixture.h"
 
 namespace shingled::store {
 namespace {
@@ -42,9 +42,11 @@ std::string Edited(const std::vector<std::string>& base, int edits, uint32_t see
   return out;
 }
 
-class VerifyTest : public ::testing::Test {
+class VerifyTest : public testing::StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto ctx = dedup::SketchContext::Create(params_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     context_ = *ctx;
@@ -64,14 +66,13 @@ class VerifyTest : public ::testing::Test {
     return sketcher.Finish();
   }
 
+  // The store with `params` (null: the fixture's), or null with the error in last_open_.
   std::unique_ptr<Store> Open(const StoreOptions& o = {},
                               const dedup::SketchParams* params = nullptr) {
-    StoreOptions options = o;
-    options.durable = false;
-    auto context = params != nullptr ? dedup::SketchContext::Create(*params) : context_;
-    EXPECT_TRUE(context.ok());
-    if (!context.ok()) return nullptr;
-    auto s = Store::Open(dir_.Sub("db"), options, **context);
+    const dedup::SketchParams made = params_;
+    if (params != nullptr) params_ = *params;
+    auto s = TryOpenStore(o, "db");
+    params_ = made;
     if (!s.ok()) {
       last_open_ = s.status();
       return nullptr;
@@ -92,17 +93,20 @@ class VerifyTest : public ::testing::Test {
     return r.ok() ? (*r)[0] : PageResult{};
   }
 
-  dedup::SketchParams params_;
-  testing::TestDir dir_;
   std::shared_ptr<const dedup::SketchContext> context_;
   SweepId sweep_ = 0;
   Status last_open_;
 };
+SHINGLED_STORE_ENGINES(VerifyTest);
+
+// LMDB only: edits the store's files (an older format).
+class LmdbVerifyTest : public VerifyTest {};
+SHINGLED_STORE_LMDB_ONLY(LmdbVerifyTest);
 
 // The sample is the bottom-k of the distinct shingles: sorted, distinct, k values for a long
 // page, one per distinct shingle for a short one, whatever pieces the text arrives in; equal for
 // equal shingle sets.
-TEST_F(VerifyTest, SampleIsBottomKOfTheDistinctShingles) {
+TEST_P(VerifyTest, SampleIsBottomKOfTheDistinctShingles) {
   const std::vector<std::string> words = Words(1, 5000);
   const std::string text = Edited(words, 0, 0);
   const dedup::Sketch a = SketchText(text);
@@ -137,7 +141,7 @@ TEST_F(VerifyTest, SampleIsBottomKOfTheDistinctShingles) {
 
 // The estimate: exact when the union has fewer than k values, the bottom-k share otherwise;
 // the stated standard error and the decision.
-TEST_F(VerifyTest, EstimateAndDecision) {
+TEST_P(VerifyTest, EstimateAndDecision) {
   std::vector<uint32_t> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::vector<uint32_t> b = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
   dedup::VerifyEstimate e = dedup::ResemblanceFromVerifySample(a, b, 256);
@@ -168,7 +172,7 @@ TEST_F(VerifyTest, EstimateAndDecision) {
 
 // The writer: a copy at J ~0.95 is "verified" (and clustered), one at ~0.7 is not; the answer
 // says where the resemblance comes from; Check accepts the table.
-TEST_F(VerifyTest, WriterDecidesWithTheSample) {
+TEST_P(VerifyTest, WriterDecidesWithTheSample) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
   const std::vector<std::string> words = Words(5, 3000);
@@ -202,7 +206,7 @@ TEST_F(VerifyTest, WriterDecidesWithTheSample) {
 // A store of format 9 (this code's, with its table and param taken out) opens as format 10: old
 // documents have no sample and are judged from the minhashes, and the answer says so; new ones
 // get theirs. Another k is refused.
-TEST_F(VerifyTest, Format9IsUpgradedAndOtherKRefused) {
+TEST_P(LmdbVerifyTest, Format9IsUpgradedAndOtherKRefused) {
   const std::vector<std::string> words = Words(7, 2000);
   {
     // As a format 9 store had it: every `chunk_docs` posting in the B-tree.
@@ -259,7 +263,7 @@ TEST_F(VerifyTest, Format9IsUpgradedAndOtherKRefused) {
 
 // The 2-of-6 relation stays available: with cluster_relations exact + fungible, a match that
 // joins says "fungible" even where the sample would verify it.
-TEST_F(VerifyTest, PaperRelationIsASetting) {
+TEST_P(VerifyTest, PaperRelationIsASetting) {
   StoreOptions o;
   o.cluster_relations = kClusterExact | kClusterFungible;
   auto store = Open(o);
@@ -279,7 +283,7 @@ TEST_F(VerifyTest, PaperRelationIsASetting) {
 // The match order: the exact levels, then verified, fungible, similar, whatever the
 // resemblances. Features of 4 minhashes and r = 1 make a copy at J ~0.75 fungible (6 groups each
 // agreeing with probability 0.75^4: ~0.9 that one does) though far from verified.
-TEST_F(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
+TEST_P(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
   dedup::SketchParams p;
   p.group_size = 4;
   p.fungible_threshold = 1;
@@ -302,7 +306,7 @@ TEST_F(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
 
 // More candidates than max_candidates: the answer says how many were left out, and the ones
 // scored are the best (the most shared index entries): 5 near copies among 15 weaker ones.
-TEST_F(VerifyTest, CandidatesBeyondTheLimitAreCountedAndTheBestScored) {
+TEST_P(VerifyTest, CandidatesBeyondTheLimitAreCountedAndTheBestScored) {
   StoreOptions o;
   o.max_candidates = 5;
   o.similar_threshold = 0.05;  // every candidate scored is a match: the matches show which were
