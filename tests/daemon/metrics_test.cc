@@ -1,11 +1,14 @@
 // GET /metrics as the daemon serves it: counters of known label sets are there at 0 before their
 // first event, and the store's cluster count includes singletons as its help text says; the
 // limits the alerts compare with (queue capacity, the map's maximum, the file system's space) and
-// whether the store accepts writes, through the daemon and through Metrics itself.
+// whether the store accepts writes, through the daemon and through Metrics itself; the standard
+// process_* names.
 #include "daemon/metrics/metrics.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include <cerrno>
 #include <future>
@@ -187,6 +190,42 @@ TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   EXPECT_EQ(Sample(text, R"(shingled_store_commit_failures_total{reason="error"})"), 1) << text;
   EXPECT_EQ(Sample(text, R"(shingled_pages_failed_total{reason="commit"})"), 1) << text;
   pipeline.Stop();
+}
+
+// The names every Prometheus client library exports, which dashboards made for any exporter
+// read; the shingled_process_* ones stay for a release, marked deprecated.
+TEST(MetricsTest, StandardProcessMetricsBesideTheDeprecatedOnes) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string metrics = HttpClient(daemon.port()).Request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+  for (const char* gauge : {"process_resident_memory_bytes", "process_virtual_memory_bytes",
+                            "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
+    EXPECT_NE(metrics.find(std::string("# TYPE ") + gauge + " gauge"), std::string::npos) << gauge;
+  }
+  EXPECT_GE(Sample(metrics, "process_cpu_seconds_total"), 0);
+  const double resident = Sample(metrics, "process_resident_memory_bytes");
+  EXPECT_GT(resident, 1 << 20);
+  EXPECT_GE(Sample(metrics, "process_virtual_memory_bytes"), resident);
+  const double open_fds = Sample(metrics, "process_open_fds");
+  EXPECT_GT(open_fds, 3);  // stdin, stdout, stderr, and the store and the listener
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);  // the daemon inherits ours
+  EXPECT_EQ(Sample(metrics, "process_max_fds"), static_cast<double>(limit.rlim_cur));
+  // Started within the last minute (a generous bound for a loaded test machine).
+  const double now = static_cast<double>(time(nullptr));
+  const double start = Sample(metrics, "process_start_time_seconds");
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 60);
+  // The old names, with the same figures.
+  EXPECT_EQ(Sample(metrics, "shingled_process_start_time_seconds"), start);
+  EXPECT_GT(Sample(metrics, "shingled_process_resident_memory_bytes"), 0);
+  EXPECT_GE(Sample(metrics, "shingled_process_cpu_seconds_total"), 0);
+  EXPECT_GT(Sample(metrics, "shingled_process_open_fds"), 0);
+  EXPECT_NE(metrics.find("# HELP shingled_process_open_fds Deprecated"), std::string::npos);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
 }
 
 }  // namespace
