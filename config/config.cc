@@ -381,6 +381,7 @@ StatusOr<Config> ParseConfig(std::string_view toml_text, std::string_view source
     r.String("level", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
     r.Bool("access_log", &c.logging.access_log);
+    r.String("access_log_format", &c.logging.access_log_format, {"text", "combined", "json"});
   });
   Section(root, "crawler", source, &status, [&](TableReader& r) {
     // Only the shape is checked here (this module depends on nothing); the daemon parses each
@@ -581,6 +582,7 @@ std::vector<std::string> ChangedKeys(const Config& a, const Config& b) {
   SHINGLED_FIELD(auth, protect_reads);
   SHINGLED_FIELD(logging, level);
   SHINGLED_FIELD(logging, access_log);
+  SHINGLED_FIELD(logging, access_log_format);
   SHINGLED_FIELD(crawler, enabled);
   SHINGLED_FIELD(crawler, seeds);
   SHINGLED_FIELD(crawler, allowed_hosts);
