@@ -437,6 +437,7 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     r.String("level", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
     r.Bool("access_log", &c.logging.access_log);
+    r.String("access_log_format", &c.logging.access_log_format, {"text", "combined", "json"});
   });
   Section(root, "crawler", source, &status, catalog, [&](TableReader& r) {
     // Only the shape is checked here (this module depends on nothing); the daemon parses each

@@ -226,11 +226,18 @@ struct AuthOptions {
 struct LoggingOptions {
   // trace, debug, info, warn, error, critical or off.
   std::string level = "info";
-  // One line per HTTP request at info level (time, client address, method, path without the
-  // query string, status, response bytes, latency, and the verdicts of posted pages; never
-  // headers, tokens or query strings). On by default: what the daemon was asked is the first
-  // thing an operator looks for. Off for very busy servers whose proxy logs requests already.
+  // One line per HTTP request at info level (time, client address, method, path and query with
+  // credential-like parameters redacted, status, response bytes, latency, request id, User-Agent,
+  // Referer, and the verdicts of posted pages; never another header: no Authorization, no
+  // cookie). On by default: what the daemon was asked is the first thing an operator looks for.
+  // Off for very busy servers whose proxy logs requests already.
   bool access_log = true;
+  // The access log's format: "text" (key=value pairs after the log's time and level: for grep
+  // and for reading), "combined" (Apache/NCSA combined, the bare line: for goaccess, AWStats and
+  // the other tools that read web server logs; it has no room for the latency, request id or
+  // verdicts) or "json" (one object per line, every field: for log pipelines). text by default,
+  // as it was before the key existed.
+  std::string access_log_format = "text";
 };
 
 // The built-in crawler's sweeps (`shingled serve`; `shingled crawl` reads the same table, its

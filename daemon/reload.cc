@@ -141,6 +141,8 @@ Status ConfigReloader::LoadAndApply() {
   if (targets_.server != nullptr) {
     targets_.server->SetLimits(HttpLimitsFor(next.limits));
     targets_.server->set_access_log(next.logging.access_log);
+    targets_.server->set_access_log_format(
+        ParseAccessLogFormat(next.logging.access_log_format).value_or(AccessLogFormat::kText));
   }
   if (targets_.store != nullptr && next.store.max_map_size != running_.store.max_map_size) {
     // Checked above against initial_map_size, the only refusal.

@@ -170,6 +170,9 @@ int Serve(const ServeFlags& flags) {
   server_options.write_timeout = std::chrono::milliseconds(config.server.write_timeout_ms);
   server_options.limits = daemon::HttpLimitsFor(config.limits);
   server_options.access_log = config.logging.access_log;
+  // Validated by the config's loader: one of the three names.
+  server_options.access_log_format = daemon::ParseAccessLogFormat(config.logging.access_log_format)
+                                         .value_or(daemon::AccessLogFormat::kText);
   server_options.max_sessions = static_cast<size_t>(config.server.max_sessions);
   server_options.max_pipelined_requests = static_cast<size_t>(config.server.max_pipelined_requests);
   server_options.retry_after_s = static_cast<int>(config.ingest.retry_after_s);

@@ -9,6 +9,7 @@
 #include "base/deadline.h"
 #include "crawler/warc.h"
 #include "daemon/http/access_log.h"
+#include "daemon/http/compression.h"
 #include "daemon/wire/request_parse.h"
 #include "dedup/charset.h"
 
@@ -130,16 +131,26 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   const bool is_delete = method == http::verb::delete_;
 
   // Liveness, readiness and metrics: never behind the token (probes and scrapers).
+  // HEAD as GET: the server sends the header alone (load balancers and monitors probe with it).
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") {
     Respond respond = respond_as(path.substr(1));
-    if (!is_get) return respond(MethodNotAllowed("GET"));
+    if (!is_get && method != http::verb::head) return respond(MethodNotAllowed("GET, HEAD"));
     if (header_check != nullptr) return;
     if (path == "/healthz") return respond(JsonResponse(http::status::ok, {{"status", "ok"}}));
     if (path == "/readyz") return respond(Ready());
-    return OnPool(respond, [this] {
+    const bool gzip = AcceptsGzip(ToStd(req[http::field::accept_encoding]));
+    return OnPool(respond, [this, gzip] {
       Response res{http::status::ok, 11};
       res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      res.set(http::field::vary, "Accept-Encoding");
       res.body() = metrics_->Scrape(store_, options_.store_dir);
+      // Prometheus asks for gzip: the text of a few hundred series shrinks about tenfold.
+      if (gzip) {
+        if (StatusOr<std::string> packed = Gzip(res.body()); packed.ok()) {
+          res.body() = std::move(*packed);
+          res.set(http::field::content_encoding, "gzip");
+        }  // else the text as it is, which the client accepts too
+      }
       return res;
     });
   }

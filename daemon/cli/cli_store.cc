@@ -209,6 +209,18 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     if (!parsed.ok()) return Fail("ingest", parsed.status(), kExitUsage);
     date = *parsed;
   }
+  // A path that is not there is a usage error, found before the store is opened: a mistyped
+  // path must not leave a new, empty store directory behind.
+  std::string missing;
+  for (const std::string& p : in.paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec) && !fs::is_regular_file(p, ec)) {
+      missing += (missing.empty() ? "" : ", ") + p;
+    }
+  }
+  if (!missing.empty()) {
+    return Fail("ingest", InvalidArgumentError(missing + ": not a file or directory"), kExitUsage);
+  }
   StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
   if (!config.ok()) return Fail("ingest", config.status(), kExitUsage);
   // [ingest]'s bounds and canonicalizer: files are stored as `serve` would store them.

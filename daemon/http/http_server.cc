@@ -31,6 +31,10 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 
+namespace {
+const beast::string_view kRequestIdField(kRequestIdHeader.data(), kRequestIdHeader.size());
+}  // namespace
+
 struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   Core(net::io_context& io, const HttpServerOptions& opts, HttpHandler* h)
       : ioc(io),
@@ -41,7 +45,8 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
         max_header_bytes(opts.limits.max_header_bytes),
         max_body_bytes(opts.limits.max_body_bytes),
         max_streamed_body_bytes(opts.limits.max_streamed_body_bytes),
-        access_log(opts.access_log) {}
+        access_log(opts.access_log),
+        access_log_format(opts.access_log_format) {}
 
   void DoAccept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
@@ -57,6 +62,7 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   // the access log setting its request began with).
   std::atomic<uint64_t> max_header_bytes, max_body_bytes, max_streamed_body_bytes;
   std::atomic<bool> access_log;
+  std::atomic<AccessLogFormat> access_log_format;
 
   // Live sessions let in (not those refused at accept, which close by themselves), for the cap
   // and for Shutdown(). State below is protected by `mu`.
@@ -134,31 +140,50 @@ class Session : public std::enable_shared_from_this<Session> {
     unsigned version = 11;
     bool keep_alive = true;
     std::optional<Response> response;
-    // For the access log: the request line's method and the target's path, when the request
-    // was read, and the handler's note.
-    std::string method, target;
+    // For the access log: the request line's method and target, User-Agent and Referer, when
+    // the request was read; its id; and the handler's note.
+    std::string method, target, user_agent, referer, request_id;
     Clock::time_point start;
+    std::chrono::system_clock::time_point wall_start;
     std::string note;
     // Of server.max_body_bytes_in_flight, released when the answer comes.
     uint64_t body_bytes = 0;
-    // The access log setting when the request was read (SIGHUP may change it before the answer).
+    // The access log settings when the request was read (SIGHUP may change them before the
+    // answer).
     bool log_access = false;
+    AccessLogFormat log_format = AccessLogFormat::kText;
+    // A HEAD request: its answer is the handler's (as for a GET) without the body, which
+    // FinishSlot drops once.
+    bool head = false;
+    bool body_dropped = false;
   };
-  // The request target's path: the query is never kept for the log.
-  static std::string PathOf(boost::beast::string_view target) {
-    const std::string_view t = ToStd(target);
-    return std::string(t.substr(0, t.find_first_of("?#")));
+  // A slot for an answer that has no request yet.
+  Slot NewSlot() const {
+    Slot slot;
+    slot.log_access = core_->access_log.load(std::memory_order_relaxed);
+    slot.log_format = core_->access_log_format.load(std::memory_order_relaxed);
+    slot.start = Clock::now();
+    slot.wall_start = std::chrono::system_clock::now();
+    return slot;
+  }
+  // Takes what the access log shows of a request whose header was read (OnHeader has set its
+  // X-Request-Id by then).
+  template <typename Fields>
+  static void Describe(const http::request_header<Fields>& req, Slot* slot) {
+    slot->method = std::string(req.method_string());
+    slot->head = req.method() == http::verb::head;
+    slot->target = std::string(ToStd(req.target()));
+    slot->user_agent = std::string(ToStd(req[http::field::user_agent]));
+    slot->referer = std::string(ToStd(req[http::field::referer]));
+    slot->request_id = std::string(ToStd(req[kRequestIdField]));
   }
   // A slot for the request `req` read just now.
   template <typename Message>
   Slot SlotFor(const Message& req) const {
-    Slot slot;
-    slot.log_access = core_->access_log.load(std::memory_order_relaxed);
+    Slot slot = NewSlot();
     slot.version = req.version();
     slot.keep_alive = req.keep_alive();
-    slot.method = std::string(req.method_string());
-    slot.target = PathOf(req.target());
-    slot.start = Clock::now();
+    Describe(req.base(), &slot);
     return slot;
   }
 
@@ -195,6 +220,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return OnReadError(ec);
     // Read while answers were pending: the request's time starts with its header.
     if (!slots_.empty()) read_start_ = Clock::now();
+    // The request's id from here on: the handler, the response and the access log see the same.
+    parser_->get().set(kRequestIdField, RequestIdFor(ToStd(parser_->get()[kRequestIdField])));
     const Request& req = parser_->get();
     request_version_ = req.version();
     // RFC 9112 6.1: a request's transfer coding must end with chunked, or its length is unknown.
@@ -550,11 +577,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // handler's metrics.
   void Enqueue(Response response, unsigned version, bool count = true) {
     if (count) core_->handler->OnServerResponse(response.result());
-    Slot slot{version, false, std::move(response), "-", "-", Clock::now(), {}};
-    slot.log_access = core_->access_log.load(std::memory_order_relaxed);
+    Slot slot = NewSlot();
+    slot.version = version;
+    slot.keep_alive = false;
+    slot.response = std::move(response);
+    slot.method = slot.target = "-";
     if (parser_ && parser_->is_header_done()) {
-      slot.method = std::string(parser_->get().method_string());
-      slot.target = PathOf(parser_->get().target());
+      Describe(parser_->get().base(), &slot);
+    } else {
+      slot.request_id = RequestIdFor({});
     }
     slots_.push_back(std::move(slot));
     FinishSlot(slots_.back());
@@ -564,7 +595,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void FinishSlot(Slot& slot) {
     slot.response->version(slot.version);
     slot.response->keep_alive(slot.keep_alive && !stopping_ && !closing_);
+    slot.response->set(kRequestIdField, slot.request_id);
+    if (slot.body_dropped) return;  // Content-Length stays the GET's
     slot.response->prepare_payload();
+    if (slot.head) {
+      // RFC 9110 9.3.2: the header a GET would get, Content-Length included, and no body.
+      const size_t length = slot.response->body().size();
+      slot.response->body().clear();
+      slot.response->content_length(length);
+      slot.body_dropped = true;
+    }
   }
 
   void OnResponse(uint64_t seq, Response response, std::string note) {
@@ -625,15 +665,25 @@ class Session : public std::enable_shared_from_this<Session> {
   void LogAccess(const Slot& slot, beast::error_code ec) const {
     if (!spdlog::should_log(spdlog::level::info)) return;
     AccessRecord record;
+    record.time = slot.wall_start;
     record.client = client_;
     record.method = slot.method;
     record.target = slot.target;
+    record.version = slot.version;
     record.status = slot.response->result_int();
     record.bytes = slot.response->body().size();
     record.seconds = std::chrono::duration<double>(Clock::now() - slot.start).count();
+    record.user_agent = slot.user_agent;
+    record.referer = slot.referer;
+    record.request_id = slot.request_id;
     record.note = slot.note;
-    if (ec) record.error = ec.message();
-    spdlog::info("{}", FormatAccessLine(record));
+    const std::string error = ec ? ec.message() : std::string();
+    record.error = error;
+    const std::string line = FormatAccessLine(record, slot.log_format);
+    if (slot.log_format != AccessLogFormat::kText) {
+      if (auto access = spdlog::get("access")) return access->info("{}", line);
+    }
+    spdlog::info("{}", line);
   }
 
   // Closes after sending everything: shut down our side, then drain what the client still
@@ -837,6 +887,10 @@ void HttpServer::SetLimits(const HttpLimits& limits) {
 }
 
 void HttpServer::set_access_log(bool on) { core_->access_log = on; }
+
+void HttpServer::set_access_log_format(AccessLogFormat format) {
+  core_->access_log_format = format;
+}
 
 size_t HttpServer::live_sessions() const {
   std::lock_guard<std::mutex> lock(core_->mu);

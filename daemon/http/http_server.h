@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "daemon/http/access_log.h"
 #include "daemon/http/http_response.h"
 
 namespace shingled::daemon {
@@ -129,10 +130,21 @@ struct HttpServerOptions {
   uint64_t min_body_bytes_per_window = 16384;
   std::chrono::milliseconds body_rate_window{10000};
   // One info line per response written (daemon/http/access_log.h): the client's address, method,
-  // path without the query, status, body bytes, the time from the complete request to the written
-  // response, and the handler's note. Never headers or query strings.
+  // path and query (credential-like parameters redacted), status, body bytes, the time from the
+  // complete request to the written response, the request id, User-Agent, Referer and the
+  // handler's note. Never another header: no Authorization, no cookie.
   bool access_log = true;
+  // text goes through spdlog's default logger, with its time and level; combined and json lines
+  // go through the logger named "access" when there is one (daemon/process: the bare line, as
+  // log tools read it), else the default.
+  AccessLogFormat access_log_format = AccessLogFormat::kText;
 };
+
+// Every request gets an id (RequestIdFor: the client's X-Request-Id when sane, else a new one):
+// the server sets it as the request's X-Request-Id before the handler sees the request (so that
+// the handler may name it in its log lines), sends it back as the response's X-Request-Id, and
+// logs it in the access log.
+inline constexpr std::string_view kRequestIdHeader = "X-Request-Id";
 
 class HttpServer {
  public:
@@ -158,9 +170,10 @@ class HttpServer {
   // Sessions let in and not yet closed (connections refused by a cap are not counted).
   size_t live_sessions() const;
 
-  // SIGHUP: requests whose header is read from now on get these limits and access log setting.
+  // SIGHUP: requests whose header is read from now on get these limits and access log settings.
   void SetLimits(const HttpLimits& limits);
   void set_access_log(bool on);
+  void set_access_log_format(AccessLogFormat format);
 
  private:
   friend class Session;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <prometheus/text_serializer.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -242,24 +243,54 @@ Metrics::Metrics()
                     .Add({})),
       rss_bytes_(BuildGauge()
                      .Name("shingled_process_resident_memory_bytes")
-                     .Help("Resident set size")
+                     .Help("Deprecated, removed in the next release: process_resident_memory_bytes")
                      .Register(*registry_)
                      .Add({})),
       cpu_seconds_(BuildCounter()
                        .Name("shingled_process_cpu_seconds_total")
-                       .Help("User and system CPU time")
+                       .Help("Deprecated, removed in the next release: process_cpu_seconds_total")
                        .Register(*registry_)
                        .Add({})),
       open_fds_(BuildGauge()
                     .Name("shingled_process_open_fds")
-                    .Help("Open file descriptors")
+                    .Help("Deprecated, removed in the next release: process_open_fds")
                     .Register(*registry_)
                     .Add({})),
       start_time_(BuildGauge()
                       .Name("shingled_process_start_time_seconds")
-                      .Help("Start time of the process, Unix seconds")
+                      .Help("Deprecated, removed in the next release: process_start_time_seconds")
                       .Register(*registry_)
                       .Add({})),
+      process_rss_bytes_(BuildGauge()
+                             .Name("process_resident_memory_bytes")
+                             .Help("Resident memory size in bytes.")
+                             .Register(*registry_)
+                             .Add({})),
+      process_virtual_bytes_(BuildGauge()
+                                 .Name("process_virtual_memory_bytes")
+                                 .Help("Virtual memory size in bytes.")
+                                 .Register(*registry_)
+                                 .Add({})),
+      process_cpu_seconds_(BuildCounter()
+                               .Name("process_cpu_seconds_total")
+                               .Help("Total user and system CPU time spent in seconds.")
+                               .Register(*registry_)
+                               .Add({})),
+      process_open_fds_(BuildGauge()
+                            .Name("process_open_fds")
+                            .Help("Number of open file descriptors.")
+                            .Register(*registry_)
+                            .Add({})),
+      process_max_fds_(BuildGauge()
+                           .Name("process_max_fds")
+                           .Help("Maximum number of open file descriptors.")
+                           .Register(*registry_)
+                           .Add({})),
+      process_start_time_(BuildGauge()
+                              .Name("process_start_time_seconds")
+                              .Help("Start time of the process since unix epoch in seconds.")
+                              .Register(*registry_)
+                              .Add({})),
       crawler_fetches_(BuildCounter()
                            .Name("shingled_crawler_fetches_total")
                            .Help("Page fetches finished by the crawler, by outcome (page, dead, "
@@ -333,8 +364,10 @@ Metrics::Metrics()
   for (const char* route : kRoutes) http_duration_.Add({{"route", route}}, LatencyBuckets());
   // The Metrics are made at start-up; /proc/uptime, which would give the exact start, is hidden
   // by the unit's ProcSubset=pid.
-  start_time_.Set(
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const double start =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  start_time_.Set(start);
+  process_start_time_.Set(start);
   BuildGauge()
       .Name("shingled_build_info")
       .Help("Version of the running binary")
@@ -468,7 +501,11 @@ void Metrics::UpdateProcess() {
   long page = sysconf(_SC_PAGESIZE);
   std::ifstream statm("/proc/self/statm");
   uint64_t size = 0, resident = 0;
-  if (statm >> size >> resident) rss_bytes_.Set(static_cast<double>(resident * page));
+  if (statm >> size >> resident) {
+    rss_bytes_.Set(static_cast<double>(resident * page));
+    process_rss_bytes_.Set(static_cast<double>(resident * page));
+    process_virtual_bytes_.Set(static_cast<double>(size * page));
+  }
 
   std::ifstream stat("/proc/self/stat");
   std::string line;
@@ -487,6 +524,7 @@ void Metrics::UpdateProcess() {
     std::lock_guard<std::mutex> lock(mu_);
     if (cpu > cpu_seconds_seen_) {
       cpu_seconds_.Increment(cpu - cpu_seconds_seen_);
+      process_cpu_seconds_.Increment(cpu - cpu_seconds_seen_);
       cpu_seconds_seen_ = cpu;
     }
   }
@@ -498,6 +536,12 @@ void Metrics::UpdateProcess() {
     fds -= 3;  // ".", ".." and the directory's own descriptor
   }
   open_fds_.Set(fds);
+  process_open_fds_.Set(fds);
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    process_max_fds_.Set(limit.rlim_cur == RLIM_INFINITY ? -1
+                                                         : static_cast<double>(limit.rlim_cur));
+  }
 }
 
 std::string Metrics::Scrape(const store::Store* store, const std::string& store_dir) {

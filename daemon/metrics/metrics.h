@@ -112,10 +112,19 @@ class Metrics {
   prometheus::Gauge& filesystem_size_bytes_;
   prometheus::Gauge& writable_;
   std::atomic<bool> out_of_space_{false};
+  // Deprecated: the shingled_process_* names, kept for one release beside the standard ones.
   prometheus::Gauge& rss_bytes_;
   prometheus::Counter& cpu_seconds_;
   prometheus::Gauge& open_fds_;
   prometheus::Gauge& start_time_;
+  // The process figures under the names every Prometheus client library exports (process_*),
+  // which dashboards and alerts made for any exporter expect.
+  prometheus::Gauge& process_rss_bytes_;
+  prometheus::Gauge& process_virtual_bytes_;
+  prometheus::Counter& process_cpu_seconds_;
+  prometheus::Gauge& process_open_fds_;
+  prometheus::Gauge& process_max_fds_;
+  prometheus::Gauge& process_start_time_;
   prometheus::Family<prometheus::Counter>& crawler_fetches_;
   prometheus::Family<prometheus::Counter>& crawler_errors_;
   prometheus::Counter& crawler_robots_fetches_;

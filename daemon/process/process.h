@@ -12,8 +12,11 @@
 namespace shingled::daemon {
 
 // Sends spdlog's default logger to stderr at `level` ("info", ...): colours only on a terminal;
-// under systemd (JOURNAL_STREAM set) each line starts with a syslog priority ("<6>") that
-// journald turns into the entry's priority, and no time stamp (journald adds its own).
+// each line starts with the local time and its offset from UTC ("2026-12-04T10:53:08.123+00:00
+// info ..."), except under systemd (JOURNAL_STREAM set), where it starts with a syslog priority
+// ("<6>") that journald turns into the entry's priority, and no time stamp (journald adds its
+// own). Also registers the logger "access", for the access log's combined and json lines: to
+// stderr too, each line bare (with the priority under systemd).
 void SetUpLogging(const std::string& level);
 
 // Makes every heap allocation of at least 1 MiB a mapping of its own, given back to the system

@@ -496,6 +496,26 @@ TEST(ConfigTest, AccessLogIsOnByDefaultAndABool) {
   ExpectError("[logging]\naccess_log = \"no\"\n", {"test.toml:2:", "logging.access_log"});
 }
 
+TEST(ConfigTest, AccessLogFormatIsTextByDefaultAndOneOfThree) {
+  EXPECT_EQ(Config().logging.access_log_format, "text");
+  StatusOr<Config> c = LoadConfigFile(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->logging.access_log_format, "text");
+  for (const std::string format : {"text", "combined", "json"}) {
+    c = ParseConfig("[logging]\naccess_log_format = \"" + format + "\"\n", "test.toml");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->logging.access_log_format, format);
+  }
+  ExpectError("[logging]\naccess_log_format = \"apache\"\n",
+              {"test.toml:2:", "logging.access_log_format"});
+  ExpectError("[logging]\naccess_log_format = true\n",
+              {"test.toml:2:", "logging.access_log_format"});
+  const Config a;
+  Config b;
+  b.logging.access_log_format = "json";
+  EXPECT_EQ(ChangedKeys(a, b), std::vector<std::string>{"logging.access_log_format"});
+}
+
 TEST(ConfigTest, ChangedKeysNamesEachDifferenceAsInTheFile) {
   const Config a;
   EXPECT_TRUE(ChangedKeys(a, a).empty());

@@ -125,6 +125,33 @@ TEST(CliTest, BadArgumentsAreExitCode2) {
   EXPECT_EQ(RunShingled("").exit_code, 2);
 }
 
+TEST(CliTest, UnknownCommandIsNamed) {
+  std::string err;
+  const Result r = RunShingled("frobnicate --store /nonexistent", &err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(err.find("unknown command \"frobnicate\""), std::string::npos) << err;
+  EXPECT_NE(err.find("ingest"), std::string::npos) << err;  // the commands there are
+  // A known command's own usage errors are CLI11's, as before.
+  const Result known = RunShingled("compare onlyone.html", &err);
+  EXPECT_EQ(known.exit_code, 2);
+  EXPECT_EQ(err.find("unknown command"), std::string::npos) << err;
+}
+
+TEST(CliTest, IngestRefusesAMissingPathWithoutCreatingAStore) {
+  const std::string dir =
+      ::testing::TempDir() + "/cli_ingest_missing." + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string err;
+  const Result r = RunShingled(
+      "ingest /nonexistent/pages " + kSamples + "page-a.html --store " + dir + "/store --sweep s1",
+      &err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(err.find("/nonexistent/pages: not a file or directory"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/store"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliTest, OversizedFileIsRefused) {
   const std::string big = ::testing::TempDir() + "/big." + std::to_string(::getpid()) + ".txt";
   std::ofstream(big) << std::string(5000, 'x');

@@ -114,10 +114,12 @@ class HttpClient {
       req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     req += extra_headers + "\r\n" + body;
     if (!SendRaw(req)) return {};
-    return ReadResponse();
+    return ReadResponse(/*head_request=*/method == "HEAD");
   }
-  // Reads one response (Content-Length framed, as the daemon always sends).
-  HttpResponse ReadResponse() {
+  // Reads one response (Content-Length framed, as the daemon always sends). `head_request`: the
+  // answer to a HEAD request, whose Content-Length is that of the body a GET would have, and
+  // which has no body.
+  HttpResponse ReadResponse(bool head_request = false) {
     HttpResponse r;
     size_t header_end;
     while ((header_end = buf_.find("\r\n\r\n")) == std::string::npos) {
@@ -137,7 +139,9 @@ class HttpClient {
       r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
     }
     const size_t length =
-        std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
+        head_request
+            ? 0
+            : std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
     while (buf_.size() < header_end + 4 + length) {
       if (!Fill()) return HttpResponse{};
     }

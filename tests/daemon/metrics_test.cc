@@ -1,16 +1,21 @@
 // GET /metrics as the daemon serves it: counters of known label sets are there at 0 before their
 // first event, and the store's cluster count includes singletons as its help text says; the
 // limits the alerts compare with (queue capacity, the map's maximum, the file system's space) and
-// whether the store accepts writes, through the daemon and through Metrics itself.
+// whether the store accepts writes, through the daemon and through Metrics itself; the standard
+// process_* names; HEAD on /healthz, /readyz and /metrics; /metrics in gzip when asked.
 #include "daemon/metrics/metrics.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <time.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <future>
 #include <regex>
 
+#include "daemon/http/compression.h"
 #include "daemon/ingest/ingest.h"
 #include "daemon/ingest/task_pool.h"
 #include "tests/daemon/daemon_harness.h"
@@ -187,6 +192,134 @@ TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   EXPECT_EQ(Sample(text, R"(shingled_store_commit_failures_total{reason="error"})"), 1) << text;
   EXPECT_EQ(Sample(text, R"(shingled_pages_failed_total{reason="commit"})"), 1) << text;
   pipeline.Stop();
+}
+
+std::string Gunzip(const std::string& data) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  char buf[65536];
+  int result = Z_OK;
+  while (result == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof(buf);
+    result = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - z.avail_out);
+  }
+  EXPECT_EQ(result, Z_STREAM_END);
+  inflateEnd(&z);
+  return out;
+}
+
+// The names every Prometheus client library exports, which dashboards made for any exporter
+// read; the shingled_process_* ones stay for a release, marked deprecated.
+TEST(MetricsTest, StandardProcessMetricsBesideTheDeprecatedOnes) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  const std::string metrics = HttpClient(daemon.port()).Request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+  for (const char* gauge : {"process_resident_memory_bytes", "process_virtual_memory_bytes",
+                            "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
+    EXPECT_NE(metrics.find(std::string("# TYPE ") + gauge + " gauge"), std::string::npos) << gauge;
+  }
+  EXPECT_GE(Sample(metrics, "process_cpu_seconds_total"), 0);
+  const double resident = Sample(metrics, "process_resident_memory_bytes");
+  EXPECT_GT(resident, 1 << 20);
+  EXPECT_GE(Sample(metrics, "process_virtual_memory_bytes"), resident);
+  const double open_fds = Sample(metrics, "process_open_fds");
+  EXPECT_GT(open_fds, 3);  // stdin, stdout, stderr, and the store and the listener
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);  // the daemon inherits ours
+  EXPECT_EQ(Sample(metrics, "process_max_fds"), static_cast<double>(limit.rlim_cur));
+  // Started within the last minute (a generous bound for a loaded test machine).
+  const double now = static_cast<double>(time(nullptr));
+  const double start = Sample(metrics, "process_start_time_seconds");
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 60);
+  // The old names, with the same figures.
+  EXPECT_EQ(Sample(metrics, "shingled_process_start_time_seconds"), start);
+  EXPECT_GT(Sample(metrics, "shingled_process_resident_memory_bytes"), 0);
+  EXPECT_GE(Sample(metrics, "shingled_process_cpu_seconds_total"), 0);
+  EXPECT_GT(Sample(metrics, "shingled_process_open_fds"), 0);
+  EXPECT_NE(metrics.find("# HELP shingled_process_open_fds Deprecated"), std::string::npos);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// Load balancers and uptime monitors probe with HEAD: the GET's header, no body.
+TEST(MetricsTest, HeadOnTheProbesAndMetricsAnswersAsGetWithoutABody) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  HttpClient client(daemon.port());  // one connection: a body sent after a HEAD would show
+  const std::string healthz = client.Request("GET", "/healthz").body;
+  for (const std::string path : {"/healthz", "/readyz", "/metrics"}) {
+    const HttpResponse get = client.Request("GET", path);
+    ASSERT_EQ(get.status, 200) << path;
+    const HttpResponse head = client.Request("HEAD", path);
+    EXPECT_EQ(head.status, 200) << path;
+    EXPECT_EQ(head.body, "") << path;
+    EXPECT_EQ(head.headers.at("content-type"), get.headers.at("content-type")) << path;
+    if (path != "/metrics") {  // the metrics' text changes between two scrapes
+      EXPECT_EQ(head.headers.at("content-length"), get.headers.at("content-length")) << path;
+    } else {
+      EXPECT_GT(std::stoul(head.headers.at("content-length")), 1000u);
+    }
+    // The connection is still in step: no stray body bytes were sent.
+    EXPECT_EQ(client.Request("GET", "/healthz").body, healthz) << path;
+  }
+  EXPECT_EQ(client.Request("HEAD", "/v1/nosuchroute").status, 404);
+  const HttpResponse post = client.Request("POST", "/healthz", "x", "text/plain");
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.headers.at("allow"), "GET, HEAD");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+TEST(MetricsTest, AcceptEncodingGzip) {
+  using daemon::AcceptsGzip;
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, GZIP;q=0.5, br"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_TRUE(AcceptsGzip("gzip ; q=1"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("*"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("br, gzip;q=0.000"));
+  EXPECT_FALSE(AcceptsGzip("gzipx"));
+}
+
+TEST(MetricsTest, MetricsAreGzippedWhenTheScraperAsks) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  HttpClient client(daemon.port());
+  // As Prometheus asks.
+  const HttpResponse packed = client.Request(
+      "GET", "/metrics", "", "",
+      "Accept-Encoding: gzip\r\nAccept: application/openmetrics-text;version=1.0.0;q=0.5,"
+      "text/plain;version=0.0.4;q=0.4,*/*;q=0.1\r\n");
+  ASSERT_EQ(packed.status, 200);
+  EXPECT_EQ(packed.headers.at("content-encoding"), "gzip");
+  EXPECT_EQ(packed.headers.at("vary"), "Accept-Encoding");
+  const std::string text = Gunzip(packed.body);
+  EXPECT_NE(text.find("# TYPE process_cpu_seconds_total counter"), std::string::npos) << text;
+  EXPECT_NE(text.find("shingled_store_documents 0"), std::string::npos) << text;
+  // At least twice smaller: a hundred series of repeated names (seen: about tenfold).
+  EXPECT_LT(packed.body.size() * 2, text.size());
+  // Not asked, or refused: the text.
+  for (const std::string header :
+       {"", "Accept-Encoding: gzip;q=0\r\n", "Accept-Encoding: br\r\n"}) {
+    const HttpResponse plain = client.Request("GET", "/metrics", "", "", header);
+    EXPECT_EQ(plain.headers.count("content-encoding"), 0u) << header;
+    EXPECT_NE(plain.body.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+  }
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A real Prometheus server (Debian's `prometheus`) scrapes the daemon on loopback; the test reads
-// shingled_pages_ingested_total back through Prometheus' HTTP API. Skipped with a message when
+// shingled_pages_ingested_total and process_start_time_seconds back through Prometheus' HTTP API
+// (its scrapes ask for gzip). Skipped with a message when
 // /usr/bin/prometheus is absent (scripts/install-deps.sh installs it).
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,14 @@ TEST(PrometheusTest, ScrapesTheDaemonAndAnswersTheIngestCounter) {
     if (value < 3) std::this_thread::sleep_for(std::chrono::milliseconds(200));  // poll interval
   }
   EXPECT_EQ(value, 3) << prometheus.log();
+  // Prometheus scrapes with Accept-Encoding: gzip, which the daemon answers in gzip; the
+  // standard process metrics come through too.
+  const json j = prometheus.Query("process_start_time_seconds");
+  ASSERT_TRUE(j.is_object() && j["status"] == "success" && !j["data"]["result"].empty()) << j;
+  EXPECT_GT(std::stod(j["data"]["result"][0]["value"][1].get<std::string>()), 1.7e9);
+  EXPECT_NE(daemon.log().find("access client=127.0.0.1 method=GET path=/metrics status=200"),
+            std::string::npos)
+      << daemon.log();
 }
 
 }  // namespace
