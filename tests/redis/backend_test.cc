@@ -315,11 +315,18 @@ TEST_F(BackendTest, ABatchRetriedAfterAFailureStoresEachPageOnce) {
 }
 
 TEST_F(BackendTest, MinReplicasWaitsForTheReplicasOrRefuses) {
-  // Without replicas: a page cannot be acknowledged by one, and says so.
+  // Without replicas: a writer refuses to start, naming the setting.
   RedisStoreOptions alone = RedisOptions();
   alone.min_replicas = 1;
   alone.wait_timeout_ms = 300;
-  auto unreplicated = OpenRedisClusterStore(alone, {}, *context_);
+  auto refused = OpenRedisClusterStore(alone, {}, *context_);
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("store.redis.min_replicas is 1"), std::string::npos)
+      << refused.status().message();
+  // A store opened without creating (a reader's open) that writes all the same: the write cannot
+  // be acknowledged by a replica, and says so.
+  ASSERT_TRUE(OpenRedisClusterStore(RedisOptions(), {}, *context_).ok());  // creates the store
+  auto unreplicated = OpenRedisClusterStore(alone, {.create = false}, *context_);
   ASSERT_TRUE(unreplicated.ok()) << unreplicated.status().ToString();
   auto sweep = (*unreplicated)->OpenSweep("s", 1000);
   EXPECT_EQ(sweep.status().code(), StatusCode::kUnavailable);
