@@ -438,7 +438,7 @@ Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   }
   if (kind != StatusClass::kContent || page.revisit) return OkStatus();
   const dedup::Sketch& s = page.sketch;
-  // Issue 32: chunks as this store's chunking makes them (the LMDB store's checks).
+  // Chunks as this store's chunking makes them (the LMDB store's checks).
   if (!s.chunks.empty()) {
     if (params.chunking.input == dedup::ChunkInput::kNone) {
       return InvalidArgumentError("sketch of " + page.url +
@@ -915,7 +915,7 @@ struct NewDoc {
   std::vector<DocId> candidates;
   bool truncated = false;
   uint64_t left_out = 0;
-  std::vector<store::internal::ContainmentCandidate> containment;  // issue 34, through chunks
+  std::vector<store::internal::ContainmentCandidate> containment;  // Through chunks
   bool containment_truncated = false;  // more documents shared its chunks than were read
 };
 
@@ -1421,10 +1421,10 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
       batch_records[nd.doc] = &nd.rec;
       cmds.push_back(Cmd({"HSET", DocKey(nd.doc), Dec(nd.doc), EncodeRedisDocument(nd.rec)}));
-      // Issue 32: a new document's chunk record (`doc_chunks`), before its postings (step 8).
+      // A new document's chunk record (`doc_chunks`), before its postings (step 8).
       if (!s.chunks.empty()) cmds.push_back(chunks::PutRecord(nd.doc, s.chunks, false));
     }
-    // Issue 32: whether each stored document seen again with chunks has its chunk record (LMDB's
+    // Whether each stored document seen again with chunks has its chunk record (LMDB's
     // BackfillChunks: one recorded without chunks gets this page's). The first such page each.
     for (size_t i = 0; i < pages.size(); ++i) {
       const DocId d = st[i].touch;
@@ -1474,7 +1474,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         }
       }
     }
-    // Issue 32: the chunk postings (`chunk_docs`) of every new document with chunks, and of the
+    // The chunk postings (`chunk_docs`) of every new document with chunks, and of the
     // documents given theirs (step 7; their records follow in step 11), after the slots above.
     for (const NewDoc& nd : new_docs) {
       for (Command& c :
@@ -1489,7 +1489,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
-    // Issue 32: the batch's chunks as each page sees them (the store, and the batch's pages up
+    // The batch's chunks as each page sees them (the store, and the batch's pages up
     // to it: BatchChunkFacts), for the containment candidates below and bytes in common (10).
     {
       BatchChunkFacts facts;
@@ -1540,7 +1540,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t k = 0; k < new_docs.size(); ++k) {
       NewDoc& nd = new_docs[k];
       if (nd.equivalent != 0) continue;
-      // Issue 34: room kept for the containment candidates (the chunk graph), as LMDB's
+      // Room kept for the containment candidates (the chunk graph), as LMDB's
       // FindCandidates does; they are scored whatever their points.
       SHINGLED_RETURN_IF_ERROR(BatchContainment(
           *batch_chunks, pages[nd.page], static_cast<size_t>(nd.page), nd.doc, &nd.containment,
@@ -1601,7 +1601,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (DocId cand : nd.candidates) {
       const RedisDocument* rec = record_of(cand);
       if (rec == nullptr) continue;  // a posting whose record is not there yet: not yet there
-      const store::CommonBytes* common = nullptr;  // a containment candidate's (issue 34)
+      const store::CommonBytes* common = nullptr;  // a containment candidate's
       for (const auto& c : nd.containment) {
         if (c.doc == cand) common = &c.common;
       }
@@ -1677,7 +1677,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     res.matches_left_out = store::LimitMatches(options_.max_matches, &res.matches);
     if (!store::AppliesAsRevisit(pages[i])) common_pages.push_back(i);
   }
-  // Issue 32: bytes in common of each page and its matches, on the page's view of the batch.
+  // Bytes in common of each page and its matches, on the page's view of the batch.
   SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
 
   // 11. Writes: versions (by seq: a resent append is harmless), the documents' URLs, links,
@@ -1714,7 +1714,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
           LinksKey(l.doc), Dec(l.doc),
           Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
     }
-    // Issue 32: each new URL counted in its host's URLs (the template judge's host share: only
+    // Each new URL counted in its host's URLs (the template judge's host share: only
     // chunks are judged, so not without chunking, which the state fixes at creation), and the
     // chunk records of the documents given chunks (their postings were filed in step 8).
     const bool chunking = params_.chunking.input != dedup::ChunkInput::kNone;
@@ -2116,7 +2116,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
   std::vector<store::SimilarDoc> out;
   if (query_sketch.empty()) return out;
   const dedup::Sketch sketch = query_is_record ? query_sketch : Cut(query_sketch);
-  // Issue 34: the containment candidates, found through the chunks, have their room first.
+  // The containment candidates, found through the chunks, have their room first.
   std::vector<store::internal::ContainmentCandidate> containment;
   SHINGLED_RETURN_IF_ERROR(QueryContainment(chunks, exclude, &containment));
   std::vector<DocId> reserved;
@@ -2142,7 +2142,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     const auto cc = std::find_if(containment.begin(), containment.end(),
                                  [cand](const auto& x) { return x.doc == cand; });
     if (cc != containment.end() && store::internal::ContainmentRelation(cc->common)) {
-      // Issue 34: a containment candidate, estimated from its bytes in common (as LMDB's).
+      // A containment candidate, estimated from its bytes in common (as LMDB's).
       store::SimilarDoc s;
       s.doc = cand;
       s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(a, other) : 0;
@@ -2180,7 +2180,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     return a.doc < b.doc;
   });
   if (out.size() > query.limit) out.resize(query.limit);
-  // Issue 32: each result's bytes in common with the query.
+  // Each result's bytes in common with the query.
   SHINGLED_RETURN_IF_ERROR(QueryCommon(exclude, chunks, &out));
   // Each result's cluster, and the URL that most recently showed it (the smallest url id on
   // equal dates).

@@ -1,4 +1,4 @@
-// The Redis Cluster backend of the store (issue 36; docs/REDIS.md, "The backend"): a store::Store
+// The Redis Cluster backend of the store (docs/REDIS.md, "The backend"): a store::Store
 // whose state is shared by every daemon connected to one Redis Cluster, so that N daemons make
 // the decisions one daemon would.
 //

@@ -1,4 +1,4 @@
-// The Redis Cluster backend: content-defined chunks (issue 32 on the cluster, issue 36), bytes in
+// The Redis Cluster backend: content-defined chunks on the cluster, bytes in
 // common and templates (docs/REDIS.md, "Chunks and templates"). The template and bytes-in-common
 // logic is the LMDB store's (store/internal/templates.h: TemplateJudge, DocumentsInCommon,
 // MarkOfCluster), run over ChunkReadsOnCluster: the same questions, read in pipelined rounds.

@@ -1,5 +1,5 @@
-// The concurrency building blocks between daemons that share one Redis Cluster (issue 36;
-// docs/REDIS.md, "Concurrency"): the claim of a fingerprint (one document per distinct raw
+// The concurrency building blocks between daemons that share one Redis Cluster
+// (docs/REDIS.md, "Concurrency"): the claim of a fingerprint (one document per distinct raw
 // content), document ids reserved in blocks from a shared counter, and filing a page's postings
 // in the same atomic step that reads who else is filed there, so that of two near-copies posted at
 // once on two daemons at least one finds the other.

@@ -3,7 +3,7 @@
 // as Redis' memory-optimization guide describes, and the commands that read and write them
 // through a ClusterClient. Pure functions; the scripts are constants.
 //
-// Only the postings and the fingerprint claims are here (issue 36, first part); documents, URLs,
+// Only the postings and the fingerprint claims are here; documents, URLs,
 // versions and clusters are described in docs/REDIS.md and come with the backend.
 #ifndef SHINGLED_REDIS_LAYOUT_H_
 #define SHINGLED_REDIS_LAYOUT_H_

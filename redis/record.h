@@ -1,4 +1,4 @@
-// The document record as the Redis backend keeps it (issue 36; docs/REDIS.md, "The document
+// The document record as the Redis backend keeps it (docs/REDIS.md, "The document
 // record"): what the decisions and queries read of a document, in about half the bytes of the
 // LMDB record (store/FORMAT.md, "Document record"), since Redis holds every byte in memory.
 //
@@ -12,7 +12,7 @@
 //     probability 2^-(32 - (M - m)) when they differ.
 //   - super shingles: left out. Only candidate search uses them, through the postings (which
 //     hold the full values); the record is not read for them.
-//   - the verification sample (issue 34), sorted 32-bit values, delta-coded as varints.
+//   - the verification sample, sorted 32-bit values, delta-coded as varints.
 //   - features, the three fingerprints, sizes and dates: as in the LMDB record.
 // A document without a sketch (lexically or shingle equivalent to `rep`) keeps only the header.
 #ifndef SHINGLED_REDIS_RECORD_H_
@@ -43,7 +43,7 @@ struct RedisDocument {
   // The high 32 bits of the sample values that the sample postings index (a key k with
   // k & 3 == 0: FORMAT.md's indexed quarter), in the order of `sample`, when log2_modulus < 32
   // (above, the key holds them): with the key they give the full value, which a query by
-  // document looks up in the postings (issue 36's backend).
+  // document looks up in the postings (the backend).
   std::vector<uint32_t> indexed_high;
 
   friend bool operator==(const RedisDocument&, const RedisDocument&) = default;

@@ -1,5 +1,5 @@
 // The clusters of near-duplicates as a union-find shared by many daemons on one Redis Cluster
-// (issue 36; docs/REDIS.md, "Concurrency", which gives the argument in full).
+// (docs/REDIS.md, "Concurrency", which gives the argument in full).
 //
 // A document's parent pointer and a root's list of children live in buckets chosen by the
 // document's id, so they are in different slots and no multi-key transaction covers a union.

@@ -63,13 +63,13 @@ class Checker {
     SHINGLED_RETURN_IF_ERROR(CheckClusters());
     SHINGLED_RETURN_IF_ERROR(CheckUrlsAndVersions());
     SHINGLED_RETURN_IF_ERROR(CheckLinks());
-    // Invariant 11: the file-chunk graph (issue 32).
+    // Invariant 11: the file-chunk graph.
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckChunks(ops_, *buffer_, [this](std::string p) { Problem(std::move(p)); }));
-    // Invariant 12: the verification samples (issue 34).
+    // Invariant 12: the verification samples.
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckVerifySamples(ops_, [this](std::string p) { Problem(std::move(p)); }));
-    // Invariant 13: the template marks (issue 32).
+    // Invariant 13: the template marks.
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckTemplates(ops_, [this](std::string p) { Problem(std::move(p)); }));
     return CheckMeta();

@@ -1,5 +1,5 @@
-// Store: the file-chunk graph (format 9; FORMAT.md, "Chunks") and bytes in common (issue 32,
-// paper 003).
+// Store: the file-chunk graph (format 9; FORMAT.md, "Chunks") and bytes in common
+// (paper 003).
 #include "store/internal/chunks.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-// Store: containment candidates through the file-chunk graph (issue 34;
-// store/internal/containment.h).
+// Store: containment candidates through the file-chunk graph 
+// (store/internal/containment.h).
 #include "store/internal/containment.h"
 
 #include <algorithm>

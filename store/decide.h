@@ -1,6 +1,6 @@
-// The decision for a page, written once for every backend (issue 36): what one candidate is to a
-// new page (store/FORMAT.md and issue 3's "The decision for each page": the 2-of-6 filter, the
-// similar relation, issue 34's verification sample, the chunk graph's containment), the matches
+// The decision for a page, written once for every backend: what one candidate is to a
+// new page (store/FORMAT.md and docs/METHOD.md, "The decision": the 2-of-6 filter, the
+// similar relation, the verification sample, the chunk graph's containment), the matches
 // of the exact levels, and their order. A backend finds the candidates and reads their records
 // its own way, then asks these functions; they read and write nothing.
 #ifndef SHINGLED_STORE_DECIDE_H_

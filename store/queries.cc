@@ -283,7 +283,7 @@ void PrefetchLines(std::string_view bytes) {
   for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
 }
 
-// `chunks`: the query's (issue 34: its containment candidates are found through them).
+// `chunks`: the query's (its containment candidates are found through them).
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
                                             const dedup::Sketch& sketch,
                                             std::span<const dedup::Chunk> chunks, DocId exclude,
@@ -338,7 +338,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     const auto cc = std::find_if(containment.begin(), containment.end(),
                                  [doc = cand](const auto& x) { return x.doc == doc; });
     if (cc != containment.end() && internal::ContainmentRelation(cc->common)) {
-      // Issue 34: a containment candidate, estimated from its bytes in common.
+      // A containment candidate, estimated from its bytes in common.
       SimilarDoc s;
       s.doc = cand;
       s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(sketch, other) : 0;
@@ -354,7 +354,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
-    // Issue 34: the verification estimate when both have a sample, else the minhashes'.
+    // The verification estimate when both have a sample, else the minhashes'.
     bool known = false;
     if (k > 0 && !sketch.verify_sample.empty()) {
       SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops, cand, &verify, &known));
@@ -418,7 +418,7 @@ Status LastDocumentOfUrl(TxnOps& ops, std::string_view url, UrlId* id, DocId* do
   return NotFoundError("URL never had a document: " + std::string(url));
 }
 
-// Issue 34: the sketch of the document whose record (with a sketch) is `rec`, stored under
+// The sketch of the document whose record (with a sketch) is `rec`, stored under
 // `holder`, with its verification sample (none for a document stored before format 10).
 StatusOr<dedup::Sketch> QuerySketchOf(TxnOps& ops, const DocumentRecord& rec, DocId holder) {
   dedup::Sketch sketch = internal::SketchOf(rec);
@@ -428,7 +428,7 @@ StatusOr<dedup::Sketch> QuerySketchOf(TxnOps& ops, const DocumentRecord& rec, Do
 }
 
 // The similar query of stored document `doc`, whose sketch is `sketch`: its chunks find its
-// containment candidates (issue 34) and each result's bytes in common (issue 32).
+// containment candidates and each result's bytes in common.
 StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal::StoreImpl& impl,
                                                     DocId doc, const dedup::Sketch& sketch,
                                                     const QueryOptions& query) {
@@ -500,7 +500,7 @@ StatusOr<DocumentInfo> LmdbStore::Document(DocId doc) const {
   if (!with_sketch.ok()) return with_sketch.status();
   info.representative = holder;
   info.sketch = internal::SketchOf(*with_sketch);
-  bool known = false;  // issue 34: the representative's verification sample, if it has one
+  bool known = false;  // The representative's verification sample, if it has one
   SHINGLED_RETURN_IF_ERROR(
       internal::ReadVerifySample(ops, holder, &info.sketch.verify_sample, &known));
   // The document's own counts and fingerprints, the representative's sketch values.

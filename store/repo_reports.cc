@@ -1,4 +1,4 @@
-// Store: the repository reports of issue 32 (paper 003, figures 5 and 6): identical-content sets
+// Store: the repository reports (paper 003, figures 5 and 6): identical-content sets
 // and clusters of documents linked by bytes in common. Read-only; each streams its rows to a
 // callback and holds one set's or one store cluster's data at a time (docs/REPORTS.md).
 #include <algorithm>

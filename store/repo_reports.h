@@ -1,4 +1,4 @@
-// The repository reports of issue 32 (paper 003, figures 5 and 6): identical-content sets and
+// The repository reports (paper 003, figures 5 and 6): identical-content sets and
 // clusters of documents linked by bytes in common. Types only; Store::StreamIdenticalReport and
 // Store::StreamClusterReport (store/repo_reports.cc) produce them a row at a time, and
 // docs/REPORTS.md defines every field.

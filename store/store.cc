@@ -427,7 +427,7 @@ std::vector<ParamField> ParamFields(const dedup::SketchParams& p, uint64_t polyn
       {"param.chunk_max", p.chunking.max_size},
       {"param.chunk_divisor", p.chunking.main_divisor},
       {"param.chunk_backup_divisor", p.chunking.backup_divisor},
-      // Format 10 (issue 34): the verification sample's size, baked into `verify_samples`.
+      // Format 10: the verification sample's size, baked into `verify_samples`.
       {internal::kVerifySampleSizeKey, u(p.verify_sample_size)},
   };
 }
@@ -604,13 +604,13 @@ Status StoreImpl::Open() {
       }
     }
     if (version >= 3 && version < 10) {
-      // Format 10 added the verification samples (issue 34; store/verify.cc) and the template
-      // tables (issue 32; FORMAT.md, "Templates").
+      // Format 10 added the verification samples (store/verify.cc) and the template
+      // tables (FORMAT.md, "Templates").
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeVerifySamplesToFormat10(ops, params_));
       SHINGLED_RETURN_IF_ERROR(internal::UpgradeToFormat10Templates(ops));
     }
     if (version >= 3 && version < 11) {
-      // Format 11 buffered `chunk_docs` (issue 33): before, its B-tree held every posting, so the
+      // Format 11 buffered `chunk_docs`: before, its B-tree held every posting, so the
       // chunk watermarks are at the last document.
       StatusOr<Watermarks> at_last = WatermarksAtLastId(ops, dbis_.doc_chunks, "doc_chunks");
       if (!at_last.ok()) return at_last.status();
@@ -706,7 +706,7 @@ class BatchFingerprintTable {
   std::vector<uint32_t> slots_;  // entries_ index + 1; 0: empty
 };
 
-// One write batch: the decision for each page (issue 3, "The decision for each page").
+// One write batch: the decision for each page (docs/METHOD.md, "The decision").
 class BatchWriter {
  public:
   BatchWriter(TxnOps& ops, StoreImpl& store)
@@ -808,7 +808,7 @@ class BatchWriter {
     }
     SHINGLED_RETURN_IF_ERROR(WriteWatermarks(ops_, (*next)->marks));
     SHINGLED_RETURN_IF_ERROR(WriteFingerprintWatermarks(ops_, (*next)->fp_marks));
-    // Issue 33: `chunk_docs` through the buffer too; backfilled postings below their watermark
+    // `chunk_docs` through the buffer too; backfilled postings below their watermark
     // go to the B-tree at once.
     std::vector<BufferEntry> chunk_batch, chunk_direct, chunk_put;
     chunk_docs_.Take(&chunk_batch, &chunk_direct);
@@ -1053,7 +1053,7 @@ class BatchWriter {
       }
       sample_states_.push_back(st);
     }
-    // Issue 34: room kept for containment candidates (the file-chunk graph), which the points
+    // Room kept for containment candidates (the file-chunk graph), which the points
     // above do not rank: a page inside a much longer one shares few of its sample values. They
     // are scored whatever their points; the ranking fills the rest.
     const size_t max = store_.options_.max_candidates;
@@ -1194,10 +1194,10 @@ class BatchWriter {
   std::vector<std::pair<DocId, uint32_t>> hits_;
   std::vector<DocId> found_;
   dedup::Sketch scratch_sketch_;
-  // Issue 34: the candidates the last FindCandidates left out, and a candidate's verify sample.
+  // The candidates the last FindCandidates left out, and a candidate's verify sample.
   uint64_t left_out_ = 0;
   std::vector<uint32_t> scratch_verify_;
-  // Issue 34: the page's containment candidates (FindCandidates), with their bytes in common.
+  // The page's containment candidates (FindCandidates), with their bytes in common.
   std::vector<internal::ContainmentCandidate> containment_;
   bool containment_truncated_ = false;  // more documents shared its chunks than were read
   BatchPostings postings_;
@@ -1207,7 +1207,7 @@ class BatchWriter {
   // commit's puts (PutFingerprints). The batch's entries go to batch_fps_ until then.
   std::array<Cursor, kFingerprintIndexes> fp_cursors_;
   std::array<BatchFingerprintTable, kFingerprintIndexes> batch_fps_;
-  // Issue 32: the batch's `chunk_docs` postings, given to the write buffer by Finish (issue 33).
+  // The batch's `chunk_docs` postings, given to the write buffer by Finish.
   internal::BatchChunkDocs chunk_docs_;
   // The batch's template judge (bytes in common of each page and its matches), whose cache
   // lasts the batch.
@@ -1224,7 +1224,7 @@ Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
   if (kind != StatusClass::kContent) return OkStatus();  // the sketch is ignored
   if (page.revisit) return OkStatus();  // the sketch is ignored
   const dedup::Sketch& s = page.sketch;
-  // Issue 32: chunks as this store's chunking makes them (FORMAT.md, "Chunks").
+  // Chunks as this store's chunking makes them (FORMAT.md, "Chunks").
   if (!s.chunks.empty()) {
     if (params.chunking.input == dedup::ChunkInput::kNone) {
       return InvalidArgumentError("sketch of " + page.url +
@@ -1343,7 +1343,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec->first_seen = std::min(rec->first_seen, page.date);
     rec->last_seen = std::max(rec->last_seen, page.date);
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
-    // Issue 32: a document stored before format 9 gets its chunks when seen again.
+    // A document stored before format 9 gets its chunks when seen again.
     SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
     result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
     if (result->verdict == Verdict::kDuplicate) {
@@ -1371,7 +1371,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     doc = next_doc_++;
     new_doc = true;
     SHINGLED_RETURN_IF_ERROR(
-        internal::PutChunks(ops_, doc, sketch.chunks, chunk_docs_));  // issue 32
+        internal::PutChunks(ops_, doc, sketch.chunks, chunk_docs_));
     ++documents_;
     largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
     DocumentRecord rec;
@@ -1408,7 +1408,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       result->candidates_left_out = left_out_;
       result->containment_truncated = containment_truncated_;
       SHINGLED_RETURN_IF_ERROR(
-          internal::PutVerifySample(ops_, doc, sketch.verify_sample));  // issue 34
+          internal::PutVerifySample(ops_, doc, sketch.verify_sample));
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
       SHINGLED_RETURN_IF_ERROR(CountSample());
       SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
@@ -1431,11 +1431,11 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     }
   }
 
-  // The exact levels, then verified (issue 34), fungible, similar.
+  // The exact levels, then verified, fungible, similar.
   SortMatches(&result->matches);
   result->matches_left_out = LimitMatches(store_.options_.max_matches, &result->matches);
   SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(judge_, page.url, sketch.chunks,
-                                                     result));  // issue 32
+                                                     result));
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);

@@ -1,5 +1,5 @@
 // Store: shingled's memory. Documents, dated URL versions, sweeps, the candidate indexes and the
-// persistent clusters. An interface with two backends (issue 36):
+// persistent clusters. An interface with two backends:
 //   - the embedded default, one LMDB environment in a directory (Store::Open; store/lmdb_store.h;
 //     the bytes are described in store/FORMAT.md);
 //   - a Redis Cluster shared by many daemons (redis/backend.h; docs/REDIS.md), which refuses the
@@ -297,7 +297,7 @@ class Store {
   [[nodiscard]] virtual StatusOr<IdenticalSetPage> ListIdenticalSets(
       const IdenticalSetOptions& options) const = 0;
 
-  // --- bytes in common (issue 32; store/chunks.cc) ---
+  // --- bytes in common (store/chunks.cc) ---
 
   // What documents `a` and `b` share by their content-defined chunks (CommonBytes: the shared
   // bytes, a lower bound; each side's share; the relation; at most `max_spans` shared spans).
@@ -313,7 +313,7 @@ class Store {
   // mark is filed under the cluster's smallest document id (its root there; docs/REDIS.md,
   // "Chunks and templates"), so TemplateMarks' order follows those ids.
 
-  // --- templates (issue 32; store/templates.cc; FORMAT.md, "Templates") ---
+  // --- templates (store/templates.cc; FORMAT.md, "Templates") ---
 
   // Marks the cluster of document `cluster` as template: the chunks held by at least two of its
   // members now become template (bytes in common leaves them out), without re-chunking anything.
@@ -331,7 +331,7 @@ class Store {
   // Each chunk of document `doc`, in order, with its verdict (for measuring the limits).
   [[nodiscard]] virtual StatusOr<std::vector<ChunkTemplate>> ChunkTemplates(DocId doc) const = 0;
 
-  // --- the repository reports (issue 32, paper 003 figures 5 and 6; store/repo_reports.cc) ---
+  // --- the repository reports (paper 003 figures 5 and 6; store/repo_reports.cc) ---
 
   // The documents held by two or more live URLs, largest waste (bytes * (copies - 1)) first,
   // then by document id: `totals` once, then `set` for each of the first options.limit. Memory:

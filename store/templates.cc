@@ -1,4 +1,4 @@
-// Store: templates (format 10; FORMAT.md, "Templates"; issue 32). A template chunk (a shared
+// Store: templates (format 10; FORMAT.md, "Templates"). A template chunk (a shared
 // header, footer or navigation) stops counting toward bytes in common: it is over a limit
 // (documents, or a share of one host's pages), or an operator marked a cluster whose shared
 // chunks are template.
@@ -36,7 +36,7 @@ std::string_view UrlHost(std::string_view url) {
 }
 
 // The reads of a judge on an LMDB transaction: its cursors, as the judge read them before
-// issue 36 (same calls, same costs).
+// (same calls, same costs).
 class LmdbChunkReads final : public ChunkReads {
  public:
   LmdbChunkReads(TxnOps& ops, const WriteBuffer* buffer) : ops_(ops), buffer_(buffer) {}

@@ -31,7 +31,7 @@ enum ClusterRelation : uint32_t {
   kClusterExact = 1u << 0,     // identical, lexically or shingle equivalent
   kClusterFungible = 1u << 1,  // >= r shared features (Broder 2005)
   kClusterSimilar = 1u << 2,   // resemblance estimate >= similar_threshold (Broder et al. 1997)
-  // Issue 34: the verification sample's estimate reaches verified_threshold (dedup/estimate.h,
+  // The verification sample's estimate reaches verified_threshold (dedup/estimate.h,
   // Verified): the second stage of the decision, after any candidate search.
   kClusterVerified = 1u << 3,
 };
@@ -54,7 +54,7 @@ struct StoreOptions {
   // 34); kClusterFungible is paper 004's 2-of-6 filter (accepts J = 0.9 with probability 0.42);
   // adding kClusterSimilar makes Broder et al. 1997's looser 50% clusters, which chain more.
   uint32_t cluster_relations = kClusterExact | kClusterVerified;
-  // Issue 34: the resemblance from which a candidate is "verified": accepted when the
+  // The resemblance from which a candidate is "verified": accepted when the
   // verification sample's estimate reaches it less 2 standard errors (dedup::Verified): pairs at
   // the threshold are accepted ~97.7% of the time, at threshold - 0.1 ~0.6% or less (k = 256).
   // Range (0, 1].
@@ -72,7 +72,7 @@ struct StoreOptions {
   // Range >= 1.
   uint32_t max_matches = 20;
 
-  // --- templates (issue 32; FORMAT.md, "Templates") ---
+  // --- templates (FORMAT.md, "Templates") ---
 
   // A chunk in more than this many documents is template: left out of bytes in common
   // (CommonBytes::template_bytes). Range 1..1,000,000.
@@ -153,9 +153,9 @@ inline constexpr StatusClass ClassifyHttpStatus(int http_status) {
 }
 
 // How a matched document relates to the page.
-// Issue 34: kVerified, the second stage's relation, is last so that the values of the others
+// KVerified, the second stage's relation, is last so that the values of the others
 // stay; matches list it after the exact levels (Relation order below is not the enum's).
-// kContains / kContainedIn (issue 34): the page holds the document's text / the document holds
+// kContains / kContainedIn: the page holds the document's text / the document holds
 // the page's (bytes in common through content-defined chunks, docs/METHOD.md "Containment").
 enum class Relation : uint8_t {
   kIdentical,
@@ -197,7 +197,7 @@ struct PageInput {
   std::string revisit_of;
 };
 
-// --- Bytes in common (issue 32; paper 003; store/chunks.cc) ---
+// --- Bytes in common (paper 003; store/chunks.cc) ---
 //
 // What two documents share, from their content-defined chunks (dedup/chunker.h, FORMAT.md,
 // "Chunks"): the chunks of A that also occur in B, each occurrence matched at most once, so the
@@ -257,7 +257,7 @@ CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const ded
 CommonBytes BytesInCommonOf(std::span<const dedup::Chunk> a, std::span<const dedup::Chunk> b,
                             size_t max_spans, std::span<const uint64_t> templates);
 
-// --- templates (issue 32; store/templates.cc) ---
+// --- templates (store/templates.cc) ---
 
 // An operator's mark (Store::MarkTemplate): the chunks shared by at least two members of a
 // cluster when it was marked, template from then on.
@@ -279,7 +279,7 @@ struct ChunkTemplate {
   bool over_host_share = false;
 };
 
-// Issue 34: where a match's resemblance comes from.
+// Where a match's resemblance comes from.
 enum class ResemblanceSource : uint8_t {
   kMinhashes,          // the 84 minhashes (a document stored before format 10 has no sample)
   kVerifySample,       // the verification samples (bottom-k): standard error in the answer
@@ -287,7 +287,7 @@ enum class ResemblanceSource : uint8_t {
 };
 // "minhashes", "verify_sample", "verify_sample_exact".
 std::string_view ResemblanceSourceName(ResemblanceSource source);
-// Issue 34: where a match's containments come from. The MOD samples are taken at the larger
+// Where a match's containments come from. The MOD samples are taken at the larger
 // page's modulus, which leaves a page much shorter than the other almost no values: a containment
 // candidate (found through the chunks it shares) is estimated from its bytes in common instead.
 enum class ContainmentSource : uint8_t {
@@ -306,7 +306,7 @@ struct Match {
   double containment_of_page = 0;  // of the page in the document, from the MOD samples
   double containment_in_page = 0;  // of the document in the page
   int features_in_common = 0;
-  // Issue 34.
+  // What the resemblance was estimated from.
   ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
   double resemblance_error = 0;  // the standard error of `resemblance` (dedup::VerifyStandardError)
   ContainmentSource containment_from = ContainmentSource::kModSample;
@@ -323,7 +323,7 @@ struct PageResult {
   ClusterId cluster = 0;        // after this batch's unions; 0 without a document
   std::string redirect_target;  // a redirect's, as recorded
   std::vector<Match> matches;  // strongest first
-  // Issue 32: the bytes in common with each match, in the order of `matches` (spans not listed).
+  // The bytes in common with each match, in the order of `matches` (spans not listed).
   std::vector<CommonBytes> match_common;
   // The URL's previous version's document and the page's resemblance to it (1 when unchanged).
   DocId previous_doc = 0;
@@ -333,7 +333,7 @@ struct PageResult {
   bool replayed = false;
   // More than max_candidates candidates: the weakest were not scored.
   bool candidates_truncated = false;
-  uint64_t candidates_left_out = 0;  // issue 34: how many were not scored
+  uint64_t candidates_left_out = 0;  // How many were not scored
   // Matches found beyond StoreOptions::max_matches, not listed (the weakest).
   uint64_t matches_left_out = 0;
   // Candidates not scored because they were in the page's cluster already once it had
@@ -349,7 +349,7 @@ struct PageResult {
 struct QueryOptions {
   double threshold = 0.5;  // keep results whose resemblance or either containment reaches it
   size_t limit = 20;
-  // Issue 34, an output: when not null, set to how many candidates were found beyond the store's
+  // An output: when not null, set to how many candidates were found beyond the store's
   // max_candidates and not scored (the lowest ranked: fewest shared values).
   uint64_t* candidates_left_out = nullptr;
 };
@@ -357,14 +357,14 @@ struct QueryOptions {
 struct SimilarDoc {
   DocId doc = 0;
   ClusterId cluster = 0;
-  double resemblance = 0;  // the verification estimate when both have a sample (issue 34)
+  double resemblance = 0;  // the verification estimate when both have a sample
   ResemblanceSource resemblance_from = ResemblanceSource::kMinhashes;
   double containment_of_query = 0;  // of the query in the document
   double containment_in_query = 0;  // of the document in the query
-  ContainmentSource containment_from = ContainmentSource::kModSample;  // issue 34
+  ContainmentSource containment_from = ContainmentSource::kModSample;
   int features_in_common = 0;
   std::string url;  // the most recently seen URL of the document, if any
-  CommonBytes common;  // issue 32: with the query's chunks; spans not listed
+  CommonBytes common;  // With the query's chunks; spans not listed
 };
 
 struct UrlVersion {

@@ -1,4 +1,4 @@
-// The verification samples (issue 34, format 10; FORMAT.md, "Verification samples").
+// The verification samples (format 10; FORMAT.md, "Verification samples").
 #include "store/internal/verify.h"
 
 #include <cstring>

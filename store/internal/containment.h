@@ -1,4 +1,4 @@
-// Containment of a short page in a long one (issue 34; docs/METHOD.md, "Containment"): candidates
+// Containment of a short page in a long one (docs/METHOD.md, "Containment"): candidates
 // found through the file-chunk graph (`chunk_docs`, FORMAT.md "Chunks") and estimated by their
 // bytes in common, template chunks left out. The MOD samples cannot do it: both are read at the
 // larger page's modulus, where a page 100 times shorter keeps about one value in a hundred of its

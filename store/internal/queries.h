@@ -19,8 +19,8 @@ namespace shingled::store::internal {
 // feature when the samples are not enough. `*out` gets them in id order, at most
 // options.max_candidates (the best ranked, when there are more: then `*truncated` is set).
 // `buffer` is the transaction's write buffer (StoreImpl::BufferFor). `*left_out` (if given): how
-// many candidates were not kept (issue 34); `exclude` (not 0): a document never counted (the
-// query's own), so that it takes no place. `reserved` (issue 34): candidates found otherwise (the
+// many candidates were not kept; `exclude` (not 0): a document never counted (the
+// query's own), so that it takes no place. `reserved`: candidates found otherwise (the
 // containment candidates), which take their places among max_candidates and are not in `*out`.
 Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const WriteBuffer& buffer,
                            const dedup::Sketch& sketch, std::vector<DocId>* out, bool* truncated,

@@ -1,6 +1,6 @@
 // The reads that the change reports (store/reports.cc) and lost and found (store/lost.cc) make,
 // behind one small interface, so that both algorithms are written once and run on either backend
-// (issue 36): the LMDB store implements it with read transactions (store/report_reads_lmdb.cc),
+//: the LMDB store implements it with read transactions (store/report_reads_lmdb.cc),
 // the Redis Cluster backend with pipelined rounds (redis/backend_reports.cc). Every read that can
 // be batched takes a batch: the algorithms ask for a block of URLs' names and documents at once,
 // which LMDB answers in one read transaction and Redis in one round trip per block.

@@ -19,7 +19,7 @@ struct Dbis {
       common_values, urls, url_names, versions, doc_urls, sweeps, sweep_names, cluster_parent,
       cluster_members, links;
   MDB_dbi chunk_docs, doc_chunks;  // format 9: the file-chunk graph (FORMAT.md, "Chunks")
-  MDB_dbi verify_samples;          // format 10: issue 34 (FORMAT.md, "Verification samples")
+  MDB_dbi verify_samples;          // format 10 (FORMAT.md, "Verification samples")
   MDB_dbi template_marks, template_chunks;  // format 10: templates (FORMAT.md, "Templates")
 };
 

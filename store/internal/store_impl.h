@@ -75,7 +75,7 @@ using StopList = std::unordered_map<uint64_t, uint64_t>;
 // shared feature, 1 per shared super shingle or sample value): appends to `*out` the
 // documents in decreasing order of their summed points (the older first on a tie), at most
 // `max_candidates`, and sets `*truncated` when there were more (and `*left_out`, if given, to how
-// many were left out: issue 34). Sorts `*hits`: a page reads a few dozen postings, for which a
+// many were left out). Sorts `*hits`: a page reads a few dozen postings, for which a
 // sorted vector beats a hash map.
 void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
                     std::vector<DocId>* out, bool* truncated, uint64_t* left_out = nullptr);
@@ -184,7 +184,7 @@ class StoreImpl {
   Status DiskRoom(uint64_t min_free, std::string_view what) const;
   // Before mdb_env_open: allocates the blocks of the lock file (lock.mdb) LMDB is about to size
   // and write through its map, so that a disk with no room answers an error here instead of a
-  // SIGBUS in LMDB (issue 33, a daemon started on a full disk). A lock file it has to create is
+  // SIGBUS in LMDB (a daemon started on a full disk). A lock file it has to create is
   // refused on a full disk (DiskFullError naming the directory and the bytes needed); an existing
   // one is used as it is (its written pages are allocated already).
   Status AllocateLockFile() const;

@@ -27,7 +27,7 @@ struct WriteBuffer;    // write_buffer.h
 // URL without one (file:).
 std::string_view UrlHost(std::string_view url);
 
-// What the template and bytes-in-common logic reads (issue 36: written once, above the backends).
+// What the template and bytes-in-common logic reads (written once, above the backends).
 // The LMDB store answers from one read transaction's cursors (LmdbChunkReads, templates.cc); the
 // Redis Cluster backend from pipelined rounds (redis/backend_chunks.cc), which the Will* hints let
 // it batch: the judge names what it is about to ask, a block at a time, before asking it item by
@@ -98,7 +98,7 @@ class TemplateJudge {
   // The same for each of `chunks` (a document's, in order), one ChunkTemplate each.
   StatusOr<std::vector<ChunkTemplate>> ExplainAll(std::span<const dedup::Chunk> chunks,
                                                   std::string_view host);
-  // Issue 34, containment candidates: the documents holding chunk `hash`, or nullptr when it is
+  // Containment candidates: the documents holding chunk `hash`, or nullptr when it is
   // template by a mark or by the document limit (the host-share rule is left to Common).
   StatusOr<const std::vector<DocId>*> DocumentsOf(uint64_t hash);
 

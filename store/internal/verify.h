@@ -1,4 +1,4 @@
-// The verification samples (issue 34, format 10; FORMAT.md, "Verification samples"): writing a
+// The verification samples (format 10; FORMAT.md, "Verification samples"): writing a
 // new document's sample, reading one, the format 9 to 10 upgrade, and Check's part. Private to
 // store/; store/verify.cc.
 #ifndef SHINGLED_STORE_INTERNAL_VERIFY_H_

@@ -227,7 +227,7 @@ TEST_F(RedisChunksTest, ChunksCommonAndTemplatesAsLmdb) {
     put("copy-2", 3, Near(f, 195, 1));
     put("base", 3, Near(f, 200, 0));
   }
-  // Containment (issue 34, through the chunk graph): a page holding its family's base and 600
+  // Containment (through the chunk graph): a page holding its family's base and 600
   // shingles more, and a page of the base's first 40 shingles, in the second sweep.
   for (int f = 0; f < 30; f += 2) {
     Content longer = Near(f, 200, 0);
@@ -383,8 +383,8 @@ TEST_F(RedisChunksTest, ChunksCommonAndTemplatesAsLmdb) {
     if (HasFailure()) return;
   }
   compare_all("after the last sweep");
-  // The similarity queries with chunks: containment candidates through them (issue 34) and each
-  // result's bytes in common (issue 32), by document and by a page's sketch.
+  // The similarity queries with chunks: containment candidates through them and each
+  // result's bytes in common, by document and by a page's sketch.
   size_t from_chunks = 0, known_similar_commons = 0;
   auto same_similar = [&](const StatusOr<std::vector<store::SimilarDoc>>& a,
                           const StatusOr<std::vector<store::SimilarDoc>>& b) {

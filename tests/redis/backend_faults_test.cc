@@ -1,5 +1,5 @@
-// The Redis backend under the cluster's own faults, on a real cluster (issue 36, "What the tests
-// must show"): a reshard during ingest reaches no client as an error; a master SIGKILLed during
+// The Redis backend under the cluster's own faults, on a real cluster: a
+// reshard during ingest reaches no client as an error; a master SIGKILLed during
 // ingest with min_replicas = 1 loses no acknowledged page once its replica has taken over, and
 // the clients' resends of what was not acknowledged leave a store that `Check` finds consistent.
 #include <gtest/gtest.h>

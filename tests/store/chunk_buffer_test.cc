@@ -1,4 +1,4 @@
-// Issue 33: `chunk_docs` through the write buffer (format 11; FORMAT.md, "The write buffer of
+// `chunk_docs` through the write buffer (format 11; FORMAT.md, "The write buffer of
 // chunk_docs"). A store with the buffer answers as one without it (every posting put at every
 // commit): the writer's bytes in common, the template judge, containment, bytes in common and the
 // clusters report, before and after the store is closed with its buffer unflushed (closing flushes

@@ -1,4 +1,4 @@
-// Content-defined chunks of a test text, for the tests of the file-chunk graph (issue 32) before
+// Content-defined chunks of a test text, for the tests of the file-chunk graph before
 // the TTTD chunker (dedup/chunker.h, engineer A's) fills Sketch::chunks: a Gear rolling hash
 // (FastCDC's) over the bytes, cut where its top bits are zero once a chunk has kMinChunk bytes,
 // or at kMaxChunk; each chunk hashed whole (FNV-1a 64). Like TTTD, a boundary depends only on the

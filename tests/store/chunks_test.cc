@@ -1,5 +1,5 @@
-// The file-chunk graph (`chunk_docs`, `doc_chunks`; format 9) and bytes in common (issue 32,
-// paper 003), through the real store. Pages carry synthetic sketches (tests/store/synthetic.h)
+// The file-chunk graph (`chunk_docs`, `doc_chunks`; format 9) and bytes in common
+// (paper 003), through the real store. Pages carry synthetic sketches (tests/store/synthetic.h)
 // and the chunks of real random text cut by a content-defined chunker (tests/store/chunk_text.h),
 // as the TTTD chunker will fill Sketch::chunks.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 34: containment of a short text inside texts 10 and 100 times longer, in a store that also
+// Containment of a short text inside texts 10 and 100 times longer, in a store that also
 // holds more near-copies of the short text than max_candidates, found from both sides (the writer's
 // answer and the similar query) and estimated from the bytes in common (docs/METHOD.md,
 // "Containment"), through the real store.

@@ -1,5 +1,5 @@
 // Kill a writer process with SIGKILL at random moments, at least 30 times: after each restart
-// every acknowledged page is present and Check passes (issue 3, "Durability and concurrency").
+// every acknowledged page is present and Check passes (docs/RELIABILITY.md).
 //
 // The child opens the store durably (fsync per commit), applies batches and writes the URLs of
 // each batch to a pipe only after Apply returned, i.e. after the commit. The parent kills it

@@ -1,5 +1,5 @@
 // The decision written once for both backends (store/decide.h): what a candidate is to a page,
-// by the rules of store/FORMAT.md and issues 3 and 34, on synthetic sketches of chosen
+// by the rules of store/FORMAT.md, on synthetic sketches of chosen
 // resemblance.
 #include "store/decide.h"
 

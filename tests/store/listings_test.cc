@@ -1,4 +1,4 @@
-// The store's listings (issue 31, "Listing what the store holds"): URLs by filter with a cursor
+// The store's listings: URLs by filter with a cursor
 // that is stable under writes between pages, clusters by size, a cluster's documents in pages,
 // and identical sets.
 #include <gtest/gtest.h>

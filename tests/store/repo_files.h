@@ -1,5 +1,5 @@
 // A generated document repository with known duplication, for the tests of the repository
-// reports (issue 32, paper 003): files of random words, with
+// reports (paper 003): files of random words, with
 //   - two identical-content sets: "copy3" in 3 folders, "copy2" in 2;
 //   - a near-identical pair: pair/a.txt and pair/b.txt (6,000 bytes, one passage replaced);
 //   - a containment: contains/long.txt holds contains/short.txt (4,000 bytes) and 1,800 more;

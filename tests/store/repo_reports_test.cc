@@ -1,4 +1,4 @@
-// The repository reports (issue 32, paper 003 figures 5 and 6) on a generated repository with
+// The repository reports (paper 003 figures 5 and 6) on a generated repository with
 // known copies, containments and groups (tests/store/repo_files.h), stored with real sketches
 // and TTTD chunks of their text, as `shingled ingest` stores files.
 #include <gtest/gtest.h>
@@ -330,7 +330,7 @@ TEST_P(RepoReportsTest, ACallbackErrorStopsTheReport) {
   EXPECT_EQ(calls, 1);
 }
 
-// Issue 32: a large shared header joins every file of a repository into one cluster until the
+// A large shared header joins every file of a repository into one cluster until the
 // header is template, recognised by the document limit or marked by an operator; then the
 // clusters are by real content (here one near-identical pair), and unmarking restores them.
 TEST_P(RepoReportsTest, ClustersHeldByATemplateDissolveOnceItIsTemplate) {

@@ -432,7 +432,7 @@ TEST_P(ReportsTest, RealSketchesFindAnEditedMove) {
       page("https://docs.example/guide/other", s2, kT0 + kDay, Text(11, 2000))};
   ASSERT_TRUE(store.Apply(second).ok());
   ASSERT_TRUE(store.CloseSweep(s2, kT0 + kDay + 1).ok());
-  // Issue 34: the similarity query's resemblance is the verification samples' estimate.
+  // The similarity query's resemblance is the verification samples' estimate.
   const double truth = dedup::ResemblanceFromVerifySample(sketch(body).verify_sample,
                                                           sketch(edited).verify_sample, 256)
                            .resemblance;

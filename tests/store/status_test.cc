@@ -1,4 +1,4 @@
-// Store::Apply by HTTP status (issue 30, "Status codes"): a failed fetch (5xx, 429, no answer)
+// Store::Apply by HTTP status: a failed fetch (5xx, 429, no answer)
 // records an attempt that leaves the URL's last good document live; a redirect records its
 // target and no document; neither adds a document, a posting or a cluster entry.
 #include <gtest/gtest.h>

@@ -123,7 +123,7 @@ TEST_P(StoreTest, VerdictsNewUnchangedDuplicateNearDuplicate) {
   EXPECT_EQ(c.matches[0].relation, Relation::kLexical);
   EXPECT_EQ(store->Document(c.doc)->representative, a.doc);
 
-  // 99% of the shingles in common: resemblance ~0.98, verified (issue 34: the relation that
+  // 99% of the shingles in common: resemblance ~0.98, verified (the relation that
   // clusters by default) by the verification sample.
   PageResult d = ApplyOne(*store, Page("http://d/", sweep2.id, 200, Variant(0, 500, 495, 1u << 20)));
   EXPECT_EQ(d.verdict, Verdict::kNearDuplicate);
@@ -208,7 +208,7 @@ TEST_P(StoreTest, RepeatedValuesInASketchDoNotFindThePageItself) {
   EXPECT_EQ(rb.verdict, Verdict::kNearDuplicate);
   ASSERT_EQ(rb.matches.size(), 1u);
   EXPECT_EQ(rb.matches[0].doc, ra.doc);
-  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);  // issue 34: the default clustering
+  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);  // The default clustering
   StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToDocument(ra.doc, QueryOptions{});
   ASSERT_TRUE(similar.ok()) << similar.status().ToString();
   ASSERT_EQ(similar->size(), 1u);
@@ -598,9 +598,9 @@ TEST_P(StoreTest, FullMapWithoutGrowthFailsTheBatchAndKeepsServing) {
   ExpectConsistent(*store);
 }
 
-// Issue 33: a commit that fails for lack of space fails that batch only; the next one, with
+// A commit that fails for lack of space fails that batch only; the next one, with
 // room, commits (the disk here has room: the failure is injected).
-// Issue 33: the map full at max_map_size names the key and its value; raising the limit
+// The map full at max_map_size names the key and its value; raising the limit
 // (SIGHUP's SetMaxMapSize) lets the same Store write again.
 TEST_P(StoreTest, FullMapAtItsLimitWritesAgainWhenTheLimitIsRaised) {
   StoreOptions o;
@@ -756,7 +756,7 @@ TEST_F(LmdbStoreTest, FullDiskOnTmpfsFailsTheBatchAndKeepsServing) {
     EXPECT_EQ(failure.code(), StatusCode::kResourceExhausted) << failure.ToString();
     EXPECT_EQ(OutOfSpaceReason(failure), "disk_full") << failure.message();
     EXPECT_NE(failure.message().find(mnt + "/db"), std::string::npos) << failure.message();
-    EXPECT_TRUE(store->health().ok());  // issue 33: writes resume when there is room
+    EXPECT_TRUE(store->health().ok());  // Writes resume when there is room
     const Status room = store->WriteRoom();
     EXPECT_EQ(OutOfSpaceReason(room), "disk_full") << room.ToString();
     EXPECT_EQ(store->Stats()->documents, static_cast<uint64_t>(applied));  // reads go on

@@ -70,7 +70,7 @@ inline dedup::Sketch SyntheticSketch(const dedup::SketchParams& p, const std::ve
   for (uint64_t v : pi) {
     if ((v & mask) == 0) s.sample.values.push_back(v);
   }
-  // Issue 34: the verification sample, the bottom-k of 32-bit values of another permutation.
+  // The verification sample, the bottom-k of 32-bit values of another permutation.
   if (p.verify_sample_size > 0) {
     std::vector<uint32_t> z;
     z.reserve(shingles.size());

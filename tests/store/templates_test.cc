@@ -1,4 +1,4 @@
-// Templates (format 10; FORMAT.md, "Templates"; issue 32): chunks over the document limit or a
+// Templates (format 10; FORMAT.md, "Templates"): chunks over the document limit or a
 // host's share, and the operator's marks, left out of bytes in common; the upgrade from format 9;
 // Check and Backup. Pages carry synthetic sketches (tests/store/synthetic.h) and the chunks of
 // random text (tests/store/chunk_text.h).

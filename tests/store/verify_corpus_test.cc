@@ -1,4 +1,4 @@
-// Issue 34: the verified second stage, measured through the real store on real near-duplicate
+// The verified second stage, measured through the real store on real near-duplicate
 // texts (the copyright files Debian installs, /usr/share/doc/*/copyright) and on generated pairs
 // at known resemblance, against the exact Jaccard of the 8-word shingle sets computed by a slow
 // reference here (token strings joined and hashed: nothing of the sketcher's fingerprints).

@@ -1,4 +1,4 @@
-// Issue 34: the verification sample (dedup), its table (format 10) and the writer's and the
+// The verification sample (dedup), its table (format 10) and the writer's and the
 // queries' use of it, through the real store; and candidates beyond max_candidates, counted.
 #include <gtest/gtest.h>
 #include <lmdb.h>
@@ -301,7 +301,7 @@ TEST_P(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
   for (const Match& m : page.matches) order.emplace_back(m.doc, m.relation);
   const std::vector<std::pair<DocId, Relation>> want = {{close.doc, Relation::kVerified},
                                                         {loose.doc, Relation::kFungible}};
-  EXPECT_EQ(order, want);  // before issue 34's fix: fungible first
+  EXPECT_EQ(order, want);  // before the fix: fungible first
 }
 
 // More candidates than max_candidates: the answer says how many were left out, and the ones
