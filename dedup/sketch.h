@@ -120,7 +120,7 @@ struct Sketch {
   std::vector<uint64_t> min_sample;     // MIN_s, sorted ascending
   std::vector<uint64_t> supershingles;  // sorted ascending, without duplicates
   ModSample sample;
-  std::vector<uint32_t> verify_sample;  // Bottom-k, sorted ascending, distinct
+  std::vector<uint32_t> verify_sample;  // bottom-k, sorted ascending, distinct
   Fingerprint128 identical;  // raw bytes
   Fingerprint128 lexical;    // canonical token stream
   Fingerprint128 shingle;    // the shingle multiset (order-independent)

@@ -915,7 +915,7 @@ struct NewDoc {
   std::vector<DocId> candidates;
   bool truncated = false;
   uint64_t left_out = 0;
-  std::vector<store::internal::ContainmentCandidate> containment;  // Through chunks
+  std::vector<store::internal::ContainmentCandidate> containment;  // through chunks
   bool containment_truncated = false;  // more documents shared its chunks than were read
 };
 

@@ -354,7 +354,7 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     if (!has_sketch) continue;
     SimilarDoc s;
     s.doc = cand;
-    // The verification estimate when both have a sample, else the minhashes'.
+    // the verification estimate when both have a sample, else the minhashes'.
     bool known = false;
     if (k > 0 && !sketch.verify_sample.empty()) {
       SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops, cand, &verify, &known));
@@ -500,7 +500,7 @@ StatusOr<DocumentInfo> LmdbStore::Document(DocId doc) const {
   if (!with_sketch.ok()) return with_sketch.status();
   info.representative = holder;
   info.sketch = internal::SketchOf(*with_sketch);
-  bool known = false;  // The representative's verification sample, if it has one
+  bool known = false;  // the representative's verification sample, if it has one
   SHINGLED_RETURN_IF_ERROR(
       internal::ReadVerifySample(ops, holder, &info.sketch.verify_sample, &known));
   // The document's own counts and fingerprints, the representative's sketch values.

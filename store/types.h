@@ -333,7 +333,7 @@ struct PageResult {
   bool replayed = false;
   // More than max_candidates candidates: the weakest were not scored.
   bool candidates_truncated = false;
-  uint64_t candidates_left_out = 0;  // How many were not scored
+  uint64_t candidates_left_out = 0;  // how many were not scored
   // Matches found beyond StoreOptions::max_matches, not listed (the weakest).
   uint64_t matches_left_out = 0;
   // Candidates not scored because they were in the page's cluster already once it had
@@ -364,7 +364,7 @@ struct SimilarDoc {
   ContainmentSource containment_from = ContainmentSource::kModSample;
   int features_in_common = 0;
   std::string url;  // the most recently seen URL of the document, if any
-  CommonBytes common;  // With the query's chunks; spans not listed
+  CommonBytes common;  // with the query's chunks; spans not listed
 };
 
 struct UrlVersion {

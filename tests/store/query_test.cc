@@ -96,7 +96,7 @@ TEST_P(QueryTest, SuperShinglesFindCandidatesForTheWriterNotForQueries) {
   dedup::Sketch b = SyntheticSketch(params_, Range(500000, 1000));
   b.minhashes = a.minhashes;
   b.supershingles = a.supershingles;
-  b.verify_sample = a.verify_sample;  // The verification estimate is 1 as well
+  b.verify_sample = a.verify_sample;  // the verification estimate is 1 as well
   ASSERT_EQ(dedup::FeaturesInCommon(a, b), 0);
   ASSERT_EQ(dedup::ContainmentFromModSample(b.sample, a.sample), 0);
   PageInput pa = Page("http://a/", s, a);
@@ -255,7 +255,7 @@ TEST_P(QueryTest, AnswersEqualAReferenceComputedFromTheStoredSketches) {
         SimilarDoc r;
         r.doc = infos[d].id;
         r.cluster = infos[d].cluster;
-        // The verification estimate when both have a sample.
+        // the verification estimate when both have a sample.
         r.resemblance = !query.verify_sample.empty() && !other.verify_sample.empty()
                             ? dedup::ResemblanceFromVerifySample(
                                   query.verify_sample, other.verify_sample,

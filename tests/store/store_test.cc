@@ -208,7 +208,7 @@ TEST_P(StoreTest, RepeatedValuesInASketchDoNotFindThePageItself) {
   EXPECT_EQ(rb.verdict, Verdict::kNearDuplicate);
   ASSERT_EQ(rb.matches.size(), 1u);
   EXPECT_EQ(rb.matches[0].doc, ra.doc);
-  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);  // The default clustering
+  EXPECT_EQ(rb.matches[0].relation, Relation::kVerified);  // the default clustering
   StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToDocument(ra.doc, QueryOptions{});
   ASSERT_TRUE(similar.ok()) << similar.status().ToString();
   ASSERT_EQ(similar->size(), 1u);
@@ -756,7 +756,7 @@ TEST_F(LmdbStoreTest, FullDiskOnTmpfsFailsTheBatchAndKeepsServing) {
     EXPECT_EQ(failure.code(), StatusCode::kResourceExhausted) << failure.ToString();
     EXPECT_EQ(OutOfSpaceReason(failure), "disk_full") << failure.message();
     EXPECT_NE(failure.message().find(mnt + "/db"), std::string::npos) << failure.message();
-    EXPECT_TRUE(store->health().ok());  // Writes resume when there is room
+    EXPECT_TRUE(store->health().ok());  // writes resume when there is room
     const Status room = store->WriteRoom();
     EXPECT_EQ(OutOfSpaceReason(room), "disk_full") << room.ToString();
     EXPECT_EQ(store->Stats()->documents, static_cast<uint64_t>(applied));  // reads go on
