@@ -75,7 +75,7 @@ struct Chunk {
 // Default thresholds (SketchParams::chunking): Eshghi and Tang's 460/2800/540/270 (about 1 KB on
 // average) halved, 230/1400/270/135 (about 490 bytes), after measuring both on the canonical text
 // of the Debian documentation: the smaller chunks find a shared run of 1.2 KB 73% of the time
-// instead of 21%, for twice the chunks (docs/PERFORMANCE.md, "Chunking").
+// instead of 21%, for twice the chunks (docs/notes/performance-studies.md, "Chunking").
 
 // The 64-bit hash a Chunk carries for `bytes`.
 uint64_t ChunkHash(std::string_view bytes);

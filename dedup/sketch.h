@@ -83,7 +83,7 @@ struct SketchParams {
   // ~1,000 bytes) halved, keeping their ratios: chunks of ~490 bytes on average. On the canonical
   // text of the Debian documentation (median page 1.2 KB) a run of 1,200 bytes shared by two pages
   // holds a whole shared chunk 73% of the time instead of 21%, and of 2,000 bytes 95% instead of
-  // 62%, for twice the chunks (35 a page instead of 18): docs/PERFORMANCE.md, "Chunking".
+  // 62%, for twice the chunks (35 a page instead of 18): docs/notes/performance-studies.md, "Chunking".
   ChunkParams chunking{.input = ChunkInput::kCanonicalText,
                        .min_size = 230,
                        .max_size = 1400,

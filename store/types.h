@@ -792,7 +792,7 @@ struct StoreStats {
   uint64_t file_bytes = 0;  // pages up to the last one in use times the page size
   // The rest: file_bytes minus every database's main tree (mdb_stat). LMDB's free pages (reused
   // by later writes), the nested trees of posting lists too long to stay on their key's leaf
-  // page, which mdb_stat does not count in their database (docs/PERFORMANCE.md, "Disk per
+  // page, which mdb_stat does not count in their database (docs/notes/performance-studies.md, "Disk per
   // document"), LMDB's meta pages and catalog. The free pages are not told apart: LMDB has no
   // public call that counts them, and its free list's records are its own business.
   uint64_t other_bytes = 0;

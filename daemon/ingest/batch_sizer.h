@@ -1,5 +1,5 @@
 // How many pages the store writer takes into one group commit (config: ingest.min_batch_pages,
-// ingest.batch_pages; docs/PERFORMANCE.md, "Commit size").
+// ingest.batch_pages; docs/notes/performance-studies.md, "Commit size").
 //
 // A commit's cost per page falls as the commit grows, as long as its pages share the index pages
 // it rewrites; in between it can rise, while the commit dirties so many pages that their
@@ -28,7 +28,7 @@
 // another size's are dearer than its steady ones. Over 800,000 pages (store_bench
 // BM_IngestSizedLong), the sizer's first round (5 commits at each of 1,000 to 8,000, each
 // followed by 5 at 16,000) made the whole run cost 41% more CPU per page than a fixed 16,000
-// into a store of 100k documents, 29% more into 1M (docs/PERFORMANCE.md, "Commit size"). So the
+// into a store of 100k documents, 29% more into 1M (docs/notes/performance-studies.md, "Commit size"). So the
 // daemon runs the rounds only when asked (ingest.measure_batch_size, Options::explore); by
 // default it commits at the largest size, and keeps the smallest for its other use: after a
 // failed commit.

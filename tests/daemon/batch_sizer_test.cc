@@ -1,5 +1,5 @@
 // BatchSizer against simulated stores: commit costs per page that depend on the commit's size as
-// the measured ones do (docs/PERFORMANCE.md, "Commit size"), with and without noise.
+// the measured ones do (docs/notes/performance-studies.md, "Commit size"), with and without noise.
 #include "daemon/ingest/batch_sizer.h"
 
 #include <gtest/gtest.h>
