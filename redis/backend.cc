@@ -49,7 +49,7 @@ constexpr int kFormat = 2;
 // at the same moment, a version appended to the same URL): every step is idempotent.
 constexpr int kBatchAttempts = 5;
 
-// --- keys (docs/REDIS.md, "The key layout") ---
+// --- keys (redis/FORMAT.md, "The keys") ---
 
 constexpr char kMetaKey[] = "meta";
 constexpr char kStatsKey[] = "stats";

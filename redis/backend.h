@@ -32,7 +32,7 @@ struct RedisStoreOptions {
   int min_replicas = 0;
   int connect_timeout_ms = 2000, command_timeout_ms = 5000, wait_timeout_ms = 5000;
   bool allow_unsafe_fsync = false;  // else CheckAppendFsyncAlways at open is an error
-  // Bits of a value that choose its bucket, per index (docs/REDIS.md, "Choosing the bucket
+  // Bits of a value that choose its bucket, per index (redis/FORMAT.md, "Choosing the bucket
   // bits"). Baked into the data: recorded in the `meta` hash at the first open, and a later open
   // with other values is refused. The defaults suit ~10 million documents.
   int feature_bits = 20, supershingle_bits = 22, sample_bits = 22, fingerprint_bits = 18;
@@ -41,7 +41,7 @@ struct RedisStoreOptions {
 };
 
 // Sets the bucket bits of `redis` for a state that will hold about `documents` documents made
-// with `params` (docs/REDIS.md, "Choosing the bucket bits"): b = round(log2(documents x entries a
+// with `params` (redis/FORMAT.md, "Choosing the bucket bits"): b = round(log2(documents x entries a
 // document / 48)) per index, so that a bucket holds ~48 entries (24 to 96), within 8..40 bits.
 // 10 million documents at the default params give the defaults above.
 void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisStoreOptions* redis);

@@ -32,7 +32,7 @@ enum class Relation : char {
 
 // Bits of a value that choose its bucket. Baked into the stored data (a deployment records it and
 // refuses another): choose it so that a bucket holds at most ~100 entries at the largest expected
-// size, 2^b ~ postings / 64 (docs/REDIS.md, "Choosing the bucket bits"). Range 8..40.
+// size, 2^b ~ postings / 64 (redis/FORMAT.md, "Choosing the bucket bits"). Range 8..40.
 inline constexpr int kMinBucketBits = 8;
 inline constexpr int kMaxBucketBits = 40;
 

@@ -38,7 +38,7 @@
 // the batch's wall time and pages/s. One store applying batches of each size in turn (FLUSHALL
 // between), then 2 and 3 stores on threads of their own (each its own client: the store part of
 // N daemons, without HTTP and sketching) at the largest batch size. The bucket bits are sized
-// for the run's documents (docs/REDIS.md, "Choosing the bucket bits"), and each run prints the
+// for the run's documents (redis/FORMAT.md, "Choosing the bucket bits"), and each run prints the
 // masters' used_memory added (INFO memory) per page and per document (new and near_duplicate
 // pages: everything a page writes, URLs and versions included), the append-only files' growth
 // per page (every node's: masters only unless --replicas) and the masters' CPU (INFO cpu) per
@@ -655,7 +655,7 @@ struct Sketched {
 };
 
 // Bucket bits for a relation with `per_doc` entries per document over `docs` documents, as
-// docs/REDIS.md ("Choosing the bucket bits") sizes them: ~48 entries a bucket.
+// redis/FORMAT.md ("Choosing the bucket bits") sizes them: ~48 entries a bucket.
 int BucketBits(double docs, double per_doc) {
   const int bits = static_cast<int>(std::lround(std::log2(std::max(1.0, docs * per_doc / 48))));
   return std::clamp(bits, redis::kMinBucketBits, redis::kMaxBucketBits);

@@ -134,7 +134,7 @@ void ExpectEveryAcknowledgedPage(store::Store& store, const std::map<std::string
   EXPECT_TRUE(problems->empty()) << (*problems)[0] << " (" << problems->size() << " problems)";
 }
 
-// The bucket bits for a planned size: docs/REDIS.md's table, "Choosing the bucket bits".
+// The bucket bits for a planned size: redis/FORMAT.md's table, "Choosing the bucket bits".
 TEST(SizeBucketsTest, BitsForThePlannedDocumentsAreTheLayoutTable) {
   const dedup::SketchParams params;
   auto bits = [&](uint64_t documents) {
