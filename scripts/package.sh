@@ -45,6 +45,32 @@ for f in "${debs[@]}"; do
   fi
 done
 
+# The binary is hardened (bind-now, fortified functions) and the -dbgsym package holds its debug
+# information, whichever tree it was built in.
+binary="$build_dir/daemon/shingled"
+# Captured, then matched: `readelf | grep -q` fails under pipefail when grep stops reading early.
+dynamic=$(readelf -d "$binary")
+if ! grep -q 'BIND_NOW\|FLAGS_1.*NOW' <<<"$dynamic"; then
+  echo "package.sh: $binary is not linked with -z now (configure with dpkg-buildflags' LDFLAGS)" >&2
+  exit 1
+fi
+symbols=$(readelf --dyn-syms "$binary")
+if ! grep -q '__[a-z_]*_chk' <<<"$symbols"; then
+  echo "package.sh: $binary calls no fortified function (compile with -D_FORTIFY_SOURCE=2 -O1 or more)" >&2
+  exit 1
+fi
+dbgsym_dir=$(mktemp -d)
+trap 'rm -rf "$dbgsym_dir"' EXIT
+dpkg-deb -x "$build_dir"/shingled-dbgsym_*.deb "$dbgsym_dir"
+debug_file=$(find "$dbgsym_dir/usr/lib/debug" -name '*.debug' -print -quit)
+sections=""
+if [[ -n "$debug_file" ]]; then sections=$(readelf -S "$debug_file" 2>/dev/null || true); fi
+if ! grep -q '\.debug_info' <<<"$sections" || ! grep -q '\.debug_line' <<<"$sections"; then
+  echo "package.sh: the -dbgsym package holds no debug information (.debug_info, .debug_line)" >&2
+  exit 1
+fi
+echo "package.sh: bind-now, fortified functions, and debug information in ${debug_file#"$dbgsym_dir"}"
+
 echo "== lintian ${debs[*]}"
 # Errors and warnings are printed (lintian's default); only errors fail.
 lintian --fail-on error "${debs[@]}"

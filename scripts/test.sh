@@ -18,7 +18,14 @@ phase "build (RelWithDebInfo)"
 # template-heavy files (http_server.cc: 58 s at -O2 -g, 40 s at -O2 -g1).
 # The /usr prefix is the package's (below); it changes only the install rules.
 # The tests' own sources at -O1 (what they test stays at -O2): docs/DEVELOPMENT.md "CI time".
+# Debian's hardening flags (dpkg-buildflags: _FORTIFY_SOURCE, the stack protector, relro and
+# bind-now) without its -g -O2, which the build type sets: the package below is made from this
+# tree, and lintian and package.sh check them in its binary.
+hardening() { DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1" |
+  tr ' ' '\n' | grep -vE '^(-g|-O[0-9s]|-ffile-prefix-map=.*)$' | tr '\n' ' '; }
 scripts/build.sh build "${werror[@]}" -DCMAKE_INSTALL_PREFIX=/usr \
+  "-DCMAKE_CXX_FLAGS=$(hardening CPPFLAGS) $(hardening CXXFLAGS)" \
+  "-DCMAKE_EXE_LINKER_FLAGS=$(hardening LDFLAGS)" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DSHINGLED_TEST_OPTIMIZE=-O1
 phase "tests"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
