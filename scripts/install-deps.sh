@@ -26,6 +26,7 @@ packages=(
   python3-scrapy  # the Python client's Scrapy middleware runs in a real crawl (tests/clients/)
   wget  # the WARC interop test crawls a loopback site with GNU wget
   curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
+  jq  # docs/API.md's examples (tests/docs/docs_test.cc) pipe an answer through jq
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
   redis-server redis-tools  # tests/redis/ starts a Redis Cluster on loopback
   # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug
