@@ -1,4 +1,6 @@
 // The store's command line: ingest, check, backup, and the queries.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -110,17 +112,39 @@ struct IngestFlags {
   std::string sweep, date, base_url, content_type;
   ScopeFlags scope;
   bool quiet = false;
+  // fnmatch(3) patterns choosing among the files found in directories (IsSelected).
+  std::vector<std::string> include, exclude;
 };
+
+// Whether a file found in a directory is ingested: it matches an --include pattern (or none was
+// given) and no --exclude pattern. A pattern with a '/' is matched against the file's path
+// relative to the directory given, one without against its name, as rsync and .gitignore read
+// them. fnmatch(3) without FNM_PATHNAME: '*' matches '/' too, so "assets/*" is everything under
+// assets/ (fnmatch has no "**"). A file named as a PATH is read as given: naming it chose it.
+bool IsSelected(const std::string& relative, const IngestFlags& in) {
+  const size_t slash = relative.rfind('/');
+  const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
+  auto matches = [&](const std::string& pattern) {
+    const std::string& subject = pattern.find('/') != std::string::npos ? relative : name;
+    return fnmatch(pattern.c_str(), subject.c_str(), 0) == 0;
+  };
+  if (!in.include.empty() && std::none_of(in.include.begin(), in.include.end(), matches)) {
+    return false;
+  }
+  return std::none_of(in.exclude.begin(), in.exclude.end(), matches);
+}
 
 struct FileRef {
   fs::path file;
   std::string relative;  // to the PATH argument it came from
 };
 
-std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
-                               std::vector<std::string>* errors) {
+// The files to ingest, in order; those of directories that --include and --exclude leave out are
+// counted in *excluded.
+std::vector<FileRef> ListFiles(const IngestFlags& in, std::vector<std::string>* errors,
+                               uint64_t* excluded) {
   std::vector<FileRef> files;
-  for (const std::string& p : paths) {
+  for (const std::string& p : in.paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<FileRef> found;
@@ -129,7 +153,12 @@ std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
         if (it->is_regular_file(ec)) {
           // lexically_relative, not fs::relative: that one resolves symlinks, which gave a
           // symlinked file its target's URL.
-          found.push_back({it->path(), it->path().lexically_relative(p).generic_string()});
+          std::string relative = it->path().lexically_relative(p).generic_string();
+          if (IsSelected(relative, in)) {
+            found.push_back({it->path(), std::move(relative)});
+          } else {
+            ++*excluded;
+          }
         }
       }
       if (ec) errors->push_back(p + ": " + ec.message());
@@ -234,7 +263,8 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   if (!sweep.ok()) return Fail("ingest", sweep.status());
 
   std::vector<std::string> errors;
-  const std::vector<FileRef> files = ListFiles(in.paths, &errors);
+  uint64_t excluded = 0;
+  const std::vector<FileRef> files = ListFiles(in, &errors, &excluded);
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, *options);
 
@@ -353,6 +383,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                        {"pages_with_candidates_left_out", pages_cut},
                        {"candidates_left_out", candidates_left_out},
                        {"warc_records_skipped", warc_skipped},
+                       {"files_excluded", excluded},
                        {"errors", errors.size()},
                        {"interrupted", interrupted}};
     std::cout << daemon::DumpJson(summary) << "\n";
@@ -366,6 +397,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
               << " clusters; " << count(Verdict::kGone) << " gone, " << count(Verdict::kFailed)
               << " failed, " << count(Verdict::kRedirect) << " redirect; " << errors.size()
               << " errors\n";
+    if (excluded > 0) std::cout << excluded << " files left out by --include and --exclude\n";
     if (pages_cut > 0) {
       std::cout << pages_cut
                 << " pages had more candidates than store.max_candidates: " << candidates_left_out
@@ -557,6 +589,16 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
       ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
   AddScopeFlags(cmd, &ingest->scope);
+  cmd->add_option("--include", ingest->include,
+                  "Of the files in directories, read only those matching this fnmatch(3) "
+                  "pattern: with a '/' against the path below the directory, else the file name "
+                  "(repeatable; default: every file)")
+      // One pattern an occurrence: `--include '*.html' site` must not take site for a pattern.
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", ingest->exclude,
+                  "Leave out the files in directories matching this pattern, read as --include's "
+                  "(repeatable; wins over --include)")
+      ->allow_extra_args(false);
   cmd->add_flag("--quiet", ingest->quiet, "No progress line on a terminal");
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });
