@@ -78,13 +78,14 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   interrupt.OnRequest([&runner] { runner.Stop(); });
   daemon::SweepReport report;
   {
-    ProgressLine progress(ShowProgress(flags.quiet), [&runner](double elapsed) {
+    ProgressLine progress(ShowProgress(flags.quiet), [&runner, &flags](double elapsed) {
       const daemon::SweepReport now = runner.Snapshot();
       const crawler::CrawlProgress& p = now.progress;
-      return "crawl " + now.name + ": " + GroupDigits(p.fetched) + " fetched, " +
-             GroupDigits(p.pages) + " pages, " + GroupDigits(p.queued) + " queued, " +
-             GroupDigits(p.errors) + " errors, " +
-             GroupDigits(static_cast<uint64_t>(p.pages_per_second)) + "/s, " +
+      // The flag's name until the runner has opened the sweep (the line is drawn at once).
+      return "crawl " + (now.name.empty() ? flags.sweep : now.name) + ": " +
+             GroupDigits(p.fetched) + " fetched, " + GroupDigits(p.pages) + " pages, " +
+             GroupDigits(p.queued) + " queued, " + GroupDigits(p.errors) + " errors, " +
+             OneDecimal(p.pages_per_second) + " pages/s, " +
              GroupDigits(static_cast<uint64_t>(elapsed)) + " s";
     });
     report = runner.Run(flags.sweep, !flags.keep_open);

@@ -33,6 +33,10 @@ bool ShowProgress(bool quiet);
 // "1,234" for 1234.
 std::string GroupDigits(uint64_t n);
 
+// A rate with one decimal, its digits grouped: "1,234.5" for 1234.46; "0.0" for a negative or
+// non-finite one (no time has passed yet).
+std::string OneDecimal(double rate);
+
 class ProgressLine {
  public:
   // `line(elapsed_seconds)` gives the text; called about once a second on a thread of the

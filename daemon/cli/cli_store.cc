@@ -301,7 +301,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   progress.emplace(ShowProgress(in.quiet), [&](double elapsed) {
     std::lock_guard<std::mutex> lock(mu);
     return "ingest " + in.sweep + ": " + GroupDigits(pages) + " pages, " +
-           GroupDigits(static_cast<uint64_t>(elapsed > 0 ? pages / elapsed : 0)) + "/s, " +
+           OneDecimal(elapsed > 0 ? pages / elapsed : 0) + " pages/s, " +
            GroupDigits(errors.size()) + " errors, " + GroupDigits(static_cast<uint64_t>(elapsed)) +
            " s";
   });

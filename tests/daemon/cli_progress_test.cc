@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -51,6 +52,10 @@ TEST(CliProgressTest, IngestShowsProgressOnATerminalOnly) {
   std::string shown = RunOnATerminal("ingest " + dir.path() + "/site" + flags);
   EXPECT_NE(shown.find("ingest s: "), std::string::npos) << shown;
   EXPECT_NE(shown.find(" pages, "), std::string::npos) << shown;
+  // The sweep's name, and pages/s with one decimal.
+  EXPECT_TRUE(std::regex_search(shown, std::regex("ingest s: [0-9,]+ pages, [0-9,]+\\.[0-9] "
+                                                  "pages/s, [0-9,]+ errors, [0-9,]+ s")))
+      << shown;
   EXPECT_NE(shown.find("\r\033[K"), std::string::npos) << shown;  // the line is cleared
   EXPECT_NE(shown.find("\"pages\":20"), std::string::npos) << shown;
 
