@@ -11,6 +11,8 @@ namespace shingled::cli {
 
 bool ShowProgress(bool quiet) { return !quiet && isatty(STDERR_FILENO) == 1; }
 
+bool SummaryAsJson(bool json) { return json || isatty(STDOUT_FILENO) != 1; }
+
 std::string GroupDigits(uint64_t n) {
   // Appended digit by digit rather than with insert(), on which GCC 12 warns falsely
   // (-Wstringop-overflow) once this is inlined into OneDecimal.
