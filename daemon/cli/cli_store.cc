@@ -2,6 +2,8 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -229,6 +231,9 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
 }
 
 int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
+  // Set by the first Ctrl-C while files are read (below); declared before `interrupt`, whose
+  // watcher thread may set it until `interrupt` is destroyed.
+  std::atomic<bool> announced{false};
   // Before any thread: Ctrl-C stops reading files, and what was accepted is committed and
   // summed up.
   CommandInterrupt interrupt;
@@ -297,8 +302,22 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     });
   };
   uint64_t warc_skipped = 0;
+  // The loops below see interrupt.requested(); this says at once, and once, that the command
+  // heard and what it does now, since committing the pages in flight can take a while. A
+  // second Ctrl-C ends the process (CommandInterrupt). On a terminal the progress line is
+  // erased first and goes on below the message.
+  const bool show_progress = ShowProgress(in.quiet);
+  interrupt.OnRequest([&announced, show_progress] {
+    announced = true;
+    // One call, so that the progress line's thread cannot write between its parts.
+    std::fprintf(stderr,
+                 "%sshingled ingest: stopping: reading no more files, finishing the pages in "
+                 "flight and committing them (Ctrl-C again to quit at once)\n",
+                 show_progress ? "\r\033[K" : "");
+    std::fflush(stderr);
+  });
   std::optional<ProgressLine> progress;
-  progress.emplace(ShowProgress(in.quiet), [&](double elapsed) {
+  progress.emplace(show_progress, [&](double elapsed) {
     std::lock_guard<std::mutex> lock(mu);
     return "ingest " + in.sweep + ": " + GroupDigits(pages) + " pages, " +
            OneDecimal(elapsed > 0 ? pages / elapsed : 0) + " pages/s, " +
@@ -365,7 +384,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     final_clusters.insert(doc->cluster);
   }
   clusters = std::move(final_clusters);
-  const bool interrupted = interrupt.requested();
+  // Interrupted when the message was printed: a signal after this is too late to stop anything.
+  interrupt.OnRequest(nullptr);
+  const bool interrupted = announced;
   using store::Verdict;
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
   for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
