@@ -1,6 +1,7 @@
 // The crawler's command line: `shingled crawl` runs one sweep with the built-in
 // crawler and stores what it fetched, through the ingest pipeline (one store writer, group
-// commit), with the date of each fetch on each URL, and prints a JSON summary. The sweep itself
+// commit), with the date of each fetch on each URL, and prints a summary: JSON with --json or
+// when stdout is not a terminal, text for a person otherwise. The sweep itself
 // (known URLs revisited, backpressure, closing) is daemon/crawl/crawl_sweep.h, which the daemon's
 // scheduled sweeps run too.
 #include <algorithm>
@@ -34,7 +35,49 @@ struct CrawlFlags {
   std::string user_agent;
   bool quiet = false;
   std::string warc_dir;
+  bool json = false;
 };
+
+// The summary a person at a terminal reads: what SweepReportJson gives a script (docs/API.md,
+// GET /v1/crawl), a few lines of it.
+std::string SummaryText(const daemon::SweepReport& r) {
+  const crawler::CrawlProgress& p = r.progress;
+  std::string text = "crawled sweep " + r.name + ": " + GroupDigits(p.fetched) + " fetched (" +
+                     GroupDigits(p.pages) + " pages, " + GroupDigits(p.dead) + " dead, " +
+                     GroupDigits(p.redirected) + " redirected), " + GroupDigits(p.errors) +
+                     " errors, in " + OneDecimal(r.seconds) + " s (" +
+                     OneDecimal(r.seconds > 0 ? p.fetched / r.seconds : 0) + " pages/s)\n";
+  if (!p.errors_by_kind.empty()) {
+    text += "errors:";
+    for (const auto& [kind, n] : p.errors_by_kind) text += " " + kind + " " + GroupDigits(n);
+    text += "\n";
+  }
+  text += "stored " + GroupDigits(r.stored);
+  const char* separator = ": ";
+  for (const auto& [verdict, n] : r.verdicts) {
+    text += separator + GroupDigits(n) + " " + verdict;
+    separator = ", ";
+  }
+  text += "; " + GroupDigits(r.store_error_count) + " store errors";
+  if (r.store_retries > 0) text += ", " + GroupDigits(r.store_retries) + " retried";
+  text += "\n";
+  text += GroupDigits(r.known_urls) + " known URLs revisited in scope; robots.txt: " +
+          GroupDigits(p.robots_fetches) + " fetched, " + GroupDigits(p.robots_disallowed) +
+          " URLs disallowed; " + GroupDigits(p.out_of_scope) + " links out of scope, " +
+          GroupDigits(p.over_budget) + " URLs over --max-pages\n";
+  if (!r.waiting_for_room.empty()) text += "waiting for room in the store: " + r.waiting_for_room + "\n";
+  if (r.warc.enabled) {
+    text += "WARC: " + GroupDigits(r.warc.files.size()) + " files, " +
+            GroupDigits(r.warc.responses) + " responses, " + GroupDigits(r.warc.revisits) +
+            " revisits, " + GroupDigits(r.warc.bytes) + " bytes";
+    if (!r.warc.error.empty()) text += "; stopped: " + r.warc.error;
+    text += "\n";
+  }
+  text += r.closed ? "sweep " + r.name + " closed\n"
+                   : "sweep " + r.name + " left open" +
+                         (r.left_open_because.empty() ? "" : ": " + r.left_open_because) + "\n";
+  return text;
+}
 
 int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   // Before any thread: Ctrl-C stops the sweep (left open), commits what was fetched and prints
@@ -78,13 +121,14 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   interrupt.OnRequest([&runner] { runner.Stop(); });
   daemon::SweepReport report;
   {
-    ProgressLine progress(ShowProgress(flags.quiet), [&runner](double elapsed) {
+    ProgressLine progress(ShowProgress(flags.quiet), [&runner, &flags](double elapsed) {
       const daemon::SweepReport now = runner.Snapshot();
       const crawler::CrawlProgress& p = now.progress;
-      return "crawl " + now.name + ": " + GroupDigits(p.fetched) + " fetched, " +
-             GroupDigits(p.pages) + " pages, " + GroupDigits(p.queued) + " queued, " +
-             GroupDigits(p.errors) + " errors, " +
-             GroupDigits(static_cast<uint64_t>(p.pages_per_second)) + "/s, " +
+      // The flag's name until the runner has opened the sweep (the line is drawn at once).
+      return "crawl " + (now.name.empty() ? flags.sweep : now.name) + ": " +
+             GroupDigits(p.fetched) + " fetched, " + GroupDigits(p.pages) + " pages, " +
+             GroupDigits(p.queued) + " queued, " + GroupDigits(p.errors) + " errors, " +
+             OneDecimal(p.pages_per_second) + " pages/s, " +
              GroupDigits(static_cast<uint64_t>(elapsed)) + " s";
     });
     report = runner.Run(flags.sweep, !flags.keep_open);
@@ -100,7 +144,12 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
                     ? kExitUsage
                     : kExitFailure);
   }
-  std::cout << daemon::DumpJson(daemon::SweepReportJson(report)) << "\n";
+  // JSON off a terminal, as it always was: scripts read it.
+  if (SummaryAsJson(flags.json)) {
+    std::cout << daemon::DumpJson(daemon::SweepReportJson(report)) << "\n";
+  } else {
+    std::cout << SummaryText(report);
+  }
   if (interrupt.requested()) return kExitInterrupted;
   return report.store_error_count == 0 ? kExitOk : kExitFailure;
 }
@@ -132,6 +181,9 @@ void AddCrawlCommand(CLI::App* app, int* exit_code) {
   cmd->add_option("--user-agent", flags->user_agent,
                   "User-Agent (crawler.user_agent); its product token is used for robots.txt");
   cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
+  cmd->add_flag("--json", flags->json,
+                "Print the summary as JSON on a terminal too (it is JSON when stdout is not a "
+                "terminal)");
   cmd->add_option("--warc-dir", flags->warc_dir,
                   "Write what is fetched to WARC files (and CDXJ indexes) in this directory "
                   "(crawler.warc_dir)");

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -9,10 +11,25 @@ namespace shingled::cli {
 
 bool ShowProgress(bool quiet) { return !quiet && isatty(STDERR_FILENO) == 1; }
 
+bool SummaryAsJson(bool json) { return json || isatty(STDOUT_FILENO) != 1; }
+
 std::string GroupDigits(uint64_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
+  // Appended digit by digit rather than with insert(), on which GCC 12 warns falsely
+  // (-Wstringop-overflow) once this is inlined into OneDecimal.
+  const std::string digits = std::to_string(n);
+  std::string grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[i]);
+  }
+  return grouped;
+}
+
+std::string OneDecimal(double rate) {
+  if (!std::isfinite(rate) || rate < 0) rate = 0;
+  rate = std::min(rate, 1e15);  // within llround's range
+  const auto tenths = static_cast<uint64_t>(std::llround(rate * 10));
+  return GroupDigits(tenths / 10) + "." + std::to_string(tenths % 10);
 }
 
 ProgressLine::ProgressLine(bool enabled, std::function<std::string(double)> line)

@@ -30,8 +30,16 @@ inline constexpr int kExitInterrupted = 130;
 // Whether progress should be shown: stderr is a terminal and --quiet was not given.
 bool ShowProgress(bool quiet);
 
+// Whether a command that prints its summary for a person on a terminal prints JSON instead:
+// with --json (`json`), or when stdout is not a terminal (a script reads it).
+bool SummaryAsJson(bool json);
+
 // "1,234" for 1234.
 std::string GroupDigits(uint64_t n);
+
+// A rate with one decimal, its digits grouped: "1,234.5" for 1234.46; "0.0" for a negative or
+// non-finite one (no time has passed yet).
+std::string OneDecimal(double rate);
 
 class ProgressLine {
  public:

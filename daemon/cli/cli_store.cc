@@ -1,5 +1,9 @@
 // The store's command line: ingest, check, backup, and the queries.
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -110,17 +114,39 @@ struct IngestFlags {
   std::string sweep, date, base_url, content_type;
   ScopeFlags scope;
   bool quiet = false;
+  // fnmatch(3) patterns choosing among the files found in directories (IsSelected).
+  std::vector<std::string> include, exclude;
 };
+
+// Whether a file found in a directory is ingested: it matches an --include pattern (or none was
+// given) and no --exclude pattern. A pattern with a '/' is matched against the file's path
+// relative to the directory given, one without against its name, as rsync and .gitignore read
+// them. fnmatch(3) without FNM_PATHNAME: '*' matches '/' too, so "assets/*" is everything under
+// assets/ (fnmatch has no "**"). A file named as a PATH is read as given: naming it chose it.
+bool IsSelected(const std::string& relative, const IngestFlags& in) {
+  const size_t slash = relative.rfind('/');
+  const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
+  auto matches = [&](const std::string& pattern) {
+    const std::string& subject = pattern.find('/') != std::string::npos ? relative : name;
+    return fnmatch(pattern.c_str(), subject.c_str(), 0) == 0;
+  };
+  if (!in.include.empty() && std::none_of(in.include.begin(), in.include.end(), matches)) {
+    return false;
+  }
+  return std::none_of(in.exclude.begin(), in.exclude.end(), matches);
+}
 
 struct FileRef {
   fs::path file;
   std::string relative;  // to the PATH argument it came from
 };
 
-std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
-                               std::vector<std::string>* errors) {
+// The files to ingest, in order; those of directories that --include and --exclude leave out are
+// counted in *excluded.
+std::vector<FileRef> ListFiles(const IngestFlags& in, std::vector<std::string>* errors,
+                               uint64_t* excluded) {
   std::vector<FileRef> files;
-  for (const std::string& p : paths) {
+  for (const std::string& p : in.paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<FileRef> found;
@@ -129,7 +155,12 @@ std::vector<FileRef> ListFiles(const std::vector<std::string>& paths,
         if (it->is_regular_file(ec)) {
           // lexically_relative, not fs::relative: that one resolves symlinks, which gave a
           // symlinked file its target's URL.
-          found.push_back({it->path(), it->path().lexically_relative(p).generic_string()});
+          std::string relative = it->path().lexically_relative(p).generic_string();
+          if (IsSelected(relative, in)) {
+            found.push_back({it->path(), std::move(relative)});
+          } else {
+            ++*excluded;
+          }
         }
       }
       if (ec) errors->push_back(p + ": " + ec.message());
@@ -200,6 +231,9 @@ Status IngestWarc(const std::string& path, store::SweepId sweep,
 }
 
 int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
+  // Set by the first Ctrl-C while files are read (below); declared before `interrupt`, whose
+  // watcher thread may set it until `interrupt` is destroyed.
+  std::atomic<bool> announced{false};
   // Before any thread: Ctrl-C stops reading files, and what was accepted is committed and
   // summed up.
   CommandInterrupt interrupt;
@@ -234,7 +268,8 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   if (!sweep.ok()) return Fail("ingest", sweep.status());
 
   std::vector<std::string> errors;
-  const std::vector<FileRef> files = ListFiles(in.paths, &errors);
+  uint64_t excluded = 0;
+  const std::vector<FileRef> files = ListFiles(in, &errors, &excluded);
   daemon::TaskPool pool(std::max(1u, std::thread::hardware_concurrency()), 1);
   daemon::IngestPipeline pipeline(opened->store.get(), opened->context, &pool, nullptr, *options);
 
@@ -267,11 +302,25 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     });
   };
   uint64_t warc_skipped = 0;
+  // The loops below see interrupt.requested(); this says at once, and once, that the command
+  // heard and what it does now, since committing the pages in flight can take a while. A
+  // second Ctrl-C ends the process (CommandInterrupt). On a terminal the progress line is
+  // erased first and goes on below the message.
+  const bool show_progress = ShowProgress(in.quiet);
+  interrupt.OnRequest([&announced, show_progress] {
+    announced = true;
+    // One call, so that the progress line's thread cannot write between its parts.
+    std::fprintf(stderr,
+                 "%sshingled ingest: stopping: reading no more files, finishing the pages in "
+                 "flight and committing them (Ctrl-C again to quit at once)\n",
+                 show_progress ? "\r\033[K" : "");
+    std::fflush(stderr);
+  });
   std::optional<ProgressLine> progress;
-  progress.emplace(ShowProgress(in.quiet), [&](double elapsed) {
+  progress.emplace(show_progress, [&](double elapsed) {
     std::lock_guard<std::mutex> lock(mu);
     return "ingest " + in.sweep + ": " + GroupDigits(pages) + " pages, " +
-           GroupDigits(static_cast<uint64_t>(elapsed > 0 ? pages / elapsed : 0)) + "/s, " +
+           OneDecimal(elapsed > 0 ? pages / elapsed : 0) + " pages/s, " +
            GroupDigits(errors.size()) + " errors, " + GroupDigits(static_cast<uint64_t>(elapsed)) +
            " s";
   });
@@ -335,7 +384,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
     final_clusters.insert(doc->cluster);
   }
   clusters = std::move(final_clusters);
-  const bool interrupted = interrupt.requested();
+  // Interrupted when the message was printed: a signal after this is too late to stop anything.
+  interrupt.OnRequest(nullptr);
+  const bool interrupted = announced;
   using store::Verdict;
   auto count = [&](Verdict v) { return counts[static_cast<int>(v)]; };
   for (const std::string& e : errors) std::cerr << "shingled ingest: " << e << "\n";
@@ -353,6 +404,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
                        {"pages_with_candidates_left_out", pages_cut},
                        {"candidates_left_out", candidates_left_out},
                        {"warc_records_skipped", warc_skipped},
+                       {"files_excluded", excluded},
                        {"errors", errors.size()},
                        {"interrupted", interrupted}};
     std::cout << daemon::DumpJson(summary) << "\n";
@@ -366,6 +418,7 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
               << " clusters; " << count(Verdict::kGone) << " gone, " << count(Verdict::kFailed)
               << " failed, " << count(Verdict::kRedirect) << " redirect; " << errors.size()
               << " errors\n";
+    if (excluded > 0) std::cout << excluded << " files left out by --include and --exclude\n";
     if (pages_cut > 0) {
       std::cout << pages_cut
                 << " pages had more candidates than store.max_candidates: " << candidates_left_out
@@ -557,6 +610,16 @@ void AddStoreCommands(CLI::App* app, int* exit_code) {
       ->transform(UrlArgument());
   cmd->add_option("--content-type", ingest->content_type, "Content-Type of every file");
   AddScopeFlags(cmd, &ingest->scope);
+  cmd->add_option("--include", ingest->include,
+                  "Of the files in directories, read only those matching this fnmatch(3) "
+                  "pattern: with a '/' against the path below the directory, else the file name "
+                  "(repeatable; default: every file)")
+      // One pattern an occurrence: `--include '*.html' site` must not take site for a pattern.
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", ingest->exclude,
+                  "Leave out the files in directories matching this pattern, read as --include's "
+                  "(repeatable; wins over --include)")
+      ->allow_extra_args(false);
   cmd->add_flag("--quiet", ingest->quiet, "No progress line on a terminal");
   AddStoreFlags(cmd, flags.get());
   cmd->callback([=] { *exit_code = RunIngest(*flags, *ingest); });

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "tests/crawler/test_server.h"
@@ -368,6 +369,76 @@ TEST(CrawlCliTest, CtrlCLeavesTheSweepOpenAndPrintsTheSummary) {
   EXPECT_EQ(list["sweeps"][0]["open"], true) << sweeps.out;
   EXPECT_EQ(list["sweeps"][0]["pages"], summary["stored"]) << sweeps.out << summary.dump();
   EXPECT_EQ(RunShingled("check --store '" + store + "'").exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Runs `args` under script(1), which gives the binary a terminal; returns what the terminal
+// showed (stdout and stderr) and sets *exit_code.
+std::string RunOnATerminal(const std::string& args, int* exit_code) {
+  const std::string cmd =
+      "script -qefc '" + std::string(SHINGLED_BINARY) + " " + args + "' /dev/null";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  EXPECT_NE(pipe, nullptr) << cmd;
+  if (pipe == nullptr) return "";
+  std::string shown;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) shown.append(buf.data(), n);
+  const int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return shown;
+}
+
+// On a terminal the summary is text for a person, and the progress line names the sweep and its
+// pages/s with one decimal; --json prints the JSON there too. Off a terminal it is JSON without
+// --json, as the tests above read it.
+TEST(CrawlCliTest, SummaryIsTextOnATerminalAndJsonWithTheFlag) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::filesystem::path dir = FreshDir("crawl_cli_terminal");
+  Site site;
+  testing::TestServer server;
+  site.Serve(&server, {"/", "/a.html", "/b.html", "/robots.txt"});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, "<a href='a.html'>a</a><a href='b.html'>b</a>");
+  site.Set("/a.html", 200, Article("apples"));
+  site.Set("/b.html", 200, Article("bananas"));
+  const std::string common = "--store " + (dir / "store").string() + " --seed " +
+                             server.Url("/") + " --allow-private-addresses --delay 0";
+
+  int exit_code = -1;
+  std::string shown = RunOnATerminal("crawl " + common + " --sweep one", &exit_code);
+  EXPECT_EQ(exit_code, 0) << shown;
+  EXPECT_TRUE(std::regex_search(
+      shown, std::regex("crawl one: [0-9,]+ fetched, [0-9,]+ pages, [0-9,]+ queued, [0-9,]+ "
+                        "errors, [0-9,]+\\.[0-9] pages/s, [0-9,]+ s")))
+      << shown;
+  EXPECT_NE(shown.find("crawled sweep one: 3 fetched (3 pages, 0 dead, 0 redirected), 0 errors"),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("stored 3: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("sweep one closed"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('{'), std::string::npos) << shown;
+
+  shown = RunOnATerminal("crawl " + common + " --sweep two --json", &exit_code);
+  EXPECT_EQ(exit_code, 0) << shown;
+  const size_t open = shown.find('{');
+  const size_t close = shown.rfind('}');
+  ASSERT_NE(open, std::string::npos) << shown;
+  ASSERT_NE(close, std::string::npos) << shown;
+  const json summary = json::parse(shown.substr(open, close - open + 1), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << shown;
+  EXPECT_EQ(summary["sweep"], "two");
+  EXPECT_EQ(summary["pages"], 3);
+  EXPECT_EQ(summary["closed"], true);
+  EXPECT_EQ(shown.find("crawled sweep"), std::string::npos) << shown;
+
+  // In a script, JSON with or without --json.
+  for (const std::string sweep : {"three", "four"}) {
+    const Result r =
+        RunShingled("crawl " + common + " --sweep " + sweep + (sweep == "four" ? " --json" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(json::parse(r.out, nullptr, false)["sweep"], sweep) << r.out;
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -1,7 +1,9 @@
 // Long commands as a person at a terminal sees them: a progress line on a terminal (and none in
-// scripts or with --quiet), Ctrl-C that commits what was accepted, prints the summary and exits
-// non-zero; the ingest summary counts the URLs the sweep recorded.
+// scripts or with --quiet), Ctrl-C that says at once it is finishing the pages in flight, commits
+// what was accepted, prints the summary and exits non-zero; the ingest summary counts the URLs
+// the sweep recorded.
 #include <gtest/gtest.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -51,6 +54,10 @@ TEST(CliProgressTest, IngestShowsProgressOnATerminalOnly) {
   std::string shown = RunOnATerminal("ingest " + dir.path() + "/site" + flags);
   EXPECT_NE(shown.find("ingest s: "), std::string::npos) << shown;
   EXPECT_NE(shown.find(" pages, "), std::string::npos) << shown;
+  // The sweep's name, and pages/s with one decimal.
+  EXPECT_TRUE(std::regex_search(shown, std::regex("ingest s: [0-9,]+ pages, [0-9,]+\\.[0-9] "
+                                                  "pages/s, [0-9,]+ errors, [0-9,]+ s")))
+      << shown;
   EXPECT_NE(shown.find("\r\033[K"), std::string::npos) << shown;  // the line is cleared
   EXPECT_NE(shown.find("\"pages\":20"), std::string::npos) << shown;
 
@@ -125,6 +132,62 @@ TEST(CliProgressTest, CtrlCCommitsWhatWasAcceptedAndPrintsTheSummary) {
   std::string out;
   ASSERT_EQ(RunCli("sweep list --store " + store + " --json", &out), 0) << out;
   EXPECT_EQ(json::parse(out)["sweeps"][0]["pages"], pages) << out;
+  ASSERT_EQ(RunCli("check --store " + store, &out), 0) << out;
+}
+
+// The bug: after Ctrl-C the command said nothing until its summary, while it finished and
+// committed the pages in flight, which can take a while. It says so at once, once; on a terminal
+// the progress line is erased first. stderr is a pseudo-terminal here: the first progress line
+// tells the test that the files are being read (4,000 pages take about a second).
+TEST(CliProgressTest, CtrlCSaysOnceThatItFinishesThePagesInFlight) {
+  TempDir dir;
+  WritePages(dir, "site", 4000);
+  const std::string store = dir.path() + "/store";
+  const std::string out_file = dir.path() + "/out.json";
+  int terminal = -1;
+  int child_side = -1;
+  ASSERT_EQ(openpty(&terminal, &child_side, nullptr, nullptr, nullptr), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(terminal);
+    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
+    if (dup2(child_side, STDERR_FILENO) < 0) _exit(97);
+    close(child_side);
+    execl(SHINGLED_BINARY, SHINGLED_BINARY, "ingest", (dir.path() + "/site").c_str(), "--store",
+          store.c_str(), "--sweep", "s", "--json", static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  close(child_side);
+  std::string shown;
+  // Reads what the terminal shows; false at its end (EIO once the process has exited).
+  auto read_some = [&] {
+    char buf[4096];
+    const ssize_t n = read(terminal, buf, sizeof(buf));
+    if (n > 0) shown.append(buf, static_cast<size_t>(n));
+    return n > 0;
+  };
+  while (shown.find("ingest s: ") == std::string::npos && read_some()) {
+  }
+  ASSERT_NE(shown.find("ingest s: "), std::string::npos) << shown;
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  while (read_some()) {
+  }
+  close(terminal);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const json j = json::parse(ReadWholeFile(out_file), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << ReadWholeFile(out_file);
+  EXPECT_EQ(j["interrupted"], true);
+  const std::string message =
+      "\r\033[Kshingled ingest: stopping: reading no more files, finishing the pages in flight "
+      "and committing them (Ctrl-C again to quit at once)";
+  const size_t at = shown.find(message);
+  ASSERT_NE(at, std::string::npos) << shown;
+  EXPECT_EQ(shown.find("stopping:", at + message.size()), std::string::npos) << shown;
+  std::string out;
   ASSERT_EQ(RunCli("check --store " + store, &out), 0) << out;
 }
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -418,6 +420,74 @@ TEST(CliStoreTest, IngestFileUrlsAndErrors) {
     ASSERT_EQ(RunCli("history '" + url + "' --store " + store + " --json", &out), 0) << url << out;
     EXPECT_EQ(json::parse(out)["url"], "file://" + dir.path() + "/caf%C3%A9.html") << out;
   }
+}
+
+// The URLs a store holds, in order (`list urls`).
+std::vector<std::string> StoredUrls(const std::string& store) {
+  std::string out;
+  EXPECT_EQ(RunCli("list urls --store " + store + " --format json", &out), 0) << out;
+  std::vector<std::string> urls;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << line;
+    if (j.is_object()) urls.push_back(j["url"]);
+  }
+  return urls;
+}
+
+// A web site's folder holds its style sheets and images beside its pages: without options every
+// file is a document, as it always was (a source tree is ingested whole); --include and --exclude
+// choose, a pattern with a '/' by the path below the folder, one without by the file name.
+TEST(CliStoreTest, IngestIncludeAndExcludeChooseTheFilesOfAFolder) {
+  TempDir dir;
+  dir.Write("site/index.html", SyntheticPage(1));
+  dir.Write("site/docs/a.html", SyntheticPage(2));
+  dir.Write("site/assets/x.html", SyntheticPage(3));
+  dir.Write("site/style.css", "body { color: black; margin: 0 auto; font-family: serif; }");
+  dir.Write("site/assets/logo.svg", "<svg xmlns='http://www.w3.org/2000/svg'><circle r='4'/></svg>");
+  const std::string site = dir.path() + "/site";
+  auto ingest = [&](const std::string& store, const std::string& options) {
+    std::string out;
+    EXPECT_EQ(RunCli("ingest " + options + " --store " + dir.path() + "/" + store +
+                         " --sweep s --base-url https://ex.test/ --json",
+                     &out),
+              0)
+        << options << ": " << out;
+    return json::parse(out, nullptr, false);
+  };
+  json summary = ingest("all", site);
+  EXPECT_EQ(summary["pages"], 5) << summary.dump();
+  EXPECT_EQ(summary["files_excluded"], 0) << summary.dump();
+  EXPECT_EQ(StoredUrls(dir.path() + "/all"),
+            (std::vector<std::string>{"https://ex.test/assets/logo.svg",
+                                      "https://ex.test/assets/x.html", "https://ex.test/docs/a.html",
+                                      "https://ex.test/index.html", "https://ex.test/style.css"}));
+
+  summary = ingest("no_assets", site + " --exclude '*.css' --exclude '*.svg'");
+  EXPECT_EQ(summary["pages"], 3) << summary.dump();
+  EXPECT_EQ(summary["files_excluded"], 2) << summary.dump();
+  EXPECT_EQ(StoredUrls(dir.path() + "/no_assets"),
+            (std::vector<std::string>{"https://ex.test/assets/x.html", "https://ex.test/docs/a.html",
+                                      "https://ex.test/index.html"}));
+
+  // The options before the folder: each takes one pattern. An exclude wins over an include.
+  summary = ingest("pages", "--include '*.html' --exclude 'assets/*' " + site);
+  EXPECT_EQ(summary["pages"], 2) << summary.dump();
+  EXPECT_EQ(summary["files_excluded"], 3) << summary.dump();
+  EXPECT_EQ(StoredUrls(dir.path() + "/pages"),
+            (std::vector<std::string>{"https://ex.test/docs/a.html", "https://ex.test/index.html"}));
+
+  // A pattern with a '/' is matched against the whole path below the folder; '*' crosses '/'.
+  summary = ingest("docs", site + " --include 'docs/*'");
+  EXPECT_EQ(StoredUrls(dir.path() + "/docs"),
+            (std::vector<std::string>{"https://ex.test/docs/a.html"}));
+
+  // A file named on the command line is read: the patterns choose among a folder's files.
+  summary = ingest("named", site + "/style.css --include '*.html'");
+  EXPECT_EQ(summary["pages"], 1) << summary.dump();
+  EXPECT_EQ(StoredUrls(dir.path() + "/named"),
+            (std::vector<std::string>{"https://ex.test/style.css"}));
 }
 
 // A page on which the two canonicalizers give different tokens
