@@ -319,6 +319,26 @@ inline std::string Q(const std::string& v) {
   return out;
 }
 
+// `s` in single quotes for the shell.
+inline std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q.append("'\\''");
+    } else {
+      q.push_back(c);
+    }
+  }
+  return q.append("'");
+}
+
+// Replaces every `from` in *s with `to`.
+inline void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
+  for (size_t at = s->find(from); at != std::string::npos; at = s->find(from, at + to.size())) {
+    s->replace(at, from.size(), to);
+  }
+}
+
 }  // namespace shingled::testing
 
 #endif  // SHINGLED_TESTS_DAEMON_DAEMON_HARNESS_H_

@@ -105,25 +105,6 @@ std::vector<Fence> Fences(const std::string& markdown) {
   return fences;
 }
 
-void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
-  for (size_t at = s->find(from); at != std::string::npos; at = s->find(from, at + to.size())) {
-    s->replace(at, from.size(), to);
-  }
-}
-
-// Single quotes for the shell.
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q.append("'\\''");
-    } else {
-      q.push_back(c);
-    }
-  }
-  return q.append("'");
-}
-
 class DocsTest : public ::testing::Test {
  protected:
   const std::string source_ = SHINGLED_SOURCE_DIR;
@@ -157,7 +138,8 @@ class DocsTest : public ::testing::Test {
     // "\001F N STATUS" when one fails.
     const std::string bin_dir = std::filesystem::path(SHINGLED_BINARY).parent_path().string();
     std::string script =
-        "export PATH=" + Quote(bin_dir) + ":\"$PATH\" HOME=" + Quote(work) + " B=" + Quote(base) +
+        "export PATH=" + ShellQuote(bin_dir) + ":\"$PATH\" HOME=" + ShellQuote(work) +
+        " B=" + ShellQuote(base) +
         "; set -o pipefail; "
         "trap 'printf \"\\001L %s\\n\" \"$LINENO\" >&3' DEBUG; "
         "trap 's=$?; printf \"\\001F %s %s\\n\" \"$LINENO\" \"$s\" >&3' ERR; "
@@ -188,8 +170,8 @@ class DocsTest : public ::testing::Test {
     ReplaceAll(&script, "127.0.0.1:8480", "127.0.0.1:" + std::to_string(daemon.port()));
     const std::string script_path = dir.Write("examples.sh", script);
     const std::string out_path = dir.path() + "/examples.out";
-    const std::string command = "cd " + Quote(work) + " && bash " + Quote(script_path) + " >" +
-                                Quote(out_path) + " 2>&1 3>&1 </dev/null";
+    const std::string command = "cd " + ShellQuote(work) + " && bash " + ShellQuote(script_path) +
+                                " >" + ShellQuote(out_path) + " 2>&1 3>&1 </dev/null";
     const int status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status)) << command;
 

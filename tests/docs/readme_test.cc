@@ -129,25 +129,6 @@ Run Shell(const std::string& script) {
   return r;
 }
 
-// Single quotes for the shell.
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q.append("'\\''");
-    } else {
-      q.push_back(c);
-    }
-  }
-  return q.append("'");
-}
-
-void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
-  for (size_t at = s->find(from); at != std::string::npos; at = s->find(from, at + to.size())) {
-    s->replace(at, from.size(), to);
-  }
-}
-
 // The command ran, and its answer holds what the README says it does.
 void ExpectAnswer(const Command& c, const Run& r) {
   SCOPED_TRACE("README.md line " + std::to_string(c.line) + ": " + c.text);
@@ -229,7 +210,7 @@ TEST_F(ReadmeTest, TheTourRunsAgainstADaemon) {
     std::string command = c.text;
     ReplaceAll(&command, "127.0.0.1:8480", "127.0.0.1:" + std::to_string(daemon.port()));
     std::string script = "cd ";
-    script.append(Quote(source_)).append(" && ").append(command);
+    script.append(ShellQuote(source_)).append(" && ").append(command);
     ExpectAnswer(c, Shell(script));
   }
 }
@@ -252,9 +233,9 @@ TEST_F(ReadmeTest, TheCommandLineExamplesRun) {
   for (const Command& c : commands) {
     EXPECT_TRUE(c.text.starts_with("shingled ")) << c.text;
     std::string script = "export HOME=";
-    script.append(Quote(home.path()))
+    script.append(ShellQuote(home.path()))
         .append(" PATH=")
-        .append(Quote(bin_dir))
+        .append(ShellQuote(bin_dir))
         .append(":\"$PATH\" && cd \"$HOME\" && ")
         .append(c.text);
     ExpectAnswer(c, Shell(script));
