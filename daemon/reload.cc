@@ -69,7 +69,7 @@ ConfigReloader::ConfigReloader(std::function<StatusOr<config::Config>()> load, s
                                config::Config running, std::string token, Targets targets)
     : load_(std::move(load)),
       source_(std::move(source)),
-      targets_(targets),
+      targets_(std::move(targets)),
       running_(std::move(running)),
       token_(std::move(token)) {}
 

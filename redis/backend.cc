@@ -550,7 +550,7 @@ RedisClusterStore::RedisClusterStore(std::unique_ptr<ClusterClient> client,
 
 RedisClusterStore::~RedisClusterStore() = default;
 
-Status RedisClusterStore::Race(std::string message) {
+Status RedisClusterStore::Race(const std::string& message) {
   race_ = true;
   ++races_;
   return UnavailableError("redis: " + message + "; the batch may be applied again");

@@ -207,7 +207,7 @@ class RedisClusterStore final : public store::Store {
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& commands) const;
   // A race with another daemon detected mid-batch: the batch is applied again (idempotent).
-  Status Race(std::string message);
+  Status Race(const std::string& message);
   StatusOr<std::vector<store::PageResult>> ApplyOnce(std::span<const store::PageInput> pages);
   // The unions of a batch, with the cluster sizes and counters: the roots of all their documents
   // found together, then every link made in one LinkRoots call (again for links another daemon
