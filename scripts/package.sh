@@ -71,6 +71,29 @@ if ! grep -q '\.debug_info' <<<"$sections" || ! grep -q '\.debug_line' <<<"$sect
 fi
 echo "package.sh: bind-now, fortified functions, and debug information in ${debug_file#"$dbgsym_dir"}"
 
+# Every relative link of the package's Markdown leads to a file the package holds.
+package_dir="$dbgsym_dir/package"
+dpkg-deb -x "$build_dir"/shingled_*.deb "$package_dir"
+/usr/bin/python3 - "$package_dir" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+broken = []
+for folder, _, names in os.walk(os.path.join(root, "usr/share/doc/shingled")):
+    for name in (n for n in names if n.endswith(".md")):
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"^[a-z]+:", target):
+                continue  # http:, https:, mailto:, file:
+            if not os.path.exists(os.path.join(folder, target)):
+                broken.append(f"{os.path.relpath(path, root)} -> {target}")
+if broken:
+    print("package.sh: the installed docs link to files the package leaves out:", *broken,
+          sep="\n  ", file=sys.stderr)
+    sys.exit(1)
+PY
+
 echo "== lintian ${debs[*]}"
 # Errors and warnings are printed (lintian's default); only errors fail.
 lintian --fail-on error "${debs[@]}"
