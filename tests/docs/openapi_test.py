@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Checks docs/openapi.yaml against the real daemon (ctest -R openapi_test).
 
-1. The document: OpenAPI 3.1, every $ref resolves, every schema is a valid JSON Schema 2020-12,
-   every operation names its route (`x-route`) and has an operationId of its own.
+1. The document: valid against the OpenAPI 3.1 schema (@seriousme/openapi-schema-validator, npm,
+   when the build could install it), and by this script's own rules: OpenAPI 3.1, every $ref
+   resolves, every schema is a valid JSON Schema 2020-12, every operation names its route
+   (`x-route`) and has an operationId of its own.
 2. Coverage of the source: every route daemon/api/api.cc routes (`route = "..."`, and the fixed
    paths it answers before its table: /healthz, /login, ...) is described, and nothing else.
 3. Against a real `shingled serve` on a fresh store on a free 127.0.0.1 port (nothing else is
@@ -17,7 +19,9 @@
      (answer objects say `additionalProperties: false`, so a field the daemon writes and the
      description lacks fails). Every operation must get at least one success (2xx or 3xx).
 
-Usage: openapi_test.py SHINGLED_BINARY SOURCE_DIR
+Usage: openapi_test.py SHINGLED_BINARY SOURCE_DIR [NODE_MODULES]
+With NODE_MODULES holding @seriousme/openapi-schema-validator (scripts/install-openapi-validator.sh)
+and node on the PATH, the document is also validated against the OpenAPI 3.1 schema with it.
 (OPENAPI_TEST_VERBOSE=1 prints every request and answer of the walk.)
 Needs Debian's python3-yaml and python3-jsonschema (scripts/install-deps.sh).
 """
@@ -148,6 +152,24 @@ def params_of(doc, item, op):
     return list(out.values())
 
 
+def check_with_npm_validator(path, node_modules):
+    """Validates the document against the OpenAPI schema; returns whether the validator ran."""
+    cli = os.path.join(node_modules or "",
+                       "@seriousme/openapi-schema-validator/bin/validate-api-cli.js")
+    node = shutil.which("node")
+    if not node_modules or not os.path.exists(cli) or not node:
+        print("NOTE: @seriousme/openapi-schema-validator not run (no node, or not installed in %s: "
+              "scripts/install-openapi-validator.sh)" % node_modules)
+        return False
+    run = subprocess.run([node, cli, path], capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        fail("docs/openapi.yaml is not a valid OpenAPI document "
+             "(@seriousme/openapi-schema-validator):\n" + run.stdout[-3000:] + run.stderr[-1000:])
+    else:
+        print("@seriousme/openapi-schema-validator: docs/openapi.yaml is valid")
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. Coverage of daemon/api/api.cc.
 
@@ -157,7 +179,8 @@ def routes_in_source(source_dir):
     with open(os.path.join(source_dir, "daemon/api/api.cc")) as f:
         text = f.read()
     serve = text[text.index("void Api::Serve("):text.index("void Api::Dispatch(")]
-    names = set(re.findall(r'(?<!std::string )\broute = "(\w+)"', serve))  # not the "unknown" default
+    # Not `std::string route = "unknown"`, the default when no route matches.
+    names = set(re.findall(r'(?<!std::string )\broute = "(\w+)"', serve))
     # The probes and the sign-in pages answer before the table, under their path's name.
     head = serve[:serve.index("std::string allow;")]
     for path in re.findall(r'path == "(/[\w/]*)"', head):
@@ -176,7 +199,8 @@ def check_coverage(doc, source_dir):
         fail("route %s (daemon/api/api.cc) is not described in docs/openapi.yaml" % r)
     for r in sorted(described - in_source):
         fail("docs/openapi.yaml describes route %s, which daemon/api/api.cc does not have" % r)
-    print("coverage: %d routes in daemon/api/api.cc, %d described" % (len(in_source), len(described)))
+    print("coverage: %d routes in daemon/api/api.cc, %d described" %
+          (len(in_source), len(described)))
     return in_source
 
 
@@ -417,7 +441,8 @@ def walk(c, source_dir):
     status, _, data = c.request("GET", "/v1/nothing-here")  # no operation: the Error alone
     if status != 404:
         fail("GET /v1/nothing-here -> %d, expected 404" % status)
-    c.validate("GET /v1/nothing-here -> 404", json.loads(data), {"$ref": "#/components/schemas/Error"})
+    c.validate("GET /v1/nothing-here -> 404", json.loads(data),
+               {"$ref": "#/components/schemas/Error"})
 
     # Sweeps.
     c.call("GET", "/v1/sweeps", expect=200)
@@ -636,11 +661,14 @@ class Site:
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     binary, source_dir = sys.argv[1], sys.argv[2]
-    with open(os.path.join(source_dir, "docs/openapi.yaml")) as f:
+    node_modules = sys.argv[3] if len(sys.argv) == 4 else None
+    document = os.path.join(source_dir, "docs/openapi.yaml")
+    with open(document) as f:
         doc = yaml.safe_load(f)
+    check_with_npm_validator(document, node_modules)
     check_document(doc)
     routes = check_coverage(doc, source_dir)
     if failures:
