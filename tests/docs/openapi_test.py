@@ -610,6 +610,17 @@ def walk(c, source_dir):
     c.call("GET", "/reports/", expect=200)
     c.call("GET", "/reports", expect=200)
 
+    # Identical copies and pages sharing text, for the listings' and reports' items.
+    c.call("POST", "/v1/sweeps", json.dumps({"name": "2024-07", "start": "2024-07-01"}), expect=200)
+    q7 = "/v1/pages?sweep=2024-07&fetched_at=2024-07-02T00:00:00Z&url="
+    for url, page in (("c1", page_a), ("c2", page_a), ("c3", page_b)):
+        c.call("POST", q7 + "https://example.com/" + url, page, {"Content-Type": html}, expect=200)
+    for target in ("/v1/identical", "/v1/reports/identical?max_urls=1",
+                   "/v1/reports/clusters?min_share=0.1&min_bytes=10"):
+        _, answer = c.call("GET", target, expect=200)
+        if not answer or not answer.get("sets", answer.get("clusters")):
+            fail("GET %s: no items to check: %s" % (target, answer))
+
     # Stats, sign-in.
     c.call("GET", "/v1/stats", expect=200)
     c.call("GET", "/login?next=/reports/", expect=303)
