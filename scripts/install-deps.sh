@@ -27,6 +27,9 @@ packages=(
   wget  # the WARC interop test crawls a loopback site with GNU wget
   curl  # the README's tour (tests/docs/readme_test.cc) runs its curl commands
   jq  # docs/API.md's examples (tests/docs/docs_test.cc) pipe an answer through jq
+  # docs/openapi.yaml is loaded and a real daemon's answers validated against its schemas
+  # (tests/docs/openapi_test.py)
+  python3-yaml python3-jsonschema
   nghttp2-server  # nghttpd: the HTTP/2 fetch test
   redis-server redis-tools  # tests/redis/ starts a Redis Cluster on loopback
   # the Debian package (scripts/package.sh): CPack finds ELF files with file(1), splits the debug
