@@ -49,12 +49,12 @@ done
 # information, whichever tree it was built in.
 binary="$build_dir/daemon/shingled"
 # Captured, then matched: `readelf | grep -q` fails under pipefail when grep stops reading early.
-dynamic=$(readelf -d "$binary")
+dynamic=$(readelf -W -d "$binary")
 if ! grep -q 'BIND_NOW\|FLAGS_1.*NOW' <<<"$dynamic"; then
   echo "package.sh: $binary is not linked with -z now (configure with dpkg-buildflags' LDFLAGS)" >&2
   exit 1
 fi
-symbols=$(readelf --dyn-syms "$binary")
+symbols=$(readelf -W --dyn-syms "$binary")
 if ! grep -q '__[a-z_]*_chk' <<<"$symbols"; then
   echo "package.sh: $binary calls no fortified function (compile with -D_FORTIFY_SOURCE=2 -O1 or more)" >&2
   exit 1
@@ -64,7 +64,7 @@ trap 'rm -rf "$dbgsym_dir"' EXIT
 dpkg-deb -x "$build_dir"/shingled-dbgsym_*.deb "$dbgsym_dir"
 debug_file=$(find "$dbgsym_dir/usr/lib/debug" -name '*.debug' -print -quit)
 sections=""
-if [[ -n "$debug_file" ]]; then sections=$(readelf -S "$debug_file" 2>/dev/null || true); fi
+if [[ -n "$debug_file" ]]; then sections=$(readelf -W -S "$debug_file" 2>/dev/null || true); fi
 if ! grep -q '\.debug_info' <<<"$sections" || ! grep -q '\.debug_line' <<<"$sections"; then
   echo "package.sh: the -dbgsym package holds no debug information (.debug_info, .debug_line)" >&2
   exit 1
