@@ -338,7 +338,7 @@ TEST_F(CrawlWarcTest, WarcioReadsTheFilesAndIndexesThemAsWeDo) {
   const std::string modules = WARCIO_NODE_MODULES;
   if (!std::filesystem::exists(modules + "/warcio/package.json")) {
     GTEST_SKIP() << "npm package warcio not installed in " << modules
-                 << " (scripts/install-warcio.sh; the build runs it, it needs the npm registry)";
+                 << " (scripts/install-npm-package.sh; the build runs it, it needs the npm registry)";
   }
   Crawl("one");
   const json two = Crawl("two");

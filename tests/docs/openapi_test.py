@@ -21,7 +21,7 @@
      fails). Every operation must get at least one success (2xx or 3xx).
 
 Usage: openapi_test.py SHINGLED_BINARY SOURCE_DIR [NODE_MODULES]
-With NODE_MODULES holding @seriousme/openapi-schema-validator (scripts/install-openapi-validator.sh)
+With NODE_MODULES holding @seriousme/openapi-schema-validator (scripts/install-npm-package.sh)
 and node on the PATH, the document is also validated against the OpenAPI 3.1 schema with it.
 (OPENAPI_TEST_VERBOSE=1 prints every request and answer of the walk.)
 Needs Debian's python3-yaml and python3-jsonschema (scripts/install-deps.sh).
@@ -160,7 +160,7 @@ def check_with_npm_validator(path, node_modules):
     node = shutil.which("node")
     if not node_modules or not os.path.exists(cli) or not node:
         print("NOTE: @seriousme/openapi-schema-validator not run (no node, or not installed in %s: "
-              "scripts/install-openapi-validator.sh)" % node_modules)
+              "scripts/install-npm-package.sh)" % node_modules)
         return False
     run = subprocess.run([node, cli, path], capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
