@@ -161,11 +161,17 @@ Status WriteChunks(TxnOps& ops, DocId doc, std::span<const dedup::Chunk> chunks,
 void BatchChunkDocs::File(uint64_t hash, DocId doc) {
   entries_.push_back(Entry{hash, doc, 0});
   const auto index = static_cast<uint32_t>(entries_.size());
-  auto [it, added] = chains_.try_emplace(hash, Chain{index, index});
+  auto [it, added] = chains_.try_emplace(hash, Chain{index, index, 1});
   if (!added) {
     entries_[it->second.tail - 1].next = index;
     it->second.tail = index;
+    ++it->second.count;
   }
+}
+
+size_t BatchChunkDocs::Count(uint64_t hash) const {
+  auto it = chains_.find(hash);
+  return it == chains_.end() ? 0 : it->second.count;
 }
 
 void BatchChunkDocs::Read(uint64_t hash, std::vector<DocId>* out) const {

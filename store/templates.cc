@@ -161,26 +161,35 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
   // under it: the batch's postings are in `batch_`), up to a bound.
   if (chunks_.size() >= kMaxCachedChunks && !chunks_.contains(hash)) chunks_.clear();
   auto [it, added] = chunks_.try_emplace(hash);
-  ChunkState& state = it->second;
+  CachedChunk& cached = it->second;
   if (added) {
-    Status s = ReadStoredState(hash, &state);
+    Status s = ReadStoredState(hash, &cached.stored);
     if (!s.ok()) {
       chunks_.erase(it);
       return s;
     }
   }
-  if (batch_ == nullptr || state.marked || state.over) return &state;
+  if (batch_ == nullptr || cached.stored.marked || cached.stored.over) return &cached.stored;
   // The batch's postings come after the B-tree's, then the first template_max_docs of them
-  // all, as ReadValuePostings would read them had they been put.
-  merged_.docs.clear();
-  batch_->Read(hash, &merged_.docs);
-  if (merged_.docs.empty()) return &state;
-  merged_.docs.insert(merged_.docs.end(), state.docs.begin(), state.docs.end());
-  std::sort(merged_.docs.begin(), merged_.docs.end());
-  merged_.marked = false;
-  merged_.over = merged_.docs.size() > options_.template_max_docs;
-  if (merged_.over) merged_.docs.resize(options_.template_max_docs);
-  return &merged_;
+  // all, as ReadValuePostings would read them had they been put. A batch only adds postings:
+  // the merge is redone only when the chunk has more of them than when it was made.
+  const size_t in_batch = batch_->Count(hash);
+  if (in_batch == 0) return &cached.stored;
+  if (in_batch == cached.merged_from) return &cached.merged;
+  ChunkState& merged = cached.merged;
+  merged.docs.clear();
+  batch_->Read(hash, &merged.docs);
+  merged.docs.insert(merged.docs.end(), cached.stored.docs.begin(), cached.stored.docs.end());
+  std::sort(merged.docs.begin(), merged.docs.end());
+  merged.marked = false;
+  merged.over = merged.docs.size() > options_.template_max_docs;
+  cached.merged_from = in_batch;
+  if (!merged.over) return &merged;
+  // Over the limit, it stays over for the rest of the batch (a site's footer is in every page of
+  // a batch of its pages): no merge again.
+  merged.docs.resize(options_.template_max_docs);
+  cached.stored = std::move(merged);
+  return &cached.stored;
 }
 
 Status TemplateJudge::ReadStoredState(uint64_t hash, ChunkState* state) {

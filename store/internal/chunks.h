@@ -34,6 +34,8 @@ class BatchChunkDocs {
   void File(uint64_t hash, DocId doc);
   // Appends to `*out` the documents filed under `hash` by this batch, in the order filed.
   void Read(uint64_t hash, std::vector<DocId>* out) const;
+  // How many documents this batch filed under `hash`.
+  size_t Count(uint64_t hash) const;
   // Moves the postings out, sorted: `*buffered` those above their slice's watermark, `*direct`
   // the others, and forgets them.
   void Take(std::vector<BufferEntry>* buffered, std::vector<BufferEntry>* direct);
@@ -48,6 +50,7 @@ class BatchChunkDocs {
   struct Chain {
     uint32_t head;  // entries_ index + 1
     uint32_t tail;
+    uint32_t count;
   };
   const Watermarks* marks_ = nullptr;
   std::vector<Entry> entries_;

@@ -131,8 +131,12 @@ class TemplateJudge {
   ChunkReads& reads_;
   const StoreOptions& options_;
   const BatchChunkDocs* batch_;
-  std::unordered_map<uint64_t, ChunkState> chunks_;  // as stored (not batch_'s)
-  ChunkState merged_;                                // State's answer with batch_'s postings
+  struct CachedChunk {
+    ChunkState stored;        // as stored (not batch_'s)
+    ChunkState merged;        // with batch_'s postings, when it has some
+    size_t merged_from = 0;   // how many postings of batch_ `merged` holds
+  };
+  std::unordered_map<uint64_t, CachedChunk> chunks_;
   std::unordered_map<DocId, std::string> hosts_;
   struct HostCount {
     uint64_t pages = 0;  // exact when below `limit`

@@ -9,7 +9,10 @@
 // CPU microseconds of Store::Apply per page (sketching is not timed), the verdicts, and the
 // writer's work per page (LmdbStore::WriterWorkForTesting: candidates scored, chunk records and
 // postings read, URL reads); then last/first of the CPU per page. A plain program: it needs the
-// store and dedup only.
+// store and dedup only. Under callgrind (`valgrind --tool=callgrind
+// --toggle-collect='shingled::store::LmdbStore::Apply*' mirror_bench`), it dumps the counts at
+// the end of each round, so that the instructions of Store::Apply per round are counted, which
+// a loaded machine does not move as it moves CPU time.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +20,13 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define SHINGLED_DUMP_ROUND(label) CALLGRIND_DUMP_STATS_AT(label)
+#else
+#define SHINGLED_DUMP_ROUND(label)
+#endif
 
 #include "dedup/sketch.h"
 #include "store/lmdb_store.h"
@@ -144,6 +154,7 @@ int main(int argc, char** argv) {
         matches += pr.matches.size();
       }
     }
+    SHINGLED_DUMP_ROUND(("round " + std::to_string(r)).c_str());
     const WriterWork after = lmdb != nullptr ? lmdb->WriterWorkForTesting() : WriterWork{};
     const double us = cpu / static_cast<double>(pages) * 1e6;
     if (r == 1) first = us;
