@@ -374,6 +374,7 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     r.Bool("measure_batch_size", &c.ingest.measure_batch_size);
   });
   Section(root, "store", source, &status, catalog, [&](TableReader& r) {
+    r.String("backend", &c.store.backend, {"lmdb", "redis-cluster"});
     r.String("path", &c.store.path);
     r.Double("similar_threshold", 0.0, 1.0, &c.store.similar_threshold);
     r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
@@ -391,7 +392,6 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     r.Int("max_readers", 1, 4096, &c.store.max_readers);
     r.Bool("warm_map", &c.store.warm_map);
     r.Bool("key_filter", &c.store.key_filter);
-    r.String("backend", &c.store.backend, {"lmdb", "redis-cluster"});
     r.Table("redis", [&](TableReader& t) {
       t.StringList("nodes", {}, &c.store.redis.nodes, [](const std::string& node) {
         StatusOr<ListenAddress> address = ParseListenAddress(node);

@@ -590,8 +590,9 @@ TEST(ConfigWarningsTest, HostShareRuleThatCanNeverFireIsNamed) {
 }
 
 // The keys config/shingled.toml shows ("key = value", or commented "# key = value"), by
-// "section.key", with the value as written (a trailing comment left out).
-std::map<std::string, std::string> KeysOfTheDefaultFile() {
+// "section.key", with the value as written (a trailing comment left out); their names in the
+// file's order in `*order`, when not null.
+std::map<std::string, std::string> KeysOfTheDefaultFile(std::vector<std::string>* order = nullptr) {
   std::ifstream in(SHINGLED_SOURCE_DIR "/config/shingled.toml");
   const std::regex section(R"(^(?:# )?\[([a-z_.]+)\]\s*$)");
   const std::regex key(R"(^(?:# )?([a-z_0-9]+) = (.*?)(?:\s+#.*)?$)");
@@ -603,18 +604,21 @@ std::map<std::string, std::string> KeysOfTheDefaultFile() {
       current = m[1];
     } else if (std::regex_match(line, m, key)) {
       keys[current + "." + m[1].str()] = m[2];
+      if (order != nullptr) order->push_back(current + "." + m[1].str());
     }
   }
   return keys;
 }
 
 // The parser is the one definition of the keys: the documented file shows each of them, no other,
-// with its default value.
+// with its default value, in the order the parser reads them.
 TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
-  const std::map<std::string, std::string> file = KeysOfTheDefaultFile();
+  std::vector<std::string> order_in_file, order_read;
+  const std::map<std::string, std::string> file = KeysOfTheDefaultFile(&order_in_file);
   std::set<std::string> known;
   for (const ConfigKey& k : ConfigKeys()) {
     known.insert(k.name);
+    order_read.push_back(k.name);
     auto it = file.find(k.name);
     if (it == file.end()) {
       ADD_FAILURE() << k.name << " (default " << k.value << ") is not in config/shingled.toml";
@@ -638,6 +642,12 @@ TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
   for (const auto& [name, value] : file) {
     EXPECT_TRUE(known.count(name)) << "config/shingled.toml shows " << name
                                    << ", which the parser does not read";
+  }
+  const auto [in_file, in_parser] = std::mismatch(order_in_file.begin(), order_in_file.end(),
+                                                  order_read.begin(), order_read.end());
+  if (in_file != order_in_file.end() && in_parser != order_read.end()) {
+    ADD_FAILURE() << "config/shingled.toml shows " << *in_file << " where config/config.cc reads "
+                  << *in_parser << ": the file shows the keys in the order they are read";
   }
 }
 
