@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -651,6 +652,71 @@ TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
   }
 }
 
+// What config/shingled.toml says of each key, by "section.key": the comment lines just above
+// its line (for keys on consecutive lines, the comment above the first of them) and a comment
+// after its value, joined with single spaces.
+std::map<std::string, std::string> CommentsOfTheDefaultFile() {
+  std::ifstream in(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  const std::regex section(R"(^(?:# )?\[([a-z_.]+)\]\s*$)");
+  const std::regex key(R"(^(?:# )?([a-z_0-9]+) = .*?(?:\s+#(.*))?$)");
+  auto squeeze = [](const std::string& text) {
+    std::string out;
+    for (char ch : text) {
+      if (!std::isspace(static_cast<unsigned char>(ch))) {
+        out += ch;
+      } else if (!out.empty() && out.back() != ' ') {
+        out += ' ';
+      }
+    }
+    if (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  std::map<std::string, std::string> comments;
+  std::string line, current, block, group;
+  bool after_key = false;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, section)) {
+      current = m[1];
+      block.clear();
+      after_key = false;
+    } else if (std::regex_match(line, m, key)) {
+      if (!after_key) group = block;
+      comments[current + "." + m[1].str()] = squeeze(group + " " + m[2].str());
+      block.clear();
+      after_key = true;
+    } else if (!line.empty() && line[0] == '#') {
+      block += " " + line.substr(1);
+      after_key = false;
+    } else {
+      block.clear();
+      after_key = false;
+    }
+  }
+  return comments;
+}
+
+// Each key's help is one sentence, given where the parser reads the key (config/config.cc), and
+// config/shingled.toml's comment on the key holds that sentence: the file may say more, never
+// something else.
+TEST(ConfigKeysTest, TheDefaultFileExplainsEveryKeyWithItsHelp) {
+  const std::map<std::string, std::string> comments = CommentsOfTheDefaultFile();
+  const std::regex second_sentence(R"(\. [A-Z])");
+  for (const ConfigKey& k : ConfigKeys()) {
+    ASSERT_FALSE(k.help.empty()) << k.name << " has no help in config/config.cc";
+    EXPECT_EQ(k.help.back(), '.') << k.name << ": a help is a sentence: " << k.help;
+    EXPECT_FALSE(std::regex_search(k.help, second_sentence))
+        << k.name << ": a help is one sentence (say more in config/shingled.toml): " << k.help;
+    EXPECT_EQ(k.help.find('\n'), std::string::npos) << k.name;
+    auto it = comments.find(k.name);
+    if (it == comments.end()) continue;  // TheDefaultFileShowsEveryKeyWithItsDefault says so
+    EXPECT_NE(it->second.find(k.help), std::string::npos)
+        << "config/shingled.toml's comment on " << k.name
+        << " does not hold its help from config/config.cc.\n  help:    " << k.help
+        << "\n  comment: " << it->second;
+  }
+}
+
 TEST(ConfigKeysTest, KeysSayTheirTypeRangeAndValue) {
   Config c;
   c.limits.max_warc_uploads = 7;
@@ -666,6 +732,8 @@ TEST(ConfigKeysTest, KeysSayTheirTypeRangeAndValue) {
   EXPECT_EQ(uploads.type, "integer");
   EXPECT_EQ(uploads.range, "1..64");
   EXPECT_EQ(uploads.value, "7");
+  EXPECT_EQ(uploads.help,
+            "WARC uploads read at the same time (each on a thread of its own); more get 503.");
   EXPECT_EQ(find("logging.level").range, "one of critical, debug, error, info, off, trace, warn");
   EXPECT_EQ(find("logging.level").value, "\"info\"");
   EXPECT_EQ(find("store.redis.min_replicas").value, "0");
