@@ -341,8 +341,8 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
   Config& c = *config;
   Status status;
   // Each key: its name, its help (one sentence, which config/shingled.toml's comment on the key
-  // repeats), its range and its field. A new key needs the call, the field in config.h and the key
-  // in config/shingled.toml.
+  // repeats), its range and its field. A new key needs the call, the field in config.h, the key in
+  // config/shingled.toml, and docs/CONFIG.md printed again (`shingled config keys --markdown`).
   Section(root, "server", source, &status, catalog, [&](TableReader& r) {
     r.Listen("listen",
              "Where the HTTP API listens, \"HOST:PORT\" or \"[::1]:8480\" for IPv6; port 0 takes "

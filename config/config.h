@@ -318,8 +318,9 @@ struct Config {
 
 // One key of the configuration as the parser reads it. The parser's call for a key is its one
 // definition (name, help, type, range; its default is the field's initializer above), and this is
-// what it says: `shingled config keys` prints it, and tests hold config/shingled.toml to it (each
-// key shown with its default, its comment holding the help).
+// what it says: `shingled config keys` prints it, `config keys --markdown` is docs/CONFIG.md, and
+// tests hold config/shingled.toml to it (each key shown with its default, its comment holding the
+// help).
 struct ConfigKey {
   std::string name;   // "section.key", or "store.redis.key"
   std::string type;   // "integer", "number", "boolean", "string", "array of strings", ...

@@ -612,7 +612,7 @@ std::map<std::string, std::string> KeysOfTheDefaultFile(std::vector<std::string>
 }
 
 // The parser is the one definition of the keys: the documented file shows each of them, no other,
-// with its default value, in the order the parser reads them.
+// with its default value, in the order the parser reads them (that of docs/CONFIG.md).
 TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
   std::vector<std::string> order_in_file, order_read;
   const std::map<std::string, std::string> file = KeysOfTheDefaultFile(&order_in_file);
@@ -698,7 +698,7 @@ std::map<std::string, std::string> CommentsOfTheDefaultFile() {
 
 // Each key's help is one sentence, given where the parser reads the key (config/config.cc), and
 // config/shingled.toml's comment on the key holds that sentence: the file may say more, never
-// something else.
+// something else. docs/CONFIG.md prints the same sentences (config_warnings_test).
 TEST(ConfigKeysTest, TheDefaultFileExplainsEveryKeyWithItsHelp) {
   const std::map<std::string, std::string> comments = CommentsOfTheDefaultFile();
   const std::regex second_sentence(R"(\. [A-Z])");
