@@ -25,8 +25,9 @@ bool HasControlCharacter(std::string_view text) {
 // marked; Finish() then rejects the keys nobody asked for, so a typo never passes silently.
 class TableReader {
  public:
-  // `catalog`, when not null, gets each key asked for: its type, range and the value it has
-  // before the table is read (ConfigKeys).
+  // `catalog`, when not null, gets each key asked for: its type, range, help and the value it has
+  // before the table is read (ConfigKeys). Each call below takes the key's help, one sentence
+  // (config/shingled.toml's comment on the key holds it; config_test checks).
   TableReader(const toml::table& table, std::string section, std::string_view source,
               Status* status, std::vector<ConfigKey>* catalog = nullptr)
       : table_(table),
@@ -35,8 +36,9 @@ class TableReader {
         status_(status),
         catalog_(catalog) {}
 
-  void Int(const char* key, int64_t min, int64_t max, int64_t* out) {
-    Note(key, "integer", std::to_string(min) + ".." + std::to_string(max), std::to_string(*out));
+  void Int(const char* key, const char* help, int64_t min, int64_t max, int64_t* out) {
+    Note(key, help, "integer", std::to_string(min) + ".." + std::to_string(max),
+         std::to_string(*out));
     ReadInt(key, min, max, out);
   }
   void ReadInt(const char* key, int64_t min, int64_t max, int64_t* out) {
@@ -51,8 +53,9 @@ class TableReader {
     }
     *out = v->get();
   }
-  void OptionalInt(const char* key, int64_t min, int64_t max, std::optional<int64_t>* out) {
-    Note(key, "integer", std::to_string(min) + ".." + std::to_string(max) + ", or left out",
+  void OptionalInt(const char* key, const char* help, int64_t min, int64_t max,
+                   std::optional<int64_t>* out) {
+    Note(key, help, "integer", std::to_string(min) + ".." + std::to_string(max) + ", or left out",
          out->has_value() ? std::to_string(**out) : "");
     const bool present = table_.contains(key);
     int64_t value = 0;
@@ -61,8 +64,8 @@ class TableReader {
   }
   // For unsigned 64-bit values (seeds): a TOML integer is signed, so the full range is written
   // as a hex string "0x...", or as a non-negative integer.
-  void OptionalU64(const char* key, std::optional<uint64_t>* out) {
-    Note(key, "integer or \"0x...\"", "0..2^64-1, or left out",
+  void OptionalU64(const char* key, const char* help, std::optional<uint64_t>* out) {
+    Note(key, help, "integer or \"0x...\"", "0..2^64-1, or left out",
          out->has_value() ? std::to_string(**out) : "");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
@@ -82,8 +85,8 @@ class TableReader {
     }
     *out = value;
   }
-  void Double(const char* key, double min_exclusive, double max, double* out) {
-    Note(key, "number", "(" + Number(min_exclusive) + ", " + Number(max) + "]", Number(*out));
+  void Double(const char* key, const char* help, double min_exclusive, double max, double* out) {
+    Note(key, help, "number", "(" + Number(min_exclusive) + ", " + Number(max) + "]", Number(*out));
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     double value;
@@ -101,8 +104,8 @@ class TableReader {
     }
     *out = value;
   }
-  void Bool(const char* key, bool* out) {
-    Note(key, "boolean", "", *out ? "true" : "false");
+  void Bool(const char* key, const char* help, bool* out) {
+    Note(key, help, "boolean", "", *out ? "true" : "false");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
     const auto* v = node->as_boolean();
@@ -110,13 +113,14 @@ class TableReader {
     *out = v->get();
   }
   // A string, optionally one of `allowed`.
-  void String(const char* key, std::string* out, const std::set<std::string>& allowed = {}) {
-    Note(key, "string", allowed.empty() ? "" : "one of " + Join(allowed), Quote(*out));
+  void String(const char* key, const char* help, std::string* out,
+              const std::set<std::string>& allowed = {}) {
+    Note(key, help, "string", allowed.empty() ? "" : "one of " + Join(allowed), Quote(*out));
     ReadString(key, out, allowed);
   }
-  void OptionalString(const char* key, std::optional<std::string>* out,
+  void OptionalString(const char* key, const char* help, std::optional<std::string>* out,
                       const std::set<std::string>& allowed) {
-    Note(key, "string", "one of " + Join(allowed) + ", or left out",
+    Note(key, help, "string", "one of " + Join(allowed) + ", or left out",
          out->has_value() ? Quote(**out) : "");
     const bool present = table_.contains(key);
     std::string value;
@@ -135,12 +139,12 @@ class TableReader {
   }
   // An array of strings, each one of `allowed` (empty: any), each passing `check` (which returns
   // "" or what is wrong).
-  void StringList(const char* key, const std::set<std::string>& allowed,
+  void StringList(const char* key, const char* help, const std::set<std::string>& allowed,
                   std::vector<std::string>* out,
                   const std::function<std::string(const std::string&)>& check = nullptr) {
     std::string list;
     for (const std::string& v : *out) list += (list.empty() ? "" : ", ") + Quote(v);
-    Note(key, "array of strings", allowed.empty() ? "" : "each one of " + Join(allowed),
+    Note(key, help, "array of strings", allowed.empty() ? "" : "each one of " + Join(allowed),
          "[" + list + "]");
     const toml::node* node = Find(key);
     if (node == nullptr) return;
@@ -163,8 +167,9 @@ class TableReader {
     *out = std::move(values);
   }
   // A duration in seconds: an integer, or a string for ParseDurationSeconds. 0 or min..max.
-  void Seconds(const char* key, int64_t min, int64_t max, int64_t* out) {
-    Note(key, "duration", "0 (off) or " + std::to_string(min) + ".." + std::to_string(max) + " s",
+  void Seconds(const char* key, const char* help, int64_t min, int64_t max, int64_t* out) {
+    Note(key, help, "duration",
+         "0 (off) or " + std::to_string(min) + ".." + std::to_string(max) + " s",
          std::to_string(*out));
     const toml::node* node = Find(key);
     if (node == nullptr) return;
@@ -198,8 +203,8 @@ class TableReader {
     read(reader);
     reader.Finish();
   }
-  void Listen(const char* key, ListenAddress* out) {
-    Note(key, "string", "\"HOST:PORT\" or \"[IPV6]:PORT\"", Quote(out->ToString()));
+  void Listen(const char* key, const char* help, ListenAddress* out) {
+    Note(key, help, "string", "\"HOST:PORT\" or \"[IPV6]:PORT\"", Quote(out->ToString()));
     std::string text;
     ReadString(key, &text);
     if (text.empty()) return;
@@ -220,9 +225,11 @@ class TableReader {
   }
 
  private:
-  void Note(const char* key, std::string type, std::string range, std::string value) {
+  void Note(const char* key, const char* help, std::string type, std::string range,
+            std::string value) {
     if (catalog_ == nullptr) return;
-    catalog_->push_back({section_ + "." + key, std::move(type), std::move(range), std::move(value)});
+    catalog_->push_back(
+        {section_ + "." + key, std::move(type), std::move(range), std::move(value), help});
   }
   // The shortest text that reads back as `v`.
   static std::string Number(double v) {
@@ -333,111 +340,301 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
                     std::vector<ConfigKey>* catalog) {
   Config& c = *config;
   Status status;
+  // Each key: its name, its help (one sentence, which config/shingled.toml's comment on the key
+  // repeats), its range and its field. A new key needs the call, the field in config.h, the key in
+  // config/shingled.toml, and docs/CONFIG.md printed again (`shingled config keys --markdown`).
   Section(root, "server", source, &status, catalog, [&](TableReader& r) {
-    r.Listen("listen", &c.server.listen);
-    r.Int("read_timeout_ms", 1, kMaxMs, &c.server.read_timeout_ms);
-    r.Int("write_timeout_ms", 1, kMaxMs, &c.server.write_timeout_ms);
-    r.Int("shutdown_deadline_ms", 0, kMaxMs, &c.server.shutdown_deadline_ms);
-    r.Int("max_sessions", 1, 100000, &c.server.max_sessions);
-    r.Int("max_pipelined_requests", 1, 128, &c.server.max_pipelined_requests);
-    r.Int("io_threads", 1, 64, &c.server.io_threads);
-    r.Int("read_threads", 0, 256, &c.server.read_threads);
-    r.Int("read_queue", 1, 100000, &c.server.read_queue);
-    r.Int("read_budget_ms", 0, kMaxMs, &c.server.read_budget_ms);
-    r.Int("header_timeout_ms", 1, kMaxMs, &c.server.header_timeout_ms);
-    r.Int("max_sessions_per_client", 1, 100000, &c.server.max_sessions_per_client);
-    r.Int("max_body_bytes_in_flight", int64_t{1} << 20, int64_t{64} << 30,
-          &c.server.max_body_bytes_in_flight);
-    r.Int("min_body_bytes_per_window", 1, int64_t{1} << 30, &c.server.min_body_bytes_per_window);
-    r.Int("body_rate_window_ms", 100, kMaxMs, &c.server.body_rate_window_ms);
+    r.Listen("listen",
+             "Where the HTTP API listens, \"HOST:PORT\" or \"[::1]:8480\" for IPv6; port 0 takes "
+             "any free port (the daemon logs the one it got).",
+             &c.server.listen);
+    r.Int("read_timeout_ms",
+          "A request (headers and body) must arrive within this many milliseconds, and an idle "
+          "keep-alive connection is closed after it: slow clients are cut off.",
+          1, kMaxMs, &c.server.read_timeout_ms);
+    r.Int("write_timeout_ms", "A response must be written within this many milliseconds.", 1,
+          kMaxMs, &c.server.write_timeout_ms);
+    r.Int("shutdown_deadline_ms",
+          "On SIGTERM or SIGINT, requests in flight get this many milliseconds to finish, then "
+          "they are cancelled.",
+          0, kMaxMs, &c.server.shutdown_deadline_ms);
+    r.Int("max_sessions",
+          "Live connections at most; a connection above the cap gets 503 and is closed.", 1, 100000,
+          &c.server.max_sessions);
+    r.Int("max_pipelined_requests",
+          "Requests read ahead of their responses on one keep-alive connection.", 1, 128,
+          &c.server.max_pipelined_requests);
+    r.Int("io_threads", "Threads doing network I/O (parsing and sketching run elsewhere).", 1, 64,
+          &c.server.io_threads);
+    r.Int("read_threads",
+          "Threads answering reads (reports, listings, queries), apart from the sketch workers, "
+          "so that reads never hold the workers that pages need; 0 means half the cores, at least "
+          "one.",
+          0, 256, &c.server.read_threads);
+    r.Int("read_queue", "Reads waiting for a read thread, at most; more get 503 with Retry-After.",
+          1, 100000, &c.server.read_queue);
+    r.Int("read_budget_ms",
+          "A read still running after this many milliseconds stops and gets 503 with "
+          "Retry-After, naming this key; 0: no budget.",
+          0, kMaxMs, &c.server.read_budget_ms);
+    r.Int("header_timeout_ms",
+          "A request's header must arrive within this many milliseconds, and an idle keep-alive "
+          "connection is closed after it (shorter than read_timeout_ms, so idle connections do "
+          "not hold sessions).",
+          1, kMaxMs, &c.server.header_timeout_ms);
+    r.Int("max_sessions_per_client",
+          "Live connections from one client address at most (loopback counts too); more get 503 "
+          "and are closed, without taking any of max_sessions meanwhile: a client reconnecting "
+          "in a loop does not lock others out.",
+          1, 100000, &c.server.max_sessions_per_client);
+    r.Int("max_body_bytes_in_flight",
+          "Bytes of request bodies being read or waiting for their answer, across all "
+          "connections: each request counts its Content-Length (a chunked body: "
+          "limits.max_body_bytes); one that would go over gets 503 with Retry-After before its "
+          "body is read.",
+          int64_t{1} << 20, int64_t{64} << 30, &c.server.max_body_bytes_in_flight);
+    r.Int("min_body_bytes_per_window",
+          "A streamed body (a WARC upload) must bring at least this many bytes in every "
+          "body_rate_window_ms (time waiting for ingest does not count); a slower client gets "
+          "408 and its upload slot is freed.",
+          1, int64_t{1} << 30, &c.server.min_body_bytes_per_window);
+    r.Int("body_rate_window_ms",
+          "The window, in milliseconds, over which min_body_bytes_per_window is counted.", 100,
+          kMaxMs, &c.server.body_rate_window_ms);
   });
   Section(root, "limits", source, &status, catalog, [&](TableReader& r) {
-    r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.limits.max_body_bytes);
-    r.Int("max_header_bytes", 1024, int64_t{1} << 20, &c.limits.max_header_bytes);
-    r.Int("max_url_bytes", 16, 65536, &c.limits.max_url_bytes);
-    r.Int("max_batch_pages", 1, 100000, &c.limits.max_batch_pages);
-    r.Int("max_warc_body_bytes", 1, int64_t{1} << 40, &c.limits.max_warc_body_bytes);
-    r.Int("max_warc_uploads", 1, 64, &c.limits.max_warc_uploads);
-    r.Int("max_warc_uploads_per_client", 1, 64, &c.limits.max_warc_uploads_per_client);
-    r.Int("warc_slot_min_bytes_per_second", 0, int64_t{1} << 40,
-          &c.limits.warc_slot_min_bytes_per_second);
+    r.Int("max_body_bytes",
+          "Largest request body in bytes (a page, or a batch of pages); larger gets 413.", 1,
+          int64_t{1} << 30, &c.limits.max_body_bytes);
+    r.Int("max_header_bytes", "Largest request line plus headers in bytes; larger gets 431.", 1024,
+          int64_t{1} << 20, &c.limits.max_header_bytes);
+    r.Int("max_url_bytes", "Longest page URL in bytes; longer gets 400.", 16, 65536,
+          &c.limits.max_url_bytes);
+    r.Int("max_batch_pages",
+          "Most pages in one batch request (application/x-ndjson); more gets 413.", 1, 100000,
+          &c.limits.max_batch_pages);
+    r.Int("max_warc_body_bytes",
+          "Largest WARC body in bytes (POST /v1/pages with Content-Type application/warc), "
+          "streamed record by record rather than held in memory; larger gets 413, and the "
+          "records read before the limit stay stored.",
+          1, int64_t{1} << 40, &c.limits.max_warc_body_bytes);
+    r.Int("max_warc_uploads",
+          "WARC uploads read at the same time (each on a thread of its own); more get 503.", 1, 64,
+          &c.limits.max_warc_uploads);
+    r.Int("max_warc_uploads_per_client",
+          "WARC uploads one client address may have read at the same time.", 1, 64,
+          &c.limits.max_warc_uploads_per_client);
+    r.Int("warc_slot_min_bytes_per_second",
+          "An upload that finds no slot takes the slot of the slowest upload it contends with if "
+          "that one brings fewer bytes a second than this (0: never).",
+          0, int64_t{1} << 40, &c.limits.warc_slot_min_bytes_per_second);
   });
   Section(root, "ingest", source, &status, catalog, [&](TableReader& r) {
-    r.String("default_sweep", &c.ingest.default_sweep);
-    r.Int("retry_after_s", 1, 3600, &c.ingest.retry_after_s);
-    r.String("canonicalizer", &c.ingest.canonicalizer, {"gumbo", "streaming"});
-    r.Int("workers", 0, 256, &c.ingest.workers);
-    r.Int("queue_pages", 1, 1000000, &c.ingest.queue_pages);
-    r.Int("queue_bytes", int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);
-    r.Int("batch_pages", 1, 100000, &c.ingest.batch_pages);
-    r.Int("min_batch_pages", 1, 100000, &c.ingest.min_batch_pages);
-    r.Bool("measure_batch_size", &c.ingest.measure_batch_size);
+    r.String("default_sweep",
+             "The sweep that pages go to when a request names none, opened at start-up if it is "
+             "not open; \"\" means every request must name its sweep (?sweep=NAME).",
+             &c.ingest.default_sweep);
+    r.Int("retry_after_s", "Retry-After, in seconds, sent with 503 when the ingest queue is full.",
+          1, 3600, &c.ingest.retry_after_s);
+    r.String("canonicalizer",
+             "How HTML becomes tokens: \"streaming\" (one pass in bounded memory, many times "
+             "faster) or \"gumbo\" (Gumbo's parse tree, the reference).",
+             &c.ingest.canonicalizer, {"gumbo", "streaming"});
+    r.Int("workers", "Sketching threads; 0 means one per core.", 0, 256, &c.ingest.workers);
+    r.Int("queue_pages",
+          "Pages accepted but not yet committed, at most; beyond that requests get 503 + "
+          "Retry-After.",
+          1, 1000000, &c.ingest.queue_pages);
+    r.Int("queue_bytes", "Bytes of accepted, not yet committed page bodies, at most.",
+          int64_t{1} << 20, int64_t{64} << 30, &c.ingest.queue_bytes);
+    r.Int("batch_pages",
+          "Most pages per group commit (one LMDB transaction and one fsync; at most "
+          "queue_pages): the store writer takes whatever is queued up to this (the gauge "
+          "shingled_store_commit_batch_limit shows its limit).",
+          1, 100000, &c.ingest.batch_pages);
+    r.Int("min_batch_pages",
+          "The smallest commit limit: after a failed commit (a full disk, a full map) the writer "
+          "commits at most this many pages for a while (384 full commits), since a smaller "
+          "commit dirties fewer pages; with measure_batch_size, the smallest size it tries.",
+          1, 100000, &c.ingest.min_batch_pages);
+    r.Bool("measure_batch_size",
+           "true: the writer commits at one size of a ladder (min_batch_pages, doubled until "
+           "batch_pages) and now and then tries the others for a few commits each, keeping "
+           "whichever costs least per page (daemon/ingest/batch_sizer.h).",
+           &c.ingest.measure_batch_size);
   });
   Section(root, "store", source, &status, catalog, [&](TableReader& r) {
-    r.String("path", &c.store.path);
-    r.Double("similar_threshold", 0.0, 1.0, &c.store.similar_threshold);
-    r.Int("common_value_limit", 1, INT64_MAX, &c.store.common_value_limit);
-    r.StringList("cluster_relations", {"exact", "verified", "fungible", "similar"},
-                 &c.store.cluster_relations);
-    r.Double("verified_threshold", 0.0, 1.0, &c.store.verified_threshold);
-    r.Int("max_candidates", 1, UINT32_MAX, &c.store.max_candidates);
-    r.Int("max_matches", 1, UINT32_MAX, &c.store.max_matches);
-    r.Int("template_max_docs", 1, 1000000, &c.store.template_max_docs);
-    r.Double("template_host_share", 0.0, 1.0, &c.store.template_host_share);
-    r.Int("template_min_host_pages", 1, 1000000, &c.store.template_min_host_pages);
-    r.Int("initial_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.initial_map_size);
-    r.Int("max_map_size", int64_t{1} << 20, int64_t{1} << 50, &c.store.max_map_size);
-    r.Bool("durable", &c.store.durable);
-    r.Int("max_readers", 1, 4096, &c.store.max_readers);
-    r.Bool("warm_map", &c.store.warm_map);
-    r.Bool("key_filter", &c.store.key_filter);
-    r.String("backend", &c.store.backend, {"lmdb", "redis-cluster"});
+    r.String("backend",
+             "Where the store lives: \"lmdb\", the embedded default (an LMDB environment in "
+             "`path`), or \"redis-cluster\", one state shared by many daemons on a Redis Cluster "
+             "([store.redis], docs/REDIS.md).",
+             &c.store.backend, {"lmdb", "redis-cluster"});
+    r.String("path", "The store directory; created if missing (the LMDB backend's).",
+             &c.store.path);
+    r.Double("similar_threshold",
+             "Resemblance (from the minhashes) from which a super-shingle or sample candidate is "
+             "recorded as \"similar\" (Broder et al. 1997 clustered at 0.5).",
+             0.0, 1.0, &c.store.similar_threshold);
+    r.Int("common_value_limit",
+          "A sample value found in more than this many documents is boilerplate and is not used "
+          "to find candidates (it is still stored).",
+          1, INT64_MAX, &c.store.common_value_limit);
+    r.StringList("cluster_relations",
+                 "Relations that merge clusters: any of \"exact\", \"verified\", \"fungible\", "
+                 "\"similar\".",
+                 {"exact", "verified", "fungible", "similar"}, &c.store.cluster_relations);
+    r.Double("verified_threshold",
+             "The resemblance from which a candidate is \"verified\": accepted when the "
+             "verification estimate reaches it less 2 standard errors, so pairs at the threshold "
+             "are accepted ~98% of the time and pairs 0.1 below it ~0.6% at most (k = 256).",
+             0.0, 1.0, &c.store.verified_threshold);
+    r.Int("max_candidates",
+          "Candidates scored per page at most; answers say when some were left out.", 1, UINT32_MAX,
+          &c.store.max_candidates);
+    r.Int("max_matches",
+          "Matches listed per page at most, the strongest (and as many containment ones); the "
+          "answer counts the rest in matches_left_out.",
+          1, UINT32_MAX, &c.store.max_matches);
+    r.Int("template_max_docs",
+          "A chunk of text in more than this many documents is template: left out of bytes in "
+          "common.",
+          1, 1000000, &c.store.template_max_docs);
+    r.Double("template_host_share",
+             "A chunk of text in more than this share of the pages of one host is template, once "
+             "the host has template_min_host_pages URLs.",
+             0.0, 1.0, &c.store.template_host_share);
+    r.Int("template_min_host_pages",
+          "The URLs a host needs before template_host_share applies to it.", 1, 1000000,
+          &c.store.template_min_host_pages);
+    r.Int("initial_map_size", "Size of the memory map of a store, in bytes; it doubles when full.",
+          int64_t{1} << 20, int64_t{1} << 50, &c.store.initial_map_size);
+    r.Int("max_map_size", "The map never grows beyond this many bytes.", int64_t{1} << 20,
+          int64_t{1} << 50, &c.store.max_map_size);
+    r.Bool("durable",
+           "false: commits are not fsynced, so a crash may lose acknowledged pages; only for "
+           "throw-away stores.",
+           &c.store.durable);
+    r.Int("max_readers", "Concurrent read transactions at most (LMDB reader slots).", 1, 4096,
+          &c.store.max_readers);
+    r.Bool("warm_map",
+           "true: `shingled serve` maps the store's file in advance on a background thread at "
+           "start-up, so that the first lookups take no page faults (at 1M documents: cold "
+           "lookups ~2x faster; ~0.2 s for a 4.5 GB file already in the page cache).",
+           &c.store.warm_map);
+    r.Bool("key_filter",
+           "true: the writer keeps in memory a filter of the keys in the posting and fingerprint "
+           "indexes (~84 MB at 1M documents, growing with the store), so that the values of new "
+           "content cost it no read of the disk's B-trees.",
+           &c.store.key_filter);
     r.Table("redis", [&](TableReader& t) {
-      t.StringList("nodes", {}, &c.store.redis.nodes, [](const std::string& node) {
-        StatusOr<ListenAddress> address = ParseListenAddress(node);
-        if (!address.ok()) return address.status().message();
-        if (address->port == 0) return "\"" + node + "\" has port 0";
-        return std::string();
-      });
-      t.String("password_file", &c.store.redis.password_file);
-      t.Bool("tls", &c.store.redis.tls);
-      t.Int("min_replicas", 0, 16, &c.store.redis.min_replicas);
-      t.Int("connect_timeout_ms", 1, kMaxMs, &c.store.redis.connect_timeout_ms);
-      t.Int("command_timeout_ms", 1, kMaxMs, &c.store.redis.command_timeout_ms);
-      t.Int("wait_timeout_ms", 1, kMaxMs, &c.store.redis.wait_timeout_ms);
-      t.Bool("allow_unsafe_fsync", &c.store.redis.allow_unsafe_fsync);
-      t.Int("expected_documents", 1000, int64_t{1000000000000}, &c.store.redis.expected_documents);
+      t.StringList(
+          "nodes",
+          "Seed nodes, \"host:port\": any nodes of the cluster; the slot map is read from the "
+          "first that answers.",
+          {}, &c.store.redis.nodes, [](const std::string& node) {
+            StatusOr<ListenAddress> address = ParseListenAddress(node);
+            if (!address.ok()) return address.status().message();
+            if (address->port == 0) return "\"" + node + "\" has port 0";
+            return std::string();
+          });
+      t.String("password_file",
+               "A file whose first line is the cluster's password (AUTH); \"\" for none.",
+               &c.store.redis.password_file);
+      t.Bool("tls",
+             "TLS is not available in this build (Debian 12's hiredis 0.14 has none): true is "
+             "refused.",
+             &c.store.redis.tls);
+      t.Int("min_replicas",
+            "A page is acknowledged only once every master it wrote to has it on this many "
+            "replicas (WAIT); 0 acknowledges on the master's fsynced append-only file.",
+            0, 16, &c.store.redis.min_replicas);
+      t.Int("connect_timeout_ms", "How long connecting to a node may take, in milliseconds.", 1,
+            kMaxMs, &c.store.redis.connect_timeout_ms);
+      t.Int("command_timeout_ms", "How long a node may take to answer a command, in milliseconds.",
+            1, kMaxMs, &c.store.redis.command_timeout_ms);
+      t.Int("wait_timeout_ms", "How long WAIT waits for the replicas, in milliseconds.", 1, kMaxMs,
+            &c.store.redis.wait_timeout_ms);
+      t.Bool("allow_unsafe_fsync",
+             "The masters must run with appendonly yes and appendfsync always, or the daemon "
+             "refuses to start; true accepts less, and a crash of a node may then lose "
+             "acknowledged pages.",
+             &c.store.redis.allow_unsafe_fsync);
+      t.Int("expected_documents",
+            "The documents the state is sized for: the posting buckets' bits are chosen from it "
+            "when the state is created and are fixed afterwards (redis/FORMAT.md, \"Choosing the "
+            "bucket bits\"); a later start with another value is refused.",
+            1000, int64_t{1000000000000}, &c.store.redis.expected_documents);
     });
   });
+  // The sketch parameters are the store's; left out, a key keeps the store's value (the default
+  // of a new store, dedup::SketchParams).
   Section(root, "sketch", source, &status, catalog, [&](TableReader& r) {
-    r.OptionalInt("shingle_size", 1, 32, &c.sketch.shingle_size);
-    r.OptionalInt("feature_groups", 1, 32, &c.sketch.feature_groups);
-    r.OptionalInt("group_size", 1, 64, &c.sketch.group_size);
-    r.OptionalInt("fungible_threshold", 1, 32, &c.sketch.fungible_threshold);
-    r.OptionalInt("min_sample_size", 1, 1024, &c.sketch.min_sample_size);
-    r.OptionalInt("supershingle_span", 1, 1024, &c.sketch.supershingle_span);
-    r.OptionalInt("supershingle_window", 1, 1024, &c.sketch.supershingle_window);
-    r.OptionalInt("mod_sample_max", 8, 4096, &c.sketch.mod_sample_max);
-    r.OptionalInt("verify_sample_size", 0, 480, &c.sketch.verify_sample_size);
-    r.OptionalU64("seed", &c.sketch.seed);
+    r.OptionalInt("shingle_size", "w: the tokens in a shingle.", 1, 32, &c.sketch.shingle_size);
+    r.OptionalInt("feature_groups",
+                  "k: the features of a page, each a fingerprint of group_size minhashes.", 1, 32,
+                  &c.sketch.feature_groups);
+    r.OptionalInt("group_size", "s: the minhashes in a feature (k * s minhashes in all).", 1, 64,
+                  &c.sketch.group_size);
+    r.OptionalInt("fungible_threshold",
+                  "r: the features two pages must share to be fungible, at most k.", 1, 32,
+                  &c.sketch.fungible_threshold);
+    r.OptionalInt("min_sample_size",
+                  "The size of the MIN_s sample, the smallest values of one permutation of the "
+                  "shingles.",
+                  1, 1024, &c.sketch.min_sample_size);
+    r.OptionalInt("supershingle_span",
+                  "Super shingles are made over this many smallest values of the MIN_s sample.", 1,
+                  1024, &c.sketch.supershingle_span);
+    r.OptionalInt("supershingle_window",
+                  "A super shingle fingerprints a window of this many consecutive values of the "
+                  "span.",
+                  1, 1024, &c.sketch.supershingle_window);
+    r.OptionalInt("mod_sample_max", "The MOD_2^i sample keeps at most this many values.", 8, 4096,
+                  &c.sketch.mod_sample_max);
+    r.OptionalInt("verify_sample_size",
+                  "k of the verification sample (bottom-k, 4 bytes a value): 0 (none) or 16..480.",
+                  0, 480, &c.sketch.verify_sample_size);
+    r.OptionalU64("seed", "The seed of the Rabin polynomial and the permutations.", &c.sketch.seed);
     // Ranges of one key; the relations between them (min < max, backup < main <= max) are
     // checked with the sketch parameters when the store is opened.
-    r.OptionalString("chunk_input", &c.sketch.chunk_input, {"none", "canonical_text", "raw_bytes"});
-    r.OptionalInt("chunk_min_size", 16, (1 << 20) - 1, &c.sketch.chunk_min_size);
-    r.OptionalInt("chunk_max_size", 17, 1 << 20, &c.sketch.chunk_max_size);
-    r.OptionalInt("chunk_main_divisor", 3, 1 << 20, &c.sketch.chunk_main_divisor);
-    r.OptionalInt("chunk_backup_divisor", 2, (1 << 20) - 1, &c.sketch.chunk_backup_divisor);
+    r.OptionalString("chunk_input",
+                     "What content-defined chunks are cut from: \"canonical_text\" (the tokens, "
+                     "each and a space), \"raw_bytes\", or \"none\" for no chunks.",
+                     &c.sketch.chunk_input, {"none", "canonical_text", "raw_bytes"});
+    r.OptionalInt("chunk_min_size", "T_min: no chunk boundary before this many bytes.", 16,
+                  (1 << 20) - 1, &c.sketch.chunk_min_size);
+    r.OptionalInt("chunk_max_size",
+                  "T_max: a chunk is cut here at the latest, above chunk_min_size.", 17, 1 << 20,
+                  &c.sketch.chunk_max_size);
+    r.OptionalInt("chunk_main_divisor",
+                  "D: a boundary after a byte with probability 1/D, up to chunk_max_size.", 3,
+                  1 << 20, &c.sketch.chunk_main_divisor);
+    r.OptionalInt("chunk_backup_divisor",
+                  "D': the boundary used when none of D's comes by T_max, below D.", 2,
+                  (1 << 20) - 1, &c.sketch.chunk_backup_divisor);
   });
   Section(root, "auth", source, &status, catalog, [&](TableReader& r) {
-    r.String("token_file", &c.auth.token_file);
-    r.Bool("protect_writes", &c.auth.protect_writes);
-    r.Bool("protect_reads", &c.auth.protect_reads);
+    r.String("token_file",
+             "A file whose first line is the bearer token clients send as \"Authorization: "
+             "Bearer TOKEN\"; \"\" (the default): no authentication.",
+             &c.auth.token_file);
+    r.Bool("protect_writes", "With a token file: whether writes (POST) need the token.",
+           &c.auth.protect_writes);
+    r.Bool("protect_reads",
+           "With a token file: whether reads (GET /v1/..., the report pages) need the token.",
+           &c.auth.protect_reads);
   });
   Section(root, "logging", source, &status, catalog, [&](TableReader& r) {
-    r.String("level", &c.logging.level,
+    r.String("level", "The least severe level that is logged; off logs nothing.", &c.logging.level,
              {"trace", "debug", "info", "warn", "error", "critical", "off"});
-    r.Bool("access_log", &c.logging.access_log);
-    r.String("access_log_format", &c.logging.access_log_format, {"text", "combined", "json"});
+    r.Bool("access_log",
+           "The access log: one line per HTTP request, at info level, in access_log_format.",
+           &c.logging.access_log);
+    r.String("access_log_format",
+             "The access log's format: \"text\" (key=value pairs), \"combined\" (the "
+             "Apache/NCSA combined log format, for web log tools) or \"json\" (one object per "
+             "line, every field).",
+             &c.logging.access_log_format, {"text", "combined", "json"});
   });
   Section(root, "crawler", source, &status, catalog, [&](TableReader& r) {
     // Only the shape is checked here (this module depends on nothing); the daemon parses each
@@ -453,30 +650,71 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
     auto not_empty = [](const std::string& v) -> std::string {
       return v.empty() ? "an empty string" : "";
     };
-    r.Bool("enabled", &c.crawler.enabled);
+    r.Bool("enabled",
+           "true: `shingled serve` runs scheduled sweeps and accepts POST /v1/crawl (and POST "
+           "/v1/crawl/stop).",
+           &c.crawler.enabled);
     // Seeds are checked when the crawler starts (daemon::MakeCrawlSetup): a bad one stops the
     // crawler, not the daemon.
-    r.StringList("seeds", {}, &c.crawler.seeds);
-    r.StringList("allowed_hosts", {}, &c.crawler.allowed_hosts, not_empty);
-    r.StringList("allowed_prefixes", {}, &c.crawler.allowed_prefixes, http_url);
-    r.Int("max_depth", 0, 1000, &c.crawler.max_depth);
-    r.Int("max_pages", 0, 1000000000, &c.crawler.max_pages);
-    r.Seconds("every", 1, 31536000, &c.crawler.every_s);
-    r.String("sweep_prefix", &c.crawler.sweep_prefix);
-    r.String("user_agent", &c.crawler.user_agent);
-    r.Bool("obey_robots", &c.crawler.obey_robots);
-    r.Bool("allow_private_addresses", &c.crawler.allow_private_addresses);
-    r.StringList("content_types", {}, &c.crawler.content_types, not_empty);
-    r.Int("max_redirects", 0, 50, &c.crawler.max_redirects);
-    r.Int("per_host_delay_ms", 0, kMaxMs, &c.crawler.per_host_delay_ms);
-    r.Int("max_crawl_delay_ms", 0, kMaxMs, &c.crawler.max_crawl_delay_ms);
-    r.Int("max_fetches_per_host", 1, 64, &c.crawler.max_fetches_per_host);
-    r.Int("max_active_fetches", 1, 4096, &c.crawler.max_active_fetches);
-    r.Int("connect_timeout_ms", 1, kMaxMs, &c.crawler.connect_timeout_ms);
-    r.Int("total_timeout_ms", 1, kMaxMs, &c.crawler.total_timeout_ms);
-    r.Int("max_body_bytes", 1, int64_t{1} << 30, &c.crawler.max_body_bytes);
-    r.String("warc_dir", &c.crawler.warc_dir);
-    r.Int("warc_max_bytes", int64_t{1} << 20, int64_t{1} << 40, &c.crawler.warc_max_bytes);
+    r.StringList("seeds", "Absolute http(s) URLs where each sweep starts.", {}, &c.crawler.seeds);
+    r.StringList("allowed_hosts",
+                 "Scope: hosts (\"example.org\", \"example.org:8080\") whose links are followed; "
+                 "with allowed_prefixes empty too, the seeds' hosts.",
+                 {}, &c.crawler.allowed_hosts, not_empty);
+    r.StringList("allowed_prefixes",
+                 "Scope: URL prefixes whose links are followed, besides those of allowed_hosts.",
+                 {}, &c.crawler.allowed_prefixes, http_url);
+    r.Int("max_depth", "Links are followed from the seeds and known URLs (depth 0) to this depth.",
+          0, 1000, &c.crawler.max_depth);
+    r.Int("max_pages", "Page fetches started per sweep at most (robots.txt not counted).", 0,
+          1000000000, &c.crawler.max_pages);
+    r.Seconds("every",
+              "From the start of one scheduled sweep to the start of the next: \"90s\", \"30m\", "
+              "\"24h\", \"7d\", a number of seconds, or \"off\" (0: sweeps run only on POST "
+              "/v1/crawl).",
+              1, 31536000, &c.crawler.every_s);
+    r.String("sweep_prefix",
+             "Sweeps are named this prefix plus their UTC start time, e.g. "
+             "\"crawl-2024-05-01T12:00:00Z\".",
+             &c.crawler.sweep_prefix);
+    r.String("user_agent",
+             "Sent on every request; its product token (the part before '/') is what robots.txt "
+             "rules name.",
+             &c.crawler.user_agent);
+    r.Bool("obey_robots", "Obey robots.txt (RFC 9309).", &c.crawler.obey_robots);
+    r.Bool("allow_private_addresses",
+           "Allow fetching from private, loopback and link-local addresses.",
+           &c.crawler.allow_private_addresses);
+    r.StringList("content_types",
+                 "Media types accepted for a 2xx answer (parameters ignored); [] accepts every "
+                 "type.",
+                 {}, &c.crawler.content_types, not_empty);
+    r.Int("max_redirects", "Redirect hops followed per fetch.", 0, 50, &c.crawler.max_redirects);
+    r.Int("per_host_delay_ms",
+          "Milliseconds between two fetches of one host; a robots.txt Crawl-delay can raise it.", 0,
+          kMaxMs, &c.crawler.per_host_delay_ms);
+    r.Int("max_crawl_delay_ms", "A Crawl-delay above this many milliseconds is capped to it.", 0,
+          kMaxMs, &c.crawler.max_crawl_delay_ms);
+    r.Int("max_fetches_per_host", "Fetches in flight to one host at once.", 1, 64,
+          &c.crawler.max_fetches_per_host);
+    r.Int("max_active_fetches", "Fetches in flight in all.", 1, 4096,
+          &c.crawler.max_active_fetches);
+    r.Int("connect_timeout_ms", "How long connecting to a host may take, in milliseconds.", 1,
+          kMaxMs, &c.crawler.connect_timeout_ms);
+    r.Int("total_timeout_ms",
+          "How long a whole fetch may take, redirects included, in milliseconds.", 1, kMaxMs,
+          &c.crawler.total_timeout_ms);
+    r.Int("max_body_bytes",
+          "Decoded body bytes per fetch at most; a larger page is an error (too_large).", 1,
+          int64_t{1} << 30, &c.crawler.max_body_bytes);
+    r.String("warc_dir",
+             "WARC output: what each sweep fetches goes to WARC 1.1 files in this directory "
+             "(created if missing); \"\" (the default): no WARC files.",
+             &c.crawler.warc_dir);
+    r.Int("warc_max_bytes",
+          "A WARC file is closed and the next begun once it holds this many bytes (compressed; "
+          "the exchange that crosses the limit stays whole).",
+          int64_t{1} << 20, int64_t{1} << 40, &c.crawler.warc_max_bytes);
   });
   if (!status.ok()) return status;
   for (auto&& [key, node] : root) {

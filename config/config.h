@@ -317,13 +317,16 @@ struct Config {
 };
 
 // One key of the configuration as the parser reads it. The parser's call for a key is its one
-// definition (name, type, range; its default is config.h's), and this is what it says:
-// `shingled config keys` prints it, and a test holds config/shingled.toml to it.
+// definition (name, help, type, range; its default is the field's initializer above), and this is
+// what it says: `shingled config keys` prints it, `config keys --markdown` is docs/CONFIG.md, and
+// tests hold config/shingled.toml to it (each key shown with its default, its comment holding the
+// help).
 struct ConfigKey {
   std::string name;   // "section.key", or "store.redis.key"
   std::string type;   // "integer", "number", "boolean", "string", "array of strings", ...
   std::string range;  // "1..64", "(0, 1]", "one of a, b", or "" for any value of the type
   std::string value;  // as TOML writes it; "" for an optional key left out
+  std::string help;   // one sentence: what the key does (its unit when the type does not say)
 };
 // Every key, in file order, with its value in `values` (the defaults when left out).
 std::vector<ConfigKey> ConfigKeys(const Config& values = Config{});

@@ -4,6 +4,8 @@
 // config::ConfigWarnings, printed one a line as "warning: ..."), 2 when it does not (the error
 // naming the key, and the line when the loader refused it).
 // `shingled config keys [--config FILE]`: the keys the parser reads (config::ConfigKeys).
+// `shingled config keys --markdown`: the same keys with their help as docs/CONFIG.md, the
+// reference table (tests/daemon/config_warnings_test.cc holds the file to this output).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -60,6 +62,47 @@ int ConfigKeysList(const std::string& config_file) {
   return kExitOk;
 }
 
+// A table cell's text: a '|' would end the cell (in a code span too).
+std::string MarkdownCell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// `shingled config keys --markdown`: docs/CONFIG.md, every key of the catalog at its default with
+// its help, one table. Written whole here rather than as a table spliced into a hand-written file,
+// so that the file and this output are compared byte for byte.
+int ConfigKeysMarkdown() {
+  std::cout << "# Configuration keys\n\n"
+            << "<!-- Printed by `shingled config keys --markdown > docs/CONFIG.md`: edit the keys "
+               "in config/config.cc (ReadSections), not here. -->\n\n"
+            << "Every key of the configuration file of `shingled serve`, in the order of\n"
+            << "[config/shingled.toml](../config/shingled.toml), which shows each at its default "
+               "and says more\n"
+            << "of most. A key left out keeps its default; a value of the wrong type or out of "
+               "range stops\n"
+            << "start-up naming the line and the key. `shingled config check --config FILE` "
+               "checks a file as\n"
+            << "`serve` would ([CLI.md](CLI.md)); [OPERATIONS.md](OPERATIONS.md) says which keys "
+               "SIGHUP applies.\n"
+            << "The `sketch` keys may only repeat the parameters recorded in the store; left out, "
+               "they keep\n"
+            << "the store's (a new store's are the values config/shingled.toml shows).\n\n"
+            << "| section | key | type | range | default | help |\n"
+            << "| --- | --- | --- | --- | --- | --- |\n";
+  for (const config::ConfigKey& k : config::ConfigKeys()) {
+    const size_t dot = k.name.rfind('.');
+    std::cout << "| `" << k.name.substr(0, dot) << "` | `" << k.name.substr(dot + 1) << "` | "
+              << MarkdownCell(k.type) << " | " << MarkdownCell(k.range) << " | "
+              << (k.value.empty() ? "left out" : "`" + MarkdownCell(k.value) + "`") << " | "
+              << MarkdownCell(k.help) << " |\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddConfigCommands(CLI::App* app, int* exit_code) {
@@ -73,8 +116,15 @@ void AddConfigCommands(CLI::App* app, int* exit_code) {
   CLI::App* keys = config->add_subcommand(
       "keys", "List every config key with its type, range and default (or FILE's value)");
   auto keys_file = std::make_shared<std::string>();
-  keys->add_option("--config", *keys_file, "A TOML file whose values to show");
-  keys->callback([keys_file, exit_code] { *exit_code = ConfigKeysList(*keys_file); });
+  auto markdown = std::make_shared<bool>(false);
+  CLI::Option* keys_config =
+      keys->add_option("--config", *keys_file, "A TOML file whose values to show");
+  keys->add_flag("--markdown", *markdown,
+                 "Print docs/CONFIG.md: every key with its type, range, default and help")
+      ->excludes(keys_config);
+  keys->callback([keys_file, markdown, exit_code] {
+    *exit_code = *markdown ? ConfigKeysMarkdown() : ConfigKeysList(*keys_file);
+  });
 }
 
 }  // namespace shingled::cli

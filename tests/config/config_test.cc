@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -590,8 +591,9 @@ TEST(ConfigWarningsTest, HostShareRuleThatCanNeverFireIsNamed) {
 }
 
 // The keys config/shingled.toml shows ("key = value", or commented "# key = value"), by
-// "section.key", with the value as written (a trailing comment left out).
-std::map<std::string, std::string> KeysOfTheDefaultFile() {
+// "section.key", with the value as written (a trailing comment left out); their names in the
+// file's order in `*order`, when not null.
+std::map<std::string, std::string> KeysOfTheDefaultFile(std::vector<std::string>* order = nullptr) {
   std::ifstream in(SHINGLED_SOURCE_DIR "/config/shingled.toml");
   const std::regex section(R"(^(?:# )?\[([a-z_.]+)\]\s*$)");
   const std::regex key(R"(^(?:# )?([a-z_0-9]+) = (.*?)(?:\s+#.*)?$)");
@@ -603,18 +605,21 @@ std::map<std::string, std::string> KeysOfTheDefaultFile() {
       current = m[1];
     } else if (std::regex_match(line, m, key)) {
       keys[current + "." + m[1].str()] = m[2];
+      if (order != nullptr) order->push_back(current + "." + m[1].str());
     }
   }
   return keys;
 }
 
 // The parser is the one definition of the keys: the documented file shows each of them, no other,
-// with its default value.
+// with its default value, in the order the parser reads them (that of docs/CONFIG.md).
 TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
-  const std::map<std::string, std::string> file = KeysOfTheDefaultFile();
+  std::vector<std::string> order_in_file, order_read;
+  const std::map<std::string, std::string> file = KeysOfTheDefaultFile(&order_in_file);
   std::set<std::string> known;
   for (const ConfigKey& k : ConfigKeys()) {
     known.insert(k.name);
+    order_read.push_back(k.name);
     auto it = file.find(k.name);
     if (it == file.end()) {
       ADD_FAILURE() << k.name << " (default " << k.value << ") is not in config/shingled.toml";
@@ -639,6 +644,77 @@ TEST(ConfigKeysTest, TheDefaultFileShowsEveryKeyWithItsDefault) {
     EXPECT_TRUE(known.count(name)) << "config/shingled.toml shows " << name
                                    << ", which the parser does not read";
   }
+  const auto [in_file, in_parser] = std::mismatch(order_in_file.begin(), order_in_file.end(),
+                                                  order_read.begin(), order_read.end());
+  if (in_file != order_in_file.end() && in_parser != order_read.end()) {
+    ADD_FAILURE() << "config/shingled.toml shows " << *in_file << " where config/config.cc reads "
+                  << *in_parser << ": the file shows the keys in the order they are read";
+  }
+}
+
+// What config/shingled.toml says of each key, by "section.key": the comment lines just above
+// its line (for keys on consecutive lines, the comment above the first of them) and a comment
+// after its value, joined with single spaces.
+std::map<std::string, std::string> CommentsOfTheDefaultFile() {
+  std::ifstream in(SHINGLED_SOURCE_DIR "/config/shingled.toml");
+  const std::regex section(R"(^(?:# )?\[([a-z_.]+)\]\s*$)");
+  const std::regex key(R"(^(?:# )?([a-z_0-9]+) = .*?(?:\s+#(.*))?$)");
+  auto squeeze = [](const std::string& text) {
+    std::string out;
+    for (char ch : text) {
+      if (!std::isspace(static_cast<unsigned char>(ch))) {
+        out += ch;
+      } else if (!out.empty() && out.back() != ' ') {
+        out += ' ';
+      }
+    }
+    if (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  std::map<std::string, std::string> comments;
+  std::string line, current, block, group;
+  bool after_key = false;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, section)) {
+      current = m[1];
+      block.clear();
+      after_key = false;
+    } else if (std::regex_match(line, m, key)) {
+      if (!after_key) group = block;
+      comments[current + "." + m[1].str()] = squeeze(group + " " + m[2].str());
+      block.clear();
+      after_key = true;
+    } else if (!line.empty() && line[0] == '#') {
+      block += " " + line.substr(1);
+      after_key = false;
+    } else {
+      block.clear();
+      after_key = false;
+    }
+  }
+  return comments;
+}
+
+// Each key's help is one sentence, given where the parser reads the key (config/config.cc), and
+// config/shingled.toml's comment on the key holds that sentence: the file may say more, never
+// something else. docs/CONFIG.md prints the same sentences (config_warnings_test).
+TEST(ConfigKeysTest, TheDefaultFileExplainsEveryKeyWithItsHelp) {
+  const std::map<std::string, std::string> comments = CommentsOfTheDefaultFile();
+  const std::regex second_sentence(R"(\. [A-Z])");
+  for (const ConfigKey& k : ConfigKeys()) {
+    ASSERT_FALSE(k.help.empty()) << k.name << " has no help in config/config.cc";
+    EXPECT_EQ(k.help.back(), '.') << k.name << ": a help is a sentence: " << k.help;
+    EXPECT_FALSE(std::regex_search(k.help, second_sentence))
+        << k.name << ": a help is one sentence (say more in config/shingled.toml): " << k.help;
+    EXPECT_EQ(k.help.find('\n'), std::string::npos) << k.name;
+    auto it = comments.find(k.name);
+    if (it == comments.end()) continue;  // TheDefaultFileShowsEveryKeyWithItsDefault says so
+    EXPECT_NE(it->second.find(k.help), std::string::npos)
+        << "config/shingled.toml's comment on " << k.name
+        << " does not hold its help from config/config.cc.\n  help:    " << k.help
+        << "\n  comment: " << it->second;
+  }
 }
 
 TEST(ConfigKeysTest, KeysSayTheirTypeRangeAndValue) {
@@ -656,6 +732,8 @@ TEST(ConfigKeysTest, KeysSayTheirTypeRangeAndValue) {
   EXPECT_EQ(uploads.type, "integer");
   EXPECT_EQ(uploads.range, "1..64");
   EXPECT_EQ(uploads.value, "7");
+  EXPECT_EQ(uploads.help,
+            "WARC uploads read at the same time (each on a thread of its own); more get 503.");
   EXPECT_EQ(find("logging.level").range, "one of critical, debug, error, info, off, trace, warn");
   EXPECT_EQ(find("logging.level").value, "\"info\"");
   EXPECT_EQ(find("store.redis.min_replicas").value, "0");

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,44 @@ TEST(ConfigKeysCliTest, ListsEveryKeyWithItsDefaultOrTheFilesValue) {
             2)
       << out;
   EXPECT_NE(out.find("limits.max_warc_uploads: 99 is out of range 1..64"), std::string::npos)
+      << out;
+}
+
+// Where `file` and `printed` first differ ("line N" and the two lines), so that a failure names
+// a line rather than printing both texts whole.
+std::string FirstDifferentLine(const std::string& file, const std::string& printed) {
+  std::istringstream a(file), b(printed);
+  std::string line_a, line_b;
+  for (int line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, line_a));
+    const bool more_b = static_cast<bool>(std::getline(b, line_b));
+    if (!more_a && !more_b) return "the last line's end differs";
+    if (more_a != more_b || line_a != line_b) {
+      return "line " + std::to_string(line) + " in the file:\n  " +
+             (more_a ? line_a : "(the file ends)") + "\nprinted:\n  " +
+             (more_b ? line_b : "(the output ends)");
+    }
+  }
+}
+
+// docs/CONFIG.md, the reference table of the keys, is what `config keys --markdown` prints from
+// the parser's catalog, byte for byte: a key added, or its help or range changed, without
+// printing the file again fails here.
+TEST(ConfigKeysCliTest, DocsConfigIsWhatConfigKeysMarkdownPrints) {
+  std::string out;
+  ASSERT_EQ(RunCli("config keys --markdown", &out), 0) << out;
+  EXPECT_NE(out.find("| `limits` | `max_warc_uploads` | integer | 1..64 | `4` | WARC uploads "),
+            std::string::npos)
+      << out;
+  const std::string file = ReadWholeFile(std::string(SHINGLED_SOURCE_DIR) + "/docs/CONFIG.md");
+  EXPECT_TRUE(file == out)
+      << "docs/CONFIG.md is not what `shingled config keys --markdown` prints; print it again "
+         "(from the top of the repository):\n  "
+      << SHINGLED_BINARY << " config keys --markdown > docs/CONFIG.md\n"
+      << FirstDifferentLine(file, out);
+  // The table lists the defaults only: with a file's values it would not be the reference.
+  TempDir dir;
+  EXPECT_EQ(RunCli("config keys --markdown --config " + dir.Write("mine.toml", ""), &out), 2)
       << out;
 }
 
