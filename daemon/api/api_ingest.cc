@@ -91,6 +91,7 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   job.redirect_target = std::move(post->redirect_target);
   job.date = post->date;
   job.content_type = std::string(req[http::field::content_type]);
+  job.request_id = RequestIdOf(req);
   // Only content is read: a dead page, a redirect or a failed fetch is recorded without its body,
   // so neither its type nor its presence matters.
   const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
@@ -155,6 +156,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       job.redirect_target = std::move(post->redirect_target);
       job.date = post->date;
       job.content_type = std::move(post->content_type);
+      job.request_id = request_id;
       // As for a single page: only content's body is read.
       if (store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent) {
         job.body = std::move(post->body);

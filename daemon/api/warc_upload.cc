@@ -147,6 +147,7 @@ void WarcUpload::Run() {
         }
         continue;
       }
+      (*job)->request_id = request_id_;
       const uint64_t offset = record.member_offset;
       std::string url = (*job)->url;
       submit_status = feeder.Submit(**job, [this, offset, url](const PageOutcome& outcome) {

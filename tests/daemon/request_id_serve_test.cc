@@ -1,10 +1,11 @@
 // The request id in the daemon's log lines other than the access log: a line written while a
 // request is served ends with request_id=ID, the id the response's X-Request-Id carries, so that a
-// client's report ("request abc-123 failed") finds why, not only the access line.
+// client's report ("request abc-123 failed") finds why, not only the access line; a failed commit,
+// which serves many requests at once, names them (request_ids=A,B).
 //
-// The fault is real and deterministic: a document record of the store is damaged behind the
+// The faults are real and deterministic: a document record of the store damaged behind the
 // daemon's back (as tests/daemon/cli_store_test.cc damages one for `check`), so that reading it
-// fails with DataLoss, a 500 whose real message only the log has.
+// fails with DataLoss, a 500 whose real message only the log has; a small map filled with pages.
 #include <lmdb.h>
 
 #include <algorithm>
@@ -93,6 +94,37 @@ TEST(RequestIdServeTest, TheErrorLineOfAFailedRequestNamesIt) {
     EXPECT_TRUE(failed[0].ends_with(" request_id=" + id)) << failed[0];
     EXPECT_EQ(failed[0].find("access client="), std::string::npos) << failed[0];
   }
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// A commit that fails is logged once for all its pages, by the store writer: the line names the
+// requests the pages came from. The map is 2 MiB (store.max_map_size); pages are posted one at a
+// time until one is refused, so that the failed commit holds that page alone.
+TEST(RequestIdServeTest, AFailedCommitNamesTheRequestsOfItsPages) {
+  TempDir dir;
+  Daemon daemon(dir, dir.path() + "/store",
+                "[store]\ninitial_map_size = 1048576\nmax_map_size = 2097152\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  HttpClient client(daemon.port());
+  ASSERT_EQ(client.Request("POST", "/v1/sweeps", R"({"name": "s"})", "application/json").status,
+            200);
+  std::string refused;
+  for (int i = 0; i < 5000 && refused.empty(); ++i) {  // about 300 pages fill the map
+    const std::string id = "fill-" + std::to_string(i);
+    HttpResponse r = client.Request("POST", "/v1/pages?sweep=s&url=" + Q("https://e.com/" + id),
+                                    SyntheticPage(i), "text/html", "X-Request-Id: " + id + "\r\n");
+    if (r.status != 200) {
+      ASSERT_EQ(r.status, 507) << r.body;
+      refused = id;
+    }
+  }
+  ASSERT_FALSE(refused.empty()) << "the map never filled";
+  ASSERT_TRUE(daemon.WaitForLog("store commit of 1 pages failed: ")) << daemon.log();
+  const std::vector<std::string> failed = LinesWith(daemon.log(), "store commit of 1 pages failed");
+  ASSERT_EQ(failed.size(), 1u) << daemon.log();
+  EXPECT_NE(failed[0].find("map full"), std::string::npos) << failed[0];
+  EXPECT_TRUE(failed[0].ends_with(" request_ids=" + refused)) << failed[0];
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0);
 }
