@@ -57,7 +57,7 @@ void Api::OnServerResponse(http::status status) {
   metrics_->HttpRequest("none", static_cast<unsigned>(status), 0);
 }
 
-Response Api::Error(const Status& status) const {
+Response Api::Error(const Status& status, std::string_view request_id) const {
   // A full disk or map: 507, with what is full (the store's directory and free bytes, or
   // store.max_map_size); writes resume on their own when there is room.
   if (store::IsOutOfSpace(status)) {
@@ -65,12 +65,17 @@ Response Api::Error(const Status& status) const {
                          status.message(), options_.retry_after_s);
   }
   if (HttpStatusFor(status.code()) == http::status::internal_server_error) {
-    spdlog::error("request failed: {}", status.ToString());
+    spdlog::error("request failed: {} request_id={}", status.ToString(), request_id);
   }
   return StatusResponse(status, options_.retry_after_s);
 }
 
-void Api::OnPool(const Respond& respond, std::function<Response()> work) {
+Response Api::Answer(StatusOr<Response>&& result, std::string_view request_id) const {
+  if (result.ok()) return std::move(result).value();
+  return Error(result.status(), request_id);
+}
+
+void Api::OnPool(const Respond& respond, std::function<StatusOr<Response>()> work) {
   // The closure owns `respond`: if the pool drops it unrun, the Reply inside answers 503.
   if (!pool_->TrySubmit([respond, work = std::move(work)] { respond(work()); })) {
     respond(ErrorResponse(http::status::service_unavailable, "unavailable",
@@ -78,7 +83,7 @@ void Api::OnPool(const Respond& respond, std::function<Response()> work) {
   }
 }
 
-void Api::OnReadPool(const Respond& respond, std::function<Response()> work) {
+void Api::OnReadPool(const Respond& respond, std::function<StatusOr<Response>()> work) {
   auto run = [this, respond, work = std::move(work)] {
     if (options_.read_budget.count() == 0) return respond(work());
     ScopedDeadline budget(
@@ -107,22 +112,26 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
   const Clock::time_point start = Clock::now();
   StatusOr<Target> parsed = ParseTarget(ToStd(req.target()));
   std::string route = "unknown";
-  auto respond_as = [this, start, reply, header_check](std::string route_name) -> Respond {
+  const std::string request_id = RequestIdOf(req);
+  auto respond_as = [this, start, reply, header_check,
+                     request_id](std::string route_name) -> Respond {
     if (header_check != nullptr) {
       // Only the header is read: the refusal is answered by the server, which reads no body.
-      return [this, header_check, route_name](Response res) {
+      return [this, header_check, route_name, request_id](StatusOr<Response>&& result) {
+        Response res = Answer(std::move(result), request_id);
         metrics_->HttpRequest(route_name, res.result_int(), 0);
         *header_check = std::move(res);
       };
     }
-    return [this, start, reply, route_name](Response res) {
+    return [this, start, reply, route_name, request_id](StatusOr<Response>&& result) {
+      Response res = Answer(std::move(result), request_id);
       metrics_->HttpRequest(route_name, res.result_int(),
                             std::chrono::duration<double>(Clock::now() - start).count());
       std::string note = route_name == "pages" ? PageVerdictNote(res.body()) : std::string();
       reply->Send(std::move(res), std::move(note));
     };
   };
-  if (!parsed.ok()) return respond_as(route)(Error(parsed.status()));
+  if (!parsed.ok()) return respond_as(route)(parsed.status());
   const Target& target = *parsed;
   const std::string& path = target.path;
   const http::verb method = req.method();
@@ -162,7 +171,8 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     if (path == "/logout" && !is_post) return respond(MethodNotAllowed("POST"));
     if (header_check != nullptr) return;
     if (path == "/logout") return respond(PostLogout(req));
-    return respond(is_get ? GetLogin(target) : PostLogin(req));
+    if (is_get) return respond(GetLogin(target));
+    return respond(PostLogin(req));
   }
 
   // Which route, and which methods it allows.
@@ -277,12 +287,12 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (dedup::ParseContentType(ToStd(req[http::field::content_type])).mime ==
         "application/x-ndjson") {
       // The lines carry each page's url, date and status.
-      if (Status s = CheckParams(target, {"sweep"}); !s.ok()) return respond(Error(s));
+      if (Status s = CheckParams(target, {"sweep"}); !s.ok()) return respond(s);
       return PostPagesBatch(std::move(req), target, respond);
     }
     if (Status s = CheckParams(target, {"url", "fetched_at", "status", "location", "sweep"});
         !s.ok()) {
-      return respond(Error(s));
+      return respond(s);
     }
     return PostPages(req, target, respond);
   }
@@ -334,23 +344,23 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     StatusOr<Json> body = ParseObjectBody(req.body());
     params = body.ok() ? CheckMembers(*body, {}) : body.status();
   }
-  if (!params.ok()) return respond(Error(params));
+  if (!params.ok()) return respond(params);
   // The rest are store queries and sweep changes: off the I/O thread. The writes on the pool,
   // the reads (POST /v1/similar too) on the read pool, so that reports never hold a sketch
   // worker.
   const bool write = req.method() != http::verb::get && route != "similar";
   auto shared_req = std::make_shared<Request>(std::move(req));
   if (write) {
-    return OnPool(respond, [this, route, is_post, arg, shared_req]() -> Response {
+    return OnPool(respond, [this, route, is_post, arg, shared_req]() -> StatusOr<Response> {
       if (route == "sweeps") return PostSweep(*shared_req);
       if (route == "crawl") return PostCrawl();
-      if (route == "crawl_stop") return StopCrawl();
+      if (route == "crawl_stop") return StopCrawl(RequestIdOf(*shared_req));
       if (route == "cluster_template") return is_post ? PostTemplate(arg) : DeleteTemplate(arg);
       if (route == "sweep_reopen") return ReopenSweep(arg);
       return CloseSweep(*shared_req, arg);  // sweep_close
     });
   }
-  OnReadPool(respond, [this, route, is_post, target, arg, shared_req]() -> Response {
+  OnReadPool(respond, [this, route, is_post, target, arg, shared_req]() -> StatusOr<Response> {
     if (route == "similar") return is_post ? PostSimilar(*shared_req, target) : GetSimilar(target);
     if (route == "urls") return target.Get("url") ? GetUrls(target) : ListUrls(target);
     if (route == "cluster_list") return ListClusters(target);
@@ -373,7 +383,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
     if (route == "document_common") return GetCommon(arg, target);
-    return Error(InternalError("no read for route " + route));
+    return InternalError("no read for route " + route);
   });
 }
 
@@ -403,7 +413,8 @@ std::optional<Response> Api::DecodeContentEncoding(Request& req) const {
                                std::to_string(max_body_bytes) + " bytes (limits.max_body_bytes)");
     }
     return Error(InvalidArgumentError("Content-Encoding " + coding + ": " +
-                                      std::string(decoded.status().message())));
+                                      std::string(decoded.status().message())),
+                 RequestIdOf(req));
   }
   req.body() = std::move(*decoded);
   req.erase(http::field::content_encoding);

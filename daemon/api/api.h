@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -116,7 +117,11 @@ class Api : public HttpHandler {
   void SetSettings(ApiSettings settings);
 
  private:
-  using Respond = std::function<void(Response)>;
+  // How a request is answered: with its response, or with its error, which Respond turns into
+  // the response through Error(). Each request gets its own Respond (Serve, HandleStreamed),
+  // which knows its id: so the handlers return errors as they are, and the one place that maps
+  // them to HTTP logs the server-side ones naming the request.
+  using Respond = std::function<void(StatusOr<Response>)>;
 
   // Handle, or with `header_check` CheckHeader: the same route table and checks; with only the
   // header, the checks that need no body, their refusal put in *header_check.
@@ -127,10 +132,10 @@ class Api : public HttpHandler {
                                           const Target& target);
 
   // Runs `work` on the pool; 503 when the pool's queue is full.
-  void OnPool(const Respond& respond, std::function<Response()> work);
+  void OnPool(const Respond& respond, std::function<StatusOr<Response>()> work);
   // Runs the read `work` on the read pool within ApiOptions::read_budget; 503 when the read
   // pool's queue is full, or when the read goes over its budget.
-  void OnReadPool(const Respond& respond, std::function<Response()> work);
+  void OnReadPool(const Respond& respond, std::function<StatusOr<Response>()> work);
   // Handles an authorized request to `route` (a /v1/ resource) whose body is decoded.
   void Dispatch(Request req, const std::string& route, const Target& target, const std::string& arg,
                 const Respond& respond);
@@ -141,50 +146,54 @@ class Api : public HttpHandler {
   StatusOr<store::SweepId> ResolveSweep(const std::string& name);
   void ForgetSweep(const std::string& name);
 
+  // The handlers below answer with their response, or fail with the error they met, which the
+  // request's Respond turns into its response (Error).
+
   // api_queries.cc
-  Response GetSimilar(const Target& target);
-  Response PostSimilar(const Request& req, const Target& target);
-  Response GetUrls(const Target& target);
-  Response GetLost(const Target& target);
-  Response GetDocument(const std::string& id);
-  Response GetSweeps();
-  Response PostSweep(const Request& req);
-  Response CloseSweep(const Request& req, const std::string& name);
-  Response ReopenSweep(const std::string& name);
-  Response GetStats();
+  StatusOr<Response> GetSimilar(const Target& target);
+  StatusOr<Response> PostSimilar(const Request& req, const Target& target);
+  StatusOr<Response> GetUrls(const Target& target);
+  StatusOr<Response> GetLost(const Target& target);
+  StatusOr<Response> GetDocument(const std::string& id);
+  StatusOr<Response> GetSweeps();
+  StatusOr<Response> PostSweep(const Request& req);
+  StatusOr<Response> CloseSweep(const Request& req, const std::string& name);
+  StatusOr<Response> ReopenSweep(const std::string& name);
+  StatusOr<Response> GetStats();
   Response Ready();
 
   // api_common.cc: GET /v1/documents/A/common/B; `ids` is "A/common/B".
-  Response GetCommon(const std::string& ids, const Target& target);
+  StatusOr<Response> GetCommon(const std::string& ids, const Target& target);
 
   // api_templates.cc: POST and DELETE /v1/clusters/ID/template, GET /v1/templates.
-  Response PostTemplate(const std::string& id);
-  Response DeleteTemplate(const std::string& id);
-  Response ListTemplates(const Target& target);
+  StatusOr<Response> PostTemplate(const std::string& id);
+  StatusOr<Response> DeleteTemplate(const std::string& id);
+  StatusOr<Response> ListTemplates(const Target& target);
 
   // api_listings.cc
-  Response ListUrls(const Target& target);  // GET /v1/urls without url
-  Response ListClusters(const Target& target);
-  Response ListIdentical(const Target& target);
+  StatusOr<Response> ListUrls(const Target& target);  // GET /v1/urls without url
+  StatusOr<Response> ListClusters(const Target& target);
+  StatusOr<Response> ListIdentical(const Target& target);
   // GET /v1/clusters/ID: a page of its documents.
-  Response GetCluster(const std::string& id, const Target& target);
+  StatusOr<Response> GetCluster(const std::string& id, const Target& target);
   // api_reports.cc: GET /v1/reports/changes, and with `page` the HTML page /reports/changes;
   // GET /v1/reports/history (the timeline over all sweeps), and with `page` /reports/history.
-  Response GetChangeReport(const Target& target, bool page);
-  Response GetHistoryReport(const Target& target, bool page);
+  StatusOr<Response> GetChangeReport(const Target& target, bool page);
+  StatusOr<Response> GetHistoryReport(const Target& target, bool page);
   // The HTML page /reports/url?url=U (one URL's timeline), and the index /reports/.
-  Response GetUrlPage(const Target& target);
-  Response GetReportIndex(bool without_slash);
+  StatusOr<Response> GetUrlPage(const Target& target);
+  StatusOr<Response> GetReportIndex(bool without_slash);
 
   // api_repo_reports.cc: GET /v1/reports/identical and /v1/reports/clusters (JSON, CSV, HTML),
   // and with `page` the same report's HTML page /reports/identical, /reports/clusters.
-  Response GetIdenticalReport(const Target& target, bool page);
-  Response GetClusterReport(const Target& target, bool page);
+  StatusOr<Response> GetIdenticalReport(const Target& target, bool page);
+  StatusOr<Response> GetClusterReport(const Target& target, bool page);
 
   // api_crawl.cc
   Response GetCrawl();
-  Response PostCrawl();
-  Response StopCrawl();  // POST /v1/crawl/stop
+  StatusOr<Response> PostCrawl();
+  // POST /v1/crawl/stop; logs the stop naming the request.
+  StatusOr<Response> StopCrawl(const std::string& request_id);
 
   // The request's Content-Encoding, trimmed and lower-cased; empty for none or identity.
   static std::string ContentEncoding(const Request& req);
@@ -200,12 +209,18 @@ class Api : public HttpHandler {
   // page answers a browser that has not signed in.
   Response GetLogin(const Target& target);
   Response LoginPage(std::string_view next, std::string_view problem, http::status status);
-  Response PostLogin(const Request& req);
+  StatusOr<Response> PostLogin(const Request& req);
   Response PostLogout(const Request& req);
   static Response LoginRedirect(std::string_view target);
   // The settings now in force: a snapshot, so that one request sees one set of them.
   std::shared_ptr<const ApiSettings> settings() const;
-  Response Error(const Status& status) const;
+  // The response to a failed request: 507 for a full disk or map, else by HttpStatusFor. A
+  // server-side failure (500) is logged first with its real message and `request_id` (the
+  // request's, RequestIdOf), "request failed: DataLoss: ... request_id=ID"; its client gets
+  // "internal error".
+  Response Error(const Status& status, std::string_view request_id) const;
+  // `result`'s response, or Error's for its error.
+  Response Answer(StatusOr<Response>&& result, std::string_view request_id) const;
 
   store::Store* const store_;
   const std::shared_ptr<const dedup::SketchContext> context_;

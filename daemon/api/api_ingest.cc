@@ -65,11 +65,11 @@ std::optional<Response> Api::CheckBodyHeader(const Request& header, const std::s
   // As PostPages checks them once the body is read.
   if (Status s = CheckParams(target, {"url", "fetched_at", "status", "location", "sweep"});
       !s.ok()) {
-    return Error(s);
+    return Error(s, RequestIdOf(header));
   }
   StatusOr<PagePost> post =
       ParsePageTarget(target, options_.default_sweep, settings()->max_url_bytes, options_.now());
-  if (!post.ok()) return Error(post.status());
+  if (!post.ok()) return Error(post.status(), RequestIdOf(header));
   const bool content = store::ClassifyHttpStatus(post->http_status) == store::StatusClass::kContent;
   if (content && !AcceptedPageType(mime)) {
     return ErrorResponse(
@@ -84,13 +84,14 @@ std::optional<Response> Api::CheckBodyHeader(const Request& header, const std::s
 void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   StatusOr<PagePost> post =
       ParsePageTarget(target, options_.default_sweep, settings()->max_url_bytes, options_.now());
-  if (!post.ok()) return respond(Error(post.status()));
+  if (!post.ok()) return respond(post.status());
   PageJob job;
   job.url = std::move(post->url);
   job.http_status = post->http_status;
   job.redirect_target = std::move(post->redirect_target);
   job.date = post->date;
   job.content_type = std::string(req[http::field::content_type]);
+  job.request_id = RequestIdOf(req);
   // Only content is read: a dead page, a redirect or a failed fetch is recorded without its body,
   // so neither its type nor its presence matters.
   const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
@@ -103,10 +104,10 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
             "application/octet-stream, or a batch as application/x-ndjson or application/warc"));
   }
   if (req.body().empty() && content) {
-    return respond(Error(InvalidArgumentError("empty body: post the page's bytes as the body")));
+    return respond(InvalidArgumentError("empty body: post the page's bytes as the body"));
   }
   StatusOr<store::SweepId> sweep = ResolveSweep(post->sweep);
-  if (!sweep.ok()) return respond(Error(sweep.status()));
+  if (!sweep.ok()) return respond(sweep.status());
   job.sweep = *sweep;
   if (content) job.body = req.body();
   const std::string page_url = job.url;
@@ -115,22 +116,25 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   Status submitted = pipeline_->Submit(
       std::move(jobs), [this, respond, page_url](std::vector<PageOutcome> outcomes) {
         const PageOutcome& o = outcomes.front();
-        if (!o.status.ok()) return respond(Error(o.status));
+        if (!o.status.ok()) return respond(o.status);
         respond(JsonResponse(http::status::ok, PageResultJson(page_url, o.result)));
       });
-  if (!submitted.ok()) respond(Error(submitted));
+  if (!submitted.ok()) respond(submitted);
 }
 
 void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
   auto body = std::make_shared<std::string>(std::move(req.body()));
   const std::string default_sweep = target.Get("sweep").value_or(options_.default_sweep);
+  // A page's own error (in the answer's results) is logged naming the request, as the request's
+  // would be.
+  const std::string request_id = RequestIdOf(req);
   // Parsing a large batch takes milliseconds: on the pool, not the I/O thread.
-  auto parse_and_submit = [this, body, default_sweep, respond, settings = settings()] {
+  auto parse_and_submit = [this, body, default_sweep, respond, request_id, settings = settings()] {
     std::vector<PageJob> jobs;
     std::string_view rest = *body;
     size_t line_no = 0;
     auto fail = [&](const Status& s) {
-      respond(Error(InvalidArgumentError("line " + std::to_string(line_no) + ": " + s.message())));
+      respond(InvalidArgumentError("line " + std::to_string(line_no) + ": " + s.message()));
     };
     while (!rest.empty()) {
       const size_t nl = rest.find('\n');
@@ -152,6 +156,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       job.redirect_target = std::move(post->redirect_target);
       job.date = post->date;
       job.content_type = std::move(post->content_type);
+      job.request_id = request_id;
       // As for a single page: only content's body is read.
       if (store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent) {
         job.body = std::move(post->body);
@@ -161,12 +166,11 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
       job.sweep = *sweep;
       jobs.push_back(std::move(job));
     }
-    if (jobs.empty())
-      return respond(Error(InvalidArgumentError("empty body: no pages in the batch")));
+    if (jobs.empty()) return respond(InvalidArgumentError("empty body: no pages in the batch"));
     auto urls = std::make_shared<std::vector<std::string>>();
     for (const PageJob& job : jobs) urls->push_back(job.url);
     Status submitted = pipeline_->Submit(
-        std::move(jobs), [this, respond, urls](std::vector<PageOutcome> outcomes) {
+        std::move(jobs), [this, respond, urls, request_id](std::vector<PageOutcome> outcomes) {
           Json results = Json::array();
           size_t errors = 0;
           for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -174,7 +178,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
               results.push_back(PageResultJson((*urls)[i], outcomes[i].result));
             } else {
               ++errors;
-              const Json error = Json::parse(Error(outcomes[i].status).body());
+              const Json error = Json::parse(Error(outcomes[i].status, request_id).body());
               results.push_back({{"url", (*urls)[i]}, {"error", error["error"]}});
             }
           }
@@ -182,7 +186,7 @@ void Api::PostPagesBatch(Request req, const Target& target, Respond respond) {
               http::status::ok,
               {{"pages", outcomes.size()}, {"errors", errors}, {"results", std::move(results)}}));
         });
-    if (!submitted.ok()) respond(Error(submitted));
+    if (!submitted.ok()) respond(submitted);
   };
   if (!pool_->TrySubmit(parse_and_submit)) {
     respond(ErrorResponse(http::status::service_unavailable, "unavailable",

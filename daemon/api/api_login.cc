@@ -75,7 +75,7 @@ Response Api::LoginPage(std::string_view next, std::string_view problem, http::s
   return res;
 }
 
-Response Api::PostLogin(const Request& req) {
+StatusOr<Response> Api::PostLogin(const Request& req) {
   if (req.body().size() > kMaxLoginBody) {
     return ErrorResponse(http::status::payload_too_large, "payload_too_large",
                          "a login form is at most " + std::to_string(kMaxLoginBody) + " bytes");
@@ -93,7 +93,7 @@ Response Api::PostLogin(const Request& req) {
     return LoginPage(next, "That is not this server's token.", http::status::unauthorized);
   }
   StatusOr<std::string> id = sessions_.Create(Sessions::Clock::now());
-  if (!id.ok()) return Error(id.status());
+  if (!id.ok()) return id.status();
   Response res = Redirect(next);
   res.set(http::field::set_cookie, SessionCookie(*id, sessions_.lifetime().count()));
   return res;

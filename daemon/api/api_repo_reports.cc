@@ -51,16 +51,16 @@ report::html::Links LinksOf(bool page) {
 
 }  // namespace
 
-Response Api::GetIdenticalReport(const Target& target, bool page) {
+StatusOr<Response> Api::GetIdenticalReport(const Target& target, bool page) {
   const std::optional<report::RepoReportFormat> format = FormatOf(target, page);
-  if (!format) return Error(InvalidArgumentError("format must be json, csv or html"));
+  if (!format) return InvalidArgumentError("format must be json, csv or html");
   store::IdenticalReportOptions options;
   StatusOr<uint64_t> limit =
       ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
-  if (!limit.ok()) return Error(limit.status());
+  if (!limit.ok()) return limit.status();
   StatusOr<uint64_t> max_urls =
       ParseInteger("max_urls", target.Get("max_urls"), 100, 1, kMaxRepoReportUrls);
-  if (!max_urls.ok()) return Error(max_urls.status());
+  if (!max_urls.ok()) return max_urls.status();
   options.limit = *limit;
   options.max_urls = *max_urls;
   std::string body;
@@ -71,31 +71,31 @@ Response Api::GetIdenticalReport(const Target& target, bool page) {
         return OkStatus();
       },
       {}, LinksOf(page));
-  if (!s.ok()) return Error(s);
+  if (!s.ok()) return s;
   return Text(std::move(body), *format);
 }
 
-Response Api::GetClusterReport(const Target& target, bool page) {
+StatusOr<Response> Api::GetClusterReport(const Target& target, bool page) {
   const std::optional<report::RepoReportFormat> format = FormatOf(target, page);
-  if (!format) return Error(InvalidArgumentError("format must be json, csv or html"));
+  if (!format) return InvalidArgumentError("format must be json, csv or html");
   store::ClusterReportOptions options;
   StatusOr<uint64_t> limit =
       ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxRepoReportRows);
-  if (!limit.ok()) return Error(limit.status());
+  if (!limit.ok()) return limit.status();
   StatusOr<uint64_t> max_urls =
       ParseInteger("max_urls", target.Get("max_urls"), 10, 1, kMaxRepoReportUrls);
-  if (!max_urls.ok()) return Error(max_urls.status());
+  if (!max_urls.ok()) return max_urls.status();
   StatusOr<uint64_t> min_bytes =
       ParseInteger("min_bytes", target.Get("min_bytes"), options.min_bytes, 0, uint64_t{1} << 40);
-  if (!min_bytes.ok()) return Error(min_bytes.status());
+  if (!min_bytes.ok()) return min_bytes.status();
   StatusOr<double> min_share = Share(target, "min_share", options.min_share);
-  if (!min_share.ok()) return Error(min_share.status());
+  if (!min_share.ok()) return min_share.status();
   StatusOr<uint64_t> max_chunk_docs = ParseInteger("max_chunk_docs", target.Get("max_chunk_docs"),
                                                    options.max_chunk_docs, 2, 1000000);
-  if (!max_chunk_docs.ok()) return Error(max_chunk_docs.status());
+  if (!max_chunk_docs.ok()) return max_chunk_docs.status();
   StatusOr<uint64_t> max_pairs = ParseInteger("max_pairs_per_doc", target.Get("max_pairs_per_doc"),
                                               options.max_pairs_per_doc, 1, 100000);
-  if (!max_pairs.ok()) return Error(max_pairs.status());
+  if (!max_pairs.ok()) return max_pairs.status();
   options.limit = *limit;
   options.max_urls = *max_urls;
   options.min_bytes = *min_bytes;
@@ -110,7 +110,7 @@ Response Api::GetClusterReport(const Target& target, bool page) {
         return OkStatus();
       },
       {}, LinksOf(page));
-  if (!s.ok()) return Error(s);
+  if (!s.ok()) return s;
   return Text(std::move(body), *format);
 }
 

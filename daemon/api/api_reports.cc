@@ -57,41 +57,40 @@ std::string KindNames() {
 
 }  // namespace
 
-Response Api::GetChangeReport(const Target& target, bool page) {
+StatusOr<Response> Api::GetChangeReport(const Target& target, bool page) {
   const std::string format = page ? "html" : target.Get("format").value_or("json");
   if (format != "json" && format != "csv" && format != "html") {
-    return Error(InvalidArgumentError("format must be json, csv or html"));
+    return InvalidArgumentError("format must be json, csv or html");
   }
   std::optional<store::ChangeKind> kind;
   if (const std::optional<std::string> list = target.Get("list")) {
     kind = store::ChangeKindFromName(*list);
-    if (!kind) return Error(InvalidArgumentError("list must be one of " + KindNames()));
+    if (!kind) return InvalidArgumentError("list must be one of " + KindNames());
     if (format == "html") {
-      return Error(
-          InvalidArgumentError("list is for format=json (a page) or format=csv (all rows)"));
+      return InvalidArgumentError("list is for format=json (a page) or format=csv (all rows)");
     }
   }
   const bool paged = kind && format == "json";
   if (!paged && (target.Get("after") || target.Get("limit"))) {
-    return Error(
-        InvalidArgumentError("after and limit page a list: give them with list= and format=json"));
+    return InvalidArgumentError(
+        "after and limit page a list: give them with list= and format=json");
   }
   StatusOr<uint64_t> after = ParseInteger("after", target.Get("after"), 0, 0, UINT64_MAX - 1);
-  if (!after.ok()) return Error(after.status());
+  if (!after.ok()) return after.status();
   StatusOr<uint64_t> limit =
       ParseInteger("limit", target.Get("limit"), kDefaultReportRows, 1, kMaxReportRows);
-  if (!limit.ok()) return Error(limit.status());
+  if (!limit.ok()) return limit.status();
 
   auto pair = report::ResolveSweeps(*store_, target.Get("from").value_or(""),
                                     target.Get("to").value_or(""));
-  if (!pair.ok()) return Error(pair.status());
+  if (!pair.ok()) return pair.status();
   const store::SweepId from = pair->first.id, to = pair->second.id;
 
   if (format == "html") {
     StatusOr<std::string> html = report::BuildChangeHtml(
         *store_, from, to, {},
         page ? report::html::Links::FromReports() : report::html::Links::FromApi());
-    if (!html.ok()) return Error(html.status());
+    if (!html.ok()) return html.status();
     return ReportHtmlResponse(std::move(*html));
   }
   if (paged) {
@@ -100,7 +99,7 @@ Response Api::GetChangeReport(const Target& target, bool page) {
     options.after = *after;
     options.limit = *limit;
     StatusOr<store::ChangeList> list = store_->ListChanges(from, to, options);
-    if (!list.ok()) return Error(list.status());
+    if (!list.ok()) return list.status();
     store::ChangeReport names;
     names.from = pair->first;
     names.to = pair->second;
@@ -115,28 +114,28 @@ Response Api::GetChangeReport(const Target& target, bool page) {
         csv.append(report::ChangeCsvLine(row));
         return OkStatus();
       });
-      if (!s.ok()) return Error(s);
+      if (!s.ok()) return s;
     } else {
       StatusOr<store::ChangeReport> r = store_->ChangesBetween(from, to);
-      if (!r.ok()) return Error(r.status());
+      if (!r.ok()) return r.status();
       csv = report::HostsCsv(*r);
     }
     return ReportTextResponse(std::move(csv), "text/csv; charset=utf-8; header=present");
   }
   StatusOr<report::Json> j = report::BuildChangeJson(*store_, from, to);
-  if (!j.ok()) return Error(j.status());
+  if (!j.ok()) return j.status();
   return JsonResponse(http::status::ok, *j);
 }
 
-Response Api::GetHistoryReport(const Target& target, bool page) {
+StatusOr<Response> Api::GetHistoryReport(const Target& target, bool page) {
   const std::string format = page ? "html" : target.Get("format").value_or("json");
   if (format != "json" && format != "html") {
-    return Error(InvalidArgumentError("format must be json or html"));
+    return InvalidArgumentError("format must be json or html");
   }
   const std::optional<std::string> host = target.Get("host");
   StatusOr<store::ChangeHistory> history =
       host ? report::HostHistoryOverSweeps(*store_, *host) : report::HistoryOverSweeps(*store_);
-  if (!history.ok()) return Error(history.status());
+  if (!history.ok()) return history.status();
   const std::string* host_name = host ? &*host : nullptr;
   if (format == "html") {
     return ReportHtmlResponse(report::HistoryHtml(
@@ -146,21 +145,21 @@ Response Api::GetHistoryReport(const Target& target, bool page) {
   return JsonResponse(http::status::ok, report::HistoryJson(*history, host_name));
 }
 
-Response Api::GetUrlPage(const Target& target) {
+StatusOr<Response> Api::GetUrlPage(const Target& target) {
   StatusOr<std::string> url = RequiredUrl(target, settings()->max_url_bytes);
-  if (!url.ok()) return Error(url.status());
+  if (!url.ok()) return url.status();
   StatusOr<std::string> html =
       report::UrlTimelineHtml(*store_, *url, report::html::Links::FromReports());
-  if (!html.ok()) return Error(html.status());
+  if (!html.ok()) return html.status();
   return ReportHtmlResponse(std::move(*html));
 }
 
-Response Api::GetReportIndex(bool without_slash) {
+StatusOr<Response> Api::GetReportIndex(bool without_slash) {
   // At /reports (no slash) relative links resolve from "/": the pages are under reports/.
   const report::html::Links links = without_slash ? report::html::Links{true, "reports/", "v1/"}
                                                   : report::html::Links::FromReports();
   StatusOr<std::string> html = report::ReportIndexHtml(*store_, links);
-  if (!html.ok()) return Error(html.status());
+  if (!html.ok()) return html.status();
   Response res = ReportHtmlResponse(std::move(*html));
   // The index's form opens /reports/url on this server.
   res.set("Content-Security-Policy", ReportCsp("'self'"));

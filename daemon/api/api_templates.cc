@@ -9,21 +9,21 @@
 
 namespace shingled::daemon {
 
-Response Api::PostTemplate(const std::string& id) {
+StatusOr<Response> Api::PostTemplate(const std::string& id) {
   StatusOr<uint64_t> cluster = ParseId(id, "cluster");
-  if (!cluster.ok()) return Error(cluster.status());
+  if (!cluster.ok()) return cluster.status();
   StatusOr<store::TemplateMark> mark = store_->MarkTemplate(*cluster);
-  if (!mark.ok()) return Error(mark.status());
+  if (!mark.ok()) return mark.status();
   Json j = TemplateMarkJson(*mark);
   j["marked"] = true;
   return JsonResponse(http::status::ok, j);
 }
 
-Response Api::DeleteTemplate(const std::string& id) {
+StatusOr<Response> Api::DeleteTemplate(const std::string& id) {
   StatusOr<uint64_t> cluster = ParseId(id, "cluster");
-  if (!cluster.ok()) return Error(cluster.status());
+  if (!cluster.ok()) return cluster.status();
   StatusOr<std::optional<store::TemplateMark>> removed = store_->UnmarkTemplate(*cluster);
-  if (!removed.ok()) return Error(removed.status());
+  if (!removed.ok()) return removed.status();
   // Idempotent: unmarking what is not marked answers 200 with "removed": false.
   Json j = removed->has_value() ? TemplateMarkJson(**removed) : Json{{"cluster", *cluster}};
   j["marked"] = false;
@@ -31,14 +31,14 @@ Response Api::DeleteTemplate(const std::string& id) {
   return JsonResponse(http::status::ok, j);
 }
 
-Response Api::ListTemplates(const Target& target) {
+StatusOr<Response> Api::ListTemplates(const Target& target) {
   StatusOr<size_t> limit = ParseListLimit(target.params);
-  if (!limit.ok()) return Error(limit.status());
+  if (!limit.ok()) return limit.status();
   StatusOr<uint64_t> after = ParseInteger("after", target.Get("after"), 0, 0, UINT64_MAX);
-  if (!after.ok()) return Error(after.status());
+  if (!after.ok()) return after.status();
   // One more than asked says whether another page follows.
   StatusOr<std::vector<store::TemplateMark>> marks = store_->TemplateMarks(*after, *limit + 1);
-  if (!marks.ok()) return Error(marks.status());
+  if (!marks.ok()) return marks.status();
   const bool more = marks->size() > *limit;
   if (more) marks->pop_back();
   Json list = Json::array();

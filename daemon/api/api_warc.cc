@@ -36,7 +36,9 @@ bool Api::StreamsBody(const Request& header) {
 
 std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
   const Clock::time_point start = Clock::now();
-  auto respond = [this, start, reply](Response res) {
+  const std::string request_id = RequestIdOf(header);
+  auto respond = [this, start, reply, request_id](StatusOr<Response>&& result) {
+    Response res = Answer(std::move(result), request_id);
     metrics_->HttpRequest("pages", res.result_int(),
                           std::chrono::duration<double>(Clock::now() - start).count());
     std::string note = PageVerdictNote(res.body());
@@ -44,7 +46,7 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
   };
   StatusOr<Target> target = ParseTarget(ToStd(header.target()));
   if (!target.ok()) {
-    respond(Error(target.status()));
+    respond(target.status());
     return nullptr;
   }
   if (std::optional<Response> denied = CheckAuth(header, /*is_write=*/true)) {
@@ -53,13 +55,13 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
   }
   // The records carry each page's URL, date and status.
   if (Status s = CheckParams(*target, {"sweep"}); !s.ok()) {
-    respond(Error(s));
+    respond(s);
     return nullptr;
   }
   StatusOr<store::SweepId> sweep =
       ResolveSweep(target->Get("sweep").value_or(options_.default_sweep));
   if (!sweep.ok()) {
-    respond(Error(sweep.status()));
+    respond(sweep.status());
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(uploads_mu_);
@@ -106,12 +108,16 @@ std::shared_ptr<BodySink> Api::HandleStreamed(Request header, ReplyPtr reply) {
         std::to_string(static_cast<uint64_t>(victim.bytes_per_second)) +
         " bytes a second, under limits.warc_slot_min_bytes_per_second (" +
         std::to_string(static_cast<uint64_t>(rules.min_rate)) + "); send the rest again later";
-    spdlog::warn("WARC upload from {} gives its slot to one from {}: {}", victim.client,
-                 reply->client(), why);
+    // Written while serving the newcomer: its request_id; the upload that gives its slot up is
+    // named by its own, so that either client's report finds the line.
+    spdlog::warn(
+        "WARC upload from {} gives its slot to one from {}: {} request_id={} "
+        "reclaimed_request_id={}",
+        victim.client, reply->client(), why, request_id, holders[slot.victim]->request_id());
     holders[slot.victim]->Reclaim(why);
   }
   auto upload = std::make_shared<WarcUpload>(pipeline_, *sweep, options_.warc, reply->client(),
-                                             std::move(respond));
+                                             request_id, std::move(respond));
   uploads_.push_back(upload);
   return upload;
 }

@@ -22,13 +22,15 @@ class PipeSource final : public crawler::ByteSource {
 }  // namespace
 
 WarcUpload::WarcUpload(IngestPipeline* pipeline, store::SweepId sweep,
-                       const WarcUploadOptions& options, std::string client, Done done)
+                       const WarcUploadOptions& options, std::string client, std::string request_id,
+                       Done done)
     : pipeline_(pipeline),
       sweep_(sweep),
       options_(options),
       done_(std::move(done)),
       pipe_(std::make_shared<crawler::BytePipe>(options.pipe_bytes)),
       client_(std::move(client)),
+      request_id_(std::move(request_id)),
       started_(std::chrono::steady_clock::now()),
       thread_([this] { Run(); }) {}
 
@@ -145,6 +147,7 @@ void WarcUpload::Run() {
         }
         continue;
       }
+      (*job)->request_id = request_id_;
       const uint64_t offset = record.member_offset;
       std::string url = (*job)->url;
       submit_status = feeder.Submit(**job, [this, offset, url](const PageOutcome& outcome) {

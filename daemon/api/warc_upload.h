@@ -49,9 +49,9 @@ class WarcUpload final : public BodySink {
   using Done = std::function<void(Response)>;
 
   // Starts the reading thread. `pipeline` must outlive the upload; `client` is the uploader's
-  // address.
+  // address, `request_id` the upload's request's (RequestIdOf).
   WarcUpload(IngestPipeline* pipeline, store::SweepId sweep, const WarcUploadOptions& options,
-             std::string client, Done done);
+             std::string client, std::string request_id, Done done);
   // Abort() and Join().
   ~WarcUpload() override;
   WarcUpload(const WarcUpload&) = delete;
@@ -67,6 +67,8 @@ class WarcUpload final : public BodySink {
   // `why`.
   void Reclaim(std::string why);
   bool reclaimed() const { return reclaimed_; }
+  // The upload's request id, for the log lines about it.
+  const std::string& request_id() const { return request_id_; }
   // How the upload uses its slot, at `now`.
   UploadFlow Flow(std::chrono::steady_clock::time_point now);
   // Waits for the thread, which ends after `done` ran.
@@ -97,6 +99,7 @@ class WarcUpload final : public BodySink {
   // The pace of the client (Flow), protected by flow_mu_: Write runs on the session's strand,
   // the end of a wait for room on the reader's thread.
   const std::string client_;
+  const std::string request_id_;
   const std::chrono::steady_clock::time_point started_;
   std::mutex flow_mu_;
   uint64_t received_ = 0;

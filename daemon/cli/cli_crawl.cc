@@ -83,9 +83,10 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
   // Before any thread: Ctrl-C stops the sweep (left open), commits what was fetched and prints
   // the summary.
   CommandInterrupt interrupt;
+  const bool show_progress = ShowProgress(flags.quiet);
   // The sweep's log lines (start, end, pages the store refused) go to stderr; stdout is the
   // JSON summary. On a terminal the progress line is the news: only warnings are logged.
-  daemon::SetUpLogging(ShowProgress(flags.quiet) ? "warn" : "info");
+  daemon::SetUpLogging(show_progress ? "warn" : "info");
   // The [crawler] table of --config, then the flags given on top.
   StatusOr<config::Config> loaded = LoadConfig(flags.config_file, flags.store_dir);
   if (!loaded.ok()) return Fail("crawl", loaded.status(), kExitUsage);
@@ -118,10 +119,19 @@ int RunCrawl(const CrawlFlags& flags, const CLI::App& cmd) {
                                   *pipeline_options);
   daemon::SweepRunner runner(opened->store.get(), &pipeline, pipeline_options->queue_pages,
                              std::move(*setup), nullptr);
-  interrupt.OnRequest([&runner] { runner.Stop(); });
+  // Says at once, as ingest does, what the command does now: the fetches in flight can take
+  // up to crawler.total_timeout_ms to finish. A second Ctrl-C ends the process
+  // (CommandInterrupt).
+  interrupt.OnRequest([&runner, show_progress] {
+    AnnounceStop("crawl",
+                 "fetching no new pages, finishing the fetches in flight and storing their "
+                 "pages; the sweep is left open",
+                 show_progress);
+    runner.Stop();
+  });
   daemon::SweepReport report;
   {
-    ProgressLine progress(ShowProgress(flags.quiet), [&runner, &flags](double elapsed) {
+    ProgressLine progress(show_progress, [&runner, &flags](double elapsed) {
       const daemon::SweepReport now = runner.Snapshot();
       const crawler::CrawlProgress& p = now.progress;
       // The flag's name until the runner has opened the sweep (the line is drawn at once).

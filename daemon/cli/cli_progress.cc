@@ -32,6 +32,14 @@ std::string OneDecimal(double rate) {
   return GroupDigits(tenths / 10) + "." + std::to_string(tenths % 10);
 }
 
+void AnnounceStop(std::string_view command, std::string_view doing, bool progress_shown) {
+  const std::string line = std::string(progress_shown ? "\r\033[K" : "") + "shingled " +
+                           std::string(command) + ": stopping: " + std::string(doing) +
+                           " (Ctrl-C again to quit at once)\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 ProgressLine::ProgressLine(bool enabled, std::function<std::string(double)> line)
     : line_(std::move(line)) {
   if (enabled) thread_ = std::thread([this] { Run(); });

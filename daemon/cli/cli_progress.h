@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "daemon/process/process.h"
@@ -40,6 +41,14 @@ std::string GroupDigits(uint64_t n);
 // A rate with one decimal, its digits grouped: "1,234.5" for 1234.46; "0.0" for a negative or
 // non-finite one (no time has passed yet).
 std::string OneDecimal(double rate);
+
+// Says on stderr, at once, that `command` heard Ctrl-C and what it does now, since finishing the
+// work in flight can take a while and a person would otherwise see nothing until the summary:
+//   shingled COMMAND: stopping: DOING (Ctrl-C again to quit at once)
+// With `progress_shown` (a ProgressLine is drawn), the progress line is erased first and goes on
+// below. One write, so that the progress line's thread cannot write between its parts. For the
+// `stop` of CommandInterrupt::OnRequest.
+void AnnounceStop(std::string_view command, std::string_view doing, bool progress_shown);
 
 class ProgressLine {
  public:

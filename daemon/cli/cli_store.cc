@@ -309,12 +309,9 @@ int RunIngest(const StoreFlags& flags, const IngestFlags& in) {
   const bool show_progress = ShowProgress(in.quiet);
   interrupt.OnRequest([&announced, show_progress] {
     announced = true;
-    // One call, so that the progress line's thread cannot write between its parts.
-    std::fprintf(stderr,
-                 "%sshingled ingest: stopping: reading no more files, finishing the pages in "
-                 "flight and committing them (Ctrl-C again to quit at once)\n",
-                 show_progress ? "\r\033[K" : "");
-    std::fflush(stderr);
+    AnnounceStop("ingest",
+                 "reading no more files, finishing the pages in flight and committing them",
+                 show_progress);
   });
   std::optional<ProgressLine> progress;
   progress.emplace(show_progress, [&](double elapsed) {

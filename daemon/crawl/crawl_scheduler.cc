@@ -98,9 +98,8 @@ StatusOr<std::string> CrawlScheduler::StopSweep() {
   runner_->StopSweep();
   // running_ is also set while a sweep is being named (requested_ and current_ still
   // empty); the stop then applies to that sweep, whose name is not known yet.
-  const std::string& name = !requested_.empty() ? requested_ : current_;
-  spdlog::info("crawler: sweep {} stopped on request", name.empty() ? "(starting)" : name);
-  return name;
+  // The caller logs the stop: it knows who asked (the API names the request).
+  return !requested_.empty() ? requested_ : current_;
 }
 
 void CrawlScheduler::Loop() {

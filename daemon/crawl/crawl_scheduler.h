@@ -55,9 +55,10 @@ class CrawlScheduler {
 
   // POST /v1/crawl/stop: stops the running sweep (SweepRunner::StopSweep: fetches in flight
   // finish, the pages handed over are committed, the sweep is left open "stopped on request");
-  // returns its name. A sweep requested but not yet started is stopped as it starts. The schedule
-  // goes on: the next scheduled or requested sweep runs. FailedPrecondition when no sweep runs
-  // or is about to; Unavailable once stopping (shutdown stops the sweep anyway).
+  // returns its name ("" for a sweep being named at that instant). A sweep requested but not yet
+  // started is stopped as it starts. The schedule goes on: the next scheduled or requested sweep
+  // runs. FailedPrecondition when no sweep runs or is about to; Unavailable once stopping
+  // (shutdown stops the sweep anyway). Logs nothing: the caller, who knows who asked, does.
   [[nodiscard]] StatusOr<std::string> StopSweep();
 
   // GET /v1/crawl: the schedule, and the running sweep's progress or the last sweep's report.

@@ -535,6 +535,13 @@ class Session : public std::enable_shared_from_this<Session> {
     DoRead();  // the next pipelined request, if any, while this one is answered
   }
 
+  // " request_id=ID" of the request being read, for the session's log lines; empty while its
+  // header is not read (it has no id yet).
+  std::string RequestIdBeingRead() const {
+    if (!parser_ || !parser_->is_header_done()) return {};
+    return " request_id=" + RequestIdOf(parser_->get());
+  }
+
   void OnReadError(beast::error_code ec) {
     reading_ = false;
     closing_ = true;
@@ -545,7 +552,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec == beast::error::timeout) {
       // basic_stream closed the socket: the slow client is cut off.
-      spdlog::debug("session {}: read timeout", id_);
+      spdlog::debug("session {}: read timeout{}", id_, RequestIdBeingRead());
       closed_ = true;
       core_->handler->OnServerResponse(http::status::request_timeout);
       return;
@@ -568,7 +575,7 @@ class Session : public std::enable_shared_from_this<Session> {
                             "malformed HTTP request: " + ec.message()),
               version);
     } else {
-      spdlog::debug("session {}: read: {}", id_, ec.message());
+      spdlog::debug("session {}: read: {}{}", id_, ec.message(), RequestIdBeingRead());
       if (slots_.empty() && !writing_) Close();
     }
   }
@@ -630,13 +637,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnWrite(beast::error_code ec, size_t) {
     writing_ = false;
     if (slots_.front().log_access) LogAccess(slots_.front(), ec);
+    if (ec) {
+      spdlog::debug("session {}: write: {} request_id={}", id_, ec.message(),
+                    slots_.front().request_id);
+    }
     const bool keep_alive = slots_.front().response->keep_alive();
     slots_.pop_front();
     ++first_seq_;
-    if (ec) {
-      spdlog::debug("session {}: write: {}", id_, ec.message());
-      return Close();
-    }
+    if (ec) return Close();
     if (!keep_alive) closing_ = true;
     if (closing_) {
       if (slots_.empty()) {
@@ -749,6 +757,10 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t window_bytes_ = 0;
   uint64_t window_gen_ = 0;  // a timer completion of an older window is ignored
 };
+
+std::string RequestIdOf(const Request& request) {
+  return std::string(ToStd(request[kRequestIdField]));
+}
 
 Reply::Reply(std::shared_ptr<Session> session, uint64_t seq)
     : session_(std::move(session)), seq_(seq) {}

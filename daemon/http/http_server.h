@@ -146,6 +146,11 @@ struct HttpServerOptions {
 // logs it in the access log.
 inline constexpr std::string_view kRequestIdHeader = "X-Request-Id";
 
+// The id the server gave `request` (its X-Request-Id, set before any handler sees it): 1 to 128
+// bytes of [A-Za-z0-9._-], so that a log line may hold it as it is ("request_id=ID"). Empty for a
+// request that did not come through the server.
+std::string RequestIdOf(const Request& request);
+
 class HttpServer {
  public:
   // Resolves `host`, binds and listens. InvalidArgument if the host does not resolve;

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 #include "dedup/charset.h"
 
@@ -50,6 +52,7 @@ struct IngestPipeline::Item {
   Clock::time_point admitted;
   std::string content_kind;
   uint64_t bytes = 0;
+  std::string request_id;  // PageJob::request_id
 };
 
 IngestPipeline::IngestPipeline(store::Store* store,
@@ -135,6 +138,7 @@ void IngestPipeline::Sketch(std::shared_ptr<Group> group, size_t index, uint64_t
   item.admitted = admitted;
   item.bytes = job.body.size();
   item.content_kind = ContentKindName(job);
+  item.request_id = std::move(job.request_id);
   // Only content is sketched: dead pages, redirects and failed fetches are recorded without a
   // document, and revisits point at one already stored.
   const bool content = store::ClassifyHttpStatus(job.http_status) == store::StatusClass::kContent;
@@ -181,6 +185,22 @@ bool IngestPipeline::ReuseStoredSketch(std::string_view body, dedup::Sketch* ske
   if (!info.ok() || info->sketch.identical != identical) return false;
   *sketch = std::move(info->sketch);
   return true;
+}
+
+std::string IngestPipeline::RequestIdsOf(const std::vector<Item>& batch) {
+  // A commit may hold the pages of many requests: the first few ids, in the batch's order, are
+  // enough to find the line from a client's report, and keep it short.
+  constexpr size_t kMaxNamed = 8;
+  std::set<std::string_view> seen;
+  std::string named;
+  for (const Item& item : batch) {
+    if (item.request_id.empty() || !seen.insert(item.request_id).second) continue;
+    if (seen.size() > kMaxNamed) continue;
+    named += (named.empty() ? " request_ids=" : ",") + item.request_id;
+  }
+  if (seen.size() > kMaxNamed)
+    named += " (and " + std::to_string(seen.size() - kMaxNamed) + " more)";
+  return named;
 }
 
 std::vector<IngestPipeline::Item> IngestPipeline::MoveReadyLocked() {
@@ -257,8 +277,8 @@ void IngestPipeline::WriterLoop() {
     const Clock::time_point start = Clock::now();
     StatusOr<std::vector<store::PageResult>> results = store_->Apply(inputs);
     if (!results.ok()) {
-      spdlog::error("store commit of {} pages failed: {}", batch.size(),
-                    results.status().ToString());
+      spdlog::error("store commit of {} pages failed: {}{}", batch.size(),
+                    results.status().ToString(), RequestIdsOf(batch));
       sizer_.Failed();
       const std::string_view space = store::OutOfSpaceReason(results.status());
       if (metrics_ != nullptr) {

@@ -59,6 +59,9 @@ struct PageJob {
   // version points at the last document of `revisit_of` (empty: `url` itself).
   bool revisit = false;
   std::string revisit_of;
+  // The id of the HTTP request that brought the page (daemon/http RequestIdOf), for the log
+  // line of a commit that fails; empty for the crawler's and the command line's pages.
+  std::string request_id;
 };
 
 // The outcome of one page: a PageResult, or why it was not stored.
@@ -136,6 +139,9 @@ class IngestPipeline {
   bool ReuseStoredSketch(std::string_view body, dedup::Sketch* sketch) const;
   void WriterLoop();
   void Finish(Item& item, PageOutcome outcome);
+  // " request_ids=A,B" of the requests whose pages `batch` holds (the first few, distinct), for
+  // the log line of a failed commit; "" when none came from a request.
+  static std::string RequestIdsOf(const std::vector<Item>& batch);
   // Moves sketched items that are next in admission order to the writer queue; returns the
   // cancelled ones, for the caller to finish outside the lock. REQUIRES: mu_ held.
   std::vector<Item> MoveReadyLocked();

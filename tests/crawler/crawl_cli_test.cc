@@ -2,6 +2,7 @@
 // in between (a page edited, a page moved with a redirect, a page removed, a page added) leave
 // versions, dead URLs and lost-and-found answers that tell that story.
 #include <gtest/gtest.h>
+#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -368,6 +369,78 @@ TEST(CrawlCliTest, CtrlCLeavesTheSweepOpenAndPrintsTheSummary) {
   const json list = json::parse(sweeps.out);
   EXPECT_EQ(list["sweeps"][0]["open"], true) << sweeps.out;
   EXPECT_EQ(list["sweeps"][0]["pages"], summary["stored"]) << sweeps.out << summary.dump();
+  EXPECT_EQ(RunShingled("check --store '" + store + "'").exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// The bug: after Ctrl-C `crawl` said nothing until its summary, while the fetches in flight
+// finished (up to crawler.total_timeout_ms each). It says so at once, once, as `ingest` does
+// (tests/daemon/cli_progress_test.cc); on a terminal the progress line is erased first. stderr
+// is a pseudo-terminal here: the first progress line tells the test that the stop is listened
+// for (one fetch of the host every 0.5 s: the 20 pages would take 10 s).
+TEST(CrawlCliTest, CtrlCSaysOnceThatItFinishesTheFetchesInFlight) {
+  const std::filesystem::path dir = FreshDir("crawl_cli_announce");
+  Site site;
+  testing::TestServer server;
+  std::vector<std::string> paths = {"/", "/robots.txt"};
+  std::string links;
+  for (int i = 0; i < 20; ++i) {
+    paths.push_back("/p" + std::to_string(i) + ".html");
+    links += "<a href='p" + std::to_string(i) + ".html'>p</a>";
+  }
+  for (const std::string& path : paths) site.Serve(&server, {path.c_str()});
+  ASSERT_TRUE(server.Start());
+  site.Set("/", 200, links);
+  for (int i = 0; i < 20; ++i) site.Set(paths[i + 2], 200, Article("page " + std::to_string(i)));
+
+  const std::string out_file = (dir / "out.json").string();
+  const std::string store = (dir / "store").string();
+  const std::string seed = server.Url("/");
+  int terminal = -1;
+  int child_side = -1;
+  ASSERT_EQ(openpty(&terminal, &child_side, nullptr, nullptr, nullptr), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(terminal);
+    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
+    if (dup2(child_side, STDERR_FILENO) < 0) _exit(97);
+    close(child_side);
+    execl(SHINGLED_BINARY, SHINGLED_BINARY, "crawl", "--store", store.c_str(), "--seed",
+          seed.c_str(), "--allow-private-addresses", "--delay", "0.5", "--sweep", "one", "--json",
+          static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  close(child_side);
+  std::string shown;
+  // Reads what the terminal shows; false at its end (EIO once the process has exited).
+  auto read_some = [&] {
+    char buf[4096];
+    const ssize_t n = read(terminal, buf, sizeof(buf));
+    if (n > 0) shown.append(buf, static_cast<size_t>(n));
+    return n > 0;
+  };
+  while (shown.find("crawl one: ") == std::string::npos && read_some()) {
+  }
+  ASSERT_NE(shown.find("crawl one: "), std::string::npos) << shown;
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  while (read_some()) {
+  }
+  close(terminal);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream in(out_file);
+  const json summary = json::parse(in, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << shown;
+  EXPECT_EQ(summary["closed"], false) << summary.dump();
+  const std::string message =
+      "\r\033[Kshingled crawl: stopping: fetching no new pages, finishing the fetches in flight "
+      "and storing their pages; the sweep is left open (Ctrl-C again to quit at once)";
+  const size_t at = shown.find(message);
+  ASSERT_NE(at, std::string::npos) << shown;
+  EXPECT_EQ(shown.find("stopping:", at + message.size()), std::string::npos) << shown;
   EXPECT_EQ(RunShingled("check --store '" + store + "'").exit_code, 0);
   std::filesystem::remove_all(dir);
 }

@@ -473,11 +473,15 @@ TEST(CrawlServeTest, StopEndsTheRunningSweepAndTheNextOneRuns) {
   ASSERT_GE(progress["sweep"]["stored"].get<int>(), 2) << progress.dump();
   {
     HttpClient client(port);
-    HttpResponse stop = client.Request("POST", "/v1/crawl/stop");
+    HttpResponse stop =
+        client.Request("POST", "/v1/crawl/stop", "", "", "X-Request-Id: stop-1\r\n");
     ASSERT_EQ(stop.status, 202) << stop.body;
     const json answer = json::parse(stop.body, nullptr, false);
     EXPECT_EQ(answer["sweep"], name) << stop.body;
   }
+  // The log says who stopped it: the request, by its id.
+  EXPECT_TRUE(daemon.WaitForLog("crawler: sweep " + name + " stopped on request request_id=stop-1"))
+      << daemon.log();
   const json stopped = WaitForSweep(port, name);
   EXPECT_EQ(stopped["closed"], false) << stopped.dump();
   EXPECT_EQ(stopped["left_open_because"], "stopped on request") << stopped.dump();

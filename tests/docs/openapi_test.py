@@ -18,7 +18,10 @@
      which every answer's status must be described for its operation, its Content-Type among the
      described ones, and a JSON body valid against the described schema (answer objects say
      `additionalProperties: false`, so a field the daemon writes and the description lacks
-     fails). Every operation must get at least one success (2xx or 3xx).
+     fails). Every operation must get at least one success (2xx or 3xx);
+   - then answers that need limits of their own, each on a daemon of its own started for it, and
+     provoked by ordering, never by a race (`limits`): 408 for a WARC body too slow, 507 and a
+     /readyz of 503 once a small map is full, 503 for a WARC upload that finds no slot.
 
 Usage: openapi_test.py SHINGLED_BINARY SOURCE_DIR [NODE_MODULES]
 With NODE_MODULES holding @seriousme/openapi-schema-validator (scripts/install-npm-package.sh)
@@ -31,9 +34,11 @@ import gzip
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -209,21 +214,27 @@ def check_coverage(doc, source_dir):
 # 3. The daemon.
 
 
+def main_config(tmp, token, site_port):
+    """The walk's daemon: a token for writes, small batches, and the crawler."""
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write(token + "\n")
+    os.chmod(token_file, 0o600)
+    return ('[auth]\ntoken_file = "%s"\nprotect_writes = true\nprotect_reads = false\n'
+            '[limits]\nmax_batch_pages = 5\n[logging]\naccess_log = false\n'
+            # The crawler on the loopback site alone, started by POST /v1/crawl only.
+            '[crawler]\nenabled = true\nseeds = ["http://127.0.0.1:%d/p0"]\nevery = "off"\n'
+            'allow_private_addresses = true\nobey_robots = false\nper_host_delay_ms = 0\n'
+            'max_pages = 20\n' % (token_file, site_port))
+
+
 class Daemon:
-    def __init__(self, binary, tmp, token, site_port):
+    def __init__(self, binary, tmp, config_text):
+        os.makedirs(tmp, exist_ok=True)
         self.store = os.path.join(tmp, "store")
-        token_file = os.path.join(tmp, "token")
-        with open(token_file, "w") as f:
-            f.write(token + "\n")
-        os.chmod(token_file, 0o600)
         self.config = config = os.path.join(tmp, "shingled.toml")
         with open(config, "w") as f:
-            f.write('[auth]\ntoken_file = "%s"\nprotect_writes = true\nprotect_reads = false\n'
-                    '[limits]\nmax_batch_pages = 5\n[logging]\naccess_log = false\n'
-                    # The crawler on the loopback site alone, started by POST /v1/crawl only.
-                    '[crawler]\nenabled = true\nseeds = ["http://127.0.0.1:%d/p0"]\nevery = "off"\n'
-                    'allow_private_addresses = true\nobey_robots = false\nper_host_delay_ms = 0\n'
-                    'max_pages = 20\n' % (token_file, site_port))
+            f.write(config_text)
         self.log_path = os.path.join(tmp, "shingled.log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
@@ -295,6 +306,10 @@ class Checker:
     def call(self, method, target, body=None, headers=None, expect=None, auth=True):
         """Sends a request, checks the answer against the description; returns (status, json)."""
         status, res_headers, data = self.request(method, target, body, headers, auth)
+        return self.check(method, target, status, res_headers, data, expect)
+
+    def check(self, method, target, status, res_headers, data, expect=None):
+        """Checks an answer against the description; returns (status, json)."""
         if os.environ.get("OPENAPI_TEST_VERBOSE"):
             print("%s %s -> %d %s" % (method, target, status, data[:2000]), flush=True)
         where = "%s %s -> %d" % (method, target[:120], status)
@@ -697,6 +712,95 @@ def crawl(c, site):
         fail("the crawler sweep did not stop")
 
 
+def raw_request(port, head, body_part):
+    """Sends a request's header and the first `body_part` of its body, sends nothing more, and
+    reads the answer; returns (status, headers, body)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+    try:
+        sock.sendall(head + body_part)
+        res = http.client.HTTPResponse(sock)
+        res.begin()
+        data = res.read()
+        return res.status, {k.lower(): v for k, v in res.getheaders()}, data
+    finally:
+        sock.close()
+
+
+def filler_page(i):
+    """A page of its own (few shingles shared with the others), so that each one takes room."""
+    rnd = random.Random(i)
+    return ("<html><body><p>%s</p></body></html>" %
+            " ".join("w%d" % rnd.randrange(20000) for _ in range(400))).encode()
+
+
+def limits(c, binary, tmp):
+    """Answers that need limits of their own, each on a daemon of its own, provoked by ordering
+    and configuration, never by a race: the client does its part and waits for what must follow.
+
+    Left out, as no fault can be injected into a real daemon deterministically: 503 for a full
+    task pool or read queue (a worker would have to be held), for a read past
+    server.read_budget_ms (a store that small may be read within any budget) and for a store that
+    refuses writes after a failed commit; 504 (DeadlineExceeded comes from a Redis Cluster that
+    does not answer in time, not from LMDB); 507 for the writes other than pages (a sweep opened
+    or closed, a template mark: small enough to fit in pages the full map frees)."""
+    main = c.daemon
+    html = {"Content-Type": "text/html"}
+    warc_head = (b"POST /v1/pages?sweep=s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 b"Content-Type: application/warc\r\nContent-Length: 1000\r\n\r\n")
+    try:
+        # 408: a WARC body slower than server.min_body_bytes_per_window (1 MiB) in a window of
+        # server.body_rate_window_ms (100): 9 of its 1,000 bytes are sent, then nothing.
+        # 507, and /readyz 503: a map of 2 MiB (store.max_map_size) filled with pages.
+        c.daemon = Daemon(binary, os.path.join(tmp, "full"),
+                          "[store]\ninitial_map_size = 1048576\nmax_map_size = 2097152\n"
+                          "[server]\nbody_rate_window_ms = 100\n"
+                          "min_body_bytes_per_window = 1048576\n[logging]\naccess_log = false\n")
+        c.call("POST", "/v1/sweeps", json.dumps({"name": "s", "start": "2024-05-01"}), expect=200)
+        status, headers, data = raw_request(c.daemon.port, warc_head, b"WARC/1.1\r")
+        c.check("POST", "/v1/pages?sweep=s", status, headers, data, expect=408)
+        c.call("GET", "/readyz", expect=200)
+        for i in range(5000):  # about 300 pages fill the map
+            target = "/v1/pages?sweep=s&url=https://example.com/fill%d" % i
+            status, headers, data = c.request("POST", target, filler_page(i), html)
+            if status != 200:
+                c.check("POST", target, status, headers, data, expect=507)
+                break
+        else:
+            fail("5,000 pages did not fill a map of 2 MiB")
+        c.call("GET", "/readyz", expect=503)
+        c.call("HEAD", "/readyz", expect=503)
+        c.daemon.stop()
+
+        # 503 for a WARC upload that finds no slot: limits.max_warc_uploads = 1 is held by an
+        # upload that has sent a part of its body and waits, whose slot is never taken back
+        # (limits.warc_slot_min_bytes_per_second = 0) and which no timeout ends meanwhile (an hour).
+        c.daemon = Daemon(binary, os.path.join(tmp, "slots"),
+                          "[limits]\nmax_warc_uploads = 1\nwarc_slot_min_bytes_per_second = 0\n"
+                          "[server]\nread_timeout_ms = 3600000\nbody_rate_window_ms = 3600000\n"
+                          "min_body_bytes_per_window = 1\n[logging]\naccess_log = false\n")
+        c.call("POST", "/v1/sweeps", json.dumps({"name": "s", "start": "2024-05-01"}), expect=200)
+        holder = socket.create_connection(("127.0.0.1", c.daemon.port), timeout=120)
+        try:
+            holder.sendall(warc_head + b"WARC/1.1\r")
+            # Whichever the daemon reads first: an upload before the holder's is answered (422,
+            # no record) and frees the slot; once the holder has it, every upload gets 503.
+            for _ in range(1000):
+                status, _ = c.call("POST", "/v1/pages?sweep=s", b"WARC/1.1\r\n",
+                                   {"Content-Type": "application/warc"})
+                if status == 503:
+                    break
+                time.sleep(0.01)  # poll interval
+            else:
+                fail("the held WARC upload slot never refused another upload")
+        finally:
+            holder.close()
+        c.daemon.stop()
+    finally:
+        if c.daemon is not main:
+            c.daemon.stop()
+        c.daemon = main
+
+
 class Site:
     """A loopback site of linked pages for the crawler; /p0 waits for `gate`."""
 
@@ -755,7 +859,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="openapi_test.")
     token = "openapi-test-token"
     site = Site()
-    daemon = Daemon(binary, tmp, token, site.port)
+    daemon = Daemon(binary, tmp, main_config(tmp, token, site.port))
     c = Checker(doc, daemon, token)
     try:
         for template, item in sorted(doc["paths"].items()):
@@ -772,6 +876,7 @@ def main():
         walk(c, source_dir)
         crawl(c, site)
         protect_reads(c)
+        limits(c, binary, tmp)
     finally:
         daemon.stop()
         site.stop()
