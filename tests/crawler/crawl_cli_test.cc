@@ -2,7 +2,6 @@
 // in between (a page edited, a page moved with a redirect, a page removed, a page added) leave
 // versions, dead URLs and lost-and-found answers that tell that story.
 #include <gtest/gtest.h>
-#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +30,8 @@ using testing::Article;
 using testing::Site;
 
 using Result = testing::CliResult;
+using testing::InterruptedRun;
+using testing::InterruptOnATerminal;
 using testing::RunShingled;
 
 // A directory of its own under the test temp dir: tests run in parallel processes, and other
@@ -396,41 +397,12 @@ TEST(CrawlCliTest, CtrlCSaysOnceThatItFinishesTheFetchesInFlight) {
   const std::string out_file = (dir / "out.json").string();
   const std::string store = (dir / "store").string();
   const std::string seed = server.Url("/");
-  int terminal = -1;
-  int child_side = -1;
-  ASSERT_EQ(openpty(&terminal, &child_side, nullptr, nullptr, nullptr), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(terminal);
-    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
-    if (dup2(child_side, STDERR_FILENO) < 0) _exit(97);
-    close(child_side);
-    execl(SHINGLED_BINARY, SHINGLED_BINARY, "crawl", "--store", store.c_str(), "--seed",
-          seed.c_str(), "--allow-private-addresses", "--delay", "0.5", "--sweep", "one", "--json",
-          static_cast<char*>(nullptr));
-    _exit(98);
-  }
-  close(child_side);
-  std::string shown;
-  // Reads what the terminal shows; false at its end (EIO once the process has exited).
-  auto read_some = [&] {
-    char buf[4096];
-    const ssize_t n = read(terminal, buf, sizeof(buf));
-    if (n > 0) shown.append(buf, static_cast<size_t>(n));
-    return n > 0;
-  };
-  while (shown.find("crawl one: ") == std::string::npos && read_some()) {
-  }
-  ASSERT_NE(shown.find("crawl one: "), std::string::npos) << shown;
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  while (read_some()) {
-  }
-  close(terminal);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const InterruptedRun run = InterruptOnATerminal(
+      {"crawl", "--store", store, "--seed", seed, "--allow-private-addresses", "--delay", "0.5",
+       "--sweep", "one", "--json"},
+      out_file, "crawl one: ");
+  const std::string& shown = run.shown;
+  EXPECT_EQ(run.exit_code, 130);
   std::ifstream in(out_file);
   const json summary = json::parse(in, nullptr, false);
   ASSERT_TRUE(summary.is_object()) << shown;

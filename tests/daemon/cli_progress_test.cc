@@ -3,7 +3,6 @@
 // what was accepted, prints the summary and exits non-zero; the ingest summary counts the URLs
 // the sweep recorded.
 #include <gtest/gtest.h>
-#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/run_shingled.h"
 
 namespace shingled::testing {
 namespace {
@@ -144,40 +144,11 @@ TEST(CliProgressTest, CtrlCSaysOnceThatItFinishesThePagesInFlight) {
   WritePages(dir, "site", 4000);
   const std::string store = dir.path() + "/store";
   const std::string out_file = dir.path() + "/out.json";
-  int terminal = -1;
-  int child_side = -1;
-  ASSERT_EQ(openpty(&terminal, &child_side, nullptr, nullptr, nullptr), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(terminal);
-    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
-    if (dup2(child_side, STDERR_FILENO) < 0) _exit(97);
-    close(child_side);
-    execl(SHINGLED_BINARY, SHINGLED_BINARY, "ingest", (dir.path() + "/site").c_str(), "--store",
-          store.c_str(), "--sweep", "s", "--json", static_cast<char*>(nullptr));
-    _exit(98);
-  }
-  close(child_side);
-  std::string shown;
-  // Reads what the terminal shows; false at its end (EIO once the process has exited).
-  auto read_some = [&] {
-    char buf[4096];
-    const ssize_t n = read(terminal, buf, sizeof(buf));
-    if (n > 0) shown.append(buf, static_cast<size_t>(n));
-    return n > 0;
-  };
-  while (shown.find("ingest s: ") == std::string::npos && read_some()) {
-  }
-  ASSERT_NE(shown.find("ingest s: "), std::string::npos) << shown;
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  while (read_some()) {
-  }
-  close(terminal);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const InterruptedRun run = InterruptOnATerminal(
+      {"ingest", dir.path() + "/site", "--store", store, "--sweep", "s", "--json"}, out_file,
+      "ingest s: ");
+  const std::string& shown = run.shown;
+  EXPECT_EQ(run.exit_code, 130);
   const json j = json::parse(ReadWholeFile(out_file), nullptr, false);
   ASSERT_TRUE(j.is_object()) << ReadWholeFile(out_file);
   EXPECT_EQ(j["interrupted"], true);

@@ -5,14 +5,17 @@
 #define SHINGLED_TESTS_DAEMON_RUN_SHINGLED_H_
 
 #include <gtest/gtest.h>
+#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #ifndef SHINGLED_BINARY
 #error "the test target must define SHINGLED_BINARY"
@@ -50,6 +53,60 @@ inline CliResult RunShingled(const std::string& args, std::string* err = nullptr
     std::remove(err_path.c_str());
   }
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+struct InterruptedRun {
+  int exit_code;      // -1 when the process did not exit normally
+  std::string shown;  // what its terminal showed (stderr)
+};
+
+// Runs the binary with `args`, its stdout into the file `out_file` and its stderr on a
+// pseudo-terminal (so that it shows progress as on a terminal); once the terminal shows `cue`,
+// sends it SIGINT (Ctrl-C), then reads the terminal to its end and waits for the exit.
+inline InterruptedRun InterruptOnATerminal(const std::vector<std::string>& args,
+                                           const std::string& out_file, const std::string& cue) {
+  InterruptedRun run{-1, ""};
+  int terminal = -1;
+  int child_side = -1;
+  EXPECT_EQ(openpty(&terminal, &child_side, nullptr, nullptr, nullptr), 0);
+  if (terminal < 0) return run;
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(SHINGLED_BINARY));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  EXPECT_GE(pid, 0);
+  if (pid == 0) {
+    close(terminal);
+    if (freopen(out_file.c_str(), "w", stdout) == nullptr) _exit(99);
+    if (dup2(child_side, STDERR_FILENO) < 0) _exit(97);
+    close(child_side);
+    execv(SHINGLED_BINARY, argv.data());
+    _exit(98);
+  }
+  close(child_side);
+  if (pid < 0) {
+    close(terminal);
+    return run;
+  }
+  // Reads what the terminal shows; false at its end (EIO once the process has exited).
+  auto read_some = [&] {
+    char buf[4096];
+    const ssize_t n = read(terminal, buf, sizeof(buf));
+    if (n > 0) run.shown.append(buf, static_cast<size_t>(n));
+    return n > 0;
+  };
+  while (run.shown.find(cue) == std::string::npos && read_some()) {
+  }
+  EXPECT_NE(run.shown.find(cue), std::string::npos) << run.shown;
+  EXPECT_EQ(kill(pid, SIGINT), 0);
+  while (read_some()) {
+  }
+  close(terminal);
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  return run;
 }
 
 }  // namespace shingled::testing
