@@ -114,7 +114,7 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   std::vector<PageJob> jobs;
   jobs.push_back(std::move(job));
   Status submitted = pipeline_->Submit(
-      std::move(jobs), [this, respond, page_url](std::vector<PageOutcome> outcomes) {
+      std::move(jobs), [respond, page_url](std::vector<PageOutcome> outcomes) {
         const PageOutcome& o = outcomes.front();
         if (!o.status.ok()) return respond(o.status);
         respond(JsonResponse(http::status::ok, PageResultJson(page_url, o.result)));
