@@ -70,7 +70,14 @@ TEST(CrashTest, EveryAcknowledgedPageSurvivesSigkill) {
   std::mt19937 rng(20240607);
   std::set<std::pair<std::string, DocId>> acknowledged;
   int killed_while_running = 0;
-  for (int round = 0; round < kRestarts; ++round) {
+  // kRestarts rounds, and more while fewer than kMinAcknowledged pages were acknowledged (a
+  // loaded machine, the sanitizers): the kills must have cut a store that holds some pages.
+  constexpr size_t kMinAcknowledged = 100;
+  int rounds = 0;
+  for (int round = 0;
+       round < kRestarts || (acknowledged.size() <= kMinAcknowledged && round < 4 * kRestarts);
+       ++round) {
+    ++rounds;
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
     pid_t pid = fork();
@@ -122,8 +129,8 @@ TEST(CrashTest, EveryAcknowledgedPageSurvivesSigkill) {
     for (const std::string& p : *problems) ADD_FAILURE() << "round " << round << ": " << p;
     ASSERT_TRUE(problems->empty());
   }
-  EXPECT_EQ(killed_while_running, kRestarts);
-  EXPECT_GT(acknowledged.size(), 100u);
+  EXPECT_EQ(killed_while_running, rounds);
+  EXPECT_GT(acknowledged.size(), kMinAcknowledged);
   std::printf("%zu acknowledged pages survived %d SIGKILLs\n", acknowledged.size(), killed_while_running);
 }
 
