@@ -113,8 +113,8 @@ void Api::PostPages(const Request& req, const Target& target, Respond respond) {
   const std::string page_url = job.url;
   std::vector<PageJob> jobs;
   jobs.push_back(std::move(job));
-  Status submitted = pipeline_->Submit(
-      std::move(jobs), [respond, page_url](std::vector<PageOutcome> outcomes) {
+  Status submitted =
+      pipeline_->Submit(std::move(jobs), [respond, page_url](std::vector<PageOutcome> outcomes) {
         const PageOutcome& o = outcomes.front();
         if (!o.status.ok()) return respond(o.status);
         respond(JsonResponse(http::status::ok, PageResultJson(page_url, o.result)));

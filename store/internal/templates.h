@@ -132,9 +132,9 @@ class TemplateJudge {
   const StoreOptions& options_;
   const BatchChunkDocs* batch_;
   struct CachedChunk {
-    ChunkState stored;        // as stored (not batch_'s)
-    ChunkState merged;        // with batch_'s postings, when it has some
-    size_t merged_from = 0;   // how many postings of batch_ `merged` holds
+    ChunkState stored;       // as stored (not batch_'s)
+    ChunkState merged;       // with batch_'s postings, when it has some
+    size_t merged_from = 0;  // how many postings of batch_ `merged` holds
   };
   std::unordered_map<uint64_t, CachedChunk> chunks_;
   std::unordered_map<DocId, std::string> hosts_;

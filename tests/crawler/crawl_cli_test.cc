@@ -397,10 +397,10 @@ TEST(CrawlCliTest, CtrlCSaysOnceThatItFinishesTheFetchesInFlight) {
   const std::string out_file = (dir / "out.json").string();
   const std::string store = (dir / "store").string();
   const std::string seed = server.Url("/");
-  const InterruptedRun run = InterruptOnATerminal(
-      {"crawl", "--store", store, "--seed", seed, "--allow-private-addresses", "--delay", "0.5",
-       "--sweep", "one", "--json"},
-      out_file, "crawl one: ");
+  const InterruptedRun run =
+      InterruptOnATerminal({"crawl", "--store", store, "--seed", seed, "--allow-private-addresses",
+                            "--delay", "0.5", "--sweep", "one", "--json"},
+                           out_file, "crawl one: ");
   const std::string& shown = run.shown;
   EXPECT_EQ(run.exit_code, 130);
   std::ifstream in(out_file);
