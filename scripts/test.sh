@@ -48,7 +48,8 @@ if [[ "${1:-}" != "--quick" ]]; then
     -DSHINGLED_SANITIZE=ON -DSHINGLED_BUILD_BENCHMARKS=OFF "${werror[@]}" \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG"
   phase "tests under sanitizers"
-  # One test more than cores: under the sanitizers the tests spend more of their time on the CPU.
+  # One test a core: at -j3 the three racing daemons of BackendConcurrencyTest met an equivalent
+  # whose record was not there yet, which the test does not retry.
   # The statistical tests of the sketches (thousands of sketches of random pages, ~60 s of CPU
   # under the sanitizers) run in the normal build only: their code paths are those of the
   # other sketch tests, which run here.
@@ -60,6 +61,6 @@ if [[ "${1:-}" != "--quick" ]]; then
   # sanitizers the conformance suite (store_tests.RedisCluster) runs the same engine code.
   differential='redis_backend(_listings|_reports|_chunks|_walks)?_test\.[A-Za-z]+\.[A-Za-z]+(AsLmdb|GivesLmdbs[A-Za-z]+)$'
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$(($(nproc) + 1))" -E "$statistical|$differential"
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E "$statistical|$differential"
 fi
 phase "done"
