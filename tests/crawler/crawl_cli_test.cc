@@ -323,22 +323,28 @@ TEST(CrawlCliTest, StoresWithTheConfiguredCanonicalizer) {
   std::filesystem::remove_all(dir);
 }
 
-// Ctrl-C during a crawl: the fetches in flight finish and are stored, the sweep is left open
-// (nothing it did not reach is recorded gone), the summary is printed, and the exit code is 130.
-TEST(CrawlCliTest, CtrlCLeavesTheSweepOpenAndPrintsTheSummary) {
-  const std::filesystem::path dir = FreshDir("crawl_cli_interrupt");
-  Site site;
-  testing::TestServer server;
+// A site of 20 articles linked from its root, served by `server` (started here), for the Ctrl-C
+// tests: one fetch of the host every 0.5 s takes 10 s over them.
+void ServeTwentyLinkedArticles(Site* site, testing::TestServer* server) {
   std::vector<std::string> paths = {"/", "/robots.txt"};
   std::string links;
   for (int i = 0; i < 20; ++i) {
     paths.push_back("/p" + std::to_string(i) + ".html");
     links += "<a href='p" + std::to_string(i) + ".html'>p</a>";
   }
-  for (const std::string& path : paths) site.Serve(&server, {path.c_str()});
-  ASSERT_TRUE(server.Start());
-  site.Set("/", 200, links);
-  for (int i = 0; i < 20; ++i) site.Set(paths[i + 2], 200, Article("page " + std::to_string(i)));
+  for (const std::string& path : paths) site->Serve(server, {path.c_str()});
+  ASSERT_TRUE(server->Start());
+  site->Set("/", 200, links);
+  for (int i = 0; i < 20; ++i) site->Set(paths[i + 2], 200, Article("page " + std::to_string(i)));
+}
+
+// Ctrl-C during a crawl: the fetches in flight finish and are stored, the sweep is left open
+// (nothing it did not reach is recorded gone), the summary is printed, and the exit code is 130.
+TEST(CrawlCliTest, CtrlCLeavesTheSweepOpenAndPrintsTheSummary) {
+  const std::filesystem::path dir = FreshDir("crawl_cli_interrupt");
+  Site site;
+  testing::TestServer server;
+  ASSERT_NO_FATAL_FAILURE(ServeTwentyLinkedArticles(&site, &server));
 
   const std::string out_file = (dir / "out.json").string();
   const std::string store = (dir / "store").string();
@@ -383,16 +389,7 @@ TEST(CrawlCliTest, CtrlCSaysOnceThatItFinishesTheFetchesInFlight) {
   const std::filesystem::path dir = FreshDir("crawl_cli_announce");
   Site site;
   testing::TestServer server;
-  std::vector<std::string> paths = {"/", "/robots.txt"};
-  std::string links;
-  for (int i = 0; i < 20; ++i) {
-    paths.push_back("/p" + std::to_string(i) + ".html");
-    links += "<a href='p" + std::to_string(i) + ".html'>p</a>";
-  }
-  for (const std::string& path : paths) site.Serve(&server, {path.c_str()});
-  ASSERT_TRUE(server.Start());
-  site.Set("/", 200, links);
-  for (int i = 0; i < 20; ++i) site.Set(paths[i + 2], 200, Article("page " + std::to_string(i)));
+  ASSERT_NO_FATAL_FAILURE(ServeTwentyLinkedArticles(&site, &server));
 
   const std::string out_file = (dir / "out.json").string();
   const std::string store = (dir / "store").string();
