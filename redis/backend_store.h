@@ -140,6 +140,7 @@ class RedisClusterStore final : public store::Store {
   StatusOr<store::ForgetResult> Forget(const store::ForgetOptions& options) override;
   StatusOr<std::vector<store::ForgetRecord>> ForgetRecords(uint64_t after,
                                                            size_t limit) const override;
+  StatusOr<store::RetentionStep> ApplyRetention(const store::RetentionOptions& options) override;
   StatusOr<std::vector<store::SweepInfo>> Sweeps() const override;
   StatusOr<store::SweepInfo> FindSweep(std::string_view name) const override;
   StatusOr<store::DocumentInfo> Document(store::DocId doc) const override;

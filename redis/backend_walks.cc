@@ -456,7 +456,8 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
 namespace {
 Status ForgetRefused() {
   return FailedPreconditionError(
-      "forgetting is not available on the redis-cluster backend (only on the embedded LMDB "
+      "forgetting (takedowns and retention) is not available on the redis-cluster backend (only on "
+      "the embedded LMDB "
       "store)");
 }
 }  // namespace
@@ -467,6 +468,10 @@ StatusOr<store::ForgetResult> RedisClusterStore::Forget(const store::ForgetOptio
 
 StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint64_t,
                                                                             size_t) const {
+  return ForgetRefused();
+}
+
+StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(const store::RetentionOptions&) {
   return ForgetRefused();
 }
 

@@ -137,19 +137,43 @@ class Components {
   std::vector<size_t> parent_;
 };
 
-// One takedown in the write transaction `ops`.
+// Forgetting in the write transaction `ops`: a takedown's step (Takedown) or a retention step
+// (Retain) removes URLs and versions, then Settle removes the documents no URL shows any more,
+// recomputes their clusters and writes the counts. `*result` receives the counts.
 class Forgetter {
  public:
-  Forgetter(TxnOps& ops, StoreImpl& store, const ForgetOptions& options,
-            std::vector<std::string> prefixes)
-      : ops_(ops), d_(ops.dbis()), store_(store), o_(options), prefixes_(std::move(prefixes)) {}
+  Forgetter(TxnOps& ops, StoreImpl& store, ForgetResult* result)
+      : ops_(ops), d_(ops.dbis()), store_(store), result_(result) {}
 
-  Status Run(ForgetResult* result) {
-    result_ = result;
-    SHINGLED_RETURN_IF_ERROR(CollectUrls());
-    if (urls_.empty()) return OkStatus();
+  Status Takedown(const ForgetOptions& o, const std::vector<std::string>& prefixes) {
+    SHINGLED_RETURN_IF_ERROR(CollectUrls(o, prefixes));
+    for (const auto& [id, name] : urls_)
+      SHINGLED_RETURN_IF_ERROR(RemoveUrl(id, name, o.list_limit));
+    return Settle();
+  }
+
+  // The URLs after the retention cursor, at most o.max_urls of them: each URL's versions are
+  // read, and the URL or some of its versions go by the rules.
+  Status Retain(const RetentionOptions& o, RetentionStep* step) {
+    std::string_view v;
+    UrlId cursor = 0;
+    Status s = ops_.Get(d_.meta, kRetentionCursorKey, &v, "meta retention.cursor");
+    if (s.ok() && v.size() == 8) cursor = GetLE64(v.data());
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+    std::vector<UrlVersions> urls;
+    SHINGLED_RETURN_IF_ERROR(ReadUrlVersions(cursor, o.max_urls, &urls, &step->pass_done));
+    for (UrlVersions& u : urls) SHINGLED_RETURN_IF_ERROR(RetainUrl(o, u));
+    step->urls_examined = urls.size();
+    const UrlId next = step->pass_done || urls.empty() ? 0 : urls.back().url;
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.meta, kRetentionCursorKey, Le64(next), 0, "meta"));
+    return Settle();
+  }
+
+  // Removes the documents that no URL shows any more (and their group's), recomputes the
+  // clusters they leave, and writes the counts.
+  Status Settle() {
+    if (result_->urls == 0 && result_->versions == 0) return OkStatus();
     SHINGLED_RETURN_IF_ERROR(RememberLastIds());
-    for (const auto& [id, name] : urls_) SHINGLED_RETURN_IF_ERROR(RemoveUrl(id, name));
     SHINGLED_RETURN_IF_ERROR(FindRemovedDocuments());
     std::set<ClusterId> roots;
     for (DocId doc : removed_) {
@@ -167,25 +191,101 @@ class Forgetter {
   }
 
  private:
+  struct UrlVersions {
+    UrlId url;
+    std::vector<VersionRecord> versions;  // by seq, from 1
+  };
+
+  // The versions of the URLs after url id `after`, at most `max_urls` URLs, in id order;
+  // `*last` when the walk reached the last URL.
+  Status ReadUrlVersions(UrlId after, size_t max_urls, std::vector<UrlVersions>* urls, bool* last) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
+    const std::string from = VersionKey(after + 1, 0);
+    MDB_val k = Val(from), val;
+    int rc = mdb_cursor_get(c.get(), &k, &val, MDB_SET_RANGE);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &val, MDB_NEXT)) {
+      UrlId url = 0;
+      uint32_t seq = 0;
+      SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &url, &seq));
+      if (urls->empty() || urls->back().url != url) {
+        if (urls->size() == max_urls) break;
+        urls->push_back(UrlVersions{url, {}});
+      }
+      StatusOr<VersionRecord> ver = DecodeVersion(View(val));
+      if (!ver.ok()) return ver.status();
+      urls->back().versions.push_back(std::move(ver).value());
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+    *last = rc == MDB_NOTFOUND;
+    return OkStatus();
+  }
+
+  // Retention's rules for one URL.
+  Status RetainUrl(const RetentionOptions& o, const UrlVersions& u) {
+    const std::vector<VersionRecord>& vs = u.versions;
+    if (vs.empty()) return OkStatus();
+    const VersionRecord& last = vs.back();
+    if (o.max_gone_age > 0 && !LiveVersion(last) && last.date < o.now - o.max_gone_age) {
+      std::string_view name;
+      SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(u.url).view(), &name, "url_names"));
+      return RemoveUrl(u.url, std::string(name), 0);
+    }
+    if (o.max_version_age <= 0) return OkStatus();
+    // Versions [0, cut) go: those dated before the cutoff, but the last, and not the live
+    // version a failed attempt kept after it names (FORMAT.md, invariant 7).
+    const int64_t cutoff = o.now - o.max_version_age;
+    size_t cut = 0;
+    while (cut + 1 < vs.size() && vs[cut].date < cutoff) ++cut;
+    while (cut > 0 && vs[cut].verdict == Verdict::kFailed && vs[cut].doc != 0) --cut;
+    if (cut == 0) return OkStatus();
+    std::set<DocId> kept_docs;
+    for (size_t i = cut; i < vs.size(); ++i) kept_docs.insert(vs[i].doc);
+    std::set<DocId> dropped_docs;
+    for (size_t i = 0; i < cut; ++i) {
+      StatusOr<SweepRecord*> sweep = LoadSweep(vs[i].sweep);
+      if (!sweep.ok()) return sweep.status();
+      (*sweep)->Uncount(vs[i].verdict);
+      if (vs[i].doc != 0 && !kept_docs.contains(vs[i].doc)) dropped_docs.insert(vs[i].doc);
+    }
+    for (DocId doc : dropped_docs) {
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Del(d_.doc_urls, Key64(doc).view(), Key64(u.url).view(), "doc_urls"));
+      candidates_.insert(doc);
+    }
+    // The versions kept move down to seqs 1, 2, ...; the last seqs go.
+    for (size_t i = cut; i < vs.size(); ++i) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions,
+                                        VersionKey(u.url, static_cast<uint32_t>(i - cut + 1)),
+                                        EncodeVersion(vs[i]), 0, "versions"));
+    }
+    for (size_t i = vs.size() - cut; i < vs.size(); ++i) {
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Del(d_.versions, VersionKey(u.url, static_cast<uint32_t>(i + 1)), {}, "versions"));
+    }
+    result_->versions += cut;
+    return OkStatus();
+  }
+
   // The matching URLs in URL order, at most max_urls (result_->more when others match).
-  Status CollectUrls() {
-    if (o_.scope == ForgetScope::kUrl) {
-      StatusOr<UrlId> id = LookupUrl(ops_, o_.value);
+  Status CollectUrls(const ForgetOptions& o, const std::vector<std::string>& prefixes) {
+    if (o.scope == ForgetScope::kUrl) {
+      StatusOr<UrlId> id = LookupUrl(ops_, o.value);
       if (id.status().code() == StatusCode::kNotFound) {
-        return NotFoundError("URL never stored (or forgotten already): " + o_.value);
+        return NotFoundError("URL never stored (or forgotten already): " + o.value);
       }
       if (!id.ok()) return id.status();
-      urls_.emplace_back(*id, o_.value);
+      urls_.emplace_back(*id, o.value);
       return OkStatus();
     }
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.urls); rc != 0) return ops_.Fail(rc, "urls cursor");
-    for (std::string_view prefix : DisjointPrefixes(prefixes_)) {
+    for (std::string_view prefix : DisjointPrefixes(prefixes)) {
       MDB_val k = Val(prefix), v;
       int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
       for (; rc == 0 && View(k).starts_with(prefix);
            rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-        if (urls_.size() == o_.max_urls) {
+        if (urls_.size() == o.max_urls) {
           result_->more = true;
           return OkStatus();
         }
@@ -216,7 +316,8 @@ class Forgetter {
     return OkStatus();
   }
 
-  Status RemoveUrl(UrlId url, const std::string& name) {
+  // Removes `url` (named `name`) with every version; lists it while fewer than `list_limit` are.
+  Status RemoveUrl(UrlId url, const std::string& name, size_t list_limit) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
     const std::string from = VersionKey(url, 0);
@@ -249,7 +350,7 @@ class Forgetter {
     SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.urls, UrlKey(name), {}, "urls"));
     SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.url_names, Key64(url).view(), {}, "url_names"));
     ++result_->urls;
-    if (result_->listed.size() < o_.list_limit) result_->listed.push_back(name);
+    if (result_->listed.size() < list_limit) result_->listed.push_back(name);
     return OkStatus();
   }
 
@@ -530,9 +631,7 @@ class Forgetter {
   TxnOps& ops_;
   const Dbis& d_;
   StoreImpl& store_;
-  const ForgetOptions& o_;
-  const std::vector<std::string> prefixes_;
-  ForgetResult* result_ = nullptr;
+  ForgetResult* result_;
   std::vector<std::pair<UrlId, std::string>> urls_;
   std::map<SweepId, SweepRecord> sweeps_;
   std::set<DocId> shown_;       // the documents of the URL being removed
@@ -542,6 +641,17 @@ class Forgetter {
 };
 
 }  // namespace
+
+// The buffers of earlier commits hold the removed documents' postings: the commit of a step
+// that removed documents publishes one rebuilt from what remains, and the writer reads its stop
+// list again.
+Status PublishRebuiltBuffer(TxnOps& ops, StoreImpl& store) {
+  StatusOr<std::shared_ptr<const WriteBuffer>> buffer = BuildWriteBuffer(ops);
+  if (!buffer.ok()) return buffer.status();
+  store.made_buffer_ = std::move(buffer).value();
+  store.stop_list_loaded_ = false;
+  return OkStatus();
+}
 
 }  // namespace internal
 
@@ -557,8 +667,8 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
   bool dry_run_done = false;
   Status s = impl_->RunWrite([&](internal::TxnOps& ops) -> Status {
     result = ForgetResult{};
-    internal::Forgetter forgetter(ops, *impl_, options, *prefixes);
-    SHINGLED_RETURN_IF_ERROR(forgetter.Run(&result));
+    internal::Forgetter forgetter(ops, *impl_, &result);
+    SHINGLED_RETURN_IF_ERROR(forgetter.Takedown(options, *prefixes));
     if (options.dry_run) {
       // Everything was computed in this transaction; it is aborted, not committed.
       dry_run_done = true;
@@ -579,17 +689,37 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
     SHINGLED_RETURN_IF_ERROR(ops.Put(ops.dbis().forgets, internal::Key64(record.id).view(),
                                      internal::EncodeForgetRecord(record), MDB_APPEND, "forgets"));
     result.record = record.id;
-    // The buffers of earlier commits hold the removed documents' postings: this commit's is
-    // rebuilt from what remains, and the writer reads its stop list again.
-    StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = internal::BuildWriteBuffer(ops);
-    if (!buffer.ok()) return buffer.status();
-    impl_->made_buffer_ = std::move(buffer).value();
-    impl_->stop_list_loaded_ = false;
-    return OkStatus();
+    return internal::PublishRebuiltBuffer(ops, *impl_);
   });
   if (dry_run_done) return result;
   if (!s.ok()) return s;
   return result;
+}
+
+StatusOr<RetentionStep> LmdbStore::ApplyRetention(const RetentionOptions& options) {
+  if (options.max_urls < 1 || options.max_urls > 1000000) {
+    return InvalidArgumentError("retention max_urls must be 1..1000000");
+  }
+  if (options.max_version_age < 0 || options.max_gone_age < 0) {
+    return InvalidArgumentError("retention ages must not be negative");
+  }
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  RetentionStep step;
+  Status s = impl_->RunWrite([&](internal::TxnOps& ops) -> Status {
+    step = RetentionStep{};
+    ForgetResult result;
+    internal::Forgetter forgetter(ops, *impl_, &result);
+    SHINGLED_RETURN_IF_ERROR(forgetter.Retain(options, &step));
+    step.versions = result.versions;
+    step.urls = result.urls;
+    step.documents = result.documents;
+    step.documents_kept = result.documents_kept;
+    step.clusters_split = result.clusters_split;
+    if (result.documents == 0) return OkStatus();
+    return internal::PublishRebuiltBuffer(ops, *impl_);
+  });
+  if (!s.ok()) return s;
+  return step;
 }
 
 StatusOr<std::vector<ForgetRecord>> LmdbStore::ForgetRecords(uint64_t after, size_t limit) const {

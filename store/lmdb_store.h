@@ -37,6 +37,7 @@ class LmdbStore final : public Store {
   StatusOr<SweepReopening> ReopenSweep(SweepId id) override;
   StatusOr<ForgetResult> Forget(const ForgetOptions& options) override;
   StatusOr<std::vector<ForgetRecord>> ForgetRecords(uint64_t after, size_t limit) const override;
+  StatusOr<RetentionStep> ApplyRetention(const RetentionOptions& options) override;
   StatusOr<std::vector<SweepInfo>> Sweeps() const override;
   StatusOr<SweepInfo> FindSweep(std::string_view name) const override;
   StatusOr<DocumentInfo> Document(DocId doc) const override;

@@ -69,7 +69,7 @@ struct Capabilities {
   // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
   // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
   bool url_byte_order = false;
-  // Forget and ForgetRecords; without it they refuse with FailedPrecondition.
+  // Forget, ForgetRecords and ApplyRetention; without it they refuse with FailedPrecondition.
   bool forget = false;
 };
 
@@ -167,6 +167,12 @@ class Store {
   // judgement of pairs of its members. InvalidArgument for an empty value, a prefix or host that
   // is not one, max_urls out of range; NotFound for a URL never stored (kUrl).
   [[nodiscard]] virtual StatusOr<ForgetResult> Forget(const ForgetOptions& options) = 0;
+  // One bounded step of retention (RetentionOptions): looks at the next options.max_urls URLs
+  // in URL id order after the cursor kept in the store (so a pass resumes where it stopped, after
+  // a restart or a kill), removes the versions and URLs the rules let go and then, as Forget,
+  // the documents no URL shows and their place in their clusters. One write transaction.
+  // InvalidArgument for max_urls out of range or a negative age.
+  [[nodiscard]] virtual StatusOr<RetentionStep> ApplyRetention(const RetentionOptions& options) = 0;
   // The takedowns recorded, oldest first, ids above `after`, at most `limit`.
   [[nodiscard]] virtual StatusOr<std::vector<ForgetRecord>> ForgetRecords(
       uint64_t after = 0, size_t limit = SIZE_MAX) const = 0;

@@ -700,6 +700,29 @@ struct ForgetResult {
   uint64_t record = 0;               // the forget record's id (0 for a dry run)
 };
 
+// Retention (Store::ApplyRetention): what a store keeps as sweeps go by. A rule at 0 keeps all.
+struct RetentionOptions {
+  int64_t now = 0;  // Unix seconds; the ages count back from it
+  // A version dated more than this many seconds before `now` goes, unless it is its URL's last
+  // (the URL's present state stays) or the live version a failed attempt after it still names.
+  int64_t max_version_age = 0;
+  // A URL whose last version is not live (gone, dead, redirected) and dated more than this many
+  // seconds before `now` goes, with every version.
+  int64_t max_gone_age = 0;
+  // URLs looked at per step (one write transaction). Range 1..1,000,000.
+  size_t max_urls = 2000;
+};
+
+// One step of retention: the URLs after the store's retention cursor, looked at and trimmed.
+struct RetentionStep {
+  uint64_t urls_examined = 0;
+  uint64_t versions = 0;  // versions removed (those of removed URLs included)
+  uint64_t urls = 0;      // URLs removed
+  uint64_t documents = 0, documents_kept = 0, clusters_split = 0;  // as ForgetResult's
+  // The step looked at the last URL: the pass is over, and the next step begins a new one.
+  bool pass_done = false;
+};
+
 // A takedown as recorded (Store::ForgetRecords): when, what scope and what went, with the
 // SHA-256 of the scope's value instead of the value, so that a takedown can be shown done
 // without keeping the forgotten URL.

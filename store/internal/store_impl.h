@@ -87,6 +87,8 @@ StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what);
 // the last one (FORMAT.md, "Meta"): ids are never given twice.
 inline constexpr char kLastDocumentKey[] = "ids.last_document";
 inline constexpr char kLastUrlKey[] = "ids.last_url";
+// The meta entry holding the last URL id a retention step looked at (0: a pass starts over).
+inline constexpr char kRetentionCursorKey[] = "retention.cursor";
 // The largest id given in `dbi` (`documents` or `url_names`): its last key, or the meta entry
 // `meta_key` when that is larger. The next id is one more.
 StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,

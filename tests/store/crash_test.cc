@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -24,6 +25,7 @@ namespace {
 
 constexpr uint64_t kPolynomial = 0xfeedfacecafef00dull;
 constexpr int kRestarts = 35;
+constexpr int kTwoHostsPages = 1200;
 
 [[noreturn]] void RunWriter(const std::string& dir, int fd, int round) {
   dedup::SketchParams params;
@@ -134,6 +136,89 @@ TEST(CrashTest, EveryAcknowledgedPageSurvivesSigkill) {
   std::printf("%zu acknowledged pages survived %d SIGKILLs\n", acknowledged.size(), killed_while_running);
 }
 
+// The store of the forgetting tests: 1,200 URLs, a quarter on keep.crash and the rest on
+// forget.crash, near copies across both, in a sweep at date 1; then the keep.crash URLs again
+// with new content in a sweep at date 100,000.
+void FillTwoHosts(const std::string& path, const dedup::SketchParams& params) {
+  auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (int round = 0; round < 2; ++round) {
+    const int64_t date = round == 0 ? 1 : 100000;
+    auto sweep = (*store)->OpenSweep("s" + std::to_string(round), date);
+    ASSERT_TRUE(sweep.ok());
+    for (int batch = 0; batch < kTwoHostsPages / 100; ++batch) {
+      std::vector<PageInput> pages;
+      for (int i = batch * 100; i < (batch + 1) * 100; ++i) {
+        const bool keep = i % 4 == 0;
+        if (round == 1 && !keep) continue;
+        PageInput p;
+        p.url =
+            std::string(keep ? "http://keep.crash/" : "http://forget.crash/") + std::to_string(i);
+        p.sweep = sweep->id;
+        p.date = date;
+        const uint64_t family = static_cast<uint64_t>(i) % 50;  // near copies across both hosts
+        p.sketch = testing::SyntheticSketch(
+            params, testing::Variant(family * 100000, 300, 285 + i % 15,
+                                     (i + 1) * 1000 + static_cast<uint64_t>(round) * 7777777));
+        pages.push_back(std::move(p));
+      }
+      ASSERT_TRUE((*store)->Apply(pages).ok());
+    }
+  }
+}
+
+// Runs `step` (one bounded write: Forget or ApplyRetention, answering whether more is left) in
+// a child process until it says nothing is left, and kills the child at a random moment; up to
+// 12 rounds, until a child finishes. After each kill the store opens and Check passes. Returns
+// how many steps the children acknowledged (after their commit).
+template <typename Step>
+int KillWhileRunning(const std::string& path, const dedup::SketchParams& params, Step step,
+                     bool* finished) {
+  std::mt19937 rng(20261204);
+  int acknowledged = 0;
+  *finished = false;
+  for (int round = 0; round < 12 && !*finished; ++round) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    EXPECT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      auto opened = Store::Open(path, StoreOptions{}, params, kPolynomial);
+      if (!opened.ok()) _exit(2);
+      for (bool more = true; more;) {
+        StatusOr<bool> left = step(**opened);
+        if (!left.ok()) _exit(3);
+        if (write(fds[1], "\n", 1) != 1) _exit(4);
+        more = *left;
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    usleep(static_cast<useconds_t>(1000 + rng() % 120000));
+    kill(pid, SIGKILL);
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
+        << "the child exited with " << WEXITSTATUS(status);
+    *finished = WIFEXITED(status);
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) {
+      acknowledged += static_cast<int>(std::count(buf, buf + n, '\n'));
+    }
+    close(fds[0]);
+    auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return acknowledged;
+    auto problems = (*store)->Check();
+    EXPECT_TRUE(problems.ok()) << problems.status().ToString();
+    if (problems.ok()) {
+      for (const std::string& p : *problems) ADD_FAILURE() << "round " << round << ": " << p;
+    }
+  }
+  return acknowledged;
+}
+
 // A takedown of a host in steps of 40 URLs, killed at random moments: after each kill the store
 // opens, Check passes and every acknowledged step's record is there; running it again
 // completes it, and the other host's pages are all still there.
@@ -141,90 +226,30 @@ TEST(CrashTest, AForgetCutBySigkillCompletesWhenRunAgain) {
   testing::TestDir dir;
   const std::string path = dir.Sub("db");
   dedup::SketchParams params;
-  constexpr int kPages = 1200;
-  {
-    auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    auto sweep = (*store)->OpenSweep("s", 1);
-    ASSERT_TRUE(sweep.ok());
-    for (int batch = 0; batch < kPages / 100; ++batch) {
-      std::vector<PageInput> pages;
-      for (int i = batch * 100; i < (batch + 1) * 100; ++i) {
-        PageInput p;
-        p.url = std::string(i % 4 == 0 ? "http://keep.crash/" : "http://forget.crash/") +
-                std::to_string(i);
-        p.sweep = sweep->id;
-        p.date = 1;
-        const uint64_t family = static_cast<uint64_t>(i) % 50;  // near copies across both hosts
-        p.sketch = testing::SyntheticSketch(
-            params, testing::Variant(family * 100000, 300, 285 + i % 15, (i + 1) * 1000));
-        pages.push_back(std::move(p));
-      }
-      ASSERT_TRUE((*store)->Apply(pages).ok());
-    }
-  }
-  ForgetOptions forget{.scope = ForgetScope::kHost, .value = "forget.crash", .max_urls = 40};
-  std::mt19937 rng(20261204);
-  std::set<uint64_t> acknowledged;  // record ids of committed steps
+  FillTwoHosts(path, params);
+  const ForgetOptions forget{.scope = ForgetScope::kHost, .value = "forget.crash", .max_urls = 40};
   bool finished = false;
-  int round = 0;
-  for (; round < 12 && !finished; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      auto opened = Store::Open(path, StoreOptions{}, params, kPolynomial);
-      if (!opened.ok()) _exit(2);
-      for (bool more = true; more;) {
-        auto step = (*opened)->Forget(forget);
-        if (!step.ok()) _exit(3);
-        const std::string ack = std::to_string(step->record) + "\n";
-        if (write(fds[1], ack.data(), ack.size()) != static_cast<ssize_t>(ack.size())) _exit(4);
-        more = step->more;
-      }
-      _exit(0);
-    }
-    close(fds[1]);
-    usleep(static_cast<useconds_t>(1000 + rng() % 60000));
-    kill(pid, SIGKILL);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
-        << "forgetting process exited with " << WEXITSTATUS(status);
-    finished = WIFEXITED(status);
-    std::string received;
-    char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) received.append(buf, n);
-    close(fds[0]);
-    for (size_t start = 0, nl; (nl = received.find('\n', start)) != std::string::npos;
-         start = nl + 1) {
-      acknowledged.insert(std::stoull(received.substr(start, nl - start)));
-    }
-    auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    auto problems = (*store)->Check();
-    ASSERT_TRUE(problems.ok()) << problems.status().ToString();
-    for (const std::string& p : *problems) ADD_FAILURE() << "round " << round << ": " << p;
-    auto records = (*store)->ForgetRecords();
-    ASSERT_TRUE(records.ok());
-    std::set<uint64_t> stored;
-    for (const ForgetRecord& r : *records) stored.insert(r.id);
-    for (uint64_t id : acknowledged) {
-      if (id != 0) EXPECT_TRUE(stored.contains(id)) << "step " << id << " lost";
-    }
-  }
-  std::printf("%zu acknowledged steps of the takedown in %d rounds (%s)\n", acknowledged.size(),
-              round, finished ? "the last one finished it" : "every one killed");
+  const int acknowledged = KillWhileRunning(
+      path, params,
+      [&](Store& store) -> StatusOr<bool> {
+        auto r = store.Forget(forget);
+        if (!r.ok()) return r.status();
+        return r->more;
+      },
+      &finished);
+  std::printf("%d acknowledged steps of the takedown (%s)\n", acknowledged,
+              finished ? "a child finished it" : "every child killed");
   auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
   ASSERT_TRUE(store.ok());
+  auto records = (*store)->ForgetRecords();
+  ASSERT_TRUE(records.ok());
+  EXPECT_GE(records->size(), static_cast<size_t>(acknowledged));
   for (bool more = true; more;) {
     auto step = (*store)->Forget(forget);
     ASSERT_TRUE(step.ok()) << step.status().ToString();
     more = step->more;
   }
-  for (int i = 0; i < kPages; ++i) {
+  for (int i = 0; i < kTwoHostsPages; ++i) {
     const bool kept = i % 4 == 0;
     const std::string url =
         std::string(kept ? "http://keep.crash/" : "http://forget.crash/") + std::to_string(i);
@@ -232,7 +257,50 @@ TEST(CrashTest, AForgetCutBySigkillCompletesWhenRunAgain) {
   }
   auto stats = (*store)->Stats();
   ASSERT_TRUE(stats.ok());
-  EXPECT_EQ(stats->urls, static_cast<uint64_t>(kPages / 4));
+  EXPECT_EQ(stats->urls, static_cast<uint64_t>(kTwoHostsPages / 4));
+  auto problems = (*store)->Check();
+  ASSERT_TRUE(problems.ok());
+  for (const std::string& p : *problems) ADD_FAILURE() << p;
+}
+
+// A retention pass in steps of 40 URLs, killed at random moments, completes when run again:
+// every URL keeps its last version only.
+TEST(CrashTest, ARetentionPassCutBySigkillCompletesWhenRunAgain) {
+  testing::TestDir dir;
+  const std::string path = dir.Sub("db");
+  dedup::SketchParams params;
+  FillTwoHosts(path, params);
+  const RetentionOptions retention{.now = 200000, .max_version_age = 1000, .max_urls = 40};
+  bool finished = false;
+  const int acknowledged = KillWhileRunning(
+      path, params,
+      [&](Store& store) -> StatusOr<bool> {
+        auto r = store.ApplyRetention(retention);
+        if (!r.ok()) return r.status();
+        return !r->pass_done;
+      },
+      &finished);
+  std::printf("%d acknowledged steps of the retention pass (%s)\n", acknowledged,
+              finished ? "a child finished it" : "every child killed");
+  auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+  ASSERT_TRUE(store.ok());
+  if (!finished) {
+    for (bool done = false; !done;) {
+      auto step = (*store)->ApplyRetention(retention);
+      ASSERT_TRUE(step.ok()) << step.status().ToString();
+      done = step->pass_done;
+    }
+  }
+  auto stats = (*store)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->urls, static_cast<uint64_t>(kTwoHostsPages));
+  EXPECT_EQ(stats->versions, static_cast<uint64_t>(kTwoHostsPages));
+  for (int i = 0; i < kTwoHostsPages; i += 4) {
+    auto history = (*store)->History("http://keep.crash/" + std::to_string(i));
+    ASSERT_TRUE(history.ok());
+    ASSERT_EQ(history->size(), 1u);
+    EXPECT_EQ(history->front().date, 100000);
+  }
   auto problems = (*store)->Check();
   ASSERT_TRUE(problems.ok());
   for (const std::string& p : *problems) ADD_FAILURE() << p;
