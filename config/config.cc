@@ -526,6 +526,21 @@ Status ReadSections(const toml::table& root, std::string_view source, Config* co
            "indexes (~84 MB at 1M documents, growing with the store), so that the values of new "
            "content cost it no read of the disk's B-trees.",
            &c.store.key_filter);
+    r.Int("retention_version_days",
+          "Retention: a URL's versions older than this many days are forgotten, but its last "
+          "(its present state); 0 keeps every version.",
+          0, 365000, &c.store.retention_version_days);
+    r.Int("retention_gone_days",
+          "Retention: a URL whose last version is gone, dead or a redirect, dated more than this "
+          "many days ago, is forgotten with every version; 0 keeps them.",
+          0, 365000, &c.store.retention_gone_days);
+    r.Int("retention_every_s",
+          "Seconds between the starts of two retention passes (one at start-up).", 60,
+          int64_t{1} << 31, &c.store.retention_every_s);
+    r.Int("retention_step_urls",
+          "URLs one retention step (one write transaction between the writer's commits) looks "
+          "at; a pass is as many steps as it takes.",
+          1, 1000000, &c.store.retention_step_urls);
     r.Table("redis", [&](TableReader& t) {
       t.StringList(
           "nodes",

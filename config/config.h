@@ -199,6 +199,11 @@ struct StoreOptions {
   // The writer keeps a filter of the keys in the posting and fingerprint B-trees in memory
   // (store::StoreOptions::key_filter).
   bool key_filter = true;
+  // --- retention (store::RetentionOptions; serve runs it, daemon/ingest/retention.h) ---
+  int64_t retention_version_days = 0;  // 0: keep every version
+  int64_t retention_gone_days = 0;     // 0: keep URLs gone however long ago
+  int64_t retention_every_s = 3600;    // >= 60
+  int64_t retention_step_urls = 2000;  // 1..1000000
 };
 
 // The sketch parameters are recorded in the store; the config may only repeat them. A key given

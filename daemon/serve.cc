@@ -21,6 +21,7 @@
 #include "daemon/crawl/crawl_sweep.h"
 #include "daemon/http/http_server.h"
 #include "daemon/ingest/ingest.h"
+#include "daemon/ingest/retention.h"
 #include "daemon/ingest/task_pool.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/process/process.h"
@@ -95,6 +96,14 @@ int Serve(const ServeFlags& flags) {
   }
   store::Store& store = *opened->store;
   spdlog::info("store {} open", daemon::StoreName(config));
+  if ((config.store.retention_version_days > 0 || config.store.retention_gone_days > 0) &&
+      !store.capabilities().forget) {
+    spdlog::critical(
+        "store.retention_version_days and store.retention_gone_days must be 0 on the {} "
+        "backend: it cannot forget",
+        config.store.backend);
+    return kExitFailure;
+  }
   if (!config.ingest.default_sweep.empty()) {
     StatusOr<store::SweepInfo> sweep = store.OpenSweep(config.ingest.default_sweep, UnixNow());
     if (!sweep.ok()) {
@@ -231,6 +240,18 @@ int Serve(const ServeFlags& flags) {
     });
   }
 
+  // Retention forgets by date, a bounded step at a time between the writer's commits.
+  std::unique_ptr<daemon::RetentionRunner> retention;
+  daemon::RetentionSchedule schedule;
+  schedule.rules.max_version_age = config.store.retention_version_days * 86400;
+  schedule.rules.max_gone_age = config.store.retention_gone_days * 86400;
+  schedule.rules.max_urls = static_cast<size_t>(config.store.retention_step_urls);
+  schedule.every = std::chrono::seconds(config.store.retention_every_s);
+  if (daemon::RetentionIsOn(schedule.rules)) {
+    retention = std::make_unique<daemon::RetentionRunner>(&store, &metrics, schedule);
+    retention->Start();
+  }
+
   // SIGHUP reloads what can change while serving (daemon/reload.h); SIGTERM or SIGINT stops.
   daemon::ConfigReloader reloader([&flags] { return LoadServeConfig(flags); }, flags.config_file,
                                   config, token, {&api, server->get(), crawl.get(), &store});
@@ -240,6 +261,7 @@ int Serve(const ServeFlags& flags) {
   const std::string signal_name = signals.stop_signal();
   stop_warming = true;
   if (warming.joinable()) warming.join();
+  if (retention != nullptr) retention->Stop();  // after the step in flight
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(config.server.shutdown_deadline_ms);
   spdlog::info("{}: stopping; in-flight requests have {} ms", signal_name,

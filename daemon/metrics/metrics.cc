@@ -334,7 +334,28 @@ Metrics::Metrics()
                              .Name("shingled_crawler_in_flight_fetches")
                              .Help("Crawler fetches in flight (robots.txt included)")
                              .Register(*registry_)
-                             .Add({})) {
+                             .Add({})),
+      retention_removed_(BuildCounter()
+                             .Name("shingled_retention_removed_total")
+                             .Help("What retention removed: versions, URLs and documents")
+                             .Register(*registry_)),
+      retention_examined_(BuildCounter()
+                              .Name("shingled_retention_urls_examined_total")
+                              .Help("URLs retention looked at (a pass looks at every URL)")
+                              .Register(*registry_)
+                              .Add({})),
+      retention_passes_(BuildCounter()
+                            .Name("shingled_retention_passes_total")
+                            .Help("Retention passes completed")
+                            .Register(*registry_)
+                            .Add({})),
+      retention_last_pass_(BuildGauge()
+                               .Name("shingled_retention_last_pass_timestamp_seconds")
+                               .Help("When the last retention pass completed (Unix time; 0: none "
+                                     "since start)")
+                               .Register(*registry_)
+                               .Add({})) {
+  for (const char* what : {"versions", "urls", "documents"}) retention_removed_.Add({{"what", what}});
   // Every label set known in advance from zero, so that a counter reads 0 rather than being
   // absent before its first event, and rate() and alerts work from the first one on.
   for (const char* outcome : {"page", "dead", "redirected", "error"}) {
@@ -419,6 +440,20 @@ void Metrics::SetQueueCapacity(uint64_t pages, uint64_t bytes) {
 void Metrics::HttpRequest(std::string_view route, unsigned status, double seconds) {
   http_requests_.Add({{"route", std::string(route)}, {"code", std::to_string(status)}}).Increment();
   http_duration_.Add({{"route", std::string(route)}}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::RetentionStepped(const store::RetentionStep& step) {
+  retention_removed_.Add({{"what", "versions"}}).Increment(static_cast<double>(step.versions));
+  retention_removed_.Add({{"what", "urls"}}).Increment(static_cast<double>(step.urls));
+  retention_removed_.Add({{"what", "documents"}}).Increment(static_cast<double>(step.documents));
+  retention_examined_.Increment(static_cast<double>(step.urls_examined));
+}
+
+void Metrics::RetentionPassDone() {
+  retention_passes_.Increment();
+  retention_last_pass_.Set(static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                   std::chrono::system_clock::now().time_since_epoch())
+                                                   .count()));
 }
 
 void Metrics::CrawlSweepStarted() {

@@ -67,6 +67,11 @@ class Metrics {
   // The sweep ended: its last progress, and the running gauge back to 0.
   void CrawlSweepFinished(const crawler::CrawlProgress& progress);
 
+  // --- retention (daemon/ingest/retention.h) ---
+  // One step's removals and the URLs it looked at.
+  void RetentionStepped(const store::RetentionStep& step);
+  void RetentionPassDone();
+
   // Refreshes the store and process figures, then serializes every metric in the Prometheus
   // text format (version 0.0.4). `store` may be null (figures left as they were); `store_dir`
   // is its directory, for the size of its data file on disk.
@@ -134,6 +139,10 @@ class Metrics {
   prometheus::Gauge& crawler_sweep_running_;
   prometheus::Gauge& crawler_queue_;
   prometheus::Gauge& crawler_in_flight_;
+  prometheus::Family<prometheus::Counter>& retention_removed_;
+  prometheus::Counter& retention_examined_;
+  prometheus::Counter& retention_passes_;
+  prometheus::Gauge& retention_last_pass_;
 
   // State below is protected by mu_.
   std::mutex mu_;
