@@ -136,6 +136,10 @@ class RedisClusterStore final : public store::Store {
   StatusOr<store::SweepClosing> CloseSweep(store::SweepId id, int64_t end,
                                            const CloseSweepOptions& options) override;
   StatusOr<store::SweepReopening> ReopenSweep(store::SweepId id) override;
+  // Forgetting is not written for this backend yet: FailedPrecondition (capabilities()).
+  StatusOr<store::ForgetResult> Forget(const store::ForgetOptions& options) override;
+  StatusOr<std::vector<store::ForgetRecord>> ForgetRecords(uint64_t after,
+                                                           size_t limit) const override;
   StatusOr<std::vector<store::SweepInfo>> Sweeps() const override;
   StatusOr<store::SweepInfo> FindSweep(std::string_view name) const override;
   StatusOr<store::DocumentInfo> Document(store::DocId doc) const override;

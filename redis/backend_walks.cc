@@ -451,4 +451,23 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   return reopening;
 }
 
+// --- forgetting: not on this backend (store::Capabilities::forget) ---
+
+namespace {
+Status ForgetRefused() {
+  return FailedPreconditionError(
+      "forgetting is not available on the redis-cluster backend (only on the embedded LMDB "
+      "store)");
+}
+}  // namespace
+
+StatusOr<store::ForgetResult> RedisClusterStore::Forget(const store::ForgetOptions&) {
+  return ForgetRefused();
+}
+
+StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint64_t,
+                                                                            size_t) const {
+  return ForgetRefused();
+}
+
 }  // namespace shingled::redis

@@ -35,6 +35,8 @@ class LmdbStore final : public Store {
   StatusOr<SweepClosing> CloseSweep(SweepId id, int64_t end,
                                     const CloseSweepOptions& options) override;
   StatusOr<SweepReopening> ReopenSweep(SweepId id) override;
+  StatusOr<ForgetResult> Forget(const ForgetOptions& options) override;
+  StatusOr<std::vector<ForgetRecord>> ForgetRecords(uint64_t after, size_t limit) const override;
   StatusOr<std::vector<SweepInfo>> Sweeps() const override;
   StatusOr<SweepInfo> FindSweep(std::string_view name) const override;
   StatusOr<DocumentInfo> Document(DocId doc) const override;
@@ -88,7 +90,8 @@ class LmdbStore final : public Store {
             .warm_map = true,
             .map_size = true,
             .commit_faults = true,
-            .url_byte_order = true};
+            .url_byte_order = true,
+            .forget = true};
   }
   Status WriteRoom() const override;
   uint64_t max_map_size() const override;

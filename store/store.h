@@ -69,6 +69,8 @@ struct Capabilities {
   // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
   // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
   bool url_byte_order = false;
+  // Forget and ForgetRecords; without it they refuse with FailedPrecondition.
+  bool forget = false;
 };
 
 class Store {
@@ -149,6 +151,25 @@ class Store {
   // move down one seq) and opens the sweep again. NotFound for an unknown id;
   // FailedPrecondition if the sweep is open.
   [[nodiscard]] virtual StatusOr<SweepReopening> ReopenSweep(SweepId id) = 0;
+
+  // --- forgetting (store/forget.cc; FORMAT.md, "Forgetting") ---
+
+  // A takedown: forgets the URLs `options` names (at most options.max_urls of them, in URL
+  // order), each with every version. A document that no remaining URL shows goes with its
+  // postings, fingerprints, chunks, verification sample, links and place in its cluster, unless
+  // a remaining document shares its sketch (then it stays, URL-less, until they go too). A
+  // cluster that lost a member is recomputed from its remaining members (the relations that
+  // form clusters, judged again between them): it may split; the part holding the old id keeps
+  // it, the others take their smallest document id. The sweeps' counts lose the versions. The
+  // takedown is recorded (ForgetRecords). One write transaction; a dry run writes nothing.
+  // Cost: the matching URLs' versions, the removed documents' records and postings, a scan of
+  // `documents` and `links` after the smallest removed document, and per recomputed cluster a
+  // judgement of pairs of its members. InvalidArgument for an empty value, a prefix or host that
+  // is not one, max_urls out of range; NotFound for a URL never stored (kUrl).
+  [[nodiscard]] virtual StatusOr<ForgetResult> Forget(const ForgetOptions& options) = 0;
+  // The takedowns recorded, oldest first, ids above `after`, at most `limit`.
+  [[nodiscard]] virtual StatusOr<std::vector<ForgetRecord>> ForgetRecords(
+      uint64_t after = 0, size_t limit = SIZE_MAX) const = 0;
 
   // --- queries (read transactions) ---
 

@@ -5,6 +5,7 @@
 #ifndef SHINGLED_STORE_TYPES_H_
 #define SHINGLED_STORE_TYPES_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -657,6 +658,57 @@ struct SweepClosing {
 struct SweepReopening {
   SweepInfo sweep;
   uint64_t removed = 0;  // gone versions its close had written, now removed
+};
+
+// --- forgetting (store/forget.cc; store/FORMAT.md, "Forgetting") ---
+
+// Which URLs a takedown forgets (Store::Forget).
+enum class ForgetScope : uint8_t {
+  kUrl = 1,     // one URL, exactly as stored
+  kHost = 2,    // the URLs of a host: http://H/... and https://H/... ("example.com:8080" for a port)
+  kPrefix = 3,  // the URLs that start with an absolute URL's start (a sweep scope's rules)
+};
+std::string_view ForgetScopeName(ForgetScope scope);  // "url", "host", "prefix"
+
+struct ForgetOptions {
+  ForgetScope scope = ForgetScope::kUrl;
+  std::string value;  // the URL, the host or the prefix
+  int64_t date = 0;   // when, for the record (Unix seconds)
+  // Lists and counts what would go; writes nothing.
+  bool dry_run = false;
+  // At most this many URLs per call (one write transaction): a call that leaves matching URLs
+  // says so (`ForgetResult::more`), and the next call goes on. Range 1..1,000,000.
+  size_t max_urls = 10000;
+  // The answer lists the first `list_limit` forgotten URLs in URL order (it counts them all).
+  size_t list_limit = 0;
+};
+
+// What a takedown did (or would do: a dry run).
+struct ForgetResult {
+  uint64_t urls = 0;      // URLs forgotten, with every version
+  uint64_t versions = 0;  // their versions
+  // Documents that no remaining URL shows, removed with their postings, chunks, samples, links
+  // and place in a cluster.
+  uint64_t documents = 0;
+  // Documents that no remaining URL shows but that stay, URL-less, because a remaining
+  // document shares their sketch (FORMAT.md, "Forgetting").
+  uint64_t documents_kept = 0;
+  uint64_t clusters_recomputed = 0;  // clusters that lost a member
+  uint64_t clusters_split = 0;       // of those, the ones that fell into two or more parts
+  std::vector<std::string> listed;   // the first ForgetOptions::list_limit URLs, in URL order
+  bool more = false;                 // more URLs match than max_urls: call again
+  uint64_t record = 0;               // the forget record's id (0 for a dry run)
+};
+
+// A takedown as recorded (Store::ForgetRecords): when, what scope and what went, with the
+// SHA-256 of the scope's value instead of the value, so that a takedown can be shown done
+// without keeping the forgotten URL.
+struct ForgetRecord {
+  uint64_t id = 0;
+  int64_t date = 0;
+  ForgetScope scope = ForgetScope::kUrl;
+  std::array<uint8_t, 32> value_sha256{};
+  uint64_t urls = 0, versions = 0, documents = 0, clusters_split = 0;
 };
 
 // --- change reports (store/reports.cc; docs/REPORTS.md defines every count) ---
