@@ -72,6 +72,7 @@ class Checker {
     // Invariant 13: the template marks.
     SHINGLED_RETURN_IF_ERROR(
         internal::CheckTemplates(ops_, [this](std::string p) { Problem(std::move(p)); }));
+    SHINGLED_RETURN_IF_ERROR(CheckForgetRecords());
     return CheckMeta();
   }
   std::vector<std::string> TakeProblems() { return std::move(problems_); }
@@ -536,6 +537,15 @@ class Checker {
                    });
   }
 
+  // Invariant 14: every takedown record decodes.
+  Status CheckForgetRecords() {
+    return ForEach(d_.forgets, "forgets", {8, 0}, [&](std::string_view k, std::string_view v) {
+      StatusOr<ForgetRecord> r = internal::DecodeForgetRecord(GetBE64(k.data()), v);
+      if (!r.ok()) Problem(std::string(r.status().message()));
+      return OkStatus();
+    });
+  }
+
   Status CheckMeta() {
     std::string_view v;
     for (const char* key :
@@ -563,6 +573,11 @@ class Checker {
     }
     StatusOr<uint64_t> largest = internal::LargestClusterByScan(ops_);
     if (!largest.ok()) return largest.status();
+    // The last document id given: a takedown may have removed the last document.
+    StatusOr<uint64_t> last_given =
+        internal::LastAllocatedId(ops_, d_.documents, "documents", internal::kLastDocumentKey);
+    if (!last_given.ok()) return last_given.status();
+    last_doc_ = std::max(last_doc_, *last_given);
     for (auto [ok, marks, key] :
          {std::tuple{marks_ok_, &marks_, internal::kBufferWatermarksKey},
           std::tuple{fp_marks_ok_, &fp_marks_, internal::kFingerprintWatermarksKey},

@@ -1,4 +1,22 @@
-// Forgetting on the LMDB store: takedowns (FORMAT.md, "Forgetting").
+// Forgetting on the LMDB store: a takedown removes URLs, their versions, the documents no URL
+// shows any more, and recomputes the clusters those documents leave (FORMAT.md, "Forgetting").
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "store/decide.h"
+#include "store/internal/clusters.h"
+#include "store/internal/lmdb.h"
+#include "store/internal/store_impl.h"
+#include "store/internal/sweeps.h"
+#include "store/internal/verify.h"
 #include "store/lmdb_store.h"
 
 namespace shingled::store {
@@ -15,12 +33,584 @@ std::string_view ForgetScopeName(ForgetScope scope) {
   return "unknown";
 }
 
-StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions&) {
-  return UnimplementedError("forget: being written");
+namespace internal {
+
+std::array<uint8_t, 32> Sha256(std::string_view bytes) {
+  std::array<uint8_t, 32> digest{};
+  unsigned size = 0;
+  // EVP_Digest cannot fail for SHA-256 with valid arguments short of memory exhaustion; the
+  // digest then stays zero, which no value hashes to.
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    digest.fill(0);
+  }
+  return digest;
 }
 
-StatusOr<std::vector<ForgetRecord>> LmdbStore::ForgetRecords(uint64_t, size_t) const {
-  return UnimplementedError("forget: being written");
+std::string EncodeForgetRecord(const ForgetRecord& r) {
+  std::string out;
+  AppendVarint(&out, ZigZag(r.date));
+  out.push_back(static_cast<char>(r.scope));
+  out.append(reinterpret_cast<const char*>(r.value_sha256.data()), r.value_sha256.size());
+  for (uint64_t n : {r.urls, r.versions, r.documents, r.clusters_split}) AppendVarint(&out, n);
+  return out;
+}
+
+StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes) {
+  ForgetRecord r;
+  r.id = id;
+  uint64_t date = 0;
+  if (!ReadVarint(&bytes, &date) || bytes.size() < 33) {
+    return DataLossError("forget record " + std::to_string(id) + " is truncated");
+  }
+  r.date = UnZigZag(date);
+  const auto scope = static_cast<uint8_t>(bytes[0]);
+  if (scope < 1 || scope > 3) {
+    return DataLossError("forget record " + std::to_string(id) + " has scope " +
+                         std::to_string(scope));
+  }
+  r.scope = static_cast<ForgetScope>(scope);
+  std::copy_n(reinterpret_cast<const uint8_t*>(bytes.data() + 1), 32, r.value_sha256.begin());
+  bytes.remove_prefix(33);
+  for (uint64_t* n : {&r.urls, &r.versions, &r.documents, &r.clusters_split}) {
+    if (!ReadVarint(&bytes, n)) {
+      return DataLossError("forget record " + std::to_string(id) + " is truncated");
+    }
+  }
+  if (!bytes.empty()) {
+    return DataLossError("forget record " + std::to_string(id) + " has bytes left over");
+  }
+  return r;
+}
+
+namespace {
+
+// The `urls` key ranges a takedown walks (FORMAT.md, "URLs": a key starts with the URL's first
+// 471 bytes, so a prefix of at most 400 bytes is a prefix of the key).
+StatusOr<std::vector<std::string>> ForgetPrefixes(const ForgetOptions& o) {
+  switch (o.scope) {
+    case ForgetScope::kUrl:
+      return std::vector<std::string>{};
+    case ForgetScope::kHost: {
+      std::string host = o.value;
+      std::transform(host.begin(), host.end(), host.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (host.find_first_of("/?#@ \t\r\n") != std::string::npos) {
+        return InvalidArgumentError("host '" + o.value +
+                                    "' is not a host name (\"example.com\" or "
+                                    "\"example.com:8080\", without a scheme or path)");
+      }
+      return ValidateScope({"http://" + host + "/", "https://" + host + "/"});
+    }
+    case ForgetScope::kPrefix:
+      return ValidateScope({o.value});
+  }
+  return InvalidArgumentError("unknown forget scope");
+}
+
+// The flags byte and representative of a document record, without decoding its sketch.
+StatusOr<DocId> RepOf(std::string_view bytes, DocId doc) {
+  if (bytes.empty()) return DataLossError("document " + std::to_string(doc) + " is empty");
+  if ((static_cast<uint8_t>(bytes[0]) & 1) != 0) return DocId{0};  // has its own sketch
+  bytes.remove_prefix(1);
+  uint64_t rep = 0;
+  if (!ReadVarint(&bytes, &rep)) {
+    return DataLossError("document " + std::to_string(doc) + " has a truncated representative");
+  }
+  return rep;
+}
+
+// A small union-find over a cluster's remaining members, by index.
+class Components {
+ public:
+  explicit Components(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  size_t Find(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void Join(size_t a, size_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+// One takedown in the write transaction `ops`.
+class Forgetter {
+ public:
+  Forgetter(TxnOps& ops, StoreImpl& store, const ForgetOptions& options,
+            std::vector<std::string> prefixes)
+      : ops_(ops), d_(ops.dbis()), store_(store), o_(options), prefixes_(std::move(prefixes)) {}
+
+  Status Run(ForgetResult* result) {
+    result_ = result;
+    SHINGLED_RETURN_IF_ERROR(CollectUrls());
+    if (urls_.empty()) return OkStatus();
+    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
+    for (const auto& [id, name] : urls_) SHINGLED_RETURN_IF_ERROR(RemoveUrl(id, name));
+    SHINGLED_RETURN_IF_ERROR(FindRemovedDocuments());
+    std::set<ClusterId> roots;
+    for (DocId doc : removed_) {
+      StatusOr<ClusterId> root = FindCluster(ops_, doc);
+      if (!root.ok()) return root.status();
+      StatusOr<uint64_t> size = ClusterSize(ops_, *root);
+      if (!size.ok()) return size.status();
+      if (*size > 1) roots.insert(*root);
+    }
+    for (DocId doc : removed_) SHINGLED_RETURN_IF_ERROR(RemoveDocument(doc));
+    if (!removed_.empty()) SHINGLED_RETURN_IF_ERROR(RemoveLinksToRemoved());
+    for (ClusterId root : roots) SHINGLED_RETURN_IF_ERROR(Recompute(root));
+    result_->documents = removed_.size();
+    return WriteCounts();
+  }
+
+ private:
+  // The matching URLs in URL order, at most max_urls (result_->more when others match).
+  Status CollectUrls() {
+    if (o_.scope == ForgetScope::kUrl) {
+      StatusOr<UrlId> id = LookupUrl(ops_, o_.value);
+      if (id.status().code() == StatusCode::kNotFound) {
+        return NotFoundError("URL never stored (or forgotten already): " + o_.value);
+      }
+      if (!id.ok()) return id.status();
+      urls_.emplace_back(*id, o_.value);
+      return OkStatus();
+    }
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.urls); rc != 0) return ops_.Fail(rc, "urls cursor");
+    for (std::string_view prefix : DisjointPrefixes(prefixes_)) {
+      MDB_val k = Val(prefix), v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+      for (; rc == 0 && View(k).starts_with(prefix);
+           rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+        if (urls_.size() == o_.max_urls) {
+          result_->more = true;
+          return OkStatus();
+        }
+        if (v.mv_size != 8) return DataLossError("urls value is not 8 bytes");
+        const UrlId id = GetBE64(static_cast<const char*>(v.mv_data));
+        std::string name(View(k));
+        if (name.size() > kMaxWholeUrlKey) {
+          std::string_view full;
+          SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(id).view(), &full, "url_names"));
+          name = full;
+        }
+        urls_.emplace_back(id, std::move(name));
+      }
+      if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
+    }
+    return OkStatus();
+  }
+
+  // Ids are never given twice (reports page by URL id; the write buffers' watermarks are
+  // document ids): removing the last document or URL leaves the largest id given in meta.
+  Status RememberLastIds() {
+    for (auto [key, dbi, what] : {std::tuple{kLastDocumentKey, d_.documents, "documents"},
+                                  std::tuple{kLastUrlKey, d_.url_names, "url_names"}}) {
+      StatusOr<uint64_t> last = LastAllocatedId(ops_, dbi, what, key);
+      if (!last.ok()) return last.status();
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.meta, key, Le64(*last), 0, "meta"));
+    }
+    return OkStatus();
+  }
+
+  Status RemoveUrl(UrlId url, const std::string& name) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
+    const std::string from = VersionKey(url, 0);
+    std::vector<std::string> keys;
+    MDB_val k = Val(from), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      UrlId owner = 0;
+      uint32_t seq = 0;
+      SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &owner, &seq));
+      if (owner != url) break;
+      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
+      if (!ver.ok()) return ver.status();
+      StatusOr<SweepRecord*> sweep = LoadSweep(ver->sweep);
+      if (!sweep.ok()) return sweep.status();
+      (*sweep)->Uncount(ver->verdict);
+      if (ver->doc != 0 && shown_.insert(ver->doc).second) {
+        SHINGLED_RETURN_IF_ERROR(
+            ops_.Del(d_.doc_urls, Key64(ver->doc).view(), Key64(url).view(), "doc_urls"));
+      }
+      keys.emplace_back(View(k));
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
+    for (const std::string& key : keys)
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.versions, key, {}, "versions"));
+    result_->versions += keys.size();
+    // The URL's documents were marked in shown_ for this URL only: forget which.
+    for (DocId doc : shown_) candidates_.insert(doc);
+    shown_.clear();
+    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.urls, UrlKey(name), {}, "urls"));
+    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.url_names, Key64(url).view(), {}, "url_names"));
+    ++result_->urls;
+    if (result_->listed.size() < o_.list_limit) result_->listed.push_back(name);
+    return OkStatus();
+  }
+
+  StatusOr<SweepRecord*> LoadSweep(SweepId id) {
+    auto it = sweeps_.find(id);
+    if (it == sweeps_.end()) {
+      std::string_view v;
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Get(d_.sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
+      StatusOr<SweepRecord> rec = DecodeSweep(v);
+      if (!rec.ok()) return rec.status();
+      it = sweeps_.emplace(id, std::move(rec).value()).first;
+    }
+    return &it->second;
+  }
+
+  StatusOr<bool> HasUrls(MDB_cursor* doc_urls, DocId doc) {
+    Key64 key(doc);
+    MDB_val k = Val(key.view()), v;
+    int rc = mdb_cursor_get(doc_urls, &k, &v, MDB_SET);
+    if (rc == MDB_NOTFOUND) return false;
+    if (rc != 0) return ops_.Fail(rc, "doc_urls");
+    return true;
+  }
+
+  // The documents that go: those of the forgotten URLs' versions that no URL shows now, with
+  // the group that shares their sketch (its holder and every document naming it), unless a
+  // member of that group is still shown (then they stay, counted as kept).
+  Status FindRemovedDocuments() {
+    Cursor doc_urls;
+    if (int rc = doc_urls.Open(ops_.txn(), d_.doc_urls); rc != 0)
+      return ops_.Fail(rc, "doc_urls cursor");
+    std::set<DocId> unshown;
+    std::map<DocId, std::vector<DocId>> groups;  // holder -> its group
+    for (DocId doc : candidates_) {
+      StatusOr<bool> has = HasUrls(doc_urls.get(), doc);
+      if (!has.ok()) return has.status();
+      if (*has) continue;
+      std::string_view bytes;
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Get(d_.documents, Key64(doc).view(), &bytes, "document " + std::to_string(doc)));
+      StatusOr<DocId> rep = RepOf(bytes, doc);
+      if (!rep.ok()) return rep.status();
+      unshown.insert(doc);
+      groups.emplace(*rep == 0 ? doc : *rep, std::vector<DocId>{});
+    }
+    if (groups.empty()) return OkStatus();
+    // The members naming each holder: later documents (a representative is always the earlier).
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.documents); rc != 0)
+      return ops_.Fail(rc, "documents cursor");
+    Key64 from(groups.begin()->first);
+    MDB_val k = Val(from.view()), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != 8)
+        return DataLossError("documents has a key of " + std::to_string(k.mv_size) + " bytes");
+      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+      StatusOr<DocId> rep = RepOf(View(v), doc);
+      if (!rep.ok()) return rep.status();
+      auto it = groups.find(*rep == 0 ? doc : *rep);
+      if (it != groups.end()) it->second.push_back(doc);
+    }
+    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, "documents");
+    for (auto& [holder, members] : groups) {
+      bool shown = false;
+      for (DocId m : members) {
+        StatusOr<bool> has = HasUrls(doc_urls.get(), m);
+        if (!has.ok()) return has.status();
+        shown = shown || *has;
+      }
+      if (shown) {
+        for (DocId m : members) result_->documents_kept += unshown.count(m);
+      } else {
+        removed_.insert(removed_.end(), members.begin(), members.end());
+      }
+    }
+    std::sort(removed_.begin(), removed_.end());
+    return OkStatus();
+  }
+
+  // Deletes `doc`'s record and everything filed for it. Entries the write buffers hold (a
+  // document above a slice's watermark) are not in the B-trees; the buffer this commit
+  // publishes is rebuilt from the documents that remain (Forget below).
+  Status RemoveDocument(DocId doc) {
+    const Key64 key(doc);
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(
+        ops_.Get(d_.documents, key.view(), &bytes, "document " + std::to_string(doc)));
+    StatusOr<DocumentRecord> rec = DecodeDocument(bytes);
+    if (!rec.ok()) return rec.status();
+    const std::pair<MDB_dbi, const dedup::Fingerprint128*> fps[] = {
+        {d_.fp_identical, &rec->identical},
+        {d_.fp_lexical, &rec->lexical},
+        {d_.fp_shingle, &rec->shingle}};
+    for (const auto& [dbi, fp] : fps) {
+      const std::string fp_key = FingerprintKey(*fp);
+      std::string_view owner;
+      Status s = ops_.Get(dbi, fp_key, &owner, "fingerprint");
+      if (s.code() == StatusCode::kNotFound) continue;
+      SHINGLED_RETURN_IF_ERROR(s);
+      if (owner.size() == 8 && GetBE64(owner.data()) == doc) {
+        SHINGLED_RETURN_IF_ERROR(ops_.Del(dbi, fp_key, {}, "fingerprint"));
+      }
+    }
+    if (rec->has_sketch()) {
+      for (uint64_t v : rec->features) SHINGLED_RETURN_IF_ERROR(DelPosting(d_.features, v, doc));
+      for (uint64_t v : rec->supershingles)
+        SHINGLED_RETURN_IF_ERROR(DelPosting(d_.supershingles, v, doc));
+      for (uint64_t v : rec->sample.values) {
+        if (!IndexedSampleValue(v, rec->sample.log2_modulus)) continue;
+        SHINGLED_RETURN_IF_ERROR(DelPosting(d_.samples, v, doc));
+        SHINGLED_RETURN_IF_ERROR(Uncommon(v));
+      }
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.verify_samples, key.view(), {}, "verify_samples"));
+    }
+    std::string_view chunk_bytes;
+    Status s = ops_.Get(d_.doc_chunks, key.view(), &chunk_bytes, "doc_chunks");
+    if (s.ok()) {
+      std::vector<dedup::Chunk> chunks;
+      SHINGLED_RETURN_IF_ERROR(DecodeDocChunks(chunk_bytes, &chunks));
+      std::vector<uint64_t> hashes;
+      for (const dedup::Chunk& chunk : chunks) hashes.push_back(chunk.hash);
+      std::sort(hashes.begin(), hashes.end());
+      hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+      for (uint64_t h : hashes) SHINGLED_RETURN_IF_ERROR(DelPosting(d_.chunk_docs, h, doc));
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.doc_chunks, key.view(), {}, "doc_chunks"));
+    } else if (s.code() != StatusCode::kNotFound) {
+      return s;
+    }
+    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.links, key.view(), {}, "links"));
+    return ops_.Del(d_.documents, key.view(), {}, "documents");
+  }
+
+  Status DelPosting(MDB_dbi dbi, uint64_t value, DocId doc) {
+    return ops_.Del(dbi, PostingKey(value).view(), Posting(value, doc).view(), "postings");
+  }
+
+  // A removed posting of an indexed sample value leaves the stop list's count (FORMAT.md,
+  // invariant 5: it counts the postings in `samples` and in the write buffer).
+  Status Uncommon(uint64_t value) {
+    const Key64 key(value);
+    std::string_view v;
+    Status s = ops_.Get(d_.common_values, key.view(), &v, "common_values");
+    if (s.code() == StatusCode::kNotFound) return OkStatus();
+    SHINGLED_RETURN_IF_ERROR(s);
+    if (v.size() != 8) return DataLossError("common_values entry is not 8 bytes");
+    const uint64_t count = GetLE64(v.data());
+    if (count <= 1) return ops_.Del(d_.common_values, key.view(), {}, "common_values");
+    return ops_.Put(d_.common_values, key.view(), Le64(count - 1), 0, "common_values");
+  }
+
+  // The links filed under later documents that name a removed one (those under a removed
+  // document went with it): one pass over `links` from the first removed document on.
+  Status RemoveLinksToRemoved() {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), d_.links); rc != 0) return ops_.Fail(rc, "links cursor");
+    Key64 from(removed_.front());
+    MDB_val k = Val(from.view()), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    std::vector<std::pair<std::string, std::string>> doomed;
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (v.mv_size != kLinkSize) return DataLossError("a links entry is not 10 bytes");
+      DocId other = 0;
+      double resemblance = 0;
+      DecodeLink(View(v), &other, &resemblance);
+      if (std::binary_search(removed_.begin(), removed_.end(), other))
+        doomed.emplace_back(View(k), View(v));
+    }
+    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, "links");
+    for (const auto& [key, link] : doomed)
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.links, key, link, "links"));
+    return OkStatus();
+  }
+
+  // The cluster whose root is `root` lost members: its remaining members are joined again by
+  // the relations that form clusters (StoreOptions::cluster_relations), judged between them as
+  // the writer judges a page against a candidate (the later against the earlier), and by their
+  // shared sketch (the exact levels). The part holding the old root keeps it; every other part
+  // of two or more takes its smallest document as root.
+  Status Recompute(ClusterId root) {
+    StatusOr<std::vector<DocId>> all = ClusterMembers(ops_, root);
+    if (!all.ok()) return all.status();
+    std::vector<DocId> members;
+    for (DocId m : *all) {
+      if (!std::binary_search(removed_.begin(), removed_.end(), m)) members.push_back(m);
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.cluster_parent, Key64(m).view(), {}, "cluster_parent"));
+    }
+    SHINGLED_RETURN_IF_ERROR(
+        ops_.Del(d_.cluster_members, Key64(root).view(), {}, "cluster_members"));
+    --clusters_delta_;
+    std::sort(members.begin(), members.end());
+    const size_t n = members.size();
+    Components parts(n);
+    // Each member's sketch holder, and the sketches of the members that hold one.
+    std::vector<DocId> holder(n);
+    std::vector<dedup::Sketch> sketches(n);
+    std::vector<std::vector<uint32_t>> verify(n);
+    std::vector<bool> verify_known(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      StatusOr<DocumentRecord> rec = ReadDocument(ops_, members[i]);
+      if (!rec.ok()) return rec.status();
+      holder[i] = rec->has_sketch() ? members[i] : rec->rep;
+      if (!rec->has_sketch()) continue;
+      sketches[i] = SketchOf(*rec);
+      bool known = false;
+      SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, members[i], &verify[i], &known));
+      verify_known[i] = known;
+      if (known) sketches[i].verify_sample = verify[i];
+    }
+    const StoreOptions& o = store_.options_;
+    if ((o.cluster_relations & kClusterExact) != 0) {
+      std::map<DocId, size_t> first_of_holder;
+      for (size_t i = 0; i < n; ++i) {
+        auto [it, added] = first_of_holder.emplace(holder[i], i);
+        if (!added) parts.Join(it->second, i);
+      }
+    }
+    for (size_t later = 0; later < n; ++later) {
+      if (holder[later] != members[later]) continue;
+      for (size_t earlier = 0; earlier < later; ++earlier) {
+        if (holder[earlier] != members[earlier] || parts.Find(earlier) == parts.Find(later))
+          continue;
+        const CandidateScreen screen =
+            ScreenCandidate(sketches[later], sketches[earlier], o, store_.params_);
+        const CandidateDecision d =
+            JudgeCandidate(members[earlier], sketches[later], &sketches[earlier], screen,
+                           verify[earlier], verify_known[earlier], nullptr, o, store_.params_);
+        if (d.joins) parts.Join(earlier, later);
+      }
+    }
+    std::map<size_t, std::vector<DocId>> by_part;
+    for (size_t i = 0; i < n; ++i) by_part[parts.Find(i)].push_back(members[i]);
+    ++result_->clusters_recomputed;
+    if (by_part.size() > 1) ++result_->clusters_split;
+    for (const auto& [part, docs] : by_part) {
+      if (docs.size() < 2) continue;
+      const ClusterId id = std::binary_search(docs.begin(), docs.end(), root) ? root : docs.front();
+      const Key64 id_key(id);
+      for (DocId m : docs) {
+        SHINGLED_RETURN_IF_ERROR(
+            ops_.Put(d_.cluster_parent, Key64(m).view(), id_key.view(), 0, "cluster_parent"));
+        SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.cluster_members, id_key.view(), Key64(m).view(),
+                                          MDB_NODUPDATA, "cluster_members"));
+      }
+      ++clusters_delta_;
+    }
+    return OkStatus();
+  }
+
+  Status AddToCounter(const char* key, int64_t delta) {
+    std::string_view v;
+    SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.meta, key, &v, std::string("meta ") + key));
+    if (v.size() != 8) return DataLossError(std::string("meta ") + key + " is not 8 bytes");
+    const auto value = static_cast<uint64_t>(static_cast<int64_t>(GetLE64(v.data())) + delta);
+    return ops_.Put(d_.meta, key, Le64(value), 0, "meta");
+  }
+
+  Status WriteCounts() {
+    for (const auto& [id, rec] : sweeps_) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.sweeps, SweepKey(id), EncodeSweep(rec), 0, "sweeps"));
+    }
+    SHINGLED_RETURN_IF_ERROR(AddToCounter("count.urls", -static_cast<int64_t>(result_->urls)));
+    SHINGLED_RETURN_IF_ERROR(
+        AddToCounter("count.versions", -static_cast<int64_t>(result_->versions)));
+    SHINGLED_RETURN_IF_ERROR(
+        AddToCounter("count.documents", -static_cast<int64_t>(result_->documents)));
+    SHINGLED_RETURN_IF_ERROR(AddToCounter("count.clusters", clusters_delta_));
+    if (result_->clusters_recomputed > 0 || result_->documents > 0) {
+      // Clusters shrank: the largest is counted again (one step per cluster).
+      StatusOr<uint64_t> largest = LargestClusterByScan(ops_);
+      if (!largest.ok()) return largest.status();
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.meta, kLargestClusterKey, Le64(*largest), 0, "meta"));
+    }
+    return OkStatus();
+  }
+
+  TxnOps& ops_;
+  const Dbis& d_;
+  StoreImpl& store_;
+  const ForgetOptions& o_;
+  const std::vector<std::string> prefixes_;
+  ForgetResult* result_ = nullptr;
+  std::vector<std::pair<UrlId, std::string>> urls_;
+  std::map<SweepId, SweepRecord> sweeps_;
+  std::set<DocId> shown_;       // the documents of the URL being removed
+  std::set<DocId> candidates_;  // the documents of every forgotten URL
+  std::vector<DocId> removed_;  // sorted
+  int64_t clusters_delta_ = 0;
+};
+
+}  // namespace
+
+}  // namespace internal
+
+StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
+  if (options.value.empty()) return InvalidArgumentError("nothing to forget: the value is empty");
+  if (options.max_urls < 1 || options.max_urls > 1000000) {
+    return InvalidArgumentError("max_urls must be 1..1000000");
+  }
+  StatusOr<std::vector<std::string>> prefixes = internal::ForgetPrefixes(options);
+  if (!prefixes.ok()) return prefixes.status();
+  std::lock_guard<std::mutex> lock(impl_->write_mu_);
+  ForgetResult result;
+  bool dry_run_done = false;
+  Status s = impl_->RunWrite([&](internal::TxnOps& ops) -> Status {
+    result = ForgetResult{};
+    internal::Forgetter forgetter(ops, *impl_, options, *prefixes);
+    SHINGLED_RETURN_IF_ERROR(forgetter.Run(&result));
+    if (options.dry_run) {
+      // Everything was computed in this transaction; it is aborted, not committed.
+      dry_run_done = true;
+      return FailedPreconditionError("dry run");
+    }
+    if (result.urls == 0) return OkStatus();
+    ForgetRecord record;
+    StatusOr<uint64_t> last = internal::LastId(ops, ops.dbis().forgets, "forgets");
+    if (!last.ok()) return last.status();
+    record.id = *last + 1;
+    record.date = options.date;
+    record.scope = options.scope;
+    record.value_sha256 = internal::Sha256(options.value);
+    record.urls = result.urls;
+    record.versions = result.versions;
+    record.documents = result.documents;
+    record.clusters_split = result.clusters_split;
+    SHINGLED_RETURN_IF_ERROR(ops.Put(ops.dbis().forgets, internal::Key64(record.id).view(),
+                                     internal::EncodeForgetRecord(record), MDB_APPEND, "forgets"));
+    result.record = record.id;
+    // The buffers of earlier commits hold the removed documents' postings: this commit's is
+    // rebuilt from what remains, and the writer reads its stop list again.
+    StatusOr<std::shared_ptr<const internal::WriteBuffer>> buffer = internal::BuildWriteBuffer(ops);
+    if (!buffer.ok()) return buffer.status();
+    impl_->made_buffer_ = std::move(buffer).value();
+    impl_->stop_list_loaded_ = false;
+    return OkStatus();
+  });
+  if (dry_run_done) return result;
+  if (!s.ok()) return s;
+  return result;
+}
+
+StatusOr<std::vector<ForgetRecord>> LmdbStore::ForgetRecords(uint64_t after, size_t limit) const {
+  SHINGLED_READ_TXN(ops);
+  internal::Cursor c;
+  if (int rc = c.Open(ops.txn(), ops.dbis().forgets); rc != 0)
+    return ops.Fail(rc, "forgets cursor");
+  std::vector<ForgetRecord> out;
+  internal::Key64 from(after + 1);
+  MDB_val k = internal::Val(from.view()), v;
+  int rc = after == UINT64_MAX ? MDB_NOTFOUND : mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+  for (; rc == 0 && out.size() < limit; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 8)
+      return DataLossError("forgets has a key of " + std::to_string(k.mv_size) + " bytes");
+    StatusOr<ForgetRecord> r = internal::DecodeForgetRecord(
+        internal::GetBE64(static_cast<const char*>(k.mv_data)), internal::View(v));
+    if (!r.ok()) return r.status();
+    out.push_back(*r);
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return ops.Fail(rc, "forgets");
+  return out;
 }
 
 }  // namespace shingled::store

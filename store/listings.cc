@@ -479,11 +479,6 @@ StatusOr<std::unique_ptr<internal::ListingReads>> internal::NewLmdbListingReads(
   return std::unique_ptr<ListingReads>(std::move(reads));
 }
 
-#define SHINGLED_READ_TXN(ops_name)                           \
-  StatusOr<internal::ReadTxn> read_txn_ = impl_->BeginRead(); \
-  if (!read_txn_.ok()) return read_txn_.status();             \
-  TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
-
 StatusOr<UrlPage> LmdbStore::ListUrls(const UrlListOptions& options) const {
   StatusOr<internal::UrlListScope> scope = internal::CheckUrlListOptions(options);
   if (!scope.ok()) return scope.status();

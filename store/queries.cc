@@ -446,11 +446,6 @@ StatusOr<std::vector<SimilarDoc>> SimilarOfDocument(TxnOps& ops, const internal:
 
 }  // namespace
 
-#define SHINGLED_READ_TXN(ops_name)                                   \
-  StatusOr<internal::ReadTxn> read_txn_ = impl_->BeginRead();         \
-  if (!read_txn_.ok()) return read_txn_.status();                     \
-  TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
-
 StatusOr<std::vector<SweepInfo>> LmdbStore::Sweeps() const {
   SHINGLED_READ_TXN(ops);
   Cursor c;

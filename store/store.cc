@@ -251,6 +251,34 @@ StoreImpl::~StoreImpl() {
   if (env_ != nullptr) mdb_env_close(env_);
 }
 
+StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
+  Cursor c;
+  if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, what);
+  MDB_val k, v;
+  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return uint64_t{0};
+  if (rc != 0) return ops.Fail(rc, what);
+  if (k.mv_size != 8) {
+    std::string message("the last key of ");
+    message.append(what).append(" is ").append(std::to_string(k.mv_size));
+    message.append(" bytes, not 8; run shingled check");
+    return DataLossError(message);
+  }
+  return GetBE64(static_cast<const char*>(k.mv_data));
+}
+
+StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
+                                   const char* meta_key) {
+  StatusOr<uint64_t> last = LastId(ops, dbi, what);
+  if (!last.ok()) return last.status();
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().meta, meta_key, &v, std::string("meta ") + meta_key);
+  if (s.code() == StatusCode::kNotFound) return *last;
+  SHINGLED_RETURN_IF_ERROR(s);
+  if (v.size() != 8) return DataLossError(std::string("meta ") + meta_key + " is not 8 bytes");
+  return std::max(*last, GetLE64(v.data()));
+}
+
 Status StoreImpl::AdoptNewMapSize() const {
   // Another process grew the map: adopt its size (0 = the file's current size).
   std::unique_lock<std::shared_mutex> lock(resize_mu_);
@@ -432,33 +460,9 @@ std::vector<ParamField> ParamFields(const dedup::SketchParams& p, uint64_t polyn
   };
 }
 
-std::string Le64(uint64_t v) {
-  std::string s;
-  AppendLE64(&s, v);
-  return s;
-}
-
 // The format 6 to 7 upgrade: deletes each link's entry under its earlier document, leaving the
 // one under the later (FORMAT.md, "Links"). Entries of another size than the format's are left
 // for Check to report.
-// The last key of `dbi`, whose keys are 8-byte big-endian ids (`what` names it in errors): 0
-// when it is empty. A damaged key would give the next id from bytes past its end: DataLoss.
-StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
-  Cursor c;
-  if (int rc = c.Open(ops.txn(), dbi); rc != 0) return ops.Fail(rc, what);
-  MDB_val k, v;
-  int rc = mdb_cursor_get(c.get(), &k, &v, MDB_LAST);
-  if (rc == MDB_NOTFOUND) return uint64_t{0};
-  if (rc != 0) return ops.Fail(rc, what);
-  if (k.mv_size != 8) {
-    std::string message("the last key of ");
-    message.append(what).append(" is ").append(std::to_string(k.mv_size));
-    message.append(" bytes, not 8; run shingled check");
-    return DataLossError(message);
-  }
-  return GetBE64(static_cast<const char*>(k.mv_data));
-}
-
 // Watermarks at the last id of `dbi`: an upgrade from a format whose B-tree held every entry.
 StatusOr<Watermarks> WatermarksAtLastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
   StatusOr<uint64_t> last = LastId(ops, dbi, what);
@@ -722,8 +726,8 @@ class BatchWriter {
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.versions", &versions_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter("count.clusters", &clusters_));
     SHINGLED_RETURN_IF_ERROR(ReadCounter(kLargestClusterKey, &largest_cluster_));
-    SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, "documents", &next_doc_));
-    SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, "url_names", &next_url_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.documents, "documents", kLastDocumentKey, &next_doc_));
+    SHINGLED_RETURN_IF_ERROR(LastId(d_.url_names, "url_names", kLastUrlKey, &next_url_));
     ++next_doc_;
     ++next_url_;
     for (auto [cursor, dbi] :
@@ -896,8 +900,9 @@ class BatchWriter {
   Status WriteCounter(const char* key, uint64_t value) {
     return ops_.Put(d_.meta, key, Le64(value), 0, "meta");
   }
-  Status LastId(MDB_dbi dbi, const char* what, uint64_t* out) {
-    StatusOr<uint64_t> last = internal::LastId(ops_, dbi, what);
+  // The last id given in `dbi` (LastAllocatedId).
+  Status LastId(MDB_dbi dbi, const char* what, const char* meta_key, uint64_t* out) {
+    StatusOr<uint64_t> last = internal::LastAllocatedId(ops_, dbi, what, meta_key);
     if (!last.ok()) return last.status();
     *out = *last;
     return OkStatus();

@@ -664,8 +664,8 @@ struct SweepReopening {
 
 // Which URLs a takedown forgets (Store::Forget).
 enum class ForgetScope : uint8_t {
-  kUrl = 1,     // one URL, exactly as stored
-  kHost = 2,    // the URLs of a host: http://H/... and https://H/... ("example.com:8080" for a port)
+  kUrl = 1,   // one URL, exactly as stored
+  kHost = 2,  // the URLs of a host: http://H/... and https://H/... ("example.com:8080" for a port)
   kPrefix = 3,  // the URLs that start with an absolute URL's start (a sweep scope's rules)
 };
 std::string_view ForgetScopeName(ForgetScope scope);  // "url", "host", "prefix"

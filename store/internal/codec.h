@@ -18,7 +18,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 11;
+inline constexpr uint64_t kFormatVersion = 12;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 
@@ -55,6 +55,12 @@ inline void AppendLE64(std::string* out, uint64_t v) {
   char b[8];
   for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
   out->append(b, 8);
+}
+// 8 bytes, little-endian (a `meta` counter).
+inline std::string Le64(uint64_t v) {
+  std::string s;
+  AppendLE64(&s, v);
+  return s;
 }
 inline uint64_t GetLE64(const char* in) {
   uint64_t v;

@@ -21,6 +21,7 @@ struct Dbis {
   MDB_dbi chunk_docs, doc_chunks;  // format 9: the file-chunk graph (FORMAT.md, "Chunks")
   MDB_dbi verify_samples;          // format 10 (FORMAT.md, "Verification samples")
   MDB_dbi template_marks, template_chunks;  // format 10: templates (FORMAT.md, "Templates")
+  MDB_dbi forgets;                          // format 12: the takedowns (FORMAT.md, "Forgetting")
 };
 
 struct TableSpec {
@@ -53,6 +54,7 @@ inline constexpr TableSpec kTables[] = {
     {"verify_samples", 0, &Dbis::verify_samples},
     {"template_marks", 0, &Dbis::template_marks},
     {"template_chunks", kPostings, &Dbis::template_chunks},
+    {"forgets", 0, &Dbis::forgets},
 };
 
 // LMDB calls in one transaction. Get returns NotFound (not an error to remember) for a missing

@@ -80,6 +80,23 @@ using StopList = std::unordered_map<uint64_t, uint64_t>;
 void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
                     std::vector<DocId>* out, bool* truncated, uint64_t* left_out = nullptr);
 
+// The last key of `dbi`, whose keys are 8-byte big-endian ids (`what` names it in errors): 0
+// when it is empty. A damaged key would give the next id from bytes past its end: DataLoss.
+StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what);
+// The meta entries that keep the largest document and URL id ever given once forgetting removed
+// the last one (FORMAT.md, "Meta"): ids are never given twice.
+inline constexpr char kLastDocumentKey[] = "ids.last_document";
+inline constexpr char kLastUrlKey[] = "ids.last_url";
+// The largest id given in `dbi` (`documents` or `url_names`): its last key, or the meta entry
+// `meta_key` when that is larger. The next id is one more.
+StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
+                                   const char* meta_key);
+
+// A takedown record of `forgets` (FORMAT.md, "Forgetting"), and its decoding (DataLoss naming
+// what is wrong).
+std::string EncodeForgetRecord(const ForgetRecord& record);
+StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
+
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 // A sweep id stored as 4 bytes (a `sweeps` key, a `sweep_names` value); DataLoss naming `where`
 // for bytes of another size, which reading as 4 would read past or misread.
@@ -295,5 +312,12 @@ Status StoreImpl::RunWrite(Body&& body) {
 }
 
 }  // namespace shingled::store::internal
+
+// Begins a read transaction of the LmdbStore's `impl_` (returning its error) and names its
+// TxnOps `ops_name`; the transaction lasts to the end of the scope.
+#define SHINGLED_READ_TXN(ops_name)                           \
+  StatusOr<internal::ReadTxn> read_txn_ = impl_->BeginRead(); \
+  if (!read_txn_.ok()) return read_txn_.status();             \
+  internal::TxnOps ops_name(read_txn_->txn.get(), impl_->dbis_)
 
 #endif  // SHINGLED_STORE_INTERNAL_STORE_IMPL_H_

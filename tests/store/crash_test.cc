@@ -134,5 +134,109 @@ TEST(CrashTest, EveryAcknowledgedPageSurvivesSigkill) {
   std::printf("%zu acknowledged pages survived %d SIGKILLs\n", acknowledged.size(), killed_while_running);
 }
 
+// A takedown of a host in steps of 40 URLs, killed at random moments: after each kill the store
+// opens, Check passes and every acknowledged step's record is there; running it again
+// completes it, and the other host's pages are all still there.
+TEST(CrashTest, AForgetCutBySigkillCompletesWhenRunAgain) {
+  testing::TestDir dir;
+  const std::string path = dir.Sub("db");
+  dedup::SketchParams params;
+  constexpr int kPages = 1200;
+  {
+    auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto sweep = (*store)->OpenSweep("s", 1);
+    ASSERT_TRUE(sweep.ok());
+    for (int batch = 0; batch < kPages / 100; ++batch) {
+      std::vector<PageInput> pages;
+      for (int i = batch * 100; i < (batch + 1) * 100; ++i) {
+        PageInput p;
+        p.url = std::string(i % 4 == 0 ? "http://keep.crash/" : "http://forget.crash/") +
+                std::to_string(i);
+        p.sweep = sweep->id;
+        p.date = 1;
+        const uint64_t family = static_cast<uint64_t>(i) % 50;  // near copies across both hosts
+        p.sketch = testing::SyntheticSketch(
+            params, testing::Variant(family * 100000, 300, 285 + i % 15, (i + 1) * 1000));
+        pages.push_back(std::move(p));
+      }
+      ASSERT_TRUE((*store)->Apply(pages).ok());
+    }
+  }
+  ForgetOptions forget{.scope = ForgetScope::kHost, .value = "forget.crash", .max_urls = 40};
+  std::mt19937 rng(20261204);
+  std::set<uint64_t> acknowledged;  // record ids of committed steps
+  bool finished = false;
+  int round = 0;
+  for (; round < 12 && !finished; ++round) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      auto opened = Store::Open(path, StoreOptions{}, params, kPolynomial);
+      if (!opened.ok()) _exit(2);
+      for (bool more = true; more;) {
+        auto step = (*opened)->Forget(forget);
+        if (!step.ok()) _exit(3);
+        const std::string ack = std::to_string(step->record) + "\n";
+        if (write(fds[1], ack.data(), ack.size()) != static_cast<ssize_t>(ack.size())) _exit(4);
+        more = step->more;
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    usleep(static_cast<useconds_t>(1000 + rng() % 60000));
+    kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
+        << "forgetting process exited with " << WEXITSTATUS(status);
+    finished = WIFEXITED(status);
+    std::string received;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) received.append(buf, n);
+    close(fds[0]);
+    for (size_t start = 0, nl; (nl = received.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+      acknowledged.insert(std::stoull(received.substr(start, nl - start)));
+    }
+    auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto problems = (*store)->Check();
+    ASSERT_TRUE(problems.ok()) << problems.status().ToString();
+    for (const std::string& p : *problems) ADD_FAILURE() << "round " << round << ": " << p;
+    auto records = (*store)->ForgetRecords();
+    ASSERT_TRUE(records.ok());
+    std::set<uint64_t> stored;
+    for (const ForgetRecord& r : *records) stored.insert(r.id);
+    for (uint64_t id : acknowledged) {
+      if (id != 0) EXPECT_TRUE(stored.contains(id)) << "step " << id << " lost";
+    }
+  }
+  std::printf("%zu acknowledged steps of the takedown in %d rounds (%s)\n", acknowledged.size(),
+              round, finished ? "the last one finished it" : "every one killed");
+  auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
+  ASSERT_TRUE(store.ok());
+  for (bool more = true; more;) {
+    auto step = (*store)->Forget(forget);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    more = step->more;
+  }
+  for (int i = 0; i < kPages; ++i) {
+    const bool kept = i % 4 == 0;
+    const std::string url =
+        std::string(kept ? "http://keep.crash/" : "http://forget.crash/") + std::to_string(i);
+    EXPECT_EQ((*store)->History(url).ok(), kept) << url;
+  }
+  auto stats = (*store)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->urls, static_cast<uint64_t>(kPages / 4));
+  auto problems = (*store)->Check();
+  ASSERT_TRUE(problems.ok());
+  for (const std::string& p : *problems) ADD_FAILURE() << p;
+}
+
 }  // namespace
 }  // namespace shingled::store

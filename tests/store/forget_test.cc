@@ -1,0 +1,337 @@
+// Takedowns (Store::Forget; FORMAT.md, "Forgetting") on the LMDB store: what goes, what stays,
+// how a cluster that loses its glue splits, and that the store stays consistent.
+#include <gtest/gtest.h>
+#include <lmdb.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "store/internal/codec.h"
+#include "store/internal/store_impl.h"
+#include "tests/store/store_fixture.h"
+
+namespace shingled::store::testing {
+namespace {
+
+class ForgetTest : public StoreFixture {
+ protected:
+  void SetUp() override {
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
+    sweep_ = store_->OpenSweep("s1", 100)->id;
+  }
+  PageResult Add(const std::string& url, const std::vector<uint64_t>& shingles,
+                 uint64_t variant = 0) {
+    return ApplyOne(*store_, Page(url, sweep_, 100, shingles, variant));
+  }
+  ForgetResult Forget(ForgetScope scope, const std::string& value, bool dry_run = false,
+                      size_t max_urls = 10000) {
+    ForgetOptions o;
+    o.scope = scope;
+    o.value = value;
+    o.date = 200;
+    o.dry_run = dry_run;
+    o.max_urls = max_urls;
+    o.list_limit = 100;
+    StatusOr<ForgetResult> r = store_->Forget(o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ForgetResult{};
+  }
+  bool Known(const std::string& url) { return store_->History(url).ok(); }
+  bool HasDocument(DocId doc) { return store_->Document(doc).ok(); }
+  std::vector<DocId> MembersOf(DocId doc) {
+    StatusOr<ClusterInfo> c = store_->Cluster(doc);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    std::vector<DocId> out;
+    if (c.ok()) {
+      for (const ClusterMember& m : c->members) out.push_back(m.doc);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::unique_ptr<Store> store_;
+  SweepId sweep_ = 0;
+};
+
+TEST_F(ForgetTest, ADocumentAnotherUrlShowsStays) {
+  const PageResult a = Add("https://a.example/1", Range(0, 300));
+  const PageResult b = Add("https://b.example/1", Range(0, 300));  // the same bytes
+  ASSERT_EQ(a.doc, b.doc);
+  const ForgetResult r = Forget(ForgetScope::kUrl, "https://a.example/1");
+  EXPECT_EQ(r.urls, 1u);
+  EXPECT_EQ(r.versions, 1u);
+  EXPECT_EQ(r.documents, 0u);
+  EXPECT_EQ(r.listed, std::vector<std::string>{"https://a.example/1"});
+  EXPECT_FALSE(Known("https://a.example/1"));
+  EXPECT_TRUE(Known("https://b.example/1"));
+  EXPECT_TRUE(HasDocument(a.doc));
+  StatusOr<StoreStats> stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->urls, 1u);
+  EXPECT_EQ(stats->versions, 1u);
+  EXPECT_EQ(stats->documents, 1u);
+  StatusOr<std::vector<SweepInfo>> sweeps = store_->Sweeps();
+  ASSERT_TRUE(sweeps.ok());
+  EXPECT_EQ((*sweeps)[0].pages, 1u);  // the forgotten version left its sweep's counts
+  ExpectConsistent(*store_);
+}
+
+TEST_F(ForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
+  const PageResult kept = Add("https://a.example/keep", Range(1000, 300));
+  const PageResult gone = Add("https://a.example/gone", Range(0, 300));
+  const ForgetResult r = Forget(ForgetScope::kUrl, "https://a.example/gone");
+  EXPECT_EQ(r.documents, 1u);
+  EXPECT_FALSE(HasDocument(gone.doc));
+  EXPECT_TRUE(HasDocument(kept.doc));
+  // No query finds it: its postings went (and the write buffer was rebuilt without them).
+  StatusOr<std::vector<SimilarDoc>> similar =
+      store_->SimilarToSketch(SyntheticSketch(params_, Range(0, 300)), QueryOptions{});
+  ASSERT_TRUE(similar.ok()) << similar.status().ToString();
+  EXPECT_TRUE(similar->empty());
+  ExpectConsistent(*store_);
+  EXPECT_TRUE(store_->VerifyKeyFilterForTesting().ok());
+  // The same content again is new, under a new id: ids are never given twice.
+  const PageResult again = Add("https://a.example/again", Range(0, 300));
+  EXPECT_EQ(again.verdict, Verdict::kNew);
+  EXPECT_GT(again.doc, gone.doc);
+  ExpectConsistent(*store_);
+  // And so after the store is opened again (its buffers rebuilt from the file).
+  store_.reset();
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  ExpectConsistent(*store_);
+  EXPECT_FALSE(HasDocument(gone.doc));
+}
+
+// A cluster held together by the forgotten document splits: A ~ B ~ C, A and C too far apart
+// to join, A' and C' exact variants of A and C. The verified relation at 0.5 keeps every
+// judgement ~5 standard errors of the estimate away from the threshold (J(A, B) = J(B, C) =
+// 0.67, J(A, C) = 0.43).
+TEST_F(ForgetTest, AClusterHeldByTheForgottenDocumentSplits) {
+  StoreOptions options;
+  options.verified_threshold = 0.5;
+  store_.reset();
+  store_ = OpenStore(options, "split");
+  ASSERT_NE(store_, nullptr);
+  sweep_ = store_->OpenSweep("s1", 100)->id;
+  const PageResult a = Add("https://x.example/a", Range(0, 1000));
+  const PageResult a2 = Add("https://x.example/a2", Range(0, 1000), 1);
+  const PageResult b = Add("https://x.example/b", Range(200, 1000));
+  const PageResult c = Add("https://x.example/c", Range(400, 1000));
+  const PageResult c2 = Add("https://x.example/c2", Range(400, 1000), 1);
+  const std::vector<DocId> all{a.doc, a2.doc, b.doc, c.doc, c2.doc};
+  ASSERT_EQ(MembersOf(a.doc), all) << "the five pages form one cluster";
+  ASSERT_EQ(c2.cluster, a.doc);
+
+  const ForgetResult r = Forget(ForgetScope::kUrl, "https://x.example/b");
+  EXPECT_EQ(r.documents, 1u);
+  EXPECT_EQ(r.clusters_recomputed, 1u);
+  EXPECT_EQ(r.clusters_split, 1u);
+  EXPECT_EQ(MembersOf(a.doc), (std::vector<DocId>{a.doc, a2.doc}));
+  EXPECT_EQ(MembersOf(c.doc), (std::vector<DocId>{c.doc, c2.doc}));
+  // The part holding the old id keeps it; the other takes its smallest document.
+  EXPECT_EQ(store_->Cluster(a2.doc)->id, a.doc);
+  EXPECT_EQ(store_->Cluster(c2.doc)->id, c.doc);
+  StatusOr<StoreStats> stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->clusters, 2u);
+  EXPECT_EQ(stats->largest_cluster, 2u);
+  ExpectConsistent(*store_);
+}
+
+TEST_F(ForgetTest, AClusterThatStaysJoinedKeepsItsId) {
+  const PageResult a = Add("https://x.example/a", Range(0, 1000));
+  const PageResult b = Add("https://x.example/b", Range(10, 1000));
+  const PageResult c = Add("https://x.example/c", Range(20, 1000));
+  ASSERT_EQ(MembersOf(a.doc), (std::vector<DocId>{a.doc, b.doc, c.doc}));
+  const ForgetResult r = Forget(ForgetScope::kUrl, "https://x.example/a");
+  EXPECT_EQ(r.clusters_recomputed, 1u);
+  EXPECT_EQ(r.clusters_split, 0u);
+  EXPECT_EQ(MembersOf(b.doc), (std::vector<DocId>{b.doc, c.doc}));
+  EXPECT_EQ(store_->Cluster(c.doc)->id, b.doc);  // the old root went: the smallest member
+  ExpectConsistent(*store_);
+}
+
+// A document whose sketch a remaining document shares (its lexically equivalent copy names it
+// as representative) stays, URL-less, until the last of them goes.
+TEST_F(ForgetTest, ARepresentativeStaysWhileADocumentSharesItsSketch) {
+  const PageResult holder = Add("https://r.example/1", Range(0, 300));
+  const PageResult copy = Add("https://r.example/2", Range(0, 300), 1);
+  ASSERT_NE(holder.doc, copy.doc);
+  ASSERT_EQ(copy.verdict, Verdict::kDuplicate);
+  ForgetResult r = Forget(ForgetScope::kUrl, "https://r.example/1");
+  EXPECT_EQ(r.documents, 0u);
+  EXPECT_EQ(r.documents_kept, 1u);
+  EXPECT_TRUE(HasDocument(holder.doc));
+  ExpectConsistent(*store_);
+  r = Forget(ForgetScope::kUrl, "https://r.example/2");
+  EXPECT_EQ(r.documents, 2u);  // the copy and the URL-less representative
+  EXPECT_FALSE(HasDocument(holder.doc));
+  EXPECT_FALSE(HasDocument(copy.doc));
+  StatusOr<StoreStats> stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->documents, 0u);
+  EXPECT_EQ(stats->clusters, 0u);
+  ExpectConsistent(*store_);
+}
+
+TEST_F(ForgetTest, ADryRunListsWhatWouldGoAndChangesNothing) {
+  Add("https://d.example/1", Range(0, 300));
+  Add("https://d.example/2", Range(5000, 300));
+  const ForgetResult dry = Forget(ForgetScope::kHost, "d.example", true);
+  EXPECT_EQ(dry.urls, 2u);
+  EXPECT_EQ(dry.documents, 2u);
+  EXPECT_EQ(dry.record, 0u);
+  EXPECT_EQ(dry.listed, (std::vector<std::string>{"https://d.example/1", "https://d.example/2"}));
+  EXPECT_TRUE(Known("https://d.example/1"));
+  EXPECT_TRUE(store_->ForgetRecords()->empty());
+  const ForgetResult done = Forget(ForgetScope::kHost, "d.example");
+  EXPECT_EQ(done.urls, dry.urls);
+  EXPECT_EQ(done.documents, dry.documents);
+  EXPECT_FALSE(Known("https://d.example/1"));
+  ExpectConsistent(*store_);
+}
+
+TEST_F(ForgetTest, AHostOrAPrefixIsForgottenInBoundedSteps) {
+  for (int i = 0; i < 5; ++i) Add("http://h.example/p" + std::to_string(i), Range(1000 * i, 300));
+  Add("https://h.example/secure", Range(9000, 300));
+  Add("https://h.example.org/other", Range(12000, 300));  // another host
+  Add("https://k.example/docs/a", Range(15000, 300));
+  Add("https://k.example/blog/a", Range(18000, 300));
+  uint64_t urls = 0;
+  int calls = 0;
+  for (bool more = true; more; ++calls) {
+    const ForgetResult r = Forget(ForgetScope::kHost, "H.example", false, 2);
+    urls += r.urls;
+    more = r.more;
+    ASSERT_LT(calls, 10);
+  }
+  EXPECT_EQ(urls, 6u);
+  EXPECT_EQ(calls, 3);
+  EXPECT_TRUE(Known("https://h.example.org/other"));
+  EXPECT_EQ(Forget(ForgetScope::kPrefix, "https://k.example/docs/").urls, 1u);
+  EXPECT_TRUE(Known("https://k.example/blog/a"));
+  ExpectConsistent(*store_);
+
+  StatusOr<std::vector<ForgetRecord>> records = store_->ForgetRecords();
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 4u);  // one per step
+  EXPECT_EQ((*records)[0].id, 1u);
+  EXPECT_EQ((*records)[0].scope, ForgetScope::kHost);
+  EXPECT_EQ((*records)[0].date, 200);
+  EXPECT_EQ((*records)[0].urls, 2u);
+  EXPECT_EQ((*records)[3].scope, ForgetScope::kPrefix);
+  // SHA-256 of the value as given: sha256("example.com") is a379a6f6...1947.
+  EXPECT_EQ(
+      store_->Forget({.scope = ForgetScope::kPrefix, .value = "https://k.example/blog/"})->record,
+      5u);
+  EXPECT_EQ(Forget(ForgetScope::kHost, "example.com").urls, 0u);  // nothing matched: no record
+  Add("https://example.com/x", Range(30000, 300));
+  ASSERT_EQ(Forget(ForgetScope::kHost, "example.com").urls, 1u);
+  records = store_->ForgetRecords(5);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  const std::array<uint8_t, 32> expected{0xa3, 0x79, 0xa6, 0xf6, 0xee, 0xaf, 0xb9, 0xa5,
+                                         0x5e, 0x37, 0x8c, 0x11, 0x80, 0x34, 0xe2, 0x75,
+                                         0x1e, 0x68, 0x2f, 0xab, 0x9f, 0x2d, 0x30, 0xab,
+                                         0x13, 0xd2, 0x12, 0x55, 0x86, 0xce, 0x19, 0x47};
+  EXPECT_EQ((*records)[0].value_sha256, expected);
+  ExpectConsistent(*store_);
+}
+
+TEST_F(ForgetTest, BadRequestsAreRefused) {
+  Add("https://a.example/1", Range(0, 300));
+  EXPECT_EQ(store_->Forget({.scope = ForgetScope::kUrl, .value = ""}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Forget({.scope = ForgetScope::kUrl, .value = "https://a.example/none"})
+                .status()
+                .code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(
+      store_->Forget({.scope = ForgetScope::kHost, .value = "a.example/path"}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Forget({.scope = ForgetScope::kPrefix, .value = "a.example"}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Forget({.scope = ForgetScope::kHost, .value = "a.example", .max_urls = 0})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Known("https://a.example/1"));
+}
+
+// Forgetting pages still in the write buffer (above their slices' watermarks) and pages already
+// in the B-trees, then writing on: the writer's next batches see neither.
+TEST_F(ForgetTest, BufferedAndFiledPagesAreForgottenAlike) {
+  std::vector<PageResult> pages;
+  for (int i = 0; i < 40; ++i) {
+    pages.push_back(Add("https://w.example/" + std::to_string(i), Range(10000 * (i + 1), 300)));
+  }
+  for (int i = 0; i < 40; i += 3) {
+    EXPECT_EQ(Forget(ForgetScope::kUrl, "https://w.example/" + std::to_string(i)).documents, 1u);
+  }
+  ExpectConsistent(*store_);
+  for (int i = 0; i < 40; ++i) {
+    const PageResult again =
+        Add("https://w.example/again" + std::to_string(i), Range(10000 * (i + 1), 300));
+    EXPECT_EQ(again.verdict, i % 3 == 0 ? Verdict::kNew : Verdict::kDuplicate) << i;
+  }
+  ExpectConsistent(*store_);
+  EXPECT_TRUE(store_->VerifyKeyFilterForTesting().ok());
+}
+
+TEST_F(ForgetTest, TheRecordsBytes) {
+  ForgetRecord r{.id = 1, .date = 200, .scope = ForgetScope::kHost, .urls = 1, .versions = 1,
+                 .documents = 1, .clusters_split = 0};
+  r.value_sha256[0] = 0xa3;
+  r.value_sha256[31] = 0x47;
+  const std::string bytes = internal::EncodeForgetRecord(r);
+  std::string want("\x90\x03\x02", 3);
+  want += '\xa3';
+  want += std::string(30, '\0');
+  want += '\x47';
+  want += std::string("\x01\x01\x01\x00", 4);
+  EXPECT_EQ(bytes, want);
+  EXPECT_EQ(bytes.size(), 39u);
+  StatusOr<ForgetRecord> back = internal::DecodeForgetRecord(1, bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->value_sha256, r.value_sha256);
+  EXPECT_EQ(back->date, 200);
+  EXPECT_EQ(internal::DecodeForgetRecord(1, bytes.substr(0, 20)).status().code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(internal::DecodeForgetRecord(1, bytes + "x").status().code(), StatusCode::kDataLoss);
+}
+
+// A format 11 store has no `forgets` table: opening it makes one, and it forgets like any.
+TEST_F(ForgetTest, Format11IsUpgraded) {
+  Add("https://u.example/1", Range(0, 300));
+  store_.reset();
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    ASSERT_EQ(mdb_env_open(env, dir_.Sub("db").c_str(), MDB_NOSYNC, 0644), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi meta = 0, forgets = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, "forgets", 0, &forgets), 0);
+    ASSERT_EQ(mdb_drop(txn, forgets, 1), 0);
+    std::string eleven = internal::Le64(11);
+    MDB_val k{14, const_cast<char*>("format_version")}, v{8, eleven.data()};
+    ASSERT_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  ExpectConsistent(*store_);
+  EXPECT_TRUE(store_->ForgetRecords()->empty());
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://u.example/1").documents, 1u);
+  EXPECT_EQ(store_->ForgetRecords()->size(), 1u);
+  ExpectConsistent(*store_);
+}
+
+}  // namespace
+}  // namespace shingled::store::testing
