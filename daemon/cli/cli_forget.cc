@@ -48,10 +48,11 @@ std::optional<std::string> IfGiven(const CLI::Option* option, const std::string&
 
 // What the calls of one takedown did, summed.
 struct Totals {
-  store::ForgetResult sum;  // `listed` holds every call's; `record` is unused (records below)
+  // `listed` holds every call's; `more` is the last call's (matching URLs are left); `record` is
+  // unused (`records` below).
+  store::ForgetResult sum;
   std::vector<uint64_t> records;
   uint64_t calls = 0;
-  bool more = false;  // the last call left matching URLs
 };
 
 void Add(const store::ForgetResult& r, Totals* t) {
@@ -63,7 +64,7 @@ void Add(const store::ForgetResult& r, Totals* t) {
   t->sum.clusters_split += r.clusters_split;
   t->sum.listed.insert(t->sum.listed.end(), r.listed.begin(), r.listed.end());
   if (r.record != 0) t->records.push_back(r.record);
-  t->more = r.more;
+  t->sum.more = r.more;
   ++t->calls;
 }
 
@@ -101,7 +102,7 @@ void PrintSummary(const store::ForgetOptions& options, const Totals& t, bool int
   if (options.dry_run) {
     std::cout << "dry run, nothing changed: forgetting " << scope << " would remove " << counts
               << "\n";
-    if (t.more) {
+    if (s.more) {
       std::cout << "more than " << GroupDigits(options.max_urls)
                 << " URLs match: these counts are of the first " << GroupDigits(options.max_urls)
                 << " (in URL order); forget without --dry-run goes on until none is left\n";
@@ -181,7 +182,7 @@ int RunForget(const ForgetFlags& flags, store::ForgetOptions options) {
                 Status(failed.code(), failed.message() + " (after " + RecordsText(totals.records) +
                                           "; run the command again to go on)"));
   }
-  const bool interrupted = announced && totals.more && !options.dry_run;
+  const bool interrupted = announced && totals.sum.more && !options.dry_run;
   PrintSummary(options, totals, interrupted, flags.json);
   return interrupted ? kExitInterrupted : kExitOk;
 }
