@@ -96,7 +96,7 @@ void PrintSummary(const store::ForgetOptions& options, const Totals& t, bool int
   const std::string counts =
       Count(s.urls, "URL", "URLs") + " with " + Count(s.versions, "version", "versions") + "; " +
       Count(s.documents, "document", "documents") + " removed, " + GroupDigits(s.documents_kept) +
-      " kept (a remaining document shares the sketch); " +
+      (s.documents_kept > 0 ? " kept (a remaining document shares the sketch); " : " kept; ") +
       Count(s.clusters_recomputed, "cluster", "clusters") + " recomputed, " +
       GroupDigits(s.clusters_split) + " split";
   if (options.dry_run) {
@@ -109,10 +109,14 @@ void PrintSummary(const store::ForgetOptions& options, const Totals& t, bool int
     }
   } else {
     if (interrupted) {
-      std::cout << "interrupted: the URLs below are forgotten, the rest of the scope is not (run "
-                   "the command again to go on)\n";
+      std::cout << "interrupted: what the line below counts is forgotten, the rest of the scope is "
+                   "not (run the command again to go on)\n";
     }
-    std::cout << "forgot " << scope << ": " << counts << "; " << RecordsText(t.records) << "\n";
+    if (s.urls == 0) {
+      std::cout << "forgot nothing: no stored URL matches " << scope << " (nothing recorded)\n";
+    } else {
+      std::cout << "forgot " << scope << ": " << counts << "; " << RecordsText(t.records) << "\n";
+    }
   }
   for (const std::string& url : s.listed) std::cout << "  " << url << "\n";
 }
