@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   shingled::cli::AddDedupCommands(&app, &exit_code);
   shingled::cli::AddServeCommand(&app, &exit_code);
   shingled::cli::AddStoreCommands(&app, &exit_code);
+  shingled::cli::AddForgetCommand(&app, &exit_code);
   shingled::cli::AddCrawlCommand(&app, &exit_code);
   shingled::cli::AddListCommand(&app, &exit_code);
   shingled::cli::AddReportCommands(&app, &exit_code);

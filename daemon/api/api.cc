@@ -223,6 +223,12 @@ void Api::Serve(Request req, ReplyPtr reply, std::optional<Response>* header_che
     route = "reports_index_page", allow = "GET";
   } else if (path == "/v1/templates") {
     route = "templates", allow = "GET";
+  } else if (path == "/v1/forget") {
+    // A takedown: an action that removes what a body names, like /v1/sweeps/NAME/close, rather
+    // than DELETE with a body, which some proxies and clients drop.
+    route = "forget", allow = "POST";
+  } else if (path == "/v1/forgets") {
+    route = "forgets", allow = "GET";
   } else if (path.rfind("/v1/clusters/", 0) == 0 && path.size() > 22 &&
              path.compare(path.size() - 9, 9, "/template") == 0) {
     route = "cluster_template", allow = "POST, DELETE", arg = path.substr(13, path.size() - 22);
@@ -313,7 +319,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     params = CheckParams(target, {"after", "limit"});
   } else if (route == "document_common") {
     params = CheckParams(target, {"limit"});
-  } else if (route == "templates") {
+  } else if (route == "templates" || route == "forgets") {
     params = CheckParams(target, {"after", "limit"});
   } else if (route == "reports_changes") {
     params = CheckParams(target, {"from", "to", "format", "list", "after", "limit"});
@@ -357,6 +363,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
       if (route == "crawl_stop") return StopCrawl(RequestIdOf(*shared_req));
       if (route == "cluster_template") return is_post ? PostTemplate(arg) : DeleteTemplate(arg);
       if (route == "sweep_reopen") return ReopenSweep(arg);
+      if (route == "forget") return PostForget(*shared_req);
       return CloseSweep(*shared_req, arg);  // sweep_close
     });
   }
@@ -380,6 +387,7 @@ void Api::Dispatch(Request req, const std::string& route, const Target& target,
     if (route == "reports_index_page") return GetReportIndex(target.path == "/reports");
     if (route == "crawl") return GetCrawl();
     if (route == "templates") return ListTemplates(target);
+    if (route == "forgets") return ListForgets(target);
     if (route == "clusters") return GetCluster(arg, target);
     if (route == "documents") return GetDocument(arg);
     if (route == "document_common") return GetCommon(arg, target);

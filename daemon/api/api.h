@@ -170,6 +170,10 @@ class Api : public HttpHandler {
   StatusOr<Response> DeleteTemplate(const std::string& id);
   StatusOr<Response> ListTemplates(const Target& target);
 
+  // api_forget.cc: POST /v1/forget (a takedown), GET /v1/forgets (the takedowns recorded).
+  StatusOr<Response> PostForget(const Request& req);
+  StatusOr<Response> ListForgets(const Target& target);
+
   // api_listings.cc
   StatusOr<Response> ListUrls(const Target& target);  // GET /v1/urls without url
   StatusOr<Response> ListClusters(const Target& target);

@@ -20,6 +20,9 @@ void AddServeCommand(CLI::App* app, int* exit_code);
 // (daemon/cli/cli_store.cc).
 void AddStoreCommands(CLI::App* app, int* exit_code);
 
+// Registers `forget`: takedowns, and the list of those recorded (daemon/cli/cli_forget.cc).
+void AddForgetCommand(CLI::App* app, int* exit_code);
+
 // Registers `crawl`: one sweep with the built-in crawler (daemon/cli/cli_crawl.cc).
 void AddCrawlCommand(CLI::App* app, int* exit_code);
 

@@ -4,8 +4,20 @@
 #include <utility>
 
 #include "daemon/process/store_setup.h"
+#include "daemon/wire/http_query.h"
 
 namespace shingled::cli {
+
+CLI::Validator UrlArgument() {
+  return CLI::Validator(
+      [](std::string& url) {
+        StatusOr<std::string> normalized = daemon::PageUrl(url, kNoUrlLimit);
+        if (!normalized.ok()) return std::string(normalized.status().message());
+        url = std::move(*normalized);
+        return std::string();
+      },
+      "URL");
+}
 
 StatusOr<config::Config> LoadConfig(const std::string& config_file, const std::string& store_dir) {
   config::Config config;

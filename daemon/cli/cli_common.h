@@ -3,6 +3,7 @@
 #ifndef SHINGLED_DAEMON_CLI_CLI_COMMON_H_
 #define SHINGLED_DAEMON_CLI_CLI_COMMON_H_
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,12 @@ enum class CrawlerProblem { kRefusesTheConfig, kStopsTheCrawler };
 //     in ServeSetup::crawler_error with kStopsTheCrawler.
 // Reads the token file; changes nothing.
 StatusOr<ServeSetup> MakeServeSetup(const config::Config& config, CrawlerProblem crawler_problem);
+
+// A URL argument, normalized as the daemon normalizes the URLs it stores and looks up
+// (daemon::PageUrl); a URL it refuses is a usage error. No length limit (kNoUrlLimit): that
+// protects the server.
+inline constexpr size_t kNoUrlLimit = std::numeric_limits<size_t>::max();
+CLI::Validator UrlArgument();
 
 // Prints "shingled COMMAND: MESSAGE" on stderr and returns `code` (the exit code).
 int Fail(std::string_view command, const Status& status, int code = kExitFailure);

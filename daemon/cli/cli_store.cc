@@ -51,20 +51,6 @@ StatusOr<daemon::OpenedStore> Open(const StoreFlags& flags, bool create = false)
   return daemon::OpenStore(*config, create);
 }
 
-// A URL argument, normalized as the daemon normalizes the URLs it stores and looks up
-// (daemon::PageUrl); a URL it refuses is a usage error. No length limit: that protects the server.
-constexpr size_t kNoUrlLimit = std::numeric_limits<size_t>::max();
-CLI::Validator UrlArgument() {
-  return CLI::Validator(
-      [](std::string& url) {
-        StatusOr<std::string> normalized = daemon::PageUrl(url, kNoUrlLimit);
-        if (!normalized.ok()) return std::string(normalized.status().message());
-        url = std::move(*normalized);
-        return std::string();
-      },
-      "URL");
-}
-
 // A document or cluster id argument: 1..2^64-1 (CLI11 alone took 0, and made any larger number
 // 2^64-1).
 CLI::Validator IdArgument(const char* what) {

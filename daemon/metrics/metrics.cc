@@ -48,6 +48,8 @@ constexpr const char* kRoutes[] = {"healthz",
                                    "document_common",   // bytes in common
                                    "cluster_template",  // templates
                                    "templates",
+                                   "forget",  // takedowns
+                                   "forgets",
                                    "sweep_close",
                                    "sweep_reopen",
                                    "cluster_list",

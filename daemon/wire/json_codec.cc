@@ -218,6 +218,40 @@ Json SweepClosingJson(const store::SweepClosing& c, bool dry_run) {
   return j;
 }
 
+Json ForgetResultJson(const store::ForgetOptions& options, const store::ForgetResult& r) {
+  return Json{{"scope", store::ForgetScopeName(options.scope)},
+              {"value", options.value},
+              {"dry_run", options.dry_run},
+              {"urls", r.urls},
+              {"versions", r.versions},
+              {"documents", r.documents},
+              {"documents_kept", r.documents_kept},
+              {"clusters_recomputed", r.clusters_recomputed},
+              {"clusters_split", r.clusters_split},
+              {"listed", r.listed},
+              {"more", r.more},
+              {"record", r.record == 0 ? Json(nullptr) : Json(r.record)}};
+}
+
+std::string Sha256Hex(const std::array<uint8_t, 32>& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (uint8_t b : digest) out += {kHex[b >> 4], kHex[b & 15]};
+  return out;
+}
+
+Json ForgetRecordJson(const store::ForgetRecord& r) {
+  return Json{{"id", r.id},
+              {"date", FormatIsoTime(r.date)},
+              {"scope", store::ForgetScopeName(r.scope)},
+              {"value_sha256", Sha256Hex(r.value_sha256)},
+              {"urls", r.urls},
+              {"versions", r.versions},
+              {"documents", r.documents},
+              {"clusters_split", r.clusters_split}};
+}
+
 Json StatsJson(const store::StoreStats& s) {
   Json dbs = Json::object();
   for (const store::DatabaseStats& d : s.databases) {

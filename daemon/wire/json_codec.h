@@ -8,6 +8,7 @@
 #ifndef SHINGLED_DAEMON_JSON_CODEC_H_
 #define SHINGLED_DAEMON_JSON_CODEC_H_
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -53,6 +54,18 @@ Json SweepClosingJson(const store::SweepClosing& closing, bool dry_run);
 inline constexpr size_t kDefaultGoneListed = 100;
 inline constexpr size_t kMaxGoneListed = 100000;
 Json StatsJson(const store::StoreStats& stats);
+
+// --- forgetting (docs/API.md, "Forgetting") ---
+// What one call of Store::Forget did, or with options.dry_run would do: {"scope", "value" (as
+// normalized), "dry_run", "urls", "versions", "documents", "documents_kept",
+// "clusters_recomputed", "clusters_split", "listed" (the first URLs, in URL order), "more",
+// "record" (the record's id; null for a dry run)}.
+Json ForgetResultJson(const store::ForgetOptions& options, const store::ForgetResult& result);
+// A recorded takedown: {"id", "date", "scope", "value_sha256" (64 lower-case hex digits), "urls",
+// "versions", "documents", "clusters_split"}.
+Json ForgetRecordJson(const store::ForgetRecord& record);
+// The 64 lower-case hex digits of a SHA-256 digest.
+std::string Sha256Hex(const std::array<uint8_t, 32>& digest);
 
 }  // namespace shingled::daemon
 

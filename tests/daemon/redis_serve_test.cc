@@ -2,7 +2,8 @@
 // loopback (tests/redis/redis_cluster.h). The config file is all it takes; pages get their
 // verdicts; a daemon killed with SIGKILL loses no acknowledged page; two daemons on one cluster
 // decide as one; `shingled check` runs on the cluster; the listings, the reports, bytes in
-// common and templates answer as on LMDB.
+// common and templates answer as on LMDB; forgetting is refused.
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -433,6 +434,29 @@ TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {
   r = Get(*d, "/v1/templates");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_NE(r.body.find("\"members\":2"), std::string::npos) << r.body;
+}
+
+// Forgetting is written for LMDB only: on the cluster POST /v1/forget and GET /v1/forgets answer
+// 409 saying so, and `shingled forget` exits 1 with the same one line, changing nothing.
+TEST_F(RedisServeTest, ForgettingIsRefusedOnTheCluster) {
+  std::unique_ptr<Daemon> d = Start();
+  ASSERT_GT(d->port(), 0);
+  Post(*d, "https://example.com/a", ReadWholeFile(kSamples + "page-a.html"));
+  HttpClient client(d->port());
+  HttpResponse r =
+      client.Request("POST", "/v1/forget", R"({"host": "example.com"})", "application/json");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("redis-cluster"), std::string::npos) << r.body;
+  r = Get(*d, "/v1/forgets");
+  EXPECT_EQ(r.status, 409) << r.body;
+  for (const char* args : {"forget --host example.com", "forget --records"}) {
+    std::string out;
+    EXPECT_EQ(RunCli(std::string(args) + " --config " + d->config_path(), &out), 1) << out;
+    EXPECT_EQ(out.rfind("shingled forget: forgetting is not available on the redis-cluster", 0), 0u)
+        << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+  EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
    - the query parameters: an unknown one answers 400 naming those the route takes, which must be
      the described ones (the union over the probes of an operation, see PARAM_PROBES);
    - a walk through the API (pages posted, sweeps opened and closed, queries, reports, templates,
-     errors, a crawler sweep of a loopback site, then reads protected by a SIGHUP reload) in
+     takedowns, errors, a crawler sweep of a loopback site, then reads protected by a SIGHUP reload) in
      which every answer's status must be described for its operation, its Content-Type among the
      described ones, and a JSON body valid against the described schema (answer objects say
      `additionalProperties: false`, so a field the daemon writes and the description lacks
@@ -648,6 +648,26 @@ def walk(c, source_dir):
     c.call("POST", "/login", "token=" + "x" * (17 << 10),
            {"Content-Type": "application/x-www-form-urlencoded"}, expect=413)
     c.call("POST", "/logout", expect=303)
+
+    # Forgetting, last: it removes pages the steps above read. A dry run, one URL, then a prefix
+    # one URL a request (`more`), and the errors.
+    c.call("GET", "/v1/forgets", expect=200)
+    c.call("POST", "/v1/forget", json.dumps({"host": "example.com", "dry_run": True,
+                                             "list_limit": 3}), expect=200)
+    c.call("POST", "/v1/forget", json.dumps({"url": "https://example.com/c3"}), expect=200)
+    c.call("POST", "/v1/forget", json.dumps({"url": "https://example.com/c3"}), expect=404)
+    c.call("POST", "/v1/forget", json.dumps({"prefix": "https://example.com/c", "max_urls": 1,
+                                             "list_limit": 1}), expect=200)
+    c.call("POST", "/v1/forget", json.dumps({}), expect=400)
+    c.call("POST", "/v1/forget", json.dumps({"url": "https://example.com/a", "host": "example.com"}),
+           expect=400)
+    c.call("POST", "/v1/forget", json.dumps({"host": 5}), expect=400)
+    c.call("POST", "/v1/forget", b"{", expect=400)
+    c.call("POST", "/v1/forget", json.dumps({"host": "example.com"}), auth=False, expect=401)
+    c.call("POST", "/v1/forget", b"x", {"Content-Encoding": "br"}, expect=415)
+    c.call("POST", "/v1/forget", bomb, gz, expect=413)
+    c.call("GET", "/v1/forgets?limit=1", expect=200)
+    c.call("GET", "/v1/forgets?after=x", expect=400)
 
 
 def protect_reads(c):

@@ -1,11 +1,11 @@
 // Fuzzes what the HTTP API reads from a client (daemon/wire/request_parse.h,
 // daemon/wire/http_query.h), called directly rather than through a socket: the input is taken at
-// once as a request target, as a JSON body, as an NDJSON batch (line by line), as a date, a status
-// and an id. Besides crashes, sanitizer reports and hangs, it aborts when
+// once as a request target, as a JSON body (a takedown's too), as an NDJSON batch (line by line),
+// as a date, a status and an id. Besides crashes, sanitizer reports and hangs, it aborts when
 // - a decoded target or percent-decoded text is longer than its input;
 // - an accepted value is outside its documented range (status 100..599, threshold 0..1,
 //   limit 1..1000, ids above 0, a batch page without content whose status needs content);
-// - a URL PageUrl accepted changes when normalized again;
+// - a URL PageUrl accepted changes when normalized again, or a takedown's scope when read again;
 // - a parsed date, printed by FormatIsoTime, does not read back as the same second.
 //
 //   build-fuzz/tests/fuzz/request_parse_fuzz -max_total_time=600 -rss_limit_mb=2048
@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "daemon/wire/forget_request.h"
 #include "daemon/wire/http_query.h"
 #include "daemon/wire/request_parse.h"
 
@@ -92,6 +94,23 @@ void FuzzBodies(std::string_view text) {
       shingled::StatusOr<int64_t> date = DateMember(*body, key, kNow);
       if (date.ok() && (!body->contains(key) || (*body)[key].is_null())) Check(*date == kNow);
     }
+  }
+  // A takedown's body: one scope, normalized (its value taken again unchanged), bounds kept.
+  shingled::StatusOr<shingled::store::ForgetOptions> forget =
+      ParseForgetBody(text, kMaxUrlBytes, kNow);
+  if (forget.ok()) {
+    Check(!forget->value.empty() && forget->date == kNow);
+    Check(forget->list_limit <= kMaxForgetListed);
+    Check(forget->max_urls >= 1 && forget->max_urls <= kMaxForgetMaxUrls);
+    const std::optional<std::string> value = forget->value;
+    const bool url = forget->scope == shingled::store::ForgetScope::kUrl;
+    const bool host = forget->scope == shingled::store::ForgetScope::kHost;
+    shingled::StatusOr<shingled::store::ForgetOptions> again =
+        ForgetScopeOf(url ? value : std::nullopt, host ? value : std::nullopt,
+                      !url && !host ? value : std::nullopt, kMaxUrlBytes);
+    Check(again.ok() && again->scope == forget->scope && again->value == forget->value);
+  } else {
+    Check(forget.status().code() == shingled::StatusCode::kInvalidArgument);
   }
   std::string_view rest = text;
   while (!rest.empty()) {
