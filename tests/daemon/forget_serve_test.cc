@@ -3,8 +3,11 @@
 // listing the takedown with the SHA-256 of what it named.
 #include <openssl/sha.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <tuple>
 
 #include "tests/daemon/daemon_harness.h"
 
@@ -154,6 +157,63 @@ TEST_F(ForgetServeTest, ForgetsAHostAndRecordsIt) {
   EXPECT_EQ(status, 400);
   Call("GET", "/v1/forgets?host=gone.example", "", &status);
   EXPECT_EQ(status, 400);
+}
+
+// The value of one sample in the Prometheus text ("name{labels} value"), -1 if absent.
+double Metric(const std::string& text, const std::string& sample) {
+  const size_t at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + sample.size() + 2));
+}
+
+// Retention in the daemon: pages stored long ago and again now, then a restart with retention
+// on: its pass at start-up forgets the old versions (each URL keeps its last), says so in the
+// metrics and the log, and the store checks clean.
+TEST(RetentionServeTest, APassAtStartUpForgetsOldVersions) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  const std::string token_file = dir.WriteSecret("token", std::string(kToken) + "\n");
+  const std::string auth = "[auth]\ntoken_file = \"" + token_file + "\"\n";
+  const std::string bearer = "Authorization: Bearer " + std::string(kToken) + "\r\n";
+  {
+    Daemon daemon(dir, store, auth);
+    ASSERT_GT(daemon.port(), 0) << daemon.log();
+    HttpClient client(daemon.port());
+    for (const auto& [url, seed, date] : {std::tuple{"https://r.example/a", 1, "2020-01-01"},
+                                          std::tuple{"https://r.example/a", 2, ""},
+                                          std::tuple{"https://r.example/b", 3, "2020-01-01"}}) {
+      const std::string target =
+          "/v1/pages?url=" + Q(url) +
+          (std::string(date).empty() ? "" : "&fetched_at=" + std::string(date));
+      HttpResponse r = client.Request("POST", target, SyntheticPage(seed), "text/html", bearer);
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+  }
+  Daemon daemon(dir, store, auth + "[store]\nretention_version_days = 30\n");
+  ASSERT_GT(daemon.port(), 0) << daemon.log();
+  HttpClient client(daemon.port());
+  std::string metrics;
+  for (int i = 0; i < 200; ++i) {
+    metrics = client.Request("GET", "/metrics", "", "", bearer).body;
+    if (Metric(metrics, "shingled_retention_passes_total") >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(Metric(metrics, "shingled_retention_passes_total"), 1) << daemon.log();
+  EXPECT_EQ(Metric(metrics, "shingled_retention_removed_total{what=\"versions\"}"), 1);
+  EXPECT_EQ(Metric(metrics, "shingled_retention_removed_total{what=\"documents\"}"), 1);
+  EXPECT_EQ(Metric(metrics, "shingled_retention_urls_examined_total"), 2);
+  const json a = json::parse(
+      client.Request("GET", "/v1/urls?url=" + Q("https://r.example/a"), "", "", bearer).body,
+      nullptr, false);
+  ASSERT_TRUE(a.contains("versions")) << a.dump();
+  EXPECT_EQ(a["versions"].size(), 1u) << a.dump();
+  // b's only version is its last: kept, however old.
+  EXPECT_EQ(
+      client.Request("GET", "/v1/urls?url=" + Q("https://r.example/b"), "", "", bearer).status,
+      200);
+  EXPECT_NE(daemon.log().find("retention pass: 2 URLs looked at; removed 1 versions"),
+            std::string::npos)
+      << daemon.log();
 }
 
 }  // namespace
