@@ -147,6 +147,8 @@ class Forgetter {
 
   Status Takedown(const ForgetOptions& o, const std::vector<std::string>& prefixes) {
     SHINGLED_RETURN_IF_ERROR(CollectUrls(o, prefixes));
+    if (urls_.empty()) return OkStatus();
+    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
     for (const auto& [id, name] : urls_)
       SHINGLED_RETURN_IF_ERROR(RemoveUrl(id, name, o.list_limit));
     return Settle();
@@ -162,6 +164,7 @@ class Forgetter {
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     std::vector<UrlVersions> urls;
     SHINGLED_RETURN_IF_ERROR(ReadUrlVersions(cursor, o.max_urls, &urls, &step->pass_done));
+    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
     for (UrlVersions& u : urls) SHINGLED_RETURN_IF_ERROR(RetainUrl(o, u));
     step->urls_examined = urls.size();
     const UrlId next = step->pass_done || urls.empty() ? 0 : urls.back().url;
@@ -173,7 +176,6 @@ class Forgetter {
   // clusters they leave, and writes the counts.
   Status Settle() {
     if (result_->urls == 0 && result_->versions == 0) return OkStatus();
-    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
     SHINGLED_RETURN_IF_ERROR(FindRemovedDocuments());
     std::set<ClusterId> roots;
     for (DocId doc : removed_) {
@@ -305,7 +307,7 @@ class Forgetter {
   }
 
   // Ids are never given twice (reports page by URL id; the write buffers' watermarks are
-  // document ids): removing the last document or URL leaves the largest id given in meta.
+  // document ids): before anything is removed, the largest ids given go to meta.
   Status RememberLastIds() {
     for (auto [key, dbi, what] : {std::tuple{kLastDocumentKey, d_.documents, "documents"},
                                   std::tuple{kLastUrlKey, d_.url_names, "url_names"}}) {

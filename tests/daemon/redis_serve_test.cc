@@ -452,7 +452,10 @@ TEST_F(RedisServeTest, ForgettingIsRefusedOnTheCluster) {
   for (const char* args : {"forget --host example.com", "forget --records"}) {
     std::string out;
     EXPECT_EQ(RunCli(std::string(args) + " --config " + d->config_path(), &out), 1) << out;
-    EXPECT_EQ(out.rfind("shingled forget: forgetting is not available on the redis-cluster", 0), 0u)
+    EXPECT_EQ(out.rfind("shingled forget: forgetting (takedowns and retention) is not available "
+                        "on the redis-cluster",
+                        0),
+              0u)
         << out;
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   }

@@ -97,6 +97,11 @@ TEST_F(ForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
   const PageResult again = Add("https://a.example/again", Range(0, 300));
   EXPECT_EQ(again.verdict, Verdict::kNew);
   EXPECT_GT(again.doc, gone.doc);
+  // The URL too gets a new id, not the forgotten URL's 2 (reports page by URL id).
+  std::vector<std::string> after_two;
+  ASSERT_TRUE(
+      store_->KnownUrls(2, 10, [&](std::string_view u) { after_two.emplace_back(u); }).ok());
+  EXPECT_EQ(after_two, std::vector<std::string>{"https://a.example/again"});
   ExpectConsistent(*store_);
   // And so after the store is opened again (its buffers rebuilt from the file).
   store_.reset();
