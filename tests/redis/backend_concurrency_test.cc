@@ -3,6 +3,7 @@
 // clusters one LMDB store fed all of it makes, and one document per distinct raw content.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -69,12 +70,14 @@ TEST_F(BackendConcurrencyTest, ThreeDaemonsMakeTheClustersOfOne) {
             break;
           }
           // Unavailable: a race the backend could not settle in its own attempts; a client
-          // retries (every write is idempotent).
+          // retries (every write is idempotent), after a pause: the other daemon's record may
+          // take a while on a loaded machine (the sanitizers beside other tests).
           if (r.status().code() != StatusCode::kUnavailable || attempt == 20) {
             errors[d] = r.status().ToString();
             return;
           }
           ++retries[d];
+          std::this_thread::sleep_for(std::chrono::milliseconds(10 * (attempt + 1)));
         }
       }
     });
