@@ -356,18 +356,7 @@ class Forgetter {
     return OkStatus();
   }
 
-  StatusOr<SweepRecord*> LoadSweep(SweepId id) {
-    auto it = sweeps_.find(id);
-    if (it == sweeps_.end()) {
-      std::string_view v;
-      SHINGLED_RETURN_IF_ERROR(
-          ops_.Get(d_.sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
-      StatusOr<SweepRecord> rec = DecodeSweep(v);
-      if (!rec.ok()) return rec.status();
-      it = sweeps_.emplace(id, std::move(rec).value()).first;
-    }
-    return &it->second;
-  }
+  StatusOr<SweepRecord*> LoadSweep(SweepId id) { return CachedSweep(ops_, &sweeps_, id); }
 
   StatusOr<bool> HasUrls(MDB_cursor* doc_urls, DocId doc) {
     Key64 key(doc);
@@ -635,7 +624,7 @@ class Forgetter {
   StoreImpl& store_;
   ForgetResult* result_;
   std::vector<std::pair<UrlId, std::string>> urls_;
-  std::map<SweepId, SweepRecord> sweeps_;
+  SweepCache sweeps_;
   std::set<DocId> shown_;       // the documents of the URL being removed
   std::set<DocId> candidates_;  // the documents of every forgotten URL
   std::vector<DocId> removed_;  // sorted

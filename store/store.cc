@@ -267,6 +267,19 @@ StatusOr<uint64_t> LastId(TxnOps& ops, MDB_dbi dbi, const char* what) {
   return GetBE64(static_cast<const char*>(k.mv_data));
 }
 
+StatusOr<SweepRecord*> CachedSweep(TxnOps& ops, SweepCache* cache, SweepId id) {
+  auto it = cache->find(id);
+  if (it == cache->end()) {
+    std::string_view v;
+    SHINGLED_RETURN_IF_ERROR(
+        ops.Get(ops.dbis().sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
+    StatusOr<SweepRecord> rec = DecodeSweep(v);
+    if (!rec.ok()) return rec.status();
+    it = cache->emplace(id, std::move(rec).value()).first;
+  }
+  return &it->second;
+}
+
 StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
                                    const char* meta_key) {
   StatusOr<uint64_t> last = LastId(ops, dbi, what);
@@ -838,17 +851,7 @@ class BatchWriter {
 
   // The sweep's record in the batch's cache (never null), loaded on first use. NotFound if
   // unknown.
-  StatusOr<SweepRecord*> LoadSweep(SweepId id) {
-    auto it = sweeps_.find(id);
-    if (it == sweeps_.end()) {
-      std::string_view v;
-      SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.sweeps, SweepKey(id), &v, "sweep " + std::to_string(id)));
-      StatusOr<SweepRecord> rec = DecodeSweep(v);
-      if (!rec.ok()) return rec.status();
-      it = sweeps_.emplace(id, std::move(rec).value()).first;
-    }
-    return &it->second;
-  }
+  StatusOr<SweepRecord*> LoadSweep(SweepId id) { return CachedSweep(ops_, &sweeps_, id); }
 
   // Appends a version to the URL and counts it in its sweep.
   // `new_url`: the URL was added by this page, so its key sorts after every other version;
@@ -1191,7 +1194,7 @@ class BatchWriter {
   uint64_t largest_cluster_ = 0;  // documents in the largest cluster
   DocId next_doc_ = 1;
   UrlId next_url_ = 1;
-  std::map<SweepId, SweepRecord> sweeps_;
+  SweepCache sweeps_;
   // Reused from page to page: no allocation per page once warm.
   std::vector<DocId> candidates_;
   std::vector<SampleValueState> sample_states_;

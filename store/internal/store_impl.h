@@ -100,6 +100,10 @@ std::string EncodeForgetRecord(const ForgetRecord& record);
 StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
 
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
+// The sweep records a write transaction changes, by id, written back at its end.
+using SweepCache = std::map<SweepId, SweepRecord>;
+// Sweep `id`'s record in `*cache` (never null), read on first use. NotFound if unknown.
+StatusOr<SweepRecord*> CachedSweep(TxnOps& ops, SweepCache* cache, SweepId id);
 // A sweep id stored as 4 bytes (a `sweeps` key, a `sweep_names` value); DataLoss naming `where`
 // for bytes of another size, which reading as 4 would read past or misread.
 StatusOr<SweepId> StoredSweepId(std::string_view bytes, std::string_view where);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "store/store.h"
+#include "tests/bench/bench_util.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -26,20 +27,9 @@ namespace {
 
 using namespace shingled;
 using namespace shingled::store;
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-template <typename T>
-T Must(StatusOr<T> s, const char* what) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, s.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(s).value();
-}
+using bench::Clock;
+using bench::Must;
+using bench::Seconds;
 
 std::string UrlOf(uint64_t i) {
   char buf[64];

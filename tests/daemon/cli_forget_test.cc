@@ -1,28 +1,18 @@
 // `shingled forget` against the real binary and a real LMDB store filled by `shingled ingest`:
 // a URL forgotten (and its history gone, the rest kept), a dry run that changes nothing, a host
 // forgotten over several transactions, the records, and the usage errors.
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/daemon/run_shingled.h"
+#include "tests/daemon/sha256_hex.h"
 
 namespace shingled::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Sha256Hex(const std::string& text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) out += {kHex[b >> 4], kHex[b & 15]};
-  return out;
-}
 
 class CliForgetTest : public ::testing::Test {
  protected:

@@ -1,8 +1,6 @@
 // Forgetting against the real daemon on loopback: POST /v1/forget (a write, behind the token; its
 // body checked), the history of a forgotten URL gone and the rest kept, and GET /v1/forgets
 // listing the takedown with the SHA-256 of what it named.
-#include <openssl/sha.h>
-
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +8,7 @@
 #include <tuple>
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/sha256_hex.h"
 
 namespace shingled::testing {
 namespace {
@@ -17,15 +16,6 @@ namespace {
 using nlohmann::json;
 
 constexpr char kToken[] = "forget-test-token-0123";
-
-std::string Sha256Hex(const std::string& text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) out += {kHex[b >> 4], kHex[b & 15]};
-  return out;
-}
 
 class ForgetServeTest : public ::testing::Test {
  protected:
