@@ -147,12 +147,13 @@ void TemplateJudge::set_work(WriterWork* work) {
 }
 
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
-  if (auto it = hosts_.find(doc); it != hosts_.end()) return it->second;
-  if (hosts_.size() >= kMaxCachedChunks) hosts_.clear();
+  std::unordered_map<DocId, std::string>& hosts = memory_->hosts;
+  if (auto it = hosts.find(doc); it != hosts.end()) return it->second;
+  if (hosts.size() >= HostMemory::kMaxEntries) hosts.clear();
   StatusOr<std::string> name = reads_.FirstUrl(doc);
   if (!name.ok()) return name.status();
   std::string host(UrlHost(*name));
-  hosts_.emplace(doc, host);
+  hosts.emplace(doc, host);
   return host;
 }
 
@@ -220,24 +221,25 @@ StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
 }
 
 void TemplateJudge::UrlAdded(std::string_view url) {
-  if (host_pages_.empty()) return;
+  std::unordered_map<std::string, HostMemory::HostCount>& host_pages = memory_->host_pages;
+  if (host_pages.empty()) return;
   const std::string_view host = UrlHost(url);
-  auto it = host_pages_.find(std::string(host));
-  if (it == host_pages_.end()) return;
+  auto it = host_pages.find(std::string(host));
+  if (it == host_pages.end()) return;
   // One more key under the prefixes HostUrls counts (a URL with user info is under neither): the
   // count goes up by one instead of being read again, so that a writer adding pages to a host
   // does not count the host's URLs once per page.
   for (std::string_view scheme : {"http://", "https://"}) {
     if (url.starts_with(scheme) && url.substr(scheme.size()).starts_with(host) &&
         url.substr(scheme.size() + host.size()).starts_with('/')) {
-      HostCount& count = it->second;
+      HostMemory::HostCount& count = it->second;
       if (count.pages < count.limit) ++count.pages;  // at the limit it means "at least"
       return;
     }
   }
 }
 
-void TemplateJudge::DocumentUrlAdded(DocId doc) { hosts_.erase(doc); }
+void TemplateJudge::DocumentUrlAdded(DocId doc) { memory_->hosts.erase(doc); }
 
 uint64_t TemplateJudge::HostPagesCap() const {
   // Past this many, no chunk under the document limit holds the share: stop counting.
@@ -248,14 +250,18 @@ uint64_t TemplateJudge::HostPagesCap() const {
 
 StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limit) {
   limit = std::min(limit, HostPagesCap());
-  auto it = host_pages_.find(std::string(host));
-  if (it != host_pages_.end() && it->second.limit >= limit) {
-    return std::min(it->second.pages, limit);  // counted far enough already
+  std::unordered_map<std::string, HostMemory::HostCount>& host_pages = memory_->host_pages;
+  auto it = host_pages.find(std::string(host));
+  // Counted far enough already, or counted whole (below its limit the count is exact).
+  if (it != host_pages.end() &&
+      (it->second.limit >= limit || it->second.pages < it->second.limit)) {
+    return std::min(it->second.pages, limit);
   }
   StatusOr<uint64_t> counted = reads_.HostUrls(host, limit);
   if (!counted.ok()) return counted.status();
   const uint64_t pages = std::min(*counted, limit);
-  host_pages_.insert_or_assign(std::string(host), HostCount{pages, limit});
+  if (host_pages.size() >= HostMemory::kMaxEntries) host_pages.clear();
+  host_pages.insert_or_assign(std::string(host), HostMemory::HostCount{pages, limit});
   return pages;
 }
 
@@ -308,7 +314,7 @@ StatusOr<bool> TemplateJudge::OverHostShare(const ChunkState& c, std::string_vie
   {
     std::vector<DocId> unknown;
     for (DocId d : c.docs) {
-      if (!hosts_.contains(d)) unknown.push_back(d);
+      if (!memory_->hosts.contains(d)) unknown.push_back(d);
     }
     if (!unknown.empty()) SHINGLED_RETURN_IF_ERROR(reads_.WillAskUrls(unknown));
   }

@@ -22,6 +22,7 @@
 #include "store/internal/key_filter.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/schema.h"
+#include "store/internal/templates.h"
 #include "store/internal/write_buffer.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
@@ -196,6 +197,18 @@ class StoreImpl {
   uint64_t key_filter_txn_ = 0;
   std::atomic<uint64_t> key_filter_bytes_{0};  // for Stats, read without write_mu_
 
+  // --- the writer's memory of hosts (templates.h, HostMemory) ---
+  // The memory for the write batch of transaction `ops` (id T). It holds what the template judge
+  // learnt up to commit T - 1 when that commit was a batch's of this Store (host_memory_txn_ is
+  // T - 1); otherwise (another write came in since: a sweep, a forget, another process, or a
+  // batch that did not commit) it is emptied first. RunWrite keeps it for the next batch only
+  // when this transaction commits. REQUIRES: write_mu_ held, in a write batch's RunWrite body.
+  HostMemory* WriterHostMemory(TxnOps& ops);
+  // Guarded by write_mu_.
+  HostMemory host_memory_;
+  uint64_t host_memory_txn_ = 0;       // the commit the memory is current for (0: none)
+  uint64_t host_memory_in_use_ = 0;    // the transaction a batch is using it in (0: none)
+
   // --- out of space (Store::WriteRoom) ---
   // The size the map may grow to (options_.max_map_size until Store::SetMaxMapSize).
   std::atomic<uint64_t> max_map_size_;
@@ -272,6 +285,10 @@ Status StoreImpl::RunWrite(Body&& body) {
       // changes to it are undone with the transaction: drop it.
       const bool stop_list_current = StopListCurrentFor(txn_id);
       stop_list_loaded_ = false;
+      // The same for the memory of hosts, which only a batch keeps equal.
+      const bool host_memory_kept = host_memory_in_use_ == txn_id;
+      host_memory_in_use_ = 0;
+      host_memory_txn_ = 0;
       if (!s.ok()) {
         if (ops.last_error() != MDB_MAP_FULL) return s;
         map_full = 1;
@@ -308,6 +325,7 @@ Status StoreImpl::RunWrite(Body&& body) {
             stop_list_txn_ = txn_id;
           }
           if (key_filter_txn_ + 1 == txn_id) key_filter_txn_ = txn_id;
+          if (host_memory_kept) host_memory_txn_ = txn_id;
           map_full_at_ = 0;
           return OkStatus();
         }

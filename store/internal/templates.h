@@ -54,6 +54,26 @@ class ChunkReads {
 
 class LmdbChunkReads;  // templates.cc
 
+// What the template judge's share rule learnt of hosts: each document's host (its first URL's)
+// and how many URLs each host has, counted up to a limit. A judge keeps its own for its life; the
+// writer keeps one from a batch to the next (StoreImpl::WriterHostMemory), so that a document's
+// host is read once while it stays in memory, not once per batch that compares it: a family of
+// near-copies then costs its new member's reads, not its size.
+struct HostMemory {
+  struct HostCount {
+    uint64_t pages = 0;  // exact when below `limit`
+    uint64_t limit = 0;  // the count's limit
+  };
+  std::unordered_map<DocId, std::string> hosts;
+  std::unordered_map<std::string, HostCount> host_pages;
+  // Each map is cleared when it holds this many entries.
+  static constexpr size_t kMaxEntries = size_t{1} << 18;
+  void clear() {
+    hosts.clear();
+    host_pages.clear();
+  }
+};
+
 // Decides which chunks are template, caching what it read: a chunk is template
 // when it is marked (`template_chunks`), when it has more than options.template_max_docs postings
 // in `chunk_docs`, or when more than template_host_share of the pages of host H hold it, H being
@@ -80,6 +100,9 @@ class TemplateJudge {
   void set_buffer(const WriteBuffer* buffer);
   // Counts the reads of a judge made on a transaction into `*work` (the writer's; null: none).
   void set_work(WriterWork* work);
+  // The writer's judge uses the writer's memory of hosts, current for its transaction, in place
+  // of its own. REQUIRES: nothing read yet.
+  void set_host_memory(HostMemory* memory) { memory_ = memory; }
 
   // The reads the judge makes (for a caller's own reads of chunks).
   ChunkReads& reads() { return reads_; }
@@ -137,12 +160,8 @@ class TemplateJudge {
     size_t merged_from = 0;  // how many postings of batch_ `merged` holds
   };
   std::unordered_map<uint64_t, CachedChunk> chunks_;
-  std::unordered_map<DocId, std::string> hosts_;
-  struct HostCount {
-    uint64_t pages = 0;  // exact when below `limit`
-    uint64_t limit = 0;  // the count's limit
-  };
-  std::unordered_map<std::string, HostCount> host_pages_;
+  HostMemory own_memory_;
+  HostMemory* memory_ = &own_memory_;
 };
 
 // Bytes in common of two documents (both stored), template chunks left out, through `judge`'s

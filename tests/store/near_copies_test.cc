@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +171,82 @@ TEST_F(NearCopiesTest, WorkPerPageIsTheSameWithOneOrFiveHundredNearCopies) {
   // page's touch: at most 2 a word (an edit can move a boundary), 12 in all.
   EXPECT_LE(many.work.chunk_postings_read,
             (o.template_max_docs + 1) * (many.chunks + 12 * o.max_matches));
+}
+
+
+// The template judge's share rule reads the host of every document holding a chunk of a match
+// (a site's footer, on tens of its pages). The writer remembers those hosts from one batch to
+// the next, so a batch reads only those it has not seen: not the site's every page again. A
+// write that is not a batch (here a sweep opened), or a batch that did not commit, makes it
+// read them again, and the answers stay those of a store read afresh.
+TEST_F(NearCopiesTest, TheWriterRemembersHostsFromOneBatchToTheNext) {
+  auto opened = Store::Open(dir_.Sub("hosts"), StoreOptions{}, *context_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> store = std::move(opened).value();
+  auto* lmdb = dynamic_cast<LmdbStore*>(store.get());
+  ASSERT_NE(lmdb, nullptr);
+  const SweepId sweep = store->OpenSweep("s", 1)->id;
+  // The footer: ~1.2 KB of words every page of the site ends with (a chunk or more of its own).
+  std::string footer;
+  for (int i = 0; i < 150; ++i) footer += "footer" + std::to_string(i) + " ";
+  auto body = [](int text) {
+    std::mt19937 rng(static_cast<uint32_t>(1000 + text));
+    std::vector<std::string> words;
+    for (int i = 0; i < 1500; ++i) words.push_back("w" + std::to_string(rng() % 1000000));
+    return words;
+  };
+  auto page = [&](const std::string& path, int text, uint32_t edit) {
+    PageInput p;
+    p.url = "http://site.example/" + path;
+    p.sweep = sweep;
+    p.date = 1;
+    p.sketch = SketchText(NearCopy(body(text), edit) + footer);
+    return p;
+  };
+  constexpr int kSite = 40;  // over template_min_host_pages, under template_max_docs
+  std::vector<PageInput> site;
+  for (int i = 0; i < kSite; ++i) site.push_back(page("a/" + std::to_string(i), i, 1));
+  ASSERT_TRUE(store->Apply(site).ok());
+
+  // One near-copy of page `text` in a batch of its own: its URL reads, and its answer.
+  auto one = [&](int text, const std::string& path, PageResult* result) {
+    const WriterWork before = lmdb->WriterWorkForTesting();
+    const PageInput p = page(path, text, 2);
+    auto r = store->Apply(std::span(&p, 1));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (r.ok()) *result = (*r)[0];
+    return lmdb->WriterWorkForTesting().url_reads - before.url_reads;
+  };
+  PageResult first, later, after_sweep;
+  const uint64_t reads_first = one(0, "b/0", &first);
+  uint64_t reads_later = 0;
+  for (int i = 1; i <= 4; ++i) reads_later = std::max(reads_later, one(i, "b/" + std::to_string(i), &later));
+  ASSERT_EQ(first.verdict, Verdict::kNearDuplicate);
+  ASSERT_EQ(later.verdict, Verdict::kNearDuplicate);
+  ASSERT_EQ(first.match_common.size(), 1u);
+  ASSERT_EQ(later.match_common.size(), 1u);
+  // The footer's documents are the site's: read once, then remembered.
+  EXPECT_GE(reads_first, static_cast<uint64_t>(kSite));
+  EXPECT_LE(reads_later, 4u) << "first batch " << reads_first;
+
+  // Another write between two batches: the memory is not trusted, and read again.
+  ASSERT_TRUE(store->OpenSweep("t", 2).ok());
+  EXPECT_GE(one(5, "b/5", &after_sweep), static_cast<uint64_t>(kSite));
+  // A batch that does not commit: the next one reads again, and answers as a fresh store does.
+  // (A full disk fails that write only: the store goes on.)
+  PageResult failed_then;
+  EXPECT_LE(one(6, "b/6", &failed_then), 4u);  // remembered again after the sweep's batch
+  lmdb->FailNextCommitForTesting(ENOSPC);
+  const PageInput failing = page("b/7", 7, 2);
+  EXPECT_FALSE(store->Apply(std::span(&failing, 1)).ok());
+  PageResult again;
+  EXPECT_GE(one(7, "b/7", &again), static_cast<uint64_t>(kSite));
+  // The template judgement did not change with the memory: the footer is template (40 of the
+  // site's 40+ pages) on every answer, so each match's bytes in common leave it out alike.
+  for (const PageResult* r : {&first, &later, &after_sweep, &again}) {
+    ASSERT_EQ(r->match_common.size(), 1u);
+    EXPECT_GT(r->match_common[0].template_bytes, 0u);
+  }
 }
 
 }  // namespace
