@@ -915,6 +915,7 @@ struct NewDoc {
   std::vector<DocId> candidates;
   bool truncated = false;
   uint64_t left_out = 0;
+  uint64_t below_floor = 0;  // candidates not ranked (store::internal::SampleOnlyFloor)
   std::vector<store::internal::ContainmentCandidate> containment;  // through chunks
   bool containment_truncated = false;  // more documents shared its chunks than were read
 };
@@ -1531,10 +1532,12 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
       if (slots[j].index == 2) {
         if (before.size() > options_.common_value_limit) continue;  // a common value
-        for (DocId d : before) hits[slots[j].nd].emplace_back(d, 1);
+        for (DocId d : before) hits[slots[j].nd].emplace_back(d, store::internal::kSampleHit);
       } else {
         if (before.size() > cap) before.resize(cap);
-        for (DocId d : before) hits[slots[j].nd].emplace_back(d, slots[j].index == 0 ? 4 : 1);
+        const uint32_t points = slots[j].index == 0 ? store::internal::kFeatureHit
+                                                    : store::internal::kSuperShingleHit;
+        for (DocId d : before) hits[slots[j].nd].emplace_back(d, points);
       }
     }
     for (size_t k = 0; k < new_docs.size(); ++k) {
@@ -1552,8 +1555,14 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (!nd.containment.empty()) {
         std::erase_if(hits[k], [&](const auto& hit) { return contained(hit.first); });
       }
+      const dedup::ModSample& sample = pages[nd.page].sketch.sample;
+      const size_t indexed = static_cast<size_t>(
+          std::count_if(sample.values.begin(), sample.values.end(), [&](uint64_t v) {
+            return store::internal::IndexedSampleValue(v, sample.log2_modulus);
+          }));
       store::internal::RankCandidates(&hits[k], options_.max_candidates - nd.containment.size(),
-                                      &nd.candidates, &nd.truncated, &nd.left_out);
+                                      &nd.candidates, &nd.truncated, &nd.left_out,
+                                      store::internal::SampleOnlyFloor(indexed), &nd.below_floor);
       for (const auto& c : nd.containment) nd.candidates.push_back(c.doc);
     }
   }
@@ -1595,6 +1604,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     res.candidates_truncated = nd.truncated;
     res.candidates_left_out = nd.left_out;
+    res.candidates_below_floor = nd.below_floor;
     res.containment_truncated = nd.containment_truncated;
     const bool use_verify = store::UsesVerifySample(cut, params_);
     bool joined = false;

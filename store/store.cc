@@ -203,16 +203,29 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+uint32_t SampleOnlyFloor(size_t indexed) {
+  return static_cast<uint32_t>(std::clamp<size_t>(indexed / 4, 1, 3));
+}
+
 void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
-                    std::vector<DocId>* out, bool* truncated, uint64_t* left_out) {
+                    std::vector<DocId>* out, bool* truncated, uint64_t* left_out,
+                    uint32_t sample_floor, uint64_t* below_floor) {
   std::sort(hits->begin(), hits->end());
   std::vector<std::pair<uint32_t, DocId>> ranked;
+  uint64_t below = 0;
   for (size_t i = 0; i < hits->size();) {
     DocId doc = (*hits)[i].first;
     uint32_t points = 0;
     for (; i < hits->size() && (*hits)[i].first == doc; ++i) points += (*hits)[i].second;
-    ranked.emplace_back(points, doc);
+    const uint32_t samples = points >> 16;
+    const uint32_t others = points & (kSampleHit - 1);
+    if (others == 0 && samples < sample_floor) {
+      ++below;
+      continue;
+    }
+    ranked.emplace_back(others + samples, doc);
   }
+  if (below_floor != nullptr) *below_floor = below;
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
@@ -1038,8 +1051,9 @@ class BatchWriter {
     }
     // Score = 4 per shared feature (fungibility is decided by features) + 1 per shared super
     // shingle or sample value.
-    for (auto [index, values, weight] : {std::tuple{BatchPostings::kFeatures, &sketch.features, 4u},
-                                          std::tuple{BatchPostings::kSupershingles, &sketch.supershingles, 1u}}) {
+    for (auto [index, values, weight] :
+         {std::tuple{BatchPostings::kFeatures, &sketch.features, kFeatureHit},
+          std::tuple{BatchPostings::kSupershingles, &sketch.supershingles, kSuperShingleHit}}) {
       for (uint64_t value : *values) {
         found_.clear();
         SHINGLED_RETURN_IF_ERROR(postings_.Read(index, value, cap, &found_, &count, &more));
@@ -1064,7 +1078,7 @@ class BatchWriter {
         st.over = more;
         st.postings = count;
         if (!more) {
-          for (DocId d : found_) hits_.emplace_back(d, 1);
+          for (DocId d : found_) hits_.emplace_back(d, kSampleHit);
         }
       }
       sample_states_.push_back(st);
@@ -1080,7 +1094,8 @@ class BatchWriter {
     if (!containment_.empty()) {
       std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
     }
-    RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_);
+    RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_,
+                   SampleOnlyFloor(indexed_.size()), &below_floor_);
     for (const internal::ContainmentCandidate& c : containment_) candidates_.push_back(c.doc);
     for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
     for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);
@@ -1212,6 +1227,7 @@ class BatchWriter {
   dedup::Sketch scratch_sketch_;
   // The candidates the last FindCandidates left out, and a candidate's verify sample.
   uint64_t left_out_ = 0;
+  uint64_t below_floor_ = 0;  // the candidates the last FindCandidates did not rank (SampleOnlyFloor)
   std::vector<uint32_t> scratch_verify_;
   // The page's containment candidates (FindCandidates), with their bytes in common.
   std::vector<internal::ContainmentCandidate> containment_;
@@ -1422,6 +1438,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       SHINGLED_RETURN_IF_ERROR(
           FindCandidates(sketch, doc, page.url, &result->candidates_truncated));
       result->candidates_left_out = left_out_;
+      result->candidates_below_floor = below_floor_;
       result->containment_truncated = containment_truncated_;
       SHINGLED_RETURN_IF_ERROR(
           internal::PutVerifySample(ops_, doc, sketch.verify_sample));

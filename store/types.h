@@ -341,6 +341,11 @@ struct PageResult {
   // max_matches matches (likely more matches, not verified; LMDB store only: the Redis Cluster
   // store scores them). No link is recorded to them.
   uint64_t candidates_in_cluster = 0;
+  // Documents that shared nothing with the page but a few of its sample values (fewer than
+  // internal::SampleOnlyFloor: pages of the same site through its template's text), not scored.
+  // A page of resemblance 0.5 or more is among them with a chance of ~5e-5 (a "similar" match
+  // missed); a verified or fungible one shares features and never is.
+  uint64_t candidates_below_floor = 0;
   // More documents shared the page's chunks than containment search reads (4 * max_candidates):
   // a document that holds the page, or that the page holds, may have been missed.
   bool containment_truncated = false;

@@ -83,6 +83,7 @@ Json PageResultJson(std::string_view url, const store::PageResult& r) {
   // What a page of a large family leaves out to keep its work bounded (StoreOptions::max_matches).
   j["matches_left_out"] = r.matches_left_out;
   j["candidates_in_cluster"] = r.candidates_in_cluster;
+  j["candidates_below_floor"] = r.candidates_below_floor;
   j["containment_truncated"] = r.containment_truncated;
   return j;
 }

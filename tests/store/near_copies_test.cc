@@ -12,6 +12,7 @@
 
 #include "dedup/sketch.h"
 #include "dedup/tokenizer.h"
+#include "store/internal/store_impl.h"
 #include "store/lmdb_store.h"
 #include "store/store.h"
 #include "tests/store/test_dir.h"
@@ -247,6 +248,96 @@ TEST_F(NearCopiesTest, TheWriterRemembersHostsFromOneBatchToTheNext) {
     ASSERT_EQ(r->match_common.size(), 1u);
     EXPECT_GT(r->match_common[0].template_bytes, 0u);
   }
+}
+
+// Random words: `n` of them from `seed`.
+std::vector<std::string> RandomWords(uint32_t seed, int n, const std::string& prefix = "w") {
+  std::mt19937 rng(seed);
+  std::vector<std::string> words;
+  for (int i = 0; i < n; ++i) words.push_back(prefix + std::to_string(rng() % 1000000));
+  return words;
+}
+
+std::string Join(std::initializer_list<const std::vector<std::string>*> parts) {
+  std::string out;
+  for (const std::vector<std::string>* part : parts) {
+    for (const std::string& w : *part) out.append(w).push_back(' ');
+  }
+  return out;
+}
+
+TEST(SampleOnlyFloorTest, AQuarterOfThePagesValuesFromOneToThree) {
+  EXPECT_EQ(internal::SampleOnlyFloor(0), 1u);
+  EXPECT_EQ(internal::SampleOnlyFloor(7), 1u);
+  EXPECT_EQ(internal::SampleOnlyFloor(8), 2u);
+  EXPECT_EQ(internal::SampleOnlyFloor(12), 3u);
+  EXPECT_EQ(internal::SampleOnlyFloor(25), 3u);
+}
+
+// Pages of one site share its header and footer, and so a few sample values: they are not
+// scored as candidates of each other (candidates_below_floor), while pages that resemble each
+// other at ~0.6 are still found, each one.
+TEST_F(NearCopiesTest, PagesThatShareOnlyTheSiteTemplateAreNotScored) {
+  auto opened = Store::Open(dir_.Sub("site"), StoreOptions{}, *context_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> store = std::move(opened).value();
+  auto* lmdb = dynamic_cast<LmdbStore*>(store.get());
+  ASSERT_NE(lmdb, nullptr);
+  const SweepId sweep = store->OpenSweep("s", 1)->id;
+  const std::vector<std::string> header = RandomWords(1, 30, "h");
+  const std::vector<std::string> footer = RandomWords(2, 15, "f");
+  auto page = [&](const std::string& url, const std::string& text) {
+    PageInput p;
+    p.url = url;
+    p.sweep = sweep;
+    p.date = 1;
+    p.sketch = SketchText(text);
+    return p;
+  };
+  std::vector<PageInput> site;
+  for (int i = 0; i < 120; ++i) {
+    const std::vector<std::string> body = RandomWords(100 + i, 600);
+    site.push_back(page("http://site.example/" + std::to_string(i), Join({&header, &body, &footer})));
+  }
+  ASSERT_TRUE(store->Apply(site).ok());
+  const std::vector<std::string> body = RandomWords(99, 600);
+  const PageInput next = page("http://site.example/next", Join({&header, &body, &footer}));
+  const WriterWork before = lmdb->WriterWorkForTesting();
+  auto r = store->Apply(std::span(&next, 1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const uint64_t scored = lmdb->WriterWorkForTesting().candidates_scored - before.candidates_scored;
+  EXPECT_EQ((*r)[0].verdict, Verdict::kNew);
+  EXPECT_TRUE((*r)[0].matches.empty());
+  // Most of the site's pages share one or two of the template's values with it.
+  EXPECT_GE((*r)[0].candidates_below_floor, 40u) << "scored " << scored;
+  EXPECT_LE(scored, 40u) << "below the floor " << (*r)[0].candidates_below_floor;
+
+  // 200 pairs of like size at resemblance ~0.6 (the last quarter of 400 words replaced), on the
+  // same site: each second page lists the first as a match.
+  std::vector<PageInput> firsts, seconds;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<std::string> a = RandomWords(5000 + i, 400);
+    std::vector<std::string> b = a;
+    const std::vector<std::string> tail = RandomWords(9000 + i, 100, "t");
+    std::copy(tail.begin(), tail.end(), b.end() - 100);
+    firsts.push_back(page("http://site.example/a" + std::to_string(i), Join({&header, &a, &footer})));
+    seconds.push_back(page("http://site.example/b" + std::to_string(i), Join({&header, &b, &footer})));
+  }
+  auto stored = store->Apply(firsts);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  auto found = store->Apply(seconds);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  int missed = 0;
+  uint64_t below_floor = 0;
+  for (size_t i = 0; i < found->size(); ++i) {
+    const std::vector<Match>& matches = (*found)[i].matches;
+    const DocId first = (*stored)[i].doc;
+    missed += std::none_of(matches.begin(), matches.end(),
+                           [&](const Match& m) { return m.doc == first; });
+    below_floor += (*found)[i].candidates_below_floor;
+  }
+  EXPECT_LE(missed, 2);
+  EXPECT_GT(below_floor, 0u);  // the floor was at work on these pages too
 }
 
 }  // namespace
