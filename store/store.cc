@@ -426,11 +426,11 @@ Status StoreImpl::LoadStopList(TxnOps& ops) {
   return OkStatus();
 }
 
-HostMemory* StoreImpl::WriterHostMemory(TxnOps& ops) {
+JudgeMemory* StoreImpl::WriterJudgeMemory(TxnOps& ops) {
   const uint64_t txn_id = mdb_txn_id(ops.txn());
-  if (host_memory_txn_ == 0 || host_memory_txn_ + 1 != txn_id) host_memory_.clear();
-  host_memory_in_use_ = txn_id;
-  return &host_memory_;
+  if (judge_memory_txn_ == 0 || judge_memory_txn_ + 1 != txn_id) judge_memory_.clear();
+  judge_memory_in_use_ = txn_id;
+  return &judge_memory_;
 }
 
 StatusOr<KeyFilter*> StoreImpl::WriterKeyFilter(TxnOps& ops) {
@@ -777,7 +777,7 @@ class BatchWriter {
     chunk_docs_.set_marks(&buffer_->chunk_marks);
     judge_.set_buffer(buffer_.get());
     judge_.set_work(&store_.writer_work_);
-    judge_.set_host_memory(store_.WriterHostMemory(ops_));
+    judge_.set_memory(store_.WriterJudgeMemory(ops_));
     StatusOr<KeyFilter*> filter = store_.WriterKeyFilter(ops_);
     if (!filter.ok()) return filter.status();
     filter_ = *filter;

@@ -149,7 +149,7 @@ void TemplateJudge::set_work(WriterWork* work) {
 StatusOr<std::string> TemplateJudge::HostOfDocument(DocId doc) {
   std::unordered_map<DocId, std::string>& hosts = memory_->hosts;
   if (auto it = hosts.find(doc); it != hosts.end()) return it->second;
-  if (hosts.size() >= HostMemory::kMaxEntries) hosts.clear();
+  if (hosts.size() >= JudgeMemory::kMaxEntries) hosts.clear();
   StatusOr<std::string> name = reads_.FirstUrl(doc);
   if (!name.ok()) return name.status();
   std::string host(UrlHost(*name));
@@ -164,10 +164,19 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
   auto [it, added] = chunks_.try_emplace(hash);
   CachedChunk& cached = it->second;
   if (added) {
+    std::unordered_set<uint64_t>& over_chunks = memory_->over_chunks;
+    if (over_chunks.contains(hash)) {
+      cached.stored.over = true;  // known from an earlier batch: its postings are not read
+      return &cached.stored;
+    }
     Status s = ReadStoredState(hash, &cached.stored);
     if (!s.ok()) {
       chunks_.erase(it);
       return s;
+    }
+    if (cached.stored.over) {
+      if (over_chunks.size() >= JudgeMemory::kMaxEntries) over_chunks.clear();
+      over_chunks.insert(hash);
     }
   }
   if (batch_ == nullptr || cached.stored.marked || cached.stored.over) return &cached.stored;
@@ -190,6 +199,8 @@ StatusOr<const TemplateJudge::ChunkState*> TemplateJudge::State(uint64_t hash) {
   // a batch of its pages): no merge again.
   merged.docs.resize(options_.template_max_docs);
   cached.stored = std::move(merged);
+  if (memory_->over_chunks.size() >= JudgeMemory::kMaxEntries) memory_->over_chunks.clear();
+  memory_->over_chunks.insert(hash);
   return &cached.stored;
 }
 
@@ -221,7 +232,7 @@ StatusOr<const std::vector<DocId>*> TemplateJudge::DocumentsOf(uint64_t hash) {
 }
 
 void TemplateJudge::UrlAdded(std::string_view url) {
-  std::unordered_map<std::string, HostMemory::HostCount>& host_pages = memory_->host_pages;
+  std::unordered_map<std::string, JudgeMemory::HostCount>& host_pages = memory_->host_pages;
   if (host_pages.empty()) return;
   const std::string_view host = UrlHost(url);
   auto it = host_pages.find(std::string(host));
@@ -232,7 +243,7 @@ void TemplateJudge::UrlAdded(std::string_view url) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (url.starts_with(scheme) && url.substr(scheme.size()).starts_with(host) &&
         url.substr(scheme.size() + host.size()).starts_with('/')) {
-      HostMemory::HostCount& count = it->second;
+      JudgeMemory::HostCount& count = it->second;
       if (count.pages < count.limit) ++count.pages;  // at the limit it means "at least"
       return;
     }
@@ -250,7 +261,7 @@ uint64_t TemplateJudge::HostPagesCap() const {
 
 StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limit) {
   limit = std::min(limit, HostPagesCap());
-  std::unordered_map<std::string, HostMemory::HostCount>& host_pages = memory_->host_pages;
+  std::unordered_map<std::string, JudgeMemory::HostCount>& host_pages = memory_->host_pages;
   auto it = host_pages.find(std::string(host));
   // Counted far enough already, or counted whole (below its limit the count is exact).
   if (it != host_pages.end() &&
@@ -260,8 +271,8 @@ StatusOr<uint64_t> TemplateJudge::HostPages(std::string_view host, uint64_t limi
   StatusOr<uint64_t> counted = reads_.HostUrls(host, limit);
   if (!counted.ok()) return counted.status();
   const uint64_t pages = std::min(*counted, limit);
-  if (host_pages.size() >= HostMemory::kMaxEntries) host_pages.clear();
-  host_pages.insert_or_assign(std::string(host), HostMemory::HostCount{pages, limit});
+  if (host_pages.size() >= JudgeMemory::kMaxEntries) host_pages.clear();
+  host_pages.insert_or_assign(std::string(host), JudgeMemory::HostCount{pages, limit});
   return pages;
 }
 
@@ -338,7 +349,7 @@ Status TemplateJudge::Explain(uint64_t hash, std::string_view host, ChunkTemplat
   if (!state.ok()) return state.status();
   const ChunkState& c = **state;
   out->marked = c.marked;
-  out->documents = c.docs.size() + (c.over ? 1 : 0);
+  out->documents = c.over ? options_.template_max_docs + 1 : c.docs.size();
   out->over_documents = c.over;
   if (!c.marked && !c.over && !host.empty()) {
     StatusOr<bool> t = OverHostShare(c, host, out);

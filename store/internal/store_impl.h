@@ -215,17 +215,17 @@ class StoreImpl {
   uint64_t key_filter_txn_ = 0;
   std::atomic<uint64_t> key_filter_bytes_{0};  // for Stats, read without write_mu_
 
-  // --- the writer's memory of hosts (templates.h, HostMemory) ---
+  // --- the template judge's memory (templates.h, JudgeMemory) ---
   // The memory for the write batch of transaction `ops` (id T). It holds what the template judge
-  // learnt up to commit T - 1 when that commit was a batch's of this Store (host_memory_txn_ is
+  // learnt up to commit T - 1 when that commit was a batch's of this Store (judge_memory_txn_ is
   // T - 1); otherwise (another write came in since: a sweep, a forget, another process, or a
   // batch that did not commit) it is emptied first. RunWrite keeps it for the next batch only
   // when this transaction commits. REQUIRES: write_mu_ held, in a write batch's RunWrite body.
-  HostMemory* WriterHostMemory(TxnOps& ops);
+  JudgeMemory* WriterJudgeMemory(TxnOps& ops);
   // Guarded by write_mu_.
-  HostMemory host_memory_;
-  uint64_t host_memory_txn_ = 0;       // the commit the memory is current for (0: none)
-  uint64_t host_memory_in_use_ = 0;    // the transaction a batch is using it in (0: none)
+  JudgeMemory judge_memory_;
+  uint64_t judge_memory_txn_ = 0;     // the commit the memory is current for (0: none)
+  uint64_t judge_memory_in_use_ = 0;  // the transaction a batch is using it in (0: none)
 
   // --- out of space (Store::WriteRoom) ---
   // The size the map may grow to (options_.max_map_size until Store::SetMaxMapSize).
@@ -303,10 +303,10 @@ Status StoreImpl::RunWrite(Body&& body) {
       // changes to it are undone with the transaction: drop it.
       const bool stop_list_current = StopListCurrentFor(txn_id);
       stop_list_loaded_ = false;
-      // The same for the memory of hosts, which only a batch keeps equal.
-      const bool host_memory_kept = host_memory_in_use_ == txn_id;
-      host_memory_in_use_ = 0;
-      host_memory_txn_ = 0;
+      // The same for the template judge's memory, which only a batch keeps equal.
+      const bool judge_memory_kept = judge_memory_in_use_ == txn_id;
+      judge_memory_in_use_ = 0;
+      judge_memory_txn_ = 0;
       if (!s.ok()) {
         if (ops.last_error() != MDB_MAP_FULL) return s;
         map_full = 1;
@@ -343,7 +343,7 @@ Status StoreImpl::RunWrite(Body&& body) {
             stop_list_txn_ = txn_id;
           }
           if (key_filter_txn_ + 1 == txn_id) key_filter_txn_ = txn_id;
-          if (host_memory_kept) host_memory_txn_ = txn_id;
+          if (judge_memory_kept) judge_memory_txn_ = txn_id;
           map_full_at_ = 0;
           return OkStatus();
         }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -54,23 +55,27 @@ class ChunkReads {
 
 class LmdbChunkReads;  // templates.cc
 
-// What the template judge's share rule learnt of hosts: each document's host (its first URL's)
-// and how many URLs each host has, counted up to a limit. A judge keeps its own for its life; the
-// writer keeps one from a batch to the next (StoreImpl::WriterHostMemory), so that a document's
-// host is read once while it stays in memory, not once per batch that compares it: a family of
-// near-copies then costs its new member's reads, not its size.
-struct HostMemory {
+// What the template judge learnt that later batches can use: each document's host (its first
+// URL's) and how many URLs each host has, counted up to a limit, for the share rule; and the
+// chunks over template_max_docs (postings are only added: such a chunk stays over). A judge keeps
+// its own for its life; the writer keeps one from a batch to the next
+// (StoreImpl::WriterJudgeMemory), so that a document's host is read once while it stays in
+// memory, not once per batch that compares it, and a common chunk's postings are not read
+// again: a family of near-copies, or a site's footer, then costs what is new, not its size.
+struct JudgeMemory {
   struct HostCount {
     uint64_t pages = 0;  // exact when below `limit`
     uint64_t limit = 0;  // the count's limit
   };
   std::unordered_map<DocId, std::string> hosts;
   std::unordered_map<std::string, HostCount> host_pages;
+  std::unordered_set<uint64_t> over_chunks;
   // Each map is cleared when it holds this many entries.
   static constexpr size_t kMaxEntries = size_t{1} << 18;
   void clear() {
     hosts.clear();
     host_pages.clear();
+    over_chunks.clear();
   }
 };
 
@@ -100,9 +105,9 @@ class TemplateJudge {
   void set_buffer(const WriteBuffer* buffer);
   // Counts the reads of a judge made on a transaction into `*work` (the writer's; null: none).
   void set_work(WriterWork* work);
-  // The writer's judge uses the writer's memory of hosts, current for its transaction, in place
-  // of its own. REQUIRES: nothing read yet.
-  void set_host_memory(HostMemory* memory) { memory_ = memory; }
+  // The writer's judge uses the writer's memory, current for its transaction, in place of its
+  // own. REQUIRES: nothing read yet.
+  void set_memory(JudgeMemory* memory) { memory_ = memory; }
 
   // The reads the judge makes (for a caller's own reads of chunks).
   ChunkReads& reads() { return reads_; }
@@ -160,8 +165,8 @@ class TemplateJudge {
     size_t merged_from = 0;  // how many postings of batch_ `merged` holds
   };
   std::unordered_map<uint64_t, CachedChunk> chunks_;
-  HostMemory own_memory_;
-  HostMemory* memory_ = &own_memory_;
+  JudgeMemory own_memory_;
+  JudgeMemory* memory_ = &own_memory_;
 };
 
 // Bytes in common of two documents (both stored), template chunks left out, through `judge`'s

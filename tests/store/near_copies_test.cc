@@ -340,5 +340,55 @@ TEST_F(NearCopiesTest, PagesThatShareOnlyTheSiteTemplateAreNotScored) {
   EXPECT_GT(below_floor, 0u);  // the floor was at work on these pages too
 }
 
+// A chunk in more than template_max_docs documents stays so (postings are only added): the
+// writer remembers it from one batch to the next and does not read its postings again.
+TEST_F(NearCopiesTest, TheWriterRemembersChunksOverTheDocumentLimit) {
+  StoreOptions o;
+  o.template_max_docs = 20;
+  auto opened = Store::Open(dir_.Sub("over"), o, *context_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> store = std::move(opened).value();
+  auto* lmdb = dynamic_cast<LmdbStore*>(store.get());
+  ASSERT_NE(lmdb, nullptr);
+  const SweepId sweep = store->OpenSweep("s", 1)->id;
+  const std::vector<std::string> footer = RandomWords(2, 300, "f");
+  auto page = [&](int i, int text, uint32_t edit) {
+    PageInput p;
+    p.url = "http://h" + std::to_string(i) + ".example/";
+    p.sweep = sweep;
+    p.date = 1;
+    p.sketch = SketchText(NearCopy(RandomWords(1000 + text, 1500), edit) + Join({&footer}));
+    return p;
+  };
+  std::vector<PageInput> pages;
+  for (int i = 0; i < 40; ++i) pages.push_back(page(i, i, 1));
+  ASSERT_TRUE(store->Apply(pages).ok());
+  // Opened again: the writer's memory starts empty.
+  store.reset();
+  opened = Store::Open(dir_.Sub("over"), o, *context_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  store = std::move(opened).value();
+  lmdb = dynamic_cast<LmdbStore*>(store.get());
+  // One near-copy a batch, each of another page: its match's bytes in common judge the footer.
+  auto postings_read = [&](int i) {
+    const WriterWork before = lmdb->WriterWorkForTesting();
+    const PageInput p = page(100 + i, i, 2);
+    auto r = store->Apply(std::span(&p, 1));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (r.ok()) {
+      EXPECT_EQ((*r)[0].verdict, Verdict::kNearDuplicate);
+      EXPECT_EQ((*r)[0].match_common.size(), 1u);
+      if (!(*r)[0].match_common.empty()) {
+        EXPECT_GT((*r)[0].match_common[0].template_bytes, 0u);
+      }
+    }
+    return lmdb->WriterWorkForTesting().chunk_postings_read - before.chunk_postings_read;
+  };
+  const uint64_t first = postings_read(0);
+  const uint64_t second = postings_read(1);
+  // The first reads the footer's chunks' postings up to the limit (21 each); the second does not.
+  EXPECT_GE(first, second + o.template_max_docs) << first << " then " << second;
+}
+
 }  // namespace
 }  // namespace shingled::store
