@@ -304,6 +304,42 @@ TEST_P(VerifyTest, VerifiedMatchesComeBeforeFungibleOnes) {
   EXPECT_EQ(order, want);  // before the fix: fungible first
 }
 
+// Pages of one site share its header and footer, and through them one or two sample values: on
+// both engines such a candidate is not scored (candidates_below_floor), and a page that
+// resembles another at ~0.6 still lists it.
+TEST_P(VerifyTest, PagesThatShareOnlyASitesTemplateAreNotScored) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::vector<std::string> header = Words(1, 30), footer = Words(2, 15);
+  auto text = [&](const std::vector<std::string>& body) {
+    std::string out;
+    for (const auto* part : {&header, &body, &footer}) {
+      for (const std::string& w : *part) out.append(w).push_back(' ');
+    }
+    return out;
+  };
+  for (int i = 0; i < 60; ++i) {
+    Ingest(*store, "http://site.example/" + std::to_string(i), text(Words(100 + i, 600)));
+  }
+  const PageResult next = Ingest(*store, "http://site.example/next", text(Words(99, 600)));
+  EXPECT_EQ(next.verdict, Verdict::kNew);
+  EXPECT_TRUE(next.matches.empty());
+  EXPECT_GE(next.candidates_below_floor, 20u);
+
+  int missed = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::vector<std::string> a = Words(500 + i, 400);
+    std::vector<std::string> b = a;
+    const std::vector<std::string> tail = Words(900 + i, 100);
+    std::copy(tail.begin(), tail.end(), b.end() - 100);
+    const DocId first = Ingest(*store, "http://site.example/a" + std::to_string(i), text(a)).doc;
+    const PageResult second = Ingest(*store, "http://site.example/b" + std::to_string(i), text(b));
+    missed += std::none_of(second.matches.begin(), second.matches.end(),
+                           [&](const Match& m) { return m.doc == first; });
+  }
+  EXPECT_EQ(missed, 0);
+}
+
 // More candidates than max_candidates: the answer says how many were left out, and the ones
 // scored are the best (the most shared index entries): 5 near copies among 15 weaker ones.
 TEST_P(VerifyTest, CandidatesBeyondTheLimitAreCountedAndTheBestScored) {
