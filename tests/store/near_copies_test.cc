@@ -1,7 +1,9 @@
-// A page's store work does not grow with how many near-copies it has (StoreOptions::max_matches,
-// the template judge's host count): the writer's reads are counted
-// (LmdbStore::WriterWorkForTesting), not timed, for one more near-copy of a text after 1 and
-// after 500 earlier ones, each on a host of its own (a mirror network), chunks on.
+// A page's store work does not grow with how many near-copies it has, nor with its site's size
+// (StoreOptions::max_matches, the template judge's host count, the writer's memory of hosts and
+// of chunks over the document limit, the floor for candidates that share only sample values):
+// the writer's reads are counted (LmdbStore::WriterWorkForTesting), not timed. For one more
+// near-copy of a text after 1 and after 500 earlier ones, each on a host of its own (a mirror
+// network), chunks on; and for pages of one site.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,6 +37,22 @@ std::string NearCopy(const std::vector<std::string>& words, uint32_t seed) {
   for (int e = 0; e < 3; ++e) copy[rng() % copy.size()] = "n" + std::to_string(rng() % 10000000);
   std::string out;
   for (const std::string& w : copy) out.append(w).push_back(' ');
+  return out;
+}
+
+// Random words: `n` of them from `seed`.
+std::vector<std::string> RandomWords(uint32_t seed, int n, const std::string& prefix = "w") {
+  std::mt19937 rng(seed);
+  std::vector<std::string> words;
+  for (int i = 0; i < n; ++i) words.push_back(prefix + std::to_string(rng() % 1000000));
+  return words;
+}
+
+std::string Join(std::initializer_list<const std::vector<std::string>*> parts) {
+  std::string out;
+  for (const std::vector<std::string>* part : parts) {
+    for (const std::string& w : *part) out.append(w).push_back(' ');
+  }
   return out;
 }
 
@@ -190,18 +208,13 @@ TEST_F(NearCopiesTest, TheWriterRemembersHostsFromOneBatchToTheNext) {
   // The footer: ~1.2 KB of words every page of the site ends with (a chunk or more of its own).
   std::string footer;
   for (int i = 0; i < 150; ++i) footer += "footer" + std::to_string(i) + " ";
-  auto body = [](int text) {
-    std::mt19937 rng(static_cast<uint32_t>(1000 + text));
-    std::vector<std::string> words;
-    for (int i = 0; i < 1500; ++i) words.push_back("w" + std::to_string(rng() % 1000000));
-    return words;
-  };
   auto page = [&](const std::string& path, int text, uint32_t edit) {
     PageInput p;
     p.url = "http://site.example/" + path;
     p.sweep = sweep;
     p.date = 1;
-    p.sketch = SketchText(NearCopy(body(text), edit) + footer);
+    p.sketch = SketchText(NearCopy(RandomWords(static_cast<uint32_t>(1000 + text), 1500), edit) +
+                          footer);
     return p;
   };
   constexpr int kSite = 40;  // over template_min_host_pages, under template_max_docs
@@ -248,22 +261,6 @@ TEST_F(NearCopiesTest, TheWriterRemembersHostsFromOneBatchToTheNext) {
     ASSERT_EQ(r->match_common.size(), 1u);
     EXPECT_GT(r->match_common[0].template_bytes, 0u);
   }
-}
-
-// Random words: `n` of them from `seed`.
-std::vector<std::string> RandomWords(uint32_t seed, int n, const std::string& prefix = "w") {
-  std::mt19937 rng(seed);
-  std::vector<std::string> words;
-  for (int i = 0; i < n; ++i) words.push_back(prefix + std::to_string(rng() % 1000000));
-  return words;
-}
-
-std::string Join(std::initializer_list<const std::vector<std::string>*> parts) {
-  std::string out;
-  for (const std::vector<std::string>* part : parts) {
-    for (const std::string& w : *part) out.append(w).push_back(' ');
-  }
-  return out;
 }
 
 TEST(SampleOnlyFloorTest, AQuarterOfThePagesValuesFromOneToThree) {
