@@ -79,54 +79,15 @@ std::string DocUrlsKey(DocId doc) { return IdBucket('k', doc, 4); }
 std::string LinksKey(DocId doc) { return IdBucket('L', doc, 4); }
 std::string SizeKey(DocId root) { return IdBucket('z', root, 6); }
 std::string UrlNameKey(UrlId url) { return IdBucket('n', url, 4); }
-// The versions of URLs are spread over kShards shards by url id; each shard's counts hash shares
-// their slot, so that counting a URL's versions is one atomic script (kCountScript).
-constexpr uint64_t kShards = 1024;
-std::string ShardKey(uint64_t shard) {
-  std::string key = "{V";
-  AppendHex(shard, &key);
-  key.push_back('}');
-  return key;
-}
-// A URL's versions are one field (its id) of a hash that packs 16 URLs of a shard: a list key
-// and a mark key for each URL cost ~310 bytes in Redis, a field ~47 (REDIS.md "The versions").
-std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec((url / kShards) >> 4); }
-std::string VersionsField(UrlId url) { return Dec(url); }
-
-// A version as its URL's versions field keeps it: 'N' when its page created its document, else
-// 'V', then store/FORMAT.md's version record.
-std::string VersionEntry(const VersionRecord& v, bool created) {
-  std::string e(1, created ? 'N' : 'V');
-  e += store::internal::EncodeVersion(v);
-  return e;
-}
-StatusOr<VersionRecord> DecodeEntry(std::string_view e) {
-  if (e.empty() || (e[0] != 'N' && e[0] != 'V')) {
-    return DataLossError("redis: a version entry without its flag byte");
-  }
-  return store::internal::DecodeVersion(e.substr(1));
-}
-
-// The command that reads a URL's versions field, and the entries of its reply (the field's
-// layout: kVersionsLua below), oldest first; a nil reply: none.
+// The command that reads a URL's versions field, and the field of its reply (nil: none).
 Command ReadVersions(UrlId url) { return Cmd({"HGET", VersionsKey(url), VersionsField(url)}); }
+StatusOr<VersionList> ReadVersionList(const Reply& r) {
+  return DecodeVersionList(r.is_nil() ? std::string_view() : std::string_view(r.str));
+}
 StatusOr<std::vector<std::string>> SplitVersions(const Reply& r) {
-  std::vector<std::string> out;
-  if (r.is_nil()) return out;
-  std::string_view in = r.str;
-  uint64_t counted = 0;
-  if (!store::internal::ReadVarint(&in, &counted)) {
-    return DataLossError("redis: a versions field without its count");
-  }
-  while (!in.empty()) {
-    uint64_t len = 0;
-    if (!store::internal::ReadVarint(&in, &len) || len > in.size()) {
-      return DataLossError("redis: a truncated versions field");
-    }
-    out.emplace_back(in.substr(0, len));
-    in.remove_prefix(len);
-  }
-  return out;
+  StatusOr<VersionList> list = ReadVersionList(r);
+  if (!list.ok()) return list.status();
+  return std::move(list->entries);
 }
 
 // Where a URL's claim (its id) is: the bucket of the top `bits` bits of a 128-bit hash of the
@@ -151,96 +112,6 @@ Command GetUrlClaim(std::string_view url, int bits) {
 
 // --- scripts ---
 
-// The versions field (REDIS.md "The versions"): a varint, how many of the versions the counts
-// hold (kCountScript's mark), then each version as a varint length and its bytes, oldest first
-// (the index + 1 is the seq). vread and vwrite read and write it in the scripts below;
-// SplitVersions is the same reading in C++.
-constexpr std::string_view kVersionsLua = R"lua(
-local function varint(s, pos)
-  local result, mul = 0, 1
-  while true do
-    local b = string.byte(s, pos)
-    pos = pos + 1
-    result = result + (b % 128) * mul
-    if b < 128 then return result, pos end
-    mul = mul * 128
-  end
-end
-local function vread(key, field)
-  local s = redis.call('HGET', key, field)
-  local list = {}
-  if not s then return 0, list end
-  local counted, pos = varint(s, 1)
-  while pos <= #s do
-    local len
-    len, pos = varint(s, pos)
-    list[#list + 1] = string.sub(s, pos, pos + len - 1)
-    pos = pos + len
-  end
-  return counted, list
-end
-local function putvarint(t, v)
-  while v >= 128 do
-    t[#t + 1] = string.char(v % 128 + 128)
-    v = math.floor(v / 128)
-  end
-  t[#t + 1] = string.char(v)
-end
-local function vwrite(key, field, counted, list)
-  if #list == 0 and counted == 0 then
-    redis.call('HDEL', key, field)
-    return
-  end
-  local t = {}
-  putvarint(t, counted)
-  for _, e in ipairs(list) do
-    putvarint(t, #e)
-    t[#t + 1] = e
-  end
-  redis.call('HSET', key, field, table.concat(t))
-end
-)lua";
-
-// A script that reads or writes a versions field: kVersionsLua, then `body`.
-std::string VersionsScript(std::string_view body) { return std::string(kVersionsLua).append(body); }
-
-// Appends a version record as the URL's version `seq` (1-based), unless the field already holds
-// that many: 1 appended, 0 the same record is there already (a resent append), -1 another record
-// holds that seq, -2 the list is shorter than seq - 1 (another daemon's view differs).
-// KEYS[1] the versions bucket, ARGV[1] the URL's field. With ARGV[4], the record a failed attempt
-// appended at seq is replaced (1). With ARGV[5], the record expected at seq - 1: another one there
-// (a reopen removed a version, and a later one moved down) is -2 too, so that a list shortened and
-// grown back is not taken as unchanged.
-const std::string kAppendVersionScript = VersionsScript(R"lua(
-local counted, list = vread(KEYS[1], ARGV[1])
-local n = #list
-local seq = tonumber(ARGV[2])
-if n >= seq then
-  local cur = list[seq]
-  if cur == ARGV[3] then return 0 end
-  if ARGV[4] and ARGV[4] ~= '' and cur == ARGV[4] then
-    list[seq] = ARGV[3]
-    vwrite(KEYS[1], ARGV[1], counted, list)
-    return 1
-  end
-  return -1
-end
-if n ~= seq - 1 then return -2 end
-if ARGV[5] and ARGV[5] ~= '' and list[seq - 1] ~= ARGV[5] then
-  return -2
-end
-list[seq] = ARGV[3]
-vwrite(KEYS[1], ARGV[1], counted, list)
-return 1
-)lua");
-
-// Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3].
-constexpr std::string_view kCasScript = R"lua(
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1
-)lua";
-
 // Completes a document's identical claim: "doc/url" becomes "doc" (1), once (0 after).
 constexpr std::string_view kCompleteClaimScript = R"lua(
 local v = redis.call('HGET', KEYS[1], ARGV[1])
@@ -250,46 +121,6 @@ if not slash or string.sub(v, 1, slash - 1) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 )lua";
-
-// Counts the URL's versions past its mark into its shard's counts hash and moves the mark to
-// the list's end, in one atomic step: whatever attempt or daemon appended a version, it is
-// counted exactly once. KEYS[1] the versions bucket, KEYS[2] the shard's counts (one slot: both
-// keys start with the shard's hash tag), ARGV[1] the URL's field.
-// Fields: documents (entries flagged 'N'), urls (a URL's first count), versions, and per sweep
-// "<id>.pages", "<id>.<verdict count>", "<id>.start" (the earliest date). Reads the record's
-// first varints (sweep, zigzag date, doc, status) and its verdict byte (store/FORMAT.md).
-const std::string kCountScript = VersionsScript(R"lua(
-local c, list = vread(KEYS[1], ARGV[1])
-local n = #list
-if n <= c then return 0 end
-vwrite(KEYS[1], ARGV[1], n, list)
-if c == 0 then redis.call('HINCRBY', KEYS[2], 'urls', 1) end
-local names = {'new_docs', 'unchanged', 'duplicate', 'near_duplicate', 'gone'}
-for i = c + 1, n do
-  local e = list[i]
-  if string.sub(e, 1, 1) == 'N' then redis.call('HINCRBY', KEYS[2], 'documents', 1) end
-  local sweep, pos = varint(e, 2)
-  local zz
-  zz, pos = varint(e, pos)
-  local date = -(zz + 1) / 2
-  if zz % 2 == 0 then date = zz / 2 end
-  local doc, status
-  doc, pos = varint(e, pos)
-  status, pos = varint(e, pos)
-  local verdict = string.byte(e, pos)
-  local prefix = string.format('%d.', sweep)
-  redis.call('HINCRBY', KEYS[2], 'versions', 1)
-  redis.call('HINCRBY', KEYS[2], prefix .. 'pages', 1)
-  if verdict >= 1 and verdict <= 5 then
-    redis.call('HINCRBY', KEYS[2], prefix .. names[verdict], 1)
-  end
-  local s = redis.call('HGET', KEYS[2], prefix .. 'start')
-  if (not s) or date < tonumber(s) then
-    redis.call('HSET', KEYS[2], prefix .. 'start', string.format('%d', date))
-  end
-end
-return n - c
-)lua");
 
 // A field raised to ARGV[2] when below it.
 constexpr std::string_view kMaxScript = R"lua(
@@ -702,25 +533,21 @@ StatusOr<store::SweepInfo> RedisClusterStore::SweepInfoOf(SweepId id, const std:
   s.end = rec->end;
   s.open = rec->open;
   s.scope = rec->scope;
+  SweepRecord counts;
   if (auto it = totals.sweeps.find(id); it != totals.sweeps.end()) {
     for (const auto& [f, v] : it->second) {
-      const uint64_t u = static_cast<uint64_t>(v);
-      if (f == "pages")
-        s.pages = u;
-      else if (f == "new_docs")
-        s.new_docs = u;
-      else if (f == "unchanged")
-        s.unchanged = u;
-      else if (f == "duplicate")
-        s.duplicate = u;
-      else if (f == "near_duplicate")
-        s.near_duplicate = u;
-      else if (f == "gone")
-        s.gone = u;
-      else if (f == "start")
-        s.start = std::min(s.start, v);  // a version dated before it
+      if (f == "start") s.start = std::min(s.start, v);  // a version dated before it
+      for (const SweepCountField& c : kSweepCountFields) {
+        if (f == c.name) counts.*c.count = static_cast<uint64_t>(v);
+      }
     }
   }
+  s.pages = counts.pages;
+  s.new_docs = counts.new_docs;
+  s.unchanged = counts.unchanged;
+  s.duplicate = counts.duplicate;
+  s.near_duplicate = counts.near_duplicate;
+  s.gone = counts.gone;
   return s;
 }
 
@@ -899,10 +726,10 @@ struct UrlState {
     VersionRecord rec;
     int page = -1;  // the batch's page whose verdict this version takes (a new document)
     bool from_batch = false;
-    std::string entry{};  // a stored version: its bytes in the list, as read
   };
   std::vector<Version> versions;
   size_t stored = 0;  // versions in the store (the batch's follow)
+  VersionList read;   // the versions field as read (the batch writes over it only if unchanged)
 };
 
 struct NewDoc {
@@ -932,12 +759,8 @@ struct PageState {
   int replay_of = -1;     // replayed: takes that page's verdict
   bool appended = false;  // has a version to write
   VersionRecord version;
-  uint32_t seq = 0;
   DocId touch = 0;      // an existing document seen again (dates)
   std::string replace;  // a take-over: the version its failed attempt appended
-  // The stored version before `seq`, as read ("" for none, or a version of this batch): the
-  // append checks it is still there, so a list a reopen shortened meanwhile is a race.
-  std::string previous;
 };
 
 }  // namespace
@@ -1058,12 +881,13 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     if (!r.ok()) return r.status();
     for (size_t k = 0; k < reads; ++k) {
       UrlState* s = reading[k];
-      StatusOr<std::vector<std::string>> entries = SplitVersions((*r)[k]);
-      if (!entries.ok()) return entries.status();
-      for (std::string& e : *entries) {
-        StatusOr<VersionRecord> v = DecodeEntry(e);
+      StatusOr<VersionList> list = ReadVersionList((*r)[k]);
+      if (!list.ok()) return list.status();
+      s->read = std::move(*list);
+      for (const std::string& e : s->read.entries) {
+        StatusOr<VersionRecord> v = DecodeVersionEntry(e);
         if (!v.ok()) return v.status();
-        s->versions.push_back(UrlState::Version{std::move(*v), -1, false, std::move(e)});
+        s->versions.push_back(UrlState::Version{std::move(*v), -1, false});
       }
       s->stored = s->versions.size();
       s->loaded = true;
@@ -1155,8 +979,6 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     version.http_status = static_cast<uint32_t>(page.http_status);
     auto append = [&](VersionRecord v, int new_doc_page) {
       ps.appended = true;
-      ps.seq = static_cast<uint32_t>(us.versions.size() + 1);
-      ps.previous = us.versions.empty() ? std::string() : us.versions.back().entry;
       ps.version = v;
       us.versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
     };
@@ -1690,17 +1512,28 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // Bytes in common of each page and its matches, on the page's view of the batch.
   SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
 
-  // 11. Writes: versions (by seq: a resent append is harmless), the documents' URLs, links,
-  // the dates of documents seen again (compare-and-set), the URLs' names.
+  // 11. Writes: versions (each over the field as read or as the batch's previous page wrote it:
+  // a resent write is harmless, another daemon's version meanwhile a race), the documents' URLs,
+  // links, the dates of documents seen again (compare-and-set), the URLs' names.
   std::vector<size_t> version_pages;
+  std::map<UrlId, VersionList> written;  // each URL's versions field as the batch leaves it
   {
     std::vector<Command> cmds;
     for (size_t i = 0; i < pages.size(); ++i) {
       if (st[i].skip || !st[i].appended) continue;
-      cmds.push_back(
-          Eval(kAppendVersionScript, {VersionsKey(st[i].url->id)},
-               {VersionsField(st[i].url->id), Dec(st[i].seq),
-                VersionEntry(st[i].version, st[i].new_doc >= 0), st[i].replace, st[i].previous}));
+      const UrlId u = st[i].url->id;
+      VersionList& list = written.try_emplace(u, st[i].url->read).first->second;
+      VersionList next = list;
+      if (!st[i].replace.empty()) {
+        // A take-over: the version its failed attempt appended is replaced, at its seq.
+        if (next.entries.empty() || next.entries.back() != st[i].replace) {
+          return Race("the version a failed attempt appended to a URL of the batch changed");
+        }
+        next.entries.pop_back();
+      }
+      next.entries.push_back(VersionEntry(st[i].version, st[i].new_doc >= 0));
+      cmds.push_back(ReplaceVersions(u, list, next, {}));
+      list = std::move(next);
       version_pages.push_back(i);
     }
     const size_t nv = cmds.size();
@@ -1752,15 +1585,16 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       updated.last_seen = std::max(updated.last_seen, dates.second);
       if (updated == rec->second) continue;
       cmds.push_back(
-          Eval(kCasScript, {DocKey(d)}, {Dec(d), raw->second, EncodeRedisDocument(updated)}));
+          Eval(kSetIfScript, {DocKey(d)}, {Dec(d), raw->second, EncodeRedisDocument(updated)}));
       cas_docs.push_back(d);
     }
     auto r = Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t j = 0; j < nv; ++j) {
-      const long long v = (*r)[j].integer;
-      if (v < 0) return Race("another daemon added a version to a URL of the batch meanwhile");
-      st[version_pages[j]].appended = v == 1;  // 0: there already (an earlier attempt)
+      // 0: written already (the command resent)
+      if ((*r)[j].integer < 0) {
+        return Race("another daemon changed the versions of a URL of the batch meanwhile");
+      }
     }
     for (size_t j = 0; j < cas_docs.size(); ++j) {
       if ((*r)[cmds.size() - cas_docs.size() + j].integer != 1) {
@@ -1771,7 +1605,9 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // 12. Clusters: the batch's unions together (the partition is the same in any order).
   SHINGLED_RETURN_IF_ERROR(MergeAll(unions));
   // 13. Completion: each new document's claim loses its "/url"; each URL's versions not counted
-  // yet are counted in its shard (kCountScript: exactly once, whatever attempt wrote them).
+  // yet are counted in its shard, exactly once whatever attempt or daemon wrote them: the count
+  // moves the field's mark in the same atomic step, over the field as this batch knows it (read
+  // again when another daemon changed it meanwhile).
   {
     std::vector<Command> cmds;
     for (const NewDoc& nd : new_docs) {
@@ -1780,17 +1616,46 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
                           {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits)},
                           {FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
     }
-    std::set<UrlId> touched;
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (!st[i].skip && st[i].url != nullptr && st[i].url->id != 0) touched.insert(st[i].url->id);
-    }
-    for (UrlId u : touched) {
-      cmds.push_back(
-          Eval(kCountScript, {VersionsKey(u), ShardKey(u % kShards)}, {VersionsField(u)}));
-    }
     if (!new_docs.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
-    auto r = Round(cmds);
-    if (!r.ok()) return r.status();
+    std::map<UrlId, VersionList> counting = std::move(written);
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (!st[i].skip && st[i].url != nullptr && st[i].url->id != 0) {
+        counting.try_emplace(st[i].url->id, st[i].url->read);
+      }
+    }
+    for (int attempt = 0;; ++attempt) {
+      std::vector<UrlId> counted;
+      for (const auto& [u, list] : counting) {
+        VersionList next = list;
+        StatusOr<std::vector<CountChange>> changes = CountRest(&next);
+        if (!changes.ok()) return changes.status();
+        if (changes->empty()) continue;
+        cmds.push_back(ReplaceVersions(u, list, next, *changes));
+        counted.push_back(u);
+      }
+      if (cmds.empty()) break;
+      auto r = Round(cmds);
+      if (!r.ok()) return r.status();
+      std::vector<UrlId> changed;
+      for (size_t j = 0; j < counted.size(); ++j) {
+        if ((*r)[cmds.size() - counted.size() + j].integer < 0) changed.push_back(counted[j]);
+      }
+      if (changed.empty()) break;
+      if (attempt + 1 == kBatchAttempts) {
+        return Race("the versions of a URL of the batch kept changing while they were counted");
+      }
+      cmds.clear();
+      for (UrlId u : changed) cmds.push_back(ReadVersions(u));
+      auto again = Round(cmds);
+      if (!again.ok()) return again.status();
+      counting.clear();
+      for (size_t j = 0; j < changed.size(); ++j) {
+        StatusOr<VersionList> list = ReadVersionList((*again)[j]);
+        if (!list.ok()) return list.status();
+        counting.emplace(changed[j], std::move(*list));
+      }
+      cmds.clear();
+    }
   }
   // 14. Clusters of the results.
   {
@@ -1944,7 +1809,7 @@ StatusOr<std::vector<store::UrlVersion>> RedisClusterStore::History(std::string_
   std::vector<store::UrlVersion> out;
   uint32_t seq = 0;
   for (const std::string& e : *list) {
-    StatusOr<VersionRecord> v = DecodeEntry(e);
+    StatusOr<VersionRecord> v = DecodeVersionEntry(e);
     if (!v.ok()) return v.status();
     store::UrlVersion uv;
     uv.seq = ++seq;
@@ -2214,7 +2079,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
       StatusOr<std::vector<std::string>> list = SplitVersions((*lr)[j]);
       if (!list.ok()) return list.status();
       if (list->empty()) continue;
-      StatusOr<VersionRecord> v = DecodeEntry(list->back());
+      StatusOr<VersionRecord> v = DecodeVersionEntry(list->back());
       if (!v.ok()) return v.status();
       if (v->doc == s.doc && v->date > best_date) {
         best_date = v->date;
@@ -2265,7 +2130,7 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarToUrl(
   if (!list.ok()) return list.status();
   DocId doc = 0;
   for (auto it = list->rbegin(); it != list->rend() && doc == 0; ++it) {
-    StatusOr<VersionRecord> v = DecodeEntry(*it);
+    StatusOr<VersionRecord> v = DecodeVersionEntry(*it);
     if (!v.ok()) return v.status();
     doc = v->doc;
   }
@@ -2456,7 +2321,7 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
         continue;
       }
       for (const std::string& e : *entries) {
-        StatusOr<VersionRecord> v = DecodeEntry(e);
+        StatusOr<VersionRecord> v = DecodeVersionEntry(e);
         if (!v.ok()) {
           problem("URL " + name + ": " + v.status().message());
           continue;
@@ -2548,17 +2413,10 @@ const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
 // --- for the walks (redis/backend_walks.cc: KnownUrls, CloseSweep, ReopenSweep) ---
 
 namespace walks {
-std::string VersionsKeyOf(UrlId url) { return VersionsKey(url); }
-std::string VersionsFieldOf(UrlId url) { return VersionsField(url); }
 Command ReadVersionsOf(UrlId url) { return ReadVersions(url); }
 StatusOr<std::vector<std::string>> SplitVersionsOf(const Reply& r) { return SplitVersions(r); }
-std::string_view VersionsLua() { return kVersionsLua; }
-std::string ShardKeyOf(UrlId url) { return ShardKey(url % kShards); }
+StatusOr<VersionList> ReadVersionListOf(const Reply& r) { return ReadVersionList(r); }
 std::string UrlNameKeyOf(UrlId url) { return UrlNameKey(url); }
-std::string GoneEntry(const VersionRecord& v) { return VersionEntry(v, false); }
-StatusOr<VersionRecord> DecodeVersionEntry(std::string_view e) { return DecodeEntry(e); }
-std::string_view AppendVersionScript() { return kAppendVersionScript; }
-std::string_view CountScript() { return kCountScript; }
 const char* const kSweeps = kSweepsKey;
 const char* const kUrlCounter = kNextUrl;
 }  // namespace walks

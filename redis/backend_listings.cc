@@ -113,7 +113,7 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
         StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*last)[j]);
         if (!entries.ok()) return entries.status();
         if (entries->empty()) continue;  // its first version not written (yet)
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
+        StatusOr<VersionRecord> v = DecodeVersionEntry(entries->back());
         if (!v.ok()) return v.status();
         const auto& [i, u] = held[j];
         if (v->doc == docs[i] && store::internal::LiveVersion(*v)) (*out)[i].push_back(u);
@@ -212,7 +212,7 @@ class ListingReadsOnCluster final : public store::internal::ListingReads {
         StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf(e);
         if (!entries.ok()) return entries.status();
         if (entries->empty()) continue;  // an id never used, or a first version not written yet
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
+        StatusOr<VersionRecord> v = DecodeVersionEntry(entries->back());
         if (!v.ok()) return v.status();
         if (store::internal::LiveVersion(*v)) out->push_back(v->doc);
       }

@@ -127,7 +127,7 @@ class RedisClusterStore::Reads final : public store::internal::ReportReads {
     StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[1]);
     if (!entries.ok()) return entries.status();
     for (const std::string& e : *entries) {
-      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
+      StatusOr<VersionRecord> v = DecodeVersionEntry(e);
       if (!v.ok()) return v.status();
       u.versions.push_back(std::move(*v));
     }

@@ -23,6 +23,7 @@
 #include "redis/claims.h"
 #include "redis/cluster_client.h"
 #include "redis/record.h"
+#include "redis/versions.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
 #include "store/store.h"
@@ -44,6 +45,12 @@ inline Command Eval(std::string_view script, std::vector<std::string> keys,
   c.key_index = 3;
   return c;
 }
+// Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3], else 0.
+inline constexpr std::string_view kSetIfScript = R"lua(
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+)lua";
 // A whole decimal unsigned integer.
 inline bool ParseU64(std::string_view s, uint64_t* out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -51,23 +58,14 @@ inline bool ParseU64(std::string_view s, uint64_t* out) {
 }
 
 namespace walks {
-// A URL's versions: a field of a hash of 16 URLs (docs/REDIS.md "The versions").
-std::string VersionsKeyOf(store::UrlId url);    // the hash
-std::string VersionsFieldOf(store::UrlId url);  // the URL's field in it
-Command ReadVersionsOf(store::UrlId url);       // HGET of the field
+Command ReadVersionsOf(store::UrlId url);  // HGET of the URL's versions field (redis/versions.h)
 // The entries of the field (a ReadVersionsOf reply), oldest first; nil: none.
 StatusOr<std::vector<std::string>> SplitVersionsOf(const Reply& reply);
-// The Lua functions that read and write the field in a script (vread, vwrite, varint).
-std::string_view VersionsLua();
-std::string ShardKeyOf(store::UrlId url);     // the counts of the URL's shard
-std::string UrlNameKeyOf(store::UrlId url);   // the URL names' bucket of the id
-// A version as a URL's versions field keeps it (flagged as not creating its document), and back.
-std::string GoneEntry(const store::internal::VersionRecord& v);
-StatusOr<store::internal::VersionRecord> DecodeVersionEntry(std::string_view entry);
-std::string_view AppendVersionScript();  // a version appended at a seq (backend.cc)
-std::string_view CountScript();          // the URL's versions not counted yet, counted
-extern const char* const kSweeps;        // the sweep records' hash
-extern const char* const kUrlCounter;    // the last url id reserved
+// The whole field of a ReadVersionsOf reply, its count mark with its entries.
+StatusOr<VersionList> ReadVersionListOf(const Reply& reply);
+std::string UrlNameKeyOf(store::UrlId url);  // the URL names' bucket of the id
+extern const char* const kSweeps;            // the sweep records' hash
+extern const char* const kUrlCounter;        // the last url id reserved
 }  // namespace walks
 
 // The keys the listings (redis/backend_listings.cc) read, from backend.cc's layout.

@@ -36,50 +36,6 @@ constexpr uint64_t kWalkBlock = 256;
 // again, this many times at most, before the close gives up (Unavailable: run it again).
 constexpr int kAppendAttempts = 5;
 
-// Removes from a URL's versions the gone versions that closing sweep ARGV[2] wrote (verdict gone
-// (5), status 0, in that sweep: a 404 or 410 has its status), later versions moving down, and
-// takes those that were counted out of the counts, with the mark, in one atomic step (the
-// versions and the shard's counts share a slot). KEYS[1] the versions bucket, KEYS[2] the
-// shard's counts, ARGV[1] the URL's field. Returns how many it removed: 0 when run again.
-std::string RemoveGoneScript() {
-  return std::string(walks::VersionsLua()).append(R"lua(
-local c, entries = vread(KEYS[1], ARGV[1])
-if #entries == 0 then return 0 end
-local id = tonumber(ARGV[2])
-local kept = {}
-local removed, counted = 0, 0
-for i, e in ipairs(entries) do
-  local sweep, pos = varint(e, 2)
-  local date, doc, status
-  date, pos = varint(e, pos)
-  doc, pos = varint(e, pos)
-  status, pos = varint(e, pos)
-  if sweep == id and status == 0 and string.byte(e, pos) == 5 then
-    removed = removed + 1
-    if i <= c then counted = counted + 1 end
-  else
-    kept[#kept + 1] = e
-  end
-end
-if removed == 0 then return 0 end
-vwrite(KEYS[1], ARGV[1], c - counted, kept)
-if counted > 0 then
-  local prefix = string.format('%d.', id)
-  redis.call('HINCRBY', KEYS[2], 'versions', -counted)
-  redis.call('HINCRBY', KEYS[2], prefix .. 'pages', -counted)
-  redis.call('HINCRBY', KEYS[2], prefix .. 'gone', -counted)
-end
-return removed
-)lua");
-}
-
-// Compare-and-set of a hash field: 1 when it held ARGV[2] and now holds ARGV[3], else 0.
-constexpr std::string_view kSetIfScript = R"lua(
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1
-)lua";
-
 bool InScope(std::string_view url, const std::vector<std::string>& scope) {
   return std::any_of(scope.begin(), scope.end(),
                      [&](const std::string& p) { return url.starts_with(p); });
@@ -135,7 +91,7 @@ Status RedisClusterStore::WalkUrls(UrlId after, const UrlVisitor& visit,
       StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[2 * k + 1]);
       if (!entries.ok()) return entries.status();
       for (const std::string& e : *entries) {
-        StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
+        StatusOr<VersionRecord> v = DecodeVersionEntry(e);
         if (!v.ok()) return v.status();
         versions.push_back(std::move(*v));
       }
@@ -182,7 +138,7 @@ StatusOr<UrlId> RedisClusterStore::KnownUrls(
       StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*r)[2 * k + 1]);
       if (!entries.ok()) return entries.status();
       if (entries->empty()) continue;  // its first version not written (yet)
-      StatusOr<VersionRecord> v = walks::DecodeVersionEntry(entries->back());
+      StatusOr<VersionRecord> v = DecodeVersionEntry(entries->back());
       if (!v.ok()) return v.status();
       if (store::internal::LiveVersion(*v)) visit(name.str);
     }
@@ -275,7 +231,7 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
   gone_version.doc = 0;
   gone_version.http_status = 0;
   gone_version.verdict = Verdict::kGone;
-  const std::string gone_entry = walks::GoneEntry(gone_version);
+  const std::string gone_entry = VersionEntry(gone_version, false);
 
   StatusOr<UrlId> last_url = LastUrlId();
   if (!last_url.ok()) return last_url.status();
@@ -294,13 +250,11 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
       const Reply& name = (*names)[k];
       if (!name.is_nil() && InScope(name.str, rec->scope)) urls.emplace_back(first + k, name.str);
     }
-    // The versions of those in scope, decided; the gone versions appended at the seq that
-    // follows the versions read (the backend's append-at-seq script: appended only when the
-    // list is still as read, so a version another daemon appended meanwhile is never
-    // overwritten: the URL is read and decided again).
+    // The versions of those in scope, decided; a gone version appended, and the versions not
+    // counted yet counted, in one step per URL that writes only over the versions as read: a
+    // URL another daemon changed meanwhile is read and decided again.
     std::vector<size_t> todo(urls.size());
     for (size_t k = 0; k < urls.size(); ++k) todo[k] = k;
-    std::vector<size_t> to_count;
     for (int attempt = 0; !todo.empty(); ++attempt) {
       if (attempt == kAppendAttempts) {
         return UnavailableError("redis: the versions of " + urls[todo.front()].second +
@@ -312,61 +266,48 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
       for (size_t k : todo) cmds.push_back(walks::ReadVersionsOf(urls[k].first));
       auto lists = Round(cmds);
       if (!lists.ok()) return lists.status();
-      std::vector<std::pair<size_t, uint64_t>> appending;  // (URL, seq)
+      std::vector<size_t> writing;
+      cmds.clear();
       for (size_t j = 0; j < todo.size(); ++j) {
         const size_t k = todo[j];
+        StatusOr<VersionList> list = walks::ReadVersionListOf((*lists)[j]);
+        if (!list.ok()) return list.status();
         std::vector<VersionRecord> versions;
-        StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf((*lists)[j]);
-        if (!entries.ok()) return entries.status();
-        for (const std::string& e : *entries) {
-          StatusOr<VersionRecord> v = walks::DecodeVersionEntry(e);
+        for (const std::string& e : list->entries) {
+          StatusOr<VersionRecord> v = DecodeVersionEntry(e);
           if (!v.ok()) return v.status();
           versions.push_back(std::move(*v));
         }
         StatusOr<GoneDecision> d = decide(versions);
         if (!d.ok()) return d.status();
         if (*d == GoneDecision::kKeep) continue;
-        if (*d == GoneDecision::kGoneAlready) {
-          record_gone(urls[k].second);
-          to_count.push_back(k);
+        if (*d == GoneDecision::kGone && options.may_be_gone &&
+            !options.may_be_gone(urls[k].second)) {
           continue;
         }
-        if (options.may_be_gone && !options.may_be_gone(urls[k].second)) continue;
-        if (options.dry_run) {
+        VersionList next = *list;
+        if (*d == GoneDecision::kGone) next.entries.push_back(gone_entry);
+        StatusOr<std::vector<CountChange>> changes = CountRest(&next);
+        if (!changes.ok()) return changes.status();
+        if (options.dry_run || next == *list) {
           record_gone(urls[k].second);
-        } else {
-          appending.emplace_back(k, versions.size() + 1);
+          continue;
         }
+        cmds.push_back(ReplaceVersions(urls[k].first, *list, next, *changes));
+        writing.push_back(k);
       }
       todo.clear();
-      if (appending.empty()) break;
-      cmds.clear();
-      for (const auto& [k, seq] : appending) {
-        cmds.push_back(Eval(walks::AppendVersionScript(), {walks::VersionsKeyOf(urls[k].first)},
-                            {walks::VersionsFieldOf(urls[k].first), Dec(seq), gone_entry}));
-      }
-      auto appended = Round(cmds);
-      if (!appended.ok()) return appended.status();
-      for (size_t j = 0; j < appending.size(); ++j) {
-        const size_t k = appending[j].first;
-        if ((*appended)[j].integer >= 0) {  // 1 appended, 0 there already (the same record)
-          record_gone(urls[k].second);
-          to_count.push_back(k);
+      if (writing.empty()) break;
+      auto written = Round(cmds);
+      if (!written.ok()) return written.status();
+      for (size_t j = 0; j < writing.size(); ++j) {
+        if ((*written)[j].integer >= 0) {  // 1 written, 0 written already (the same change)
+          record_gone(urls[writing[j]].second);
         } else {
-          todo.push_back(k);  // another daemon's version took the seq, or the list shrank
+          todo.push_back(writing[j]);  // another daemon changed its versions meanwhile
         }
       }
     }
-    if (options.dry_run || to_count.empty()) continue;
-    // Counted through the backend's completion (the versions past the URL's mark, once).
-    cmds.clear();
-    for (size_t k : to_count) {
-      const UrlId u = urls[k].first;
-      cmds.push_back(Eval(walks::CountScript(), {walks::VersionsKeyOf(u), walks::ShardKeyOf(u)},
-                          {walks::VersionsFieldOf(u)}));
-    }
-    auto counted = Round(cmds);
-    if (!counted.ok()) return counted.status();
   }
   for (const auto& [key, url] : first_gone) closing.gone_urls.push_back(url);
 
@@ -416,20 +357,59 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   StatusOr<UrlId> last_url = LastUrlId();
   if (!last_url.ok()) return last_url.status();
   const uint64_t last_id = *last_url;
-  // Every URL, not the scope (as LMDB: the scope may have changed since): one script per URL
-  // removes what the close wrote and takes it out of the counts.
+  // Every URL, not the scope (as LMDB: the scope may have changed since): what the close wrote
+  // is removed, and what of it was counted taken out of the counts, in one step per URL that
+  // writes only over the versions as read (a URL changed meanwhile is read again).
   store::SweepReopening reopening;
-  const std::string remove_gone = RemoveGoneScript();
   for (uint64_t first = 1; first <= last_id; first += kWalkBlock) {
     const uint64_t n = std::min(kWalkBlock, last_id - first + 1);
-    std::vector<Command> cmds;
-    for (uint64_t u = first; u < first + n; ++u) {
-      cmds.push_back(Eval(remove_gone, {walks::VersionsKeyOf(u), walks::ShardKeyOf(u)},
-                          {walks::VersionsFieldOf(u), Dec(id)}));
+    std::vector<UrlId> todo;
+    for (uint64_t u = first; u < first + n; ++u) todo.push_back(u);
+    for (int attempt = 0; !todo.empty(); ++attempt) {
+      if (attempt == kAppendAttempts) {
+        return UnavailableError("redis: the versions of url id " + Dec(todo.front()) +
+                                " kept changing while sweep " + rec->name +
+                                " was reopened; reopen it again");
+      }
+      std::vector<Command> cmds;
+      for (UrlId u : todo) cmds.push_back(walks::ReadVersionsOf(u));
+      auto lists = Round(cmds);
+      if (!lists.ok()) return lists.status();
+      std::vector<UrlId> writing;
+      std::vector<uint64_t> removing;
+      cmds.clear();
+      for (size_t j = 0; j < todo.size(); ++j) {
+        StatusOr<VersionList> list = walks::ReadVersionListOf((*lists)[j]);
+        if (!list.ok()) return list.status();
+        VersionList next;
+        std::vector<CountChange> changes;
+        for (size_t i = 0; i < list->entries.size(); ++i) {
+          const std::string& e = list->entries[i];
+          StatusOr<VersionRecord> v = DecodeVersionEntry(e);
+          if (!v.ok()) return v.status();
+          if (!WrittenByClose(*v, id)) {
+            next.entries.push_back(e);
+            if (i < list->counted) ++next.counted;
+          } else if (i < list->counted) {
+            std::vector<CountChange> less = Uncount(*v, e[0] == 'N');
+            changes.insert(changes.end(), less.begin(), less.end());
+          }
+        }
+        if (next.entries.size() == list->entries.size()) continue;
+        cmds.push_back(ReplaceVersions(todo[j], *list, next, changes));
+        writing.push_back(todo[j]);
+        removing.push_back(list->entries.size() - next.entries.size());
+      }
+      todo.clear();
+      if (writing.empty()) break;
+      auto written = Round(cmds);
+      if (!written.ok()) return written.status();
+      for (size_t j = 0; j < writing.size(); ++j) {
+        const long long w = (*written)[j].integer;
+        if (w == 1) reopening.removed += removing[j];
+        if (w < 0) todo.push_back(writing[j]);  // another daemon changed its versions meanwhile
+      }
     }
-    auto r = Round(cmds);
-    if (!r.ok()) return r.status();
-    for (const Reply& removed : *r) reopening.removed += static_cast<uint64_t>(removed.integer);
   }
   // Open only once every gone version is removed.
   SweepRecord opened = *rec;

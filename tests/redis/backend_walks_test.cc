@@ -275,12 +275,12 @@ TEST_F(WalksTest, ACloseOrAReopenRunAgainAfterAFailureWritesEachGoneVersionOnce)
   if (HasFatalFailure()) return;
   store::Store::CloseSweepOptions listed;
   listed.list_limit = 100000;
-  // The close fails at its k-th round (names, versions, gone versions appended, counted: four a
-  // block of 256 ids, then the sweep's record), then at a later one of the next attempt, ...:
-  // each attempt starts from what the failed ones left. The sweep stays open until one ends.
+  // The close fails at its k-th round (names, versions, gone versions written with their counts:
+  // three a block of 256 ids, then the sweep's record), then at a later one of the next attempt,
+  // ...: each attempt starts from what the failed ones left. The sweep stays open until one ends.
   int failed = 0;
   StatusOr<store::SweepClosing> b = UnavailableError("not closed");
-  for (int k : {3, 4, 6, 9, 11, 14, 17}) {
+  for (int k : {3, 4, 5, 6, 7, 8, 9}) {
     redis->FailAtRoundForTesting(k);
     b = redis->CloseSweep(2, 2600, listed);
     if (b.ok()) break;
@@ -299,8 +299,8 @@ TEST_F(WalksTest, ACloseOrAReopenRunAgainAfterAFailureWritesEachGoneVersionOnce)
   ExpectSameSweeps(*lmdb, *redis);
   ExpectSameHistories(*lmdb, *redis, urls);
   ExpectChecked(*lmdb, *redis);
-  // A reopen that fails after its first block, run again.
-  redis->FailAtRoundForTesting(2);
+  // A reopen that fails after its first block (its versions read, then written), run again.
+  redis->FailAtRoundForTesting(3);
   auto partial = redis->ReopenSweep(2);
   EXPECT_EQ(partial.status().code(), StatusCode::kUnavailable);
   auto s = redis->FindSweep("s2");
@@ -439,44 +439,56 @@ TEST_F(WalksTest, ClosesAndReopensWhileAnotherDaemonAppendsOverwriteNothing) {
   for (const std::string& p : *kb) ADD_FAILURE() << p;
 }
 
-// A reopen removes a gone version and moves the later ones down one seq: a batch that read the
-// list before it and appends after it must see a race, not a list of the length it expects
-// (which would append its version a second time). The append-at-seq script compares the entry
-// expected before its seq as well as the length.
-TEST_F(WalksTest, AnAppendAfterAReopenMovedTheVersionsDownIsARace) {
+// A URL's versions field is written only over what the writer read: a reopen removes a gone
+// version and moves the later ones down one seq, and a batch that read the list before it must
+// then see a race, not a list it can append to (which would append its version a second time).
+// The counts change in the same step, and only when the field is written.
+TEST_F(WalksTest, TheVersionsAreWrittenOnlyOverWhatWasRead) {
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
-  const std::string key = walks::VersionsKeyOf(77);
-  const std::string field = walks::VersionsFieldOf(77);
-  auto run = [&](std::vector<std::string> argv) -> int64_t {
-    argv.insert(argv.begin(), field);
-    auto r = client->Run(Eval(walks::AppendVersionScript(), {key}, std::move(argv)));
+  auto run = [&](const VersionList& as_read, const VersionList& next,
+                 const std::vector<CountChange>& changes = {}) -> int64_t {
+    auto r = client->Run(ReplaceVersions(77, as_read, next, changes));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? r->integer : 99;
   };
-  // v1, then the close's gone version g, then the batch's v3 (its first attempt).
-  EXPECT_EQ(run({"1", "v1", "", ""}), 1);
-  EXPECT_EQ(run({"2", "g", "", "v1"}), 1);
-  EXPECT_EQ(run({"3", "v3", "", "g"}), 1);
-  EXPECT_EQ(run({"3", "v3", "", "g"}), 0);  // resent: there already
+  auto count = [&](const std::string& field) -> std::string {
+    auto r = client->Run(Command{.args = {"HGET", ShardKeyOf(77), field}});
+    EXPECT_TRUE(r.ok());
+    return r.ok() && !r->is_nil() ? r->str : "nil";
+  };
+  const VersionList v1{0, {"v1"}}, v1g{0, {"v1", "g"}}, v1gv3{0, {"v1", "g", "v3"}};
+  EXPECT_EQ(run({}, v1), 1);
+  EXPECT_EQ(run(v1, v1g), 1);
+  EXPECT_EQ(run(v1g, v1gv3), 1);
+  EXPECT_EQ(run(v1g, v1gv3), 0);  // resent: written already
   // The reopen removes g: v3 moves down to seq 2. The batch, applied again from its old read
-  // (v1, g), appends v3 at seq 3 expecting g before it: a race, not a second v3.
-  const std::string remove_second = std::string(walks::VersionsLua()) + R"lua(
-local c, list = vread(KEYS[1], ARGV[1])
-table.remove(list, 2)
-vwrite(KEYS[1], ARGV[1], c, list)
-return 1
-)lua";
-  ASSERT_TRUE(client->Run(Eval(remove_second, {key}, {field})).ok());
-  EXPECT_EQ(run({"3", "v3", "", "g"}), -2);
+  // (v1, g), is refused.
+  const VersionList v1v3{0, {"v1", "v3"}};
+  EXPECT_EQ(run(v1gv3, v1v3), 1);
+  EXPECT_EQ(run(v1g, v1gv3), -1);
   auto reply = client->Run(walks::ReadVersionsOf(77));
   ASSERT_TRUE(reply.ok());
-  auto list = walks::SplitVersionsOf(*reply);
+  auto list = walks::ReadVersionListOf(*reply);
   ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 2u);
-  EXPECT_EQ((*list)[1], "v3");
-  // Without the expected entry (the old script's check, the length only) it would have appended.
-  EXPECT_EQ(run({"3", "v3", "", ""}), 1);
+  EXPECT_EQ(*list, v1v3);
+  // Counting moves the mark with the counts; sent again, it counts nothing twice.
+  const VersionList counted{2, {"v1", "v3"}};
+  const std::vector<CountChange> changes = {{false, "versions", 2}, {true, "5.start", 100}};
+  EXPECT_EQ(run(v1v3, counted, changes), 1);
+  EXPECT_EQ(run(v1v3, counted, changes), 0);
+  EXPECT_EQ(count("versions"), "2");
+  EXPECT_EQ(count("5.start"), "100");
+  // A stale writer changes neither the field nor the counts; the earliest start stays.
+  EXPECT_EQ(run(v1g, VersionList{2, {"v1", "g", "v3"}}, {{false, "versions", 7}}), -1);
+  EXPECT_EQ(run(counted, VersionList{2, {"v1", "v3", "v4"}}, {{true, "5.start", 300}}), 1);
+  EXPECT_EQ(count("versions"), "2");
+  EXPECT_EQ(count("5.start"), "100");
+  // An empty list deletes the field.
+  EXPECT_EQ(run(VersionList{2, {"v1", "v3", "v4"}}, {}), 1);
+  auto gone = client->Run(walks::ReadVersionsOf(77));
+  ASSERT_TRUE(gone.ok());
+  EXPECT_TRUE(gone->is_nil());
 }
 
 // A URL's versions are one field of a hash of 16 URLs: length-prefixed entries (one-, two- and
@@ -487,18 +499,19 @@ TEST_F(WalksTest, TheVersionsFieldKeepsEntriesOfAnyLengthApartFromItsNeighbours)
   ASSERT_NE(client, nullptr);
   // 1 and 1 + 1024 x 1 share a bucket (the same shard, (id / 1024) >> 4 equal); 2 is another
   // shard's.
-  ASSERT_EQ(walks::VersionsKeyOf(1), walks::VersionsKeyOf(1 + 1024));
-  ASSERT_NE(walks::VersionsKeyOf(1), walks::VersionsKeyOf(2));
-  ASSERT_NE(walks::VersionsKeyOf(1), walks::VersionsKeyOf(1 + 16 * 1024));
+  ASSERT_EQ(VersionsKey(1), VersionsKey(1 + 1024));
+  ASSERT_NE(VersionsKey(1), VersionsKey(2));
+  ASSERT_NE(VersionsKey(1), VersionsKey(1 + 16 * 1024));
   const std::vector<std::string> entries = {"a", std::string(300, 'b'), std::string(70'000, 'c')};
   for (const store::UrlId url : {store::UrlId{1}, store::UrlId{1 + 1024}}) {
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const std::string entry = entries[i] + std::to_string(url);
-      auto r = client->Run(Eval(walks::AppendVersionScript(), {walks::VersionsKeyOf(url)},
-                                {walks::VersionsFieldOf(url), std::to_string(i + 1), entry, "",
-                                 i == 0 ? "" : entries[i - 1] + std::to_string(url)}));
+    VersionList list;
+    for (const std::string& e : entries) {
+      VersionList next = list;
+      next.entries.push_back(e + std::to_string(url));
+      auto r = client->Run(ReplaceVersions(url, list, next, {}));
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_EQ(r->integer, 1);
+      list = std::move(next);
     }
   }
   for (const store::UrlId url : {store::UrlId{1}, store::UrlId{1 + 1024}}) {
@@ -518,7 +531,7 @@ TEST_F(WalksTest, TheVersionsFieldKeepsEntriesOfAnyLengthApartFromItsNeighbours)
   EXPECT_TRUE(empty->empty());
   // A count of 0, then an entry of 5 bytes of which 2 are there.
   ASSERT_TRUE(client
-                  ->Run(Command{.args = {"HSET", walks::VersionsKeyOf(3), walks::VersionsFieldOf(3),
+                  ->Run(Command{.args = {"HSET", VersionsKey(3), VersionsField(3),
                                          std::string("\x00\x05"
                                                      "ab",
                                                      4)}})
