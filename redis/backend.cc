@@ -89,7 +89,7 @@ std::string ShardKey(uint64_t shard) {
   return key;
 }
 // A URL's versions are one field (its id) of a hash that packs 16 URLs of a shard: a list key
-// and a mark key for each URL cost ~310 bytes in Redis, a field ~47 (REDIS.md "The versions").
+// and a mark key for each URL cost ~310 bytes in Redis, a field ~47 (redis/FORMAT.md, "The keys").
 std::string VersionsKey(UrlId url) { return ShardKey(url % kShards) + Dec((url / kShards) >> 4); }
 std::string VersionsField(UrlId url) { return Dec(url); }
 
@@ -151,7 +151,7 @@ Command GetUrlClaim(std::string_view url, int bits) {
 
 // --- scripts ---
 
-// The versions field (REDIS.md "The versions"): a varint, how many of the versions the counts
+// The versions field (redis/FORMAT.md, "The keys"): a varint, how many of the versions the counts
 // hold (kCountScript's mark), then each version as a varint length and its bytes, oldest first
 // (the index + 1 is the seq). vread and vwrite read and write it in the scripts below;
 // SplitVersions is the same reading in C++.

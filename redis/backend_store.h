@@ -51,7 +51,7 @@ inline bool ParseU64(std::string_view s, uint64_t* out) {
 }
 
 namespace walks {
-// A URL's versions: a field of a hash of 16 URLs (docs/REDIS.md "The versions").
+// A URL's versions: a field of a hash of 16 URLs (redis/FORMAT.md, "The keys").
 std::string VersionsKeyOf(store::UrlId url);    // the hash
 std::string VersionsFieldOf(store::UrlId url);  // the URL's field in it
 Command ReadVersionsOf(store::UrlId url);       // HGET of the field
