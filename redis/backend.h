@@ -2,12 +2,12 @@
 // whose state is shared by every daemon connected to one Redis Cluster, so that N daemons make
 // the decisions one daemon would.
 //
-// What it supports, and what it refuses (UnimplementedError, which the daemon answers with HTTP
-// 501, or FailedPrecondition for the LMDB-only operations), is listed in docs/REDIS.md; the key
-// layout is there too. The decisions are the LMDB store's: the same exact levels, candidate
-// ranking, scoring and relations, on records that keep 32 bits of each minhash and MOD sample
-// value (redis/record.h), so an answer differs from LMDB's only when two different values agree
-// on their low 32 bits (probability ~2^-32 per pair of values).
+// What it supports, and what it refuses (FailedPrecondition for the LMDB-only operations and
+// forgetting), is listed in docs/REDIS.md; the key layout is in redis/FORMAT.md. The decisions
+// are the LMDB store's: the same exact levels, candidate ranking, scoring and relations, on
+// records that keep 32 bits of each minhash and MOD sample value (redis/record.h), so an answer
+// differs from LMDB's only when two different values agree on their low 32 bits (probability
+// ~2^-32 per pair of values).
 //
 // Thread-safety: a RedisClusterStore is safe for concurrent use (one mutex around its client:
 // calls are serialized). Several daemons (several stores, each with its own client) may write
@@ -48,12 +48,12 @@ void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisSto
 
 // Connects to the cluster and opens (or, on an empty cluster, creates) the shared state; with
 // options.create false, an empty cluster (no `meta` hash) is NotFound and nothing is written.
-// Errors: InvalidArgument for params with chunking on (the backend files no chunks: set chunking
-// to "none"), bad options or seeds; FailedPrecondition when a master does not run `appendfsync
-// always` (unless allow_unsafe_fsync), when a master's hash-max-listpack-value is below what the
-// document record buckets need (naming the node and the value), or when the state was made with
-// other sketch params or bucket bits (naming the field and both values); Unavailable when no
-// seed answers.
+// Errors: InvalidArgument for bad options or seeds; FailedPrecondition when a master does not
+// run `appendfsync always` (unless allow_unsafe_fsync), when an open that writes asks for
+// min_replicas >= 1 and a master has fewer replicas, when a master's hash-max-listpack-value is
+// below what the document record buckets need (naming the node and the value), or when the state
+// was made with other sketch params or bucket bits (naming the field and both values);
+// Unavailable when no seed answers.
 StatusOr<std::unique_ptr<store::Store>> OpenRedisClusterStore(const RedisStoreOptions& redis,
                                                               const store::StoreOptions& options,
                                                               const dedup::SketchContext& context);

@@ -1,5 +1,5 @@
 // ClusterClient: a small Redis Cluster client on top of hiredis, the transport of the Redis
-// backend (the key layout is in docs/REDIS.md).
+// backend (the key layout is in redis/FORMAT.md).
 //
 // It routes each command to the master that owns its key's slot (redis/slot.h), from a slot map
 // read with CLUSTER SLOTS at start and read again after a MOVED reply; it follows ASK redirections

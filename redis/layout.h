@@ -1,10 +1,10 @@
-// The Redis key layout of the shared dedup state (docs/REDIS.md, which this implements): hash
+// The Redis key layout of the shared dedup state (redis/FORMAT.md, which this implements): hash
 // values' postings and the fingerprint claims packed into hash buckets by a prefix of the value,
 // as Redis' memory-optimization guide describes, and the commands that read and write them
 // through a ClusterClient. Pure functions; the scripts are constants.
 //
 // Only the postings and the fingerprint claims are here; documents, URLs,
-// versions and clusters are described in docs/REDIS.md and come with the backend.
+// versions and clusters are described in redis/FORMAT.md and come with the backend.
 #ifndef SHINGLED_REDIS_LAYOUT_H_
 #define SHINGLED_REDIS_LAYOUT_H_
 

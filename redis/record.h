@@ -1,4 +1,4 @@
-// The document record as the Redis backend keeps it (docs/REDIS.md, "The document
+// The document record as the Redis backend keeps it (redis/FORMAT.md, "The document
 // record"): what the decisions and queries read of a document, in about half the bytes of the
 // LMDB record (store/FORMAT.md, "Document record"), since Redis holds every byte in memory.
 //

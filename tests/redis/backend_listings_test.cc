@@ -340,7 +340,7 @@ TEST_F(RedisListingsTest, IdenticalReportAnswersAsLmdb) {
     // Every document is looked at once in both (the cluster passes the ids never used by).
     EXPECT_EQ(da, db);
   }
-  // What each costs (printed for docs/REDIS.md): time, and on the cluster pipelines and commands.
+  // What each costs, printed: time, and on the cluster pipelines and commands (docs/REDIS.md).
   auto& cluster = dynamic_cast<const RedisClusterStore&>(*redis_);
   auto measure = [&](const char* what, const std::function<void(const store::Store&)>& run) {
     const auto t0 = std::chrono::steady_clock::now();
