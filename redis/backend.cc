@@ -1377,14 +1377,10 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (!nd.containment.empty()) {
         std::erase_if(hits[k], [&](const auto& hit) { return contained(hit.first); });
       }
-      const dedup::ModSample& sample = pages[nd.page].sketch.sample;
-      const size_t indexed = static_cast<size_t>(
-          std::count_if(sample.values.begin(), sample.values.end(), [&](uint64_t v) {
-            return store::internal::IndexedSampleValue(v, sample.log2_modulus);
-          }));
-      store::internal::RankCandidates(&hits[k], options_.max_candidates - nd.containment.size(),
-                                      &nd.candidates, &nd.truncated, &nd.left_out,
-                                      store::internal::SampleOnlyFloor(indexed), &nd.below_floor);
+      store::internal::RankCandidates(
+          &hits[k], options_.max_candidates - nd.containment.size(), &nd.candidates, &nd.truncated,
+          &nd.left_out, store::internal::SampleOnlyFloor(pages[nd.page].sketch.sample),
+          &nd.below_floor);
       for (const auto& c : nd.containment) nd.candidates.push_back(c.doc);
     }
   }

@@ -203,8 +203,11 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-uint32_t SampleOnlyFloor(size_t indexed) {
-  return static_cast<uint32_t>(std::clamp<size_t>(indexed / 4, 1, 3));
+uint32_t SampleOnlyFloor(const dedup::ModSample& sample) {
+  const auto indexed = std::count_if(sample.values.begin(), sample.values.end(), [&](uint64_t v) {
+    return IndexedSampleValue(v, sample.log2_modulus);
+  });
+  return static_cast<uint32_t>(std::clamp<std::ptrdiff_t>(indexed / 4, 1, 3));
 }
 
 void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
@@ -1095,7 +1098,7 @@ class BatchWriter {
       std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
     }
     RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_,
-                   SampleOnlyFloor(indexed_.size()), &below_floor_);
+                   SampleOnlyFloor(sketch.sample), &below_floor_);
     for (const internal::ContainmentCandidate& c : containment_) candidates_.push_back(c.doc);
     for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
     for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);

@@ -86,7 +86,8 @@ inline constexpr uint32_t kSampleHit = uint32_t{1} << 16;
 // 0.5 of like size shares each value with probability 2J / (1 + J) = 0.67, so it falls under a
 // floor of 3 of 12 values with probability ~5e-4, and also has no super shingle in common with
 // ~0.1 (sketch.h): ~5e-5. A short page (fewer than 12 values) has a lower floor, down to 1.
-uint32_t SampleOnlyFloor(size_t indexed);
+// `sample` is the page's: its indexed values (IndexedSampleValue) are counted.
+uint32_t SampleOnlyFloor(const dedup::ModSample& sample);
 
 // Ranks candidate documents from `hits`, one (document, kFeatureHit, kSuperShingleHit or
 // kSampleHit) per posting read: appends to `*out` the documents in decreasing order of their

@@ -263,12 +263,22 @@ TEST_F(NearCopiesTest, TheWriterRemembersHostsFromOneBatchToTheNext) {
   }
 }
 
-TEST(SampleOnlyFloorTest, AQuarterOfThePagesValuesFromOneToThree) {
-  EXPECT_EQ(internal::SampleOnlyFloor(0), 1u);
-  EXPECT_EQ(internal::SampleOnlyFloor(7), 1u);
-  EXPECT_EQ(internal::SampleOnlyFloor(8), 2u);
-  EXPECT_EQ(internal::SampleOnlyFloor(12), 3u);
-  EXPECT_EQ(internal::SampleOnlyFloor(25), 3u);
+// A quarter of the page's indexed sample values (those `samples` files), from one to three; the
+// values the index does not file do not count.
+TEST(SampleOnlyFloorTest, AQuarterOfThePagesIndexedValuesFromOneToThree) {
+  auto floor = [](uint64_t indexed, uint64_t others) {
+    dedup::ModSample sample;
+    sample.log2_modulus = 3;
+    // Indexed: 0 mod 2^(3 + kSampleIndexShift); the others are 0 mod 2^3 only.
+    for (uint64_t i = 0; i < indexed; ++i) sample.values.push_back(i << 5);
+    for (uint64_t i = 0; i < others; ++i) sample.values.push_back((i << 5) | 8);
+    return internal::SampleOnlyFloor(sample);
+  };
+  EXPECT_EQ(floor(0, 0), 1u);
+  EXPECT_EQ(floor(7, 40), 1u);
+  EXPECT_EQ(floor(8, 0), 2u);
+  EXPECT_EQ(floor(12, 3), 3u);
+  EXPECT_EQ(floor(25, 75), 3u);
 }
 
 // Pages of one site share its header and footer, and so a few sample values: they are not
