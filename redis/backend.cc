@@ -23,6 +23,7 @@
 #include "redis/union_find.h"
 #include "store/decide.h"
 #include "store/internal/codec.h"
+#include "store/internal/page_versions.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
@@ -943,10 +944,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       UrlState& target = urls[page.revisit_of.empty() ? page.url : page.revisit_of];
       const DocId doc = last_doc_of(target);
       if (doc == 0) {
-        const std::string& t = page.revisit_of.empty() ? page.url : page.revisit_of;
-        res.status = NotFoundError("revisit of " + t +
-                                   ": the store has no document for this URL (the content it "
-                                   "refers to was never ingested)");
+        res.status = store::internal::NoDocumentToRevisit(page);
         ps.skip = true;
         continue;
       }
@@ -983,18 +981,12 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       us.versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
     };
     if (ps.kind == StatusClass::kFailed || ps.kind == StatusClass::kRedirect) {
-      const bool redirect = ps.kind == StatusClass::kRedirect;
-      version.verdict = redirect ? Verdict::kRedirect : Verdict::kFailed;
-      version.doc =
-          !redirect && ps.last && store::internal::LiveVersion(*ps.last) ? ps.last->doc : 0;
-      if (redirect) version.redirect_target = page.redirect_target;
+      version = store::internal::AttemptVersion(page, ps.kind, ps.last ? &*ps.last : nullptr);
       res.verdict = version.verdict;
       res.doc = version.doc;
       res.redirect_target = version.redirect_target;
       ps.doc = version.doc;
-      if (ps.last && ps.last->sweep == version.sweep && ps.last->verdict == version.verdict &&
-          ps.last->http_status == version.http_status && ps.last->doc == version.doc &&
-          ps.last->redirect_target == version.redirect_target) {
+      if (ps.last && store::internal::ReplaysAttempt(*ps.last, version)) {
         res.replayed = true;
         continue;
       }
@@ -1003,8 +995,9 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     if (store::AppliesAsRevisit(page)) {
       const DocId doc = ps.doc;
-      if (ps.last &&
-          replay([&](const VersionRecord& v) { return v.doc == doc && v.date == page.date; })) {
+      if (ps.last && replay([&](const VersionRecord& v) {
+            return store::internal::ReplaysRevisit(v, page, doc);
+          })) {
         continue;
       }
       version.canonical_link = page.canonical_link;
@@ -1012,12 +1005,11 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       res.doc = doc;
       ps.touch = doc;
       need_records.insert(doc);
-      if (ps.last && ps.last->doc == doc) {
-        res.verdict = Verdict::kUnchanged;
+      res.verdict = store::internal::IdenticalVerdict(ps.last ? &*ps.last : nullptr, doc);
+      if (res.verdict == Verdict::kUnchanged) {
         res.previous_resemblance = 1.0;
-      } else {
-        res.verdict = Verdict::kDuplicate;
-        if (ps.last && ps.last->doc != 0) need_records.insert(ps.last->doc);
+      } else if (ps.last && ps.last->doc != 0) {
+        need_records.insert(ps.last->doc);
       }
       version.verdict = res.verdict;
       append(std::move(version), -1);
@@ -1057,9 +1049,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     if (ps.last && !take_over) {
       const bool found = replay([&](const VersionRecord& v) {
-        return dead ? (v.verdict == Verdict::kGone &&
-                       v.http_status == static_cast<uint32_t>(page.http_status))
-                    : (v.verdict != Verdict::kFailed && v.doc != 0 && v.doc == identical);
+        return store::internal::ReplaysPage(v, page, dead, identical);
       });
       if (found) continue;
     }
@@ -1083,8 +1073,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       ps.doc = identical;
       ps.touch = identical;
       need_records.insert(identical);
-      res.verdict =
-          (ps.last && ps.last->doc == identical) ? Verdict::kUnchanged : Verdict::kDuplicate;
+      res.verdict = store::internal::IdenticalVerdict(ps.last ? &*ps.last : nullptr, identical);
       if (res.verdict == Verdict::kDuplicate) {
         res.matches.push_back(store::IdenticalMatch(identical, page.sketch));
       }

@@ -25,6 +25,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
+#include "store/internal/page_versions.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/templates.h"
@@ -1346,10 +1347,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     SHINGLED_RETURN_IF_ERROR(MaybeReplay(
         *url, last_seq, page.sweep,
         [&](const VersionRecord& ver) {
-          // A failed attempt names the document it kept, not content seen in this sweep.
-          return dead ? (ver.verdict == Verdict::kGone &&
-                         ver.http_status == static_cast<uint32_t>(page.http_status))
-                      : (ver.verdict != Verdict::kFailed && ver.doc != 0 && ver.doc == *identical);
+          return ReplaysPage(ver, page, dead, *identical);
         },
         result));
     if (result->replayed) return OkStatus();
@@ -1380,7 +1378,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
     // A document stored before format 9 gets its chunks when seen again.
     SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
-    result->verdict = (last && last->doc == doc) ? Verdict::kUnchanged : Verdict::kDuplicate;
+    result->verdict = IdenticalVerdict(last ? &*last : nullptr, doc);
     if (result->verdict == Verdict::kDuplicate) {
       result->matches.push_back(IdenticalMatch(doc, sketch));
     }
@@ -1480,17 +1478,7 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
 Status BatchWriter::ApplyAttempt(const PageInput& page, StatusClass kind, UrlId url, bool new_url,
                                  uint32_t last_seq, const std::optional<VersionRecord>& last,
                                  SweepRecord* sweep, PageResult* result) {
-  const bool redirect = kind == StatusClass::kRedirect;
-  VersionRecord version;
-  version.sweep = page.sweep;
-  version.date = page.date;
-  version.http_status = static_cast<uint32_t>(page.http_status);
-  version.verdict = redirect ? Verdict::kRedirect : Verdict::kFailed;
-  // A failed fetch is not the page's content: the content the URL showed stays live. A redirect
-  // has none: the URL points elsewhere. Neither keeps the canonical link of a body it does not
-  // store.
-  version.doc = !redirect && last && LiveVersion(*last) ? last->doc : 0;
-  if (redirect) version.redirect_target = page.redirect_target;
+  const VersionRecord version = AttemptVersion(page, kind, last ? &*last : nullptr);
   result->verdict = version.verdict;
   result->doc = version.doc;
   result->redirect_target = version.redirect_target;
@@ -1499,12 +1487,7 @@ Status BatchWriter::ApplyAttempt(const PageInput& page, StatusClass kind, UrlId 
     if (!cluster.ok()) return cluster.status();
     result->cluster = *cluster;
   }
-  // The same attempt again in the same sweep, with nothing recorded since, is a replay (a client
-  // that posts again after a lost answer). Unlike content, an attempt that an other version
-  // followed is recorded again: it says the content (or the target) changed back.
-  if (last && last->sweep == version.sweep && last->verdict == version.verdict &&
-      last->http_status == version.http_status && last->doc == version.doc &&
-      last->redirect_target == version.redirect_target) {
+  if (last && ReplaysAttempt(*last, version)) {
     result->replayed = true;
     return OkStatus();
   }
@@ -1519,8 +1502,7 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
   StatusOr<DocId> doc = target_url.ok() ? LastDocument(*target_url) : StatusOr<DocId>(DocId{0});
   if (!doc.ok()) return doc.status();
   if (*doc == 0) {
-    result->status = NotFoundError("revisit of " + target + ": the store has no document for this URL " +
-                                   "(the content it refers to was never ingested)");
+    result->status = NoDocumentToRevisit(page);
     return OkStatus();
   }
 
@@ -1539,14 +1521,9 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
   }
   if (last) {
     result->previous_doc = last->doc;
-    // A revisit is one more observation of known content: unlike a page, two revisits (or a page
-    // and its revisit) at different dates of one sweep are two versions. The same one again, at the
-    // same date, is a replay.
-    SHINGLED_RETURN_IF_ERROR(MaybeReplay(*url, last_seq, page.sweep,
-                                         [&](const VersionRecord& ver) {
-                                           return ver.doc == *doc && ver.date == page.date;
-                                         },
-                                         result));
+    SHINGLED_RETURN_IF_ERROR(MaybeReplay(
+        *url, last_seq, page.sweep,
+        [&](const VersionRecord& ver) { return ReplaysRevisit(ver, page, *doc); }, result));
     if (result->replayed) return OkStatus();
   }
 
@@ -1557,8 +1534,8 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
   SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(*doc).view(), EncodeDocument(*rec), 0, "documents"));
 
   result->doc = *doc;
-  if (last && last->doc == *doc) {
-    result->verdict = Verdict::kUnchanged;
+  result->verdict = IdenticalVerdict(last ? &*last : nullptr, *doc);
+  if (result->verdict == Verdict::kUnchanged) {
     result->previous_resemblance = 1.0;
   } else {
     // Another URL's content: what Apply answers for identical bytes.

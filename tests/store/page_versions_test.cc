@@ -1,0 +1,93 @@
+// What a page's version is against its URL's versions (store/internal/page_versions.h): the rules
+// both engines' writers follow. Their behaviour through a store is in revisit_test, status_test
+// and store_test, on both engines.
+#include "store/internal/page_versions.h"
+
+#include <gtest/gtest.h>
+
+namespace shingled::store::internal {
+namespace {
+
+PageInput Page(int status, SweepId sweep = 3, int64_t date = 1000) {
+  PageInput p;
+  p.url = "https://a.example/x";
+  p.sweep = sweep;
+  p.date = date;
+  p.http_status = status;
+  return p;
+}
+
+VersionRecord Live(DocId doc, SweepId sweep = 3) {
+  VersionRecord v;
+  v.sweep = sweep;
+  v.doc = doc;
+  v.http_status = 200;
+  v.verdict = Verdict::kNew;
+  return v;
+}
+
+TEST(PageVersionsTest, AFailedFetchKeepsTheLiveDocumentAndARedirectNamesItsTarget) {
+  const VersionRecord live = Live(7);
+  const VersionRecord failed = AttemptVersion(Page(503), StatusClass::kFailed, &live);
+  EXPECT_EQ(failed.verdict, Verdict::kFailed);
+  EXPECT_EQ(failed.doc, 7u);
+  EXPECT_EQ(failed.http_status, 503u);
+  EXPECT_EQ(AttemptVersion(Page(503), StatusClass::kFailed, nullptr).doc, 0u);
+  // A failed fetch after a gone version keeps nothing: the URL showed no content.
+  VersionRecord gone = Live(0);
+  gone.verdict = Verdict::kGone;
+  gone.http_status = 404;
+  EXPECT_EQ(AttemptVersion(Page(503), StatusClass::kFailed, &gone).doc, 0u);
+  PageInput moved = Page(301);
+  moved.redirect_target = "https://b.example/";
+  moved.canonical_link = "https://a.example/canonical";
+  const VersionRecord redirect = AttemptVersion(moved, StatusClass::kRedirect, &live);
+  EXPECT_EQ(redirect.verdict, Verdict::kRedirect);
+  EXPECT_EQ(redirect.doc, 0u);
+  EXPECT_EQ(redirect.redirect_target, "https://b.example/");
+  EXPECT_TRUE(redirect.canonical_link.empty());
+}
+
+TEST(PageVersionsTest, AnAttemptReplaysOnlyTheSameAttemptOfTheSameSweep) {
+  const VersionRecord live = Live(7);
+  const VersionRecord failed = AttemptVersion(Page(503), StatusClass::kFailed, &live);
+  EXPECT_TRUE(ReplaysAttempt(failed, failed));
+  EXPECT_FALSE(ReplaysAttempt(live, failed));
+  EXPECT_FALSE(ReplaysAttempt(failed, AttemptVersion(Page(500), StatusClass::kFailed, &live)));
+  EXPECT_FALSE(
+      ReplaysAttempt(failed, AttemptVersion(Page(503, 4), StatusClass::kFailed, &live)));
+}
+
+TEST(PageVersionsTest, APageReplaysItsContentOrItsGoneStatus) {
+  const PageInput content = Page(200);
+  EXPECT_TRUE(ReplaysPage(Live(7), content, false, 7));
+  EXPECT_FALSE(ReplaysPage(Live(7), content, false, 8));
+  EXPECT_FALSE(ReplaysPage(Live(0), content, false, 0));
+  // A failed attempt names the document it kept, not content seen in the sweep.
+  VersionRecord failed = Live(7);
+  failed.verdict = Verdict::kFailed;
+  EXPECT_FALSE(ReplaysPage(failed, content, false, 7));
+  VersionRecord gone = Live(0);
+  gone.verdict = Verdict::kGone;
+  gone.http_status = 404;
+  EXPECT_TRUE(ReplaysPage(gone, Page(404), true, 0));
+  EXPECT_FALSE(ReplaysPage(gone, Page(410), true, 0));
+}
+
+TEST(PageVersionsTest, ARevisitReplaysOnlyAtTheSameDateAndIdenticalBytesAreUnchangedOrDuplicate) {
+  VersionRecord seen = Live(7);
+  seen.date = 1000;
+  EXPECT_TRUE(ReplaysRevisit(seen, Page(200, 3, 1000), 7));
+  EXPECT_FALSE(ReplaysRevisit(seen, Page(200, 3, 2000), 7));
+  EXPECT_EQ(IdenticalVerdict(&seen, 7), Verdict::kUnchanged);
+  EXPECT_EQ(IdenticalVerdict(&seen, 8), Verdict::kDuplicate);
+  EXPECT_EQ(IdenticalVerdict(nullptr, 7), Verdict::kDuplicate);
+  PageInput revisit = Page(200);
+  revisit.revisit_of = "https://b.example/original";
+  const Status s = NoDocumentToRevisit(revisit);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("revisit of https://b.example/original"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shingled::store::internal
