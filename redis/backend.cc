@@ -23,7 +23,7 @@
 #include "redis/union_find.h"
 #include "store/decide.h"
 #include "store/internal/codec.h"
-#include "store/internal/page_versions.h"
+#include "store/internal/page_rules.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
@@ -256,60 +256,6 @@ std::vector<uint64_t> IndexedValuesOf(const RedisDocument& rec) {
     }
   }
   return out;
-}
-
-Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
-  if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
-  const StatusClass kind = store::ClassifyHttpStatus(page.http_status);
-  if (!page.redirect_target.empty() && kind != StatusClass::kRedirect) {
-    return InvalidArgumentError(std::string("page ")
-                                    .append(page.url)
-                                    .append(" has a redirect target but status ")
-                                    .append(Dec(static_cast<uint64_t>(page.http_status)))
-                                    .append(", not a redirect"));
-  }
-  if (kind != StatusClass::kContent || page.revisit) return OkStatus();
-  const dedup::Sketch& s = page.sketch;
-  // Chunks as this store's chunking makes them (the LMDB store's checks).
-  if (!s.chunks.empty()) {
-    if (params.chunking.input == dedup::ChunkInput::kNone) {
-      return InvalidArgumentError("sketch of " + page.url +
-                                  " has chunks; this store's chunking is off");
-    }
-    uint64_t total = 0;
-    for (const dedup::Chunk& c : s.chunks) {
-      if (c.length == 0)
-        return InvalidArgumentError("sketch of " + page.url + " has a chunk of length 0");
-      total += c.length;
-    }
-    if (params.chunking.input == dedup::ChunkInput::kRawBytes && total != s.bytes) {
-      return InvalidArgumentError(std::string("sketch of ")
-                                      .append(page.url)
-                                      .append(" has chunks of ")
-                                      .append(Dec(total))
-                                      .append(" bytes in all, not its ")
-                                      .append(Dec(s.bytes))
-                                      .append(" bytes"));
-    }
-  }
-  if (s.empty()) {
-    if (!s.features.empty() || !s.sample.values.empty()) {
-      return InvalidArgumentError("sketch of " + page.url +
-                                  " has features or a sample but no minhashes");
-    }
-    return OkStatus();
-  }
-  if (s.minhashes.size() != static_cast<size_t>(params.num_minhashes()) ||
-      s.features.size() != static_cast<size_t>(params.feature_groups)) {
-    return InvalidArgumentError(std::string("sketch of ")
-                                    .append(page.url)
-                                    .append(" was not made with this store's params"));
-  }
-  if (s.sample.values.size() > static_cast<size_t>(params.mod_sample_max) ||
-      s.sample.log2_modulus > 64) {
-    return InvalidArgumentError("sketch of " + page.url + " has a MOD sample over mod_sample_max");
-  }
-  return OkStatus();
 }
 
 // The meta fields: the sketch params that shape the stored values, and the bucket bits.
@@ -776,7 +722,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // command each, on one node), so that a sweep another daemon closed is closed here at once.
   std::set<SweepId> batch_sweeps;
   for (size_t i = 0; i < pages.size(); ++i) {
-    if (Status s = ValidatePage(pages[i], params_); !s.ok()) {
+    if (Status s = store::internal::ValidatePage(pages[i], params_); !s.ok()) {
       results[i].status = s;
       st[i].skip = true;
     } else {

@@ -1,7 +1,7 @@
-// What a page's version is against its URL's versions (store/internal/page_versions.h): the rules
-// both engines' writers follow. Their behaviour through a store is in revisit_test, status_test
+// What a page is to the store (store/internal/page_rules.h): the rules both engines' writers
+// follow. Their behaviour through a store is in revisit_test, status_test
 // and store_test, on both engines.
-#include "store/internal/page_versions.h"
+#include "store/internal/page_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ VersionRecord Live(DocId doc, SweepId sweep = 3) {
   return v;
 }
 
-TEST(PageVersionsTest, AFailedFetchKeepsTheLiveDocumentAndARedirectNamesItsTarget) {
+TEST(PageRulesTest, AFailedFetchKeepsTheLiveDocumentAndARedirectNamesItsTarget) {
   const VersionRecord live = Live(7);
   const VersionRecord failed = AttemptVersion(Page(503), StatusClass::kFailed, &live);
   EXPECT_EQ(failed.verdict, Verdict::kFailed);
@@ -48,7 +48,7 @@ TEST(PageVersionsTest, AFailedFetchKeepsTheLiveDocumentAndARedirectNamesItsTarge
   EXPECT_TRUE(redirect.canonical_link.empty());
 }
 
-TEST(PageVersionsTest, AnAttemptReplaysOnlyTheSameAttemptOfTheSameSweep) {
+TEST(PageRulesTest, AnAttemptReplaysOnlyTheSameAttemptOfTheSameSweep) {
   const VersionRecord live = Live(7);
   const VersionRecord failed = AttemptVersion(Page(503), StatusClass::kFailed, &live);
   EXPECT_TRUE(ReplaysAttempt(failed, failed));
@@ -58,7 +58,7 @@ TEST(PageVersionsTest, AnAttemptReplaysOnlyTheSameAttemptOfTheSameSweep) {
       ReplaysAttempt(failed, AttemptVersion(Page(503, 4), StatusClass::kFailed, &live)));
 }
 
-TEST(PageVersionsTest, APageReplaysItsContentOrItsGoneStatus) {
+TEST(PageRulesTest, APageReplaysItsContentOrItsGoneStatus) {
   const PageInput content = Page(200);
   EXPECT_TRUE(ReplaysPage(Live(7), content, false, 7));
   EXPECT_FALSE(ReplaysPage(Live(7), content, false, 8));
@@ -74,7 +74,7 @@ TEST(PageVersionsTest, APageReplaysItsContentOrItsGoneStatus) {
   EXPECT_FALSE(ReplaysPage(gone, Page(410), true, 0));
 }
 
-TEST(PageVersionsTest, ARevisitReplaysOnlyAtTheSameDateAndIdenticalBytesAreUnchangedOrDuplicate) {
+TEST(PageRulesTest, ARevisitReplaysOnlyAtTheSameDateAndIdenticalBytesAreUnchangedOrDuplicate) {
   VersionRecord seen = Live(7);
   seen.date = 1000;
   EXPECT_TRUE(ReplaysRevisit(seen, Page(200, 3, 1000), 7));
@@ -87,6 +87,34 @@ TEST(PageVersionsTest, ARevisitReplaysOnlyAtTheSameDateAndIdenticalBytesAreUncha
   const Status s = NoDocumentToRevisit(revisit);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("revisit of https://b.example/original"), std::string::npos);
+}
+
+TEST(PageRulesTest, APageTheStoreCannotApplyIsNamedWithWhatIsWrong) {
+  const dedup::SketchParams params;
+  PageInput page = Page(200);
+  page.sketch.minhashes.assign(static_cast<size_t>(params.num_minhashes()), 1);
+  page.sketch.features.assign(static_cast<size_t>(params.feature_groups), 2);
+  EXPECT_TRUE(ValidatePage(page, params).ok());
+  PageInput other = page;
+  other.sketch.minhashes.pop_back();
+  const Status s = ValidatePage(other, params);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("sketch of https://a.example/x has " +
+                             std::to_string(params.num_minhashes() - 1) + " minhashes"),
+            std::string::npos)
+      << s.message();
+  PageInput no_url = page;
+  no_url.url.clear();
+  EXPECT_EQ(ValidatePage(no_url, params).message(), "page has an empty URL");
+  PageInput target = page;
+  target.redirect_target = "https://b.example/";
+  EXPECT_NE(ValidatePage(target, params).message().find("not a redirect"), std::string::npos);
+  // A revisit's or a dead page's sketch does not count.
+  other.revisit = true;
+  EXPECT_TRUE(ValidatePage(other, params).ok());
+  other.revisit = false;
+  other.http_status = 404;
+  EXPECT_TRUE(ValidatePage(other, params).ok());
 }
 
 }  // namespace

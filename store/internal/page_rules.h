@@ -1,16 +1,23 @@
-// What a page's version is against its URL's versions (FORMAT.md, "Versions"): the rules every
-// engine's writer follows, written once. An engine reads the URL's versions its own way, then asks
-// these functions; they read and write nothing.
+// What a page is to the store, written once for every engine's writer: whether it can be applied
+// at all, and what its version is against its URL's versions (FORMAT.md, "Versions"). An engine
+// reads the URL's versions its own way, then asks these functions; they read and write nothing.
 #ifndef SHINGLED_STORE_INTERNAL_PAGE_VERSIONS_H_
 #define SHINGLED_STORE_INTERNAL_PAGE_VERSIONS_H_
 
 #include <string>
 
 #include "base/status.h"
+#include "dedup/sketch.h"
 #include "store/internal/codec.h"
 #include "store/types.h"
 
 namespace shingled::store::internal {
+
+// InvalidArgument naming the page and what is wrong when the store cannot apply it: no URL, a
+// redirect target on a status that is not a redirect, or a content page's sketch not made with
+// this store's `params` (its minhashes, features, MOD sample, or chunks). A page of another
+// status, or a revisit, carries no sketch that counts.
+Status ValidatePage(const PageInput& page, const dedup::SketchParams& params);
 
 // The version that a failed fetch or a redirect (`kind`) records, `last` the URL's last version
 // (null: none). A failed fetch is not the page's content: the content the URL showed stays live
