@@ -19,6 +19,7 @@
 #include "base/iso_time.h"
 #include "redis/backend_store.h"
 #include "store/internal/codec.h"
+#include "store/internal/sweeps.h"
 
 namespace shingled::redis {
 
@@ -209,12 +210,11 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
         return DataLossError("redis: a version names sweep " + Dec(v.sweep) +
                              ", which has no record");
       }
-      if (it->second > start || (it->second == start && v.sweep > id)) seen = true;
+      if (store::internal::LaterSweep(v.sweep, it->second, id, start)) seen = true;
     }
-    if (seen || versions.empty() || versions.back().doc == 0 || versions.back().date > end) {
-      return GoneDecision::kKeep;
-    }
-    return GoneDecision::kGone;
+    return store::internal::GoneAtClose(seen, versions.empty() ? nullptr : &versions.back(), end)
+               ? GoneDecision::kGone
+               : GoneDecision::kKeep;
   };
 
   store::SweepClosing closing;

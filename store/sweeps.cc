@@ -82,7 +82,7 @@ Status FindGone(TxnOps& ops, SweepId id, const SweepRecord& rec, int64_t end,
         ops.Get(d.sweeps, SweepKey(other), &v, "sweep " + std::to_string(other)));
     StatusOr<SweepRecord> o = DecodeSweep(v);
     if (!o.ok()) return o.status();
-    const bool l = o->start > rec.start || (o->start == rec.start && other > id);
+    const bool l = LaterSweep(other, o->start, id, rec.start);
     later.emplace(other, l);
     return l;
   };
@@ -121,7 +121,7 @@ Status FindGone(TxnOps& ops, SweepId id, const SweepRecord& rec, int64_t end,
         last_seq = seq;
       }
       if (vrc != 0 && vrc != MDB_NOTFOUND) return ops.Fail(vrc, "versions");
-      if (seen || !last || last->doc == 0 || last->date > end) continue;
+      if (!GoneAtClose(seen, last ? &*last : nullptr, end)) continue;
 
       std::string_view name = key;
       if (key.size() >= kMaxWholeUrlKey) {

@@ -43,6 +43,19 @@ struct GoneUrl {
   std::string_view name;  // valid during the visit only
 };
 
+// Whether sweep `other` (started at `other_start`) is later than sweep `id` (started at `start`):
+// it started later, or at the same time with a larger id.
+inline bool LaterSweep(SweepId other, int64_t other_start, SweepId id, int64_t start) {
+  return other_start > start || (other_start == start && other > id);
+}
+
+// Whether closing a sweep at `end` records gone a URL of its scope: `seen`, whether the URL has a
+// version in this sweep or a later one (LaterSweep); `last`, its last version (null: none), which
+// must show a document and not be dated after `end`.
+inline bool GoneAtClose(bool seen, const VersionRecord* last, int64_t end) {
+  return !seen && last != nullptr && last->doc != 0 && last->date <= end;
+}
+
 // Calls `visit` with each URL that closing sweep `id` (its record `rec`) at `end` records gone,
 // in the order of their bytes, and stops at its first error. A URL is gone when it starts with
 // one of the scope's prefixes, its last version is live (has a document), it has no version in
