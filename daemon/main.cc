@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   shingled::cli::AddServeCommand(&app, &exit_code);
   shingled::cli::AddStoreCommands(&app, &exit_code);
   shingled::cli::AddForgetCommand(&app, &exit_code);
+  shingled::cli::AddRetainCommand(&app, &exit_code);
   shingled::cli::AddCrawlCommand(&app, &exit_code);
   shingled::cli::AddListCommand(&app, &exit_code);
   shingled::cli::AddReportCommands(&app, &exit_code);

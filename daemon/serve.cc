@@ -243,9 +243,9 @@ int Serve(const ServeFlags& flags) {
   // Retention forgets by date, a bounded step at a time between the writer's commits.
   std::unique_ptr<daemon::RetentionRunner> retention;
   daemon::RetentionSchedule schedule;
-  schedule.rules.max_version_age = config.store.retention_version_days * 86400;
-  schedule.rules.max_gone_age = config.store.retention_gone_days * 86400;
-  schedule.rules.max_urls = static_cast<size_t>(config.store.retention_step_urls);
+  schedule.rules =
+      daemon::RetentionRules(config.store.retention_version_days, config.store.retention_gone_days,
+                             config.store.retention_step_urls);
   schedule.every = std::chrono::seconds(config.store.retention_every_s);
   if (daemon::RetentionIsOn(schedule.rules)) {
     retention = std::make_unique<daemon::RetentionRunner>(&store, &metrics, schedule);

@@ -22,6 +22,8 @@ void AddStoreCommands(CLI::App* app, int* exit_code);
 
 // Registers `forget`: takedowns, and the list of those recorded (daemon/cli/cli_forget.cc).
 void AddForgetCommand(CLI::App* app, int* exit_code);
+// Registers `retain`: one pass of retention by date (daemon/cli/cli_forget.cc).
+void AddRetainCommand(CLI::App* app, int* exit_code);
 
 // Registers `crawl`: one sweep with the built-in crawler (daemon/cli/cli_crawl.cc).
 void AddCrawlCommand(CLI::App* app, int* exit_code);

@@ -1,6 +1,7 @@
 // `shingled forget`: an operator's takedown of a URL, a host or a URL prefix
 // (store::Store::Forget), call after call until none of the scope's URLs is left, and `shingled
-// forget --records`, the takedowns recorded. docs/CLI.md, "forget".
+// forget --records`, the takedowns recorded. `shingled retain`: one pass of retention by date
+// (store::Store::ApplyRetention), as `serve` runs it. docs/CLI.md, "forget" and "retain".
 #include <algorithm>
 #include <atomic>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "daemon/cli/cli.h"
 #include "daemon/cli/cli_common.h"
 #include "daemon/cli/cli_progress.h"
+#include "daemon/ingest/retention.h"
 #include "daemon/process/store_setup.h"
 #include "daemon/wire/forget_request.h"
 #include "daemon/wire/json_codec.h"
@@ -259,7 +261,124 @@ int Run(const ForgetFlags& flags) {
   return RunForget(flags, std::move(*options));
 }
 
+// --- retain ---
+
+constexpr char kRetain[] = "retain";
+
+struct RetainFlags {
+  std::string store_dir, config_file;
+  // Given: they override the config's store.retention_* settings.
+  std::optional<int64_t> version_days, gone_days, step_urls;
+  bool json = false;
+  bool quiet = false;
+};
+
+void PrintRetained(const store::RetentionStep& s, bool interrupted, bool json) {
+  if (json) {
+    std::cout << daemon::DumpJson(Json{{"urls_examined", s.urls_examined},
+                                       {"versions", s.versions},
+                                       {"urls", s.urls},
+                                       {"documents", s.documents},
+                                       {"documents_kept", s.documents_kept},
+                                       {"clusters_split", s.clusters_split},
+                                       {"pass_done", s.pass_done},
+                                       {"interrupted", interrupted}})
+              << "\n";
+    return;
+  }
+  if (interrupted) {
+    std::cout << "interrupted: what the line below counts is forgotten; the pass goes on from "
+                 "there when the command (or serve) runs again\n";
+  }
+  std::cout << (s.pass_done ? "retention pass done: " : "retention pass stopped: ")
+            << Count(s.urls_examined, "URL", "URLs") << " looked at; removed "
+            << Count(s.versions, "version", "versions") << ", " << Count(s.urls, "URL", "URLs")
+            << ", " << Count(s.documents, "document", "documents") << " ("
+            << GroupDigits(s.documents_kept) << " kept for documents sharing their sketch), "
+            << GroupDigits(s.clusters_split) << " clusters split\n";
+}
+
+int RunRetain(const RetainFlags& flags) {
+  std::atomic<bool> announced{false};
+  CommandInterrupt interrupt;  // before any thread
+  StatusOr<config::Config> config = LoadConfig(flags.config_file, flags.store_dir);
+  if (!config.ok()) return Fail(kRetain, config.status(), kExitUsage);
+  const store::RetentionOptions rules = daemon::RetentionRules(
+      flags.version_days.value_or(config->store.retention_version_days),
+      flags.gone_days.value_or(config->store.retention_gone_days),
+      flags.step_urls.value_or(config->store.retention_step_urls));
+  if (!daemon::RetentionIsOn(rules)) {
+    return Fail(kRetain,
+                InvalidArgumentError("nothing to forget: give --version-days or --gone-days (or "
+                                     "set store.retention_version_days or "
+                                     "store.retention_gone_days in the config)"),
+                kExitUsage);
+  }
+  StatusOr<daemon::OpenedStore> opened = daemon::OpenStore(*config, /*create=*/false);
+  if (!opened.ok()) return Fail(kRetain, opened.status());
+
+  const bool show_progress = ShowProgress(flags.quiet);
+  interrupt.OnRequest([&announced, show_progress] {
+    announced = true;
+    AnnounceStop(kRetain, "finishing the step in flight (one transaction), then stopping",
+                 show_progress);
+  });
+  std::mutex mu;
+  store::RetentionStep sum;  // guarded by mu while `progress` runs
+  std::optional<ProgressLine> progress;
+  progress.emplace(show_progress, [&](double elapsed) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::string(kRetain) + ": " + GroupDigits(sum.urls_examined) + " URLs looked at, " +
+           GroupDigits(sum.versions) + " versions and " + GroupDigits(sum.urls) +
+           " URLs removed, " + GroupDigits(static_cast<uint64_t>(elapsed)) + " s";
+  });
+  StatusOr<store::RetentionStep> pass = daemon::RunRetentionPass(
+      *opened->store, rules, [&interrupt] { return !interrupt.requested(); }, nullptr,
+      [&](const store::RetentionStep& so_far) {
+        std::lock_guard<std::mutex> lock(mu);
+        sum = so_far;
+      });
+  progress.reset();
+  interrupt.OnRequest(nullptr);
+  if (!pass.ok()) {
+    if (sum.urls_examined == 0) return Fail(kRetain, pass.status());
+    // The steps before were committed: say what they did before the error.
+    PrintRetained(sum, /*interrupted=*/false, flags.json);
+    return Fail(kRetain, Status(pass.status().code(),
+                                pass.status().message() +
+                                    " (after the steps counted above; run the command again to "
+                                    "go on)"));
+  }
+  const bool interrupted = announced && !pass->pass_done;
+  PrintRetained(*pass, interrupted, flags.json);
+  return interrupted ? kExitInterrupted : kExitOk;
+}
+
 }  // namespace
+
+void AddRetainCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<RetainFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "retain",
+      "Run one pass of retention by date (as serve does on its schedule): old versions and URLs "
+      "gone long ago are forgotten");
+  cmd->add_option("--version-days", flags->version_days,
+                  "Forget versions older than this many days, but each URL's last "
+                  "(default: store.retention_version_days)")
+      ->check(CLI::Range(int64_t{0}, int64_t{365000}));
+  cmd->add_option("--gone-days", flags->gone_days,
+                  "Forget URLs gone (or dead, or redirected) for longer than this many days "
+                  "(default: store.retention_gone_days)")
+      ->check(CLI::Range(int64_t{0}, int64_t{365000}));
+  cmd->add_option("--step-urls", flags->step_urls,
+                  "URLs per transaction (default: store.retention_step_urls)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--store", flags->store_dir, "Store directory (overrides store.path)");
+  cmd->add_option("--config", flags->config_file, "TOML config (store and retention options)");
+  cmd->add_flag("--json", flags->json, "One compact JSON object");
+  cmd->add_flag("--quiet", flags->quiet, "No progress line on a terminal");
+  cmd->callback([=] { *exit_code = RunRetain(*flags); });
+}
 
 void AddForgetCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<ForgetFlags>();

@@ -7,10 +7,10 @@
 
 namespace shingled::daemon {
 
-StatusOr<store::RetentionStep> RunRetentionPass(store::Store& store,
-                                                const store::RetentionOptions& rules,
-                                                const std::function<bool()>& keep_going,
-                                                Metrics* metrics) {
+StatusOr<store::RetentionStep> RunRetentionPass(
+    store::Store& store, const store::RetentionOptions& rules,
+    const std::function<bool()>& keep_going, Metrics* metrics,
+    const std::function<void(const store::RetentionStep&)>& on_step) {
   store::RetentionOptions options = rules;
   options.now = std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::system_clock::now().time_since_epoch())
@@ -26,6 +26,7 @@ StatusOr<store::RetentionStep> RunRetentionPass(store::Store& store,
     sum.documents += step->documents;
     sum.documents_kept += step->documents_kept;
     sum.clusters_split += step->clusters_split;
+    if (on_step) on_step(sum);
     if (step->pass_done) {
       sum.pass_done = true;
       if (metrics != nullptr) metrics->RetentionPassDone();

@@ -23,6 +23,17 @@ struct RetentionSchedule {
   std::chrono::seconds every{3600};
 };
 
+// The rules of the settings `store.retention_version_days`, `store.retention_gone_days` and
+// `store.retention_step_urls` (0 days: that rule is off).
+inline store::RetentionOptions RetentionRules(int64_t version_days, int64_t gone_days,
+                                              int64_t step_urls) {
+  store::RetentionOptions rules;
+  rules.max_version_age = version_days * 86400;
+  rules.max_gone_age = gone_days * 86400;
+  rules.max_urls = static_cast<size_t>(step_urls);
+  return rules;
+}
+
 // Whether `rules` forget anything (an age above 0).
 inline bool RetentionIsOn(const store::RetentionOptions& rules) {
   return rules.max_version_age > 0 || rules.max_gone_age > 0;
@@ -30,11 +41,12 @@ inline bool RetentionIsOn(const store::RetentionOptions& rules) {
 
 // Runs one pass of retention to its end, step after step, or until `keep_going` answers false
 // (between steps; the pass resumes there next time: the cursor is in the store). Counts each
-// step in `metrics` (may be null). Returns the steps' sums (pass_done when the pass ended).
-StatusOr<store::RetentionStep> RunRetentionPass(store::Store& store,
-                                                const store::RetentionOptions& rules,
-                                                const std::function<bool()>& keep_going,
-                                                Metrics* metrics);
+// step in `metrics` (may be null) and gives `on_step` (may be null) the sums so far after each.
+// Returns the steps' sums (pass_done when the pass ended).
+StatusOr<store::RetentionStep> RunRetentionPass(
+    store::Store& store, const store::RetentionOptions& rules,
+    const std::function<bool()>& keep_going, Metrics* metrics,
+    const std::function<void(const store::RetentionStep&)>& on_step = nullptr);
 
 // A pass at start-up, then one every `every`, on a thread of its own, until Stop. A failed step
 // (a full disk, say) is logged and the pass tried again at the next period.

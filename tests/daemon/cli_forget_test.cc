@@ -1,6 +1,6 @@
 // `shingled forget` against the real binary and a real LMDB store filled by `shingled ingest`:
 // a URL forgotten (and its history gone, the rest kept), a dry run that changes nothing, a host
-// forgotten over several transactions, the records, and the usage errors.
+// forgotten over several transactions, the records, and the usage errors; and `shingled retain`.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -175,6 +175,80 @@ TEST_F(CliForgetTest, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(RunCli("forget --host one.example --max-urls 0" + store_, &out), 2) << out;
   // Nothing was forgotten by any of them.
   EXPECT_EQ(History("https://one.example/a.html"), 0);
+}
+
+// `shingled retain`: one pass of retention by date on a store filled in 2020 and again now.
+class CliRetainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = " --store " + dir_.path() + "/store";
+    for (int i = 0; i < 3; ++i) {
+      dir_.Write("old/" + std::string(1, static_cast<char>('a' + i)) + ".html", SyntheticPage(i));
+    }
+    dir_.Write("new/a.html", SyntheticPage(20));  // a.html changed since
+    for (int i = 1; i < 3; ++i) {
+      dir_.Write("new/" + std::string(1, static_cast<char>('a' + i)) + ".html", SyntheticPage(i));
+    }
+    std::string out;
+    ASSERT_EQ(RunCli("ingest " + dir_.path() + "/old" + store_ +
+                         " --sweep s1 --date 2020-01-01T00:00:00Z --json --base-url https://one.example/",
+                     &out),
+              0)
+        << out;
+    ASSERT_EQ(RunCli("ingest " + dir_.path() + "/new" + store_ +
+                         " --sweep s2 --json --base-url https://one.example/",
+                     &out),
+              0)
+        << out;
+  }
+  json Retain(const std::string& args, int expect_exit = 0) {
+    std::string err;
+    CliResult r = RunShingled("retain " + args + store_ + " --json", &err);
+    EXPECT_EQ(r.exit_code, expect_exit) << args << "\n" << r.out << err;
+    return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  }
+  size_t Versions(const std::string& url) {
+    std::string out;
+    EXPECT_EQ(RunCli("history " + url + store_ + " --json", &out), 0) << out;
+    const json j = json::parse(out, nullptr, /*allow_exceptions=*/false);
+    return j.is_object() ? j["versions"].size() : 0;
+  }
+
+  TempDir dir_;
+  std::string store_;
+};
+
+TEST_F(CliRetainTest, APassForgetsOldVersionsButEachUrlsLast) {
+  ASSERT_EQ(Versions("https://one.example/a.html"), 2u);
+  const json j = Retain("--version-days 30");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["urls_examined"], 3);
+  EXPECT_EQ(j["versions"], 3) << j.dump();  // the 2020 version of each URL
+  EXPECT_EQ(j["urls"], 0);
+  EXPECT_EQ(j["documents"], 1) << j.dump();  // a.html's 2020 content, which no URL shows now
+  EXPECT_EQ(j["pass_done"], true);
+  EXPECT_EQ(j["interrupted"], false);
+  for (const char* url : {"https://one.example/a.html", "https://one.example/b.html"}) {
+    EXPECT_EQ(Versions(url), 1u) << url;
+  }
+  std::string out;
+  EXPECT_EQ(RunCli("check" + store_, &out), 0) << out;
+  // Again: nothing left to forget. In words, one step a URL.
+  CliResult text = RunShingled("retain --version-days 30 --step-urls 1" + store_);
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("retention pass done: 3 URLs looked at; removed 0 versions"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST_F(CliRetainTest, WithoutAnAgeItRefusesToRun) {
+  std::string out;
+  EXPECT_EQ(RunCli("retain" + store_, &out), 2) << out;
+  EXPECT_NE(out.find("shingled retain: nothing to forget: give --version-days or --gone-days"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(RunCli("retain --version-days -1" + store_, &out), 2) << out;
+  EXPECT_EQ(Versions("https://one.example/a.html"), 2u);
 }
 
 }  // namespace
