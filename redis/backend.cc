@@ -24,7 +24,7 @@
 #include "store/decide.h"
 #include "store/internal/codec.h"
 #include "store/internal/page_rules.h"
-#include "store/internal/store_impl.h"
+#include "store/internal/candidates.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
 

@@ -204,41 +204,6 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-uint32_t SampleOnlyFloor(const dedup::ModSample& sample) {
-  const auto indexed = std::count_if(sample.values.begin(), sample.values.end(), [&](uint64_t v) {
-    return IndexedSampleValue(v, sample.log2_modulus);
-  });
-  return static_cast<uint32_t>(std::clamp<std::ptrdiff_t>(indexed / 4, 1, 3));
-}
-
-void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
-                    std::vector<DocId>* out, bool* truncated, uint64_t* left_out,
-                    uint32_t sample_floor, uint64_t* below_floor) {
-  std::sort(hits->begin(), hits->end());
-  std::vector<std::pair<uint32_t, DocId>> ranked;
-  uint64_t below = 0;
-  for (size_t i = 0; i < hits->size();) {
-    DocId doc = (*hits)[i].first;
-    uint32_t points = 0;
-    for (; i < hits->size() && (*hits)[i].first == doc; ++i) points += (*hits)[i].second;
-    const uint32_t samples = points >> 16;
-    const uint32_t others = points & (kSampleHit - 1);
-    if (others == 0 && samples < sample_floor) {
-      ++below;
-      continue;
-    }
-    ranked.emplace_back(others + samples, doc);
-  }
-  if (below_floor != nullptr) *below_floor = below;
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  *truncated = ranked.size() > max_candidates;
-  if (left_out != nullptr) *left_out = *truncated ? ranked.size() - max_candidates : 0;
-  if (ranked.size() > max_candidates) ranked.resize(max_candidates);
-  for (auto& [points, doc] : ranked) out->push_back(doc);
-}
-
 SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
   SweepInfo s;
   s.id = id;
@@ -1576,55 +1541,6 @@ Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, cons
 }
 
 }  // namespace
-
-Status ValidatePage(const PageInput& page, const dedup::SketchParams& params) {
-  if (page.url.empty()) return InvalidArgumentError("page has an empty URL");
-  const StatusClass kind = ClassifyHttpStatus(page.http_status);
-  if (!page.redirect_target.empty() && kind != StatusClass::kRedirect) {
-    return InvalidArgumentError("page " + page.url + " has a redirect target but status " +
-                                std::to_string(page.http_status) + ", not a redirect");
-  }
-  if (kind != StatusClass::kContent) return OkStatus();  // the sketch is ignored
-  if (page.revisit) return OkStatus();  // the sketch is ignored
-  const dedup::Sketch& s = page.sketch;
-  // Chunks as this store's chunking makes them (FORMAT.md, "Chunks").
-  if (!s.chunks.empty()) {
-    if (params.chunking.input == dedup::ChunkInput::kNone) {
-      return InvalidArgumentError("sketch of " + page.url +
-                                  " has chunks; this store's chunking is off");
-    }
-    uint64_t total = 0;
-    for (const dedup::Chunk& c : s.chunks) {
-      if (c.length == 0)
-        return InvalidArgumentError("sketch of " + page.url + " has a chunk of length 0");
-      total += c.length;
-    }
-    if (params.chunking.input == dedup::ChunkInput::kRawBytes && total != s.bytes) {
-      return InvalidArgumentError("sketch of " + page.url + " has chunks of " +
-                                  std::to_string(total) + " bytes in all, not its " +
-                                  std::to_string(s.bytes) + " bytes");
-    }
-  }
-  if (s.empty()) {
-    if (!s.features.empty() || !s.sample.values.empty()) {
-      return InvalidArgumentError("sketch of " + page.url + " has features or a sample but no minhashes");
-    }
-    return OkStatus();
-  }
-  if (s.minhashes.size() != static_cast<size_t>(params.num_minhashes()) ||
-      s.features.size() != static_cast<size_t>(params.feature_groups)) {
-    return InvalidArgumentError("sketch of " + page.url + " has " + std::to_string(s.minhashes.size()) +
-                                " minhashes and " + std::to_string(s.features.size()) +
-                                " features; this store's params make " +
-                                std::to_string(params.num_minhashes()) + " and " +
-                                std::to_string(params.feature_groups));
-  }
-  if (s.sample.values.size() > static_cast<size_t>(params.mod_sample_max) || s.sample.log2_modulus > 64) {
-    return InvalidArgumentError("sketch of " + page.url + " has a MOD sample over mod_sample_max");
-  }
-  return OkStatus();
-}
-
 }  // namespace internal
 
 LmdbStore::LmdbStore(std::unique_ptr<internal::StoreImpl> impl) : impl_(std::move(impl)) {}
