@@ -194,7 +194,7 @@ struct StoreOptions {
   bool durable = true;
   int64_t max_readers = 126;  // 1..4096
   // serve: map the store's file in advance on a background thread at start-up
-  // (store::Store::WarmMap), so that the first lookups take no page faults.
+  // (store::MappedFile::WarmMap; LMDB only), so that the first lookups take no page faults.
   bool warm_map = true;
   // The writer keeps a filter of the keys in the posting and fingerprint B-trees in memory
   // (store::StoreOptions::key_filter).

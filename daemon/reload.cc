@@ -11,6 +11,7 @@
 #include "daemon/cli/cli_common.h"
 #include "daemon/crawl/crawl_sweep.h"
 #include "daemon/process/process.h"
+#include "store/mapped_file.h"
 
 namespace shingled::daemon {
 namespace {
@@ -144,9 +145,11 @@ Status ConfigReloader::LoadAndApply() {
     targets_.server->set_access_log_format(
         ParseAccessLogFormat(next.logging.access_log_format).value_or(AccessLogFormat::kText));
   }
-  if (targets_.store != nullptr && next.store.max_map_size != running_.store.max_map_size) {
+  store::MappedFile* mapped_file =
+      targets_.store != nullptr ? targets_.store->mapped_file() : nullptr;  // null on the cluster
+  if (mapped_file != nullptr && next.store.max_map_size != running_.store.max_map_size) {
     // Checked above against initial_map_size, the only refusal.
-    targets_.store->SetMaxMapSize(static_cast<uint64_t>(next.store.max_map_size)).IgnoreError();
+    mapped_file->SetMaxMapSize(static_cast<uint64_t>(next.store.max_map_size)).IgnoreError();
   }
   if (targets_.crawl != nullptr && crawler_changed) {
     targets_.crawl->SetSetup(std::move(*setup));

@@ -46,7 +46,7 @@ class ConfigReloader {
     Api* api = nullptr;
     HttpServer* server = nullptr;
     CrawlScheduler* crawl = nullptr;  // null when the crawler is not enabled
-    store::Store* store = nullptr;    // for store.max_map_size
+    store::Store* store = nullptr;    // for store.max_map_size (its mapped_file())
   };
   // `load` reads the config file with the command line's flags on top, as at start-up; `source`
   // names the file in the log ("" when serve runs without --config: nothing to reload).

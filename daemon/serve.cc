@@ -28,6 +28,7 @@
 #include "daemon/process/store_setup.h"
 #include "daemon/reload.h"
 #include "daemon/wire/unix_time.h"
+#include "store/mapped_file.h"
 
 namespace shingled::cli {
 namespace {
@@ -219,17 +220,18 @@ int Serve(const ServeFlags& flags) {
   // Maps the store's file while requests are served; stops early when the daemon stops.
   std::atomic<bool> stop_warming{false};
   std::thread warming;
-  if (config.store.warm_map && daemon::StoreIsLocal(config)) {
+  const store::MappedFile* mapped_file = store.mapped_file();  // null on the cluster
+  if (config.store.warm_map && mapped_file != nullptr) {
     // At most half of the physical memory: a larger store would be read whole from disk and
     // push out of the page cache what lookups need.
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
     const uint64_t max_bytes = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) *
                                                                 static_cast<uint64_t>(page_size) / 2
                                                           : UINT64_MAX;
-    warming = std::thread([&store, &stop_warming, max_bytes] {
+    warming = std::thread([mapped_file, &stop_warming, max_bytes] {
       const Clock::time_point start = Clock::now();
       StatusOr<uint64_t> mapped =
-          store.WarmMap([&stop_warming] { return !stop_warming.load(); }, max_bytes);
+          mapped_file->WarmMap([&stop_warming] { return !stop_warming.load(); }, max_bytes);
       if (!mapped.ok()) {
         spdlog::warn("warming the store's map: {}", mapped.status().ToString());
         return;

@@ -333,10 +333,6 @@ Status RedisClusterStore::Race(const std::string& message) {
   ++races_;
   return UnavailableError("redis: " + message + "; the batch may be applied again");
 }
-Status RedisClusterStore::LmdbOnly(std::string_view method) {
-  return FailedPreconditionError(
-      std::string(method).append(" is not supported by the redis-cluster backend: LMDB only"));
-}
 
 StatusOr<std::vector<Reply>> RedisClusterStore::Round(const std::vector<Command>& commands) const {
   if (fail_at_round_ > 0 && ++rounds_ >= fail_at_round_) {
@@ -2327,17 +2323,7 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
 // So a daemon on the cluster stays ready through a node's restart.
 Status RedisClusterStore::health() const { return OkStatus(); }
 
-// --- refused ---
-
-StatusOr<uint64_t> RedisClusterStore::WarmMap(const std::function<bool()>&, uint64_t) const {
-  return LmdbOnly("WarmMap");
-}
-Status RedisClusterStore::Backup(const std::string&) const { return LmdbOnly("Backup"); }
-void RedisClusterStore::FailNextCommitForTesting(int) {}
-Status RedisClusterStore::VerifyKeyFilterForTesting() { return OkStatus(); }
 Status RedisClusterStore::WriteRoom() const { return OkStatus(); }
-uint64_t RedisClusterStore::max_map_size() const { return 0; }
-Status RedisClusterStore::SetMaxMapSize(uint64_t) { return LmdbOnly("SetMaxMapSize"); }
 const store::StoreOptions& RedisClusterStore::options() const { return options_; }
 const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
 

@@ -166,8 +166,6 @@ class RedisClusterStore final : public store::Store {
                        const store::ReportProgress& progress) const override;
   StatusOr<store::ChangeHistory> ChangesOverSweeps(
       const store::ReportProgress& progress) const override;
-  StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going,
-                             uint64_t max_bytes) const override;
   StatusOr<store::UrlPage> ListUrls(const store::UrlListOptions& options) const override;
   StatusOr<store::ClusterListPage> ListClusters(
       const store::ClusterListOptions& options) const override;
@@ -192,21 +190,14 @@ class RedisClusterStore final : public store::Store {
       const std::function<Status(const store::ClusterReportCluster&)>& cluster,
       store::ClusterReportTotals* totals, const store::RepoReportProgress& progress) const override;
   StatusOr<std::vector<std::string>> Check() const override;
-  Status Backup(const std::string& dest) const override;
   Status health() const override;
   Status CanWrite() const override;
   Status WriteRoom() const override;
-  uint64_t max_map_size() const override;
-  Status SetMaxMapSize(uint64_t bytes) override;
   const store::StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
   store::Capabilities capabilities() const override { return {}; }  // none of them
-  void FailNextCommitForTesting(int error) override;
-  Status VerifyKeyFilterForTesting() override;
 
  private:
-  static Status LmdbOnly(std::string_view method);
-
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& commands) const;
   // A race with another daemon detected mid-batch: the batch is applied again (idempotent).

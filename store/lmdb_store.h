@@ -1,10 +1,12 @@
 // The LMDB store: Store's embedded backend, one LMDB environment in a directory (store/store.h
-// says what each method does; store/FORMAT.md the bytes). Store::Open makes one.
+// and store/mapped_file.h say what each method does; store/FORMAT.md the bytes). Store::Open
+// makes one. It is a MappedFile too: mapped_file() answers this.
 #ifndef SHINGLED_STORE_LMDB_STORE_H_
 #define SHINGLED_STORE_LMDB_STORE_H_
 
 #include <memory>
 
+#include "store/mapped_file.h"
 #include "store/store.h"
 
 namespace shingled::store {
@@ -23,7 +25,7 @@ struct WriterWork {
   uint64_t url_reads = 0;            // a document's first URL read, or one `urls` key counted
 };
 
-class LmdbStore final : public Store {
+class LmdbStore final : public Store, public MappedFile {
  public:
   explicit LmdbStore(std::unique_ptr<internal::StoreImpl> impl);
   ~LmdbStore() override;
@@ -62,8 +64,6 @@ class LmdbStore final : public Store {
                        const std::function<Status(const ChangeRow&)>& row,
                        const ReportProgress& progress) const override;
   StatusOr<ChangeHistory> ChangesOverSweeps(const ReportProgress& progress) const override;
-  StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going,
-                             uint64_t max_bytes) const override;
   StatusOr<UrlPage> ListUrls(const UrlListOptions& options) const override;
   StatusOr<ClusterListPage> ListClusters(const ClusterListOptions& options) const override;
   StatusOr<ClusterMembersPage> ClusterPage(DocId any_member, DocId after,
@@ -83,24 +83,26 @@ class LmdbStore final : public Store {
                              ClusterReportTotals* totals,
                              const RepoReportProgress& progress) const override;
   StatusOr<std::vector<std::string>> Check() const override;
-  Status Backup(const std::string& dest) const override;
   Status health() const override;
   Status CanWrite() const override { return health(); }
   Capabilities capabilities() const override {
-    return {.backup = true,
-            .warm_map = true,
-            .map_size = true,
-            .commit_faults = true,
-            .url_byte_order = true,
-            .forget = true};
+    return {.url_byte_order = true, .forget = true};
   }
   Status WriteRoom() const override;
-  uint64_t max_map_size() const override;
-  Status SetMaxMapSize(uint64_t bytes) override;
   const StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
+  MappedFile* mapped_file() override { return this; }
+  const MappedFile* mapped_file() const override { return this; }
+
+  // MappedFile.
+  Status Backup(const std::string& dest) const override;
+  StatusOr<uint64_t> WarmMap(const std::function<bool()>& keep_going,
+                             uint64_t max_bytes) const override;
+  uint64_t max_map_size() const override;
+  Status SetMaxMapSize(uint64_t bytes) override;
   void FailNextCommitForTesting(int error) override;
   Status VerifyKeyFilterForTesting() override;
+
   // The writer's reads so far (WriterWork). REQUIRES: no Apply in flight.
   WriterWork WriterWorkForTesting() const;
 

@@ -2,8 +2,10 @@
 // persistent clusters. An interface with two backends:
 //   - the embedded default, one LMDB environment in a directory (Store::Open; store/lmdb_store.h;
 //     the bytes are described in store/FORMAT.md);
-//   - a Redis Cluster shared by many daemons (redis/backend.h; docs/REDIS.md), which refuses the
-//     LMDB-only methods (Backup, WarmMap, SetMaxMapSize) with FailedPrecondition (capabilities()).
+//   - a Redis Cluster shared by many daemons (redis/backend.h; docs/REDIS.md).
+// What only a store kept in one local memory-mapped file can do (Backup, WarmMap, the map's size
+// limit, the commit fault hooks) is not here but in store/mapped_file.h, reached through
+// mapped_file(): LMDB has it, the Redis Cluster backend answers null.
 // Both decide with the same code (store/decide.h), and the same tests run on both
 // (tests/store/README.md). What follows describes the LMDB store; the
 // Redis backend's differences are in docs/REDIS.md.
@@ -39,6 +41,8 @@
 
 namespace shingled::store {
 
+class MappedFile;  // store/mapped_file.h
+
 // --- out of space ---
 // A write that failed for lack of space: ResourceExhausted, its message beginning "disk full: "
 // (ENOSPC or EDQUOT, or a short write on a nearly full file system; it names the store's
@@ -52,20 +56,10 @@ std::string_view OutOfSpaceReason(const Status& status);
 // Free bytes the store's file system needs before WriteRoom lets writes resume after a full disk.
 inline constexpr uint64_t kResumeFreeBytes = uint64_t{1} << 20;
 
-// What a backend can do beyond the methods every backend answers alike (Store::capabilities()).
-// A caller that needs one of these asks here instead of calling and reading the error: on a
-// backend without it, the method refuses with FailedPrecondition (Backup, WarmMap,
-// SetMaxMapSize) or, for the testing hook, does nothing.
+// How a backend answers some methods every backend has (Store::capabilities()). A caller asks
+// here instead of calling and reading the error. (What needs a local file is not a capability but
+// an interface of its own: Store::mapped_file().)
 struct Capabilities {
-  // Backup writes a consistent copy of the store into a directory.
-  bool backup = false;
-  // WarmMap maps the store's file into the page tables in advance.
-  bool warm_map = false;
-  // Writes fill a map of at most max_map_size bytes (SetMaxMapSize changes it), and a full map
-  // fails them with MapFullError until WriteRoom says there is room.
-  bool map_size = false;
-  // FailNextCommitForTesting fails the next commit, after which writes stop (health()).
-  bool commit_faults = false;
   // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
   // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
   bool url_byte_order = false;
@@ -263,21 +257,6 @@ class Store {
   [[nodiscard]] virtual StatusOr<ChangeHistory> ChangesOverSweeps(
       const ReportProgress& progress = {}) const = 0;
 
-  // Maps the used part of the store's file into this process's page tables in advance
-  // (madvise MADV_POPULATE_READ, reading from disk what the page cache lacks), so that later
-  // queries take no page faults (FORMAT.md, "Lookups"). A daemon calls it on a thread of its own
-  // after opening the store; queries and writes go on meanwhile. Works in 32 MiB chunks, each
-  // holding off a map growth as a read transaction does, and calls `keep_going` (may be null)
-  // before each: it returns early when that answers false. Returns the bytes mapped. Pages
-  // written later, and the whole map after it grows (LMDB maps it anew), fault in as usual.
-  // Internal on an madvise failure other than EINVAL (a kernel before 5.14, on which it falls
-  // back to reading one byte per page). FailedPrecondition, mapping nothing, when the file's used
-  // part is larger than `max_bytes`: warming a store larger than the memory the page cache can
-  // keep would read it all from disk and evict what lookups need (a daemon passes half of the
-  // physical memory).
-  [[nodiscard]] virtual StatusOr<uint64_t> WarmMap(
-      const std::function<bool()>& keep_going = nullptr, uint64_t max_bytes = UINT64_MAX) const = 0;
-
   // --- listings (store/listings.cc) ---
 
   // A page of URLs in the order of their `urls` keys (FORMAT.md, "URLs"), filtered by
@@ -395,10 +374,6 @@ class Store {
   // store is consistent. An error only when the check itself could not run.
   [[nodiscard]] virtual StatusOr<std::vector<std::string>> Check() const = 0;
 
-  // Writes a compacted, consistent copy of the store (data.mdb) into directory `dest`, which
-  // must exist and hold no store; the copy is taken in a read transaction, so writes go on.
-  [[nodiscard]] virtual Status Backup(const std::string& dest) const = 0;
-
   // OK, or the error of the failed commit that stopped writes.
   virtual Status health() const = 0;
   // OK when a write can succeed now, else why not, checked when asked (readiness, /readyz): the
@@ -410,28 +385,23 @@ class Store {
 
   // OK when a write that failed for lack of space may succeed now: the file system under the
   // store has at least kResumeFreeBytes free, and the map may grow past the size at which it
-  // was last full (its limit was raised: SetMaxMapSize). Otherwise the out-of-space error that
-  // says what is short. It writes nothing: a later commit is the proof.
+  // was last full (its limit was raised: MappedFile::SetMaxMapSize). Otherwise the out-of-space
+  // error that says what is short. It writes nothing: a later commit is the proof. OK on the
+  // Redis Cluster backend, which has neither a map nor a local disk.
   virtual Status WriteRoom() const = 0;
-  // The size the map may grow to: StoreOptions::max_map_size, or the last SetMaxMapSize.
-  virtual uint64_t max_map_size() const = 0;
-  // Changes the size the map may grow to (store.max_map_size on SIGHUP), for the next time it
-  // grows. InvalidArgument below initial_map_size. A map already larger stays as it is.
-  virtual Status SetMaxMapSize(uint64_t bytes) = 0;
 
   virtual const StoreOptions& options() const = 0;
   virtual const dedup::SketchParams& params() const = 0;
-  // What this backend can do (Capabilities): all of it on LMDB, none of it on Redis Cluster.
+  // How this backend answers ListUrls and forgetting (Capabilities): LMDB has both; Redis
+  // Cluster neither.
   virtual Capabilities capabilities() const = 0;
 
-  // The next commit fails as if fsync had returned `error` (an errno such as ENOSPC) after the
-  // transaction was written: the store then behaves as after a real failed commit.
-  virtual void FailNextCommitForTesting(int error) = 0;
-  // Internal when the writer's key filter (FORMAT.md, "The key filter") says "absent" for a key
-  // of the posting or fingerprint B-trees as of the last commit, which it must never do. OK
-  // when it has none, or when its last batch was not the last commit (another writer's came
-  // since: its next batch starts it over).
-  virtual Status VerifyKeyFilterForTesting() = 0;
+  // The store as one local memory-mapped file (store/mapped_file.h: Backup, WarmMap, the map's
+  // size limit, the commit fault hooks), or null when this backend keeps none (Redis Cluster).
+  // Callers ask here, once, rather than call and read a "not supported" error. Not owned: it is
+  // this Store, valid as long as it is.
+  virtual MappedFile* mapped_file() { return nullptr; }
+  virtual const MappedFile* mapped_file() const { return nullptr; }
 
  protected:
   Store() = default;

@@ -1,4 +1,5 @@
-// Store::WarmMap: maps the used part of the store's memory map in advance (FORMAT.md, "Lookups").
+// MappedFile::WarmMap: maps the used part of the store's memory map in advance (FORMAT.md,
+// "Lookups").
 #include <sys/mman.h>
 
 #include <algorithm>

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "crawler/fetcher.h"
+#include "store/mapped_file.h"
 
 namespace shingled::daemon {
 namespace {
@@ -516,10 +517,13 @@ void Metrics::UpdateStore(const store::Store& store, const std::string& store_di
     key_filter_bytes_.Set(static_cast<double>(stats->key_filter_bytes));
     map_used_bytes_.Set(static_cast<double>(stats->file_bytes));
     map_size_bytes_.Set(static_cast<double>(stats->map_size));
-    // Without growth (a test option) the map's present size is its limit.
-    map_max_bytes_.Set(static_cast<double>(store.options().grow_map
-                                               ? std::max(store.max_map_size(), stats->map_size)
-                                               : stats->map_size));
+    // Without growth (a test option), or without a map file (the cluster), the map's present
+    // size is its limit.
+    const store::MappedFile* mapped_file = store.mapped_file();
+    map_max_bytes_.Set(static_cast<double>(
+        mapped_file != nullptr && store.options().grow_map
+            ? std::max(mapped_file->max_map_size(), stats->map_size)
+            : stats->map_size));
   }
   writable_.Set(store.health().ok() && !out_of_space_ ? 1 : 0);
   struct statvfs fs;

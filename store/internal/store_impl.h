@@ -202,7 +202,7 @@ class StoreImpl {
   uint64_t judge_memory_in_use_ = 0;  // the transaction a batch is using it in (0: none)
 
   // --- out of space (Store::WriteRoom) ---
-  // The size the map may grow to (options_.max_map_size until Store::SetMaxMapSize).
+  // The size the map may grow to (options_.max_map_size until MappedFile::SetMaxMapSize).
   std::atomic<uint64_t> max_map_size_;
   // The map size at which a write last found the map full and unable to grow; 0 after a
   // commit succeeds.

@@ -9,7 +9,7 @@
 //                       time) over 2,000 queries, half of them stored pages, half new
 //                       near-copies of stored families, cold (just opened), warm (after
 //                       20,000 other queries: the map as a daemon that has served a while has
-//                       it, partly faulted in) and mapped (after Store::WarmMap: every page of
+//                       it, partly faulted in) and mapped (after MappedFile::WarmMap: every page of
 //                       the file in the page tables; warm_map_s is its time);
 //   BM_IngestSized/N/MIN/MAX  200,000 new pages in commits of the size a daemon::BatchSizer
 //                       chooses between MIN and MAX (1,000 and 16,000: the daemon's sizer, with
@@ -26,8 +26,9 @@
 //                       key filter (FILTER 1) or without (0; StoreOptions::key_filter), as
 //                       BM_IngestSized reports them (SHINGLED_BENCH_WRITE_BUFFER=0: the
 //                       ingest benchmarks without the write buffer);
-//   BM_LookupStart/N/WARM  the first 2,000 lookups after opening the store, with Store::WarmMap
-//                       before them (WARM 1) or not (0): latency p50, p99 and mean;
+//   BM_LookupStart/N/WARM  the first 2,000 lookups after opening the store, with
+//                       MappedFile::WarmMap before them (WARM 1) or not (0): latency p50, p99
+//                       and mean;
 //   BM_Bytes/N          bytes per document of each database and the rest (free pages, nested
 //                       posting trees, see Store::Stats), with every posting in its B-tree (a
 //                       copy of the store takes one more page with the write buffer off);
@@ -69,6 +70,7 @@
 #include "base/fmix.h"
 #include "daemon/ingest/batch_sizer.h"
 #include "store/internal/codec.h"
+#include "store/mapped_file.h"
 #include "store/store.h"
 #include "tests/store/synthetic.h"
 
@@ -509,7 +511,7 @@ Latency MeasureLookups(const Store& store, const std::vector<dedup::Sketch>& que
 // Cold: the first 2,000 queries after opening the store (each touches B-tree pages the process
 // has not mapped yet: page faults). Warm: 2,000 other queries after 20,000 warm-up queries, as
 // in a daemon that has been serving for a while; no measured query was asked before. Mapped:
-// 2,000 more after Store::WarmMap, as in a daemon that warmed its map when it started.
+// 2,000 more after MappedFile::WarmMap, as in a daemon that warmed its map when it started.
 void BM_Lookup(benchmark::State& state) {
   const uint64_t size = static_cast<uint64_t>(state.range(0));
   auto store = std::move(Store::Open(Filled(size), StoreOptions{}, Params(), kPolynomial)).value();
@@ -531,7 +533,7 @@ void BM_Lookup(benchmark::State& state) {
     MeasureLookups(*store, warmup, state);
     w = MeasureLookups(*store, warm, state);
     auto t0 = std::chrono::steady_clock::now();
-    StatusOr<uint64_t> mapped = store->WarmMap();
+    StatusOr<uint64_t> mapped = store->mapped_file()->WarmMap();
     warm_map_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!mapped.ok()) state.SkipWithError(mapped.status().ToString().c_str());
     m = MeasureLookups(*store, populated, state);
@@ -553,10 +555,9 @@ void BM_Lookup(benchmark::State& state) {
 
 // BM_LookupStart/N/WARM: the first 2,000 lookups of a process that just opened the store (the
 // file in the page cache, as after a restart of the daemon) and asked one query, after
-// Store::WarmMap (WARM 1) or
-// without it (0): wall and CPU p50, p99 and mean in us, and warm_map_s. Each run maps the file
-// anew, so runs with and without alternate in one process (--benchmark_repetitions with
-// --benchmark_enable_random_interleaving).
+// MappedFile::WarmMap (WARM 1) or without it (0): wall and CPU p50, p99 and mean in us, and
+// warm_map_s. Each run maps the file anew, so runs with and without alternate in one process
+// (--benchmark_repetitions with --benchmark_enable_random_interleaving).
 void BM_LookupStart(benchmark::State& state) {
   const uint64_t size = static_cast<uint64_t>(state.range(0));
   const bool warm = state.range(1) != 0;
@@ -574,7 +575,7 @@ void BM_LookupStart(benchmark::State& state) {
     if (!store->SimilarToSketch(QuerySketch(kQueries, size), QueryOptions{}).ok()) std::abort();
     if (warm) {
       auto t0 = std::chrono::steady_clock::now();
-      StatusOr<uint64_t> mapped = store->WarmMap();
+      StatusOr<uint64_t> mapped = store->mapped_file()->WarmMap();
       warm_map_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!mapped.ok()) state.SkipWithError(mapped.status().ToString().c_str());

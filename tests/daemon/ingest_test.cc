@@ -8,6 +8,7 @@
 #include <future>
 
 #include "daemon/process/store_setup.h"
+#include "store/mapped_file.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::daemon {
@@ -179,7 +180,7 @@ TEST_F(IngestTest, AdmissionIsBoundedByPagesAndBytes) {
 TEST_F(IngestTest, FailedCommitMakesTheWriterUnhealthy) {
   TaskPool pool(1, 100);
   IngestPipeline pipeline(store_.get(), context_, &pool, nullptr, {});
-  store_->FailNextCommitForTesting(EIO);
+  store_->mapped_file()->FailNextCommitForTesting(EIO);
   std::vector<PageOutcome> out = Run(&pipeline, {Job("https://e.com/1", kText)});
   EXPECT_EQ(out[0].status.code(), StatusCode::kUnavailable);
   EXPECT_FALSE(pipeline.healthy());
@@ -196,7 +197,7 @@ TEST_F(IngestTest, CommitFailedForLackOfSpaceResumesWhenThereIsRoom) {
   TaskPool pool(1, 100);
   Metrics metrics;
   IngestPipeline pipeline(store_.get(), context_, &pool, &metrics, {});
-  store_->FailNextCommitForTesting(ENOSPC);
+  store_->mapped_file()->FailNextCommitForTesting(ENOSPC);
   std::vector<PageOutcome> out = Run(&pipeline, {Job("https://e.com/1", kText)});
   EXPECT_EQ(store::OutOfSpaceReason(out[0].status), "disk_full") << out[0].status.ToString();
   EXPECT_NE(out[0].status.message().find(dir_.path() + "/store"), std::string::npos)

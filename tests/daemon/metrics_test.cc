@@ -18,6 +18,7 @@
 #include "daemon/http/compression.h"
 #include "daemon/ingest/ingest.h"
 #include "daemon/ingest/task_pool.h"
+#include "store/mapped_file.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace shingled::testing {
@@ -185,7 +186,7 @@ TEST(MetricsTest, FailedCommitTurnsWritableToZero) {
   }
   EXPECT_EQ(Sample(text, "shingled_ingest_queue_capacity_pages"), 7) << text;
 
-  (*store)->FailNextCommitForTesting(EIO);
+  (*store)->mapped_file()->FailNextCommitForTesting(EIO);
   EXPECT_FALSE(ingest("https://e.com/2")[0].status.ok());
   text = metrics.Scrape(store->get(), dir.path() + "/store");
   EXPECT_EQ(Sample(text, "shingled_store_writable"), 0) << text;

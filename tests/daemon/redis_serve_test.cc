@@ -2,9 +2,10 @@
 // loopback (tests/redis/redis_cluster.h). The config file is all it takes; pages get their
 // verdicts; a daemon killed with SIGKILL loses no acknowledged page; two daemons on one cluster
 // decide as one; `shingled check` runs on the cluster; the listings, the reports, bytes in
-// common and templates answer as on LMDB; forgetting is refused.
+// common and templates answer as on LMDB; forgetting and `shingled backup` are refused.
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -460,6 +461,19 @@ TEST_F(RedisServeTest, ForgettingIsRefusedOnTheCluster) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   }
   EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
+}
+
+// A backup copies the store's file, which the cluster has not (Store::mapped_file() is null):
+// `shingled backup` exits 1 with one line saying it is LMDB's, and makes no directory.
+TEST_F(RedisServeTest, BackupIsRefusedOnTheCluster) {
+  std::unique_ptr<Daemon> d = Start();  // makes the state on the cluster
+  ASSERT_GT(d->port(), 0);
+  const std::string dest = dir_.path() + "/copy";
+  std::string out;
+  EXPECT_EQ(RunCli("backup --config " + d->config_path() + " " + dest, &out), 1) << out;
+  EXPECT_EQ(out,
+            "shingled backup: Backup is not supported by the redis-cluster backend: LMDB only\n");
+  EXPECT_FALSE(std::filesystem::exists(dest));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/mapped_file.h"
 #include "tests/store/store_fixture.h"
 
 namespace shingled::store::testing {
@@ -92,7 +93,7 @@ TEST_F(ForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
   ASSERT_TRUE(similar.ok()) << similar.status().ToString();
   EXPECT_TRUE(similar->empty());
   ExpectConsistent(*store_);
-  EXPECT_TRUE(store_->VerifyKeyFilterForTesting().ok());
+  EXPECT_TRUE(store_->mapped_file()->VerifyKeyFilterForTesting().ok());
   // The same content again is new, under a new id: ids are never given twice.
   const PageResult again = Add("https://a.example/again", Range(0, 300));
   EXPECT_EQ(again.verdict, Verdict::kNew);
@@ -284,7 +285,7 @@ TEST_F(ForgetTest, BufferedAndFiledPagesAreForgottenAlike) {
     EXPECT_EQ(again.verdict, i % 3 == 0 ? Verdict::kNew : Verdict::kDuplicate) << i;
   }
   ExpectConsistent(*store_);
-  EXPECT_TRUE(store_->VerifyKeyFilterForTesting().ok());
+  EXPECT_TRUE(store_->mapped_file()->VerifyKeyFilterForTesting().ok());
 }
 
 TEST_F(ForgetTest, TheRecordsBytes) {

@@ -14,6 +14,7 @@
 #include "dedup/estimate.h"
 #include "store/internal/codec.h"
 #include "store/internal/store_impl.h"
+#include "store/mapped_file.h"
 #include "store/store.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
@@ -460,7 +461,8 @@ TEST_P(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   options.initial_map_size = uint64_t{1} << 20;  // grows (doubling, remapping) under the pages below
   auto store = OpenStore(options);
   ASSERT_NE(store, nullptr);
-  if (!store->capabilities().warm_map) GTEST_SKIP() << "the engine has no warm_map capability";
+  const MappedFile* mapped = store->mapped_file();
+  if (mapped == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   auto fill = [&](int from, int to) {
     std::vector<PageInput> batch;
@@ -472,7 +474,7 @@ TEST_P(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   fill(0, 200);
   const std::string file = dir_.Sub("db") + "/data.mdb";
   int calls = 0;
-  StatusOr<uint64_t> none = store->WarmMap([&] {
+  StatusOr<uint64_t> none = mapped->WarmMap([&] {
     ++calls;
     return false;
   });
@@ -484,14 +486,14 @@ TEST_P(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   StatusOr<StoreStats> stats = store->Stats();
   ASSERT_TRUE(stats.ok());
   const uint64_t mapped_before = MappedBytesOf(file);
-  StatusOr<uint64_t> refused = store->WarmMap(nullptr, stats->file_bytes - 4096);
+  StatusOr<uint64_t> refused = mapped->WarmMap(nullptr, stats->file_bytes - 4096);
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition)
       << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("MiB allowed"), std::string::npos)
       << refused.status().ToString();
   EXPECT_LE(MappedBytesOf(file), mapped_before);
 
-  StatusOr<uint64_t> warmed = store->WarmMap(nullptr, stats->file_bytes);
+  StatusOr<uint64_t> warmed = mapped->WarmMap(nullptr, stats->file_bytes);
   ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
   stats = store->Stats();
   ASSERT_TRUE(stats.ok());
@@ -503,7 +505,7 @@ TEST_P(QueryTest, WarmMapMapsTheWholeFileAndFollowsAGrowth) {
   stats = store->Stats();
   ASSERT_TRUE(stats.ok());
   ASSERT_GT(stats->map_size, map_before);  // the map grew: LMDB mapped it anew
-  warmed = store->WarmMap();
+  warmed = mapped->WarmMap();
   ASSERT_TRUE(warmed.ok()) << warmed.status().ToString();
   EXPECT_EQ(*warmed, stats->file_bytes);
   EXPECT_GE(MappedBytesOf(file), stats->file_bytes);

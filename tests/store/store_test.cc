@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "store/internal/codec.h"
+#include "store/mapped_file.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
@@ -555,7 +556,8 @@ TEST_P(StoreTest, MapGrowsWhenFull) {
   StoreOptions o;
   o.initial_map_size = 256 << 10;  // 256 KiB: full after a few dozen pages
   auto store = OpenStore(o);
-  if (!store->capabilities().map_size) GTEST_SKIP() << "the engine has no map_size capability";
+  // A map that grows is the mapped file's.
+  if (store->mapped_file() == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   for (int b = 0; b < 20; ++b) {
     std::vector<PageInput> batch;
@@ -577,7 +579,7 @@ TEST_P(StoreTest, FullMapWithoutGrowthFailsTheBatchAndKeepsServing) {
   o.initial_map_size = 256 << 10;
   o.grow_map = false;
   auto store = OpenStore(o);
-  if (!store->capabilities().map_size) GTEST_SKIP() << "the engine has no map_size capability";
+  if (store->mapped_file() == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   Status failure;
   int applied = 0;
@@ -601,13 +603,14 @@ TEST_P(StoreTest, FullMapWithoutGrowthFailsTheBatchAndKeepsServing) {
 // A commit that fails for lack of space fails that batch only; the next one, with
 // room, commits (the disk here has room: the failure is injected).
 // The map full at max_map_size names the key and its value; raising the limit
-// (SIGHUP's SetMaxMapSize) lets the same Store write again.
+// (SIGHUP's MappedFile::SetMaxMapSize) lets the same Store write again.
 TEST_P(StoreTest, FullMapAtItsLimitWritesAgainWhenTheLimitIsRaised) {
   StoreOptions o;
   o.initial_map_size = 256 << 10;
   o.max_map_size = 512 << 10;
   auto store = OpenStore(o);
-  if (!store->capabilities().map_size) GTEST_SKIP() << "the engine has no map_size capability";
+  MappedFile* file = store->mapped_file();
+  if (file == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   Status failure;
   std::vector<PageInput> failed;
@@ -632,9 +635,9 @@ TEST_P(StoreTest, FullMapAtItsLimitWritesAgainWhenTheLimitIsRaised) {
   EXPECT_TRUE(store->health().ok());
   const Status room = store->WriteRoom();
   EXPECT_EQ(OutOfSpaceReason(room), "map_full") << room.ToString();
-  EXPECT_EQ(store->SetMaxMapSize(128 << 10).code(), StatusCode::kInvalidArgument);  // < initial
-  ASSERT_TRUE(store->SetMaxMapSize(4 << 20).ok());
-  EXPECT_EQ(store->max_map_size(), uint64_t{4} << 20);
+  EXPECT_EQ(file->SetMaxMapSize(128 << 10).code(), StatusCode::kInvalidArgument);  // < initial
+  ASSERT_TRUE(file->SetMaxMapSize(4 << 20).ok());
+  EXPECT_EQ(file->max_map_size(), uint64_t{4} << 20);
   EXPECT_TRUE(store->WriteRoom().ok());
   StatusOr<std::vector<PageResult>> r = store->Apply(failed);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -645,11 +648,11 @@ TEST_P(StoreTest, FullMapAtItsLimitWritesAgainWhenTheLimitIsRaised) {
 
 TEST_P(StoreTest, CommitFailedForLackOfSpaceFailsThatBatchOnly) {
   auto store = OpenStore();
-  if (!store->capabilities().commit_faults)
-    GTEST_SKIP() << "the engine has no commit_faults capability";
+  MappedFile* file = store->mapped_file();
+  if (file == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   ApplyOne(*store, Page("http://a/", s, 1, Range(0, 100)));
-  store->FailNextCommitForTesting(ENOSPC);
+  file->FailNextCommitForTesting(ENOSPC);
   PageInput b = Page("http://b/", s, 1, Range(500, 100));
   StatusOr<std::vector<PageResult>> r = store->Apply(std::span(&b, 1));
   ASSERT_FALSE(r.ok());
@@ -669,7 +672,7 @@ TEST_P(StoreTest, CommitFailedForLackOfSpaceFailsThatBatchOnly) {
   // The writer's in-memory state follows the disk: the key filter (which kept the failed batch's
   // keys: extra keys only cost a read) never says "absent" for a stored key, and queries see
   // the committed page through the write buffer.
-  EXPECT_TRUE(store->VerifyKeyFilterForTesting().ok());
+  EXPECT_TRUE(file->VerifyKeyFilterForTesting().ok());
   StatusOr<std::vector<SimilarDoc>> similar = store->SimilarToSketch(b.sketch, QueryOptions{});
   ASSERT_TRUE(similar.ok()) << similar.status().ToString();
   ASSERT_FALSE(similar->empty());
@@ -679,11 +682,10 @@ TEST_P(StoreTest, CommitFailedForLackOfSpaceFailsThatBatchOnly) {
 
 TEST_P(StoreTest, FailedCommitStopsWritesButNotReads) {
   auto store = OpenStore();
-  if (!store->capabilities().commit_faults)
-    GTEST_SKIP() << "the engine has no commit_faults capability";
+  if (store->mapped_file() == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   ApplyOne(*store, Page("http://a/", s, 1, Range(0, 100)));
-  store->FailNextCommitForTesting(EIO);  // an I/O error with room on the disk
+  store->mapped_file()->FailNextCommitForTesting(EIO);  // an I/O error with room on the disk
   PageInput b = Page("http://b/", s, 1, Range(500, 100));
   StatusOr<std::vector<PageResult>> r = store->Apply(std::span(&b, 1));
   ASSERT_FALSE(r.ok());
@@ -785,16 +787,17 @@ TEST_F(LmdbStoreTest, FullDiskOnTmpfsFailsTheBatchAndKeepsServing) {
 
 TEST_P(StoreTest, BackupIsACompactConsistentCopy) {
   auto store = OpenStore();
-  if (!store->capabilities().backup) GTEST_SKIP() << "the engine has no backup capability";
+  const MappedFile* file = store->mapped_file();
+  if (file == nullptr) GTEST_SKIP() << "the engine keeps no mapped file";
   SweepId s = store->OpenSweep("s", 1)->id;
   std::vector<PageInput> batch;
   for (int i = 0; i < 100; ++i) batch.push_back(Page("http://p/" + std::to_string(i), s, 1, Range(i * 37ull, 200)));
   ASSERT_TRUE(store->Apply(batch).ok());
   std::string dest = dir_.Sub("backup");
   std::filesystem::create_directories(dest);
-  ASSERT_TRUE(store->Backup(dest).ok());
-  EXPECT_EQ(store->Backup(dest).code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(store->Backup(dir_.Sub("missing")).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(file->Backup(dest).ok());
+  EXPECT_EQ(file->Backup(dest).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(file->Backup(dir_.Sub("missing")).code(), StatusCode::kInvalidArgument);
   StoreOptions o;
   o.durable = false;
   auto copy = std::move(Store::Open(dest, o, params_, kPolynomial)).value();
@@ -818,7 +821,9 @@ TEST_F(LmdbStoreTest, BackupThatFailsLeavesNoStore) {
   const std::string mnt = dir_.Sub("tmpfs");
   SmallTmpfs tmpfs(mnt);
   if (!tmpfs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs: " << tmpfs.error();
-  const Status failed = store->Backup(mnt);
+  const MappedFile* file = store->mapped_file();
+  ASSERT_NE(file, nullptr);
+  const Status failed = file->Backup(mnt);
   EXPECT_EQ(failed.code(), StatusCode::kResourceExhausted) << failed.ToString();
   EXPECT_NE(failed.message().find("disk full"), std::string::npos) << failed.message();
   EXPECT_TRUE(std::filesystem::is_empty(mnt));
@@ -827,7 +832,7 @@ TEST_F(LmdbStoreTest, BackupThatFailsLeavesNoStore) {
   const std::string dest = dir_.Sub("backup");
   std::filesystem::create_directories(dest);
   std::ofstream(dest + "/data.mdb.partial") << "left by a killed backup";
-  ASSERT_TRUE(store->Backup(dest).ok());
+  ASSERT_TRUE(file->Backup(dest).ok());
   EXPECT_FALSE(std::filesystem::exists(dest + "/data.mdb.partial"));
   StoreOptions o;
   o.durable = false;

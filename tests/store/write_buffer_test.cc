@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "store/internal/codec.h"
+#include "store/mapped_file.h"
 #include "store/store.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/synthetic.h"
@@ -263,7 +264,9 @@ class WriteBufferStoreTest : public testing::StoreFixture {
   // The writer's key filter (FORMAT.md, "The key filter") says "maybe" for every key of the
   // posting and fingerprint B-trees.
   static void ExpectFilterHoldsEveryKey(Store& store) {
-    const Status s = store.VerifyKeyFilterForTesting();
+    MappedFile* file = store.mapped_file();
+    ASSERT_NE(file, nullptr);
+    const Status s = file->VerifyKeyFilterForTesting();
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
   static std::vector<std::string> Answer(const Store& store, const dedup::Sketch& sketch) {
