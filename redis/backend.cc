@@ -1532,9 +1532,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   // 12. Clusters: the batch's unions together (the partition is the same in any order).
   SHINGLED_RETURN_IF_ERROR(MergeAll(unions));
   // 13. Completion: each new document's claim loses its "/url"; each URL's versions not counted
-  // yet are counted in its shard, exactly once whatever attempt or daemon wrote them: the count
-  // moves the field's mark in the same atomic step, over the field as this batch knows it (read
-  // again when another daemon changed it meanwhile).
+  // yet are counted in its shard, in the same round (RoundWithCounts).
   {
     std::vector<Command> cmds;
     for (const NewDoc& nd : new_docs) {
@@ -1544,45 +1542,13 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
                           {FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
     }
     if (!new_docs.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
-    std::map<UrlId, VersionList> counting = std::move(written);
+    std::map<UrlId, VersionList> fields = std::move(written);
     for (size_t i = 0; i < pages.size(); ++i) {
       if (!st[i].skip && st[i].url != nullptr && st[i].url->id != 0) {
-        counting.try_emplace(st[i].url->id, st[i].url->read);
+        fields.try_emplace(st[i].url->id, st[i].url->read);
       }
     }
-    for (int attempt = 0;; ++attempt) {
-      std::vector<UrlId> counted;
-      for (const auto& [u, list] : counting) {
-        VersionList next = list;
-        StatusOr<std::vector<CountChange>> changes = CountRest(&next);
-        if (!changes.ok()) return changes.status();
-        if (changes->empty()) continue;
-        cmds.push_back(ReplaceVersions(u, list, next, *changes));
-        counted.push_back(u);
-      }
-      if (cmds.empty()) break;
-      auto r = Round(cmds);
-      if (!r.ok()) return r.status();
-      std::vector<UrlId> changed;
-      for (size_t j = 0; j < counted.size(); ++j) {
-        if ((*r)[cmds.size() - counted.size() + j].integer < 0) changed.push_back(counted[j]);
-      }
-      if (changed.empty()) break;
-      if (attempt + 1 == kBatchAttempts) {
-        return Race("the versions of a URL of the batch kept changing while they were counted");
-      }
-      cmds.clear();
-      for (UrlId u : changed) cmds.push_back(ReadVersions(u));
-      auto again = Round(cmds);
-      if (!again.ok()) return again.status();
-      counting.clear();
-      for (size_t j = 0; j < changed.size(); ++j) {
-        StatusOr<VersionList> list = ReadVersionList((*again)[j]);
-        if (!list.ok()) return list.status();
-        counting.emplace(changed[j], std::move(*list));
-      }
-      cmds.clear();
-    }
+    SHINGLED_RETURN_IF_ERROR(RoundWithCounts(std::move(cmds), std::move(fields)));
   }
   // 14. Clusters of the results.
   {
@@ -1602,6 +1568,43 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
   SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
       redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
   return results;
+}
+
+Status RedisClusterStore::RoundWithCounts(std::vector<Command> cmds,
+                                          std::map<UrlId, VersionList> fields) {
+  for (int attempt = 0;; ++attempt) {
+    std::vector<UrlId> counted;
+    for (const auto& [u, list] : fields) {
+      VersionList next = list;
+      StatusOr<std::vector<CountChange>> changes = CountRest(&next);
+      if (!changes.ok()) return changes.status();
+      if (changes->empty()) continue;
+      cmds.push_back(ReplaceVersions(u, list, next, *changes));
+      counted.push_back(u);
+    }
+    if (cmds.empty()) return OkStatus();
+    auto r = Round(cmds);
+    if (!r.ok()) return r.status();
+    std::vector<UrlId> changed;
+    for (size_t j = 0; j < counted.size(); ++j) {
+      if ((*r)[cmds.size() - counted.size() + j].integer < 0) changed.push_back(counted[j]);
+    }
+    if (changed.empty()) return OkStatus();
+    if (attempt + 1 == kBatchAttempts) {
+      return Race("the versions of a URL of the batch kept changing while they were counted");
+    }
+    cmds.clear();
+    for (UrlId u : changed) cmds.push_back(ReadVersions(u));
+    auto again = Round(cmds);
+    if (!again.ok()) return again.status();
+    fields.clear();
+    for (size_t j = 0; j < changed.size(); ++j) {
+      StatusOr<VersionList> list = ReadVersionList((*again)[j]);
+      if (!list.ok()) return list.status();
+      fields.emplace(changed[j], std::move(*list));
+    }
+    cmds.clear();
+  }
 }
 
 // One union with the cluster counters: sizes are kept as "members beyond the root" in the

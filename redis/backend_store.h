@@ -207,6 +207,11 @@ class RedisClusterStore final : public store::Store {
   // found together, then every link made in one LinkRoots call (again for links another daemon
   // made first), so a batch's merges cost ~6 rounds, not ~6 each.
   Status MergeAll(const std::vector<std::pair<store::DocId, store::DocId>>& unions);
+  // Runs `commands` in one round with the counting of each URL's versions past its mark
+  // (`fields`: each URL's versions field as this batch knows it; redis/versions.h, CountRest),
+  // then counts again, from a new read, those another daemon changed meanwhile: every version
+  // is counted exactly once, whatever attempt or daemon wrote it.
+  Status RoundWithCounts(std::vector<Command> commands, std::map<store::UrlId, VersionList> fields);
   // Records of `docs` (absent ones left out), and of their representatives with follow_reps.
   // Keeps each record's bytes in raw_records_ (for a compare-and-set).
   StatusOr<std::map<store::DocId, RedisDocument>> ReadRecords(const std::vector<store::DocId>& docs,
