@@ -469,29 +469,18 @@ StatusOr<store::SweepInfo> RedisClusterStore::SweepInfoOf(SweepId id, const std:
                                                           const ShardTotals& totals) const {
   StatusOr<SweepRecord> rec = store::internal::DecodeSweep(record);
   if (!rec.ok()) return rec.status();
-  store::SweepInfo s;
-  s.id = id;
-  s.name = rec->name;
-  s.start = rec->start;
-  s.end = rec->end;
-  s.open = rec->open;
-  s.scope = rec->scope;
-  SweepRecord counts;
+  // The record's counts are unused here: they are the shards'.
+  SweepRecord counted = *rec;
+  for (const SweepCountField& c : kSweepCountFields) counted.*c.count = 0;
   if (auto it = totals.sweeps.find(id); it != totals.sweeps.end()) {
     for (const auto& [f, v] : it->second) {
-      if (f == "start") s.start = std::min(s.start, v);  // a version dated before it
+      if (f == "start") counted.start = std::min(counted.start, v);  // a version dated before it
       for (const SweepCountField& c : kSweepCountFields) {
-        if (f == c.name) counts.*c.count = static_cast<uint64_t>(v);
+        if (f == c.name) counted.*c.count = static_cast<uint64_t>(v);
       }
     }
   }
-  s.pages = counts.pages;
-  s.new_docs = counts.new_docs;
-  s.unchanged = counts.unchanged;
-  s.duplicate = counts.duplicate;
-  s.near_duplicate = counts.near_duplicate;
-  s.gone = counts.gone;
-  return s;
+  return store::internal::SweepInfoOf(id, counted);
 }
 
 StatusOr<store::SweepInfo> RedisClusterStore::ReadSweep(SweepId id) const {

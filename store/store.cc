@@ -204,23 +204,6 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
-  SweepInfo s;
-  s.id = id;
-  s.name = r.name;
-  s.start = r.start;
-  s.end = r.end;
-  s.open = r.open;
-  s.pages = r.pages;
-  s.new_docs = r.new_docs;
-  s.unchanged = r.unchanged;
-  s.duplicate = r.duplicate;
-  s.near_duplicate = r.near_duplicate;
-  s.gone = r.gone;
-  s.scope = r.scope;
-  return s;
-}
-
 StatusOr<SweepId> StoredSweepId(std::string_view bytes, std::string_view where) {
   if (bytes.size() != 4) {
     return DataLossError(std::string(where) + " is " + std::to_string(bytes.size()) +

@@ -391,6 +391,23 @@ StatusOr<VersionRecord> DecodeVersion(std::string_view bytes) {
   return v;
 }
 
+SweepInfo SweepInfoOf(SweepId id, const SweepRecord& r) {
+  SweepInfo s;
+  s.id = id;
+  s.name = r.name;
+  s.start = r.start;
+  s.end = r.end;
+  s.open = r.open;
+  s.pages = r.pages;
+  s.new_docs = r.new_docs;
+  s.unchanged = r.unchanged;
+  s.duplicate = r.duplicate;
+  s.near_duplicate = r.near_duplicate;
+  s.gone = r.gone;
+  s.scope = r.scope;
+  return s;
+}
+
 void SweepRecord::Count(Verdict verdict) {
   ++pages;
   switch (verdict) {

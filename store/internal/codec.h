@@ -243,6 +243,8 @@ struct SweepRecord {
   void Uncount(Verdict verdict);
 };
 std::string EncodeSweep(const SweepRecord& s);
+// The sweep as the API answers it: the record's name, dates, scope and counts, with its id.
+SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 // `format7`: a record of format 7, which had no scope (read only to upgrade it).
 StatusOr<SweepRecord> DecodeSweep(std::string_view bytes, bool format7 = false);
 

@@ -92,7 +92,6 @@ StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
 std::string EncodeForgetRecord(const ForgetRecord& record);
 StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
 
-SweepInfo SweepInfoOf(SweepId id, const SweepRecord& record);
 // The sweep records a write transaction changes, by id, written back at its end.
 using SweepCache = std::map<SweepId, SweepRecord>;
 // Sweep `id`'s record in `*cache` (never null), read on first use. NotFound if unknown.
