@@ -670,7 +670,12 @@ struct NewDoc {
   bool take_over = false;  // a retry of the page that claimed it
   DocId equivalent = 0;
   store::Relation relation = store::Relation::kLexical;
+  // The equivalent had no record (its page, another daemon's, is being applied or died before
+  // its record was written): this document keeps its own sketch (below, step 7).
+  bool equivalent_unrecorded = false;
   RedisDocument rec;
+  // Keeps a sketch of its own: files its postings and has its candidates judged (step 8, 10).
+  bool HoldsSketch() const { return equivalent == 0 || equivalent_unrecorded; }
   std::vector<DocId> candidates;
   bool truncated = false;
   uint64_t left_out = 0;
@@ -1151,14 +1156,15 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     std::vector<Command> cmds;
     for (NewDoc& nd : new_docs) {
       const dedup::Sketch& s = pages[nd.page].sketch;
-      if (nd.equivalent != 0) {
-        DocId holder = 0;
-        const RedisDocument* eq = nd.equivalent == 0 ? nullptr : record_of(nd.equivalent);
-        if (eq == nullptr) {
-          return Race("the equivalent document " + Dec(nd.equivalent) + " has no record yet");
-        }
-        holder = eq->rep != 0 ? eq->rep : nd.equivalent;
-        nd.rec.rep = holder;
+      // An equivalent without a record yet: waiting for it could deadlock two batches that each
+      // claimed a fingerprint the other's document is equivalent to (and each stop before writing
+      // its own records). This document keeps a sketch of its own instead of naming a
+      // representative, as a new document does (postings, candidates), and is still the
+      // equivalent's duplicate (step 10).
+      const RedisDocument* eq = nd.equivalent == 0 ? nullptr : record_of(nd.equivalent);
+      nd.equivalent_unrecorded = nd.equivalent != 0 && eq == nullptr;
+      if (eq != nullptr) {
+        nd.rec.rep = eq->rep != 0 ? eq->rep : nd.equivalent;
       } else {
         SetSketch(s, &nd.rec);
       }
@@ -1198,7 +1204,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     std::vector<Slot> slots;
     for (size_t k = 0; k < new_docs.size(); ++k) {
       NewDoc& nd = new_docs[k];
-      if (nd.equivalent != 0) continue;
+      if (!nd.HoldsSketch()) continue;
       const dedup::Sketch& s = pages[nd.page].sketch;
       auto file = [&](Relation rel, uint64_t value, int bits, int index) {
         std::string bucket = BucketKey(rel, value, bits);
@@ -1284,7 +1290,7 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     }
     for (size_t k = 0; k < new_docs.size(); ++k) {
       NewDoc& nd = new_docs[k];
-      if (nd.equivalent != 0) continue;
+      if (!nd.HoldsSketch()) continue;
       // Room kept for the containment candidates (the chunk graph), as LMDB's
       // FindCandidates does; they are scored whatever their points.
       SHINGLED_RETURN_IF_ERROR(BatchContainment(
@@ -1329,16 +1335,21 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     PageResult& res = results[nd.page];
     const dedup::Sketch cut = Cut(page.sketch);
     if (nd.equivalent != 0) {
+      // The same tokens (lexical) or the same shingles make the same sketch, so an equivalent
+      // without a record yet is compared with the page's own.
       DocId holder = 0;
-      const RedisDocument* eq = sketch_holder(nd.equivalent, &holder);
+      const RedisDocument* eq =
+          nd.equivalent_unrecorded ? &nd.rec : sketch_holder(nd.equivalent, &holder);
       if (eq == nullptr) return Race("an equivalent's sketch is missing");
       dedup::Sketch a = cut, b = SketchOfRecord(*eq);
       MaskPair(&a.sample, &b.sample);
       if (options_.cluster_relations & store::kClusterExact)
         unions.emplace_back(nd.doc, nd.equivalent);
-      res.verdict = Verdict::kDuplicate;
       res.matches.push_back(store::EquivalentMatch(nd.equivalent, nd.relation, a, b));
-      continue;
+      if (!nd.HoldsSketch()) {
+        res.verdict = Verdict::kDuplicate;
+        continue;
+      }
     }
     res.candidates_truncated = nd.truncated;
     res.candidates_left_out = nd.left_out;
@@ -1372,7 +1383,9 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       }
       res.matches.push_back(*d.match);
     }
-    res.verdict = joined ? Verdict::kNearDuplicate : Verdict::kNew;
+    res.verdict = nd.equivalent != 0 ? Verdict::kDuplicate
+                  : joined            ? Verdict::kNearDuplicate
+                                      : Verdict::kNew;
   }
   // Versions take their page's verdict; replays of the batch's own pages too.
   for (size_t i = 0; i < pages.size(); ++i) {

@@ -48,8 +48,7 @@ if [[ "${1:-}" != "--quick" ]]; then
     -DSHINGLED_SANITIZE=ON -DSHINGLED_BUILD_BENCHMARKS=OFF "${werror[@]}" \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG"
   phase "tests under sanitizers"
-  # One test a core: at -j3 the three racing daemons of BackendConcurrencyTest met an equivalent
-  # whose record was not there yet, which the test does not retry.
+  # One test a core.
   # The statistical tests of the sketches (thousands of sketches of random pages, ~60 s of CPU
   # under the sanitizers) run in the normal build only: their code paths are those of the
   # other sketch tests, which run here.

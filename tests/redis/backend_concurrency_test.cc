@@ -22,6 +22,7 @@ namespace {
 using BackendConcurrencyTest = BackendTest;
 
 using store::PageInput;
+using store::PageResult;
 
 TEST_F(BackendConcurrencyTest, ThreeDaemonsMakeTheClustersOfOne) {
   constexpr int kDaemons = 3;
@@ -136,6 +137,63 @@ TEST_F(BackendConcurrencyTest, ThreeDaemonsMakeTheClustersOfOne) {
   std::cout << "clusters " << pb.size() << ", documents " << sb->documents
             << ", batches applied again after a race " << races << ", client retries "
             << retries[0] + retries[1] + retries[2] << "\n";
+}
+
+// A daemon that dies (or stalls) after claiming its new document's fingerprints, before writing the
+// document's record: another daemon's lexical equivalent of it does not wait for that record (two
+// batches could each wait for the other's). It keeps a sketch of its own, is still a duplicate of
+// the claimed document, and joins the cluster of the first daemon's near-copy it finds. The first
+// daemon's page, applied again, completes its document under the same id.
+TEST_F(BackendConcurrencyTest, AnEquivalentWhoseRecordIsNotWrittenYetDoesNotStopAnotherDaemon) {
+  auto a_store = OpenRedis();
+  auto b_store = OpenRedis();
+  ASSERT_NE(a_store, nullptr);
+  ASSERT_NE(b_store, nullptr);
+  auto* a = dynamic_cast<RedisClusterStore*>(a_store.get());
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a_store->OpenSweep("crawl", 1000).ok());
+  const Content base = Near(0, 200, 0);
+  Content lex = base;
+  lex.variant = 1;  // other bytes, the same tokens
+  const PageInput near_a = Page(Url(0, "near-a"), 1, 1001, Near(0, 195, 1));
+  const PageInput base_page = Page(Url(0, "base"), 1, 1002, base);
+  const PageInput lex_page = Page(Url(0, "lexical"), 1, 1003, lex);
+  auto first = a->Apply({&near_a, 1});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  // Rounds: the sweeps, the URLs, the versions, the identical claim, the lexical and shingle
+  // claims; the sixth would write the record.
+  a->FailAtRoundForTesting(6);
+  auto failed = a->Apply({&base_page, 1});
+  ASSERT_EQ(failed.status().code(), StatusCode::kUnavailable) << failed.status().ToString();
+
+  auto lexical = b_store->Apply({&lex_page, 1});
+  ASSERT_TRUE(lexical.ok()) << lexical.status().ToString();
+  const PageResult& l = (*lexical)[0];
+  ASSERT_TRUE(l.status.ok()) << l.status.ToString();
+  EXPECT_EQ(store::VerdictName(l.verdict), "duplicate");
+  const store::DocId near_doc = (*first)[0].doc;
+  store::DocId equivalent = 0;
+  bool matched_near = false;
+  for (const store::Match& m : l.matches) {
+    if (m.relation == store::Relation::kLexical) equivalent = m.doc;
+    if (m.doc == near_doc) matched_near = true;
+  }
+  EXPECT_NE(equivalent, 0u) << "no lexical match";
+  EXPECT_TRUE(matched_near) << "the near-copy was not judged";
+
+  auto again = a->Apply({&base_page, 1});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)[0].doc, equivalent);
+  for (store::DocId d : {near_doc, equivalent, l.doc}) {
+    auto info = b_store->Document(d);
+    ASSERT_TRUE(info.ok()) << d << ": " << info.status().ToString();
+    auto near_info = b_store->Document(near_doc);
+    ASSERT_TRUE(near_info.ok());
+    EXPECT_EQ(info->cluster, near_info->cluster) << "document " << d;
+  }
+  auto check = b_store->Check();
+  ASSERT_TRUE(check.ok());
+  for (const std::string& p : *check) ADD_FAILURE() << p;
 }
 
 }  // namespace
