@@ -1113,12 +1113,13 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
     for (size_t k = 0; k < new_docs.size(); ++k) {
       NewDoc& nd = new_docs[k];
       const dedup::Sketch& s = pages[nd.page].sketch;
-      const DocId lex = lexical[k] == nd.doc ? 0 : lexical[k];
-      const DocId sh = shingle[k] == nd.doc ? 0 : shingle[k];
-      nd.rec.owns_lexical = s.tokens > 0 && lex == 0;
-      nd.rec.owns_shingle = s.shingles > 0 && sh == 0;
-      nd.equivalent = lex != 0 ? lex : sh;
-      nd.relation = lex != 0 ? store::Relation::kLexical : store::Relation::kShingle;
+      // A claim that answers with this document: it had no owner before.
+      const store::internal::ExactLevel exact = store::internal::ExactLevelOf(
+          s, lexical[k] == nd.doc ? 0 : lexical[k], shingle[k] == nd.doc ? 0 : shingle[k]);
+      nd.rec.owns_lexical = exact.owns_lexical;
+      nd.rec.owns_shingle = exact.owns_shingle;
+      nd.equivalent = exact.equivalent;
+      nd.relation = exact.relation;
       if (nd.equivalent != 0 && !batch_doc_ids.count(nd.equivalent))
         need_records.insert(nd.equivalent);
     }

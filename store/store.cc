@@ -1295,8 +1295,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       if (!sh.ok()) return sh.status();
       shingle = *sh;
     }
-    const DocId equivalent = lexical != 0 ? lexical : shingle;
-    const Relation relation = lexical != 0 ? Relation::kLexical : Relation::kShingle;
+    const ExactLevel exact = ExactLevelOf(sketch, lexical, shingle);
+    const DocId equivalent = exact.equivalent;
     if (next_doc_ > kMaxDocId) {
       return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
     }
@@ -1314,8 +1314,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     rec.identical = sketch.identical;
     rec.lexical = sketch.lexical;
     rec.shingle = sketch.shingle;
-    rec.owns_lexical = sketch.tokens > 0 && lexical == 0;
-    rec.owns_shingle = sketch.shingles > 0 && shingle == 0;
+    rec.owns_lexical = exact.owns_lexical;
+    rec.owns_shingle = exact.owns_shingle;
     Key64 doc_key(doc);
     FileFingerprints(doc, rec);
     if (equivalent != 0) {
@@ -1329,7 +1329,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
         SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));
       }
       result->verdict = Verdict::kDuplicate;
-      result->matches.push_back(EquivalentMatch(equivalent, relation, sketch, SketchOf(*eq)));
+      result->matches.push_back(
+          EquivalentMatch(equivalent, exact.relation, sketch, SketchOf(*eq)));
     } else {
       rec.minhashes = sketch.minhashes;
       rec.features = sketch.features;

@@ -71,6 +71,26 @@ inline Verdict IdenticalVerdict(const VersionRecord* last, DocId doc) {
   return last != nullptr && last->doc == doc ? Verdict::kUnchanged : Verdict::kDuplicate;
 }
 
+// A new document's exact level (FORMAT.md, "Document record"): the owner of its lexical
+// fingerprint (the same tokens), else of its shingle fingerprint (the same shingles), is its
+// equivalent; it owns each fingerprint it has that had no owner. `lexical_owner` and
+// `shingle_owner` are 0 when no document before this one had them.
+struct ExactLevel {
+  DocId equivalent = 0;  // 0: none, the document holds its own sketch
+  Relation relation = Relation::kLexical;
+  bool owns_lexical = false;
+  bool owns_shingle = false;
+};
+inline ExactLevel ExactLevelOf(const dedup::Sketch& sketch, DocId lexical_owner,
+                               DocId shingle_owner) {
+  ExactLevel e;
+  e.equivalent = lexical_owner != 0 ? lexical_owner : shingle_owner;
+  e.relation = lexical_owner != 0 ? Relation::kLexical : Relation::kShingle;
+  e.owns_lexical = sketch.tokens > 0 && lexical_owner == 0;
+  e.owns_shingle = sketch.shingles > 0 && shingle_owner == 0;
+  return e;
+}
+
 // The answer to a revisit whose target URL has no document.
 inline Status NoDocumentToRevisit(const PageInput& page) {
   const std::string& target = page.revisit_of.empty() ? page.url : page.revisit_of;

@@ -89,6 +89,31 @@ TEST(PageRulesTest, ARevisitReplaysOnlyAtTheSameDateAndIdenticalBytesAreUnchange
   EXPECT_NE(s.message().find("revisit of https://b.example/original"), std::string::npos);
 }
 
+TEST(PageRulesTest, TheLexicalOwnerComesBeforeTheShingleOwnerAndANewFingerprintIsOwned) {
+  dedup::Sketch s;
+  s.tokens = 40;
+  s.shingles = 36;
+  const ExactLevel first = ExactLevelOf(s, 0, 0);  // nothing stored had either fingerprint
+  EXPECT_EQ(first.equivalent, 0u);
+  EXPECT_TRUE(first.owns_lexical);
+  EXPECT_TRUE(first.owns_shingle);
+  const ExactLevel lexical = ExactLevelOf(s, 4, 9);
+  EXPECT_EQ(lexical.equivalent, 4u);
+  EXPECT_EQ(lexical.relation, Relation::kLexical);
+  EXPECT_FALSE(lexical.owns_lexical);
+  EXPECT_FALSE(lexical.owns_shingle);
+  // Other tokens, the same shingle multiset: a shingle equivalent that owns its lexical one.
+  const ExactLevel shingle = ExactLevelOf(s, 0, 9);
+  EXPECT_EQ(shingle.equivalent, 9u);
+  EXPECT_EQ(shingle.relation, Relation::kShingle);
+  EXPECT_TRUE(shingle.owns_lexical);
+  EXPECT_FALSE(shingle.owns_shingle);
+  // An empty page has neither fingerprint, so it owns neither.
+  const ExactLevel empty = ExactLevelOf(dedup::Sketch{}, 0, 0);
+  EXPECT_FALSE(empty.owns_lexical);
+  EXPECT_FALSE(empty.owns_shingle);
+}
+
 TEST(PageRulesTest, APageTheStoreCannotApplyIsNamedWithWhatIsWrong) {
   const dedup::SketchParams params;
   PageInput page = Page(200);
