@@ -537,8 +537,12 @@ class Checker {
                    });
   }
 
-  // Invariant 14: every takedown record decodes.
+  // Invariant 14: every forget record decodes, and the counts of a retention pass in progress.
   Status CheckForgetRecords() {
+    if (StatusOr<ForgetRecord> pass = internal::ReadRetentionPass(ops_); !pass.ok()) {
+      if (pass.status().code() != StatusCode::kDataLoss) return pass.status();
+      Problem(std::string(pass.status().message()));
+    }
     return ForEach(d_.forgets, "forgets", {8, 0}, [&](std::string_view k, std::string_view v) {
       StatusOr<ForgetRecord> r = internal::DecodeForgetRecord(GetBE64(k.data()), v);
       if (!r.ok()) Problem(std::string(r.status().message()));

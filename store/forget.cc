@@ -29,8 +29,15 @@ std::string_view ForgetScopeName(ForgetScope scope) {
       return "host";
     case ForgetScope::kPrefix:
       return "prefix";
+    case ForgetScope::kRetention:
+      return "retention";
   }
   return "unknown";
+}
+
+std::string RetentionRulesText(const RetentionOptions& options) {
+  return "max_version_age=" + std::to_string(options.max_version_age) +
+         " max_gone_age=" + std::to_string(options.max_gone_age);
 }
 
 namespace internal {
@@ -64,7 +71,7 @@ StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes) {
   }
   r.date = UnZigZag(date);
   const auto scope = static_cast<uint8_t>(bytes[0]);
-  if (scope < 1 || scope > 3) {
+  if (scope < 1 || scope > 4) {
     return DataLossError("forget record " + std::to_string(id) + " has scope " +
                          std::to_string(scope));
   }
@@ -103,8 +110,10 @@ StatusOr<std::vector<std::string>> ForgetPrefixes(const ForgetOptions& o) {
     }
     case ForgetScope::kPrefix:
       return ValidateScope({o.value});
+    case ForgetScope::kRetention:
+      break;
   }
-  return InvalidArgumentError("unknown forget scope");
+  return InvalidArgumentError("a takedown's scope is a URL, a host or a prefix");
 }
 
 // The flags byte and representative of a document record, without decoding its sketch.
@@ -633,6 +642,56 @@ class Forgetter {
 
 }  // namespace
 
+// Appends `*record` to `forgets` under the next id, which it sets.
+Status AppendForgetRecord(TxnOps& ops, ForgetRecord* record) {
+  StatusOr<uint64_t> last = LastId(ops, ops.dbis().forgets, "forgets");
+  if (!last.ok()) return last.status();
+  record->id = *last + 1;
+  return ops.Put(ops.dbis().forgets, Key64(record->id).view(), EncodeForgetRecord(*record),
+                 MDB_APPEND, "forgets");
+}
+
+StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops) {
+  ForgetRecord pass;
+  std::string_view v;
+  Status s = ops.Get(ops.dbis().meta, kRetentionPassKey, &v, "meta retention.pass");
+  if (s.code() == StatusCode::kNotFound) return pass;
+  if (!s.ok()) return s;
+  for (uint64_t* n : {&pass.urls, &pass.versions, &pass.documents, &pass.clusters_split}) {
+    if (!ReadVarint(&v, n)) return DataLossError("meta retention.pass is truncated");
+  }
+  if (!v.empty()) return DataLossError("meta retention.pass has bytes left over");
+  return pass;
+}
+
+// A step's counts join its pass's; the step that ends a pass that removed something writes the
+// pass's forget record (its id in step->record).
+Status RecordRetentionStep(TxnOps& ops, const RetentionOptions& options, RetentionStep* step) {
+  StatusOr<ForgetRecord> pass = ReadRetentionPass(ops);
+  if (!pass.ok()) return pass.status();
+  pass->urls += step->urls;
+  pass->versions += step->versions;
+  pass->documents += step->documents;
+  pass->clusters_split += step->clusters_split;
+  const bool removed = pass->urls + pass->versions + pass->documents > 0;
+  if (!step->pass_done) {
+    if (!removed) return OkStatus();
+    std::string counts;
+    for (uint64_t n : {pass->urls, pass->versions, pass->documents, pass->clusters_split}) {
+      AppendVarint(&counts, n);
+    }
+    return ops.Put(ops.dbis().meta, kRetentionPassKey, counts, 0, "meta");
+  }
+  if (removed) {
+    pass->date = options.now;
+    pass->scope = ForgetScope::kRetention;
+    pass->value_sha256 = Sha256(RetentionRulesText(options));
+    SHINGLED_RETURN_IF_ERROR(AppendForgetRecord(ops, &*pass));
+    step->record = pass->id;
+  }
+  return ops.Del(ops.dbis().meta, kRetentionPassKey, {}, "meta");
+}
+
 // The buffers of earlier commits hold the removed documents' postings: the commit of a step
 // that removed documents publishes one rebuilt from what remains, and the writer reads its stop
 // list again.
@@ -667,9 +726,6 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
     }
     if (result.urls == 0) return OkStatus();
     ForgetRecord record;
-    StatusOr<uint64_t> last = internal::LastId(ops, ops.dbis().forgets, "forgets");
-    if (!last.ok()) return last.status();
-    record.id = *last + 1;
     record.date = options.date;
     record.scope = options.scope;
     record.value_sha256 = internal::Sha256(options.value);
@@ -677,8 +733,7 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
     record.versions = result.versions;
     record.documents = result.documents;
     record.clusters_split = result.clusters_split;
-    SHINGLED_RETURN_IF_ERROR(ops.Put(ops.dbis().forgets, internal::Key64(record.id).view(),
-                                     internal::EncodeForgetRecord(record), MDB_APPEND, "forgets"));
+    SHINGLED_RETURN_IF_ERROR(internal::AppendForgetRecord(ops, &record));
     result.record = record.id;
     return internal::PublishRebuiltBuffer(ops, *impl_);
   });
@@ -706,6 +761,7 @@ StatusOr<RetentionStep> LmdbStore::ApplyRetention(const RetentionOptions& option
     step.documents = result.documents;
     step.documents_kept = result.documents_kept;
     step.clusters_split = result.clusters_split;
+    SHINGLED_RETURN_IF_ERROR(internal::RecordRetentionStep(ops, options, &step));
     if (result.documents == 0) return OkStatus();
     return internal::PublishRebuiltBuffer(ops, *impl_);
   });

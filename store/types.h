@@ -672,8 +672,11 @@ enum class ForgetScope : uint8_t {
   kUrl = 1,   // one URL, exactly as stored
   kHost = 2,  // the URLs of a host: http://H/... and https://H/... ("example.com:8080" for a port)
   kPrefix = 3,  // the URLs that start with an absolute URL's start (a sweep scope's rules)
+  // A pass of retention by date (ApplyRetention records it; Forget refuses it): the value is
+  // its rules (RetentionRulesText).
+  kRetention = 4,
 };
-std::string_view ForgetScopeName(ForgetScope scope);  // "url", "host", "prefix"
+std::string_view ForgetScopeName(ForgetScope scope);  // "url", "host", "prefix", "retention"
 
 struct ForgetOptions {
   ForgetScope scope = ForgetScope::kUrl;
@@ -726,11 +729,18 @@ struct RetentionStep {
   uint64_t documents = 0, documents_kept = 0, clusters_split = 0;  // as ForgetResult's
   // The step looked at the last URL: the pass is over, and the next step begins a new one.
   bool pass_done = false;
+  // The forget record of the pass this step ended (ForgetRecords), 0 if the pass removed
+  // nothing or is not over.
+  uint64_t record = 0;
 };
 
-// A takedown as recorded (Store::ForgetRecords): when, what scope and what went, with the
-// SHA-256 of the scope's value instead of the value, so that a takedown can be shown done
-// without keeping the forgotten URL.
+// A retention pass's rules as its forget record hashes them:
+// "max_version_age=<seconds> max_gone_age=<seconds>".
+std::string RetentionRulesText(const RetentionOptions& options);
+
+// A takedown or a retention pass as recorded (Store::ForgetRecords): when, what scope and what
+// went, with the SHA-256 of the scope's value instead of the value, so that a takedown can be
+// shown done without keeping the forgotten URL. A retention pass's counts are its steps' sums.
 struct ForgetRecord {
   uint64_t id = 0;
   int64_t date = 0;

@@ -213,7 +213,7 @@ int RunRecords(const ForgetFlags& flags) {
     std::cout << daemon::DumpJson(Json{{"forgets", std::move(list)}}) << "\n";
     return kExitOk;
   }
-  if (records.empty()) std::cout << "no takedowns recorded\n";
+  if (records.empty()) std::cout << "no takedowns or retention passes recorded\n";
   for (const store::ForgetRecord& r : records) {
     std::cout << r.id << " " << daemon::FormatIsoTime(r.date) << " "
               << store::ForgetScopeName(r.scope) << " sha256:" << daemon::Sha256Hex(r.value_sha256)
@@ -282,6 +282,7 @@ void PrintRetained(const store::RetentionStep& s, bool interrupted, bool json) {
                                        {"documents_kept", s.documents_kept},
                                        {"clusters_split", s.clusters_split},
                                        {"pass_done", s.pass_done},
+                                       {"record", s.record},
                                        {"interrupted", interrupted}})
               << "\n";
     return;
@@ -295,7 +296,9 @@ void PrintRetained(const store::RetentionStep& s, bool interrupted, bool json) {
             << Count(s.versions, "version", "versions") << ", " << Count(s.urls, "URL", "URLs")
             << ", " << Count(s.documents, "document", "documents") << " ("
             << GroupDigits(s.documents_kept) << " kept for documents sharing their sketch), "
-            << GroupDigits(s.clusters_split) << " clusters split\n";
+            << GroupDigits(s.clusters_split) << " clusters split";
+  if (s.record != 0) std::cout << "; the pass is record " << s.record;
+  std::cout << "\n";
 }
 
 int RunRetain(const RetainFlags& flags) {

@@ -29,6 +29,7 @@ StatusOr<store::RetentionStep> RunRetentionPass(
     if (on_step) on_step(sum);
     if (step->pass_done) {
       sum.pass_done = true;
+      sum.record = step->record;
       if (metrics != nullptr) metrics->RetentionPassDone();
       break;
     }
@@ -66,9 +67,9 @@ void RetentionRunner::Run() {
     } else if (pass->pass_done) {
       spdlog::info(
           "retention pass: {} URLs looked at; removed {} versions, {} URLs, {} documents ({} kept "
-          "for documents sharing their sketch), {} clusters split",
+          "for documents sharing their sketch), {} clusters split; forget record {}",
           pass->urls_examined, pass->versions, pass->urls, pass->documents, pass->documents_kept,
-          pass->clusters_split);
+          pass->clusters_split, pass->record);
     }
     std::unique_lock<std::mutex> lock(mu_);
     wake_.wait_for(lock, schedule_.every, [this] { return stopping_; });

@@ -82,6 +82,8 @@ inline constexpr char kLastDocumentKey[] = "ids.last_document";
 inline constexpr char kLastUrlKey[] = "ids.last_url";
 // The meta entry holding the last URL id a retention step looked at (0: a pass starts over).
 inline constexpr char kRetentionCursorKey[] = "retention.cursor";
+// The meta entry holding the counts of the retention pass in progress (its forget record's).
+inline constexpr char kRetentionPassKey[] = "retention.pass";
 // The largest id given in `dbi` (`documents` or `url_names`): its last key, or the meta entry
 // `meta_key` when that is larger. The next id is one more.
 StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
@@ -91,6 +93,11 @@ StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
 // what is wrong).
 std::string EncodeForgetRecord(const ForgetRecord& record);
 StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
+// The SHA-256 a forget record keeps of its scope's value.
+std::array<uint8_t, 32> Sha256(std::string_view bytes);
+// The counts of the retention pass in progress (meta `retention.pass`; zero when absent), as its
+// forget record will hold them; DataLoss if the entry does not decode.
+StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops);
 
 // The sweep records a write transaction changes, by id, written back at its end.
 using SweepCache = std::map<SweepId, SweepRecord>;

@@ -227,18 +227,32 @@ TEST_F(CliRetainTest, APassForgetsOldVersionsButEachUrlsLast) {
   EXPECT_EQ(j["urls"], 0);
   EXPECT_EQ(j["documents"], 1) << j.dump();  // a.html's 2020 content, which no URL shows now
   EXPECT_EQ(j["pass_done"], true);
+  EXPECT_EQ(j["record"], 1);
   EXPECT_EQ(j["interrupted"], false);
   for (const char* url : {"https://one.example/a.html", "https://one.example/b.html"}) {
     EXPECT_EQ(Versions(url), 1u) << url;
   }
   std::string out;
   EXPECT_EQ(RunCli("check" + store_, &out), 0) << out;
-  // Again: nothing left to forget. In words, one step a URL.
+  // The pass is recorded with the takedowns: its counts, and the SHA-256 of its rules.
+  std::string err;
+  CliResult listed = RunShingled("forget --records --json" + store_, &err);
+  ASSERT_EQ(listed.exit_code, 0) << listed.out << err;
+  const json records = json::parse(listed.out, nullptr, false)["forgets"];
+  ASSERT_EQ(records.size(), 1u) << listed.out;
+  EXPECT_EQ(records[0]["scope"], "retention");
+  EXPECT_EQ(records[0]["versions"], 3);
+  EXPECT_EQ(records[0]["documents"], 1);
+  // printf %s 'max_version_age=2592000 max_gone_age=0' | sha256sum
+  EXPECT_EQ(records[0]["value_sha256"],
+            "100315d87bc2050b2877defbe479d09a40c8cb5534b24b0f544cd73a78c96bbc");
+  // Again: nothing left to forget, nothing recorded. In words, one step a URL.
   CliResult text = RunShingled("retain --version-days 30 --step-urls 1" + store_);
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("retention pass done: 3 URLs looked at; removed 0 versions"),
             std::string::npos)
       << text.out;
+  EXPECT_EQ(text.out.find("record"), std::string::npos) << text.out;
 }
 
 TEST_F(CliRetainTest, WithoutAnAgeItRefusesToRun) {

@@ -340,6 +340,33 @@ TEST_F(ForgetTest, Format11IsUpgraded) {
   ExpectConsistent(*store_);
 }
 
+// A format 12 store has neither retention records nor `retention.pass`: opening it only moves
+// its version on.
+TEST_F(ForgetTest, Format12IsUpgraded) {
+  Add("https://u.example/1", Range(0, 300));
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://u.example/1").documents, 1u);
+  store_.reset();
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    ASSERT_EQ(mdb_env_open(env, dir_.Sub("db").c_str(), MDB_NOSYNC, 0644), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi meta = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    std::string twelve = internal::Le64(12);
+    MDB_val k{14, const_cast<char*>("format_version")}, v{8, twelve.data()};
+    ASSERT_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  ExpectConsistent(*store_);
+  EXPECT_EQ(store_->ForgetRecords()->size(), 1u);
+}
+
 // --- retention ---
 
 class RetentionTest : public ForgetTest {
@@ -428,6 +455,56 @@ TEST_F(RetentionTest, StepsAreBoundedAndResumeWhereTheyStopped) {
   r = Pass({.now = 5000, .max_urls = 4}, &steps);
   EXPECT_EQ(r.urls_examined, 6u);
   EXPECT_EQ(steps, 2);
+}
+
+// A pass that removed something is one forget record when it ends, whichever processes ran its
+// steps: the counts of a step before a restart count too.
+TEST_F(RetentionTest, APassIsOneRecordWithItsStepsCounts) {
+  const SweepId s2 = store_->OpenSweep("s2", 2000)->id;
+  for (int i = 0; i < 10; ++i) {
+    const std::string url = "https://p.example/" + std::to_string(i);
+    AddAt(url, sweep_, 1000, Range(1000 * i, 300));
+    AddAt(url, s2, 2000, Range(1000 * i + 100000, 300));
+  }
+  const RetentionOptions rules{.now = 2500, .max_version_age = 1000, .max_urls = 3};
+  StatusOr<RetentionStep> first = store_->ApplyRetention(rules);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->versions, 3u);
+  EXPECT_EQ(first->record, 0u);  // the pass is not over
+  EXPECT_TRUE(store_->ForgetRecords()->empty());
+  ExpectConsistent(*store_);
+  store_.reset();
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  uint64_t record = 0;
+  for (int n = 0; n < 10 && record == 0; ++n) {
+    StatusOr<RetentionStep> step = store_->ApplyRetention(rules);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    EXPECT_EQ(step->record != 0, step->pass_done);
+    record = step->record;
+  }
+  StatusOr<std::vector<ForgetRecord>> records = store_->ForgetRecords();
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  const ForgetRecord& r = records->front();
+  EXPECT_EQ(r.id, record);
+  EXPECT_EQ(r.scope, ForgetScope::kRetention);
+  EXPECT_EQ(ForgetScopeName(r.scope), "retention");
+  EXPECT_EQ(r.date, 2500);
+  EXPECT_EQ(RetentionRulesText(rules), "max_version_age=1000 max_gone_age=0");
+  EXPECT_EQ(r.value_sha256, internal::Sha256("max_version_age=1000 max_gone_age=0"));
+  EXPECT_EQ(r.urls, 0u);
+  EXPECT_EQ(r.versions, 10u);
+  EXPECT_EQ(r.documents, 10u);  // each URL's old document
+  ExpectConsistent(*store_);
+  // A pass that removes nothing records nothing; a takedown's record comes next.
+  EXPECT_EQ(Pass(rules).versions, 0u);
+  EXPECT_EQ(store_->ForgetRecords()->size(), 1u);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://p.example/0").record, record + 1);
+  // Retention is not a takedown's scope.
+  StatusOr<ForgetResult> refused =
+      store_->Forget({.scope = ForgetScope::kRetention, .value = "max_version_age=1"});
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
 }
 
 // A steady load: every sweep sees the same URLs with new content. Keeping the last 5 sweeps, the
