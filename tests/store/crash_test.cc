@@ -264,7 +264,7 @@ TEST(CrashTest, AForgetCutBySigkillCompletesWhenRunAgain) {
 }
 
 // A retention pass in steps of 40 URLs, killed at random moments, completes when run again:
-// every URL keeps its last version only.
+// every URL keeps its last version only, and the pass is one record counting every step's.
 TEST(CrashTest, ARetentionPassCutBySigkillCompletesWhenRunAgain) {
   testing::TestDir dir;
   const std::string path = dir.Sub("db");
@@ -301,6 +301,11 @@ TEST(CrashTest, ARetentionPassCutBySigkillCompletesWhenRunAgain) {
     ASSERT_EQ(history->size(), 1u);
     EXPECT_EQ(history->front().date, 100000);
   }
+  auto records = (*store)->ForgetRecords();
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ(records->front().scope, ForgetScope::kRetention);
+  EXPECT_EQ(records->front().versions, static_cast<uint64_t>(kTwoHostsPages / 4));
   auto problems = (*store)->Check();
   ASSERT_TRUE(problems.ok());
   for (const std::string& p : *problems) ADD_FAILURE() << p;
