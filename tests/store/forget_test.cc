@@ -310,27 +310,34 @@ TEST_F(ForgetTest, TheRecordsBytes) {
   EXPECT_EQ(internal::DecodeForgetRecord(1, bytes + "x").status().code(), StatusCode::kDataLoss);
 }
 
+// Makes the closed store at `path` look like one of format `version`, without the `forgets`
+// table when `drop_forgets` (format 11 had none).
+void MakeFormat(const std::string& path, uint64_t version, bool drop_forgets) {
+  MDB_env* env = nullptr;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
+  ASSERT_EQ(mdb_env_open(env, path.c_str(), MDB_NOSYNC, 0644), 0);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+  MDB_dbi meta = 0, forgets = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+  if (drop_forgets) {
+    ASSERT_EQ(mdb_dbi_open(txn, "forgets", 0, &forgets), 0);
+    ASSERT_EQ(mdb_drop(txn, forgets, 1), 0);
+  }
+  std::string bytes = internal::Le64(version);
+  MDB_val k{14, const_cast<char*>("format_version")}, v{8, bytes.data()};
+  ASSERT_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
+  ASSERT_EQ(mdb_txn_commit(txn), 0);
+  mdb_env_close(env);
+}
+
 // A format 11 store has no `forgets` table: opening it makes one, and it forgets like any.
 TEST_F(ForgetTest, Format11IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   store_.reset();
-  {
-    MDB_env* env = nullptr;
-    ASSERT_EQ(mdb_env_create(&env), 0);
-    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
-    ASSERT_EQ(mdb_env_open(env, dir_.Sub("db").c_str(), MDB_NOSYNC, 0644), 0);
-    MDB_txn* txn = nullptr;
-    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
-    MDB_dbi meta = 0, forgets = 0;
-    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
-    ASSERT_EQ(mdb_dbi_open(txn, "forgets", 0, &forgets), 0);
-    ASSERT_EQ(mdb_drop(txn, forgets, 1), 0);
-    std::string eleven = internal::Le64(11);
-    MDB_val k{14, const_cast<char*>("format_version")}, v{8, eleven.data()};
-    ASSERT_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
-    ASSERT_EQ(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-  }
+  MakeFormat(dir_.Sub("db"), 11, /*drop_forgets=*/true);
+  if (HasFatalFailure()) return;
   store_ = OpenStore();
   ASSERT_NE(store_, nullptr);
   ExpectConsistent(*store_);
@@ -346,21 +353,8 @@ TEST_F(ForgetTest, Format12IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   EXPECT_EQ(Forget(ForgetScope::kUrl, "https://u.example/1").documents, 1u);
   store_.reset();
-  {
-    MDB_env* env = nullptr;
-    ASSERT_EQ(mdb_env_create(&env), 0);
-    ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
-    ASSERT_EQ(mdb_env_open(env, dir_.Sub("db").c_str(), MDB_NOSYNC, 0644), 0);
-    MDB_txn* txn = nullptr;
-    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
-    MDB_dbi meta = 0;
-    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
-    std::string twelve = internal::Le64(12);
-    MDB_val k{14, const_cast<char*>("format_version")}, v{8, twelve.data()};
-    ASSERT_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
-    ASSERT_EQ(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-  }
+  MakeFormat(dir_.Sub("db"), 12, /*drop_forgets=*/false);
+  if (HasFatalFailure()) return;
   store_ = OpenStore();
   ASSERT_NE(store_, nullptr);
   ExpectConsistent(*store_);
