@@ -57,6 +57,7 @@ class Checker {
     if (!built.ok()) return built.status();
     buffer_ = std::move(built).value();
     SHINGLED_RETURN_IF_ERROR(CheckDocuments());
+    SHINGLED_RETURN_IF_ERROR(CheckRepDocs());
     SHINGLED_RETURN_IF_ERROR(CheckPostings());
     SHINGLED_RETURN_IF_ERROR(CheckFingerprintEntries());
     SHINGLED_RETURN_IF_ERROR(CheckCommonValues());
@@ -223,6 +224,30 @@ class Checker {
           }
         }
       }
+    }
+    return OkStatus();
+  }
+
+  // Invariant 15: `rep_docs` files each document that names a representative under it, and
+  // nothing else.
+  Status CheckRepDocs() {
+    std::unordered_set<DocId> filed;
+    SHINGLED_RETURN_IF_ERROR(
+        ForEach(d_.rep_docs, "rep_docs", {8, 8}, [&](std::string_view k, std::string_view v) {
+          const DocId holder = GetBE64(k.data()), doc = GetBE64(v.data());
+          auto it = rep_.find(doc);
+          if (it == rep_.end() || it->second != holder) {
+            Problem("rep_docs files " + Doc(doc) + " under " + std::to_string(holder) +
+                    ", which is not its representative");
+          } else {
+            filed.insert(doc);
+          }
+          return OkStatus();
+        }));
+    for (const auto& [doc, rep] : rep_) {
+      if (rep != 0 && !filed.contains(doc))
+        Problem(Doc(doc) + ": names representative " + std::to_string(rep) +
+                " but rep_docs does not file it there");
     }
     return OkStatus();
   }

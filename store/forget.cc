@@ -181,6 +181,9 @@ class Forgetter {
     return Settle();
   }
 
+  // The largest document id the step removed (0: none).
+  DocId last_removed() const { return removed_.empty() ? 0 : removed_.back(); }
+
   // Removes the documents that no URL shows any more (and their group's), recomputes the
   // clusters they leave, and writes the counts.
   Status Settle() {
@@ -397,24 +400,20 @@ class Forgetter {
       unshown.insert(doc);
       groups.emplace(*rep == 0 ? doc : *rep, std::vector<DocId>{});
     }
-    if (groups.empty()) return OkStatus();
-    // The members naming each holder: later documents (a representative is always the earlier).
+    // Each group's members: its holder and the documents `rep_docs` files under it.
     Cursor c;
-    if (int rc = c.Open(ops_.txn(), d_.documents); rc != 0)
-      return ops_.Fail(rc, "documents cursor");
-    Key64 from(groups.begin()->first);
-    MDB_val k = Val(from.view()), v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-      if (k.mv_size != 8)
-        return DataLossError("documents has a key of " + std::to_string(k.mv_size) + " bytes");
-      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
-      StatusOr<DocId> rep = RepOf(View(v), doc);
-      if (!rep.ok()) return rep.status();
-      auto it = groups.find(*rep == 0 ? doc : *rep);
-      if (it != groups.end()) it->second.push_back(doc);
+    if (int rc = c.Open(ops_.txn(), d_.rep_docs); rc != 0) return ops_.Fail(rc, "rep_docs cursor");
+    for (auto& [holder, members] : groups) {
+      members.push_back(holder);
+      Key64 key(holder);
+      MDB_val k = Val(key.view()), v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
+        if (v.mv_size != 8) return DataLossError("a rep_docs entry is not 8 bytes");
+        members.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
+      }
+      if (rc != MDB_NOTFOUND) return ops_.Fail(rc, "rep_docs");
     }
-    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, "documents");
     for (auto& [holder, members] : groups) {
       bool shown = false;
       for (DocId m : members) {
@@ -433,8 +432,8 @@ class Forgetter {
   }
 
   // Deletes `doc`'s record and everything filed for it. Entries the write buffers hold (a
-  // document above a slice's watermark) are not in the B-trees; the buffer this commit
-  // publishes is rebuilt from the documents that remain (Forget below).
+  // document above a slice's watermark) are not in the B-trees; the commit then publishes a
+  // buffer rebuilt from the documents that remain (PublishRebuiltBuffer).
   Status RemoveDocument(DocId doc) {
     const Key64 key(doc);
     std::string_view bytes;
@@ -482,6 +481,9 @@ class Forgetter {
       return s;
     }
     SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.links, key.view(), {}, "links"));
+    // A group goes whole: the holder's entries go with it, a member's with the holder's.
+    if (rec->has_sketch())
+      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.rep_docs, key.view(), {}, "rep_docs"));
     return ops_.Del(d_.documents, key.view(), {}, "documents");
   }
 
@@ -642,6 +644,32 @@ class Forgetter {
 
 }  // namespace
 
+Status BuildRepDocs(TxnOps& ops) {
+  const Dbis& d = ops.dbis();
+  std::vector<std::pair<DocId, DocId>> entries;  // (holder, document)
+  {
+    Cursor c;
+    if (int rc = c.Open(ops.txn(), d.documents); rc != 0) return ops.Fail(rc, "documents cursor");
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != 8)
+        return DataLossError("documents has a key of " + std::to_string(k.mv_size) + " bytes");
+      const DocId doc = GetBE64(static_cast<const char*>(k.mv_data));
+      StatusOr<DocId> rep = RepOf(View(v), doc);
+      if (!rep.ok()) return rep.status();
+      if (*rep != 0) entries.emplace_back(*rep, doc);
+    }
+    if (rc != MDB_NOTFOUND) return ops.Fail(rc, "documents");
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [holder, doc] : entries) {
+    SHINGLED_RETURN_IF_ERROR(ops.Put(d.rep_docs, Key64(holder).view(), Key64(doc).view(),
+                                     MDB_NODUPDATA, "rep_docs"));
+  }
+  return OkStatus();
+}
+
 // Appends `*record` to `forgets` under the next id, which it sets.
 Status AppendForgetRecord(TxnOps& ops, ForgetRecord* record) {
   StatusOr<uint64_t> last = LastId(ops, ops.dbis().forgets, "forgets");
@@ -692,14 +720,21 @@ Status RecordRetentionStep(TxnOps& ops, const RetentionOptions& options, Retenti
   return ops.Del(ops.dbis().meta, kRetentionPassKey, {}, "meta");
 }
 
-// The buffers of earlier commits hold the removed documents' postings: the commit of a step
-// that removed documents publishes one rebuilt from what remains, and the writer reads its stop
-// list again.
-Status PublishRebuiltBuffer(TxnOps& ops, StoreImpl& store) {
+// A step that removed documents up to `last_removed`: the writer reads its stop list again, and
+// when a removed document is above a watermark (the buffers of earlier commits hold its
+// postings, fingerprints or chunks) the commit publishes a buffer rebuilt from what remains.
+// Retention removes old documents, which are below every watermark: no rebuild.
+Status PublishRebuiltBuffer(TxnOps& ops, StoreImpl& store, DocId last_removed) {
+  store.stop_list_loaded_ = false;
+  Watermarks postings, fingerprints, chunks;
+  SHINGLED_RETURN_IF_ERROR(ReadWatermarks(ops, &postings));
+  SHINGLED_RETURN_IF_ERROR(ReadFingerprintWatermarks(ops, &fingerprints));
+  SHINGLED_RETURN_IF_ERROR(ReadChunkWatermarks(ops, &chunks));
+  if (last_removed <= std::min({postings.lowest(), fingerprints.lowest(), chunks.lowest()}))
+    return OkStatus();
   StatusOr<std::shared_ptr<const WriteBuffer>> buffer = BuildWriteBuffer(ops);
   if (!buffer.ok()) return buffer.status();
   store.made_buffer_ = std::move(buffer).value();
-  store.stop_list_loaded_ = false;
   return OkStatus();
 }
 
@@ -735,7 +770,7 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
     record.clusters_split = result.clusters_split;
     SHINGLED_RETURN_IF_ERROR(internal::AppendForgetRecord(ops, &record));
     result.record = record.id;
-    return internal::PublishRebuiltBuffer(ops, *impl_);
+    return internal::PublishRebuiltBuffer(ops, *impl_, forgetter.last_removed());
   });
   if (dry_run_done) return result;
   if (!s.ok()) return s;
@@ -763,7 +798,7 @@ StatusOr<RetentionStep> LmdbStore::ApplyRetention(const RetentionOptions& option
     step.clusters_split = result.clusters_split;
     SHINGLED_RETURN_IF_ERROR(internal::RecordRetentionStep(ops, options, &step));
     if (result.documents == 0) return OkStatus();
-    return internal::PublishRebuiltBuffer(ops, *impl_);
+    return internal::PublishRebuiltBuffer(ops, *impl_, forgetter.last_removed());
   });
   if (!s.ok()) return s;
   return step;

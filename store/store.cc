@@ -605,6 +605,10 @@ Status StoreImpl::Open() {
       if (!at_last.ok()) return at_last.status();
       SHINGLED_RETURN_IF_ERROR(WriteChunkWatermarks(ops, *at_last));
     }
+    if (version >= 3 && version < 14) {
+      // Format 14 indexed each representative's documents (FORMAT.md, "Representatives").
+      SHINGLED_RETURN_IF_ERROR(internal::BuildRepDocs(ops));
+    }
     if (version >= 3 && version < kFormatVersion) {
       SHINGLED_RETURN_IF_ERROR(
           ops.Put(dbis_.meta, "format_version", Le64(kFormatVersion), 0, "meta"));
@@ -1324,6 +1328,8 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
       if (!eq.ok()) return eq.status();
       rec.rep = holder;
       SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Put(d_.rep_docs, Key64(holder).view(), doc_key.view(), MDB_NODUPDATA, "rep_docs"));
       if (store_.options_.cluster_relations & kClusterExact) {
         ClusterId root = 0;
         SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));

@@ -18,7 +18,7 @@
 
 namespace shingled::store::internal {
 
-inline constexpr uint64_t kFormatVersion = 13;
+inline constexpr uint64_t kFormatVersion = 14;
 // Longest URL kept whole in a `urls` key (LMDB keys are at most 511 bytes).
 inline constexpr size_t kMaxWholeUrlKey = 480;
 

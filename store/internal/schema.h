@@ -22,6 +22,7 @@ struct Dbis {
   MDB_dbi verify_samples;          // format 10 (FORMAT.md, "Verification samples")
   MDB_dbi template_marks, template_chunks;  // format 10: templates (FORMAT.md, "Templates")
   MDB_dbi forgets;                          // format 12: the takedowns (FORMAT.md, "Forgetting")
+  MDB_dbi rep_docs;  // format 14: a representative's documents (FORMAT.md, "Representatives")
 };
 
 struct TableSpec {
@@ -55,6 +56,7 @@ inline constexpr TableSpec kTables[] = {
     {"template_marks", 0, &Dbis::template_marks},
     {"template_chunks", kPostings, &Dbis::template_chunks},
     {"forgets", 0, &Dbis::forgets},
+    {"rep_docs", kPostings, &Dbis::rep_docs},
 };
 
 // LMDB calls in one transaction. Get returns NotFound (not an error to remember) for a missing

@@ -98,6 +98,8 @@ std::array<uint8_t, 32> Sha256(std::string_view bytes);
 // The counts of the retention pass in progress (meta `retention.pass`; zero when absent), as its
 // forget record will hold them; DataLoss if the entry does not decode.
 StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops);
+// Fills `rep_docs` from `documents` (FORMAT.md, "Representatives"): the format 14 upgrade.
+Status BuildRepDocs(TxnOps& ops);
 
 // The sweep records a write transaction changes, by id, written back at its end.
 using SweepCache = std::map<SweepId, SweepRecord>;

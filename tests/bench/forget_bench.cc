@@ -8,6 +8,7 @@
 // near-copy of the one before (a cluster of two). A second sweep sees every other URL again
 // with new content. Then:
 //   - a takedown of one host (1% of the URLs), in steps of 10,000 URLs;
+//   - takedowns of 20 single URLs of the first sweep, each its own call (a document goes);
 //   - a retention pass that forgets the first sweep's versions of the URLs seen again (half the
 //     URLs lose a version and a document), in steps of 2,000 URLs.
 // It prints each one's seconds, steps, per-step median and largest, and what went.
@@ -105,6 +106,23 @@ int main(int argc, char** argv) {
   PrintSteps("takedown of one host", steps, Seconds(start));
   std::printf("  forgot %llu URLs, %llu documents\n", static_cast<unsigned long long>(urls),
               static_cast<unsigned long long>(documents));
+
+  // Single URLs of the first sweep, seen once (odd numbers), outside the host taken down: each
+  // takedown removes one old document.
+  steps.clear();
+  documents = 0;
+  start = Clock::now();
+  for (uint64_t i = 1; steps.size() < 20 && i < n; i += 2) {
+    if (i % 100 == 7) continue;
+    const Clock::time_point step = Clock::now();
+    documents +=
+        Must(store->Forget({.scope = ForgetScope::kUrl, .value = UrlOf(i), .date = 2000000}),
+             "forget")
+            .documents;
+    steps.push_back(Seconds(step));
+  }
+  PrintSteps("takedowns of single URLs", steps, Seconds(start));
+  std::printf("  forgot %llu documents\n", static_cast<unsigned long long>(documents));
 
   // A retention pass over every URL.
   steps.clear();

@@ -528,6 +528,26 @@ TEST_F(CheckTest, RepNamesDocumentWithoutSketch) {
   ExpectProblem("document 3: representative 3 is not a document with a sketch");
 }
 
+// --- 15. rep_docs ---
+
+TEST_F(CheckTest, RepDocsEntryMissing) {
+  Damage([](RawStore& raw) {
+    ASSERT_EQ(raw.Size("rep_docs"), 1u);
+    raw.Del("rep_docs", Key64(1).view(), Key64(3).view());
+  });
+  ExpectProblem("document 3: names representative 1 but rep_docs does not file it there");
+}
+
+TEST_F(CheckTest, RepDocsEntryUnderAnotherDocument) {
+  Damage([](RawStore& raw) { raw.Put("rep_docs", Key64(4).view(), Key64(2).view()); });
+  ExpectProblem("rep_docs files document 2 under 4, which is not its representative");
+}
+
+TEST_F(CheckTest, RepDocsEntryOfWrongLength) {
+  Damage([](RawStore& raw) { raw.Put("rep_docs", Key64(1).view(), "short"); });
+  ExpectProblem("rep_docs has an entry of 8 + 5 bytes");
+}
+
 TEST_F(CheckTest, IdenticalFingerprintMissing) {
   Damage([](RawStore& raw) {
     raw.Del("fp_identical", internal::FingerprintKey(raw.Document(4).identical));

@@ -405,7 +405,7 @@ TEST_F(ChunkBufferTest, Format10IsUpgraded) {
   }
   EXPECT_EQ(internal::GetLE64(MetaOf(dir_.Sub("old"), "format_version").data()),
             internal::kFormatVersion);
-  EXPECT_EQ(internal::kFormatVersion, 13u);
+  EXPECT_EQ(internal::kFormatVersion, 14u);
   // The upgrade put every watermark at document 24; the 4 commits since put one slice each.
   const std::string marks = MetaOf(dir_.Sub("old"), internal::kChunkWatermarksKey);
   ASSERT_EQ(marks.size(), 8u * internal::kBufferSlices);

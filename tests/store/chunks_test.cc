@@ -273,7 +273,7 @@ TEST_P(LmdbChunksTest, Format8IsUpgraded) {
   }
   Raw raw(dir_.Sub("db"));
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "format_version").data()), internal::kFormatVersion);
-  EXPECT_EQ(internal::kFormatVersion, 13u);
+  EXPECT_EQ(internal::kFormatVersion, 14u);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_min").data()),
             params_.chunking.min_size);
   EXPECT_EQ(internal::GetLE64(raw.Get("meta", "param.chunk_input").data()),

@@ -310,20 +310,20 @@ TEST_F(ForgetTest, TheRecordsBytes) {
   EXPECT_EQ(internal::DecodeForgetRecord(1, bytes + "x").status().code(), StatusCode::kDataLoss);
 }
 
-// Makes the closed store at `path` look like one of format `version`, without the `forgets`
-// table when `drop_forgets` (format 11 had none).
-void MakeFormat(const std::string& path, uint64_t version, bool drop_forgets) {
+// Makes the closed store at `path` look like one of format `version`, with the table `drop`
+// emptied (nullptr: none) when that format had none.
+void MakeFormat(const std::string& path, uint64_t version, const char* drop) {
   MDB_env* env = nullptr;
   ASSERT_EQ(mdb_env_create(&env), 0);
   ASSERT_EQ(mdb_env_set_maxdbs(env, 32), 0);
   ASSERT_EQ(mdb_env_open(env, path.c_str(), MDB_NOSYNC, 0644), 0);
   MDB_txn* txn = nullptr;
   ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
-  MDB_dbi meta = 0, forgets = 0;
+  MDB_dbi meta = 0, dropped = 0;
   ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
-  if (drop_forgets) {
-    ASSERT_EQ(mdb_dbi_open(txn, "forgets", 0, &forgets), 0);
-    ASSERT_EQ(mdb_drop(txn, forgets, 1), 0);
+  if (drop != nullptr) {
+    ASSERT_EQ(mdb_dbi_open(txn, drop, 0, &dropped), 0);
+    ASSERT_EQ(mdb_drop(txn, dropped, 1), 0);
   }
   std::string bytes = internal::Le64(version);
   MDB_val k{14, const_cast<char*>("format_version")}, v{8, bytes.data()};
@@ -336,7 +336,7 @@ void MakeFormat(const std::string& path, uint64_t version, bool drop_forgets) {
 TEST_F(ForgetTest, Format11IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   store_.reset();
-  MakeFormat(dir_.Sub("db"), 11, /*drop_forgets=*/true);
+  MakeFormat(dir_.Sub("db"), 11, "forgets");
   if (HasFatalFailure()) return;
   store_ = OpenStore();
   ASSERT_NE(store_, nullptr);
@@ -353,12 +353,33 @@ TEST_F(ForgetTest, Format12IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   EXPECT_EQ(Forget(ForgetScope::kUrl, "https://u.example/1").documents, 1u);
   store_.reset();
-  MakeFormat(dir_.Sub("db"), 12, /*drop_forgets=*/false);
+  MakeFormat(dir_.Sub("db"), 12, nullptr);
   if (HasFatalFailure()) return;
   store_ = OpenStore();
   ASSERT_NE(store_, nullptr);
   ExpectConsistent(*store_);
   EXPECT_EQ(store_->ForgetRecords()->size(), 1u);
+}
+
+// A format 13 store has no `rep_docs`: opening it files every document naming a representative,
+// and a takedown finds a representative's group through them.
+TEST_F(ForgetTest, Format13IsUpgraded) {
+  const PageResult holder = Add("https://r.example/1", Range(0, 300));
+  const PageResult copy = Add("https://r.example/2", Range(0, 300), 1);
+  const PageResult other = Add("https://r.example/3", Range(0, 300), 2);
+  ASSERT_EQ(copy.verdict, Verdict::kDuplicate);
+  ASSERT_EQ(other.verdict, Verdict::kDuplicate);
+  store_.reset();
+  MakeFormat(dir_.Sub("db"), 13, "rep_docs");
+  if (HasFatalFailure()) return;
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  ExpectConsistent(*store_);  // invariant 15: rep_docs files both copies under the holder
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://r.example/1").documents_kept, 1u);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://r.example/2").documents, 0u);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://r.example/3").documents, 3u);
+  EXPECT_FALSE(HasDocument(holder.doc));
+  ExpectConsistent(*store_);
 }
 
 // --- retention ---

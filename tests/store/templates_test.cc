@@ -460,8 +460,8 @@ TEST_P(LmdbTemplatesTest, Format9IsUpgraded) {
     testing::StoreFixture::ExpectConsistent(*store);
   }
   Raw raw(dir_.Sub("db"));
-  EXPECT_EQ(internal::GetLE64(raw.Get("meta", "format_version").data()), 13u);
-  EXPECT_EQ(internal::kFormatVersion, 13u);
+  EXPECT_EQ(internal::GetLE64(raw.Get("meta", "format_version").data()), 14u);
+  EXPECT_EQ(internal::kFormatVersion, 14u);
   EXPECT_EQ(raw.Size("template_marks"), 1u);
 }
 
