@@ -4,15 +4,14 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "store/decide.h"
 #include "store/internal/clusters.h"
+#include "store/internal/forget_rules.h"
 #include "store/internal/lmdb.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
@@ -128,24 +127,6 @@ StatusOr<DocId> RepOf(std::string_view bytes, DocId doc) {
   return rep;
 }
 
-// A small union-find over a cluster's remaining members, by index.
-class Components {
- public:
-  explicit Components(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  size_t Find(size_t i) {
-    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
-    return i;
-  }
-  void Join(size_t a, size_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
- private:
-  std::vector<size_t> parent_;
-};
-
 // Forgetting in the write transaction `ops`: a takedown's step (Takedown) or a retention step
 // (Retain) removes URLs and versions, then Settle removes the documents no URL shows any more,
 // recomputes their clusters and writes the counts. `*result` receives the counts.
@@ -235,23 +216,16 @@ class Forgetter {
     return OkStatus();
   }
 
-  // Retention's rules for one URL.
+  // Retention's rules for one URL (RetentionCutOf).
   Status RetainUrl(const RetentionOptions& o, const UrlVersions& u) {
     const std::vector<VersionRecord>& vs = u.versions;
-    if (vs.empty()) return OkStatus();
-    const VersionRecord& last = vs.back();
-    if (o.max_gone_age > 0 && !LiveVersion(last) && last.date < o.now - o.max_gone_age) {
+    const RetentionCut rule = RetentionCutOf(vs, o);
+    if (rule.whole_url) {
       std::string_view name;
       SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(u.url).view(), &name, "url_names"));
       return RemoveUrl(u.url, std::string(name), 0);
     }
-    if (o.max_version_age <= 0) return OkStatus();
-    // Versions [0, cut) go: those dated before the cutoff, but the last, and not the live
-    // version a failed attempt kept after it names (FORMAT.md, invariant 7).
-    const int64_t cutoff = o.now - o.max_version_age;
-    size_t cut = 0;
-    while (cut + 1 < vs.size() && vs[cut].date < cutoff) ++cut;
-    while (cut > 0 && vs[cut].verdict == Verdict::kFailed && vs[cut].doc != 0) --cut;
+    const size_t cut = rule.versions;
     if (cut == 0) return OkStatus();
     std::set<DocId> kept_docs;
     for (size_t i = cut; i < vs.size(); ++i) kept_docs.insert(vs[i].doc);
@@ -528,11 +502,8 @@ class Forgetter {
     return OkStatus();
   }
 
-  // The cluster whose root is `root` lost members: its remaining members are joined again by
-  // the relations that form clusters (StoreOptions::cluster_relations), judged between them as
-  // the writer judges a page against a candidate (the later against the earlier), and by their
-  // shared sketch (the exact levels). The part holding the old root keeps it; every other part
-  // of two or more takes its smallest document as root.
+  // The cluster whose root is `root` lost members: its remaining members are read and split
+  // into parts (RecomputeCluster); each part of two or more is a cluster.
   Status Recompute(ClusterId root) {
     StatusOr<std::vector<DocId>> all = ClusterMembers(ops_, root);
     if (!all.ok()) return all.status();
@@ -545,54 +516,26 @@ class Forgetter {
         ops_.Del(d_.cluster_members, Key64(root).view(), {}, "cluster_members"));
     --clusters_delta_;
     std::sort(members.begin(), members.end());
-    const size_t n = members.size();
-    Components parts(n);
-    // Each member's sketch holder, and the sketches of the members that hold one.
-    std::vector<DocId> holder(n);
-    std::vector<dedup::Sketch> sketches(n);
-    std::vector<std::vector<uint32_t>> verify(n);
-    std::vector<bool> verify_known(n, false);
-    for (size_t i = 0; i < n; ++i) {
-      StatusOr<DocumentRecord> rec = ReadDocument(ops_, members[i]);
+    std::vector<RemainingMember> remaining(members.size());
+    for (size_t i = 0; i < members.size(); ++i) {
+      RemainingMember& m = remaining[i];
+      m.doc = members[i];
+      StatusOr<DocumentRecord> rec = ReadDocument(ops_, m.doc);
       if (!rec.ok()) return rec.status();
-      holder[i] = rec->has_sketch() ? members[i] : rec->rep;
+      m.holder = rec->has_sketch() ? m.doc : rec->rep;
       if (!rec->has_sketch()) continue;
-      sketches[i] = SketchOf(*rec);
-      bool known = false;
-      SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, members[i], &verify[i], &known));
-      verify_known[i] = known;
-      if (known) sketches[i].verify_sample = verify[i];
+      m.sketch = SketchOf(*rec);
+      SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, m.doc, &m.verify, &m.verify_known));
+      if (m.verify_known) m.sketch.verify_sample = m.verify;
     }
-    const StoreOptions& o = store_.options_;
-    if ((o.cluster_relations & kClusterExact) != 0) {
-      std::map<DocId, size_t> first_of_holder;
-      for (size_t i = 0; i < n; ++i) {
-        auto [it, added] = first_of_holder.emplace(holder[i], i);
-        if (!added) parts.Join(it->second, i);
-      }
-    }
-    for (size_t later = 0; later < n; ++later) {
-      if (holder[later] != members[later]) continue;
-      for (size_t earlier = 0; earlier < later; ++earlier) {
-        if (holder[earlier] != members[earlier] || parts.Find(earlier) == parts.Find(later))
-          continue;
-        const CandidateScreen screen =
-            ScreenCandidate(sketches[later], sketches[earlier], o, store_.params_);
-        const CandidateDecision d =
-            JudgeCandidate(members[earlier], sketches[later], &sketches[earlier], screen,
-                           verify[earlier], verify_known[earlier], nullptr, o, store_.params_);
-        if (d.joins) parts.Join(earlier, later);
-      }
-    }
-    std::map<size_t, std::vector<DocId>> by_part;
-    for (size_t i = 0; i < n; ++i) by_part[parts.Find(i)].push_back(members[i]);
+    const std::vector<ClusterPart> parts =
+        RecomputeCluster(root, remaining, store_.options_, store_.params_);
     ++result_->clusters_recomputed;
-    if (by_part.size() > 1) ++result_->clusters_split;
-    for (const auto& [part, docs] : by_part) {
-      if (docs.size() < 2) continue;
-      const ClusterId id = std::binary_search(docs.begin(), docs.end(), root) ? root : docs.front();
-      const Key64 id_key(id);
-      for (DocId m : docs) {
+    if (parts.size() > 1) ++result_->clusters_split;
+    for (const ClusterPart& part : parts) {
+      if (part.docs.size() < 2) continue;
+      const Key64 id_key(part.id);
+      for (DocId m : part.docs) {
         SHINGLED_RETURN_IF_ERROR(
             ops_.Put(d_.cluster_parent, Key64(m).view(), id_key.view(), 0, "cluster_parent"));
         SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.cluster_members, id_key.view(), Key64(m).view(),

@@ -6,7 +6,6 @@
 #include <functional>
 #include <iterator>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +17,7 @@
 #include "base/deadline.h"
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
+#include "store/internal/components.h"
 #include "store/internal/codec.h"
 #include "store/internal/listings.h"
 #include "store/internal/store_impl.h"
@@ -27,6 +27,7 @@
 
 namespace shingled::store {
 
+using internal::Components;
 using internal::Cursor;
 using internal::GetBE64;
 using internal::Key64;
@@ -150,30 +151,6 @@ Status internal::StreamIdenticalReport(
 }
 
 namespace {
-
-// A union-find over the indexes 0..n-1 (path halving, union by size).
-class Components {
- public:
-  explicit Components(size_t n) : parent_(n), size_(n, 1) {
-    std::iota(parent_.begin(), parent_.end(), size_t{0});
-  }
-  size_t Find(size_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void Union(size_t a, size_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a == b) return;
-    if (size_[a] < size_[b]) std::swap(a, b);
-    parent_[b] = a;
-    size_[a] += size_[b];
-  }
-
- private:
-  std::vector<size_t> parent_;
-  std::vector<size_t> size_;
-};
 
 // A live member of the partition being analysed.
 struct Member {

@@ -1,0 +1,117 @@
+// What forgetting removes and how a cluster falls apart (store/internal/forget_rules.h): the
+// rules every engine's forgetting follows. Their behaviour through a store is in forget_test.
+#include "store/internal/forget_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/store/synthetic.h"
+
+namespace shingled::store::internal {
+namespace {
+
+using testing::Range;
+using testing::SyntheticSketch;
+
+VersionRecord At(int64_t date, DocId doc, Verdict verdict = Verdict::kNew, uint32_t status = 200) {
+  VersionRecord v;
+  v.sweep = 1;
+  v.date = date;
+  v.doc = doc;
+  v.verdict = verdict;
+  v.http_status = status;
+  return v;
+}
+
+RetentionOptions Rules(int64_t max_version_age, int64_t max_gone_age) {
+  RetentionOptions o;
+  o.now = 100;
+  o.max_version_age = max_version_age;
+  o.max_gone_age = max_gone_age;
+  return o;
+}
+
+TEST(ForgetRulesTest, OldVersionsGoButTheLastAndTheOneAFailedAttemptKeeps) {
+  const std::vector<VersionRecord> three{At(10, 1), At(20, 2), At(30, 3)};
+  EXPECT_EQ(RetentionCutOf(three, Rules(75, 0)).versions, 2u);  // before 25
+  EXPECT_EQ(RetentionCutOf(three, Rules(85, 0)).versions, 1u);  // before 15
+  EXPECT_EQ(RetentionCutOf(three, Rules(1, 0)).versions, 2u);   // all old: the last stays
+  EXPECT_EQ(RetentionCutOf(three, Rules(0, 0)).versions, 0u);   // no rule
+  EXPECT_FALSE(RetentionCutOf(three, Rules(75, 0)).whole_url);
+  // A failed attempt at 20 keeps the content of 10 live: 10 stays while the attempt does.
+  const std::vector<VersionRecord> kept{At(10, 5), At(20, 5, Verdict::kFailed, 503), At(30, 6)};
+  EXPECT_EQ(RetentionCutOf(kept, Rules(85, 0)).versions, 0u);
+  EXPECT_EQ(RetentionCutOf(kept, Rules(75, 0)).versions, 2u);
+  EXPECT_EQ(RetentionCutOf(std::vector<VersionRecord>{}, Rules(75, 0)).versions, 0u);
+}
+
+TEST(ForgetRulesTest, AUrlGoneLongerThanTheRuleGoesWhole) {
+  const std::vector<VersionRecord> gone{At(10, 1), At(40, 0, Verdict::kGone, 404)};
+  const RetentionCut whole = RetentionCutOf(gone, Rules(0, 50));  // gone since 40 < 50
+  EXPECT_TRUE(whole.whole_url);
+  EXPECT_EQ(whole.versions, 2u);
+  EXPECT_FALSE(RetentionCutOf(gone, Rules(0, 70)).whole_url);  // since 40, not before 30
+  // A URL whose last version is live is never gone, however old.
+  const std::vector<VersionRecord> live{At(10, 1)};
+  EXPECT_FALSE(RetentionCutOf(live, Rules(0, 50)).whole_url);
+  // Gone, but recent: the version age rule still applies to its older versions.
+  const std::vector<VersionRecord> recent{At(10, 1), At(90, 0, Verdict::kGone, 404)};
+  const RetentionCut cut = RetentionCutOf(recent, Rules(50, 50));
+  EXPECT_FALSE(cut.whole_url);
+  EXPECT_EQ(cut.versions, 1u);
+}
+
+class RecomputeTest : public ::testing::Test {
+ protected:
+  RemainingMember Holder(DocId doc, const std::vector<uint64_t>& shingles) {
+    RemainingMember m;
+    m.doc = m.holder = doc;
+    m.sketch = SyntheticSketch(params_, shingles);
+    m.verify = m.sketch.verify_sample;  // as stored with the document
+    m.verify_known = !m.verify.empty();
+    return m;
+  }
+  static RemainingMember Naming(DocId doc, DocId holder) {
+    RemainingMember m;
+    m.doc = doc;
+    m.holder = holder;
+    return m;
+  }
+  std::vector<ClusterPart> Parts(ClusterId root, const std::vector<RemainingMember>& members) {
+    return RecomputeCluster(root, members, options_, params_);
+  }
+
+  dedup::SketchParams params_;
+  StoreOptions options_;
+};
+
+// A ~ B ~ C with B gone: A and C (J = 0.43) are too far apart to join at 0.5, A' names A and C'
+// names C (the exact level). The part holding the old root keeps it; the other takes its
+// smallest member.
+TEST_F(RecomputeTest, AChainWithoutItsMiddleSplitsAndTheRootStaysWithItsPart) {
+  options_.verified_threshold = 0.5;
+  const std::vector<RemainingMember> members{Holder(1, Range(0, 1000)), Naming(2, 1),
+                                             Holder(4, Range(400, 1000)), Naming(5, 4)};
+  const std::vector<ClusterPart> parts = Parts(1, members);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].id, 1u);
+  EXPECT_EQ(parts[0].docs, (std::vector<DocId>{1, 2}));
+  EXPECT_EQ(parts[1].id, 4u);
+  EXPECT_EQ(parts[1].docs, (std::vector<DocId>{4, 5}));
+  // Without the exact level among the relations that form clusters, a group is not joined.
+  options_.cluster_relations = kClusterVerified;
+  EXPECT_EQ(Parts(1, members).size(), 4u);
+}
+
+TEST_F(RecomputeTest, NearCopiesStayOnePartUnderTheirSmallestIdWhenTheRootWent) {
+  options_.verified_threshold = 0.5;
+  const std::vector<ClusterPart> parts =
+      Parts(1, {Holder(2, Range(0, 1000)), Holder(3, Range(200, 1000)), Naming(7, 3)});
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].id, 2u);
+  EXPECT_EQ(parts[0].docs, (std::vector<DocId>{2, 3, 7}));
+}
+
+}  // namespace
+}  // namespace shingled::store::internal
