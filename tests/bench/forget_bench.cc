@@ -2,7 +2,7 @@
 // sketches, built in a temporary directory and removed at the end. A plain program, not Google
 // Benchmark: each operation is timed once, in its steps.
 //
-//   build/tests/bench/forget_bench [URLS]     (default 100000)
+//   build/tests/bench/forget_bench [URLS [STEP_URLS]]     (defaults 100000 and 2000)
 //
 // The store: N URLs over 100 hosts, each with its own content in a first sweep; every 50th is a
 // near-copy of the one before (a cluster of two). A second sweep sees every other URL again
@@ -10,7 +10,7 @@
 //   - a takedown of one host (1% of the URLs), in steps of 10,000 URLs;
 //   - takedowns of 20 single URLs of the first sweep, each its own call (a document goes);
 //   - a retention pass that forgets the first sweep's versions of the URLs seen again (half the
-//     URLs lose a version and a document), in steps of 2,000 URLs.
+//     URLs lose a version and a document), in steps of STEP_URLS URLs.
 // It prints each one's seconds, steps, per-step median and largest, and what went.
 #include <algorithm>
 #include <chrono>
@@ -50,6 +50,7 @@ void PrintSteps(const char* what, std::vector<double> steps, double total) {
 
 int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
+  const size_t step_urls = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2000;
   store::testing::TestDir dir;
   StoreOptions options;
   options.durable = false;
@@ -131,7 +132,7 @@ int main(int argc, char** argv) {
   for (bool done = false; !done;) {
     const Clock::time_point step = Clock::now();
     const RetentionStep r = Must(
-        store->ApplyRetention({.now = 2000000, .max_version_age = 500000, .max_urls = 2000}),
+        store->ApplyRetention({.now = 2000000, .max_version_age = 500000, .max_urls = step_urls}),
         "retention");
     steps.push_back(Seconds(step));
     sum.urls_examined += r.urls_examined;
