@@ -1,6 +1,5 @@
 #include "store/internal/forget_rules.h"
 
-#include <algorithm>
 #include <map>
 
 #include "store/decide.h"
