@@ -2,11 +2,11 @@
 // sketches, built in a temporary directory and removed at the end. A plain program, not Google
 // Benchmark: each operation is timed once, in its steps.
 //
-//   build/tests/bench/forget_bench [URLS [STEP_URLS]]     (defaults 100000 and 2000)
+//   build/tests/bench/forget_bench [URLS [STEP_URLS [NEAR_EVERY]]]   (defaults 100000, 2000, 50)
 //
-// The store: N URLs over 100 hosts, each with its own content in a first sweep; every 50th is a
-// near-copy of the one before (a cluster of two). A second sweep sees every other URL again
-// with new content. Then:
+// The store: N URLs over 100 hosts, each with its own content in a first sweep; every
+// NEAR_EVERY-th is a near-copy of the one before (a cluster of two; 2: every other URL). A second
+// sweep sees every other URL again with new content. Then:
 //   - a takedown of one host (1% of the URLs), in steps of 10,000 URLs;
 //   - takedowns of 20 single URLs of the first sweep, each its own call (a document goes);
 //   - a retention pass that forgets the first sweep's versions of the URLs seen again (half the
@@ -51,6 +51,7 @@ void PrintSteps(const char* what, std::vector<double> steps, double total) {
 int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
   const size_t step_urls = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2000;
+  const uint64_t near_every = argc > 3 ? std::max(2ull, std::strtoull(argv[3], nullptr, 10)) : 50;
   store::testing::TestDir dir;
   StoreOptions options;
   options.durable = false;
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
       p.url = UrlOf(i);
       p.sweep = sweep;
       p.date = date;
-      const bool near = i % 50 == 49 && sweep_no == 0;  // J = 290 / 310 with the URL before
+      // A near-copy: J = 290 / 310 with the URL before.
+      const bool near = i % near_every == near_every - 1 && sweep_no == 0;
       const uint64_t base = near ? i - 1 : i;
       p.sketch = testing::SyntheticSketch(
           params, testing::Variant((base + n * sweep_no) * 1000, 300, near ? 290 : 300,

@@ -161,6 +161,32 @@ TEST_F(ForgetTest, AClusterThatStaysJoinedKeepsItsId) {
   ExpectConsistent(*store_);
 }
 
+// The largest cluster's size follows what a step shrinks: it stays while another cluster of
+// that size is untouched, and falls when the only one of that size shrinks.
+TEST_F(ForgetTest, TheLargestClusterFollowsWhatShrank) {
+  auto largest = [&] { return store_->Stats()->largest_cluster; };
+  Add("https://x.example/a", Range(0, 1000));
+  Add("https://x.example/b", Range(10, 1000));
+  Add("https://x.example/c", Range(20, 1000));
+  Add("https://y.example/a", Range(5000, 1000));
+  Add("https://y.example/b", Range(5010, 1000));
+  Add("https://z.example/a", Range(9000, 300));  // a singleton
+  ASSERT_EQ(largest(), 3u);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://y.example/b").documents, 1u);
+  EXPECT_EQ(largest(), 3u);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://z.example/a").documents, 1u);
+  EXPECT_EQ(largest(), 3u);
+  ExpectConsistent(*store_);
+  EXPECT_EQ(Forget(ForgetScope::kUrl, "https://x.example/c").documents, 1u);
+  EXPECT_EQ(largest(), 2u);
+  ExpectConsistent(*store_);
+  EXPECT_EQ(Forget(ForgetScope::kHost, "x.example").documents, 2u);
+  EXPECT_EQ(largest(), 1u);  // y.example/a alone
+  EXPECT_EQ(Forget(ForgetScope::kHost, "y.example").documents, 1u);
+  EXPECT_EQ(largest(), 0u);  // no document
+  ExpectConsistent(*store_);
+}
+
 // A document whose sketch a remaining document shares (its lexically equivalent copy names it
 // as representative) stays, URL-less, until the last of them goes.
 TEST_F(ForgetTest, ARepresentativeStaysWhileADocumentSharesItsSketch) {
