@@ -11,9 +11,10 @@
 //
 // The filter answers for the B-trees only (the write buffer is in memory already). It may say
 // "maybe" for an absent key, never "no" for a present one: every key of a valid slice's
-// B-trees was added (by Build, or by Add as the writer put it). Keys are never removed from the
-// B-trees, so nothing makes a valid slice wrong but a commit it did not see (another process's:
-// StoreImpl tracks the commit it describes and invalidates it all then).
+// B-trees was added (by Build, or by Add as the writer put it). A key forgetting removes from the
+// B-trees stays in the filter, a "maybe"; nothing makes a valid slice wrong but a commit it did
+// not see (another process's: StoreImpl tracks the commit it describes and invalidates it all
+// then).
 //
 // Thread-safety: none; the writer's alone (StoreImpl::write_mu_).
 #ifndef SHINGLED_STORE_INTERNAL_KEY_FILTER_H_
