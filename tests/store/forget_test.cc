@@ -336,8 +336,8 @@ TEST_F(ForgetTest, TheRecordsBytes) {
   EXPECT_EQ(internal::DecodeForgetRecord(1, bytes + "x").status().code(), StatusCode::kDataLoss);
 }
 
-// Makes the closed store at `path` look like one of format `version`, with the table `drop`
-// emptied (nullptr: none) when that format had none.
+// Makes the closed store at `path` look like one of format `version`, without the table `drop`
+// (nullptr: none) when that format had none.
 void MakeFormat(const std::string& path, uint64_t version, const char* drop) {
   MDB_env* env = nullptr;
   ASSERT_EQ(mdb_env_create(&env), 0);
