@@ -628,24 +628,6 @@ StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
 
 // --- Apply ---
 
-StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageInput> pages) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Status last;
-  rounds_ = 0;
-  for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {
-    race_ = false;
-    StatusOr<std::vector<PageResult>> r = ApplyOnce(pages);
-    if (r.ok() || !race_) {
-      fail_at_round_ = 0;  // a simulated failure concerns one call
-      return r;
-    }
-    last = r.status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5 << attempt));
-  }
-  fail_at_round_ = 0;
-  return last;
-}
-
 namespace {
 
 // What the batch knows of a URL: its id and its versions, the batch's own appended in memory.
@@ -702,119 +684,178 @@ struct PageState {
 
 }  // namespace
 
-StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const PageInput> pages) {
-  raw_records_.clear();
-  std::vector<PageResult> results(pages.size());
-  std::vector<PageState> st(pages.size());
-  const int fbits = redis_.fingerprint_bits;
+// One attempt at a batch: the steps of the write path (docs/REDIS.md) in order, each a method
+// over the batch's state, numbered as they run. A race with another daemon ends the attempt
+// (Race); Apply then runs a new one, which reads everything again.
+class RedisClusterStore::BatchApply {
+ public:
+  BatchApply(RedisClusterStore& store, std::span<const PageInput> pages)
+      : s_(store),
+        pages_(pages),
+        fbits_(store.redis_.fingerprint_bits),
+        results_(pages.size()),
+        st_(pages.size()),
+        stored_owner_(pages.size()) {
+    s_.raw_records_.clear();
+  }
+
+  StatusOr<std::vector<PageResult>> Run() {
+    SHINGLED_RETURN_IF_ERROR(ValidateAndReadSweeps());
+    SHINGLED_RETURN_IF_ERROR(ReadUrlsAndIdenticalOwners());
+    SHINGLED_RETURN_IF_ERROR(ClaimUrls(/*revisits=*/false));
+    SHINGLED_RETURN_IF_ERROR(ClaimUrls(/*revisits=*/true));
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (!st_[i].skip) SHINGLED_RETURN_IF_ERROR(PassPage(i));
+    }
+    MergeSeenDates();
+    SHINGLED_RETURN_IF_ERROR(ClaimIdentical());
+    SHINGLED_RETURN_IF_ERROR(ClaimExact());
+    SHINGLED_RETURN_IF_ERROR(ReadKnownRecords());
+    SHINGLED_RETURN_IF_ERROR(WriteNewRecords());
+    SHINGLED_RETURN_IF_ERROR(FilePostings());
+    SHINGLED_RETURN_IF_ERROR(ReadCandidateRecords());
+    for (NewDoc& nd : new_docs_) SHINGLED_RETURN_IF_ERROR(Decide(nd));
+    SHINGLED_RETURN_IF_ERROR(FinishResults());
+    SHINGLED_RETURN_IF_ERROR(WriteVersionsAndLinks());
+    // 12. Clusters: the batch's unions together (the partition is the same in any order).
+    SHINGLED_RETURN_IF_ERROR(s_.MergeAll(unions_));
+    SHINGLED_RETURN_IF_ERROR(Complete());
+    SHINGLED_RETURN_IF_ERROR(FindClusters());
+    SHINGLED_RETURN_IF_ERROR(s_.client_->WaitForReplicas(
+        s_.redis_.min_replicas, std::chrono::milliseconds(s_.redis_.wait_timeout_ms)));
+    return std::move(results_);
+  }
+
+ private:
+  using UrlClaims = std::vector<std::pair<const std::string*, UrlState*>>;
+  struct Link {
+    DocId doc, other;
+    double resemblance;
+  };
+  // A posting filed in FilePostings, whose reply lists the documents under its value.
+  struct PostingSlot {
+    size_t nd;
+    int index;  // 0 features, 1 super shingles, 2 samples
+  };
+  using Hits = std::vector<std::pair<DocId, uint32_t>>;  // (candidate, points) of a new document
 
   // 0. Validation and sweeps. The batch's sweep records are read again for every batch (one
   // command each, on one node), so that a sweep another daemon closed is closed here at once.
-  std::set<SweepId> batch_sweeps;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (Status s = store::internal::ValidatePage(pages[i], params_); !s.ok()) {
-      results[i].status = s;
-      st[i].skip = true;
-    } else {
-      batch_sweeps.insert(pages[i].sweep);
-    }
-  }
-  if (!batch_sweeps.empty()) {
-    std::vector<Command> cmds;
-    for (SweepId id : batch_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
-    auto r = Round(cmds);
-    if (!r.ok()) return r.status();
-    size_t j = 0;
-    for (SweepId id : batch_sweeps) {
-      const Reply& rep = (*r)[j++];
-      if (rep.is_nil()) {
-        sweeps_.erase(id);
-        continue;
+  Status ValidateAndReadSweeps() {
+    std::set<SweepId> batch_sweeps;
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (Status s = store::internal::ValidatePage(pages_[i], s_.params_); !s.ok()) {
+        results_[i].status = s;
+        st_[i].skip = true;
+      } else {
+        batch_sweeps.insert(pages_[i].sweep);
       }
-      StatusOr<SweepRecord> rec = store::internal::DecodeSweep(rep.str);
-      if (!rec.ok()) return rec.status();
-      sweeps_[id] = std::move(*rec);
     }
-  }
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip) continue;
-    auto it = sweeps_.find(pages[i].sweep);
-    if (it == sweeps_.end()) {
-      results[i].status = NotFoundError("no sweep with id " + Dec(pages[i].sweep));
-      st[i].skip = true;
-    } else if (!it->second.open) {
-      results[i].status = FailedPreconditionError("sweep " + it->second.name + " is closed");
-      st[i].skip = true;
+    if (!batch_sweeps.empty()) {
+      std::vector<Command> cmds;
+      for (SweepId id : batch_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
+      auto r = s_.Round(cmds);
+      if (!r.ok()) return r.status();
+      size_t j = 0;
+      for (SweepId id : batch_sweeps) {
+        const Reply& rep = (*r)[j++];
+        if (rep.is_nil()) {
+          s_.sweeps_.erase(id);
+          continue;
+        }
+        StatusOr<SweepRecord> rec = store::internal::DecodeSweep(rep.str);
+        if (!rec.ok()) return rec.status();
+        s_.sweeps_[id] = std::move(*rec);
+      }
     }
-    st[i].kind = store::ClassifyHttpStatus(pages[i].http_status);
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip) continue;
+      auto it = s_.sweeps_.find(pages_[i].sweep);
+      if (it == s_.sweeps_.end()) {
+        results_[i].status = NotFoundError("no sweep with id " + Dec(pages_[i].sweep));
+        st_[i].skip = true;
+      } else if (!it->second.open) {
+        results_[i].status = FailedPreconditionError("sweep " + it->second.name + " is closed");
+        st_[i].skip = true;
+      }
+      st_[i].kind = store::ClassifyHttpStatus(pages_[i].http_status);
+    }
+    return OkStatus();
   }
 
   // 1. URL ids and identical claims, read.
-  std::map<std::string, UrlState> urls;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip) continue;
-    urls[pages[i].url];
-    if (store::AppliesAsRevisit(pages[i])) {
-      urls[pages[i].revisit_of.empty() ? pages[i].url : pages[i].revisit_of];
+  Status ReadUrlsAndIdenticalOwners() {
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip) continue;
+      urls_[pages_[i].url];
+      if (store::AppliesAsRevisit(pages_[i])) {
+        urls_[pages_[i].revisit_of.empty() ? pages_[i].url : pages_[i].revisit_of];
+      }
     }
-  }
-  std::vector<Command> r1;
-  for (auto& [u, s] : urls) r1.push_back(GetUrlClaim(u, fbits));
-  std::vector<size_t> fp_pages;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || pages[i].revisit || st[i].kind != StatusClass::kContent) continue;
-    const auto& fp = pages[i].sketch.identical;
-    r1.push_back(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, fbits),
-                      FingerprintField(fp.high, fp.low, fbits)}));
-    fp_pages.push_back(i);
-  }
-  auto got1 = Round(r1);
-  if (!got1.ok()) return got1.status();
-  {
+    std::vector<Command> cmds;
+    for (auto& [u, s] : urls_) cmds.push_back(GetUrlClaim(u, fbits_));
+    std::vector<size_t> fp_pages;
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || pages_[i].revisit || st_[i].kind != StatusClass::kContent) continue;
+      const auto& fp = pages_[i].sketch.identical;
+      cmds.push_back(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, fbits_),
+                          FingerprintField(fp.high, fp.low, fbits_)}));
+      fp_pages.push_back(i);
+    }
+    auto got = s_.Round(cmds);
+    if (!got.ok()) return got.status();
     size_t j = 0;
-    for (auto& [u, s] : urls) {
-      const Reply& r = (*got1)[j++];
+    for (auto& [u, s] : urls_) {
+      const Reply& r = (*got)[j++];
       if (r.is_nil()) continue;
-      if (!ParseU64(r.str, &s.id) || s.id == 0)
+      if (!ParseU64(r.str, &s.id) || s.id == 0) {
         return DataLossError("redis: URL " + u + " has a bad id");
+      }
       s.known = true;
     }
-  }
-  std::vector<IdenticalOwner> stored_owner(pages.size());
-  for (size_t k = 0; k < fp_pages.size(); ++k) {
-    StatusOr<IdenticalOwner> o = ParseOwner((*got1)[urls.size() + k]);
-    if (!o.ok()) return o.status();
-    stored_owner[fp_pages[k]] = *o;
+    for (size_t k = 0; k < fp_pages.size(); ++k) {
+      StatusOr<IdenticalOwner> o = ParseOwner((*got)[urls_.size() + k]);
+      if (!o.ok()) return o.status();
+      stored_owner_[fp_pages[k]] = *o;
+    }
+    return OkStatus();
   }
 
-  // 2. New URLs claimed (ids from the shared counter), known URLs' versions read. A revisit's URL
-  // is claimed only once its target is known to have a document (below).
-  std::vector<std::pair<const std::string*, UrlState*>> claiming;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || store::AppliesAsRevisit(pages[i])) continue;
-    UrlState& s = urls[pages[i].url];
-    if (s.known || s.claimed) continue;
-    StatusOr<uint64_t> id = url_ids_.Next();
-    if (!id.ok()) return id.status();
-    s.id = *id;
-    s.claimed = true;
-    claiming.emplace_back(&urls.find(pages[i].url)->first, &s);
+  // 2. New URLs claimed (ids from the shared counter), known URLs' versions read. The revisits'
+  // new URLs are claimed in a second call, after their targets' versions are read.
+  Status ClaimUrls(bool revisits) {
+    UrlClaims claims;
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || store::AppliesAsRevisit(pages_[i]) != revisits) continue;
+      auto it = urls_.find(pages_[i].url);
+      UrlState& s = it->second;
+      if (s.known || s.claimed) continue;
+      StatusOr<uint64_t> id = s_.url_ids_.Next();
+      if (!id.ok()) return id.status();
+      s.id = *id;
+      s.claimed = true;
+      claims.emplace_back(&it->first, &s);
+    }
+    if (revisits && claims.empty()) return OkStatus();
+    return LoadUrls(claims);
   }
-  auto load_urls = [&](std::vector<std::pair<const std::string*, UrlState*>>& claims) -> Status {
+
+  // The versions of the known URLs not read yet, and the claims of `claims`, in one round.
+  Status LoadUrls(const UrlClaims& claims) {
     std::vector<Command> cmds;
     std::vector<UrlState*> reading;
-    for (auto& [u, s] : urls) {
+    for (auto& [u, s] : urls_) {
       if (s.known && !s.loaded) {
         cmds.push_back(ReadVersions(s.id));
         reading.push_back(&s);
       }
     }
     const size_t reads = cmds.size();
-    for (auto& [u, s] : claims) {
-      UrlClaimKey k = UrlClaim(*u, fbits);
+    for (const auto& [u, s] : claims) {
+      UrlClaimKey k = UrlClaim(*u, fbits_);
       cmds.push_back(Eval(kClaimScript, {std::move(k.bucket)}, {std::move(k.field), Dec(s->id)}));
     }
-    auto r = Round(cmds);
+    auto r = s_.Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t k = 0; k < reads; ++k) {
       UrlState* s = reading[k];
@@ -836,133 +877,144 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (owner != claims[k].second->id) lost = true;  // another daemon added it meanwhile
       claims[k].second->loaded = true;
     }
-    if (lost) return Race("a URL was added by another daemon meanwhile");
+    if (lost) return s_.Race("a URL was added by another daemon meanwhile");
     return OkStatus();
-  };
-  SHINGLED_RETURN_IF_ERROR(load_urls(claiming));
+  }
 
-  // Revisits: the target's last document, from the versions (the batch's own included, in order).
-  auto last_doc_of = [](const UrlState& s) -> DocId {
+  // A revisit's target's last document, from its versions (the batch's own included, in order).
+  static DocId LastDocOf(const UrlState& s) {
     for (auto it = s.versions.rbegin(); it != s.versions.rend(); ++it) {
       if (it->rec.doc != 0) return it->rec.doc;
     }
     return 0;
-  };
-  // Revisit URLs that are new: claimed now (their targets were read above).
-  {
-    std::vector<std::pair<const std::string*, UrlState*>> more;
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (st[i].skip || !store::AppliesAsRevisit(pages[i])) continue;
-      UrlState& s = urls[pages[i].url];
-      if (s.known || s.claimed) continue;
-      StatusOr<uint64_t> id = url_ids_.Next();
-      if (!id.ok()) return id.status();
-      s.id = *id;
-      s.claimed = true;
-      more.emplace_back(&urls.find(pages[i].url)->first, &s);
-    }
-    if (!more.empty()) SHINGLED_RETURN_IF_ERROR(load_urls(more));
   }
 
   // 3. The in-memory pass, page by page in order: each page sees the batch's earlier pages.
-  std::vector<NewDoc> new_docs;
-  std::unordered_map<uint64_t, DocId> batch_fps;  // identical.low ^ high -> new doc of the batch
-  std::map<std::pair<uint64_t, uint64_t>, DocId> batch_identical;
-  std::set<DocId> need_records;
-  std::set<DocId> pending_others;
-  std::vector<UrlState*> unused_revisit_urls;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip) continue;
-    const PageInput& page = pages[i];
-    PageResult& res = results[i];
-    PageState& ps = st[i];
+  Status PassPage(size_t i) {
+    const PageInput& page = pages_[i];
+    PageResult& res = results_[i];
+    PageState& ps = st_[i];
     if (store::AppliesAsRevisit(page)) {
-      UrlState& target = urls[page.revisit_of.empty() ? page.url : page.revisit_of];
-      const DocId doc = last_doc_of(target);
+      const DocId doc = LastDocOf(urls_[page.revisit_of.empty() ? page.url : page.revisit_of]);
       if (doc == 0) {
         res.status = store::internal::NoDocumentToRevisit(page);
         ps.skip = true;
-        continue;
+        return OkStatus();
       }
       ps.doc = doc;
     }
-    UrlState& us = urls[page.url];
+    UrlState& us = urls_[page.url];
     ps.url = &us;
     res.url = us.id;
     ps.last_seq = static_cast<uint32_t>(us.versions.size());
     if (!us.versions.empty()) ps.last = us.versions.back().rec;
     if (ps.last) res.previous_doc = ps.last->doc;
-    auto replay = [&](auto same) -> bool {
-      for (int k = static_cast<int>(us.versions.size()) - 1; k >= 0; --k) {
-        const UrlState::Version& v = us.versions[k];
-        if (v.rec.sweep != page.sweep) return false;
-        if (same(v.rec)) {
-          res.replayed = true;
-          res.verdict = v.rec.verdict;
-          res.doc = v.rec.doc;
-          ps.replay_of = v.page;
-          ps.doc = v.rec.doc;
-          return true;
-        }
-      }
-      return false;
-    };
+    if (ps.kind == StatusClass::kFailed || ps.kind == StatusClass::kRedirect) {
+      PassAttempt(i);
+      return OkStatus();
+    }
     VersionRecord version;
     version.sweep = page.sweep;
     version.date = page.date;
     version.http_status = static_cast<uint32_t>(page.http_status);
-    auto append = [&](VersionRecord v, int new_doc_page) {
-      ps.appended = true;
-      ps.version = v;
-      us.versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
-    };
-    if (ps.kind == StatusClass::kFailed || ps.kind == StatusClass::kRedirect) {
-      version = store::internal::AttemptVersion(page, ps.kind, ps.last ? &*ps.last : nullptr);
-      res.verdict = version.verdict;
-      res.doc = version.doc;
-      res.redirect_target = version.redirect_target;
-      ps.doc = version.doc;
-      if (ps.last && store::internal::ReplaysAttempt(*ps.last, version)) {
-        res.replayed = true;
-        continue;
-      }
-      append(std::move(version), -1);
-      continue;
-    }
+    version.canonical_link = page.canonical_link;
     if (store::AppliesAsRevisit(page)) {
-      const DocId doc = ps.doc;
-      if (ps.last && replay([&](const VersionRecord& v) {
-            return store::internal::ReplaysRevisit(v, page, doc);
-          })) {
-        continue;
-      }
-      version.canonical_link = page.canonical_link;
-      version.doc = doc;
-      res.doc = doc;
-      ps.touch = doc;
-      need_records.insert(doc);
-      res.verdict = store::internal::IdenticalVerdict(ps.last ? &*ps.last : nullptr, doc);
-      if (res.verdict == Verdict::kUnchanged) {
-        res.previous_resemblance = 1.0;
-      } else if (ps.last && ps.last->doc != 0) {
-        need_records.insert(ps.last->doc);
-      }
-      version.verdict = res.verdict;
-      append(std::move(version), -1);
-      continue;
+      PassRevisit(i, std::move(version));
+      return OkStatus();
     }
+    return PassContent(i, std::move(version));
+  }
+
+  // Whether page i replays a version of its URL in its sweep (`same`), the latest first: it then
+  // takes that version's verdict and document.
+  template <typename Same>
+  bool Replays(size_t i, Same same) {
+    const UrlState& us = *st_[i].url;
+    for (int k = static_cast<int>(us.versions.size()) - 1; k >= 0; --k) {
+      const UrlState::Version& v = us.versions[k];
+      if (v.rec.sweep != pages_[i].sweep) return false;
+      if (same(v.rec)) {
+        PageResult& res = results_[i];
+        res.replayed = true;
+        res.verdict = v.rec.verdict;
+        res.doc = v.rec.doc;
+        st_[i].replay_of = v.page;
+        st_[i].doc = v.rec.doc;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Page i's version, appended to its URL's in memory (written in WriteVersionsAndLinks);
+  // `new_doc_page`: the page whose verdict it takes, once decided (-1: its verdict is final).
+  void Append(size_t i, VersionRecord v, int new_doc_page) {
+    st_[i].appended = true;
+    st_[i].version = v;
+    st_[i].url->versions.push_back(UrlState::Version{std::move(v), new_doc_page, true});
+  }
+
+  // A failed fetch or a redirect: it keeps the URL's last document.
+  void PassAttempt(size_t i) {
+    PageState& ps = st_[i];
+    PageResult& res = results_[i];
+    VersionRecord version =
+        store::internal::AttemptVersion(pages_[i], ps.kind, ps.last ? &*ps.last : nullptr);
+    res.verdict = version.verdict;
+    res.doc = version.doc;
+    res.redirect_target = version.redirect_target;
+    ps.doc = version.doc;
+    if (ps.last && store::internal::ReplaysAttempt(*ps.last, version)) {
+      res.replayed = true;
+      return;
+    }
+    Append(i, std::move(version), -1);
+  }
+
+  // A revisit: the target's last document, seen again.
+  void PassRevisit(size_t i, VersionRecord version) {
+    const PageInput& page = pages_[i];
+    PageState& ps = st_[i];
+    PageResult& res = results_[i];
+    const DocId doc = ps.doc;
+    if (ps.last && Replays(i, [&](const VersionRecord& v) {
+          return store::internal::ReplaysRevisit(v, page, doc);
+        })) {
+      return;
+    }
+    version.doc = doc;
+    res.doc = doc;
+    ps.touch = doc;
+    need_records_.insert(doc);
+    res.verdict = store::internal::IdenticalVerdict(ps.last ? &*ps.last : nullptr, doc);
+    if (res.verdict == Verdict::kUnchanged) {
+      res.previous_resemblance = 1.0;
+    } else if (ps.last && ps.last->doc != 0) {
+      need_records_.insert(ps.last->doc);
+    }
+    version.verdict = res.verdict;
+    Append(i, std::move(version), -1);
+  }
+
+  // A page with content (or a dead one): gone, a document identical to a stored or an earlier
+  // one of the batch, or a new document (decided in Decide).
+  Status PassContent(size_t i, VersionRecord version) {
+    const PageInput& page = pages_[i];
+    PageState& ps = st_[i];
+    PageResult& res = results_[i];
+    UrlState& us = *ps.url;
     const bool dead = ps.kind == StatusClass::kDead;
     DocId identical = 0;
     bool take_over = false;
     if (!dead) {
       const auto key = std::make_pair(page.sketch.identical.high, page.sketch.identical.low);
-      if (auto it = batch_identical.find(key); it != batch_identical.end()) {
+      if (auto it = batch_identical_.find(key); it != batch_identical_.end()) {
         identical = it->second;
-      } else if (stored_owner[i].doc != 0) {
-        identical = stored_owner[i].doc;
+      } else if (stored_owner_[i].doc != 0) {
+        identical = stored_owner_[i].doc;
         // A document whose page never completed, claimed from this very URL: this is its retry,
         // which finishes it under the same id.
-        take_over = stored_owner[i].pending_url != 0 && stored_owner[i].pending_url == us.id;
+        take_over = stored_owner_[i].pending_url != 0 && stored_owner_[i].pending_url == us.id;
       }
     }
     if (take_over) {
@@ -983,38 +1035,37 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
         }
       }
     }
-    if (ps.last && !take_over) {
-      const bool found = replay([&](const VersionRecord& v) {
-        return store::internal::ReplaysPage(v, page, dead, identical);
-      });
-      if (found) continue;
+    if (ps.last && !take_over && Replays(i, [&](const VersionRecord& v) {
+          return store::internal::ReplaysPage(v, page, dead, identical);
+        })) {
+      return OkStatus();
     }
-    version.canonical_link = page.canonical_link;
     if (dead) {
       version.doc = 0;
       version.verdict = Verdict::kGone;
       res.verdict = Verdict::kGone;
-      append(std::move(version), -1);
-      continue;
+      Append(i, std::move(version), -1);
+      return OkStatus();
     }
     if (identical != 0 && !take_over) {
       // Another daemon's page that is being applied (or died before it completed): its record
       // may not be written yet. The page is its duplicate all the same (identical bytes: the
       // page's sketch is the document's), but its dates cannot be merged into a record that is
-      // not there (below). Waiting instead could deadlock two batches that each hold a claim
-      // the other needs.
-      if (stored_owner[i].doc == identical && stored_owner[i].pending_url != 0) {
-        pending_others.insert(identical);
+      // not there (WriteVersionsAndLinks). Waiting instead could deadlock two batches that each
+      // hold a claim the other needs.
+      if (stored_owner_[i].doc == identical && stored_owner_[i].pending_url != 0) {
+        pending_others_.insert(identical);
       }
       ps.doc = identical;
       ps.touch = identical;
-      need_records.insert(identical);
+      need_records_.insert(identical);
       res.verdict = store::internal::IdenticalVerdict(ps.last ? &*ps.last : nullptr, identical);
       if (res.verdict == Verdict::kDuplicate) {
         res.matches.push_back(store::IdenticalMatch(identical, page.sketch));
       }
-      if (ps.last && ps.last->doc != 0 && ps.last->doc != identical)
-        need_records.insert(ps.last->doc);
+      if (ps.last && ps.last->doc != 0 && ps.last->doc != identical) {
+        need_records_.insert(ps.last->doc);
+      }
     } else {
       NewDoc nd;
       nd.page = static_cast<int>(i);
@@ -1022,97 +1073,105 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       if (take_over) {
         nd.doc = identical;
       } else {
-        StatusOr<uint64_t> id = doc_ids_.Next();
+        StatusOr<uint64_t> id = s_.doc_ids_.Next();
         if (!id.ok()) return id.status();
         nd.doc = *id;
       }
       nd.rec = RecordOfPage(page.sketch, page.date);
-      batch_identical[{page.sketch.identical.high, page.sketch.identical.low}] = nd.doc;
+      batch_identical_[{page.sketch.identical.high, page.sketch.identical.low}] = nd.doc;
       ps.doc = nd.doc;
-      ps.new_doc = static_cast<int>(new_docs.size());
-      new_docs.push_back(std::move(nd));
-      if (ps.last && ps.last->doc != 0 && ps.last->doc != ps.doc) need_records.insert(ps.last->doc);
+      ps.new_doc = static_cast<int>(new_docs_.size());
+      new_docs_.push_back(std::move(nd));
+      if (ps.last && ps.last->doc != 0 && ps.last->doc != ps.doc) {
+        need_records_.insert(ps.last->doc);
+      }
     }
     res.doc = ps.doc;
     version.doc = ps.doc;
     version.verdict = res.verdict;
-    append(std::move(version), ps.new_doc >= 0 ? static_cast<int>(i) : -1);
+    Append(i, std::move(version), ps.new_doc >= 0 ? static_cast<int>(i) : -1);
+    return OkStatus();
   }
-  std::set<DocId> batch_doc_ids;
-  for (const NewDoc& nd : new_docs) batch_doc_ids.insert(nd.doc);
-  // Dates of documents seen again: the earliest first_seen, the latest last_seen.
-  std::map<DocId, std::pair<int64_t, int64_t>> seen;
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || st[i].touch == 0 || results[i].replayed) continue;
-    auto [it, fresh] = seen.emplace(st[i].touch, std::make_pair(pages[i].date, pages[i].date));
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, pages[i].date);
-      it->second.second = std::max(it->second.second, pages[i].date);
+
+  // Dates of documents seen again: the earliest first_seen, the latest last_seen (a new
+  // document's in its record now, a stored one's in WriteVersionsAndLinks).
+  void MergeSeenDates() {
+    for (const NewDoc& nd : new_docs_) batch_doc_ids_.insert(nd.doc);
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || st_[i].touch == 0 || results_[i].replayed) continue;
+      auto [it, fresh] =
+          seen_.emplace(st_[i].touch, std::make_pair(pages_[i].date, pages_[i].date));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, pages_[i].date);
+        it->second.second = std::max(it->second.second, pages_[i].date);
+      }
     }
-  }
-  for (NewDoc& nd : new_docs) {
-    if (auto it = seen.find(nd.doc); it != seen.end()) {
-      nd.rec.first_seen = std::min(nd.rec.first_seen, it->second.first);
-      nd.rec.last_seen = std::max(nd.rec.last_seen, it->second.second);
+    for (NewDoc& nd : new_docs_) {
+      if (auto it = seen_.find(nd.doc); it != seen_.end()) {
+        nd.rec.first_seen = std::min(nd.rec.first_seen, it->second.first);
+        nd.rec.last_seen = std::max(nd.rec.last_seen, it->second.second);
+      }
     }
   }
 
   // 4. Identical claims of the new documents ("doc/url": pending until the page completes).
-  {
+  Status ClaimIdentical() {
     std::vector<Command> cmds;
     std::vector<size_t> which;
-    for (size_t k = 0; k < new_docs.size(); ++k) {
-      if (new_docs[k].take_over) continue;
-      const PageInput& page = pages[new_docs[k].page];
-      const auto& fp = page.sketch.identical;
+    for (size_t k = 0; k < new_docs_.size(); ++k) {
+      if (new_docs_[k].take_over) continue;
+      const auto& fp = pages_[new_docs_[k].page].sketch.identical;
       cmds.push_back(Eval(kClaimScript,
-                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits)},
-                          {FingerprintField(fp.high, fp.low, fbits),
-                           Dec(new_docs[k].doc) + "/" + Dec(st[new_docs[k].page].url->id)}));
+                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits_)},
+                          {FingerprintField(fp.high, fp.low, fbits_),
+                           Dec(new_docs_[k].doc) + "/" + Dec(st_[new_docs_[k].page].url->id)}));
       which.push_back(k);
     }
-    auto r = Round(cmds);
+    auto r = s_.Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t j = 0; j < which.size(); ++j) {
       StatusOr<IdenticalOwner> o = ParseOwner((*r)[j]);
       if (!o.ok()) return o.status();
-      if (o->doc != new_docs[which[j]].doc) {
+      if (o->doc != new_docs_[which[j]].doc) {
         // Another daemon stored the same content at the same moment: apply the batch again,
         // which finds its document (ours is a gap in the ids).
-        return Race("the same content was stored by another daemon meanwhile");
+        return s_.Race("the same content was stored by another daemon meanwhile");
       }
     }
+    return OkStatus();
   }
+
   // 5. Lexical and shingle claims (a new document owns them, or is equivalent to their owner).
-  {
+  Status ClaimExact() {
     std::vector<Command> cmds;
     std::vector<std::pair<size_t, int>> which;  // (new doc, 0 lexical / 1 shingle)
-    for (size_t k = 0; k < new_docs.size(); ++k) {
-      const dedup::Sketch& s = pages[new_docs[k].page].sketch;
+    for (size_t k = 0; k < new_docs_.size(); ++k) {
+      const dedup::Sketch& s = pages_[new_docs_[k].page].sketch;
+      const std::string doc = Dec(new_docs_[k].doc);
       if (s.tokens > 0) {
         cmds.push_back(
-            Eval(kClaimScript, {FingerprintBucketKey(Relation::kLexical, s.lexical.high, fbits)},
-                 {FingerprintField(s.lexical.high, s.lexical.low, fbits), Dec(new_docs[k].doc)}));
+            Eval(kClaimScript, {FingerprintBucketKey(Relation::kLexical, s.lexical.high, fbits_)},
+                 {FingerprintField(s.lexical.high, s.lexical.low, fbits_), doc}));
         which.emplace_back(k, 0);
       }
       if (s.shingles > 0) {
         cmds.push_back(
-            Eval(kClaimScript, {FingerprintBucketKey(Relation::kShingle, s.shingle.high, fbits)},
-                 {FingerprintField(s.shingle.high, s.shingle.low, fbits), Dec(new_docs[k].doc)}));
+            Eval(kClaimScript, {FingerprintBucketKey(Relation::kShingle, s.shingle.high, fbits_)},
+                 {FingerprintField(s.shingle.high, s.shingle.low, fbits_), doc}));
         which.emplace_back(k, 1);
       }
     }
-    auto r = Round(cmds);
+    auto r = s_.Round(cmds);
     if (!r.ok()) return r.status();
-    std::vector<DocId> lexical(new_docs.size()), shingle(new_docs.size());
+    std::vector<DocId> lexical(new_docs_.size()), shingle(new_docs_.size());
     for (size_t j = 0; j < which.size(); ++j) {
       uint64_t owner = 0;
       if (!ParseU64((*r)[j].str, &owner)) return DataLossError("redis: bad fingerprint claim");
       (which[j].second == 0 ? lexical : shingle)[which[j].first] = owner;
     }
-    for (size_t k = 0; k < new_docs.size(); ++k) {
-      NewDoc& nd = new_docs[k];
-      const dedup::Sketch& s = pages[nd.page].sketch;
+    for (size_t k = 0; k < new_docs_.size(); ++k) {
+      NewDoc& nd = new_docs_[k];
+      const dedup::Sketch& s = pages_[nd.page].sketch;
       // A claim that answers with this document: it had no owner before.
       const store::internal::ExactLevel exact = store::internal::ExactLevelOf(
           s, lexical[k] == nd.doc ? 0 : lexical[k], shingle[k] == nd.doc ? 0 : shingle[k]);
@@ -1120,246 +1179,276 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       nd.rec.owns_shingle = exact.owns_shingle;
       nd.equivalent = exact.equivalent;
       nd.relation = exact.relation;
-      if (nd.equivalent != 0 && !batch_doc_ids.count(nd.equivalent))
-        need_records.insert(nd.equivalent);
+      if (nd.equivalent != 0 && !batch_doc_ids_.count(nd.equivalent)) {
+        need_records_.insert(nd.equivalent);
+      }
     }
+    return OkStatus();
   }
+
   // 6. Records read: existing documents seen again, previous documents, equivalents.
-  std::map<DocId, RedisDocument> records;
-  {
+  Status ReadKnownRecords() {
     std::vector<DocId> want;
-    for (DocId d : need_records) {
-      if (!batch_doc_ids.count(d)) want.push_back(d);
+    for (DocId d : need_records_) {
+      if (!batch_doc_ids_.count(d)) want.push_back(d);
     }
-    StatusOr<std::map<DocId, RedisDocument>> got = ReadRecords(want, true);
+    StatusOr<std::map<DocId, RedisDocument>> got = s_.ReadRecords(want, true);
     if (!got.ok()) return got.status();
-    records = std::move(*got);
+    records_ = std::move(*got);
+    return OkStatus();
   }
-  std::map<DocId, const RedisDocument*> batch_records;
-  auto record_of = [&](DocId d) -> const RedisDocument* {
-    if (auto it = batch_records.find(d); it != batch_records.end()) return it->second;
-    if (auto it = records.find(d); it != records.end()) return &it->second;
+
+  // A document's record, the batch's new ones included; null when not read or not there.
+  const RedisDocument* RecordOf(DocId d) const {
+    if (auto it = batch_records_.find(d); it != batch_records_.end()) return it->second;
+    if (auto it = records_.find(d); it != records_.end()) return &it->second;
     return nullptr;
-  };
-  auto sketch_holder = [&](DocId d, DocId* holder) -> const RedisDocument* {
-    const RedisDocument* r = record_of(d);
-    *holder = d;
-    if (r != nullptr && r->rep != 0) {
-      *holder = r->rep;
-      r = record_of(r->rep);
-    }
-    return r;
-  };
+  }
+  // The record holding `d`'s sketch: its representative's, or its own.
+  const RedisDocument* SketchHolder(DocId d) const {
+    const RedisDocument* r = RecordOf(d);
+    return r != nullptr && r->rep != 0 ? RecordOf(r->rep) : r;
+  }
+
   // 7. Records of the new documents written (before their postings: a daemon that finds a
-  // posting finds its record).
-  std::map<DocId, size_t> backfill;  // a stored document without chunks -> the page giving them
-  {
+  // posting finds its record), and which stored documents seen again get this batch's chunks.
+  Status WriteNewRecords() {
     std::vector<Command> cmds;
-    for (NewDoc& nd : new_docs) {
-      const dedup::Sketch& s = pages[nd.page].sketch;
+    for (NewDoc& nd : new_docs_) {
+      const dedup::Sketch& s = pages_[nd.page].sketch;
       // An equivalent without a record yet: waiting for it could deadlock two batches that each
       // claimed a fingerprint the other's document is equivalent to (and each stop before writing
       // its own records). This document keeps a sketch of its own instead of naming a
       // representative, as a new document does (postings, candidates), and is still the
-      // equivalent's duplicate (step 10).
-      const RedisDocument* eq = nd.equivalent == 0 ? nullptr : record_of(nd.equivalent);
+      // equivalent's duplicate (Decide).
+      const RedisDocument* eq = nd.equivalent == 0 ? nullptr : RecordOf(nd.equivalent);
       nd.equivalent_unrecorded = nd.equivalent != 0 && eq == nullptr;
       if (eq != nullptr) {
         nd.rec.rep = eq->rep != 0 ? eq->rep : nd.equivalent;
       } else {
         SetSketch(s, &nd.rec);
       }
-      batch_records[nd.doc] = &nd.rec;
+      batch_records_[nd.doc] = &nd.rec;
       cmds.push_back(Cmd({"HSET", DocKey(nd.doc), Dec(nd.doc), EncodeRedisDocument(nd.rec)}));
-      // A new document's chunk record (`doc_chunks`), before its postings (step 8).
+      // A new document's chunk record (`doc_chunks`), before its postings (FilePostings).
       if (!s.chunks.empty()) cmds.push_back(chunks::PutRecord(nd.doc, s.chunks, false));
     }
     // Whether each stored document seen again with chunks has its chunk record (LMDB's
     // BackfillChunks: one recorded without chunks gets this page's). The first such page each.
-    for (size_t i = 0; i < pages.size(); ++i) {
-      const DocId d = st[i].touch;
-      if (st[i].skip || d == 0 || results[i].replayed || store::AppliesAsRevisit(pages[i]) ||
-          pages[i].sketch.chunks.empty() || batch_doc_ids.count(d) || backfill.count(d)) {
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      const DocId d = st_[i].touch;
+      if (st_[i].skip || d == 0 || results_[i].replayed || store::AppliesAsRevisit(pages_[i]) ||
+          pages_[i].sketch.chunks.empty() || batch_doc_ids_.count(d) || backfill_.count(d)) {
         continue;
       }
-      backfill.emplace(d, i);
+      backfill_.emplace(d, i);
     }
     const size_t first_has = cmds.size();
-    for (const auto& [d, i] : backfill) cmds.push_back(chunks::HasRecord(d));
-    auto r = Round(cmds);
+    for (const auto& [d, i] : backfill_) cmds.push_back(chunks::HasRecord(d));
+    auto r = s_.Round(cmds);
     if (!r.ok()) return r.status();
     size_t j = first_has;
-    for (auto it = backfill.begin(); it != backfill.end(); ++j) {
-      it = (*r)[j].integer == 1 ? backfill.erase(it) : std::next(it);
+    for (auto it = backfill_.begin(); it != backfill_.end(); ++j) {
+      it = (*r)[j].integer == 1 ? backfill_.erase(it) : std::next(it);
     }
+    return OkStatus();
   }
-  std::shared_ptr<BatchChunks> batch_chunks;
+
   // 8. Postings filed and read in one script per value (claims.h: of two racing near-copies at
-  // least one sees the other); the candidates ranked as the LMDB writer ranks them.
-  {
+  // least one sees the other), the chunk postings filed; the candidates ranked as the LMDB writer
+  // ranks them.
+  Status FilePostings() {
+    std::vector<PostingSlot> slots;
+    std::vector<Command> cmds = PostingCommands(&slots);
+    auto r = s_.Round(cmds);
+    if (!r.ok()) return r.status();
+    SHINGLED_RETURN_IF_ERROR(MakeBatchChunks());
+    std::vector<Hits> hits(new_docs_.size());
+    SHINGLED_RETURN_IF_ERROR(CollectHits(*r, slots, &hits));
+    for (size_t k = 0; k < new_docs_.size(); ++k) {
+      if (new_docs_[k].HoldsSketch()) SHINGLED_RETURN_IF_ERROR(Rank(&new_docs_[k], &hits[k]));
+    }
+    return OkStatus();
+  }
+
+  // The file-and-read script of each posting of the new documents that hold a sketch (one slot
+  // each), then the chunk postings (`chunk_docs`) of every new document with chunks and of the
+  // documents given theirs (WriteNewRecords; their records follow in WriteVersionsAndLinks).
+  std::vector<Command> PostingCommands(std::vector<PostingSlot>* slots) const {
     std::vector<Command> cmds;
-    struct Slot {
-      size_t nd;
-      int index;  // 0 features, 1 super shingles, 2 samples
-    };
-    std::vector<Slot> slots;
-    for (size_t k = 0; k < new_docs.size(); ++k) {
-      NewDoc& nd = new_docs[k];
+    const RedisStoreOptions& redis = s_.redis_;
+    for (size_t k = 0; k < new_docs_.size(); ++k) {
+      const NewDoc& nd = new_docs_[k];
       if (!nd.HoldsSketch()) continue;
-      const dedup::Sketch& s = pages[nd.page].sketch;
+      const dedup::Sketch& s = pages_[nd.page].sketch;
       auto file = [&](Relation rel, uint64_t value, int bits, int index) {
         std::string bucket = BucketKey(rel, value, bits);
         std::string field = ValueField(value, bits);
         std::string overflow = bucket + field;
         cmds.push_back(Eval(kFileAndReadScript, {std::move(bucket), std::move(overflow)},
                             {std::move(field), Dec(nd.doc), Dec(kMaxInlineList)}));
-        slots.push_back(Slot{k, index});
+        slots->push_back(PostingSlot{k, index});
       };
-      for (uint64_t v : s.features) file(Relation::kFeature, v, redis_.feature_bits, 0);
-      for (uint64_t v : s.supershingles)
-        file(Relation::kSuperShingle, v, redis_.supershingle_bits, 1);
+      for (uint64_t v : s.features) file(Relation::kFeature, v, redis.feature_bits, 0);
+      for (uint64_t v : s.supershingles) {
+        file(Relation::kSuperShingle, v, redis.supershingle_bits, 1);
+      }
       for (uint64_t v : s.sample.values) {
         if (store::internal::IndexedSampleValue(v, s.sample.log2_modulus)) {
-          file(Relation::kSample, v, redis_.sample_bits, 2);
+          file(Relation::kSample, v, redis.sample_bits, 2);
         }
       }
     }
-    // The chunk postings (`chunk_docs`) of every new document with chunks, and of the
-    // documents given theirs (step 7; their records follow in step 11), after the slots above.
-    for (const NewDoc& nd : new_docs) {
+    for (const NewDoc& nd : new_docs_) {
       for (Command& c :
-           chunks::FilePostings(nd.doc, pages[nd.page].sketch.chunks, redis_.sample_bits)) {
+           chunks::FilePostings(nd.doc, pages_[nd.page].sketch.chunks, redis.sample_bits)) {
         cmds.push_back(std::move(c));
       }
     }
-    for (const auto& [d, i] : backfill) {
-      for (Command& c : chunks::FilePostings(d, pages[i].sketch.chunks, redis_.sample_bits)) {
+    for (const auto& [d, i] : backfill_) {
+      for (Command& c : chunks::FilePostings(d, pages_[i].sketch.chunks, redis.sample_bits)) {
         cmds.push_back(std::move(c));
       }
     }
-    auto r = Round(cmds);
-    if (!r.ok()) return r.status();
-    // The batch's chunks as each page sees them (the store, and the batch's pages up
-    // to it: BatchChunkFacts), for the containment candidates below and bytes in common (10).
-    {
-      BatchChunkFacts facts;
-      for (const NewDoc& nd : new_docs) facts.doc_page[nd.doc] = static_cast<size_t>(nd.page);
-      for (const auto& [d, i] : backfill) {
-        facts.doc_page[d] = i;
-        facts.backfilled[d] = &pages[i].sketch.chunks;
-      }
-      for (size_t i = 0; i < pages.size(); ++i) {
-        if (st[i].skip || st[i].url == nullptr) continue;
-        if (st[i].url->stored == 0) facts.new_urls.emplace_back(i, pages[i].url);
-        if (st[i].appended && st[i].version.doc != 0) {
-          facts.versions.push_back({i, st[i].version.doc, st[i].url->id, pages[i].url});
-        }
-      }
-      for (const NewDoc& nd : new_docs) {
-        for (const dedup::Chunk& c : pages[nd.page].sketch.chunks) facts.hashes.push_back(c.hash);
-      }
-      StatusOr<std::shared_ptr<BatchChunks>> made = NewBatchChunks(std::move(facts));
-      if (!made.ok()) return made.status();
-      batch_chunks = std::move(*made);
+    return cmds;
+  }
+
+  // The batch's chunks as each page sees them (the store, and the batch's pages up to it:
+  // BatchChunkFacts), for the containment candidates (Rank) and bytes in common (FinishResults).
+  Status MakeBatchChunks() {
+    BatchChunkFacts facts;
+    for (const NewDoc& nd : new_docs_) facts.doc_page[nd.doc] = static_cast<size_t>(nd.page);
+    for (const auto& [d, i] : backfill_) {
+      facts.doc_page[d] = i;
+      facts.backfilled[d] = &pages_[i].sketch.chunks;
     }
-    std::vector<std::vector<std::pair<DocId, uint32_t>>> hits(new_docs.size());
-    const size_t cap = 4 * options_.common_value_limit;
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || st_[i].url == nullptr) continue;
+      if (st_[i].url->stored == 0) facts.new_urls.emplace_back(i, pages_[i].url);
+      if (st_[i].appended && st_[i].version.doc != 0) {
+        facts.versions.push_back({i, st_[i].version.doc, st_[i].url->id, pages_[i].url});
+      }
+    }
+    for (const NewDoc& nd : new_docs_) {
+      for (const dedup::Chunk& c : pages_[nd.page].sketch.chunks) facts.hashes.push_back(c.hash);
+    }
+    StatusOr<std::shared_ptr<BatchChunks>> made = s_.NewBatchChunks(std::move(facts));
+    if (!made.ok()) return made.status();
+    batch_chunks_ = std::move(*made);
+    return OkStatus();
+  }
+
+  // Each new document's hits from the posting lists read in `replies` (one per slot): the
+  // documents filed before it (not itself, nor the batch's later pages), a sample value listing
+  // more than common_value_limit left out.
+  Status CollectHits(const std::vector<Reply>& replies, const std::vector<PostingSlot>& slots,
+                     std::vector<Hits>* hits) const {
+    const size_t limit = s_.options_.common_value_limit;
+    const size_t cap = 4 * limit;
     for (size_t j = 0; j < slots.size(); ++j) {
-      NewDoc& nd = new_docs[slots[j].nd];
-      StatusOr<std::vector<uint64_t>> list = ParsePostingList((*r)[j]);
+      const NewDoc& nd = new_docs_[slots[j].nd];
+      StatusOr<std::vector<uint64_t>> list = ParsePostingList(replies[j]);
       if (!list.ok()) return list.status();
-      // The documents filed before this page: not itself, nor the batch's later pages.
       std::vector<DocId> before;
       for (uint64_t d : *list) {
         if (d == nd.doc) continue;
-        if (batch_doc_ids.count(d)) {
-          const auto it = std::find_if(new_docs.begin(), new_docs.end(),
+        if (batch_doc_ids_.count(d)) {
+          const auto it = std::find_if(new_docs_.begin(), new_docs_.end(),
                                        [d](const NewDoc& x) { return x.doc == d; });
           if (it->page > nd.page) continue;
         }
         before.push_back(d);
       }
+      Hits& to = (*hits)[slots[j].nd];
       if (slots[j].index == 2) {
-        if (before.size() > options_.common_value_limit) continue;  // a common value
-        for (DocId d : before) hits[slots[j].nd].emplace_back(d, store::internal::kSampleHit);
+        if (before.size() > limit) continue;  // a common value
+        for (DocId d : before) to.emplace_back(d, store::internal::kSampleHit);
       } else {
         if (before.size() > cap) before.resize(cap);
         const uint32_t points = slots[j].index == 0 ? store::internal::kFeatureHit
                                                     : store::internal::kSuperShingleHit;
-        for (DocId d : before) hits[slots[j].nd].emplace_back(d, points);
+        for (DocId d : before) to.emplace_back(d, points);
       }
     }
-    for (size_t k = 0; k < new_docs.size(); ++k) {
-      NewDoc& nd = new_docs[k];
-      if (!nd.HoldsSketch()) continue;
-      // Room kept for the containment candidates (the chunk graph), as LMDB's
-      // FindCandidates does; they are scored whatever their points.
-      SHINGLED_RETURN_IF_ERROR(BatchContainment(
-          *batch_chunks, pages[nd.page], static_cast<size_t>(nd.page), nd.doc, &nd.containment,
-          &nd.containment_truncated));
-      auto contained = [&nd](DocId d) {
-        return std::any_of(nd.containment.begin(), nd.containment.end(),
-                           [d](const auto& c) { return c.doc == d; });
-      };
-      if (!nd.containment.empty()) {
-        std::erase_if(hits[k], [&](const auto& hit) { return contained(hit.first); });
-      }
-      store::internal::RankCandidates(
-          &hits[k], options_.max_candidates - nd.containment.size(), &nd.candidates, &nd.truncated,
-          &nd.left_out, store::internal::SampleOnlyFloor(pages[nd.page].sketch.sample),
-          &nd.below_floor);
-      for (const auto& c : nd.containment) nd.candidates.push_back(c.doc);
-    }
-  }
-  // 9. Candidate records read.
-  {
-    std::vector<DocId> want;
-    for (const NewDoc& nd : new_docs) {
-      for (DocId c : nd.candidates) {
-        if (!batch_doc_ids.count(c) && !records.count(c)) want.push_back(c);
-      }
-    }
-    StatusOr<std::map<DocId, RedisDocument>> got = ReadRecords(want, false);
-    if (!got.ok()) return got.status();
-    for (auto& [d, r] : *got) records.emplace(d, std::move(r));
+    return OkStatus();
   }
 
-  // 10. Decisions, page by page: the exact level's equivalent, or the candidates scored.
-  struct Link {
-    DocId doc, other;
-    double resemblance;
-  };
-  std::vector<Link> links;
-  std::vector<std::pair<DocId, DocId>> unions;
-  for (NewDoc& nd : new_docs) {
-    const PageInput& page = pages[nd.page];
-    PageResult& res = results[nd.page];
+  // A new document's candidates: its containment candidates (the chunk graph), scored whatever
+  // their points, and room kept for them among the ranked hits, as LMDB's FindCandidates does.
+  Status Rank(NewDoc* nd, Hits* hits) {
+    SHINGLED_RETURN_IF_ERROR(s_.BatchContainment(*batch_chunks_, pages_[nd->page],
+                                                 static_cast<size_t>(nd->page), nd->doc,
+                                                 &nd->containment, &nd->containment_truncated));
+    auto contained = [nd](DocId d) {
+      return std::any_of(nd->containment.begin(), nd->containment.end(),
+                         [d](const auto& c) { return c.doc == d; });
+    };
+    if (!nd->containment.empty()) {
+      std::erase_if(*hits, [&](const auto& hit) { return contained(hit.first); });
+    }
+    store::internal::RankCandidates(
+        hits, s_.options_.max_candidates - nd->containment.size(), &nd->candidates,
+        &nd->truncated, &nd->left_out,
+        store::internal::SampleOnlyFloor(pages_[nd->page].sketch.sample), &nd->below_floor);
+    for (const auto& c : nd->containment) nd->candidates.push_back(c.doc);
+    return OkStatus();
+  }
+
+  // 9. Candidate records read.
+  Status ReadCandidateRecords() {
+    std::vector<DocId> want;
+    for (const NewDoc& nd : new_docs_) {
+      for (DocId c : nd.candidates) {
+        if (!batch_doc_ids_.count(c) && !records_.count(c)) want.push_back(c);
+      }
+    }
+    StatusOr<std::map<DocId, RedisDocument>> got = s_.ReadRecords(want, false);
+    if (!got.ok()) return got.status();
+    for (auto& [d, r] : *got) records_.emplace(d, std::move(r));
+    return OkStatus();
+  }
+
+  // 10. A new document's verdict: its exact level's equivalent, or its candidates scored.
+  Status Decide(NewDoc& nd) {
+    const PageInput& page = pages_[nd.page];
+    PageResult& res = results_[nd.page];
     const dedup::Sketch cut = Cut(page.sketch);
     if (nd.equivalent != 0) {
       // The same tokens (lexical) or the same shingles make the same sketch, so an equivalent
       // without a record yet is compared with the page's own.
-      DocId holder = 0;
-      const RedisDocument* eq =
-          nd.equivalent_unrecorded ? &nd.rec : sketch_holder(nd.equivalent, &holder);
-      if (eq == nullptr) return Race("an equivalent's sketch is missing");
+      const RedisDocument* eq = nd.equivalent_unrecorded ? &nd.rec : SketchHolder(nd.equivalent);
+      if (eq == nullptr) return s_.Race("an equivalent's sketch is missing");
       dedup::Sketch a = cut, b = SketchOfRecord(*eq);
       MaskPair(&a.sample, &b.sample);
-      if (options_.cluster_relations & store::kClusterExact)
-        unions.emplace_back(nd.doc, nd.equivalent);
+      if (s_.options_.cluster_relations & store::kClusterExact) {
+        unions_.emplace_back(nd.doc, nd.equivalent);
+      }
       res.matches.push_back(store::EquivalentMatch(nd.equivalent, nd.relation, a, b));
       if (!nd.HoldsSketch()) {
         res.verdict = Verdict::kDuplicate;
-        continue;
+        return OkStatus();
       }
     }
     res.candidates_truncated = nd.truncated;
     res.candidates_left_out = nd.left_out;
     res.candidates_below_floor = nd.below_floor;
     res.containment_truncated = nd.containment_truncated;
-    const bool use_verify = store::UsesVerifySample(cut, params_);
+    const bool joined = ScoreCandidates(nd, cut, &res);
+    res.verdict = nd.equivalent != 0 ? Verdict::kDuplicate
+                  : joined            ? Verdict::kNearDuplicate
+                                      : Verdict::kNew;
+    return OkStatus();
+  }
+
+  // The candidates judged (store/decide.h): their matches, links and unions; whether the page
+  // joined one.
+  bool ScoreCandidates(const NewDoc& nd, const dedup::Sketch& cut, PageResult* res) {
+    const store::StoreOptions& options = s_.options_;
+    const dedup::SketchParams& params = s_.params_;
+    const bool use_verify = store::UsesVerifySample(cut, params);
     bool joined = false;
     for (DocId cand : nd.candidates) {
-      const RedisDocument* rec = record_of(cand);
+      const RedisDocument* rec = RecordOf(cand);
       if (rec == nullptr) continue;  // a posting whose record is not there yet: not yet there
       const store::CommonBytes* common = nullptr;  // a containment candidate's
       for (const auto& c : nd.containment) {
@@ -1370,207 +1459,258 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::ApplyOnce(std::span<const P
       dedup::Sketch a = cut, other = rec->rep != 0 ? dedup::Sketch{} : SketchOfRecord(*rec);
       MaskPair(&a.sample, &other.sample);
       store::CandidateScreen screen;
-      if (rec->rep == 0) screen = store::ScreenCandidate(a, other, options_, params_);
+      if (rec->rep == 0) screen = store::ScreenCandidate(a, other, options, params);
       const bool known =
           rec->rep == 0 && use_verify && screen.worth_judging && !rec->verify_sample.empty();
       const store::CandidateDecision d =
           store::JudgeCandidate(cand, rec->rep != 0 ? cut : a, rec->rep != 0 ? nullptr : &other,
-                                screen, rec->verify_sample, known, common, options_, params_);
+                                screen, rec->verify_sample, known, common, options, params);
       if (!d.match) continue;
-      if (d.link) links.push_back(Link{nd.doc, cand, d.match->resemblance});
+      if (d.link) links_.push_back(Link{nd.doc, cand, d.match->resemblance});
       if (d.joins) {
-        unions.emplace_back(nd.doc, cand);
+        unions_.emplace_back(nd.doc, cand);
         joined = true;
       }
-      res.matches.push_back(*d.match);
+      res->matches.push_back(*d.match);
     }
-    res.verdict = nd.equivalent != 0 ? Verdict::kDuplicate
-                  : joined            ? Verdict::kNearDuplicate
-                                      : Verdict::kNew;
+    return joined;
   }
-  // Versions take their page's verdict; replays of the batch's own pages too.
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip) continue;
-    if (st[i].appended) st[i].version.verdict = results[i].verdict;
-    if (st[i].replay_of >= 0) results[i].verdict = results[st[i].replay_of].verdict;
-  }
-  for (auto& [u, s] : urls) {
-    for (UrlState::Version& v : s.versions) {
-      if (v.page >= 0) v.rec.verdict = results[v.page].verdict;
+
+  // The verdicts given to the versions (and to the replays of the batch's own pages); each
+  // page's previous resemblance, its matches in order, and its bytes in common with them.
+  Status FinishResults() {
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip) continue;
+      if (st_[i].appended) st_[i].version.verdict = results_[i].verdict;
+      if (st_[i].replay_of >= 0) results_[i].verdict = results_[st_[i].replay_of].verdict;
     }
-  }
-  // Previous resemblance, matches in order, bytes in common.
-  std::vector<size_t> common_pages;  // the pages whose bytes in common are filled (after)
-  for (size_t i = 0; i < pages.size(); ++i) {
-    if (st[i].skip || results[i].replayed) continue;
-    PageResult& res = results[i];
-    const PageState& ps = st[i];
-    if (ps.kind != StatusClass::kContent) continue;
-    if (ps.last && ps.last->doc != 0) {
-      if (ps.last->doc == ps.doc) {
-        res.previous_resemblance = 1.0;
-      } else {
-        DocId holder = 0;
-        const RedisDocument* prev = sketch_holder(ps.last->doc, &holder);
-        if (prev == nullptr)
-          return DataLossError("redis: document " + Dec(ps.last->doc) + " has no record");
-        dedup::Sketch a;
-        if (store::AppliesAsRevisit(pages[i])) {
-          DocId h = 0;
-          const RedisDocument* own = sketch_holder(ps.doc, &h);
-          if (own == nullptr)
-            return DataLossError("redis: document " + Dec(ps.doc) + " has no record");
-          a = SketchOfRecord(*own);
-        } else {
-          a = Cut(pages[i].sketch);
-        }
-        dedup::Sketch b = SketchOfRecord(*prev);
-        res.previous_resemblance = dedup::ResemblanceFromMinhashes(a, b);
+    for (auto& [u, s] : urls_) {
+      for (UrlState::Version& v : s.versions) {
+        if (v.page >= 0) v.rec.verdict = results_[v.page].verdict;
       }
     }
-    if (store::AppliesAsRevisit(pages[i]) && res.verdict == Verdict::kDuplicate) {
-      DocId h = 0;
-      const RedisDocument* own = sketch_holder(ps.doc, &h);
-      const int features = own == nullptr ? 0 : static_cast<int>(own->features.size());
-      res.matches.push_back(
-          store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
+    std::vector<size_t> common_pages;  // the pages whose bytes in common are filled (below)
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || results_[i].replayed || st_[i].kind != StatusClass::kContent) continue;
+      PageResult& res = results_[i];
+      const PageState& ps = st_[i];
+      const bool revisit = store::AppliesAsRevisit(pages_[i]);
+      if (ps.last && ps.last->doc != 0) {
+        StatusOr<double> r = PreviousResemblance(i);
+        if (!r.ok()) return r.status();
+        res.previous_resemblance = *r;
+      }
+      if (revisit && res.verdict == Verdict::kDuplicate) {
+        const RedisDocument* own = SketchHolder(ps.doc);
+        const int features = own == nullptr ? 0 : static_cast<int>(own->features.size());
+        res.matches.push_back(
+            store::Match{ps.doc, store::Relation::kIdentical, 1.0, 1.0, 1.0, features});
+      }
+      store::SortMatches(&res.matches);
+      res.matches_left_out = store::LimitMatches(s_.options_.max_matches, &res.matches);
+      if (!revisit) common_pages.push_back(i);
     }
-    store::SortMatches(&res.matches);
-    res.matches_left_out = store::LimitMatches(options_.max_matches, &res.matches);
-    if (!store::AppliesAsRevisit(pages[i])) common_pages.push_back(i);
+    return s_.BatchMatchCommons(*batch_chunks_, pages_, common_pages, &results_);
   }
-  // Bytes in common of each page and its matches, on the page's view of the batch.
-  SHINGLED_RETURN_IF_ERROR(BatchMatchCommons(*batch_chunks, pages, common_pages, &results));
+
+  // Page i's resemblance to its URL's previous document (a revisit's is its document's).
+  StatusOr<double> PreviousResemblance(size_t i) const {
+    const PageState& ps = st_[i];
+    if (ps.last->doc == ps.doc) return 1.0;
+    const RedisDocument* prev = SketchHolder(ps.last->doc);
+    if (prev == nullptr) {
+      return DataLossError("redis: document " + Dec(ps.last->doc) + " has no record");
+    }
+    dedup::Sketch a;
+    if (store::AppliesAsRevisit(pages_[i])) {
+      const RedisDocument* own = SketchHolder(ps.doc);
+      if (own == nullptr) return DataLossError("redis: document " + Dec(ps.doc) + " has no record");
+      a = SketchOfRecord(*own);
+    } else {
+      a = Cut(pages_[i].sketch);
+    }
+    return dedup::ResemblanceFromMinhashes(a, SketchOfRecord(*prev));
+  }
 
   // 11. Writes: versions (each over the field as read or as the batch's previous page wrote it:
-  // a resent write is harmless, another daemon's version meanwhile a race), the documents' URLs,
-  // links, the dates of documents seen again (compare-and-set), the URLs' names.
-  std::vector<size_t> version_pages;
-  std::map<UrlId, VersionList> written;  // each URL's versions field as the batch leaves it
-  {
+  // a resent write is harmless, another daemon's version meanwhile a race), the URLs' names, the
+  // documents' URLs, links, host counts, backfilled chunk records, and the dates of documents
+  // seen again (compare-and-set).
+  Status WriteVersionsAndLinks() {
     std::vector<Command> cmds;
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (st[i].skip || !st[i].appended) continue;
-      const UrlId u = st[i].url->id;
-      VersionList& list = written.try_emplace(u, st[i].url->read).first->second;
-      VersionList next = list;
-      if (!st[i].replace.empty()) {
-        // A take-over: the version its failed attempt appended is replaced, at its seq.
-        if (next.entries.empty() || next.entries.back() != st[i].replace) {
-          return Race("the version a failed attempt appended to a URL of the batch changed");
-        }
-        next.entries.pop_back();
-      }
-      next.entries.push_back(VersionEntry(st[i].version, st[i].new_doc >= 0));
-      cmds.push_back(ReplaceVersions(u, list, next, {}));
-      list = std::move(next);
-      version_pages.push_back(i);
-    }
+    std::vector<size_t> version_pages;
+    SHINGLED_RETURN_IF_ERROR(VersionWrites(&cmds, &version_pages));
     const size_t nv = cmds.size();
     // The names of the URLs without a stored version: written with their first version, so
     // that a claim lost with a failed attempt leaves no name behind (a retry claims anew).
     std::set<UrlId> named;
     for (size_t i : version_pages) {
-      const UrlState& u = *st[i].url;
+      const UrlState& u = *st_[i].url;
       if (u.stored == 0 && named.insert(u.id).second) {
-        cmds.push_back(Cmd({"HSET", UrlNameKey(u.id), Dec(u.id), pages[i].url}));
+        cmds.push_back(Cmd({"HSET", UrlNameKey(u.id), Dec(u.id), pages_[i].url}));
       }
     }
     for (size_t i : version_pages) {
-      if (st[i].version.doc != 0) {
-        cmds.push_back(
-            AddToList(DocUrlsKey(st[i].version.doc), Dec(st[i].version.doc), Dec(st[i].url->id)));
+      if (st_[i].version.doc != 0) {
+        cmds.push_back(AddToList(DocUrlsKey(st_[i].version.doc), Dec(st_[i].version.doc),
+                                 Dec(st_[i].url->id)));
       }
     }
-    for (const Link& l : links) {
+    for (const Link& l : links_) {
       cmds.push_back(AddToList(
           LinksKey(l.doc), Dec(l.doc),
           Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
     }
     // Each new URL counted in its host's URLs (the template judge's host share: only
     // chunks are judged, so not without chunking, which the state fixes at creation), and the
-    // chunk records of the documents given chunks (their postings were filed in step 8).
-    const bool chunking = params_.chunking.input != dedup::ChunkInput::kNone;
+    // chunk records of the documents given chunks (their postings were filed in FilePostings).
+    const bool chunking = s_.params_.chunking.input != dedup::ChunkInput::kNone;
     for (size_t i : version_pages) {
-      const UrlState& u = *st[i].url;
+      const UrlState& u = *st_[i].url;
       if (!chunking || u.stored != 0 || !named.count(u.id)) continue;
-      if (auto c = chunks::CountHostUrl(pages[i].url, chunks::HostUrlCap(options_))) {
+      if (auto c = chunks::CountHostUrl(pages_[i].url, chunks::HostUrlCap(s_.options_))) {
         cmds.push_back(std::move(*c));
       }
     }
-    for (const auto& [d, i] : backfill) {
-      cmds.push_back(chunks::PutRecord(d, pages[i].sketch.chunks, true));
+    for (const auto& [d, i] : backfill_) {
+      cmds.push_back(chunks::PutRecord(d, pages_[i].sketch.chunks, true));
     }
-    std::vector<DocId> cas_docs;
-    for (auto& [d, dates] : seen) {
-      if (batch_doc_ids.count(d)) continue;
-      auto rec = records.find(d);
-      auto raw = raw_records_.find(d);
-      if (rec == records.end() || raw == raw_records_.end()) {
-        if (pending_others.count(d)) continue;
+    const size_t first_date = cmds.size();
+    SHINGLED_RETURN_IF_ERROR(DateUpdates(&cmds));
+    auto r = s_.Round(cmds);
+    if (!r.ok()) return r.status();
+    for (size_t j = 0; j < nv; ++j) {
+      // 0: written already (the command resent)
+      if ((*r)[j].integer < 0) {
+        return s_.Race("another daemon changed the versions of a URL of the batch meanwhile");
+      }
+    }
+    for (size_t j = first_date; j < cmds.size(); ++j) {
+      if ((*r)[j].integer != 1) {
+        return s_.Race("another daemon updated a document of the batch meanwhile");
+      }
+    }
+    return OkStatus();
+  }
+
+  // Each appended version written over its URL's field as the batch left it (written_), in page
+  // order; the pages in *pages.
+  Status VersionWrites(std::vector<Command>* cmds, std::vector<size_t>* pages) {
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || !st_[i].appended) continue;
+      const UrlId u = st_[i].url->id;
+      VersionList& list = written_.try_emplace(u, st_[i].url->read).first->second;
+      VersionList next = list;
+      if (!st_[i].replace.empty()) {
+        // A take-over: the version its failed attempt appended is replaced, at its seq.
+        if (next.entries.empty() || next.entries.back() != st_[i].replace) {
+          return s_.Race("the version a failed attempt appended to a URL of the batch changed");
+        }
+        next.entries.pop_back();
+      }
+      next.entries.push_back(VersionEntry(st_[i].version, st_[i].new_doc >= 0));
+      cmds->push_back(ReplaceVersions(u, list, next, {}));
+      list = std::move(next);
+      pages->push_back(i);
+    }
+    return OkStatus();
+  }
+
+  // The dates of the stored documents seen again, each a compare-and-set over its record as read
+  // (left out when unchanged, or when another daemon's page has not written it yet).
+  Status DateUpdates(std::vector<Command>* cmds) const {
+    for (const auto& [d, dates] : seen_) {
+      if (batch_doc_ids_.count(d)) continue;
+      auto rec = records_.find(d);
+      auto raw = s_.raw_records_.find(d);
+      if (rec == records_.end() || raw == s_.raw_records_.end()) {
+        if (pending_others_.count(d)) continue;
         return DataLossError("redis: document " + Dec(d) + " has no record");
       }
       RedisDocument updated = rec->second;
       updated.first_seen = std::min(updated.first_seen, dates.first);
       updated.last_seen = std::max(updated.last_seen, dates.second);
       if (updated == rec->second) continue;
-      cmds.push_back(
+      cmds->push_back(
           Eval(kSetIfScript, {DocKey(d)}, {Dec(d), raw->second, EncodeRedisDocument(updated)}));
-      cas_docs.push_back(d);
     }
-    auto r = Round(cmds);
-    if (!r.ok()) return r.status();
-    for (size_t j = 0; j < nv; ++j) {
-      // 0: written already (the command resent)
-      if ((*r)[j].integer < 0) {
-        return Race("another daemon changed the versions of a URL of the batch meanwhile");
-      }
-    }
-    for (size_t j = 0; j < cas_docs.size(); ++j) {
-      if ((*r)[cmds.size() - cas_docs.size() + j].integer != 1) {
-        return Race("another daemon updated a document of the batch meanwhile");
-      }
-    }
+    return OkStatus();
   }
-  // 12. Clusters: the batch's unions together (the partition is the same in any order).
-  SHINGLED_RETURN_IF_ERROR(MergeAll(unions));
+
   // 13. Completion: each new document's claim loses its "/url"; each URL's versions not counted
   // yet are counted in its shard, in the same round (RoundWithCounts).
-  {
+  Status Complete() {
     std::vector<Command> cmds;
-    for (const NewDoc& nd : new_docs) {
-      const auto& fp = pages[nd.page].sketch.identical;
+    for (const NewDoc& nd : new_docs_) {
+      const auto& fp = pages_[nd.page].sketch.identical;
       cmds.push_back(Eval(kCompleteClaimScript,
-                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits)},
-                          {FingerprintField(fp.high, fp.low, fbits), Dec(nd.doc)}));
+                          {FingerprintBucketKey(Relation::kIdentical, fp.high, fbits_)},
+                          {FingerprintField(fp.high, fp.low, fbits_), Dec(nd.doc)}));
     }
-    if (!new_docs.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
-    std::map<UrlId, VersionList> fields = std::move(written);
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (!st[i].skip && st[i].url != nullptr && st[i].url->id != 0) {
-        fields.try_emplace(st[i].url->id, st[i].url->read);
+    if (!new_docs_.empty()) cmds.push_back(Eval(kMaxScript, {kStatsKey}, {"largest_cluster", "1"}));
+    std::map<UrlId, VersionList> fields = std::move(written_);
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (!st_[i].skip && st_[i].url != nullptr && st_[i].url->id != 0) {
+        fields.try_emplace(st_[i].url->id, st_[i].url->read);
       }
     }
-    SHINGLED_RETURN_IF_ERROR(RoundWithCounts(std::move(cmds), std::move(fields)));
+    return s_.RoundWithCounts(std::move(cmds), std::move(fields));
   }
+
   // 14. Clusters of the results.
-  {
+  Status FindClusters() {
     std::vector<DocId> docs;
     std::vector<size_t> which;
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (st[i].skip || results[i].doc == 0) continue;
-      docs.push_back(results[i].doc);
+    for (size_t i = 0; i < pages_.size(); ++i) {
+      if (st_[i].skip || results_[i].doc == 0) continue;
+      docs.push_back(results_[i].doc);
       which.push_back(i);
     }
-    if (!docs.empty()) {
-      StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, docs);
-      if (!roots.ok()) return roots.status();
-      for (size_t j = 0; j < which.size(); ++j) results[which[j]].cluster = (*roots)[j];
-    }
+    if (docs.empty()) return OkStatus();
+    StatusOr<std::vector<uint64_t>> roots = FindRoots(*s_.client_, docs);
+    if (!roots.ok()) return roots.status();
+    for (size_t j = 0; j < which.size(); ++j) results_[which[j]].cluster = (*roots)[j];
+    return OkStatus();
   }
-  SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
-      redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
-  return results;
+
+  RedisClusterStore& s_;
+  const std::span<const PageInput> pages_;
+  const int fbits_;
+  std::vector<PageResult> results_;
+  std::vector<PageState> st_;
+  std::map<std::string, UrlState> urls_;
+  std::vector<IdenticalOwner> stored_owner_;  // each page's identical claim as read
+  std::vector<NewDoc> new_docs_;              // not added to after the pass (records point in)
+  std::set<DocId> batch_doc_ids_;
+  std::map<std::pair<uint64_t, uint64_t>, DocId> batch_identical_;  // identical -> new document
+  std::set<DocId> need_records_;
+  std::set<DocId> pending_others_;  // another daemon's documents whose page has not completed
+  std::map<DocId, std::pair<int64_t, int64_t>> seen_;  // first and last seen by the batch
+  std::map<DocId, RedisDocument> records_;             // stored documents read
+  std::map<DocId, const RedisDocument*> batch_records_;  // the new documents' records
+  std::map<DocId, size_t> backfill_;  // a stored document without chunks -> the page giving them
+  std::shared_ptr<BatchChunks> batch_chunks_;
+  std::vector<Link> links_;
+  std::vector<std::pair<DocId, DocId>> unions_;
+  std::map<UrlId, VersionList> written_;  // each URL's versions field as the batch leaves it
+};
+
+StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageInput> pages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status last;
+  rounds_ = 0;
+  for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {
+    race_ = false;
+    StatusOr<std::vector<PageResult>> r = BatchApply(*this, pages).Run();
+    if (r.ok() || !race_) {
+      fail_at_round_ = 0;  // a simulated failure concerns one call
+      return r;
+    }
+    last = r.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 << attempt));
+  }
+  fail_at_round_ = 0;
+  return last;
 }
 
 Status RedisClusterStore::RoundWithCounts(std::vector<Command> cmds,

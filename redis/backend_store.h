@@ -202,7 +202,8 @@ class RedisClusterStore final : public store::Store {
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& commands) const;
   // A race with another daemon detected mid-batch: the batch is applied again (idempotent).
   Status Race(const std::string& message);
-  StatusOr<std::vector<store::PageResult>> ApplyOnce(std::span<const store::PageInput> pages);
+  // One attempt at a batch of Apply, step by step (redis/backend.cc).
+  class BatchApply;
   // The unions of a batch, with the cluster sizes and counters: the roots of all their documents
   // found together, then every link made in one LinkRoots call (again for links another daemon
   // made first), so a batch's merges cost ~6 rounds, not ~6 each.
@@ -324,7 +325,7 @@ class RedisClusterStore final : public store::Store {
     std::vector<uint64_t> hashes;  // the chunks of the batch's pages (read in one round)
   };
   class BatchChunks;  // redis/backend_chunks.cc
-  // After the batch's chunk postings and records are filed (Apply's steps 7 and 8).
+  // After the batch's chunk postings and records are filed (BatchApply::FilePostings).
   StatusOr<std::shared_ptr<BatchChunks>> NewBatchChunks(BatchChunkFacts facts) const;
   // The containment candidates of page `page` (document `doc`): FindContainment on its view.
   Status BatchContainment(BatchChunks& batch, const store::PageInput& page, size_t index,
