@@ -1254,39 +1254,36 @@ class RedisClusterStore::BatchApply {
     return OkStatus();
   }
 
-  // 8. Postings filed and read in one script per value (claims.h: of two racing near-copies at
-  // least one sees the other), the chunk postings filed; the candidates ranked as the LMDB writer
-  // ranks them.
+  // 8. Postings filed and read, one script per master (claims.h, FileAndRead: of two racing
+  // near-copies at least one sees the other), the chunk postings filed; the candidates ranked as
+  // the LMDB writer ranks them.
   Status FilePostings() {
     std::vector<PostingSlot> slots;
-    std::vector<Command> cmds = PostingCommands(&slots);
-    auto r = s_.Round(cmds);
-    if (!r.ok()) return r.status();
+    const std::vector<PostingFiling> postings = Postings(&slots);
+    std::vector<Reply> chunk_replies;
+    StatusOr<std::vector<Reply>> lists = FileAndRead(
+        *s_.client_, postings, ChunkPostingCommands(),
+        [this](const std::vector<Command>& c) { return s_.Round(c); }, &chunk_replies);
+    if (!lists.ok()) return lists.status();
     SHINGLED_RETURN_IF_ERROR(MakeBatchChunks());
     std::vector<Hits> hits(new_docs_.size());
-    SHINGLED_RETURN_IF_ERROR(CollectHits(*r, slots, &hits));
+    SHINGLED_RETURN_IF_ERROR(CollectHits(*lists, slots, &hits));
     for (size_t k = 0; k < new_docs_.size(); ++k) {
       if (new_docs_[k].HoldsSketch()) SHINGLED_RETURN_IF_ERROR(Rank(&new_docs_[k], &hits[k]));
     }
     return OkStatus();
   }
 
-  // The file-and-read script of each posting of the new documents that hold a sketch (one slot
-  // each), then the chunk postings (`chunk_docs`) of every new document with chunks and of the
-  // documents given theirs (WriteNewRecords; their records follow in WriteVersionsAndLinks).
-  std::vector<Command> PostingCommands(std::vector<PostingSlot>* slots) const {
-    std::vector<Command> cmds;
+  // The postings of the new documents that hold a sketch, and the slot of each.
+  std::vector<PostingFiling> Postings(std::vector<PostingSlot>* slots) const {
+    std::vector<PostingFiling> postings;
     const RedisStoreOptions& redis = s_.redis_;
     for (size_t k = 0; k < new_docs_.size(); ++k) {
       const NewDoc& nd = new_docs_[k];
       if (!nd.HoldsSketch()) continue;
       const dedup::Sketch& s = pages_[nd.page].sketch;
       auto file = [&](Relation rel, uint64_t value, int bits, int index) {
-        std::string bucket = BucketKey(rel, value, bits);
-        std::string field = ValueField(value, bits);
-        std::string overflow = bucket + field;
-        cmds.push_back(Eval(kFileAndReadScript, {std::move(bucket), std::move(overflow)},
-                            {std::move(field), Dec(nd.doc), Dec(kMaxInlineList)}));
+        postings.push_back(PostingFiling{PostingValue{rel, value, bits}, nd.doc});
         slots->push_back(PostingSlot{k, index});
       };
       for (uint64_t v : s.features) file(Relation::kFeature, v, redis.feature_bits, 0);
@@ -1299,14 +1296,21 @@ class RedisClusterStore::BatchApply {
         }
       }
     }
+    return postings;
+  }
+
+  // The chunk postings (`chunk_docs`) of every new document with chunks, and of the documents
+  // given theirs (WriteNewRecords; their records follow in WriteVersionsAndLinks).
+  std::vector<Command> ChunkPostingCommands() const {
+    std::vector<Command> cmds;
+    const int bits = s_.redis_.sample_bits;
     for (const NewDoc& nd : new_docs_) {
-      for (Command& c :
-           chunks::FilePostings(nd.doc, pages_[nd.page].sketch.chunks, redis.sample_bits)) {
+      for (Command& c : chunks::FilePostings(nd.doc, pages_[nd.page].sketch.chunks, bits)) {
         cmds.push_back(std::move(c));
       }
     }
     for (const auto& [d, i] : backfill_) {
-      for (Command& c : chunks::FilePostings(d, pages_[i].sketch.chunks, redis.sample_bits)) {
+      for (Command& c : chunks::FilePostings(d, pages_[i].sketch.chunks, bits)) {
         cmds.push_back(std::move(c));
       }
     }

@@ -2,6 +2,7 @@
 // real threads, each with its own ClusterClient as a separate daemon would have, racing on a real
 // 3-master cluster.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "redis/claims.h"
+#include "redis/slot.h"
 #include "redis/union_find.h"
 #include "tests/redis/cluster_fixture.h"
 
@@ -212,6 +214,63 @@ TEST_F(ConcurrencyTest, RacingNearCopiesFindEachOther) {
     both_saw += saw[0] && saw[1] ? 1 : 0;
   }
   std::cout << "rounds where both pages saw the other: " << both_saw << " of " << kRounds << "\n";
+}
+
+// FileAndRead files the postings of each master in one script, routed by its first bucket. When
+// a bucket's slot moved to another master after the client read its slot map, that script
+// fails on the old master ("non local key"), and every posting is filed again in a script of its
+// own, which the client follows to the slot's new master.
+TEST_F(ConcurrencyTest, PostingsFiledByMasterFollowASlotThatMoved) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  // Two values whose buckets the client's map puts on one master, in two slots.
+  auto bucket_slot = [](const PostingValue& v) {
+    return KeySlot(BucketKey(v.relation, v.value, v.bucket_bits));
+  };
+  const PostingValue staying{.relation = Relation::kFeature, .value = 1, .bucket_bits = 14};
+  PostingValue moving = staying;
+  for (uint64_t v = 2;; ++v) {
+    moving.value = v << 50;  // the bucket is the value's high bits
+    const int slot = bucket_slot(moving);
+    if (slot != bucket_slot(staying) &&
+        client->NodeForSlot(slot) == client->NodeForSlot(bucket_slot(staying))) {
+      break;
+    }
+  }
+  const uint64_t commands = client->stats().commands;
+  auto first = FileAndReadPostings(*client, 1, {staying, moving});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, (std::vector<std::vector<uint64_t>>{{}, {}}));
+  EXPECT_EQ(client->stats().commands - commands, 1u);  // one script for the master's two
+
+  // The moving bucket's slot migrated to another master, behind the client's back.
+  const int slot = bucket_slot(moving);
+  const std::string src_node = client->NodeForSlot(slot);
+  const int src = cluster_->IndexOfPort(std::stoi(src_node.substr(src_node.rfind(':') + 1)));
+  const int dst = (src + 1) % 3;
+  const std::string s = std::to_string(slot);
+  auto cli = [&](int node, const std::string& args) {
+    std::string out;
+    EXPECT_EQ(cluster_->Cli(cluster_->port(node), args, &out), 0) << args << ": " << out;
+  };
+  cli(dst, "cluster setslot " + s + " importing " + cluster_->NodeId(src));
+  cli(src, "cluster setslot " + s + " migrating " + cluster_->NodeId(dst));
+  cli(src, "migrate 127.0.0.1 " + std::to_string(cluster_->port(dst)) + " '' 0 5000 auth pw-" +
+               std::to_string(::getpid()) + " keys '" +
+               BucketKey(moving.relation, moving.value, moving.bucket_bits) + "'");
+  cli(dst, "cluster setslot " + s + " node " + cluster_->NodeId(dst));
+  cli(src, "cluster setslot " + s + " node " + cluster_->NodeId(dst));
+  ASSERT_EQ(client->NodeForSlot(slot), src_node);  // the client has not seen it
+
+  auto second = FileAndReadPostings(*client, 2, {staying, moving});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(*second, (std::vector<std::vector<uint64_t>>{{1}, {1}}));
+  EXPECT_GE(client->stats().moved, 1u);
+  EXPECT_EQ(client->NodeForSlot(slot), "127.0.0.1:" + std::to_string(cluster_->port(dst)));
+  // Filed once each, whatever the failed script had filed before it failed.
+  auto third = FileAndReadPostings(*client, 3, {staying, moving});
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(*third, (std::vector<std::vector<uint64_t>>{{1, 2}, {1, 2}}));
 }
 
 // A sequential union-find over the same pairs, the reference.
