@@ -16,6 +16,7 @@
 
 #include "dedup/estimate.h"
 #include "redis/backend_store.h"
+#include "redis/by_master.h"
 #include "redis/claims.h"
 #include "redis/cluster_client.h"
 #include "redis/layout.h"
@@ -334,6 +335,12 @@ Status RedisClusterStore::Race(const std::string& message) {
   return UnavailableError("redis: " + message + "; the batch may be applied again");
 }
 
+StatusOr<std::vector<Reply>> RedisClusterStore::RoundByMaster(
+    const std::vector<Command>& commands) const {
+  return RunByMaster(*client_, commands,
+                     [this](const std::vector<Command>& c) { return Round(c); });
+}
+
 StatusOr<std::vector<Reply>> RedisClusterStore::Round(const std::vector<Command>& commands) const {
   if (fail_at_round_ > 0 && ++rounds_ >= fail_at_round_) {
     fail_at_round_ = 0;
@@ -608,7 +615,7 @@ StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
     want.erase(std::unique(want.begin(), want.end()), want.end());
     std::vector<Command> cmds;
     for (DocId d : want) cmds.push_back(Cmd({"HGET", DocKey(d), Dec(d)}));
-    auto replies = Round(cmds);
+    auto replies = RoundByMaster(cmds);
     if (!replies.ok()) return replies.status();
     std::vector<DocId> reps;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -727,6 +734,11 @@ class RedisClusterStore::BatchApply {
   }
 
  private:
+  // Every command of a batch's rounds may run twice (RoundByMaster).
+  StatusOr<std::vector<Reply>> Round(const std::vector<Command>& cmds) {
+    return s_.RoundByMaster(cmds);
+  }
+
   using UrlClaims = std::vector<std::pair<const std::string*, UrlState*>>;
   struct Link {
     DocId doc, other;
@@ -754,7 +766,7 @@ class RedisClusterStore::BatchApply {
     if (!batch_sweeps.empty()) {
       std::vector<Command> cmds;
       for (SweepId id : batch_sweeps) cmds.push_back(Cmd({"HGET", kSweepsKey, Dec(id)}));
-      auto r = s_.Round(cmds);
+      auto r = Round(cmds);
       if (!r.ok()) return r.status();
       size_t j = 0;
       for (SweepId id : batch_sweeps) {
@@ -802,7 +814,7 @@ class RedisClusterStore::BatchApply {
                           FingerprintField(fp.high, fp.low, fbits_)}));
       fp_pages.push_back(i);
     }
-    auto got = s_.Round(cmds);
+    auto got = Round(cmds);
     if (!got.ok()) return got.status();
     size_t j = 0;
     for (auto& [u, s] : urls_) {
@@ -855,7 +867,7 @@ class RedisClusterStore::BatchApply {
       UrlClaimKey k = UrlClaim(*u, fbits_);
       cmds.push_back(Eval(kClaimScript, {std::move(k.bucket)}, {std::move(k.field), Dec(s->id)}));
     }
-    auto r = s_.Round(cmds);
+    auto r = Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t k = 0; k < reads; ++k) {
       UrlState* s = reading[k];
@@ -1127,7 +1139,7 @@ class RedisClusterStore::BatchApply {
                            Dec(new_docs_[k].doc) + "/" + Dec(st_[new_docs_[k].page].url->id)}));
       which.push_back(k);
     }
-    auto r = s_.Round(cmds);
+    auto r = Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t j = 0; j < which.size(); ++j) {
       StatusOr<IdenticalOwner> o = ParseOwner((*r)[j]);
@@ -1161,7 +1173,7 @@ class RedisClusterStore::BatchApply {
         which.emplace_back(k, 1);
       }
     }
-    auto r = s_.Round(cmds);
+    auto r = Round(cmds);
     if (!r.ok()) return r.status();
     std::vector<DocId> lexical(new_docs_.size()), shingle(new_docs_.size());
     for (size_t j = 0; j < which.size(); ++j) {
@@ -1245,7 +1257,7 @@ class RedisClusterStore::BatchApply {
     }
     const size_t first_has = cmds.size();
     for (const auto& [d, i] : backfill_) cmds.push_back(chunks::HasRecord(d));
-    auto r = s_.Round(cmds);
+    auto r = Round(cmds);
     if (!r.ok()) return r.status();
     size_t j = first_has;
     for (auto it = backfill_.begin(); it != backfill_.end(); ++j) {
@@ -1254,36 +1266,38 @@ class RedisClusterStore::BatchApply {
     return OkStatus();
   }
 
-  // 8. Postings filed and read, one script per master (claims.h, FileAndRead: of two racing
-  // near-copies at least one sees the other), the chunk postings filed; the candidates ranked as
-  // the LMDB writer ranks them.
+  // 8. Postings filed and read in one script per value (claims.h: of two racing near-copies at
+  // least one sees the other), the chunk postings filed; the candidates ranked as the LMDB writer
+  // ranks them.
   Status FilePostings() {
     std::vector<PostingSlot> slots;
-    const std::vector<PostingFiling> postings = Postings(&slots);
-    std::vector<Reply> chunk_replies;
-    StatusOr<std::vector<Reply>> lists = FileAndRead(
-        *s_.client_, postings, ChunkPostingCommands(),
-        [this](const std::vector<Command>& c) { return s_.Round(c); }, &chunk_replies);
-    if (!lists.ok()) return lists.status();
+    auto r = Round(PostingCommands(&slots));
+    if (!r.ok()) return r.status();
     SHINGLED_RETURN_IF_ERROR(MakeBatchChunks());
     std::vector<Hits> hits(new_docs_.size());
-    SHINGLED_RETURN_IF_ERROR(CollectHits(*lists, slots, &hits));
+    SHINGLED_RETURN_IF_ERROR(CollectHits(*r, slots, &hits));
     for (size_t k = 0; k < new_docs_.size(); ++k) {
       if (new_docs_[k].HoldsSketch()) SHINGLED_RETURN_IF_ERROR(Rank(&new_docs_[k], &hits[k]));
     }
     return OkStatus();
   }
 
-  // The postings of the new documents that hold a sketch, and the slot of each.
-  std::vector<PostingFiling> Postings(std::vector<PostingSlot>* slots) const {
-    std::vector<PostingFiling> postings;
+  // The file-and-read script of each posting of the new documents that hold a sketch (one slot
+  // each), then the chunk postings (`chunk_docs`) of every new document with chunks and of the
+  // documents given theirs (WriteNewRecords; their records follow in WriteVersionsAndLinks).
+  std::vector<Command> PostingCommands(std::vector<PostingSlot>* slots) const {
+    std::vector<Command> cmds;
     const RedisStoreOptions& redis = s_.redis_;
     for (size_t k = 0; k < new_docs_.size(); ++k) {
       const NewDoc& nd = new_docs_[k];
       if (!nd.HoldsSketch()) continue;
       const dedup::Sketch& s = pages_[nd.page].sketch;
       auto file = [&](Relation rel, uint64_t value, int bits, int index) {
-        postings.push_back(PostingFiling{PostingValue{rel, value, bits}, nd.doc});
+        std::string bucket = BucketKey(rel, value, bits);
+        std::string field = ValueField(value, bits);
+        std::string overflow = bucket + field;
+        cmds.push_back(Eval(kFileAndReadScript, {std::move(bucket), std::move(overflow)},
+                            {std::move(field), Dec(nd.doc), Dec(kMaxInlineList)}));
         slots->push_back(PostingSlot{k, index});
       };
       for (uint64_t v : s.features) file(Relation::kFeature, v, redis.feature_bits, 0);
@@ -1296,21 +1310,14 @@ class RedisClusterStore::BatchApply {
         }
       }
     }
-    return postings;
-  }
-
-  // The chunk postings (`chunk_docs`) of every new document with chunks, and of the documents
-  // given theirs (WriteNewRecords; their records follow in WriteVersionsAndLinks).
-  std::vector<Command> ChunkPostingCommands() const {
-    std::vector<Command> cmds;
-    const int bits = s_.redis_.sample_bits;
     for (const NewDoc& nd : new_docs_) {
-      for (Command& c : chunks::FilePostings(nd.doc, pages_[nd.page].sketch.chunks, bits)) {
+      for (Command& c :
+           chunks::FilePostings(nd.doc, pages_[nd.page].sketch.chunks, redis.sample_bits)) {
         cmds.push_back(std::move(c));
       }
     }
     for (const auto& [d, i] : backfill_) {
-      for (Command& c : chunks::FilePostings(d, pages_[i].sketch.chunks, bits)) {
+      for (Command& c : chunks::FilePostings(d, pages_[i].sketch.chunks, redis.sample_bits)) {
         cmds.push_back(std::move(c));
       }
     }
@@ -1581,7 +1588,7 @@ class RedisClusterStore::BatchApply {
     }
     const size_t first_date = cmds.size();
     SHINGLED_RETURN_IF_ERROR(DateUpdates(&cmds));
-    auto r = s_.Round(cmds);
+    auto r = Round(cmds);
     if (!r.ok()) return r.status();
     for (size_t j = 0; j < nv; ++j) {
       // 0: written already (the command resent)
@@ -1730,7 +1737,7 @@ Status RedisClusterStore::RoundWithCounts(std::vector<Command> cmds,
       counted.push_back(u);
     }
     if (cmds.empty()) return OkStatus();
-    auto r = Round(cmds);
+    auto r = RoundByMaster(cmds);
     if (!r.ok()) return r.status();
     std::vector<UrlId> changed;
     for (size_t j = 0; j < counted.size(); ++j) {
@@ -1742,7 +1749,7 @@ Status RedisClusterStore::RoundWithCounts(std::vector<Command> cmds,
     }
     cmds.clear();
     for (UrlId u : changed) cmds.push_back(ReadVersions(u));
-    auto again = Round(cmds);
+    auto again = RoundByMaster(cmds);
     if (!again.ok()) return again.status();
     fields.clear();
     for (size_t j = 0; j < changed.size(); ++j) {
@@ -1789,7 +1796,8 @@ Status RedisClusterStore::MergeAll(const std::vector<std::pair<DocId, DocId>>& u
     involved.erase(std::unique(involved.begin(), involved.end()), involved.end());
     std::vector<Command> cmds;
     for (uint64_t r : involved) cmds.push_back(Cmd({"HGET", SizeKey(r), Dec(r)}));
-    auto sizes = client_->Pipeline(cmds);
+    auto sizes = RunByMaster(*client_, cmds,
+                             [this](const std::vector<Command>& c) { return client_->Pipeline(c); });
     if (!sizes.ok()) return sizes.status();
     std::map<uint64_t, uint64_t> extra;
     for (size_t k = 0; k < involved.size(); ++k) {

@@ -200,6 +200,10 @@ class RedisClusterStore final : public store::Store {
  private:
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& commands) const;
+  // A round as one script per master (redis/by_master.h), for commands that may run twice: the
+  // rounds of Apply (claims, postings, records, versions over the field as read, compare-and-set
+  // dates) and the reads of records.
+  StatusOr<std::vector<Reply>> RoundByMaster(const std::vector<Command>& commands) const;
   // A race with another daemon detected mid-batch: the batch is applied again (idempotent).
   Status Race(const std::string& message);
   // One attempt at a batch of Apply, step by step (redis/backend.cc).

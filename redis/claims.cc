@@ -1,10 +1,8 @@
 #include "redis/claims.h"
 
 #include <charconv>
-#include <iterator>
-#include <map>
 
-#include "redis/slot.h"
+#include "redis/by_master.h"
 
 namespace shingled::redis {
 namespace {
@@ -63,93 +61,22 @@ StatusOr<uint64_t> IdBlocks::Next() {
   return next_++;
 }
 
-const std::string kFileAndReadScript =
-    std::string(kFileFunction) + "return file(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]))\n";
-
-const std::string kFileAndReadByMasterScript = std::string(kFileFunction) + R"lua(
-local limit = tonumber(ARGV[1])
-local lists = {}
-for i = 2, #ARGV, 4 do
-  lists[#lists + 1] = file(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], limit)
-end
-return lists
-)lua";
-
-StatusOr<std::vector<Reply>> FileAndRead(const ClusterClient& client,
-                                         std::span<const PostingFiling> postings,
-                                         std::span<const Command> with, const PipelineRound& round,
-                                         std::vector<Reply>* with_replies) {
-  struct Keys {
-    std::string bucket, field;
-  };
-  std::vector<Keys> keys;
-  keys.reserve(postings.size());
-  std::map<std::string, std::vector<size_t>> by_master;  // "host:port" -> postings
-  for (size_t k = 0; k < postings.size(); ++k) {
-    const PostingValue& v = postings[k].value;
-    keys.push_back(Keys{BucketKey(v.relation, v.value, v.bucket_bits),
-                        ValueField(v.value, v.bucket_bits)});
-    by_master[client.NodeForSlot(KeySlot(keys.back().bucket))].push_back(k);
-  }
-  std::vector<Command> cmds;
-  for (const auto& [master, group] : by_master) {
-    Command c{.args = {"EVAL", kFileAndReadByMasterScript, "1", keys[group.front()].bucket,
-                       std::to_string(kMaxInlineList)},
-              .key_index = 3};
-    for (size_t k : group) {
-      c.args.push_back(keys[k].bucket);
-      c.args.push_back(keys[k].bucket + keys[k].field);
-      c.args.push_back(keys[k].field);
-      c.args.push_back(std::to_string(postings[k].doc));
-    }
-    cmds.push_back(std::move(c));
-  }
-  cmds.insert(cmds.end(), with.begin(), with.end());
-  std::vector<Reply> lists(postings.size());
-  StatusOr<std::vector<Reply>> replies = round(cmds);
-  if (replies.ok()) {
-    size_t c = 0;
-    for (const auto& [master, group] : by_master) {
-      Reply& reply = (*replies)[c++];
-      if (reply.type != Reply::Type::kArray || reply.elements.size() != group.size()) {
-        return DataLossError("redis: the postings of " + master + " were answered with " +
-                             std::to_string(reply.elements.size()) + " lists for " +
-                             std::to_string(group.size()));
-      }
-      for (size_t j = 0; j < group.size(); ++j) lists[group[j]] = std::move(reply.elements[j]);
-    }
-    with_replies->assign(std::make_move_iterator(replies->begin() + by_master.size()),
-                         std::make_move_iterator(replies->end()));
-    return lists;
-  }
-  if (replies.status().code() != StatusCode::kFailedPrecondition) return replies.status();
-  cmds.clear();
-  for (size_t k = 0; k < postings.size(); ++k) {
-    std::string overflow = keys[k].bucket + keys[k].field;
-    cmds.push_back(Command{.args = {"EVAL", kFileAndReadScript, "2", std::move(keys[k].bucket),
-                                    std::move(overflow), std::move(keys[k].field),
-                                    std::to_string(postings[k].doc),
-                                    std::to_string(kMaxInlineList)},
-                           .key_index = 3});
-  }
-  cmds.insert(cmds.end(), with.begin(), with.end());
-  replies = round(cmds);
-  if (!replies.ok()) return replies.status();
-  for (size_t k = 0; k < postings.size(); ++k) lists[k] = std::move((*replies)[k]);
-  with_replies->assign(std::make_move_iterator(replies->begin() + postings.size()),
-                       std::make_move_iterator(replies->end()));
-  return lists;
-}
-
 StatusOr<std::vector<std::vector<uint64_t>>> FileAndReadPostings(
     ClusterClient& client, uint64_t doc, const std::vector<PostingValue>& values) {
-  std::vector<PostingFiling> postings;
-  postings.reserve(values.size());
-  for (const PostingValue& v : values) postings.push_back(PostingFiling{v, doc});
-  std::vector<Reply> none;
-  StatusOr<std::vector<Reply>> replies = FileAndRead(
-      client, postings, {}, [&client](const std::vector<Command>& c) { return client.Pipeline(c); },
-      &none);
+  std::vector<Command> commands;
+  commands.reserve(values.size());
+  const std::string id = std::to_string(doc);
+  for (const PostingValue& v : values) {
+    std::string bucket = BucketKey(v.relation, v.value, v.bucket_bits);
+    std::string field = ValueField(v.value, v.bucket_bits);
+    std::string overflow = bucket + field;
+    commands.push_back(
+        Command{.args = {"EVAL", std::string(kFileAndReadScript), "2", std::move(bucket),
+                         std::move(overflow), std::move(field), id, std::to_string(kMaxInlineList)},
+                .key_index = 3});
+  }
+  auto replies = RunByMaster(client, commands,
+                             [&client](const std::vector<Command>& c) { return client.Pipeline(c); });
   if (!replies.ok()) return replies.status();
   std::vector<std::vector<uint64_t>> out(values.size());
   for (size_t i = 0; i < values.size(); ++i) {

@@ -9,8 +9,6 @@
 #define SHINGLED_REDIS_CLAIMS_H_
 
 #include <cstdint>
-#include <functional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,66 +89,35 @@ struct PostingValue {
   int bucket_bits = 0;
 };
 
-// The filing of one posting, a Lua function of the two scripts below: `doc` added to the list of
-// `field` in the hash `bucket` when it is not in it (the list moved to the string key `overflow`
-// past `limit` bytes: kAddPostingScript's layout, layout.h), and the list returned as it stands
-// after the append. Because the append and the read are one atomic step on the value's bucket,
-// of two pages sharing a value and filed at once, the one filed second sees the first: two
-// near-copies racing on two daemons always meet on every value they share.
-inline constexpr std::string_view kFileFunction = R"lua(
-local function file(bucket, overflow, field, doc, limit)
-  local cur = redis.call('HGET', bucket, field)
-  if not cur then
-    redis.call('HSET', bucket, field, doc)
-    return doc
-  end
-  local spilled = cur == '*'
-  if spilled then cur = redis.call('GET', overflow) or '' end
-  for id in string.gmatch(cur, '[^,]+') do
-    if id == doc then return cur end
-  end
-  local list = cur .. ',' .. doc
-  if spilled or #list > limit then
-    redis.call('SET', overflow, list)
-    if not spilled then redis.call('HSET', bucket, field, '*') end
-  else
-    redis.call('HSET', bucket, field, list)
-  end
-  return list
+// Files `doc` in each value's posting list and returns, in the same script call per value, the
+// list as it stands after the append. KEYS and ARGV as kAddPostingScript (layout.h), whose
+// bucket layout and spill it keeps. Because the append and the read are one atomic step on the
+// value's bucket, of two pages sharing a value and filed at once, the one filed second sees the
+// first: two near-copies racing on two daemons always meet on every value they share.
+inline constexpr std::string_view kFileAndReadScript = R"lua(
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return ARGV[2]
 end
+local spilled = cur == '*'
+if spilled then cur = redis.call('GET', KEYS[2]) or '' end
+for id in string.gmatch(cur, '[^,]+') do
+  if id == ARGV[2] then return cur end
+end
+local list = cur .. ',' .. ARGV[2]
+if spilled or #list > tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[2], list)
+  if not spilled then redis.call('HSET', KEYS[1], ARGV[1], '*') end
+else
+  redis.call('HSET', KEYS[1], ARGV[1], list)
+end
+return list
 )lua";
 
-// One posting: KEYS[1] the bucket, KEYS[2] its overflow key; ARGV[1] the field, ARGV[2] the
-// document, ARGV[3] kMaxInlineList. Returns the list.
-extern const std::string kFileAndReadScript;
-
-// The postings of one master in one script: ARGV[1] kMaxInlineList, then (bucket, overflow,
-// field, document) for each; KEYS[1] one of the buckets, which routes the script. Returns the
-// lists in order. A script may reach the keys of every slot its node serves (Redis checks that
-// each key is on the node, not that all share a slot); one of a slot the node no longer serves
-// fails the script ("non local key"), the postings before it filed.
-extern const std::string kFileAndReadByMasterScript;
-
-// One posting to file: `doc` under `value`.
-struct PostingFiling {
-  PostingValue value;
-  uint64_t doc = 0;
-};
-
-// Files `postings` and returns, in their order, each one's list as it stands after the append
-// (ParsePostingList reads it): one script per master of the client's slot map, or, when one of
-// them failed because a bucket's slot moved (a reshard or a failover since the map was read),
-// each posting again in a script of its own, which the client follows to its slot (the append is
-// idempotent). `round` sends a pipeline (the client's, or the caller's own round); the commands
-// `with` go in the same pipelines, their replies in *with_replies.
-using PipelineRound = std::function<StatusOr<std::vector<Reply>>(const std::vector<Command>&)>;
-StatusOr<std::vector<Reply>> FileAndRead(const ClusterClient& client,
-                                         std::span<const PostingFiling> postings,
-                                         std::span<const Command> with, const PipelineRound& round,
-                                         std::vector<Reply>* with_replies);
-
 // The page's candidates: for each value (in `values`' order) the other documents filed under it,
-// in the order filed (FileAndRead). A resend after a broken connection is harmless.
+// in the order filed: one script per master (RunByMaster) in one pipelined round trip. A resend
+// after a broken connection is harmless (the append is idempotent).
 StatusOr<std::vector<std::vector<uint64_t>>> FileAndReadPostings(
     ClusterClient& client, uint64_t doc, const std::vector<PostingValue>& values);
 
