@@ -44,6 +44,17 @@ using store::internal::VersionRecord;
 
 namespace {
 
+// The client options of a store's connections.
+ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
+  ClusterOptions co;
+  co.seeds = redis.nodes;
+  co.password_file = redis.password_file;
+  co.connect_timeout = std::chrono::milliseconds(redis.connect_timeout_ms);
+  co.command_timeout = std::chrono::milliseconds(redis.command_timeout_ms);
+  return co;
+}
+
+
 // 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
 // mark key a URL, claims under the URL itself).
 constexpr int kFormat = 2;
@@ -606,8 +617,14 @@ StatusOr<store::SweepInfo> RedisClusterStore::FindSweep(std::string_view name) c
 
 // --- records ---
 
-StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
-    const std::vector<DocId>& docs, bool follow_reps) const {
+namespace {
+
+// The records of `docs` (absent ones left out), and of their representatives with follow_reps,
+// read through `round`; each record's bytes in *raw when not null.
+StatusOr<std::map<DocId, RedisDocument>> ReadRecordsThrough(const PipelineRound& round,
+                                                            const std::vector<DocId>& docs,
+                                                            bool follow_reps,
+                                                            std::map<DocId, std::string>* raw) {
   std::map<DocId, RedisDocument> out;
   std::vector<DocId> want(docs.begin(), docs.end());
   for (int level = 0; level < 2 && !want.empty(); ++level) {
@@ -615,7 +632,7 @@ StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
     want.erase(std::unique(want.begin(), want.end()), want.end());
     std::vector<Command> cmds;
     for (DocId d : want) cmds.push_back(Cmd({"HGET", DocKey(d), Dec(d)}));
-    auto replies = RoundByMaster(cmds);
+    auto replies = round(cmds);
     if (!replies.ok()) return replies.status();
     std::vector<DocId> reps;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -625,12 +642,20 @@ StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
         return DataLossError("redis: document " + Dec(want[i]) + ": " + rec.status().message());
       }
       if (follow_reps && rec->rep != 0 && !out.count(rec->rep)) reps.push_back(rec->rep);
-      raw_records_[want[i]] = (*replies)[i].str;
+      if (raw != nullptr) (*raw)[want[i]] = (*replies)[i].str;
       out.emplace(want[i], std::move(*rec));
     }
     want = std::move(reps);
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::map<DocId, RedisDocument>> RedisClusterStore::ReadRecords(
+    const std::vector<DocId>& docs, bool follow_reps) const {
+  return ReadRecordsThrough([this](const std::vector<Command>& c) { return RoundByMaster(c); },
+                            docs, follow_reps, &raw_records_);
 }
 
 // --- Apply ---
@@ -1841,9 +1866,27 @@ Status RedisClusterStore::MergeAll(const std::vector<std::pair<DocId, DocId>>& u
 
 // --- queries ---
 
+StatusOr<ClusterClient*> RedisClusterStore::LookupClient() const {
+  if (lookup_client_ == nullptr) {
+    auto client = ClusterClient::Connect(ClusterOptionsFor(redis_));
+    if (!client.ok()) return client.status();
+    lookup_client_ = std::move(*client);
+  }
+  return lookup_client_.get();
+}
+
 StatusOr<store::DocumentInfo> RedisClusterStore::Document(DocId doc) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords({doc}, true);
+  // On the lookup client: the ingest asks it of every page whose bytes are stored already.
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  StatusOr<ClusterClient*> client = LookupClient();
+  if (!client.ok()) return client.status();
+  StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecordsThrough(
+      [client = *client](const std::vector<Command>& c) {
+        return RunByMaster(*client, c, [client](const std::vector<Command>& p) {
+          return client->Pipeline(p);
+        });
+      },
+      {doc}, true, nullptr);
   if (!recs.ok()) return recs.status();
   auto it = recs->find(doc);
   if (it == recs->end()) return NotFoundError("document " + Dec(doc) + " not found");
@@ -1866,17 +1909,20 @@ StatusOr<store::DocumentInfo> RedisClusterStore::Document(DocId doc) const {
   info.sketch.identical = {rec.fingerprints[0], rec.fingerprints[1]};
   info.sketch.lexical = {rec.fingerprints[2], rec.fingerprints[3]};
   info.sketch.shingle = {rec.fingerprints[4], rec.fingerprints[5]};
-  StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, {doc});
+  StatusOr<std::vector<uint64_t>> roots = FindRoots(**client, {doc});
   if (!roots.ok()) return roots.status();
   info.cluster = (*roots)[0];
   return info;
 }
 
 StatusOr<DocId> RedisClusterStore::FindIdentical(const dedup::Fingerprint128& fp) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  // On the lookup client: the ingest asks it of every page before sketching it.
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  StatusOr<ClusterClient*> client = LookupClient();
+  if (!client.ok()) return client.status();
   const int bits = redis_.fingerprint_bits;
-  auto r = client_->Run(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, bits),
-                             FingerprintField(fp.high, fp.low, bits)}));
+  auto r = (*client)->Run(Cmd({"HGET", FingerprintBucketKey(Relation::kIdentical, fp.high, bits),
+                               FingerprintField(fp.high, fp.low, bits)}));
   if (!r.ok()) return r.status();
   StatusOr<IdenticalOwner> o = ParseOwner(*r);
   if (!o.ok()) return o.status();
@@ -2522,15 +2568,6 @@ std::string DocUrlsKeyOf(DocId doc) { return DocUrlsKey(doc); }
 // ------------------------------------------------------------------------------------------------
 
 namespace {
-
-ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
-  ClusterOptions co;
-  co.seeds = redis.nodes;
-  co.password_file = redis.password_file;
-  co.connect_timeout = std::chrono::milliseconds(redis.connect_timeout_ms);
-  co.command_timeout = std::chrono::milliseconds(redis.command_timeout_ms);
-  return co;
-}
 
 }  // namespace
 

@@ -217,6 +217,8 @@ class RedisClusterStore final : public store::Store {
   // then counts again, from a new read, those another daemon changed meanwhile: every version
   // is counted exactly once, whatever attempt or daemon wrote it.
   Status RoundWithCounts(std::vector<Command> commands, std::map<store::UrlId, VersionList> fields);
+  // The lookup client (connected on first use). REQUIRES: lookup_mu_ held.
+  StatusOr<ClusterClient*> LookupClient() const;
   // Records of `docs` (absent ones left out), and of their representatives with follow_reps.
   // Keeps each record's bytes in raw_records_ (for a compare-and-set).
   StatusOr<std::map<store::DocId, RedisDocument>> ReadRecords(const std::vector<store::DocId>& docs,
@@ -354,6 +356,12 @@ class RedisClusterStore final : public store::Store {
   uint64_t races_ = 0;
   mutable int fail_at_round_ = 0, rounds_ = 0;
 
+  // The client of FindIdentical and Document, connected on first use, and its lock, apart from
+  // mu_: the ingest asks them of each page before sketching it (IngestPipeline's reuse of a
+  // stored sketch), from several threads, and they need not wait for the writer's batch, which
+  // holds mu_ throughout (on one client, that wait capped a daemon at ~3 pages a batch).
+  mutable std::mutex lookup_mu_;
+  mutable std::unique_ptr<ClusterClient> lookup_client_;
   // CanWrite's probe: a client of its own (readiness is asked from other threads than the
   // writer's), and its last answer, reused for kProbeEvery.
   static constexpr std::chrono::seconds kProbeEvery{1};

@@ -407,6 +407,31 @@ TEST_F(BackendTest, RefusesWhatItDoesNotSupportClearly) {
       << small.status().message();
 }
 
+// The lookups the ingest makes of each page before sketching it (FindIdentical, then Document of
+// what it finds) go on a client of their own, not the writer's, which Apply holds for a whole
+// batch: they send nothing on the writer's client.
+TEST_F(BackendTest, TheIngestsLookupsDoNotUseTheWritersClient) {
+  auto redis = OpenRedis();
+  ASSERT_NE(redis, nullptr);
+  auto sweep = redis->OpenSweep("lookups", 0);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  const store::PageInput page = Page(Url(1, "base"), sweep->id, 1000, Near(1, 200, 0));
+  auto applied = redis->Apply(std::span<const store::PageInput>(&page, 1));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  const store::DocId doc = (*applied)[0].doc;
+  const auto& writer = dynamic_cast<const RedisClusterStore&>(*redis);
+  const uint64_t commands = writer.client_stats().commands;
+
+  auto found = redis->FindIdentical(page.sketch.identical);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, doc);
+  auto info = redis->Document(doc);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->sketch.identical, page.sketch.identical);
+  EXPECT_EQ(info->cluster, doc);
+  EXPECT_EQ(writer.client_stats().commands, commands);
+}
+
 // A command that only reads (check, list, report: StoreOptions::create false) creates no state on
 // an empty cluster, and opens one that exists.
 TEST_F(BackendTest, AReadOnlyOpenOfAnEmptyClusterCreatesNothing) {

@@ -216,10 +216,10 @@ TEST_F(ConcurrencyTest, RacingNearCopiesFindEachOther) {
   std::cout << "rounds where both pages saw the other: " << both_saw << " of " << kRounds << "\n";
 }
 
-// FileAndRead files the postings of each master in one script, routed by its first bucket. When
-// a bucket's slot moved to another master after the client read its slot map, that script
-// fails on the old master ("non local key"), and every posting is filed again in a script of its
-// own, which the client follows to the slot's new master.
+// FileAndReadPostings files the postings of each master in one script (RunByMaster), routed by
+// its first bucket. When a bucket's slot moved to another master after the client read its slot
+// map, that script fails on the old master ("non local key"), and every posting is filed again in
+// a script of its own, which the client follows to the slot's new master.
 TEST_F(ConcurrencyTest, PostingsFiledByMasterFollowASlotThatMoved) {
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
