@@ -18,14 +18,12 @@ local replies = {}
 local i = 1
 while i <= #ARGV do
   local script, nkeys, nargs = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local keys, args = {}, {}
-  for k = 1, nkeys do keys[k] = ARGV[i + 2 + k] end
-  for a = 1, nargs do args[a] = ARGV[i + 2 + nkeys + a] end
   local reply
   if script == 0 then
-    reply = redis.call(unpack(args))
+    reply = redis.call(unpack(ARGV, i + 3, i + 2 + nargs))
   else
-    reply = scripts[script](keys, args)
+    reply = scripts[script]({unpack(ARGV, i + 3, i + 2 + nkeys)},
+                            {unpack(ARGV, i + 3 + nkeys, i + 2 + nkeys + nargs)})
   end
   if type(reply) == 'table' and reply.err then return reply end
   if reply == nil then reply = false end
