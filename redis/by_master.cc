@@ -66,10 +66,12 @@ StatusOr<std::vector<Reply>> RunByMaster(const ClusterClient& client,
                                          const std::vector<Command>& commands,
                                          const PipelineRound& round) {
   struct Group {
+    std::string master;  // "host:port"
     std::vector<size_t> commands;
     std::vector<std::string_view> scripts;  // in the order first used
   };
-  std::map<std::string, Group> groups;  // "host:port" -> its commands
+  std::vector<Group> groups;
+  std::map<std::string, size_t> filling;  // a master's group not full yet
   for (size_t k = 0; k < commands.size(); ++k) {
     const Command& c = commands[k];
     if (!Groupable(c)) {
@@ -77,14 +79,21 @@ StatusOr<std::vector<Reply>> RunByMaster(const ClusterClient& client,
                                   " cannot run in a script by master (only EVAL and " +
                                   "GET, SET, HGET, HSET, HSETNX, HEXISTS)");
     }
-    Group& g = groups[client.NodeForSlot(KeySlot(c.args[c.key_index]))];
+    std::string master = client.NodeForSlot(KeySlot(c.args[c.key_index]));
+    auto [at, fresh] = filling.try_emplace(master, groups.size());
+    if (fresh || groups[at->second].commands.size() == kMaxGroupCommands) {
+      at->second = groups.size();
+      groups.emplace_back();
+      groups.back().master = std::move(master);
+    }
+    Group& g = groups[at->second];
     g.commands.push_back(k);
     if (IsEval(c) && std::find(g.scripts.begin(), g.scripts.end(), c.args[1]) == g.scripts.end()) {
       g.scripts.push_back(c.args[1]);
     }
   }
   std::vector<Command> sent;
-  for (auto& [master, g] : groups) {
+  for (Group& g : groups) {
     // Scripts in a canonical order, so that a group of the same scripts has the same text (Redis
     // keeps each script text it runs).
     std::sort(g.scripts.begin(), g.scripts.end());
@@ -117,10 +126,10 @@ StatusOr<std::vector<Reply>> RunByMaster(const ClusterClient& client,
   }
   std::vector<Reply> out(commands.size());
   size_t j = 0;
-  for (const auto& [master, g] : groups) {
+  for (const Group& g : groups) {
     Reply& reply = (*replies)[j++];
     if (reply.type != Reply::Type::kArray || reply.elements.size() != g.commands.size()) {
-      return DataLossError("redis: " + master + " answered a group of " +
+      return DataLossError("redis: " + g.master + " answered a group of " +
                            std::to_string(g.commands.size()) + " commands with " +
                            std::to_string(reply.elements.size()) + " replies");
     }

@@ -16,6 +16,7 @@
 #ifndef SHINGLED_REDIS_BY_MASTER_H_
 #define SHINGLED_REDIS_BY_MASTER_H_
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,11 @@ namespace shingled::redis {
 
 // Sends a pipeline (the client's, or the caller's own round).
 using PipelineRound = std::function<StatusOr<std::vector<Reply>>(const std::vector<Command>&)>;
+
+// The most commands one script runs: a master runs a script alone, so a group of a large batch
+// (16,000 pages' postings are ~250,000 commands a master) is cut into scripts of a few
+// milliseconds each, between which the master serves other clients.
+inline constexpr size_t kMaxGroupCommands = 1000;
 
 // Runs `commands` by master (above) through `round` and returns their replies in their order.
 // InvalidArgument, before anything is sent, for a command that is neither an EVAL on a key nor

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -90,6 +91,32 @@ TEST_F(ByMasterTest, ARoundAnswersAsTheCommandsPipelinedOneByOne) {
   EXPECT_EQ((*by_master)[7].integer, 42);
   EXPECT_TRUE((*by_master)[8].is_nil());
   EXPECT_EQ((*by_master)[9].str, "w");
+}
+
+// A master's commands past kMaxGroupCommands go in a script of their own.
+TEST_F(ByMasterTest, AGroupIsCutIntoScriptsOfAtMostTheLimit) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::vector<Command> reads;
+  std::map<std::string, size_t> per_master;
+  for (int i = 0; i < 5000; ++i) {
+    reads.push_back(Cmd({"GET", "k" + std::to_string(i)}));
+    ++per_master[client->NodeForSlot(KeySlot(reads.back().args[1]))];
+  }
+  size_t scripts = 0;
+  for (const auto& [master, n] : per_master) {
+    scripts += (n + kMaxGroupCommands - 1) / kMaxGroupCommands;
+  }
+  size_t sent = 0;
+  auto r = RunByMaster(*client, reads, [&](const std::vector<Command>& c) {
+    sent += c.size();
+    return client->Pipeline(c);
+  });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(sent, scripts);
+  EXPECT_GT(scripts, per_master.size());
+  ASSERT_EQ(r->size(), reads.size());
+  for (const Reply& reply : *r) EXPECT_TRUE(reply.is_nil());
 }
 
 // A command that must not run twice (the round is sent again when a script fails) is refused
