@@ -1821,8 +1821,7 @@ Status RedisClusterStore::MergeAll(const std::vector<std::pair<DocId, DocId>>& u
     involved.erase(std::unique(involved.begin(), involved.end()), involved.end());
     std::vector<Command> cmds;
     for (uint64_t r : involved) cmds.push_back(Cmd({"HGET", SizeKey(r), Dec(r)}));
-    auto sizes = RunByMaster(*client_, cmds,
-                             [this](const std::vector<Command>& c) { return client_->Pipeline(c); });
+    auto sizes = RunByMaster(*client_, cmds);
     if (!sizes.ok()) return sizes.status();
     std::map<uint64_t, uint64_t> extra;
     for (size_t k = 0; k < involved.size(); ++k) {
@@ -1881,11 +1880,7 @@ StatusOr<store::DocumentInfo> RedisClusterStore::Document(DocId doc) const {
   StatusOr<ClusterClient*> client = LookupClient();
   if (!client.ok()) return client.status();
   StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecordsThrough(
-      [client = *client](const std::vector<Command>& c) {
-        return RunByMaster(*client, c, [client](const std::vector<Command>& p) {
-          return client->Pipeline(p);
-        });
-      },
+      [client = *client](const std::vector<Command>& c) { return RunByMaster(*client, c); },
       {doc}, true, nullptr);
   if (!recs.ok()) return recs.status();
   auto it = recs->find(doc);

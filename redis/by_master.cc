@@ -138,4 +138,9 @@ StatusOr<std::vector<Reply>> RunByMaster(const ClusterClient& client,
   return out;
 }
 
+StatusOr<std::vector<Reply>> RunByMaster(ClusterClient& client, const std::vector<Command>& commands) {
+  return RunByMaster(client, commands,
+                     [&client](const std::vector<Command>& c) { return client.Pipeline(c); });
+}
+
 }  // namespace shingled::redis

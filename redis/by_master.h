@@ -42,6 +42,8 @@ inline constexpr size_t kMaxGroupCommands = 1000;
 StatusOr<std::vector<Reply>> RunByMaster(const ClusterClient& client,
                                          const std::vector<Command>& commands,
                                          const PipelineRound& round);
+// The same, through the client's own pipeline.
+StatusOr<std::vector<Reply>> RunByMaster(ClusterClient& client, const std::vector<Command>& commands);
 
 // The script of a group whose commands use `scripts` (EVAL texts; a command's script is its
 // index + 1, 0 for a plain command): each as a function of (KEYS, ARGV), then the loop that runs

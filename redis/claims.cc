@@ -75,8 +75,7 @@ StatusOr<std::vector<std::vector<uint64_t>>> FileAndReadPostings(
                          std::move(overflow), std::move(field), id, std::to_string(kMaxInlineList)},
                 .key_index = 3});
   }
-  auto replies = RunByMaster(client, commands,
-                             [&client](const std::vector<Command>& c) { return client.Pipeline(c); });
+  auto replies = RunByMaster(client, commands);
   if (!replies.ok()) return replies.status();
   std::vector<std::vector<uint64_t>> out(values.size());
   for (size_t i = 0; i < values.size(); ++i) {

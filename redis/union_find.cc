@@ -87,13 +87,6 @@ std::string ChildrenBucketKey(uint64_t doc) { return DocBucket('c', doc); }
 
 namespace {
 
-// A round of reads, compressions or intents, which may run twice: one script per master.
-StatusOr<std::vector<Reply>> ByMaster(ClusterClient& client,
-                                      const std::vector<Command>& commands) {
-  return RunByMaster(client, commands,
-                     [&client](const std::vector<Command>& c) { return client.Pipeline(c); });
-}
-
 }  // namespace
 
 StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client,
@@ -111,7 +104,7 @@ StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client,
       commands.push_back(GetEntry(current[i]));
       which.push_back(i);
     }
-    auto replies = ByMaster(client, commands);
+    auto replies = RunByMaster(client, commands);
     if (!replies.ok()) return replies.status();
     for (size_t j = 0; j < which.size(); ++j) {
       const size_t i = which[j];
@@ -138,7 +131,7 @@ StatusOr<std::vector<uint64_t>> FindRoots(ClusterClient& client,
     }
   }
   if (!compress.empty()) {
-    auto replies = ByMaster(client, compress);
+    auto replies = RunByMaster(client, compress);
     if (!replies.ok()) return replies.status();
   }
   return current;
@@ -182,7 +175,7 @@ StatusOr<std::vector<bool>> LinkRoots(ClusterClient& client,
   // The intents first, in a round of their own: they are on other nodes than the links, and a
   // pipeline orders commands only per node. The links go as they are, not by master: a link run
   // twice would answer that another union made it.
-  auto intended = ByMaster(client, intents);
+  auto intended = RunByMaster(client, intents);
   if (!intended.ok()) return intended.status();
   auto linked = client.Pipeline(sets);
   if (!linked.ok()) return linked.status();
@@ -209,7 +202,7 @@ StatusOr<std::vector<std::vector<uint64_t>>> ClusterMembersOfRoots(
                                        std::move(overflow), std::move(field)},
                               .key_index = 3});
     }
-    auto replies = ByMaster(client, lists);
+    auto replies = RunByMaster(client, lists);
     if (!replies.ok()) return replies.status();
     // Each listed child with the level's node it was listed under.
     std::vector<std::pair<uint64_t, size_t>> listed;  // (child, index in `level`)
@@ -221,7 +214,7 @@ StatusOr<std::vector<std::vector<uint64_t>>> ClusterMembersOfRoots(
     if (listed.empty()) break;
     std::vector<Command> entries;
     for (const auto& [child, parent] : listed) entries.push_back(GetEntry(child));
-    auto got = ByMaster(client, entries);
+    auto got = RunByMaster(client, entries);
     if (!got.ok()) return got.status();
     // A child is a member when its link still points at the node that listed it (an intent
     // whose link another union made first names a child linked elsewhere).
