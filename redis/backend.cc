@@ -26,6 +26,7 @@
 #include "store/internal/codec.h"
 #include "store/internal/page_rules.h"
 #include "store/internal/candidates.h"
+#include "store/internal/judge.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
 
@@ -1469,48 +1470,18 @@ class RedisClusterStore::BatchApply {
     res.candidates_left_out = nd.left_out;
     res.candidates_below_floor = nd.below_floor;
     res.containment_truncated = nd.containment_truncated;
-    const bool joined = ScoreCandidates(nd, cut, &res);
+    StatusOr<bool> joined = ScoreCandidates(nd, cut, &res);
+    if (!joined.ok()) return joined.status();
     res.verdict = nd.equivalent != 0 ? Verdict::kDuplicate
-                  : joined            ? Verdict::kNearDuplicate
+                  : *joined           ? Verdict::kNearDuplicate
                                       : Verdict::kNew;
     return OkStatus();
   }
 
-  // The candidates judged (store/decide.h): their matches, links and unions; whether the page
-  // joined one.
-  bool ScoreCandidates(const NewDoc& nd, const dedup::Sketch& cut, PageResult* res) {
-    const store::StoreOptions& options = s_.options_;
-    const dedup::SketchParams& params = s_.params_;
-    const bool use_verify = store::UsesVerifySample(cut, params);
-    bool joined = false;
-    for (DocId cand : nd.candidates) {
-      const RedisDocument* rec = RecordOf(cand);
-      if (rec == nullptr) continue;  // a posting whose record is not there yet: not yet there
-      const store::CommonBytes* common = nullptr;  // a containment candidate's
-      for (const auto& c : nd.containment) {
-        if (c.doc == cand) common = &c.common;
-      }
-      // The sketch indexes name representatives only; the chunk graph any document.
-      if (rec->rep != 0 && common == nullptr) continue;
-      dedup::Sketch a = cut, other = rec->rep != 0 ? dedup::Sketch{} : SketchOfRecord(*rec);
-      MaskPair(&a.sample, &other.sample);
-      store::CandidateScreen screen;
-      if (rec->rep == 0) screen = store::ScreenCandidate(a, other, options, params);
-      const bool known =
-          rec->rep == 0 && use_verify && screen.worth_judging && !rec->verify_sample.empty();
-      const store::CandidateDecision d =
-          store::JudgeCandidate(cand, rec->rep != 0 ? cut : a, rec->rep != 0 ? nullptr : &other,
-                                screen, rec->verify_sample, known, common, options, params);
-      if (!d.match) continue;
-      if (d.link) links_.push_back(Link{nd.doc, cand, d.match->resemblance});
-      if (d.joins) {
-        unions_.emplace_back(nd.doc, cand);
-        joined = true;
-      }
-      res->matches.push_back(*d.match);
-    }
-    return joined;
-  }
+  // The candidates judged (store/internal/judge.h) against the records read: their matches,
+  // links and unions; whether the page joined one.
+  class JudgedPage;
+  StatusOr<bool> ScoreCandidates(const NewDoc& nd, const dedup::Sketch& cut, PageResult* res);
 
   // The verdicts given to the versions (and to the replays of the batch's own pages); each
   // page's previous resemblance, its matches in order, and its bytes in common with them.
@@ -1730,6 +1701,60 @@ class RedisClusterStore::BatchApply {
   std::vector<std::pair<DocId, DocId>> unions_;
   std::map<UrlId, VersionList> written_;  // each URL's versions field as the batch leaves it
 };
+
+// A new document's candidates as the shared loop reads them: the records the batch read, each
+// compared with the page's cut sketch masked to the bits both keep. A batch's unions are made
+// after it is judged, so a candidate's cluster is not known here, and every candidate is scored.
+class RedisClusterStore::BatchApply::JudgedPage final : public store::internal::PageCandidates {
+ public:
+  JudgedPage(BatchApply& batch, const NewDoc& nd, const dedup::Sketch& cut)
+      : batch_(batch), nd_(nd), cut_(cut) {}
+
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
+    rec_ = batch_.RecordOf(id);
+    if (rec_ == nullptr) return false;  // a posting whose record is not there yet
+    if (rec_->rep != 0) {  // an equivalent: no sketch of its own
+      *page = &cut_;
+      *candidate = nullptr;
+      return true;
+    }
+    page_ = cut_;
+    other_ = SketchOfRecord(*rec_);
+    MaskPair(&page_.sample, &other_.sample);
+    *page = &page_;
+    *candidate = &other_;
+    return true;
+  }
+  Status ReadVerifySample(DocId, std::span<const uint32_t>* sample, bool* known) override {
+    *sample = rec_->verify_sample;
+    *known = !rec_->verify_sample.empty();
+    return OkStatus();
+  }
+  StatusOr<bool> InPagesCluster(DocId) override { return false; }
+  Status Link(DocId id, double resemblance) override {
+    batch_.links_.push_back(BatchApply::Link{nd_.doc, id, resemblance});
+    return OkStatus();
+  }
+  Status Join(DocId id) override {
+    batch_.unions_.emplace_back(nd_.doc, id);
+    return OkStatus();
+  }
+
+ private:
+  BatchApply& batch_;
+  const NewDoc& nd_;
+  const dedup::Sketch& cut_;
+  const RedisDocument* rec_ = nullptr;  // the candidate last read
+  dedup::Sketch page_, other_;
+};
+
+StatusOr<bool> RedisClusterStore::BatchApply::ScoreCandidates(const NewDoc& nd,
+                                                              const dedup::Sketch& cut,
+                                                              PageResult* res) {
+  JudgedPage judged(*this, nd, cut);
+  return store::internal::JudgePageCandidates(cut, nd.candidates, nd.containment, s_.options_,
+                                              s_.params_, judged, res);
+}
 
 StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageInput> pages) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -2110,6 +2135,46 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
   return OkStatus();
 }
 
+namespace {
+
+// A query's candidate records as the shared scoring reads them: each compared with the query's
+// cut sketch masked to the bits both keep.
+class QueryRecords final : public store::internal::CandidateRecords {
+ public:
+  QueryRecords(const dedup::Sketch& query, const std::map<DocId, RedisDocument>& records)
+      : query_(query), records_(records) {}
+
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** query, const dedup::Sketch** candidate) override {
+    const auto it = records_.find(id);
+    if (it == records_.end()) return false;
+    rec_ = &it->second;
+    if (rec_->rep != 0) {  // an equivalent: no sketch of its own
+      *query = &query_;
+      *candidate = nullptr;
+      return true;
+    }
+    masked_ = query_;
+    other_ = SketchOfRecord(*rec_);
+    MaskPair(&masked_.sample, &other_.sample);
+    *query = &masked_;
+    *candidate = &other_;
+    return true;
+  }
+  Status ReadVerifySample(DocId, std::span<const uint32_t>* sample, bool* known) override {
+    *sample = rec_->verify_sample;
+    *known = !rec_->verify_sample.empty();
+    return OkStatus();
+  }
+
+ private:
+  const dedup::Sketch& query_;
+  const std::map<DocId, RedisDocument>& records_;
+  const RedisDocument* rec_ = nullptr;  // the candidate last read
+  dedup::Sketch masked_, other_;
+};
+
+}  // namespace
+
 // The similarity queries: LMDB's FindQueryCandidates and SimilarIn on the Redis records.
 StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
     const dedup::Sketch& query_sketch, bool query_is_record, const std::vector<uint64_t>& indexed,
@@ -2130,57 +2195,11 @@ StatusOr<std::vector<store::SimilarDoc>> RedisClusterStore::SimilarIn(
   std::sort(docs.begin(), docs.end());
   StatusOr<std::map<DocId, RedisDocument>> recs = ReadRecords(docs, false);
   if (!recs.ok()) return recs.status();
-  const size_t k = static_cast<size_t>(params_.verify_sample_size);
-  for (DocId cand : docs) {
-    auto it = recs->find(cand);
-    if (it == recs->end()) continue;
-    const bool has_sketch = it->second.rep == 0;
-    dedup::Sketch a = sketch, other;
-    if (has_sketch) {
-      other = SketchOfRecord(it->second);
-      MaskPair(&a.sample, &other.sample);
-    }
-    const auto cc = std::find_if(containment.begin(), containment.end(),
-                                 [cand](const auto& x) { return x.doc == cand; });
-    if (cc != containment.end() && store::internal::ContainmentRelation(cc->common)) {
-      // A containment candidate, estimated from its bytes in common (as LMDB's).
-      store::SimilarDoc s;
-      s.doc = cand;
-      s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(a, other) : 0;
-      s.containment_of_query = cc->common.share_a;
-      s.containment_in_query = cc->common.share_b;
-      s.containment_from = store::ContainmentSource::kChunks;
-      s.features_in_common = has_sketch ? dedup::FeaturesInCommon(a, other) : 0;
-      if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) >=
-          query.threshold) {
-        out.push_back(std::move(s));
-      }
-      continue;
-    }
-    if (!has_sketch) continue;
-    store::SimilarDoc s;
-    s.doc = cand;
-    const bool known = !it->second.verify_sample.empty();
-    const store::internal::PairEstimate pair =
-        store::internal::EstimatePair(a, other, it->second.verify_sample, known, k);
-    s.resemblance = pair.estimate.resemblance;
-    s.resemblance_from = pair.source;
-    const dedup::Containments c = dedup::ContainmentsFromModSample(a.sample, other.sample);
-    s.containment_of_query = c.a_in_b;
-    s.containment_in_query = c.b_in_a;
-    s.features_in_common = dedup::FeaturesInCommon(a, other);
-    if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) < query.threshold)
-      continue;
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(), [](const store::SimilarDoc& a, const store::SimilarDoc& b) {
-    if (a.resemblance != b.resemblance) return a.resemblance > b.resemblance;
-    const double ca = std::max(a.containment_of_query, a.containment_in_query);
-    const double cb = std::max(b.containment_of_query, b.containment_in_query);
-    if (ca != cb) return ca > cb;
-    return a.doc < b.doc;
-  });
-  if (out.size() > query.limit) out.resize(query.limit);
+  QueryRecords reads(sketch, *recs);
+  StatusOr<std::vector<store::SimilarDoc>> scored =
+      store::internal::ScoreQueryCandidates(docs, containment, query, params_, reads);
+  if (!scored.ok()) return scored.status();
+  out = std::move(*scored);
   // Each result's bytes in common with the query.
   SHINGLED_RETURN_IF_ERROR(QueryCommon(exclude, chunks, &out));
   // Each result's cluster, and the URL that most recently showed it (the smallest url id on

@@ -10,6 +10,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
+#include "store/internal/judge.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/templates.h"
 #include "store/internal/verify.h"
@@ -283,6 +284,38 @@ void PrefetchLines(std::string_view bytes) {
   for (p -= reinterpret_cast<uintptr_t>(p) % kLine; p < end; p += kLine) __builtin_prefetch(p);
 }
 
+// A query's candidate records (found before scoring, in id order), decoded one at a time into one
+// sketch reused for every candidate.
+class QueryRecords final : public internal::CandidateRecords {
+ public:
+  QueryRecords(TxnOps& ops, const dedup::Sketch& query,
+               std::vector<std::pair<DocId, std::string_view>> records)
+      : ops_(ops), query_(query), records_(std::move(records)) {}
+
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** query, const dedup::Sketch** candidate) override {
+    const auto it = std::lower_bound(records_.begin(), records_.end(), id,
+                                     [](const auto& r, DocId d) { return r.first < d; });
+    if (it == records_.end() || it->first != id) return false;
+    bool has_sketch = false;
+    SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(it->second, &other_, &has_sketch));
+    *query = &query_;
+    *candidate = has_sketch ? &other_ : nullptr;
+    return true;
+  }
+  Status ReadVerifySample(DocId id, std::span<const uint32_t>* sample, bool* known) override {
+    SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, id, &verify_, known));
+    *sample = verify_;
+    return OkStatus();
+  }
+
+ private:
+  TxnOps& ops_;
+  const dedup::Sketch& query_;
+  const std::vector<std::pair<DocId, std::string_view>> records_;
+  dedup::Sketch other_;
+  std::vector<uint32_t> verify_;
+};
+
 // `chunks`: the query's (its containment candidates are found through them).
 StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreImpl& impl,
                                             const dedup::Sketch& sketch,
@@ -329,54 +362,13 @@ StatusOr<std::vector<SimilarDoc>> SimilarIn(TxnOps& ops, const internal::StoreIm
     PrefetchLines(View(v));
     records.emplace_back(cand, View(v));
   }
-  dedup::Sketch other;
-  bool has_sketch = false;
-  const size_t k = static_cast<size_t>(impl.params_.verify_sample_size);
-  std::vector<uint32_t> verify;
-  for (const auto& [cand, record] : records) {
-    SHINGLED_RETURN_IF_ERROR(internal::DecodeScoringSketch(record, &other, &has_sketch));
-    const auto cc = std::find_if(containment.begin(), containment.end(),
-                                 [doc = cand](const auto& x) { return x.doc == doc; });
-    if (cc != containment.end() && internal::ContainmentRelation(cc->common)) {
-      // A containment candidate, estimated from its bytes in common.
-      SimilarDoc s;
-      s.doc = cand;
-      s.resemblance = has_sketch ? dedup::ResemblanceFromMinhashes(sketch, other) : 0;
-      s.containment_of_query = cc->common.share_a;
-      s.containment_in_query = cc->common.share_b;
-      s.containment_from = ContainmentSource::kChunks;
-      s.features_in_common = has_sketch ? dedup::FeaturesInCommon(sketch, other) : 0;
-      if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) >=
-          query.threshold)
-        out.push_back(std::move(s));
-      continue;
-    }
-    if (!has_sketch) continue;
-    SimilarDoc s;
-    s.doc = cand;
-    // the verification estimate when both have a sample, else the minhashes'.
-    bool known = false;
-    if (k > 0 && !sketch.verify_sample.empty()) {
-      SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops, cand, &verify, &known));
-    }
-    const internal::PairEstimate pair = internal::EstimatePair(sketch, other, verify, known, k);
-    s.resemblance = pair.estimate.resemblance;
-    s.resemblance_from = pair.source;
-    const dedup::Containments c = dedup::ContainmentsFromModSample(sketch.sample, other.sample);
-    s.containment_of_query = c.a_in_b;
-    s.containment_in_query = c.b_in_a;
-    s.features_in_common = dedup::FeaturesInCommon(sketch, other);
-    if (std::max({s.resemblance, s.containment_of_query, s.containment_in_query}) < query.threshold) continue;
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(), [](const SimilarDoc& a, const SimilarDoc& b) {
-    if (a.resemblance != b.resemblance) return a.resemblance > b.resemblance;
-    double ca = std::max(a.containment_of_query, a.containment_in_query);
-    double cb = std::max(b.containment_of_query, b.containment_in_query);
-    if (ca != cb) return ca > cb;
-    return a.doc < b.doc;
-  });
-  if (out.size() > query.limit) out.resize(query.limit);
+  std::vector<DocId> ids;
+  for (const auto& r : records) ids.push_back(r.first);
+  QueryRecords reads(ops, sketch, std::move(records));
+  StatusOr<std::vector<SimilarDoc>> scored =
+      internal::ScoreQueryCandidates(ids, containment, query, impl.params_, reads);
+  if (!scored.ok()) return scored.status();
+  out = std::move(*scored);
   SHINGLED_RETURN_IF_ERROR(Enrich(ops, &out));
   return out;
 }

@@ -25,6 +25,7 @@
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
+#include "store/internal/judge.h"
 #include "store/internal/page_rules.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/sweeps.h"
@@ -1046,7 +1047,7 @@ class BatchWriter {
                                   doc, internal::ContainmentRoom(max), &containment_,
                                   &containment_truncated_));
     if (!containment_.empty()) {
-      std::erase_if(hits_, [&](const auto& hit) { return ContainmentOf(hit.first) != nullptr; });
+      std::erase_if(hits_, [&](const auto& hit) { return IsContainmentCandidate(hit.first); });
     }
     RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_,
                    SampleOnlyFloor(sketch.sample), &below_floor_);
@@ -1057,12 +1058,10 @@ class BatchWriter {
     return OkStatus();
   }
 
-  // The page's containment candidate `doc`, or nullptr.
-  const internal::ContainmentCandidate* ContainmentOf(DocId doc) const {
-    for (const internal::ContainmentCandidate& c : containment_) {
-      if (c.doc == doc) return &c;
-    }
-    return nullptr;
+  // Whether `doc` is one of the page's containment candidates.
+  bool IsContainmentCandidate(DocId doc) const {
+    return std::any_of(containment_.begin(), containment_.end(),
+                       [doc](const internal::ContainmentCandidate& c) { return c.doc == doc; });
   }
 
   // Keeps `common_values` equal to the posting counts of the page's indexed sample values
@@ -1092,6 +1091,8 @@ class BatchWriter {
     return OkStatus();
   }
 
+  // The page's candidates judged (internal::JudgePageCandidates) on this writer's transaction.
+  class JudgedPage;
   Status ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
                          PageResult* result);
 
@@ -1471,62 +1472,57 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
   return AddVersion(*url, last_seq + 1, version, sweep, new_url);
 }
 
+class BatchWriter::JudgedPage final : public internal::PageCandidates {
+ public:
+  JudgedPage(BatchWriter& w, const dedup::Sketch& page, DocId doc) : w_(w), page_(page), doc_(doc) {}
+
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(
+        w_.ops_.Get(w_.d_.documents, Key64(id).view(), &bytes, "document " + std::to_string(id)));
+    bool has_sketch = false;
+    SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &w_.scratch_sketch_, &has_sketch));
+    ++w_.store_.writer_work_.candidates_scored;
+    *page = &page_;
+    *candidate = has_sketch ? &w_.scratch_sketch_ : nullptr;
+    return true;
+  }
+  Status ReadVerifySample(DocId id, std::span<const uint32_t>* sample, bool* known) override {
+    SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(w_.ops_, id, &w_.scratch_verify_, known));
+    *sample = w_.scratch_verify_;
+    return OkStatus();
+  }
+  StatusOr<bool> InPagesCluster(DocId id) override {
+    StatusOr<ClusterId> cl = FindCluster(w_.ops_, id);
+    if (!cl.ok()) return cl.status();
+    return *cl == placed_;
+  }
+  // Recorded once, under the later document (FORMAT.md, "Links"): the page's is the batch's
+  // newest, so its entries append.
+  Status Link(DocId id, double resemblance) override {
+    if (id >= doc_) {
+      return InternalError("candidate " + std::to_string(id) + " is not earlier than document " +
+                           std::to_string(doc_));
+    }
+    return w_.ops_.Put(w_.d_.links, Key64(doc_).view(), EncodeLink(id, resemblance), MDB_NODUPDATA,
+                       "links");
+  }
+  Status Join(DocId id) override { return w_.Union(doc_, id, &placed_); }
+
+ private:
+  BatchWriter& w_;
+  const dedup::Sketch& page_;
+  const DocId doc_;
+  ClusterId placed_ = 0;  // the page's cluster, once it joined one
+};
+
 Status BatchWriter::ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
                                     PageResult* result) {
-  const StoreOptions& o = store_.options_;
-  const dedup::SketchParams& params = store_.params_;
-  bool joined = false;
-  ClusterId placed = 0;  // the page's cluster, once it joined one
-  for (DocId cand : candidates) {
-    // Once the page is placed and lists max_matches matches, a candidate of its own cluster can
-    // change neither its verdict nor its cluster, nor the strongest matches listed: not scored,
-    // so that a page of a family of thousands costs what one of a few costs. Candidates of other
-    // clusters are still scored: they may merge theirs into the page's.
-    if (joined && result->matches.size() >= o.max_matches) {
-      StatusOr<ClusterId> cl = FindCluster(ops_, cand);
-      if (!cl.ok()) return cl.status();
-      if (*cl == placed) {
-        ++result->candidates_in_cluster;
-        continue;
-      }
-    }
-    std::string_view bytes;
-    SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.documents, Key64(cand).view(), &bytes, "document " + std::to_string(cand)));
-    bool has_sketch = false;
-    SHINGLED_RETURN_IF_ERROR(DecodeScoringSketch(bytes, &scratch_sketch_, &has_sketch));
-    ++store_.writer_work_.candidates_scored;
-    const internal::ContainmentCandidate* c = ContainmentOf(cand);
-    const CommonBytes* common = c != nullptr ? &c->common : nullptr;
-    CandidateScreen screen;
-    bool known = false;
-    if (has_sketch) {
-      screen = ScreenCandidate(sketch, scratch_sketch_, o, params);
-      if (screen.worth_judging && UsesVerifySample(sketch, params)) {
-        SHINGLED_RETURN_IF_ERROR(internal::ReadVerifySample(ops_, cand, &scratch_verify_, &known));
-      }
-    }
-    const CandidateDecision d =
-        JudgeCandidate(cand, sketch, has_sketch ? &scratch_sketch_ : nullptr, screen,
-                       scratch_verify_, known, common, o, params);
-    if (!d.match) continue;
-    if (d.link) {
-      // Recorded once, under the later document (FORMAT.md, "Links"): `doc` is the batch's
-      // newest, so its entries append.
-      if (cand >= doc) {
-        return InternalError("candidate " + std::to_string(cand) +
-                             " is not earlier than document " + std::to_string(doc));
-      }
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.links, Key64(doc).view(),
-                                        EncodeLink(cand, d.match->resemblance), MDB_NODUPDATA,
-                                        "links"));
-    }
-    if (d.joins) {
-      SHINGLED_RETURN_IF_ERROR(Union(doc, cand, &placed));
-      joined = true;
-    }
-    result->matches.push_back(*d.match);
-  }
-  result->verdict = joined ? Verdict::kNearDuplicate : Verdict::kNew;
+  JudgedPage judged(*this, sketch, doc);
+  StatusOr<bool> joined = internal::JudgePageCandidates(sketch, candidates, containment_,
+                                                        store_.options_, store_.params_, judged, result);
+  if (!joined.ok()) return joined.status();
+  result->verdict = *joined ? Verdict::kNearDuplicate : Verdict::kNew;
   return OkStatus();
 }
 
