@@ -2323,97 +2323,134 @@ StatusOr<store::StoreStats> RedisClusterStore::Stats() const {
 }
 
 // Check: every document record up to the id counter, and every identical claim bucket.
-StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> problems;
-  auto problem = [&](std::string p) {
-    if (problems.size() < 1000) problems.push_back(std::move(p));
-  };
-  auto next = client_->Run(Cmd({"GET", kNextDoc}));
-  if (!next.ok()) return next.status();
-  uint64_t last = 0;
-  if (!next->is_nil()) ParseU64(next->str, &last);
-  // Records, a bucket (16 ids) at a time.
-  std::map<DocId, RedisDocument> recs;
-  std::vector<Command> cmds;
-  for (uint64_t b = 0; b <= (last >> 4); ++b) cmds.push_back(Cmd({"HGETALL", DocKey(b << 4)}));
-  auto r = client_->Pipeline(cmds);
-  if (!r.ok()) return r.status();
-  for (const Reply& bucket : *r) {
-    for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
-      uint64_t id = 0;
-      if (!ParseU64(bucket.elements[i].str, &id)) {
-        problem("a document bucket has the field \"" + bucket.elements[i].str + "\"");
-        continue;
-      }
-      StatusOr<RedisDocument> d = DecodeRedisDocument(bucket.elements[i + 1].str);
-      if (!d.ok()) {
-        problem("document " + Dec(id) + ": " + d.status().message());
-        continue;
-      }
-      recs.emplace(id, std::move(*d));
-    }
+// The check of the whole cluster (Check): every record, claim, URL and version read, one method a
+// family of invariants.
+class RedisClusterStore::Checker {
+ public:
+  explicit Checker(const RedisClusterStore& s) : s_(s), client_(*s.client_), bits_(s.redis_.fingerprint_bits) {}
+
+  StatusOr<std::vector<std::string>> Run() {
+    SHINGLED_RETURN_IF_ERROR(ReadRecords());
+    SHINGLED_RETURN_IF_ERROR(CheckIdenticalClaims());
+    CheckClaimedRecords();
+    SHINGLED_RETURN_IF_ERROR(CheckOwnClaims());
+    SHINGLED_RETURN_IF_ERROR(ReadUrlNames());
+    SHINGLED_RETURN_IF_ERROR(CheckUrlsAndVersions());
+    SHINGLED_RETURN_IF_ERROR(CheckDocumentUrls());
+    SHINGLED_RETURN_IF_ERROR(CheckCounts());
+    SHINGLED_RETURN_IF_ERROR(CheckRoots());
+    // The chunk records and the template marks (redis/backend_chunks.cc).
+    SHINGLED_RETURN_IF_ERROR(s_.CheckChunks([&](DocId doc) { return recs_.count(doc) > 0; },
+                                            [&](std::string p) { Problem(std::move(p)); }));
+    return std::move(problems_);
   }
-  // Identical claims: every bucket of the fingerprint bits.
-  const int bits = redis_.fingerprint_bits;
-  std::map<DocId, std::pair<uint64_t, uint64_t>> claimed;  // doc -> fingerprint
-  const uint64_t buckets = uint64_t{1} << bits;
-  for (uint64_t b0 = 0; b0 < buckets; b0 += 4096) {
-    std::vector<Command> c;
-    for (uint64_t b = b0; b < std::min(buckets, b0 + 4096); ++b) {
-      c.push_back(
-          Cmd({"HGETALL", FingerprintBucketKey(Relation::kIdentical, b << (64 - bits), bits)}));
-    }
-    auto got = client_->Pipeline(c);
+
+ private:
+  void Problem(std::string p) {
+    if (problems_.size() < 1000) problems_.push_back(std::move(p));
+  }
+
+  // The value of counter `key` (0 when absent).
+  StatusOr<uint64_t> Counter(const char* key) {
+    auto got = client_.Run(Cmd({"GET", key}));
     if (!got.ok()) return got.status();
-    for (const Reply& bucket : *got) {
+    uint64_t n = 0;
+    if (!got->is_nil()) ParseU64(got->str, &n);
+    return n;
+  }
+
+  // Every record, a bucket (16 ids) at a time.
+  Status ReadRecords() {
+    StatusOr<uint64_t> last = Counter(kNextDoc);
+    if (!last.ok()) return last.status();
+    std::vector<Command> cmds;
+    for (uint64_t b = 0; b <= (*last >> 4); ++b) cmds.push_back(Cmd({"HGETALL", DocKey(b << 4)}));
+    auto r = client_.Pipeline(cmds);
+    if (!r.ok()) return r.status();
+    for (const Reply& bucket : *r) {
       for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
-        Reply v;
-        v.type = Reply::Type::kString;
-        v.str = bucket.elements[i + 1].str;
-        StatusOr<IdenticalOwner> o = ParseOwner(v);
-        if (!o.ok()) {
-          problem(o.status().message());
+        uint64_t id = 0;
+        if (!ParseU64(bucket.elements[i].str, &id)) {
+          Problem("a document bucket has the field \"" + bucket.elements[i].str + "\"");
           continue;
         }
-        if (o->pending_url != 0) {
-          problem("document " + Dec(o->doc) + " was claimed by a page of URL id " +
-                  Dec(o->pending_url) + " that never completed (retry the page)");
+        StatusOr<RedisDocument> d = DecodeRedisDocument(bucket.elements[i + 1].str);
+        if (!d.ok()) {
+          Problem("document " + Dec(id) + ": " + d.status().message());
+          continue;
         }
-        if (!recs.count(o->doc)) problem("claim without record: document " + Dec(o->doc));
-        claimed[o->doc] = {o->pending_url, 0};
+        recs_.emplace(id, std::move(*d));
+      }
+    }
+    return OkStatus();
+  }
+
+  // Every identical claim, in every bucket of the fingerprint bits: complete, and of a record.
+  Status CheckIdenticalClaims() {
+    const uint64_t buckets = uint64_t{1} << bits_;
+    for (uint64_t b0 = 0; b0 < buckets; b0 += 4096) {
+      std::vector<Command> c;
+      for (uint64_t b = b0; b < std::min(buckets, b0 + 4096); ++b) {
+        c.push_back(
+            Cmd({"HGETALL", FingerprintBucketKey(Relation::kIdentical, b << (64 - bits_), bits_)}));
+      }
+      auto got = client_.Pipeline(c);
+      if (!got.ok()) return got.status();
+      for (const Reply& bucket : *got) {
+        for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+          Reply v;
+          v.type = Reply::Type::kString;
+          v.str = bucket.elements[i + 1].str;
+          StatusOr<IdenticalOwner> o = ParseOwner(v);
+          if (!o.ok()) {
+            Problem(o.status().message());
+            continue;
+          }
+          if (o->pending_url != 0) {
+            Problem("document " + Dec(o->doc) + " was claimed by a page of URL id " +
+                    Dec(o->pending_url) + " that never completed (retry the page)");
+          }
+          if (!recs_.count(o->doc)) Problem("claim without record: document " + Dec(o->doc));
+          claimed_[o->doc] = o->pending_url;
+        }
+      }
+    }
+    return OkStatus();
+  }
+
+  // Each record claimed, and its representative a record.
+  void CheckClaimedRecords() {
+    for (const auto& [id, d] : recs_) {
+      if (!claimed_.count(id)) Problem("record without claim: document " + Dec(id));
+      if (d.rep != 0 && !recs_.count(d.rep)) {
+        Problem("document " + Dec(id) + " has representative " + Dec(d.rep) +
+                ", which has no record");
       }
     }
   }
-  for (const auto& [id, d] : recs) {
-    if (!claimed.count(id)) problem("record without claim: document " + Dec(id));
-    if (d.rep != 0 && !recs.count(d.rep)) {
-      problem("document " + Dec(id) + " has representative " + Dec(d.rep) +
-              ", which has no record");
-    }
-  }
+
   // Each record's own claims name it: identical always, lexical and shingle when it owns them.
-  {
+  Status CheckOwnClaims() {
     std::vector<Command> c;
     std::vector<std::pair<DocId, const char*>> what;
-    for (const auto& [id, d] : recs) {
+    for (const auto& [id, d] : recs_) {
       const std::pair<Relation, const char*> kinds[] = {{Relation::kIdentical, "identical"},
                                                         {Relation::kLexical, "lexical"},
                                                         {Relation::kShingle, "shingle"}};
       for (int k = 0; k < 3; ++k) {
         if ((k == 1 && !d.owns_lexical) || (k == 2 && !d.owns_shingle)) continue;
         const uint64_t high = d.fingerprints[2 * k], low = d.fingerprints[2 * k + 1];
-        c.push_back(Cmd({"HGET", FingerprintBucketKey(kinds[k].first, high, bits),
-                         FingerprintField(high, low, bits)}));
+        c.push_back(Cmd({"HGET", FingerprintBucketKey(kinds[k].first, high, bits_),
+                         FingerprintField(high, low, bits_)}));
         what.emplace_back(id, kinds[k].second);
       }
     }
-    auto got = client_->Pipeline(c);
+    auto got = client_.Pipeline(c);
     if (!got.ok()) return got.status();
     for (size_t j = 0; j < what.size(); ++j) {
       StatusOr<IdenticalOwner> o = ParseOwner((*got)[j]);
       if (!o.ok() || o->doc != what[j].first) {
-        problem(std::string("document ")
+        Problem(std::string("document ")
                     .append(Dec(what[j].first))
                     .append(": its ")
                     .append(what[j].second)
@@ -2421,76 +2458,81 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
                     .append(o.ok() ? Dec(o->doc) : o.status().message()));
       }
     }
+    return OkStatus();
   }
-  // URLs by id: each name claimed under it, each version's document a record that lists the URL.
-  uint64_t urls = 0, versions = 0, complete = 0;
-  {
-    auto next_url = client_->Run(Cmd({"GET", kNextUrl}));
-    if (!next_url.ok()) return next_url.status();
-    uint64_t last_url = 0;
-    if (!next_url->is_nil()) ParseU64(next_url->str, &last_url);
+
+  // Every URL's name, by id.
+  Status ReadUrlNames() {
+    StatusOr<uint64_t> last = Counter(kNextUrl);
+    if (!last.ok()) return last.status();
     std::vector<Command> c;
-    for (uint64_t b = 0; b <= (last_url >> 4); ++b)
-      c.push_back(Cmd({"HGETALL", UrlNameKey(b << 4)}));
-    auto names = client_->Pipeline(c);
+    for (uint64_t b = 0; b <= (*last >> 4); ++b) c.push_back(Cmd({"HGETALL", UrlNameKey(b << 4)}));
+    auto names = client_.Pipeline(c);
     if (!names.ok()) return names.status();
-    std::vector<std::pair<UrlId, std::string>> all;
     for (const Reply& bucket : *names) {
       for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
         uint64_t id = 0;
         if (!ParseU64(bucket.elements[i].str, &id)) {
-          problem("a URL name bucket has the field \"" + bucket.elements[i].str + "\"");
+          Problem("a URL name bucket has the field \"" + bucket.elements[i].str + "\"");
           continue;
         }
-        all.emplace_back(id, bucket.elements[i + 1].str);
+        urls_.emplace_back(id, bucket.elements[i + 1].str);
       }
     }
-    c.clear();
-    for (const auto& [id, name] : all) {
-      c.push_back(GetUrlClaim(name, bits));
+    return OkStatus();
+  }
+
+  // Each URL's name claimed under its id, and each version's document a record.
+  Status CheckUrlsAndVersions() {
+    std::vector<Command> c;
+    for (const auto& [id, name] : urls_) {
+      c.push_back(GetUrlClaim(name, bits_));
       c.push_back(ReadVersions(id));
     }
-    auto got = client_->Pipeline(c);
+    auto got = client_.Pipeline(c);
     if (!got.ok()) return got.status();
-    std::vector<std::pair<DocId, UrlId>> doc_urls;
-    for (size_t j = 0; j < all.size(); ++j) {
-      const auto& [id, name] = all[j];
+    for (size_t j = 0; j < urls_.size(); ++j) {
+      const auto& [id, name] = urls_[j];
       uint64_t claimed_id = 0;
       if (!ParseU64((*got)[2 * j].str, &claimed_id) || claimed_id != id) {
-        problem("URL " + name + " (id " + Dec(id) + ") is claimed by id " + (*got)[2 * j].str);
+        Problem("URL " + name + " (id " + Dec(id) + ") is claimed by id " + (*got)[2 * j].str);
       }
-      ++urls;
       StatusOr<std::vector<std::string>> entries = SplitVersions((*got)[2 * j + 1]);
       if (!entries.ok()) {
-        problem("URL " + name + ": " + entries.status().message());
+        Problem("URL " + name + ": " + entries.status().message());
         continue;
       }
       for (const std::string& e : *entries) {
         StatusOr<VersionRecord> v = DecodeVersionEntry(e);
         if (!v.ok()) {
-          problem("URL " + name + ": " + v.status().message());
+          Problem("URL " + name + ": " + v.status().message());
           continue;
         }
-        ++versions;
+        ++versions_;
         if (v->doc == 0) continue;
-        if (!recs.count(v->doc)) {
-          problem("URL " + name + " has a version of document " + Dec(v->doc) +
+        if (!recs_.count(v->doc)) {
+          Problem("URL " + name + " has a version of document " + Dec(v->doc) +
                   ", which has no record");
         }
-        doc_urls.emplace_back(v->doc, id);
+        doc_urls_.emplace_back(v->doc, id);
       }
     }
-    std::sort(doc_urls.begin(), doc_urls.end());
-    doc_urls.erase(std::unique(doc_urls.begin(), doc_urls.end()), doc_urls.end());
-    c.clear();
+    std::sort(doc_urls_.begin(), doc_urls_.end());
+    doc_urls_.erase(std::unique(doc_urls_.begin(), doc_urls_.end()), doc_urls_.end());
+    return OkStatus();
+  }
+
+  // Each document lists the URLs that have a version of it.
+  Status CheckDocumentUrls() {
+    std::vector<Command> c;
     std::vector<DocId> docs;
-    for (const auto& [doc, url] : doc_urls) {
+    for (const auto& [doc, url] : doc_urls_) {
       if (docs.empty() || docs.back() != doc) {
         docs.push_back(doc);
         c.push_back(GetList(DocUrlsKey(doc), Dec(doc)));
       }
     }
-    auto lists = client_->Pipeline(c);
+    auto lists = client_.Pipeline(c);
     if (!lists.ok()) return lists.status();
     std::map<DocId, std::set<uint64_t>> listed;
     for (size_t j = 0; j < docs.size(); ++j) {
@@ -2498,42 +2540,61 @@ StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
       if (!l.ok()) return l.status();
       listed[docs[j]].insert(l->begin(), l->end());
     }
-    for (const auto& [doc, url] : doc_urls) {
+    for (const auto& [doc, url] : doc_urls_) {
       if (!listed[doc].count(url)) {
-        problem("document " + Dec(doc) + " does not list URL id " + Dec(url) +
+        Problem("document " + Dec(doc) + " does not list URL id " + Dec(url) +
                 ", which has a version of it");
       }
     }
+    return OkStatus();
   }
-  for (const auto& [id, o] : claimed) {
-    if (o.first == 0 && recs.count(id)) ++complete;
-  }
-  // The counters.
-  StatusOr<ShardTotals> totals = ReadShards();
-  if (!totals.ok()) return totals.status();
-  std::map<std::string, uint64_t> counter = {
-      {"documents", totals->documents}, {"urls", totals->urls}, {"versions", totals->versions}};
-  for (const auto& [name, have] : {std::pair<std::string, uint64_t>{"documents", complete},
-                                   {"urls", urls},
-                                   {"versions", versions}}) {
-    if (counter[name] != have) {
-      problem("the counts say " + Dec(counter[name]) + " " + name + ", but there are " + Dec(have));
+
+  // The shards' counts against what was read: the complete documents, the URLs, the versions.
+  Status CheckCounts() {
+    uint64_t complete = 0;
+    for (const auto& [id, pending_url] : claimed_) {
+      if (pending_url == 0 && recs_.count(id)) ++complete;
     }
+    StatusOr<ShardTotals> totals = s_.ReadShards();
+    if (!totals.ok()) return totals.status();
+    for (const auto& [name, counted, have] :
+         {std::tuple<const char*, uint64_t, uint64_t>{"documents", totals->documents, complete},
+          {"urls", totals->urls, urls_.size()},
+          {"versions", totals->versions, versions_}}) {
+      if (counted != have) {
+        Problem("the counts say " + Dec(counted) + " " + name + ", but there are " + Dec(have));
+      }
+    }
+    return OkStatus();
   }
+
   // Each document's root reaches a document.
-  std::vector<DocId> ids;
-  for (const auto& [id, d] : recs) ids.push_back(id);
-  if (!ids.empty()) {
-    StatusOr<std::vector<uint64_t>> roots = FindRoots(*client_, ids);
+  Status CheckRoots() {
+    std::vector<DocId> ids;
+    for (const auto& [id, d] : recs_) ids.push_back(id);
+    if (ids.empty()) return OkStatus();
+    StatusOr<std::vector<uint64_t>> roots = FindRoots(client_, ids);
     if (!roots.ok()) return roots.status();
-    std::set<DocId> distinct(roots->begin(), roots->end());
-    for (DocId root : distinct) {
-      if (!recs.count(root)) problem("cluster root " + Dec(root) + " has no record");
+    for (DocId root : std::set<DocId>(roots->begin(), roots->end())) {
+      if (!recs_.count(root)) Problem("cluster root " + Dec(root) + " has no record");
     }
+    return OkStatus();
   }
-  // The chunk records and the template marks (redis/backend_chunks.cc).
-  SHINGLED_RETURN_IF_ERROR(CheckChunks([&](DocId doc) { return recs.count(doc) > 0; }, problem));
-  return problems;
+
+  const RedisClusterStore& s_;
+  ClusterClient& client_;
+  const int bits_;
+  std::vector<std::string> problems_;
+  std::map<DocId, RedisDocument> recs_;
+  std::map<DocId, uint64_t> claimed_;  // a claimed document -> the URL id of its pending page
+  std::vector<std::pair<UrlId, std::string>> urls_;
+  uint64_t versions_ = 0;
+  std::vector<std::pair<DocId, UrlId>> doc_urls_;  // (document, URL id) of each version, distinct
+};
+
+StatusOr<std::vector<std::string>> RedisClusterStore::Check() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Checker(*this).Run();
 }
 
 // Nothing stops this backend's writes for good (store.h: health() is the error that did): a batch

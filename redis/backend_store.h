@@ -208,6 +208,8 @@ class RedisClusterStore final : public store::Store {
   Status Race(const std::string& message);
   // One attempt at a batch of Apply, step by step (redis/backend.cc).
   class BatchApply;
+  // The whole cluster's check, a method a family of invariants (redis/backend.cc).
+  class Checker;
   // The unions of a batch, with the cluster sizes and counters: the roots of all their documents
   // found together, then every link made in one LinkRoots call (again for links another daemon
   // made first), so a batch's merges cost ~6 rounds, not ~6 each.

@@ -432,6 +432,42 @@ TEST_F(BackendTest, TheIngestsLookupsDoNotUseTheWritersClient) {
   EXPECT_EQ(writer.client_stats().commands, commands);
 }
 
+// Check names each kind of damage to the records, the URLs and the counts.
+TEST_F(BackendTest, CheckNamesEachKindOfDamage) {
+  auto redis = OpenRedis();
+  ASSERT_NE(redis, nullptr);
+  auto sweep = redis->OpenSweep("damage", 0);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  const std::vector<store::PageInput> pages = {Page(Url(1, "base"), sweep->id, 1000, Near(1, 200, 0)),
+                                               Page(Url(2, "base"), sweep->id, 1000, Near(2, 200, 0))};
+  auto applied = redis->Apply(pages);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  const std::string d1 = std::to_string((*applied)[0].doc), d2 = std::to_string((*applied)[1].doc);
+  const std::string u1 = std::to_string((*applied)[0].url);
+  auto check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->empty());
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  // The second document's record gone; the first no longer listing its URL; a stray URL name.
+  ASSERT_TRUE(client->Run(Cmd({"HDEL", listings::DocKeyOf((*applied)[1].doc), d2})).ok());
+  ASSERT_TRUE(client->Run(Cmd({"HDEL", chunks::DocUrlsKeyOf((*applied)[0].doc), d1})).ok());
+  ASSERT_TRUE(
+      client->Run(Cmd({"HSET", walks::UrlNameKeyOf((*applied)[0].url), "stray", "x"})).ok());
+  check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  std::string all;
+  for (const std::string& p : *check) all.append(p).append("\n");
+  for (const std::string& want :
+       {"claim without record: document " + d2,
+        "URL " + pages[1].url + " has a version of document " + d2 + ", which has no record",
+        std::string("the counts say 2 documents, but there are 1"),
+        "document " + d1 + " does not list URL id " + u1 + ", which has a version of it",
+        std::string("a URL name bucket has the field \"stray\"")}) {
+    EXPECT_NE(all.find(want), std::string::npos) << want << " not in:\n" << all;
+  }
+}
+
 // A command that only reads (check, list, report: StoreOptions::create false) creates no state on
 // an empty cluster, and opens one that exists.
 TEST_F(BackendTest, AReadOnlyOpenOfAnEmptyClusterCreatesNothing) {
