@@ -1091,6 +1091,12 @@ class BatchWriter {
     return OkStatus();
   }
 
+  // A content page's document (ApplyPage): identical bytes are the stored document `doc` seen
+  // again; other content makes a new document, judged. Then its cluster and matches.
+  Status SeenAgain(DocId doc, const PageInput& page, const VersionRecord* last, PageResult* result);
+  StatusOr<DocId> NewDocument(const PageInput& page, PageResult* result);
+  Status FinishContent(const PageInput& page, DocId doc, const VersionRecord* last,
+                       PageResult* result);
   // The page's candidates judged (internal::JudgePageCandidates) on this writer's transaction.
   class JudgedPage;
   Status ScoreCandidates(const dedup::Sketch& sketch, DocId doc, const std::vector<DocId>& candidates,
@@ -1270,113 +1276,17 @@ Status BatchWriter::ApplyPage(const PageInput& page, PageResult* result) {
     return AddVersion(*url, last_seq + 1, version, sweep, new_url);
   }
 
-  DocId doc = 0;
-  bool new_doc = false;
-  if (*identical != 0) {
-    // Identical bytes: the same document, seen again.
-    doc = *identical;
-    StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
-    if (!rec.ok()) return rec.status();
-    rec->first_seen = std::min(rec->first_seen, page.date);
-    rec->last_seen = std::max(rec->last_seen, page.date);
-    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
-    // A document stored before format 9 gets its chunks when seen again.
-    SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
-    result->verdict = IdenticalVerdict(last ? &*last : nullptr, doc);
-    if (result->verdict == Verdict::kDuplicate) {
-      result->matches.push_back(IdenticalMatch(doc, sketch));
-    }
+  const VersionRecord* previous = last ? &*last : nullptr;
+  const bool new_doc = *identical == 0;
+  DocId doc = *identical;
+  if (new_doc) {
+    StatusOr<DocId> made = NewDocument(page, result);
+    if (!made.ok()) return made.status();
+    doc = *made;
   } else {
-    // A new document. Exact equivalence first: no filter for those. Both fingerprints are
-    // looked up, for the record's ownership flags.
-    DocId lexical = 0, shingle = 0;
-    if (sketch.tokens > 0) {
-      StatusOr<DocId> lex = LookupFingerprint(kFpLexical, sketch.lexical);
-      if (!lex.ok()) return lex.status();
-      lexical = *lex;
-    }
-    if (sketch.shingles > 0) {
-      StatusOr<DocId> sh = LookupFingerprint(kFpShingle, sketch.shingle);
-      if (!sh.ok()) return sh.status();
-      shingle = *sh;
-    }
-    const ExactLevel exact = ExactLevelOf(sketch, lexical, shingle);
-    const DocId equivalent = exact.equivalent;
-    if (next_doc_ > kMaxDocId) {
-      return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
-    }
-    doc = next_doc_++;
-    new_doc = true;
-    SHINGLED_RETURN_IF_ERROR(
-        internal::PutChunks(ops_, doc, sketch.chunks, chunk_docs_));
-    ++documents_;
-    largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
-    DocumentRecord rec;
-    rec.bytes = sketch.bytes;
-    rec.tokens = sketch.tokens;
-    rec.shingles = sketch.shingles;
-    rec.first_seen = rec.last_seen = page.date;
-    rec.identical = sketch.identical;
-    rec.lexical = sketch.lexical;
-    rec.shingle = sketch.shingle;
-    rec.owns_lexical = exact.owns_lexical;
-    rec.owns_shingle = exact.owns_shingle;
-    Key64 doc_key(doc);
-    FileFingerprints(doc, rec);
-    if (equivalent != 0) {
-      DocId holder = 0;
-      StatusOr<DocumentRecord> eq = ReadSketchHolder(ops_, equivalent, &holder);
-      if (!eq.ok()) return eq.status();
-      rec.rep = holder;
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
-      SHINGLED_RETURN_IF_ERROR(
-          ops_.Put(d_.rep_docs, Key64(holder).view(), doc_key.view(), MDB_NODUPDATA, "rep_docs"));
-      if (store_.options_.cluster_relations & kClusterExact) {
-        ClusterId root = 0;
-        SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));
-      }
-      result->verdict = Verdict::kDuplicate;
-      result->matches.push_back(
-          EquivalentMatch(equivalent, exact.relation, sketch, SketchOf(*eq)));
-    } else {
-      rec.minhashes = sketch.minhashes;
-      rec.features = sketch.features;
-      rec.supershingles = sketch.supershingles;
-      rec.sample = sketch.sample;
-      SHINGLED_RETURN_IF_ERROR(
-          FindCandidates(sketch, doc, page.url, &result->candidates_truncated));
-      result->candidates_left_out = left_out_;
-      result->candidates_below_floor = below_floor_;
-      result->containment_truncated = containment_truncated_;
-      SHINGLED_RETURN_IF_ERROR(
-          internal::PutVerifySample(ops_, doc, sketch.verify_sample));
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
-      SHINGLED_RETURN_IF_ERROR(CountSample());
-      SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
-    }
+    SHINGLED_RETURN_IF_ERROR(SeenAgain(doc, page, previous, result));
   }
-
-  StatusOr<ClusterId> cluster = FindCluster(ops_, doc);
-  if (!cluster.ok()) return cluster.status();
-  result->cluster = *cluster;
-  result->doc = doc;
-
-  if (last && last->doc != 0) {
-    if (last->doc == doc) {
-      result->previous_resemblance = 1.0;
-    } else {
-      DocId holder = 0;
-      StatusOr<DocumentRecord> prev = ReadSketchHolder(ops_, last->doc, &holder);
-      if (!prev.ok()) return prev.status();
-      result->previous_resemblance = dedup::ResemblanceFromMinhashes(sketch, SketchOf(*prev));
-    }
-  }
-
-  // The exact levels, then verified, fungible, similar.
-  SortMatches(&result->matches);
-  result->matches_left_out = LimitMatches(store_.options_.max_matches, &result->matches);
-  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(judge_, page.url, sketch.chunks,
-                                                     result));
+  SHINGLED_RETURN_IF_ERROR(FinishContent(page, doc, previous, result));
   version.doc = doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url, new_doc);
@@ -1470,6 +1380,124 @@ Status BatchWriter::ApplyRevisit(const PageInput& page, SweepRecord* sweep, Page
   version.doc = *doc;
   version.verdict = result->verdict;
   return AddVersion(*url, last_seq + 1, version, sweep, new_url);
+}
+
+// Identical bytes: the same document, seen again.
+Status BatchWriter::SeenAgain(DocId doc, const PageInput& page, const VersionRecord* last,
+                              PageResult* result) {
+  const dedup::Sketch& sketch = page.sketch;
+  StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
+  if (!rec.ok()) return rec.status();
+  rec->first_seen = std::min(rec->first_seen, page.date);
+  rec->last_seen = std::max(rec->last_seen, page.date);
+  SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, Key64(doc).view(), EncodeDocument(*rec), 0, "documents"));
+  // A document stored before format 9 gets its chunks when seen again.
+  SHINGLED_RETURN_IF_ERROR(internal::BackfillChunks(ops_, doc, sketch.chunks, chunk_docs_));
+  result->verdict = IdenticalVerdict(last, doc);
+  if (result->verdict == Verdict::kDuplicate) {
+    result->matches.push_back(IdenticalMatch(doc, sketch));
+  }
+  return OkStatus();
+}
+
+// A new document. Exact equivalence first: no filter for those. Both fingerprints are looked up,
+// for the record's ownership flags.
+StatusOr<DocId> BatchWriter::NewDocument(const PageInput& page, PageResult* result) {
+  const dedup::Sketch& sketch = page.sketch;
+  DocId lexical = 0, shingle = 0;
+  if (sketch.tokens > 0) {
+    StatusOr<DocId> lex = LookupFingerprint(kFpLexical, sketch.lexical);
+    if (!lex.ok()) return lex.status();
+    lexical = *lex;
+  }
+  if (sketch.shingles > 0) {
+    StatusOr<DocId> sh = LookupFingerprint(kFpShingle, sketch.shingle);
+    if (!sh.ok()) return sh.status();
+    shingle = *sh;
+  }
+  const ExactLevel exact = ExactLevelOf(sketch, lexical, shingle);
+  const DocId equivalent = exact.equivalent;
+  if (next_doc_ > kMaxDocId) {
+    return ResourceExhaustedError("document ids exhausted: postings hold 48-bit ids (FORMAT.md)");
+  }
+  const DocId doc = next_doc_++;
+  SHINGLED_RETURN_IF_ERROR(
+      internal::PutChunks(ops_, doc, sketch.chunks, chunk_docs_));
+  ++documents_;
+  largest_cluster_ = std::max<uint64_t>(largest_cluster_, 1);  // a singleton, at least
+  DocumentRecord rec;
+  rec.bytes = sketch.bytes;
+  rec.tokens = sketch.tokens;
+  rec.shingles = sketch.shingles;
+  rec.first_seen = rec.last_seen = page.date;
+  rec.identical = sketch.identical;
+  rec.lexical = sketch.lexical;
+  rec.shingle = sketch.shingle;
+  rec.owns_lexical = exact.owns_lexical;
+  rec.owns_shingle = exact.owns_shingle;
+  Key64 doc_key(doc);
+  FileFingerprints(doc, rec);
+  if (equivalent != 0) {
+    DocId holder = 0;
+    StatusOr<DocumentRecord> eq = ReadSketchHolder(ops_, equivalent, &holder);
+    if (!eq.ok()) return eq.status();
+    rec.rep = holder;
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
+    SHINGLED_RETURN_IF_ERROR(
+        ops_.Put(d_.rep_docs, Key64(holder).view(), doc_key.view(), MDB_NODUPDATA, "rep_docs"));
+    if (store_.options_.cluster_relations & kClusterExact) {
+      ClusterId root = 0;
+      SHINGLED_RETURN_IF_ERROR(Union(doc, equivalent, &root));
+    }
+    result->verdict = Verdict::kDuplicate;
+    result->matches.push_back(
+        EquivalentMatch(equivalent, exact.relation, sketch, SketchOf(*eq)));
+  } else {
+    rec.minhashes = sketch.minhashes;
+    rec.features = sketch.features;
+    rec.supershingles = sketch.supershingles;
+    rec.sample = sketch.sample;
+    SHINGLED_RETURN_IF_ERROR(
+        FindCandidates(sketch, doc, page.url, &result->candidates_truncated));
+    result->candidates_left_out = left_out_;
+    result->candidates_below_floor = below_floor_;
+    result->containment_truncated = containment_truncated_;
+    SHINGLED_RETURN_IF_ERROR(
+        internal::PutVerifySample(ops_, doc, sketch.verify_sample));
+    SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.documents, doc_key.view(), EncodeDocument(rec), MDB_APPEND, "documents"));
+    SHINGLED_RETURN_IF_ERROR(CountSample());
+    SHINGLED_RETURN_IF_ERROR(ScoreCandidates(sketch, doc, candidates_, result));
+  }
+  return doc;
+}
+
+// The page's cluster, its resemblance to the URL's previous document, and its matches in order
+// with their bytes in common.
+Status BatchWriter::FinishContent(const PageInput& page, DocId doc, const VersionRecord* last,
+                                  PageResult* result) {
+  const dedup::Sketch& sketch = page.sketch;
+  StatusOr<ClusterId> cluster = FindCluster(ops_, doc);
+  if (!cluster.ok()) return cluster.status();
+  result->cluster = *cluster;
+  result->doc = doc;
+
+  if (last && last->doc != 0) {
+    if (last->doc == doc) {
+      result->previous_resemblance = 1.0;
+    } else {
+      DocId holder = 0;
+      StatusOr<DocumentRecord> prev = ReadSketchHolder(ops_, last->doc, &holder);
+      if (!prev.ok()) return prev.status();
+      result->previous_resemblance = dedup::ResemblanceFromMinhashes(sketch, SketchOf(*prev));
+    }
+  }
+
+  // The exact levels, then verified, fungible, similar.
+  SortMatches(&result->matches);
+  result->matches_left_out = LimitMatches(store_.options_.max_matches, &result->matches);
+  SHINGLED_RETURN_IF_ERROR(internal::FillMatchCommon(judge_, page.url, sketch.chunks,
+                                                     result));
+  return OkStatus();
 }
 
 class BatchWriter::JudgedPage final : public internal::PageCandidates {
