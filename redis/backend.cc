@@ -1381,7 +1381,7 @@ class RedisClusterStore::BatchApply {
   Status CollectHits(const std::vector<Reply>& replies, const std::vector<PostingSlot>& slots,
                      std::vector<Hits>* hits) const {
     const size_t limit = s_.options_.common_value_limit;
-    const size_t cap = 4 * limit;
+    const size_t cap = store::internal::FeatureReadCap(s_.options_);
     for (size_t j = 0; j < slots.size(); ++j) {
       const NewDoc& nd = new_docs_[slots[j].nd];
       StatusOr<std::vector<uint64_t>> list = ParsePostingList(replies[j]);
@@ -2096,8 +2096,7 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
     ++usable;
     for (DocId d : *l) hits.emplace_back(d, 1);
   }
-  constexpr size_t kEnoughSampleValues = 8;
-  if (usable < kEnoughSampleValues || hits.size() > max_candidates) {
+  if (store::internal::QueryReadsFeatures(usable, hits.size(), max_candidates)) {
     std::vector<Command> f;
     for (uint64_t v : query_sketch.features) {
       f.push_back(GetList(BucketKey(Relation::kFeature, v, redis_.feature_bits),
@@ -2105,7 +2104,7 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
     }
     auto fr = client_->Pipeline(f);
     if (!fr.ok()) return fr.status();
-    const size_t cap = 4 * options_.common_value_limit;
+    const size_t cap = store::internal::FeatureReadCap(options_);
     for (size_t j = 0; j < f.size(); ++j) {
       StatusOr<std::vector<uint64_t>> l = ParsePostingList((*fr)[j]);
       if (!l.ok()) return l.status();
@@ -2113,25 +2112,8 @@ Status RedisClusterStore::QueryCandidates(const dedup::Sketch& query_sketch,
       for (DocId d : *l) hits.emplace_back(d, 4);
     }
   }
-  if (exclude != 0) std::erase_if(hits, [exclude](const auto& h) { return h.first == exclude; });
-  if (!reserved.empty()) {
-    std::erase_if(hits, [&](const auto& h) {
-      return std::find(reserved.begin(), reserved.end(), h.first) != reserved.end();
-    });
-    max_candidates -= std::min(reserved.size(), max_candidates);
-  }
-  std::vector<DocId>& docs = *out;
-  docs.clear();
-  for (const auto& h : hits) docs.push_back(h.first);
-  std::sort(docs.begin(), docs.end());
-  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-  *truncated = false;
-  if (left_out != nullptr) *left_out = 0;
-  if (docs.size() > max_candidates) {
-    docs.clear();
-    store::internal::RankCandidates(&hits, max_candidates, &docs, truncated, left_out);
-    std::sort(docs.begin(), docs.end());
-  }
+  store::internal::QueryCandidatesOf(&hits, exclude, reserved, max_candidates, out, truncated,
+                                     left_out);
   return OkStatus();
 }
 

@@ -225,13 +225,7 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const Write
       for (DocId doc : postings) hits.emplace_back(doc, 1);
     }
   }
-  // A page that shares a feature with the query (14 equal minhashes: resemblance ~0.7 or more)
-  // holds each of the query's usable sample values with probability ~0.8 or more, so 8 usable
-  // values miss it with probability ~0.2^8 (~3e-6): the query reads its 6 features only below
-  // that, or when the sample values found more postings than max_candidates (the features' 4
-  // points then decide which candidates are kept).
-  constexpr size_t kEnoughSampleValues = 8;
-  if (usable < kEnoughSampleValues || hits.size() > options.max_candidates) {
+  if (internal::QueryReadsFeatures(usable, hits.size(), options.max_candidates)) {
     Cursor fc;
     if (int rc = fc.Open(ops.txn(), d.features); rc != 0) return ops.Fail(rc, "features cursor");
     const size_t cap = internal::FeatureReadCap(options);
@@ -247,28 +241,9 @@ Status FindQueryCandidates(TxnOps& ops, const StoreOptions& options, const Write
     }
   }
   // The ranking only decides which candidates are kept when there are more than max_candidates
-  // (SimilarIn scores each candidate and orders the results itself). Below that the candidates
-  // are all the documents found, which are listed in id order without ranking them.
-  if (exclude != 0)
-    std::erase_if(hits, [exclude](const auto& hit) { return hit.first == exclude; });
-  if (!reserved.empty()) {
-    std::erase_if(hits, [&](const auto& hit) {
-      return std::find(reserved.begin(), reserved.end(), hit.first) != reserved.end();
-    });
-  }
-  const size_t max =
-      options.max_candidates - std::min<size_t>(reserved.size(), options.max_candidates);
-  std::vector<DocId>& docs = *out;
-  docs.reserve(hits.size());
-  for (const auto& hit : hits) docs.push_back(hit.first);
-  std::sort(docs.begin(), docs.end());
-  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-  *truncated = false;
-  if (left_out != nullptr) *left_out = 0;
-  if (docs.size() > max) {
-    docs.clear();
-    internal::RankCandidates(&hits, max, out, truncated, left_out);
-  }
+  // (SimilarIn scores each candidate and orders the results itself).
+  internal::QueryCandidatesOf(&hits, exclude, reserved, options.max_candidates, out, truncated,
+                              left_out);
   return OkStatus();
 }
 

@@ -42,4 +42,25 @@ void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_ca
   for (auto& [points, doc] : ranked) out->push_back(doc);
 }
 
+void QueryCandidatesOf(std::vector<std::pair<DocId, uint32_t>>* hits, DocId exclude,
+                       std::span<const DocId> reserved, size_t max_candidates,
+                       std::vector<DocId>* out, bool* truncated, uint64_t* left_out) {
+  std::erase_if(*hits, [&](const auto& hit) {
+    return hit.first == exclude ||
+           std::find(reserved.begin(), reserved.end(), hit.first) != reserved.end();
+  });
+  const size_t room = max_candidates - std::min(reserved.size(), max_candidates);
+  out->clear();
+  for (const auto& hit : *hits) out->push_back(hit.first);
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  *truncated = false;
+  if (left_out != nullptr) *left_out = 0;
+  if (out->size() > room) {
+    out->clear();
+    RankCandidates(hits, room, out, truncated, left_out);
+    std::sort(out->begin(), out->end());
+  }
+}
+
 }  // namespace shingled::store::internal

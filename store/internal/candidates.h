@@ -5,7 +5,9 @@
 #ifndef SHINGLED_STORE_INTERNAL_CANDIDATES_H_
 #define SHINGLED_STORE_INTERNAL_CANDIDATES_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -41,6 +43,30 @@ uint32_t SampleOnlyFloor(const dedup::ModSample& sample);
 void RankCandidates(std::vector<std::pair<DocId, uint32_t>>* hits, size_t max_candidates,
                     std::vector<DocId>* out, bool* truncated, uint64_t* left_out = nullptr,
                     uint32_t sample_floor = 1, uint64_t* below_floor = nullptr);
+
+// At most this many postings of a feature or super shingle are read, by the writers and by
+// queries (a sample value's stop at common_value_limit).
+inline size_t FeatureReadCap(const StoreOptions& options) { return 4 * options.common_value_limit; }
+
+// A similarity query's candidates come from its indexed sample values' postings (a value listing
+// more than common_value_limit documents unused), and from its features' only when this says so:
+// with fewer than kEnoughSampleValues usable values, or when the sample values found more than
+// `max_candidates` postings (a feature's 4 points then decide which candidates are kept). A page
+// that shares a feature with the query (14 equal minhashes: resemblance ~0.7 or more) holds each
+// of the query's usable values with probability ~0.8 or more, so 8 usable values miss it with
+// probability ~0.2^8 (~3e-6).
+inline constexpr size_t kEnoughSampleValues = 8;
+inline bool QueryReadsFeatures(size_t usable_values, size_t sample_hits, size_t max_candidates) {
+  return usable_values < kEnoughSampleValues || sample_hits > max_candidates;
+}
+
+// A similarity query's candidates from the postings it read (`hits`, as RankCandidates takes
+// them), into `*out` in id order: the documents found but `exclude` and the `reserved` ones (the
+// containment candidates, whose room is kept out of max_candidates); when there are more than
+// that room, the best ranked. `*truncated` and `*left_out` (if given) as RankCandidates sets them.
+void QueryCandidatesOf(std::vector<std::pair<DocId, uint32_t>>* hits, DocId exclude,
+                       std::span<const DocId> reserved, size_t max_candidates,
+                       std::vector<DocId>* out, bool* truncated, uint64_t* left_out);
 
 }  // namespace shingled::store::internal
 

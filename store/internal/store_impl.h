@@ -66,9 +66,6 @@ int ReadValuePostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vecto
 int ReadBucketPostings(MDB_cursor* cursor, uint64_t value, size_t max, std::vector<DocId>* out,
                        size_t* count, bool* more);
 
-// At most this many postings of a feature or super shingle are read, by the writer and by queries
-// (a sample value's stop at common_value_limit).
-inline size_t FeatureReadCap(const StoreOptions& options) { return 4 * options.common_value_limit; }
 
 // The stop list (`common_values`: value -> its posting count) as the writer keeps it in memory.
 using StopList = std::unordered_map<uint64_t, uint64_t>;
