@@ -222,6 +222,36 @@ void MaskPair(dedup::ModSample* a, dedup::ModSample* b) {
   }
 }
 
+// A candidate's record compared with a cut sketch (a page's or a query's), as the shared candidate
+// loops read it (store/internal/judge.h): both sketches masked to the bits both keep, or, for a
+// document without a sketch of its own, the cut sketch and none.
+class RecordPair {
+ public:
+  void Compare(const dedup::Sketch& cut, const RedisDocument& rec, const dedup::Sketch** compared,
+               const dedup::Sketch** candidate) {
+    rec_ = &rec;
+    if (rec.rep != 0) {
+      *compared = &cut;
+      *candidate = nullptr;
+      return;
+    }
+    compared_ = cut;
+    candidate_ = SketchOfRecord(rec);
+    MaskPair(&compared_.sample, &candidate_.sample);
+    *compared = &compared_;
+    *candidate = &candidate_;
+  }
+  // The verification sample of the record last compared.
+  void VerifySample(std::span<const uint32_t>* sample, bool* known) const {
+    *sample = rec_->verify_sample;
+    *known = !rec_->verify_sample.empty();
+  }
+
+ private:
+  const RedisDocument* rec_ = nullptr;
+  dedup::Sketch compared_, candidate_;
+};
+
 RedisDocument RecordOfPage(const dedup::Sketch& s, int64_t date) {
   RedisDocument r;
   r.bytes = s.bytes;
@@ -1711,23 +1741,13 @@ class RedisClusterStore::BatchApply::JudgedPage final : public store::internal::
       : batch_(batch), nd_(nd), cut_(cut) {}
 
   StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
-    rec_ = batch_.RecordOf(id);
-    if (rec_ == nullptr) return false;  // a posting whose record is not there yet
-    if (rec_->rep != 0) {  // an equivalent: no sketch of its own
-      *page = &cut_;
-      *candidate = nullptr;
-      return true;
-    }
-    page_ = cut_;
-    other_ = SketchOfRecord(*rec_);
-    MaskPair(&page_.sample, &other_.sample);
-    *page = &page_;
-    *candidate = &other_;
+    const RedisDocument* rec = batch_.RecordOf(id);
+    if (rec == nullptr) return false;  // a posting whose record is not there yet
+    pair_.Compare(cut_, *rec, page, candidate);
     return true;
   }
   Status ReadVerifySample(DocId, std::span<const uint32_t>* sample, bool* known) override {
-    *sample = rec_->verify_sample;
-    *known = !rec_->verify_sample.empty();
+    pair_.VerifySample(sample, known);
     return OkStatus();
   }
   StatusOr<bool> InPagesCluster(DocId) override { return false; }
@@ -1744,8 +1764,7 @@ class RedisClusterStore::BatchApply::JudgedPage final : public store::internal::
   BatchApply& batch_;
   const NewDoc& nd_;
   const dedup::Sketch& cut_;
-  const RedisDocument* rec_ = nullptr;  // the candidate last read
-  dedup::Sketch page_, other_;
+  RecordPair pair_;
 };
 
 StatusOr<bool> RedisClusterStore::BatchApply::ScoreCandidates(const NewDoc& nd,
@@ -2129,30 +2148,18 @@ class QueryRecords final : public store::internal::CandidateRecords {
   StatusOr<bool> Read(DocId id, const dedup::Sketch** query, const dedup::Sketch** candidate) override {
     const auto it = records_.find(id);
     if (it == records_.end()) return false;
-    rec_ = &it->second;
-    if (rec_->rep != 0) {  // an equivalent: no sketch of its own
-      *query = &query_;
-      *candidate = nullptr;
-      return true;
-    }
-    masked_ = query_;
-    other_ = SketchOfRecord(*rec_);
-    MaskPair(&masked_.sample, &other_.sample);
-    *query = &masked_;
-    *candidate = &other_;
+    pair_.Compare(query_, it->second, query, candidate);
     return true;
   }
   Status ReadVerifySample(DocId, std::span<const uint32_t>* sample, bool* known) override {
-    *sample = rec_->verify_sample;
-    *known = !rec_->verify_sample.empty();
+    pair_.VerifySample(sample, known);
     return OkStatus();
   }
 
  private:
   const dedup::Sketch& query_;
   const std::map<DocId, RedisDocument>& records_;
-  const RedisDocument* rec_ = nullptr;  // the candidate last read
-  dedup::Sketch masked_, other_;
+  RecordPair pair_;
 };
 
 }  // namespace

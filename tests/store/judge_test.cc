@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <numeric>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -14,18 +14,9 @@
 namespace shingled::store::internal {
 namespace {
 
+using testing::Range;
 using testing::SyntheticSketch;
-
-std::vector<uint64_t> Range(uint64_t from, uint64_t to) {
-  std::vector<uint64_t> out(to - from);
-  std::iota(out.begin(), out.end(), from);
-  return out;
-}
-
-std::vector<uint64_t> Concat(std::vector<uint64_t> a, const std::vector<uint64_t>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using testing::Variant;
 
 // Candidate records held in memory: a document with a sketch, or without one of its own (an
 // exact equivalent); the clusters are given; links and unions are recorded.
@@ -78,9 +69,9 @@ class JudgeTest : public ::testing::Test {
   StoreOptions options_;
   // 1,000 shingles; `near` shares 950 of them (J = 0.905), `half` 500 (J = 0.33), `other` none.
   dedup::Sketch page_ = SyntheticSketch(params_, Range(0, 1000));
-  dedup::Sketch near_ = SyntheticSketch(params_, Concat(Range(0, 950), Range(10000, 10050)));
-  dedup::Sketch half_ = SyntheticSketch(params_, Concat(Range(0, 500), Range(20000, 20500)));
-  dedup::Sketch other_ = SyntheticSketch(params_, Range(30000, 31000));
+  dedup::Sketch near_ = SyntheticSketch(params_, Variant(0, 1000, 950, 10000));
+  dedup::Sketch half_ = SyntheticSketch(params_, Variant(0, 1000, 500, 20000));
+  dedup::Sketch other_ = SyntheticSketch(params_, Range(30000, 1000));
 };
 
 TEST_F(JudgeTest, APageJoinsItsNearCopiesLinksThemAndSkipsWhatHasNoRecord) {
