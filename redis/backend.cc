@@ -1441,23 +1441,14 @@ class RedisClusterStore::BatchApply {
   }
 
   // A new document's candidates: its containment candidates (the chunk graph), scored whatever
-  // their points, and room kept for them among the ranked hits, as LMDB's FindCandidates does.
+  // their points, and room kept for them among the ranked hits (RankPageCandidates, as LMDB's).
   Status Rank(NewDoc* nd, Hits* hits) {
     SHINGLED_RETURN_IF_ERROR(s_.BatchContainment(*batch_chunks_, pages_[nd->page],
                                                  static_cast<size_t>(nd->page), nd->doc,
                                                  &nd->containment, &nd->containment_truncated));
-    auto contained = [nd](DocId d) {
-      return std::any_of(nd->containment.begin(), nd->containment.end(),
-                         [d](const auto& c) { return c.doc == d; });
-    };
-    if (!nd->containment.empty()) {
-      std::erase_if(*hits, [&](const auto& hit) { return contained(hit.first); });
-    }
-    store::internal::RankCandidates(
-        hits, s_.options_.max_candidates - nd->containment.size(), &nd->candidates,
-        &nd->truncated, &nd->left_out,
-        store::internal::SampleOnlyFloor(pages_[nd->page].sketch.sample), &nd->below_floor);
-    for (const auto& c : nd->containment) nd->candidates.push_back(c.doc);
+    store::internal::RankPageCandidates(hits, nd->containment, pages_[nd->page].sketch.sample,
+                                        s_.options_.max_candidates, &nd->candidates,
+                                        &nd->truncated, &nd->left_out, &nd->below_floor);
     return OkStatus();
   }
 

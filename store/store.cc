@@ -1046,23 +1046,14 @@ class BatchWriter {
         internal::FindContainment(store_.options_, judge_, sketch.chunks, internal::UrlHost(url),
                                   doc, internal::ContainmentRoom(max), &containment_,
                                   &containment_truncated_));
-    if (!containment_.empty()) {
-      std::erase_if(hits_, [&](const auto& hit) { return IsContainmentCandidate(hit.first); });
-    }
-    RankCandidates(&hits_, max - containment_.size(), &candidates_, truncated, &left_out_,
-                   SampleOnlyFloor(sketch.sample), &below_floor_);
-    for (const internal::ContainmentCandidate& c : containment_) candidates_.push_back(c.doc);
+    internal::RankPageCandidates(&hits_, containment_, sketch.sample, max, &candidates_, truncated,
+                                 &left_out_, &below_floor_);
     for (uint64_t value : sketch.features) postings_.File(BatchPostings::kFeatures, value, doc);
     for (uint64_t value : sketch.supershingles) postings_.File(BatchPostings::kSupershingles, value, doc);
     for (const SampleValueState& st : sample_states_) postings_.File(BatchPostings::kSamples, st.value, doc);
     return OkStatus();
   }
 
-  // Whether `doc` is one of the page's containment candidates.
-  bool IsContainmentCandidate(DocId doc) const {
-    return std::any_of(containment_.begin(), containment_.end(),
-                       [doc](const internal::ContainmentCandidate& c) { return c.doc == doc; });
-  }
 
   // Keeps `common_values` equal to the posting counts of the page's indexed sample values
   // (FORMAT.md, invariant 5), from what candidate search read before. REQUIRES: the page's

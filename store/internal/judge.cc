@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "store/decide.h"
+#include "store/internal/candidates.h"
 #include "store/internal/verify.h"
 
 namespace shingled::store::internal {
@@ -21,6 +22,20 @@ bool Reaches(const SimilarDoc& s, double threshold) {
 }
 
 }  // namespace
+
+void RankPageCandidates(std::vector<std::pair<DocId, uint32_t>>* hits,
+                        std::span<const ContainmentCandidate> containment,
+                        const dedup::ModSample& sample, size_t max_candidates,
+                        std::vector<DocId>* out, bool* truncated, uint64_t* left_out,
+                        uint64_t* below_floor) {
+  if (!containment.empty()) {
+    std::erase_if(*hits, [&](const auto& hit) { return CommonOf(containment, hit.first) != nullptr; });
+  }
+  out->clear();
+  RankCandidates(hits, max_candidates - std::min(containment.size(), max_candidates), out,
+                 truncated, left_out, SampleOnlyFloor(sample), below_floor);
+  for (const ContainmentCandidate& c : containment) out->push_back(c.doc);
+}
 
 StatusOr<bool> JudgePageCandidates(const dedup::Sketch& page, std::span<const DocId> candidates,
                                    std::span<const ContainmentCandidate> containment,

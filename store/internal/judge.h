@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -45,6 +46,17 @@ class PageCandidates : public CandidateRecords {
   // Merges the page's cluster and candidate `id`'s.
   virtual Status Join(DocId id) = 0;
 };
+
+// A new page's candidates in the order JudgePageCandidates takes them into `*out` (cleared
+// first): the documents of `hits` (RankCandidates' points) but its containment candidates, ranked
+// with the page's SampleOnlyFloor (of `sample`) into the room max_candidates leaves beside the
+// containment candidates, then those. `*truncated`, `*left_out` and `*below_floor` as
+// RankCandidates sets them.
+void RankPageCandidates(std::vector<std::pair<DocId, uint32_t>>* hits,
+                        std::span<const ContainmentCandidate> containment,
+                        const dedup::ModSample& sample, size_t max_candidates,
+                        std::vector<DocId>* out, bool* truncated, uint64_t* left_out,
+                        uint64_t* below_floor);
 
 // Judges `candidates` (ranked, the containment candidates among them) for a new page whose sketch
 // is `page`, in order: each match goes to `result->matches`, each link and union to `writer`.

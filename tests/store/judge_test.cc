@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "store/internal/candidates.h"
 #include "tests/store/synthetic.h"
 
 namespace shingled::store::internal {
@@ -129,6 +130,23 @@ TEST_F(JudgeTest, OnceJoinedWithEnoughMatchesTheCandidatesOfItsOwnClusterAreNotS
   EXPECT_EQ(result.candidates_in_cluster, 1u);
   EXPECT_EQ(r.joins, (std::vector<DocId>{1, 2, 4}));
   EXPECT_EQ(result.matches.size(), 3u);
+}
+
+TEST_F(JudgeTest, APagesContainmentCandidatesHaveTheirRoomAndComeLast) {
+  // max_candidates 3, one containment candidate (4): two ranked hits fit. 4's own hits are not
+  // ranked (it is a candidate anyway); 9 shares one super shingle, the least.
+  std::vector<std::pair<DocId, uint32_t>> hits = {
+      {4, kFeatureHit}, {7, kFeatureHit}, {9, kSuperShingleHit}, {5, kFeatureHit}};
+  const std::vector<ContainmentCandidate> containment = {{4, {}}};
+  std::vector<DocId> out = {99};
+  bool truncated = false;
+  uint64_t left_out = 0, below_floor = 0;
+  RankPageCandidates(&hits, containment, page_.sample, 3, &out, &truncated, &left_out,
+                     &below_floor);
+  EXPECT_EQ(out, (std::vector<DocId>{5, 7, 4}));
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(left_out, 1u);
+  EXPECT_EQ(below_floor, 0u);
 }
 
 TEST_F(JudgeTest, AQueryKeepsWhatReachesTheThresholdStrongestFirstUpToTheLimit) {
