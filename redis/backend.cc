@@ -1731,7 +1731,8 @@ class RedisClusterStore::BatchApply::JudgedPage final : public store::internal::
   JudgedPage(BatchApply& batch, const NewDoc& nd, const dedup::Sketch& cut)
       : batch_(batch), nd_(nd), cut_(cut) {}
 
-  StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** page,
+                      const dedup::Sketch** candidate) override {
     const RedisDocument* rec = batch_.RecordOf(id);
     if (rec == nullptr) return false;  // a posting whose record is not there yet
     pair_.Compare(cut_, *rec, page, candidate);
@@ -2136,7 +2137,8 @@ class QueryRecords final : public store::internal::CandidateRecords {
   QueryRecords(const dedup::Sketch& query, const std::map<DocId, RedisDocument>& records)
       : query_(query), records_(records) {}
 
-  StatusOr<bool> Read(DocId id, const dedup::Sketch** query, const dedup::Sketch** candidate) override {
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** query,
+                      const dedup::Sketch** candidate) override {
     const auto it = records_.find(id);
     if (it == records_.end()) return false;
     pair_.Compare(query_, it->second, query, candidate);
@@ -2307,7 +2309,8 @@ StatusOr<store::StoreStats> RedisClusterStore::Stats() const {
 // family of invariants.
 class RedisClusterStore::Checker {
  public:
-  explicit Checker(const RedisClusterStore& s) : s_(s), client_(*s.client_), bits_(s.redis_.fingerprint_bits) {}
+  explicit Checker(const RedisClusterStore& s)
+      : s_(s), client_(*s.client_), bits_(s.redis_.fingerprint_bits) {}
 
   StatusOr<std::vector<std::string>> Run() {
     SHINGLED_RETURN_IF_ERROR(ReadRecords());

@@ -267,7 +267,8 @@ class QueryRecords final : public internal::CandidateRecords {
                std::vector<std::pair<DocId, std::string_view>> records)
       : ops_(ops), query_(query), records_(std::move(records)) {}
 
-  StatusOr<bool> Read(DocId id, const dedup::Sketch** query, const dedup::Sketch** candidate) override {
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** query,
+                      const dedup::Sketch** candidate) override {
     const auto it = std::lower_bound(records_.begin(), records_.end(), id,
                                      [](const auto& r, DocId d) { return r.first < d; });
     if (it == records_.end() || it->first != id) return false;

@@ -1493,9 +1493,11 @@ Status BatchWriter::FinishContent(const PageInput& page, DocId doc, const Versio
 
 class BatchWriter::JudgedPage final : public internal::PageCandidates {
  public:
-  JudgedPage(BatchWriter& w, const dedup::Sketch& page, DocId doc) : w_(w), page_(page), doc_(doc) {}
+  JudgedPage(BatchWriter& w, const dedup::Sketch& page, DocId doc)
+      : w_(w), page_(page), doc_(doc) {}
 
-  StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** page,
+                      const dedup::Sketch** candidate) override {
     std::string_view bytes;
     SHINGLED_RETURN_IF_ERROR(
         w_.ops_.Get(w_.d_.documents, Key64(id).view(), &bytes, "document " + std::to_string(id)));

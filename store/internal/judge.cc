@@ -29,7 +29,8 @@ void RankPageCandidates(std::vector<std::pair<DocId, uint32_t>>* hits,
                         std::vector<DocId>* out, bool* truncated, uint64_t* left_out,
                         uint64_t* below_floor) {
   if (!containment.empty()) {
-    std::erase_if(*hits, [&](const auto& hit) { return CommonOf(containment, hit.first) != nullptr; });
+    std::erase_if(*hits,
+                  [&](const auto& hit) { return CommonOf(containment, hit.first) != nullptr; });
   }
   out->clear();
   RankCandidates(hits, max_candidates - std::min(containment.size(), max_candidates), out,

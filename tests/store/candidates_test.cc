@@ -15,8 +15,8 @@ using Hits = std::vector<std::pair<DocId, uint32_t>>;
 TEST(CandidatesTest, RankingSumsThePointsAndPrefersTheOlderOnATie) {
   // 5: a feature and a super shingle (5 points); 3: a feature (4); 9: two super shingles (2);
   // 2: a feature (4, older than 3).
-  Hits hits = {{3, kFeatureHit}, {9, kSuperShingleHit}, {5, kFeatureHit}, {2, kFeatureHit},
-               {9, kSuperShingleHit}, {5, kSuperShingleHit}};
+  Hits hits = {{3, kFeatureHit}, {9, kSuperShingleHit}, {5, kFeatureHit},
+               {2, kFeatureHit}, {9, kSuperShingleHit}, {5, kSuperShingleHit}};
   std::vector<DocId> out;
   bool truncated = false;
   uint64_t left_out = 0;

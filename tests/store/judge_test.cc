@@ -26,7 +26,8 @@ class Records final : public PageCandidates {
   Records(const dedup::Sketch& page, std::map<DocId, std::optional<dedup::Sketch>> docs)
       : page_(page), docs_(std::move(docs)) {}
 
-  StatusOr<bool> Read(DocId id, const dedup::Sketch** page, const dedup::Sketch** candidate) override {
+  StatusOr<bool> Read(DocId id, const dedup::Sketch** page,
+                      const dedup::Sketch** candidate) override {
     read.push_back(id);
     const auto it = docs_.find(id);
     if (it == docs_.end()) return false;
@@ -79,8 +80,8 @@ TEST_F(JudgeTest, APageJoinsItsNearCopiesLinksThemAndSkipsWhatHasNoRecord) {
   Records r(page_, {{1, near_}, {2, other_}, {3, std::nullopt}});
   PageResult result;
   // 4 has no record (a posting ahead of its record); 3 has no sketch and no bytes in common.
-  StatusOr<bool> joined = JudgePageCandidates(page_, std::vector<DocId>{4, 2, 1, 3}, {}, options_,
-                                              params_, r, &result);
+  StatusOr<bool> joined =
+      JudgePageCandidates(page_, std::vector<DocId>{4, 2, 1, 3}, {}, options_, params_, r, &result);
   ASSERT_TRUE(joined.ok()) << joined.status().ToString();
   EXPECT_TRUE(*joined);
   EXPECT_EQ(r.read, (std::vector<DocId>{4, 2, 1, 3}));
@@ -121,8 +122,8 @@ TEST_F(JudgeTest, OnceJoinedWithEnoughMatchesTheCandidatesOfItsOwnClusterAreNotS
   Records r(page_, {{1, near_}, {2, near_}, {3, near_}, {4, near_}});
   r.in_pages_cluster = {3};
   PageResult result;
-  StatusOr<bool> joined = JudgePageCandidates(page_, std::vector<DocId>{1, 2, 3, 4}, {}, options_,
-                                              params_, r, &result);
+  StatusOr<bool> joined =
+      JudgePageCandidates(page_, std::vector<DocId>{1, 2, 3, 4}, {}, options_, params_, r, &result);
   ASSERT_TRUE(joined.ok()) << joined.status().ToString();
   // 1 and 2 fill the matches; 3 is in the page's cluster by then, so not read; 4 is not, and may
   // merge its cluster into the page's.
