@@ -127,73 +127,135 @@ StatusOr<DocId> RepOf(std::string_view bytes, DocId doc) {
   return rep;
 }
 
+// Planning's reads (ForgetReads) on the write transaction `ops`, before the step writes.
+class LmdbForgetReads : public ForgetReads {
+ public:
+  explicit LmdbForgetReads(TxnOps& ops) : ops_(ops), d_(ops.dbis()) {}
+
+  StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) override {
+    return DupValues(d_.doc_urls, doc, "doc_urls");
+  }
+  StatusOr<DocId> HolderOf(DocId doc) override {
+    std::string_view bytes;
+    SHINGLED_RETURN_IF_ERROR(
+        ops_.Get(d_.documents, Key64(doc).view(), &bytes, "document " + std::to_string(doc)));
+    StatusOr<DocId> rep = RepOf(bytes, doc);
+    if (!rep.ok()) return rep.status();
+    return *rep == 0 ? doc : *rep;
+  }
+  StatusOr<std::vector<DocId>> SharersOf(DocId holder) override {
+    return DupValues(d_.rep_docs, holder, "rep_docs");
+  }
+  StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* members) override {
+    StatusOr<ClusterId> root = FindCluster(ops_, doc);
+    if (!root.ok()) return root.status();
+    StatusOr<std::vector<DocId>> all = ClusterMembers(ops_, *root);
+    if (!all.ok()) return all.status();
+    *members = std::move(all).value();
+    return root;
+  }
+  StatusOr<RemainingMember> ReadMember(DocId doc) override {
+    RemainingMember m;
+    m.doc = doc;
+    StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
+    if (!rec.ok()) return rec.status();
+    m.holder = rec->has_sketch() ? doc : rec->rep;
+    if (!rec->has_sketch()) return m;
+    m.sketch = SketchOf(*rec);
+    SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, doc, &m.verify, &m.verify_known));
+    if (m.verify_known) m.sketch.verify_sample = m.verify;
+    return m;
+  }
+
+ private:
+  // The 8-byte big-endian ids filed under `key` in the DUPSORT table `dbi`.
+  StatusOr<std::vector<uint64_t>> DupValues(MDB_dbi dbi, uint64_t key, const char* what) {
+    Cursor c;
+    if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, what);
+    Key64 k64(key);
+    MDB_val k = Val(k64.view()), v;
+    std::vector<uint64_t> out;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
+      if (v.mv_size != 8) return DataLossError(std::string("a ") + what + " entry is not 8 bytes");
+      out.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
+    }
+    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, what);
+    return out;
+  }
+
+  TxnOps& ops_;
+  const Dbis& d_;
+};
+
 // Forgetting in the write transaction `ops`: a takedown's step (Takedown) or a retention step
-// (Retain) removes URLs and versions, then Settle removes the documents no URL shows any more,
-// recomputes their clusters and writes the counts. `*result` receives the counts.
+// (Retain) chooses the URLs and versions that go, Settle plans what goes with them
+// (PlanRemovals) and writes it all. `*result` receives the counts.
 class Forgetter {
  public:
   Forgetter(TxnOps& ops, StoreImpl& store, ForgetResult* result)
       : ops_(ops), d_(ops.dbis()), store_(store), result_(result) {}
 
+  // The matching URLs go with every version; a dry run only plans it.
   Status Takedown(const ForgetOptions& o, const std::vector<std::string>& prefixes) {
     SHINGLED_RETURN_IF_ERROR(CollectUrls(o, prefixes));
-    if (urls_.empty()) return OkStatus();
-    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
-    for (const auto& [id, name] : urls_)
-      SHINGLED_RETURN_IF_ERROR(RemoveUrl(id, name, o.list_limit));
-    return Settle();
+    return Settle(o.list_limit, o.dry_run);
   }
 
   // The URLs after the retention cursor, at most o.max_urls of them: each URL's versions are
-  // read, and the URL or some of its versions go by the rules.
+  // read, and the URL or some of its versions go by the rules (RetentionCutOf).
   Status Retain(const RetentionOptions& o, RetentionStep* step) {
     std::string_view v;
     UrlId cursor = 0;
     Status s = ops_.Get(d_.meta, kRetentionCursorKey, &v, "meta retention.cursor");
     if (s.ok() && v.size() == 8) cursor = GetLE64(v.data());
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-    std::vector<UrlVersions> urls;
+    std::vector<UrlTrim> urls;
     SHINGLED_RETURN_IF_ERROR(ReadUrlVersions(cursor, o.max_urls, &urls, &step->pass_done));
-    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
-    for (UrlVersions& u : urls) SHINGLED_RETURN_IF_ERROR(RetainUrl(o, u));
+    for (UrlTrim& u : urls) {
+      const RetentionCut rule = RetentionCutOf(u.versions, o);
+      if (!rule.whole_url && rule.versions == 0) continue;
+      u.whole = rule.whole_url;
+      u.cut = rule.versions;
+      if (u.whole) {
+        std::string_view name;
+        SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(u.url).view(), &name, "url_names"));
+        u.name = name;
+      }
+      trims_.push_back(std::move(u));
+    }
     step->urls_examined = urls.size();
     const UrlId next = step->pass_done || urls.empty() ? 0 : urls.back().url;
     SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.meta, kRetentionCursorKey, Le64(next), 0, "meta"));
-    return Settle();
+    return Settle(0, false);
   }
 
   // The largest document id the step removed (0: none).
   DocId last_removed() const { return removed_.empty() ? 0 : removed_.back(); }
 
-  // Removes the documents that no URL shows any more (and their group's), recomputes the
-  // clusters they leave, and writes the counts.
-  Status Settle() {
-    if (result_->urls == 0 && result_->versions == 0) return OkStatus();
-    SHINGLED_RETURN_IF_ERROR(FindRemovedDocuments());
-    std::set<ClusterId> roots;
-    for (DocId doc : removed_) {
-      StatusOr<ClusterId> root = FindCluster(ops_, doc);
-      if (!root.ok()) return root.status();
-      StatusOr<uint64_t> size = ClusterSize(ops_, *root);
-      if (!size.ok()) return size.status();
-      if (*size > 1) roots.insert(*root);
-    }
+ private:
+  // Plans the step over the chosen trims, counts it (listing the first `list_limit` URLs) and,
+  // unless `dry_run`, writes it: the URLs and versions, the documents that go, the clusters they
+  // leave, and the counts.
+  Status Settle(size_t list_limit, bool dry_run) {
+    if (trims_.empty()) return OkStatus();
+    LmdbForgetReads reads(ops_);
+    StatusOr<RemovalPlan> plan = PlanRemovals(trims_, reads, store_.options_, store_.params_);
+    if (!plan.ok()) return plan.status();
+    CountPlan(trims_, *plan, list_limit, result_);
+    if (dry_run) return OkStatus();
+    SHINGLED_RETURN_IF_ERROR(RememberLastIds());
+    for (const UrlTrim& t : trims_) SHINGLED_RETURN_IF_ERROR(WriteTrim(t));
+    removed_ = std::move(plan->removed);
     for (DocId doc : removed_) SHINGLED_RETURN_IF_ERROR(RemoveDocument(doc));
     if (!removed_.empty()) SHINGLED_RETURN_IF_ERROR(RemoveLinksToRemoved());
-    for (ClusterId root : roots) SHINGLED_RETURN_IF_ERROR(Recompute(root));
-    result_->documents = removed_.size();
+    for (const Recomputation& c : plan->clusters) SHINGLED_RETURN_IF_ERROR(WriteParts(c));
     return WriteCounts();
   }
 
- private:
-  struct UrlVersions {
-    UrlId url;
-    std::vector<VersionRecord> versions;  // by seq, from 1
-  };
-
-  // The versions of the URLs after url id `after`, at most `max_urls` URLs, in id order;
-  // `*last` when the walk reached the last URL.
-  Status ReadUrlVersions(UrlId after, size_t max_urls, std::vector<UrlVersions>* urls, bool* last) {
+  // The versions of the URLs after url id `after`, at most `max_urls` URLs, in id order (each a
+  // trim that cuts nothing yet); `*last` when the walk reached the last URL.
+  Status ReadUrlVersions(UrlId after, size_t max_urls, std::vector<UrlTrim>* urls, bool* last) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
     const std::string from = VersionKey(after + 1, 0);
@@ -205,7 +267,8 @@ class Forgetter {
       SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &url, &seq));
       if (urls->empty() || urls->back().url != url) {
         if (urls->size() == max_urls) break;
-        urls->push_back(UrlVersions{url, {}});
+        urls->emplace_back();
+        urls->back().url = url;
       }
       StatusOr<VersionRecord> ver = DecodeVersion(View(val));
       if (!ver.ok()) return ver.status();
@@ -216,56 +279,38 @@ class Forgetter {
     return OkStatus();
   }
 
-  // Retention's rules for one URL (RetentionCutOf).
-  Status RetainUrl(const RetentionOptions& o, const UrlVersions& u) {
-    const std::vector<VersionRecord>& vs = u.versions;
-    const RetentionCut rule = RetentionCutOf(vs, o);
-    if (rule.whole_url) {
-      std::string_view name;
-      SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(u.url).view(), &name, "url_names"));
-      return RemoveUrl(u.url, std::string(name), 0);
-    }
-    const size_t cut = rule.versions;
-    if (cut == 0) return OkStatus();
-    std::set<DocId> kept_docs;
-    for (size_t i = cut; i < vs.size(); ++i) kept_docs.insert(vs[i].doc);
-    std::set<DocId> dropped_docs;
-    for (size_t i = 0; i < cut; ++i) {
-      StatusOr<SweepRecord*> sweep = LoadSweep(vs[i].sweep);
-      if (!sweep.ok()) return sweep.status();
-      (*sweep)->Uncount(vs[i].verdict);
-      if (vs[i].doc != 0 && !kept_docs.contains(vs[i].doc)) dropped_docs.insert(vs[i].doc);
-    }
-    for (DocId doc : dropped_docs) {
-      SHINGLED_RETURN_IF_ERROR(
-          ops_.Del(d_.doc_urls, Key64(doc).view(), Key64(u.url).view(), "doc_urls"));
-      candidates_.insert(doc);
-    }
-    // The versions kept move down to seqs 1, 2, ...; the last seqs go.
-    for (size_t i = cut; i < vs.size(); ++i) {
-      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions,
-                                        VersionKey(u.url, static_cast<uint32_t>(i - cut + 1)),
-                                        EncodeVersion(vs[i]), 0, "versions"));
-    }
-    for (size_t i = vs.size() - cut; i < vs.size(); ++i) {
-      SHINGLED_RETURN_IF_ERROR(
-          ops_.Del(d_.versions, VersionKey(u.url, static_cast<uint32_t>(i + 1)), {}, "versions"));
-    }
-    result_->versions += cut;
-    return OkStatus();
-  }
-
-  // The matching URLs in URL order, at most max_urls (result_->more when others match).
+  // The matching URLs in URL order, at most max_urls (result_->more when others match), each
+  // with every version.
   Status CollectUrls(const ForgetOptions& o, const std::vector<std::string>& prefixes) {
+    std::vector<std::pair<UrlId, std::string>> urls;
     if (o.scope == ForgetScope::kUrl) {
       StatusOr<UrlId> id = LookupUrl(ops_, o.value);
       if (id.status().code() == StatusCode::kNotFound) {
         return NotFoundError("URL never stored (or forgotten already): " + o.value);
       }
       if (!id.ok()) return id.status();
-      urls_.emplace_back(*id, o.value);
-      return OkStatus();
+      urls.emplace_back(*id, o.value);
+    } else {
+      SHINGLED_RETURN_IF_ERROR(MatchPrefixes(o.max_urls, prefixes, &urls));
     }
+    for (auto& [id, name] : urls) {
+      std::vector<UrlTrim> read;
+      bool last = false;
+      SHINGLED_RETURN_IF_ERROR(ReadUrlVersions(id - 1, 1, &read, &last));
+      UrlTrim t;
+      if (!read.empty() && read[0].url == id) t = std::move(read[0]);
+      t.url = id;
+      t.name = std::move(name);
+      t.cut = t.versions.size();
+      t.whole = true;
+      trims_.push_back(std::move(t));
+    }
+    return OkStatus();
+  }
+
+  // The URLs under `prefixes` (keys of `urls`), in URL order, at most `max_urls`.
+  Status MatchPrefixes(size_t max_urls, const std::vector<std::string>& prefixes,
+                       std::vector<std::pair<UrlId, std::string>>* urls) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), d_.urls); rc != 0) return ops_.Fail(rc, "urls cursor");
     for (std::string_view prefix : DisjointPrefixes(prefixes)) {
@@ -273,7 +318,7 @@ class Forgetter {
       int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
       for (; rc == 0 && View(k).starts_with(prefix);
            rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-        if (urls_.size() == o.max_urls) {
+        if (urls->size() == max_urls) {
           result_->more = true;
           return OkStatus();
         }
@@ -285,7 +330,7 @@ class Forgetter {
           SHINGLED_RETURN_IF_ERROR(ops_.Get(d_.url_names, Key64(id).view(), &full, "url_names"));
           name = full;
         }
-        urls_.emplace_back(id, std::move(name));
+        urls->emplace_back(id, std::move(name));
       }
       if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "urls");
     }
@@ -304,105 +349,32 @@ class Forgetter {
     return OkStatus();
   }
 
-  // Removes `url` (named `name`) with every version; lists it while fewer than `list_limit` are.
-  Status RemoveUrl(UrlId url, const std::string& name, size_t list_limit) {
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), d_.versions); rc != 0) return ops_.Fail(rc, "versions cursor");
-    const std::string from = VersionKey(url, 0);
-    std::vector<std::string> keys;
-    MDB_val k = Val(from), v;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
-    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
-      UrlId owner = 0;
-      uint32_t seq = 0;
-      SHINGLED_RETURN_IF_ERROR(DecodeVersionKey(View(k), &owner, &seq));
-      if (owner != url) break;
-      StatusOr<VersionRecord> ver = DecodeVersion(View(v));
-      if (!ver.ok()) return ver.status();
-      StatusOr<SweepRecord*> sweep = LoadSweep(ver->sweep);
+  // Writes a trim: its cut versions leave their sweeps' counts and the table, the URL's
+  // `doc_urls` entries of the documents it shows no more go, and a whole URL goes with its names.
+  // The versions kept move down to seqs 1, 2, ...
+  Status WriteTrim(const UrlTrim& t) {
+    for (size_t i = 0; i < t.cut; ++i) {
+      StatusOr<SweepRecord*> sweep = CachedSweep(ops_, &sweeps_, t.versions[i].sweep);
       if (!sweep.ok()) return sweep.status();
-      (*sweep)->Uncount(ver->verdict);
-      if (ver->doc != 0 && shown_.insert(ver->doc).second) {
-        SHINGLED_RETURN_IF_ERROR(
-            ops_.Del(d_.doc_urls, Key64(ver->doc).view(), Key64(url).view(), "doc_urls"));
-      }
-      keys.emplace_back(View(k));
+      (*sweep)->Uncount(t.versions[i].verdict);
     }
-    if (rc != 0 && rc != MDB_NOTFOUND) return ops_.Fail(rc, "versions");
-    for (const std::string& key : keys)
-      SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.versions, key, {}, "versions"));
-    result_->versions += keys.size();
-    // The URL's documents were marked in shown_ for this URL only: forget which.
-    for (DocId doc : shown_) candidates_.insert(doc);
-    shown_.clear();
-    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.urls, UrlKey(name), {}, "urls"));
-    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.url_names, Key64(url).view(), {}, "url_names"));
-    ++result_->urls;
-    if (result_->listed.size() < list_limit) result_->listed.push_back(name);
-    return OkStatus();
-  }
-
-  StatusOr<SweepRecord*> LoadSweep(SweepId id) { return CachedSweep(ops_, &sweeps_, id); }
-
-  StatusOr<bool> HasUrls(MDB_cursor* doc_urls, DocId doc) {
-    Key64 key(doc);
-    MDB_val k = Val(key.view()), v;
-    int rc = mdb_cursor_get(doc_urls, &k, &v, MDB_SET);
-    if (rc == MDB_NOTFOUND) return false;
-    if (rc != 0) return ops_.Fail(rc, "doc_urls");
-    return true;
-  }
-
-  // The documents that go: those of the forgotten URLs' versions that no URL shows now, with
-  // the group that shares their sketch (its holder and every document naming it), unless a
-  // member of that group is still shown (then they stay, counted as kept).
-  Status FindRemovedDocuments() {
-    Cursor doc_urls;
-    if (int rc = doc_urls.Open(ops_.txn(), d_.doc_urls); rc != 0)
-      return ops_.Fail(rc, "doc_urls cursor");
-    std::set<DocId> unshown;
-    std::map<DocId, std::vector<DocId>> groups;  // holder -> its group
-    for (DocId doc : candidates_) {
-      StatusOr<bool> has = HasUrls(doc_urls.get(), doc);
-      if (!has.ok()) return has.status();
-      if (*has) continue;
-      std::string_view bytes;
+    for (DocId doc : DroppedDocuments(t)) {
       SHINGLED_RETURN_IF_ERROR(
-          ops_.Get(d_.documents, Key64(doc).view(), &bytes, "document " + std::to_string(doc)));
-      StatusOr<DocId> rep = RepOf(bytes, doc);
-      if (!rep.ok()) return rep.status();
-      unshown.insert(doc);
-      groups.emplace(*rep == 0 ? doc : *rep, std::vector<DocId>{});
+          ops_.Del(d_.doc_urls, Key64(doc).view(), Key64(t.url).view(), "doc_urls"));
     }
-    // Each group's members: its holder and the documents `rep_docs` files under it.
-    Cursor c;
-    if (int rc = c.Open(ops_.txn(), d_.rep_docs); rc != 0) return ops_.Fail(rc, "rep_docs cursor");
-    for (auto& [holder, members] : groups) {
-      members.push_back(holder);
-      Key64 key(holder);
-      MDB_val k = Val(key.view()), v;
-      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
-        if (v.mv_size != 8) return DataLossError("a rep_docs entry is not 8 bytes");
-        members.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
-      }
-      if (rc != MDB_NOTFOUND) return ops_.Fail(rc, "rep_docs");
+    const size_t n = t.versions.size();
+    for (size_t i = t.cut; i < n; ++i) {
+      SHINGLED_RETURN_IF_ERROR(ops_.Put(d_.versions,
+                                        VersionKey(t.url, static_cast<uint32_t>(i - t.cut + 1)),
+                                        EncodeVersion(t.versions[i]), 0, "versions"));
     }
-    for (auto& [holder, members] : groups) {
-      bool shown = false;
-      for (DocId m : members) {
-        StatusOr<bool> has = HasUrls(doc_urls.get(), m);
-        if (!has.ok()) return has.status();
-        shown = shown || *has;
-      }
-      if (shown) {
-        for (DocId m : members) result_->documents_kept += unshown.count(m);
-      } else {
-        removed_.insert(removed_.end(), members.begin(), members.end());
-      }
+    for (size_t seq = n - t.cut + 1; seq <= n; ++seq) {
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Del(d_.versions, VersionKey(t.url, static_cast<uint32_t>(seq)), {}, "versions"));
     }
-    std::sort(removed_.begin(), removed_.end());
-    return OkStatus();
+    if (!t.whole) return OkStatus();
+    SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.urls, UrlKey(t.name), {}, "urls"));
+    return ops_.Del(d_.url_names, Key64(t.url).view(), {}, "url_names");
   }
 
   // Deletes `doc`'s record and everything filed for it. Entries the write buffers hold (a
@@ -502,37 +474,17 @@ class Forgetter {
     return OkStatus();
   }
 
-  // The cluster whose root is `root` lost members: its remaining members are read and split
-  // into parts (RecomputeCluster); each part of two or more is a cluster.
-  Status Recompute(ClusterId root) {
-    StatusOr<std::vector<DocId>> all = ClusterMembers(ops_, root);
-    if (!all.ok()) return all.status();
-    std::vector<DocId> members;
-    for (DocId m : *all) {
-      if (!std::binary_search(removed_.begin(), removed_.end(), m)) members.push_back(m);
+
+  // A cluster that lost members (the plan's recomputation): its members leave it, and each part
+  // of two or more becomes a cluster.
+  Status WriteParts(const Recomputation& c) {
+    for (DocId m : c.members) {
       SHINGLED_RETURN_IF_ERROR(ops_.Del(d_.cluster_parent, Key64(m).view(), {}, "cluster_parent"));
     }
     SHINGLED_RETURN_IF_ERROR(
-        ops_.Del(d_.cluster_members, Key64(root).view(), {}, "cluster_members"));
+        ops_.Del(d_.cluster_members, Key64(c.root).view(), {}, "cluster_members"));
     --clusters_delta_;
-    std::sort(members.begin(), members.end());
-    std::vector<RemainingMember> remaining(members.size());
-    for (size_t i = 0; i < members.size(); ++i) {
-      RemainingMember& m = remaining[i];
-      m.doc = members[i];
-      StatusOr<DocumentRecord> rec = ReadDocument(ops_, m.doc);
-      if (!rec.ok()) return rec.status();
-      m.holder = rec->has_sketch() ? m.doc : rec->rep;
-      if (!rec->has_sketch()) continue;
-      m.sketch = SketchOf(*rec);
-      SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, m.doc, &m.verify, &m.verify_known));
-      if (m.verify_known) m.sketch.verify_sample = m.verify;
-    }
-    const std::vector<ClusterPart> parts =
-        RecomputeCluster(root, remaining, store_.options_, store_.params_);
-    ++result_->clusters_recomputed;
-    if (parts.size() > 1) ++result_->clusters_split;
-    for (const ClusterPart& part : parts) {
+    for (const ClusterPart& part : c.parts) {
       if (part.docs.size() < 2) continue;
       const Key64 id_key(part.id);
       for (DocId m : part.docs) {
@@ -573,14 +525,13 @@ class Forgetter {
     return OkStatus();
   }
 
+
   TxnOps& ops_;
   const Dbis& d_;
   StoreImpl& store_;
   ForgetResult* result_;
-  std::vector<std::pair<UrlId, std::string>> urls_;
+  std::vector<UrlTrim> trims_;  // the URLs the step trims, in the order chosen
   SweepCache sweeps_;
-  std::set<DocId> shown_;       // the documents of the URL being removed
-  std::set<DocId> candidates_;  // the documents of every forgotten URL
   std::vector<DocId> removed_;  // sorted
   int64_t clusters_delta_ = 0;
 };
@@ -698,7 +649,7 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
     internal::Forgetter forgetter(ops, *impl_, &result);
     SHINGLED_RETURN_IF_ERROR(forgetter.Takedown(options, *prefixes));
     if (options.dry_run) {
-      // Everything was computed in this transaction; it is aborted, not committed.
+      // The step was planned and nothing written; the transaction is aborted all the same.
       dry_run_done = true;
       return FailedPreconditionError("dry run");
     }

@@ -1,13 +1,16 @@
 // What forgetting removes and how a cluster falls apart, written once for every engine (FORMAT.md,
-// "Forgetting"). An engine reads a URL's versions or a cluster's members its own way, asks these
-// functions, then writes the removals; they read and write nothing.
+// "Forgetting"). An engine reads the URLs a step looks at its own way, trims them by these rules,
+// plans the step (PlanRemovals, which reads through the engine's ForgetReads and writes nothing),
+// then writes the plan. A dry run is the plan alone.
 #ifndef SHINGLED_STORE_INTERNAL_FORGET_RULES_H_
 #define SHINGLED_STORE_INTERNAL_FORGET_RULES_H_
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "dedup/sketch.h"
 #include "store/internal/codec.h"
 #include "store/types.h"
@@ -49,6 +52,63 @@ std::vector<ClusterPart> RecomputeCluster(ClusterId old_root,
                                           std::span<const RemainingMember> members,
                                           const StoreOptions& options,
                                           const dedup::SketchParams& params);
+
+// A URL a forgetting step looks at: its versions, oldest first, of which the `cut` oldest go.
+// A whole URL goes with every version (cut == versions.size()).
+struct UrlTrim {
+  UrlId url = 0;
+  std::string name;
+  std::vector<VersionRecord> versions;
+  size_t cut = 0;
+  bool whole = false;
+};
+
+// The documents of `trim`'s versions that go and that none of its remaining versions shows: the
+// URL shows them no more.
+std::vector<DocId> DroppedDocuments(const UrlTrim& trim);
+
+// What planning reads, each engine from its own layout, before anything is written.
+class ForgetReads {
+ public:
+  virtual ~ForgetReads() = default;
+  // The URLs with a version showing `doc`.
+  virtual StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) = 0;
+  // The document whose sketch `doc` uses: `doc` itself, or its representative.
+  virtual StatusOr<DocId> HolderOf(DocId doc) = 0;
+  // The documents that name `holder` as their representative.
+  virtual StatusOr<std::vector<DocId>> SharersOf(DocId holder) = 0;
+  // The id of `doc`'s cluster, and its members by id ({doc} alone when it is in none).
+  virtual StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* members) = 0;
+  // `doc` as its cluster's recomputation reads it.
+  virtual StatusOr<RemainingMember> ReadMember(DocId doc) = 0;
+};
+
+// A cluster that loses members: its members before, and the parts the rest fall into.
+struct Recomputation {
+  ClusterId root = 0;
+  std::vector<DocId> members;  // by id, the removed ones included
+  std::vector<ClusterPart> parts;
+};
+
+// What a step removes beyond its URLs and versions.
+struct RemovalPlan {
+  // The documents that go, by id: those no URL shows any more, each with its holder's whole
+  // group (the holder and its sharers), and only when no member of the group is still shown.
+  std::vector<DocId> removed;
+  // Documents no URL shows any more that stay, because a member of their group is still shown.
+  uint64_t documents_kept = 0;
+  std::vector<Recomputation> clusters;  // by root
+};
+
+// Plans a step that trims `trims` (one entry per URL).
+StatusOr<RemovalPlan> PlanRemovals(std::span<const UrlTrim> trims, ForgetReads& reads,
+                                   const StoreOptions& options,
+                                   const dedup::SketchParams& params);
+
+// A step's answer: the URLs and versions of `trims`, the first `list_limit` whole URLs' names,
+// and the plan's documents and clusters. Leaves `more` and `record` as they are.
+void CountPlan(std::span<const UrlTrim> trims, const RemovalPlan& plan, size_t list_limit,
+               ForgetResult* result);
 
 }  // namespace shingled::store::internal
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "tests/store/synthetic.h"
@@ -111,6 +112,126 @@ TEST_F(RecomputeTest, NearCopiesStayOnePartUnderTheirSmallestIdWhenTheRootWent) 
   ASSERT_EQ(parts.size(), 1u);
   EXPECT_EQ(parts[0].id, 2u);
   EXPECT_EQ(parts[0].docs, (std::vector<DocId>{2, 3, 7}));
+}
+
+// A store in memory, as planning reads it: which URLs show a document, each document's holder,
+// and its cluster.
+class MemoryReads : public ForgetReads {
+ public:
+  std::map<DocId, std::vector<UrlId>> urls;
+  std::map<DocId, DocId> holder;      // absent: its own
+  std::map<DocId, ClusterId> cluster;  // absent: a singleton
+  std::map<DocId, RemainingMember> members;
+  std::vector<DocId> read_members;
+
+  StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) override { return urls[doc]; }
+  StatusOr<DocId> HolderOf(DocId doc) override {
+    return holder.contains(doc) ? holder[doc] : doc;
+  }
+  StatusOr<std::vector<DocId>> SharersOf(DocId h) override {
+    std::vector<DocId> out;
+    for (const auto& [doc, of] : holder) {
+      if (of == h) out.push_back(doc);
+    }
+    return out;
+  }
+  StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* out) override {
+    if (!cluster.contains(doc)) {
+      *out = {doc};
+      return doc;
+    }
+    out->clear();
+    for (const auto& [m, root] : cluster) {
+      if (root == cluster[doc]) out->push_back(m);
+    }
+    return cluster[doc];
+  }
+  StatusOr<RemainingMember> ReadMember(DocId doc) override {
+    read_members.push_back(doc);
+    return members.at(doc);
+  }
+};
+
+UrlTrim Whole(UrlId url, const std::vector<DocId>& docs) {
+  UrlTrim t;
+  t.url = url;
+  t.name = "https://x.example/" + std::to_string(url);
+  for (DocId d : docs) t.versions.push_back(At(10, d));
+  t.cut = docs.size();
+  t.whole = true;
+  return t;
+}
+
+TEST(PlanRemovalsTest, ADocumentGoesWhenNoOtherUrlShowsIt) {
+  MemoryReads reads;
+  reads.urls = {{1, {10, 11}}, {2, {10}}};  // URL 10 shows 1 and 2; URL 11 shows 1 too
+  const std::vector<UrlTrim> trims{Whole(10, {1, 2})};
+  StatusOr<RemovalPlan> plan = PlanRemovals(trims, reads, StoreOptions{}, dedup::SketchParams{});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->removed, (std::vector<DocId>{2}));
+  EXPECT_EQ(plan->documents_kept, 0u);
+  EXPECT_TRUE(plan->clusters.empty());
+  ForgetResult result;
+  CountPlan(trims, *plan, 0, &result);
+  EXPECT_EQ(result.urls, 1u);
+  EXPECT_EQ(result.versions, 2u);
+  EXPECT_EQ(result.documents, 1u);
+  EXPECT_TRUE(result.listed.empty());
+}
+
+// A trimmed URL still shows the documents of the versions it keeps.
+TEST(PlanRemovalsTest, APartialTrimDropsOnlyWhatItsKeptVersionsDoNotShow) {
+  MemoryReads reads;
+  reads.urls = {{1, {10}}, {2, {10}}};
+  UrlTrim t = Whole(10, {1, 2, 1, 3});
+  t.whole = false;
+  t.cut = 2;  // versions of 1 and 2 go; 1 and 3 stay
+  EXPECT_EQ(DroppedDocuments(t), (std::vector<DocId>{2}));
+  StatusOr<RemovalPlan> plan =
+      PlanRemovals(std::vector<UrlTrim>{t}, reads, StoreOptions{}, dedup::SketchParams{});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->removed, (std::vector<DocId>{2}));
+}
+
+// A group (a holder and the documents sharing its sketch) goes whole, and only when no member
+// is shown: the unshown ones of a shown group are kept.
+TEST(PlanRemovalsTest, AGroupGoesWholeOrStays) {
+  MemoryReads reads;
+  reads.urls = {{1, {10}}, {2, {11}}, {3, {12}}};
+  reads.holder = {{2, 1}, {3, 1}};
+  StatusOr<RemovalPlan> plan = PlanRemovals(std::vector<UrlTrim>{Whole(10, {1}), Whole(11, {2})},
+                                            reads, StoreOptions{}, dedup::SketchParams{});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->removed.empty());
+  EXPECT_EQ(plan->documents_kept, 2u);
+  plan = PlanRemovals(std::vector<UrlTrim>{Whole(10, {1}), Whole(11, {2}), Whole(12, {3})}, reads,
+                      StoreOptions{}, dedup::SketchParams{});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->removed, (std::vector<DocId>{1, 2, 3}));
+  EXPECT_EQ(plan->documents_kept, 0u);
+}
+
+// A cluster that loses a member is recomputed from the members that remain, read once each.
+TEST_F(RecomputeTest, APlanRecomputesTheClusterOfARemovedDocument) {
+  options_.verified_threshold = 0.5;
+  MemoryReads reads;
+  reads.urls = {{1, {10}}, {2, {11}}, {3, {12}}};
+  reads.cluster = {{1, 1}, {2, 1}, {3, 1}};
+  reads.members = {{1, Holder(1, Range(0, 1000))}, {3, Holder(3, Range(400, 1000))}};
+  StatusOr<RemovalPlan> plan =
+      PlanRemovals(std::vector<UrlTrim>{Whole(11, {2})}, reads, options_, params_);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->removed, (std::vector<DocId>{2}));
+  ASSERT_EQ(plan->clusters.size(), 1u);
+  EXPECT_EQ(plan->clusters[0].root, 1u);
+  EXPECT_EQ(plan->clusters[0].members, (std::vector<DocId>{1, 2, 3}));
+  EXPECT_EQ(plan->clusters[0].parts.size(), 2u);  // J(1, 3) = 0.43: they part
+  EXPECT_EQ(reads.read_members, (std::vector<DocId>{1, 3}));
+  ForgetResult result;
+  CountPlan(std::vector<UrlTrim>{Whole(11, {2})}, *plan, 5, &result);
+  EXPECT_EQ(result.clusters_recomputed, 1u);
+  EXPECT_EQ(result.clusters_split, 1u);
+  EXPECT_EQ(result.listed, (std::vector<std::string>{"https://x.example/11"}));
 }
 
 }  // namespace
