@@ -57,8 +57,9 @@ ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
 
 
 // 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
-// mark key a URL, claims under the URL itself).
-constexpr int kFormat = 2;
+// mark key a URL, claims under the URL itself). 3: the sharers of a holder listed (Open upgrades a
+// state of format 2).
+constexpr int kFormat = 3;
 // Applying a batch again from its start when another daemon raced it (a URL or a content claimed
 // at the same moment, a version appended to the same URL): every step is idempotent.
 constexpr int kBatchAttempts = 5;
@@ -92,6 +93,8 @@ std::string DocKey(DocId doc) { return IdBucket('D', doc, 4); }
 std::string DocUrlsKey(DocId doc) { return IdBucket('k', doc, 4); }
 std::string LinksKey(DocId doc) { return IdBucket('L', doc, 4); }
 std::string SizeKey(DocId root) { return IdBucket('z', root, 6); }
+// The documents naming `holder` as their representative (forgetting finds a holder's group there).
+std::string SharersKey(DocId holder) { return IdBucket('r', holder, 6); }
 std::string UrlNameKey(UrlId url) { return IdBucket('n', url, 4); }
 // The command that reads a URL's versions field, and the field of its reply (nil: none).
 Command ReadVersions(UrlId url) { return Cmd({"HGET", VersionsKey(url), VersionsField(url)}); }
@@ -448,6 +451,7 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
     std::vector<Command> set;
     for (const auto& [f, v] : fields) set.push_back(Cmd({"HSETNX", kMetaKey, f, v}));
     SHINGLED_RETURN_IF_ERROR(Round(set).status());
+    SHINGLED_RETURN_IF_ERROR(UpgradeState());
   } else {
     auto format = client_->Run(Cmd({"HGET", kMetaKey, "format"}));
     if (!format.ok()) return format.status();
@@ -473,6 +477,41 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
     }
   }
   return OkStatus();
+}
+
+// Format 2 to 3: each document naming a representative is listed among its sharers, from a walk
+// of every record. The format changes last, so an upgrade cut short is walked again by the next
+// open (the adds are idempotent). The daemons of the earlier version must be stopped first: they
+// would file documents without listing them.
+Status RedisClusterStore::UpgradeState() {
+  auto format = client_->Run(Cmd({"HGET", kMetaKey, "format"}));
+  if (!format.ok()) return format.status();
+  if (format->str != "2") return OkStatus();
+  auto last = client_->Run(Cmd({"GET", kNextDoc}));
+  if (!last.ok()) return last.status();
+  uint64_t last_doc = 0;
+  if (!last->is_nil() && !ParseU64(last->str, &last_doc)) {
+    return DataLossError("redis: the document counter is not a number");
+  }
+  constexpr uint64_t kBucketsARound = 1024;
+  for (uint64_t b0 = 0; b0 <= (last_doc >> 4); b0 += kBucketsARound) {
+    std::vector<Command> reads;
+    for (uint64_t b = b0; b <= std::min(last_doc >> 4, b0 + kBucketsARound - 1); ++b)
+      reads.push_back(Cmd({"HGETALL", DocKey(b << 4)}));
+    auto buckets = client_->Pipeline(reads);
+    if (!buckets.ok()) return buckets.status();
+    std::vector<Command> adds;
+    for (const Reply& bucket : *buckets) {
+      for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
+        StatusOr<RedisDocument> d = DecodeRedisDocument(bucket.elements[i + 1].str);
+        if (!d.ok()) return DataLossError("redis: document " + bucket.elements[i].str + ": " +
+                                          d.status().message());
+        if (d->rep != 0) adds.push_back(AddToList(SharersKey(d->rep), Dec(d->rep), bucket.elements[i].str));
+      }
+    }
+    if (!adds.empty()) SHINGLED_RETURN_IF_ERROR(Round(adds).status());
+  }
+  return client_->Run(Cmd({"HSET", kMetaKey, "format", Dec(kFormat)})).status();
 }
 
 // --- sweeps ---
@@ -1280,6 +1319,8 @@ class RedisClusterStore::BatchApply {
 
   // 7. Records of the new documents written (before their postings: a daemon that finds a
   // posting finds its record), and which stored documents seen again get this batch's chunks.
+  // A document naming a representative is first filed under it (its sharers), in a round of its
+  // own: a record never names a holder that does not list it.
   Status WriteNewRecords() {
     std::vector<Command> cmds;
     for (NewDoc& nd : new_docs_) {
@@ -1293,10 +1334,16 @@ class RedisClusterStore::BatchApply {
       nd.equivalent_unrecorded = nd.equivalent != 0 && eq == nullptr;
       if (eq != nullptr) {
         nd.rec.rep = eq->rep != 0 ? eq->rep : nd.equivalent;
+        cmds.push_back(AddToList(SharersKey(nd.rec.rep), Dec(nd.rec.rep), Dec(nd.doc)));
       } else {
         SetSketch(s, &nd.rec);
       }
-      batch_records_[nd.doc] = &nd.rec;
+      batch_records_[nd.doc] = &nd.rec;  // a later equivalent in the batch names it
+    }
+    if (!cmds.empty()) SHINGLED_RETURN_IF_ERROR(Round(cmds).status());
+    cmds.clear();
+    for (NewDoc& nd : new_docs_) {
+      const dedup::Sketch& s = pages_[nd.page].sketch;
       cmds.push_back(Cmd({"HSET", DocKey(nd.doc), Dec(nd.doc), EncodeRedisDocument(nd.rec)}));
       // A new document's chunk record (`doc_chunks`), before its postings (FilePostings).
       if (!s.chunks.empty()) cmds.push_back(chunks::PutRecord(nd.doc, s.chunks, false));
@@ -2316,6 +2363,7 @@ class RedisClusterStore::Checker {
     SHINGLED_RETURN_IF_ERROR(ReadRecords());
     SHINGLED_RETURN_IF_ERROR(CheckIdenticalClaims());
     CheckClaimedRecords();
+    SHINGLED_RETURN_IF_ERROR(CheckSharers());
     SHINGLED_RETURN_IF_ERROR(CheckOwnClaims());
     SHINGLED_RETURN_IF_ERROR(ReadUrlNames());
     SHINGLED_RETURN_IF_ERROR(CheckUrlsAndVersions());
@@ -2410,6 +2458,30 @@ class RedisClusterStore::Checker {
                 ", which has no record");
       }
     }
+  }
+
+  // Each document naming a representative is listed among the representative's sharers.
+  Status CheckSharers() {
+    std::vector<Command> c;
+    std::vector<std::pair<DocId, DocId>> named;  // (document, its representative)
+    for (const auto& [id, d] : recs_) {
+      if (d.rep == 0) continue;
+      c.push_back(GetList(SharersKey(d.rep), Dec(d.rep)));
+      named.emplace_back(id, d.rep);
+    }
+    auto got = client_.Pipeline(c);
+    if (!got.ok()) return got.status();
+    for (size_t i = 0; i < named.size(); ++i) {
+      const auto [doc, rep] = named[i];
+      StatusOr<std::vector<uint64_t>> list = ParsePostingList((*got)[i]);
+      if (!list.ok()) {
+        Problem("the sharers of document " + Dec(rep) + ": " + list.status().message());
+      } else if (std::find(list->begin(), list->end(), doc) == list->end()) {
+        Problem("document " + Dec(doc) + " names representative " + Dec(rep) +
+                " but is not among its sharers");
+      }
+    }
+    return OkStatus();
   }
 
   // Each record's own claims name it: identical always, lexical and shingle when it owns them.
@@ -2588,6 +2660,10 @@ Status RedisClusterStore::health() const { return OkStatus(); }
 Status RedisClusterStore::WriteRoom() const { return OkStatus(); }
 const store::StoreOptions& RedisClusterStore::options() const { return options_; }
 const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
+
+namespace forgetting {
+std::string SharersKeyOf(DocId holder) { return SharersKey(holder); }
+}  // namespace forgetting
 
 // --- for the walks (redis/backend_walks.cc: KnownUrls, CloseSweep, ReopenSweep) ---
 

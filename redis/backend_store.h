@@ -77,6 +77,11 @@ inline constexpr int kSizeBucketShift = 6;  // roots per size bucket: 2^6
 extern const char* const kDocCounter;       // the last document id reserved
 }  // namespace listings
 
+// The keys of backend.cc that forgetting reads.
+namespace forgetting {
+std::string SharersKeyOf(store::DocId holder);  // the documents naming `holder` as representative
+}  // namespace forgetting
+
 // The helpers of redis/backend.cc that the reports and lost and found (backend_reports.cc) share.
 namespace reports {
 dedup::Sketch SketchOfRecordOf(const RedisDocument& rec);  // values as the record keeps them
@@ -112,6 +117,8 @@ class RedisClusterStore final : public store::Store {
 
   // Checks the cluster's settings and the meta hash (OpenRedisClusterStore).
   Status Open(const dedup::SketchContext& context);
+  // Open's upgrade of a state of the previous format (FORMAT.md, "The state's format").
+  Status UpgradeState();
 
   // The next Apply fails (Unavailable, nothing more written) when it reaches its `round`-th
   // pipeline (1-based): a daemon killed or a connection broken in the middle of a batch.

@@ -468,6 +468,48 @@ TEST_F(BackendTest, CheckNamesEachKindOfDamage) {
   }
 }
 
+// A document naming a representative is listed among its sharers, which Check verifies; a state
+// of format 2, made before that list, gets it when a writer opens it.
+TEST_F(BackendTest, TheSharersOfAHolderAreListedAndAFormat2StateIsUpgraded) {
+  auto redis = OpenRedis();
+  ASSERT_NE(redis, nullptr);
+  auto sweep = redis->OpenSweep("sharers", 0);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  Content copy = Near(1, 200, 0);
+  copy.variant = 1;  // the same shingles, other bytes: a lexical equivalent
+  const std::vector<store::PageInput> pages = {Page(Url(1, "base"), sweep->id, 1000, Near(1, 200, 0)),
+                                               Page(Url(1, "copy"), sweep->id, 1000, copy)};
+  auto applied = redis->Apply(pages);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  const store::DocId holder = (*applied)[0].doc, sharer = (*applied)[1].doc;
+  ASSERT_NE(holder, sharer);
+  auto check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->empty()) << check->front();
+
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  const std::string key = forgetting::SharersKeyOf(holder);
+  ASSERT_TRUE(client->Run(Cmd({"DEL", key})).ok());
+  check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  ASSERT_EQ(check->size(), 1u);
+  EXPECT_EQ(check->front(), "document " + std::to_string(sharer) + " names representative " +
+                                std::to_string(holder) + " but is not among its sharers");
+
+  // The state as format 2 left it: a writer's open lists the sharers again.
+  redis.reset();
+  ASSERT_TRUE(client->Run(Cmd({"HSET", "meta", "format", "2"})).ok());
+  redis = OpenRedis();
+  ASSERT_NE(redis, nullptr);
+  check = redis->Check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->empty()) << check->front();
+  auto format = client->Run(Cmd({"HGET", "meta", "format"}));
+  ASSERT_TRUE(format.ok());
+  EXPECT_EQ(format->str, "3");
+}
+
 // A command that only reads (check, list, report: StoreOptions::create false) creates no state on
 // an empty cluster, and opens one that exists.
 TEST_F(BackendTest, AReadOnlyOpenOfAnEmptyClusterCreatesNothing) {
