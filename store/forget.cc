@@ -132,55 +132,76 @@ class LmdbForgetReads : public ForgetReads {
  public:
   explicit LmdbForgetReads(TxnOps& ops) : ops_(ops), d_(ops.dbis()) {}
 
-  StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) override {
-    return DupValues(d_.doc_urls, doc, "doc_urls");
+  StatusOr<std::vector<std::vector<UrlId>>> UrlsShowing(std::span<const DocId> docs) override {
+    return DupValues(d_.doc_urls, docs, "doc_urls");
   }
-  StatusOr<DocId> HolderOf(DocId doc) override {
-    std::string_view bytes;
-    SHINGLED_RETURN_IF_ERROR(
-        ops_.Get(d_.documents, Key64(doc).view(), &bytes, "document " + std::to_string(doc)));
-    StatusOr<DocId> rep = RepOf(bytes, doc);
-    if (!rep.ok()) return rep.status();
-    return *rep == 0 ? doc : *rep;
+  StatusOr<std::vector<DocId>> HoldersOf(std::span<const DocId> docs) override {
+    std::vector<DocId> out;
+    for (DocId doc : docs) {
+      std::string_view bytes;
+      SHINGLED_RETURN_IF_ERROR(
+          ops_.Get(d_.documents, Key64(doc).view(), &bytes, "document " + std::to_string(doc)));
+      StatusOr<DocId> rep = RepOf(bytes, doc);
+      if (!rep.ok()) return rep.status();
+      out.push_back(*rep == 0 ? doc : *rep);
+    }
+    return out;
   }
-  StatusOr<std::vector<DocId>> SharersOf(DocId holder) override {
-    return DupValues(d_.rep_docs, holder, "rep_docs");
+  StatusOr<std::vector<std::vector<DocId>>> SharersOf(std::span<const DocId> holders) override {
+    return DupValues(d_.rep_docs, holders, "rep_docs");
   }
-  StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* members) override {
-    StatusOr<ClusterId> root = FindCluster(ops_, doc);
-    if (!root.ok()) return root.status();
-    StatusOr<std::vector<DocId>> all = ClusterMembers(ops_, *root);
-    if (!all.ok()) return all.status();
-    *members = std::move(all).value();
-    return root;
+  StatusOr<std::vector<ClusterId>> RootsOf(std::span<const DocId> docs) override {
+    std::vector<ClusterId> out;
+    for (DocId doc : docs) {
+      StatusOr<ClusterId> root = FindCluster(ops_, doc);
+      if (!root.ok()) return root.status();
+      out.push_back(*root);
+    }
+    return out;
   }
-  StatusOr<RemainingMember> ReadMember(DocId doc) override {
-    RemainingMember m;
-    m.doc = doc;
-    StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
-    if (!rec.ok()) return rec.status();
-    m.holder = rec->has_sketch() ? doc : rec->rep;
-    if (!rec->has_sketch()) return m;
-    m.sketch = SketchOf(*rec);
-    SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, doc, &m.verify, &m.verify_known));
-    if (m.verify_known) m.sketch.verify_sample = m.verify;
-    return m;
+  StatusOr<std::vector<std::vector<DocId>>> MembersOf(std::span<const ClusterId> roots) override {
+    std::vector<std::vector<DocId>> out;
+    for (ClusterId root : roots) {
+      StatusOr<std::vector<DocId>> members = ClusterMembers(ops_, root);
+      if (!members.ok()) return members.status();
+      out.push_back(std::move(members).value());
+    }
+    return out;
+  }
+  StatusOr<std::vector<RemainingMember>> ReadMembers(std::span<const DocId> docs) override {
+    std::vector<RemainingMember> out;
+    for (DocId doc : docs) {
+      RemainingMember& m = out.emplace_back();
+      m.doc = doc;
+      StatusOr<DocumentRecord> rec = ReadDocument(ops_, doc);
+      if (!rec.ok()) return rec.status();
+      m.holder = rec->has_sketch() ? doc : rec->rep;
+      if (!rec->has_sketch()) continue;
+      m.sketch = SketchOf(*rec);
+      SHINGLED_RETURN_IF_ERROR(ReadVerifySample(ops_, doc, &m.verify, &m.verify_known));
+      if (m.verify_known) m.sketch.verify_sample = m.verify;
+    }
+    return out;
   }
 
  private:
-  // The 8-byte big-endian ids filed under `key` in the DUPSORT table `dbi`.
-  StatusOr<std::vector<uint64_t>> DupValues(MDB_dbi dbi, uint64_t key, const char* what) {
+  // The 8-byte big-endian ids filed under each key in the DUPSORT table `dbi`.
+  StatusOr<std::vector<std::vector<uint64_t>>> DupValues(MDB_dbi dbi, std::span<const uint64_t> keys,
+                                                         const char* what) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, what);
-    Key64 k64(key);
-    MDB_val k = Val(k64.view()), v;
-    std::vector<uint64_t> out;
-    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
-    for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
-      if (v.mv_size != 8) return DataLossError(std::string("a ") + what + " entry is not 8 bytes");
-      out.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
+    std::vector<std::vector<uint64_t>> out;
+    for (uint64_t key : keys) {
+      Key64 k64(key);
+      MDB_val k = Val(k64.view()), v;
+      std::vector<uint64_t>& values = out.emplace_back();
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
+      for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
+        if (v.mv_size != 8) return DataLossError(std::string("a ") + what + " entry is not 8 bytes");
+        values.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
+      }
+      if (rc != MDB_NOTFOUND) return ops_.Fail(rc, what);
     }
-    if (rc != MDB_NOTFOUND) return ops_.Fail(rc, what);
     return out;
   }
 

@@ -88,21 +88,97 @@ class Showing {
     for (const auto& [doc, urls] : dropped_by_) out.push_back(doc);
     return out;
   }
-  // Whether a URL still shows `doc` once the trims are written.
-  StatusOr<bool> Shown(DocId doc) {
-    StatusOr<std::vector<UrlId>> urls = reads_.UrlsShowing(doc);
+  // Those of `docs` that no URL shows once the trims are written.
+  StatusOr<std::vector<DocId>> Unshown(std::span<const DocId> docs) {
+    StatusOr<std::vector<std::vector<UrlId>>> urls = reads_.UrlsShowing(docs);
     if (!urls.ok()) return urls.status();
-    auto it = dropped_by_.find(doc);
-    for (UrlId u : *urls) {
-      if (it == dropped_by_.end() || !it->second.contains(u)) return true;
+    std::vector<DocId> out;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      auto it = dropped_by_.find(docs[i]);
+      const bool shown = std::any_of((*urls)[i].begin(), (*urls)[i].end(), [&](UrlId u) {
+        return it == dropped_by_.end() || !it->second.contains(u);
+      });
+      if (!shown) out.push_back(docs[i]);
     }
-    return false;
+    return out;
   }
 
  private:
   ForgetReads& reads_;
   std::map<DocId, std::set<UrlId>> dropped_by_;
 };
+
+// The groups of the documents no URL shows any more: each goes whole when no member is shown,
+// else its unshown members stay (plan->documents_kept).
+Status PlanGroups(Showing& showing, ForgetReads& reads, RemovalPlan* plan) {
+  StatusOr<std::vector<DocId>> unshown = showing.Unshown(showing.Dropped());
+  if (!unshown.ok()) return unshown.status();
+  StatusOr<std::vector<DocId>> holders_of = reads.HoldersOf(*unshown);
+  if (!holders_of.ok()) return holders_of.status();
+  const std::set<DocId> holder_set(holders_of->begin(), holders_of->end());
+  const std::vector<DocId> holders(holder_set.begin(), holder_set.end());
+  StatusOr<std::vector<std::vector<DocId>>> sharers = reads.SharersOf(holders);
+  if (!sharers.ok()) return sharers.status();
+  const std::set<DocId> unshown_set(unshown->begin(), unshown->end());
+  std::vector<DocId> others;  // group members whose URLs are not read yet
+  for (size_t i = 0; i < holders.size(); ++i) {
+    (*sharers)[i].push_back(holders[i]);
+    for (DocId m : (*sharers)[i]) {
+      if (!unshown_set.contains(m)) others.push_back(m);
+    }
+  }
+  StatusOr<std::vector<DocId>> others_unshown = showing.Unshown(others);
+  if (!others_unshown.ok()) return others_unshown.status();
+  std::set<DocId> gone(unshown_set);
+  gone.insert(others_unshown->begin(), others_unshown->end());
+  for (const std::vector<DocId>& group : *sharers) {
+    const bool shown = std::any_of(group.begin(), group.end(),
+                                   [&](DocId m) { return !gone.contains(m); });
+    if (shown) {
+      for (DocId m : group) plan->documents_kept += unshown_set.count(m);
+    } else {
+      plan->removed.insert(plan->removed.end(), group.begin(), group.end());
+    }
+  }
+  std::sort(plan->removed.begin(), plan->removed.end());
+  plan->removed.erase(std::unique(plan->removed.begin(), plan->removed.end()),
+                      plan->removed.end());
+  return OkStatus();
+}
+
+// The clusters the removed documents leave, recomputed from the members that remain.
+Status PlanClusters(ForgetReads& reads, const StoreOptions& options,
+                    const dedup::SketchParams& params, RemovalPlan* plan) {
+  const std::vector<DocId>& removed = plan->removed;
+  StatusOr<std::vector<ClusterId>> roots_of = reads.RootsOf(removed);
+  if (!roots_of.ok()) return roots_of.status();
+  const std::set<ClusterId> root_set(roots_of->begin(), roots_of->end());
+  const std::vector<ClusterId> roots(root_set.begin(), root_set.end());
+  StatusOr<std::vector<std::vector<DocId>>> members = reads.MembersOf(roots);
+  if (!members.ok()) return members.status();
+  std::vector<DocId> remaining;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if ((*members)[i].size() < 2) continue;
+    for (DocId m : (*members)[i]) {
+      if (!std::binary_search(removed.begin(), removed.end(), m)) remaining.push_back(m);
+    }
+  }
+  StatusOr<std::vector<RemainingMember>> read = reads.ReadMembers(remaining);
+  if (!read.ok()) return read.status();
+  std::map<DocId, RemainingMember*> by_doc;
+  for (RemainingMember& m : *read) by_doc[m.doc] = &m;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if ((*members)[i].size() < 2) continue;
+    std::vector<RemainingMember> rest;
+    for (DocId m : (*members)[i]) {
+      if (auto it = by_doc.find(m); it != by_doc.end()) rest.push_back(std::move(*it->second));
+    }
+    std::vector<ClusterPart> parts = RecomputeCluster(roots[i], rest, options, params);
+    plan->clusters.push_back(
+        Recomputation{roots[i], std::move((*members)[i]), std::move(parts)});
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -111,52 +187,8 @@ StatusOr<RemovalPlan> PlanRemovals(std::span<const UrlTrim> trims, ForgetReads& 
                                    const dedup::SketchParams& params) {
   RemovalPlan plan;
   Showing showing(trims, reads);
-  std::set<DocId> unshown;
-  std::set<DocId> holders;
-  for (DocId doc : showing.Dropped()) {
-    StatusOr<bool> shown = showing.Shown(doc);
-    if (!shown.ok()) return shown.status();
-    if (*shown) continue;
-    StatusOr<DocId> holder = reads.HolderOf(doc);
-    if (!holder.ok()) return holder.status();
-    unshown.insert(doc);
-    holders.insert(*holder);
-  }
-  for (DocId holder : holders) {
-    StatusOr<std::vector<DocId>> group = reads.SharersOf(holder);
-    if (!group.ok()) return group.status();
-    group->push_back(holder);
-    bool shown = false;
-    for (DocId m : *group) {
-      StatusOr<bool> s = unshown.contains(m) ? false : showing.Shown(m);
-      if (!s.ok()) return s.status();
-      shown = shown || *s;
-    }
-    if (shown) {
-      for (DocId m : *group) plan.documents_kept += unshown.count(m);
-    } else {
-      plan.removed.insert(plan.removed.end(), group->begin(), group->end());
-    }
-  }
-  std::sort(plan.removed.begin(), plan.removed.end());
-  std::map<ClusterId, std::vector<DocId>> clusters;
-  for (DocId doc : plan.removed) {
-    std::vector<DocId> members;
-    StatusOr<ClusterId> root = reads.ClusterOf(doc, &members);
-    if (!root.ok()) return root.status();
-    if (members.size() > 1) clusters.emplace(*root, std::move(members));
-  }
-  for (auto& [root, members] : clusters) {
-    std::vector<RemainingMember> remaining;
-    for (DocId m : members) {
-      if (std::binary_search(plan.removed.begin(), plan.removed.end(), m)) continue;
-      StatusOr<RemainingMember> member = reads.ReadMember(m);
-      if (!member.ok()) return member.status();
-      remaining.push_back(std::move(member).value());
-    }
-    std::vector<ClusterPart> parts = RecomputeCluster(root, remaining, options, params);
-    plan.clusters.push_back(Recomputation{root, std::move(members), std::move(parts)});
-  }
+  SHINGLED_RETURN_IF_ERROR(PlanGroups(showing, reads, &plan));
+  SHINGLED_RETURN_IF_ERROR(PlanClusters(reads, options, params, &plan));
   return plan;
 }
 

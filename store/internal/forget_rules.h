@@ -67,20 +67,24 @@ struct UrlTrim {
 // URL shows them no more.
 std::vector<DocId> DroppedDocuments(const UrlTrim& trim);
 
-// What planning reads, each engine from its own layout, before anything is written.
+// What planning reads, each engine from its own layout, before anything is written. Each read
+// takes many ids and answers in their order, so that an engine that pays a round trip a read
+// (Redis) pays it once for all.
 class ForgetReads {
  public:
   virtual ~ForgetReads() = default;
-  // The URLs with a version showing `doc`.
-  virtual StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) = 0;
-  // The document whose sketch `doc` uses: `doc` itself, or its representative.
-  virtual StatusOr<DocId> HolderOf(DocId doc) = 0;
-  // The documents that name `holder` as their representative.
-  virtual StatusOr<std::vector<DocId>> SharersOf(DocId holder) = 0;
-  // The id of `doc`'s cluster, and its members by id ({doc} alone when it is in none).
-  virtual StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* members) = 0;
-  // `doc` as its cluster's recomputation reads it.
-  virtual StatusOr<RemainingMember> ReadMember(DocId doc) = 0;
+  // The URLs with a version showing each document.
+  virtual StatusOr<std::vector<std::vector<UrlId>>> UrlsShowing(std::span<const DocId> docs) = 0;
+  // The document whose sketch each document uses: itself, or its representative.
+  virtual StatusOr<std::vector<DocId>> HoldersOf(std::span<const DocId> docs) = 0;
+  // The documents that name each holder as their representative.
+  virtual StatusOr<std::vector<std::vector<DocId>>> SharersOf(std::span<const DocId> holders) = 0;
+  // The id (root) of each document's cluster: itself when it is in none.
+  virtual StatusOr<std::vector<ClusterId>> RootsOf(std::span<const DocId> docs) = 0;
+  // The members of each cluster, by id ({root} for a document in none).
+  virtual StatusOr<std::vector<std::vector<DocId>>> MembersOf(std::span<const ClusterId> roots) = 0;
+  // Each document as its cluster's recomputation reads it.
+  virtual StatusOr<std::vector<RemainingMember>> ReadMembers(std::span<const DocId> docs) = 0;
 };
 
 // A cluster that loses members: its members before, and the parts the rest fall into.

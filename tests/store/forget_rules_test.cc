@@ -119,36 +119,54 @@ TEST_F(RecomputeTest, NearCopiesStayOnePartUnderTheirSmallestIdWhenTheRootWent) 
 class MemoryReads : public ForgetReads {
  public:
   std::map<DocId, std::vector<UrlId>> urls;
-  std::map<DocId, DocId> holder;      // absent: its own
+  std::map<DocId, DocId> holder;       // absent: its own
   std::map<DocId, ClusterId> cluster;  // absent: a singleton
   std::map<DocId, RemainingMember> members;
   std::vector<DocId> read_members;
 
-  StatusOr<std::vector<UrlId>> UrlsShowing(DocId doc) override { return urls[doc]; }
-  StatusOr<DocId> HolderOf(DocId doc) override {
-    return holder.contains(doc) ? holder[doc] : doc;
+  StatusOr<std::vector<std::vector<UrlId>>> UrlsShowing(std::span<const DocId> docs) override {
+    std::vector<std::vector<UrlId>> out;
+    for (DocId d : docs) out.push_back(urls[d]);
+    return out;
   }
-  StatusOr<std::vector<DocId>> SharersOf(DocId h) override {
+  StatusOr<std::vector<DocId>> HoldersOf(std::span<const DocId> docs) override {
     std::vector<DocId> out;
-    for (const auto& [doc, of] : holder) {
-      if (of == h) out.push_back(doc);
+    for (DocId d : docs) out.push_back(holder.contains(d) ? holder[d] : d);
+    return out;
+  }
+  StatusOr<std::vector<std::vector<DocId>>> SharersOf(std::span<const DocId> holders) override {
+    std::vector<std::vector<DocId>> out;
+    for (DocId h : holders) {
+      std::vector<DocId>& group = out.emplace_back();
+      for (const auto& [doc, of] : holder) {
+        if (of == h) group.push_back(doc);
+      }
     }
     return out;
   }
-  StatusOr<ClusterId> ClusterOf(DocId doc, std::vector<DocId>* out) override {
-    if (!cluster.contains(doc)) {
-      *out = {doc};
-      return doc;
-    }
-    out->clear();
-    for (const auto& [m, root] : cluster) {
-      if (root == cluster[doc]) out->push_back(m);
-    }
-    return cluster[doc];
+  StatusOr<std::vector<ClusterId>> RootsOf(std::span<const DocId> docs) override {
+    std::vector<ClusterId> out;
+    for (DocId d : docs) out.push_back(cluster.contains(d) ? cluster[d] : d);
+    return out;
   }
-  StatusOr<RemainingMember> ReadMember(DocId doc) override {
-    read_members.push_back(doc);
-    return members.at(doc);
+  StatusOr<std::vector<std::vector<DocId>>> MembersOf(std::span<const ClusterId> roots) override {
+    std::vector<std::vector<DocId>> out;
+    for (ClusterId r : roots) {
+      std::vector<DocId>& m = out.emplace_back();
+      for (const auto& [doc, root] : cluster) {
+        if (root == r) m.push_back(doc);
+      }
+      if (m.empty()) m.push_back(r);
+    }
+    return out;
+  }
+  StatusOr<std::vector<RemainingMember>> ReadMembers(std::span<const DocId> docs) override {
+    std::vector<RemainingMember> out;
+    for (DocId d : docs) {
+      read_members.push_back(d);
+      out.push_back(members.at(d));
+    }
+    return out;
   }
 };
 
