@@ -2663,6 +2663,7 @@ const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
 
 namespace forgetting {
 std::string SharersKeyOf(DocId holder) { return SharersKey(holder); }
+Command GetSharers(DocId holder) { return GetList(SharersKey(holder), Dec(holder)); }
 }  // namespace forgetting
 
 // --- for the walks (redis/backend_walks.cc: KnownUrls, CloseSweep, ReopenSweep) ---

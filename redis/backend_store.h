@@ -26,6 +26,7 @@
 #include "redis/versions.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
+#include "store/internal/forget_rules.h"
 #include "store/store.h"
 
 namespace shingled::redis {
@@ -80,6 +81,7 @@ extern const char* const kDocCounter;       // the last document id reserved
 // The keys of backend.cc that forgetting reads.
 namespace forgetting {
 std::string SharersKeyOf(store::DocId holder);  // the documents naming `holder` as representative
+Command GetSharers(store::DocId holder);        // their list
 }  // namespace forgetting
 
 // The helpers of redis/backend.cc that the reports and lost and found (backend_reports.cc) share.
@@ -141,7 +143,8 @@ class RedisClusterStore final : public store::Store {
   StatusOr<store::SweepClosing> CloseSweep(store::SweepId id, int64_t end,
                                            const CloseSweepOptions& options) override;
   StatusOr<store::SweepReopening> ReopenSweep(store::SweepId id) override;
-  // Forgetting is not written for this backend yet: FailedPrecondition (capabilities()).
+  // Forgetting (redis/backend_forget.cc): a takedown is planned as on LMDB (dry runs answer);
+  // its writes are not built on this backend yet: FailedPrecondition (capabilities()).
   StatusOr<store::ForgetResult> Forget(const store::ForgetOptions& options) override;
   StatusOr<std::vector<store::ForgetRecord>> ForgetRecords(uint64_t after,
                                                            size_t limit) const override;
@@ -269,6 +272,15 @@ class RedisClusterStore final : public store::Store {
                   std::atomic<uint64_t>* walked = nullptr) const;
   // The last URL id reserved (`next:url`; 0 when none). REQUIRES: mu_ held.
   StatusOr<store::UrlId> LastUrlId() const;
+
+  // --- forgetting (redis/backend_forget.cc) ---
+  // Planning's reads (store/internal/forget_rules.h, ForgetReads), a pipelined round each.
+  friend class ForgetReadsOnCluster;
+  // The URLs a takedown takes, each with every version: at most options.max_urls, in URL order
+  // (`*more` when others match). A host or a prefix walks every URL (WalkUrls); takes mu_ itself.
+  StatusOr<std::vector<store::internal::UrlTrim>> TakedownUrls(
+      const store::ForgetOptions& options, const std::vector<std::string>& prefixes,
+      bool* more) const;
 
   // --- the listings (redis/backend_listings.cc) ---
   // The reads of store/internal/listings.h's algorithms, a pipelined round per block of ids.

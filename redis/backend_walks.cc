@@ -431,7 +431,7 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   return reopening;
 }
 
-// --- forgetting: not on this backend (store::Capabilities::forget) ---
+// --- forgetting: records and retention not on this backend (store::Capabilities::forget) ---
 
 namespace {
 Status ForgetRefused() {
@@ -441,10 +441,6 @@ Status ForgetRefused() {
       "store)");
 }
 }  // namespace
-
-StatusOr<store::ForgetResult> RedisClusterStore::Forget(const store::ForgetOptions&) {
-  return ForgetRefused();
-}
 
 StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint64_t,
                                                                             size_t) const {

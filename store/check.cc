@@ -15,6 +15,7 @@
 #include "store/internal/chunks.h"
 #include "store/internal/clusters.h"
 #include "store/internal/codec.h"
+#include "store/internal/forget_rules.h"
 #include "store/internal/store_impl.h"
 #include "store/internal/templates.h"
 #include "store/internal/verify.h"

@@ -88,32 +88,19 @@ StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes) {
   return r;
 }
 
-namespace {
-
-// The `urls` key ranges a takedown walks (FORMAT.md, "URLs": a key starts with the URL's first
-// 471 bytes, so a prefix of at most 400 bytes is a prefix of the key).
-StatusOr<std::vector<std::string>> ForgetPrefixes(const ForgetOptions& o) {
-  switch (o.scope) {
-    case ForgetScope::kUrl:
-      return std::vector<std::string>{};
-    case ForgetScope::kHost: {
-      std::string host = o.value;
-      std::transform(host.begin(), host.end(), host.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (host.find_first_of("/?#@ \t\r\n") != std::string::npos) {
-        return InvalidArgumentError("host '" + o.value +
-                                    "' is not a host name (\"example.com\" or "
-                                    "\"example.com:8080\", without a scheme or path)");
-      }
-      return ValidateScope({"http://" + host + "/", "https://" + host + "/"});
-    }
-    case ForgetScope::kPrefix:
-      return ValidateScope({o.value});
-    case ForgetScope::kRetention:
-      break;
-  }
-  return InvalidArgumentError("a takedown's scope is a URL, a host or a prefix");
+ForgetRecord TakedownRecord(const ForgetOptions& options, const ForgetResult& result) {
+  ForgetRecord record;
+  record.date = options.date;
+  record.scope = options.scope;
+  record.value_sha256 = Sha256(options.value);
+  record.urls = result.urls;
+  record.versions = result.versions;
+  record.documents = result.documents;
+  record.clusters_split = result.clusters_split;
+  return record;
 }
+
+namespace {
 
 // The flags byte and representative of a document record, without decoding its sketch.
 StatusOr<DocId> RepOf(std::string_view bytes, DocId doc) {
@@ -656,11 +643,7 @@ Status PublishRebuiltBuffer(TxnOps& ops, StoreImpl& store, DocId last_removed) {
 }  // namespace internal
 
 StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
-  if (options.value.empty()) return InvalidArgumentError("nothing to forget: the value is empty");
-  if (options.max_urls < 1 || options.max_urls > 1000000) {
-    return InvalidArgumentError("max_urls must be 1..1000000");
-  }
-  StatusOr<std::vector<std::string>> prefixes = internal::ForgetPrefixes(options);
+  StatusOr<std::vector<std::string>> prefixes = internal::ValidateTakedown(options);
   if (!prefixes.ok()) return prefixes.status();
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   ForgetResult result;
@@ -675,14 +658,7 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
       return FailedPreconditionError("dry run");
     }
     if (result.urls == 0) return OkStatus();
-    ForgetRecord record;
-    record.date = options.date;
-    record.scope = options.scope;
-    record.value_sha256 = internal::Sha256(options.value);
-    record.urls = result.urls;
-    record.versions = result.versions;
-    record.documents = result.documents;
-    record.clusters_split = result.clusters_split;
+    ForgetRecord record = internal::TakedownRecord(options, result);
     SHINGLED_RETURN_IF_ERROR(internal::AppendForgetRecord(ops, &record));
     result.record = record.id;
     return internal::PublishRebuiltBuffer(ops, *impl_, forgetter.last_removed());
@@ -693,12 +669,7 @@ StatusOr<ForgetResult> LmdbStore::Forget(const ForgetOptions& options) {
 }
 
 StatusOr<RetentionStep> LmdbStore::ApplyRetention(const RetentionOptions& options) {
-  if (options.max_urls < 1 || options.max_urls > 1000000) {
-    return InvalidArgumentError("retention max_urls must be 1..1000000");
-  }
-  if (options.max_version_age < 0 || options.max_gone_age < 0) {
-    return InvalidArgumentError("retention ages must not be negative");
-  }
+  SHINGLED_RETURN_IF_ERROR(internal::ValidateRetention(options));
   std::lock_guard<std::mutex> lock(impl_->write_mu_);
   RetentionStep step;
   Status s = impl_->RunWrite([&](internal::TxnOps& ops) -> Status {

@@ -1,13 +1,52 @@
 #include "store/internal/forget_rules.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
 #include "store/decide.h"
 #include "store/internal/components.h"
+#include "store/internal/sweeps.h"
 
 namespace shingled::store::internal {
+
+StatusOr<std::vector<std::string>> ValidateTakedown(const ForgetOptions& o) {
+  if (o.value.empty()) return InvalidArgumentError("nothing to forget: the value is empty");
+  if (o.max_urls < 1 || o.max_urls > 1000000) {
+    return InvalidArgumentError("max_urls must be 1..1000000");
+  }
+  switch (o.scope) {
+    case ForgetScope::kUrl:
+      return std::vector<std::string>{};
+    case ForgetScope::kHost: {
+      std::string host = o.value;
+      std::transform(host.begin(), host.end(), host.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (host.find_first_of("/?#@ \t\r\n") != std::string::npos) {
+        return InvalidArgumentError("host '" + o.value +
+                                    "' is not a host name (\"example.com\" or "
+                                    "\"example.com:8080\", without a scheme or path)");
+      }
+      return ValidateScope({"http://" + host + "/", "https://" + host + "/"});
+    }
+    case ForgetScope::kPrefix:
+      return ValidateScope({o.value});
+    case ForgetScope::kRetention:
+      break;
+  }
+  return InvalidArgumentError("a takedown's scope is a URL, a host or a prefix");
+}
+
+Status ValidateRetention(const RetentionOptions& o) {
+  if (o.max_urls < 1 || o.max_urls > 1000000) {
+    return InvalidArgumentError("retention max_urls must be 1..1000000");
+  }
+  if (o.max_version_age < 0 || o.max_gone_age < 0) {
+    return InvalidArgumentError("retention ages must not be negative");
+  }
+  return OkStatus();
+}
 
 RetentionCut RetentionCutOf(std::span<const VersionRecord> vs, const RetentionOptions& o) {
   if (vs.empty()) return {};
@@ -26,7 +65,8 @@ RetentionCut RetentionCutOf(std::span<const VersionRecord> vs, const RetentionOp
 std::vector<ClusterPart> RecomputeCluster(ClusterId old_root,
                                           std::span<const RemainingMember> members,
                                           const StoreOptions& o,
-                                          const dedup::SketchParams& params) {
+                                          const dedup::SketchParams& params,
+                                          const ComparePair& compare) {
   const size_t n = members.size();
   Components parts(n);
   if ((o.cluster_relations & kClusterExact) != 0) {
@@ -42,9 +82,18 @@ std::vector<ClusterPart> RecomputeCluster(ClusterId old_root,
     for (size_t earlier = 0; earlier < later; ++earlier) {
       if (!holds_sketch(earlier) || parts.Find(earlier) == parts.Find(later)) continue;
       const RemainingMember& e = members[earlier];
-      const dedup::Sketch& page = members[later].sketch;
-      const CandidateScreen screen = ScreenCandidate(page, e.sketch, o, params);
-      const CandidateDecision d = JudgeCandidate(e.doc, page, &e.sketch, screen, e.verify,
+      const dedup::Sketch* page = &members[later].sketch;
+      const dedup::Sketch* candidate = &e.sketch;
+      dedup::Sketch page_compared, candidate_compared;
+      if (compare) {
+        page_compared = *page;
+        candidate_compared = *candidate;
+        compare(&page_compared, &candidate_compared);
+        page = &page_compared;
+        candidate = &candidate_compared;
+      }
+      const CandidateScreen screen = ScreenCandidate(*page, *candidate, o, params);
+      const CandidateDecision d = JudgeCandidate(e.doc, *page, candidate, screen, e.verify,
                                                  e.verify_known, nullptr, o, params);
       if (d.joins) parts.Union(earlier, later);
     }
@@ -173,7 +222,8 @@ Status PlanClusters(ForgetReads& reads, const StoreOptions& options,
     for (DocId m : (*members)[i]) {
       if (auto it = by_doc.find(m); it != by_doc.end()) rest.push_back(std::move(*it->second));
     }
-    std::vector<ClusterPart> parts = RecomputeCluster(roots[i], rest, options, params);
+    std::vector<ClusterPart> parts =
+        RecomputeCluster(roots[i], rest, options, params, reads.PairComparison());
     plan->clusters.push_back(
         Recomputation{roots[i], std::move((*members)[i]), std::move(parts)});
   }

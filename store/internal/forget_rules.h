@@ -5,9 +5,12 @@
 #ifndef SHINGLED_STORE_INTERNAL_FORGET_RULES_H_
 #define SHINGLED_STORE_INTERNAL_FORGET_RULES_H_
 
+#include <array>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -16,6 +19,24 @@
 #include "store/types.h"
 
 namespace shingled::store::internal {
+
+// A takedown or retention pass as recorded (FORMAT.md, "Forgetting": the same bytes on every
+// engine), and its decoding (DataLoss naming what is wrong).
+std::string EncodeForgetRecord(const ForgetRecord& record);
+StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
+// The SHA-256 a forget record keeps of its scope's value.
+std::array<uint8_t, 32> Sha256(std::string_view bytes);
+// A takedown's record: its scope, the SHA-256 of its value, and what `result` counts went.
+ForgetRecord TakedownRecord(const ForgetOptions& options, const ForgetResult& result);
+
+// A takedown's options checked: the URL prefixes its scope covers (none for one URL: a host is
+// "http://H/" and "https://H/", a prefix is itself, by a sweep scope's rules), or InvalidArgument
+// for an empty value, a host or prefix that is not one, or max_urls out of 1..1,000,000. An
+// engine walks its URLs under these prefixes (on LMDB, a prefix of at most 400 bytes is a prefix
+// of the `urls` key: FORMAT.md, "URLs").
+StatusOr<std::vector<std::string>> ValidateTakedown(const ForgetOptions& options);
+// A retention step's options checked: max_urls in 1..1,000,000, no negative age.
+Status ValidateRetention(const RetentionOptions& options);
 
 // Retention's rule for one URL, its versions oldest first: the URL goes with every version when
 // its last version is not live and older than max_gone_age (when set); else the versions dated
@@ -48,10 +69,15 @@ struct ClusterPart {
   ClusterId id = 0;
   std::vector<DocId> docs;
 };
+// `compare`, when set, gives two members' sketches as the engine compares them (the later's
+// first): the Redis Cluster backend keeps 32 bits of each value and masks a pair to the bits both
+// keep.
+using ComparePair = std::function<void(dedup::Sketch* later, dedup::Sketch* earlier)>;
 std::vector<ClusterPart> RecomputeCluster(ClusterId old_root,
                                           std::span<const RemainingMember> members,
                                           const StoreOptions& options,
-                                          const dedup::SketchParams& params);
+                                          const dedup::SketchParams& params,
+                                          const ComparePair& compare = nullptr);
 
 // A URL a forgetting step looks at: its versions, oldest first, of which the `cut` oldest go.
 // A whole URL goes with every version (cut == versions.size()).
@@ -85,6 +111,8 @@ class ForgetReads {
   virtual StatusOr<std::vector<std::vector<DocId>>> MembersOf(std::span<const ClusterId> roots) = 0;
   // Each document as its cluster's recomputation reads it.
   virtual StatusOr<std::vector<RemainingMember>> ReadMembers(std::span<const DocId> docs) = 0;
+  // How two of them are compared (RecomputeCluster): as they are unless the engine says.
+  virtual ComparePair PairComparison() const { return nullptr; }
 };
 
 // A cluster that loses members: its members before, and the parts the rest fall into.

@@ -86,12 +86,6 @@ inline constexpr char kRetentionPassKey[] = "retention.pass";
 StatusOr<uint64_t> LastAllocatedId(TxnOps& ops, MDB_dbi dbi, const char* what,
                                    const char* meta_key);
 
-// A takedown record of `forgets` (FORMAT.md, "Forgetting"), and its decoding (DataLoss naming
-// what is wrong).
-std::string EncodeForgetRecord(const ForgetRecord& record);
-StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes);
-// The SHA-256 a forget record keeps of its scope's value.
-std::array<uint8_t, 32> Sha256(std::string_view bytes);
 // The counts of the retention pass in progress (meta `retention.pass`; zero when absent), as its
 // forget record will hold them; DataLoss if the entry does not decode.
 StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops);

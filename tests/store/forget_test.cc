@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/internal/codec.h"
+#include "store/internal/forget_rules.h"
 #include "store/internal/store_impl.h"
 #include "store/mapped_file.h"
 #include "tests/store/store_fixture.h"
@@ -16,9 +17,11 @@
 namespace shingled::store::testing {
 namespace {
 
-class ForgetTest : public StoreFixture {
+class ForgetTest : public StoreConformance {
  protected:
   void SetUp() override {
+    StoreConformance::SetUp();
+    if (IsSkipped() || HasFailure()) return;
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
     sweep_ = store_->OpenSweep("s1", 100)->id;
@@ -56,8 +59,58 @@ class ForgetTest : public StoreFixture {
   std::unique_ptr<Store> store_;
   SweepId sweep_ = 0;
 };
+SHINGLED_STORE_ENGINES(ForgetTest);
 
-TEST_F(ForgetTest, ADocumentAnotherUrlShowsStays) {
+// What a takedown would remove, planned the same on every engine: a document another URL shows
+// stays, one only the URL showed goes, a representative stays while a sharer is shown, and a
+// cluster held together by the forgotten document splits (as AClusterHeldByTheForgottenDocument
+// Splits below). A dry run changes nothing.
+TEST_P(ForgetTest, ADryRunPlansTheSameOnEveryEngine) {
+  StoreOptions options;
+  options.verified_threshold = 0.5;
+  store_.reset();
+  store_ = OpenStore(options, "plan");
+  ASSERT_NE(store_, nullptr);
+  sweep_ = store_->OpenSweep("s1", 100)->id;
+  Add("https://x.example/a", Range(0, 1000));
+  Add("https://x.example/a2", Range(0, 1000), 1);  // names a as its representative
+  Add("https://x.example/b", Range(200, 1000));
+  Add("https://x.example/c", Range(400, 1000));
+  Add("https://x.example/c2", Range(400, 1000), 1);
+  const PageResult shared = Add("https://y.example/shared", Range(5000, 300));
+  ASSERT_EQ(Add("https://y.example/also", Range(5000, 300)).doc, shared.doc);
+  Add("https://z.example/alone", Range(9000, 300));
+  auto expect = [&](ForgetScope scope, const std::string& value, uint64_t urls,
+                    uint64_t documents, uint64_t kept, uint64_t recomputed, uint64_t split) {
+    SCOPED_TRACE(value);
+    const ForgetResult r = Forget(scope, value, /*dry_run=*/true);
+    EXPECT_EQ(r.urls, urls);
+    EXPECT_EQ(r.versions, urls);
+    EXPECT_EQ(r.documents, documents);
+    EXPECT_EQ(r.documents_kept, kept);
+    EXPECT_EQ(r.clusters_recomputed, recomputed);
+    EXPECT_EQ(r.clusters_split, split);
+    EXPECT_EQ(r.record, 0u);
+  };
+  expect(ForgetScope::kUrl, "https://x.example/b", 1, 1, 0, 1, 1);
+  expect(ForgetScope::kUrl, "https://y.example/shared", 1, 0, 0, 0, 0);
+  expect(ForgetScope::kUrl, "https://z.example/alone", 1, 1, 0, 0, 0);
+  expect(ForgetScope::kUrl, "https://x.example/a", 1, 0, 1, 0, 0);
+  expect(ForgetScope::kHost, "x.example", 5, 5, 0, 1, 0);
+  expect(ForgetScope::kHost, "y.example", 2, 1, 0, 0, 0);
+  const ForgetResult listed = Forget(ForgetScope::kPrefix, "https://x.example/c", true);
+  EXPECT_EQ(listed.listed,
+            (std::vector<std::string>{"https://x.example/c", "https://x.example/c2"}));
+  EXPECT_TRUE(Known("https://x.example/b"));
+  EXPECT_TRUE(HasDocument(shared.doc));
+  ExpectConsistent(*store_);
+}
+
+// The takedowns' writes, built on LMDB only.
+class LmdbForgetTest : public ForgetTest {};
+SHINGLED_STORE_LMDB_ONLY(LmdbForgetTest);
+
+TEST_P(LmdbForgetTest, ADocumentAnotherUrlShowsStays) {
   const PageResult a = Add("https://a.example/1", Range(0, 300));
   const PageResult b = Add("https://b.example/1", Range(0, 300));  // the same bytes
   ASSERT_EQ(a.doc, b.doc);
@@ -80,7 +133,7 @@ TEST_F(ForgetTest, ADocumentAnotherUrlShowsStays) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(ForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
+TEST_P(LmdbForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
   const PageResult kept = Add("https://a.example/keep", Range(1000, 300));
   const PageResult gone = Add("https://a.example/gone", Range(0, 300));
   const ForgetResult r = Forget(ForgetScope::kUrl, "https://a.example/gone");
@@ -116,7 +169,7 @@ TEST_F(ForgetTest, ADocumentOnlyTheUrlShowedGoesWithItsPostings) {
 // to join, A' and C' exact variants of A and C. The verified relation at 0.5 keeps every
 // judgement ~5 standard errors of the estimate away from the threshold (J(A, B) = J(B, C) =
 // 0.67, J(A, C) = 0.43).
-TEST_F(ForgetTest, AClusterHeldByTheForgottenDocumentSplits) {
+TEST_P(LmdbForgetTest, AClusterHeldByTheForgottenDocumentSplits) {
   StoreOptions options;
   options.verified_threshold = 0.5;
   store_.reset();
@@ -148,7 +201,7 @@ TEST_F(ForgetTest, AClusterHeldByTheForgottenDocumentSplits) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(ForgetTest, AClusterThatStaysJoinedKeepsItsId) {
+TEST_P(LmdbForgetTest, AClusterThatStaysJoinedKeepsItsId) {
   const PageResult a = Add("https://x.example/a", Range(0, 1000));
   const PageResult b = Add("https://x.example/b", Range(10, 1000));
   const PageResult c = Add("https://x.example/c", Range(20, 1000));
@@ -163,7 +216,7 @@ TEST_F(ForgetTest, AClusterThatStaysJoinedKeepsItsId) {
 
 // The largest cluster's size follows what a step shrinks: it stays while another cluster of
 // that size is untouched, and falls when the only one of that size shrinks.
-TEST_F(ForgetTest, TheLargestClusterFollowsWhatShrank) {
+TEST_P(LmdbForgetTest, TheLargestClusterFollowsWhatShrank) {
   auto largest = [&] { return store_->Stats()->largest_cluster; };
   Add("https://x.example/a", Range(0, 1000));
   Add("https://x.example/b", Range(10, 1000));
@@ -189,7 +242,7 @@ TEST_F(ForgetTest, TheLargestClusterFollowsWhatShrank) {
 
 // A document whose sketch a remaining document shares (its lexically equivalent copy names it
 // as representative) stays, URL-less, until the last of them goes.
-TEST_F(ForgetTest, ARepresentativeStaysWhileADocumentSharesItsSketch) {
+TEST_P(LmdbForgetTest, ARepresentativeStaysWhileADocumentSharesItsSketch) {
   const PageResult holder = Add("https://r.example/1", Range(0, 300));
   const PageResult copy = Add("https://r.example/2", Range(0, 300), 1);
   ASSERT_NE(holder.doc, copy.doc);
@@ -210,7 +263,7 @@ TEST_F(ForgetTest, ARepresentativeStaysWhileADocumentSharesItsSketch) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(ForgetTest, ADryRunListsWhatWouldGoAndChangesNothing) {
+TEST_P(LmdbForgetTest, ADryRunListsWhatWouldGoAndChangesNothing) {
   Add("https://d.example/1", Range(0, 300));
   Add("https://d.example/2", Range(5000, 300));
   const ForgetResult dry = Forget(ForgetScope::kHost, "d.example", true);
@@ -227,7 +280,7 @@ TEST_F(ForgetTest, ADryRunListsWhatWouldGoAndChangesNothing) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(ForgetTest, AHostOrAPrefixIsForgottenInBoundedSteps) {
+TEST_P(LmdbForgetTest, AHostOrAPrefixIsForgottenInBoundedSteps) {
   for (int i = 0; i < 5; ++i) Add("http://h.example/p" + std::to_string(i), Range(1000 * i, 300));
   Add("https://h.example/secure", Range(9000, 300));
   Add("https://h.example.org/other", Range(12000, 300));  // another host
@@ -274,7 +327,7 @@ TEST_F(ForgetTest, AHostOrAPrefixIsForgottenInBoundedSteps) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(ForgetTest, BadRequestsAreRefused) {
+TEST_P(LmdbForgetTest, BadRequestsAreRefused) {
   Add("https://a.example/1", Range(0, 300));
   EXPECT_EQ(store_->Forget({.scope = ForgetScope::kUrl, .value = ""}).status().code(),
             StatusCode::kInvalidArgument);
@@ -296,7 +349,7 @@ TEST_F(ForgetTest, BadRequestsAreRefused) {
 
 // Forgetting pages still in the write buffer (above their slices' watermarks) and pages already
 // in the B-trees, then writing on: the writer's next batches see neither.
-TEST_F(ForgetTest, BufferedAndFiledPagesAreForgottenAlike) {
+TEST_P(LmdbForgetTest, BufferedAndFiledPagesAreForgottenAlike) {
   std::vector<PageResult> pages;
   for (int i = 0; i < 40; ++i) {
     pages.push_back(Add("https://w.example/" + std::to_string(i), Range(10000 * (i + 1), 300)));
@@ -314,7 +367,7 @@ TEST_F(ForgetTest, BufferedAndFiledPagesAreForgottenAlike) {
   EXPECT_TRUE(store_->mapped_file()->VerifyKeyFilterForTesting().ok());
 }
 
-TEST_F(ForgetTest, TheRecordsBytes) {
+TEST_P(LmdbForgetTest, TheRecordsBytes) {
   ForgetRecord r{.id = 1, .date = 200, .scope = ForgetScope::kHost, .urls = 1, .versions = 1,
                  .documents = 1, .clusters_split = 0};
   r.value_sha256[0] = 0xa3;
@@ -359,7 +412,7 @@ void MakeFormat(const std::string& path, uint64_t version, const char* drop) {
 }
 
 // A format 11 store has no `forgets` table: opening it makes one, and it forgets like any.
-TEST_F(ForgetTest, Format11IsUpgraded) {
+TEST_P(LmdbForgetTest, Format11IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   store_.reset();
   MakeFormat(dir_.Sub("db"), 11, "forgets");
@@ -375,7 +428,7 @@ TEST_F(ForgetTest, Format11IsUpgraded) {
 
 // A format 12 store has neither retention records nor `retention.pass`: opening it only moves
 // its version on.
-TEST_F(ForgetTest, Format12IsUpgraded) {
+TEST_P(LmdbForgetTest, Format12IsUpgraded) {
   Add("https://u.example/1", Range(0, 300));
   EXPECT_EQ(Forget(ForgetScope::kUrl, "https://u.example/1").documents, 1u);
   store_.reset();
@@ -389,7 +442,7 @@ TEST_F(ForgetTest, Format12IsUpgraded) {
 
 // A format 13 store has no `rep_docs`: opening it files every document naming a representative,
 // and a takedown finds a representative's group through them.
-TEST_F(ForgetTest, Format13IsUpgraded) {
+TEST_P(LmdbForgetTest, Format13IsUpgraded) {
   const PageResult holder = Add("https://r.example/1", Range(0, 300));
   const PageResult copy = Add("https://r.example/2", Range(0, 300), 1);
   const PageResult other = Add("https://r.example/3", Range(0, 300), 2);
@@ -437,8 +490,9 @@ class RetentionTest : public ForgetTest {
     return ApplyOne(*store_, p);
   }
 };
+SHINGLED_STORE_LMDB_ONLY(RetentionTest);
 
-TEST_F(RetentionTest, OldVersionsGoButEachUrlsLast) {
+TEST_P(RetentionTest, OldVersionsGoButEachUrlsLast) {
   const SweepId s2 = store_->OpenSweep("s2", 2000)->id;
   const PageResult old = AddAt("https://r.example/a", sweep_, 1000, Range(0, 300));
   AddAt("https://r.example/a", s2, 2000, Range(5000, 300));       // changed
@@ -460,7 +514,7 @@ TEST_F(RetentionTest, OldVersionsGoButEachUrlsLast) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(RetentionTest, UrlsGoneLongAgoGoWithEveryVersion) {
+TEST_P(RetentionTest, UrlsGoneLongAgoGoWithEveryVersion) {
   const SweepId s2 = store_->OpenSweep("s2", 2000)->id;
   AddAt("https://g.example/dead", sweep_, 1000, Range(0, 300));
   AddAt("https://g.example/dead", s2, 2000, {}, 404);
@@ -477,7 +531,7 @@ TEST_F(RetentionTest, UrlsGoneLongAgoGoWithEveryVersion) {
   ExpectConsistent(*store_);
 }
 
-TEST_F(RetentionTest, StepsAreBoundedAndResumeWhereTheyStopped) {
+TEST_P(RetentionTest, StepsAreBoundedAndResumeWhereTheyStopped) {
   for (int i = 0; i < 10; ++i)
     AddAt("https://s.example/" + std::to_string(i), sweep_, 1000, Range(1000 * i, 300));
   int steps = 0;
@@ -500,7 +554,7 @@ TEST_F(RetentionTest, StepsAreBoundedAndResumeWhereTheyStopped) {
 
 // A pass that removed something is one forget record when it ends, whichever processes ran its
 // steps: the counts of a step before a restart count too.
-TEST_F(RetentionTest, APassIsOneRecordWithItsStepsCounts) {
+TEST_P(RetentionTest, APassIsOneRecordWithItsStepsCounts) {
   const SweepId s2 = store_->OpenSweep("s2", 2000)->id;
   for (int i = 0; i < 10; ++i) {
     const std::string url = "https://p.example/" + std::to_string(i);
@@ -551,7 +605,7 @@ TEST_F(RetentionTest, APassIsOneRecordWithItsStepsCounts) {
 // A steady load: every sweep sees the same URLs with new content. Keeping the last 5 sweeps, the
 // file levels off once the freed pages are reused (measured: 4.7 MB after sweep 10, 5.2 after 20,
 // 5.3 after 30 and 40); keeping all, it grows with every sweep.
-TEST_F(RetentionTest, UnderASteadyLoadTheFileLevelsOff) {
+TEST_P(RetentionTest, UnderASteadyLoadTheFileLevelsOff) {
   constexpr int kSweeps = 30;
   auto run = [&](bool retention, const std::string& name) {
     store_.reset();
