@@ -36,6 +36,14 @@ StatusOr<std::vector<std::vector<uint64_t>>> PostingLists(const std::vector<Repl
   return out;
 }
 
+// A forget that writes, a retention step and the forget records: not built on this backend
+// (store::Capabilities::forget).
+Status ForgetRefused() {
+  return FailedPreconditionError(
+      "forgetting (takedowns and retention) is not available on the redis-cluster backend (only on "
+      "the embedded LMDB store); a takedown's dry run answers (--dry-run)");
+}
+
 }  // namespace
 
 // Planning's reads on the cluster. REQUIRES: the store's mu_ held while it is used.
@@ -193,9 +201,16 @@ StatusOr<store::ForgetResult> RedisClusterStore::Forget(const store::ForgetOptio
   if (!plan.ok()) return plan.status();
   store::internal::CountPlan(*trims, *plan, options.list_limit, &result);
   if (options.dry_run) return result;
-  return FailedPreconditionError(
-      "a takedown on the redis-cluster backend answers dry runs only (--dry-run): its writes are "
-      "built on the embedded LMDB store only");
+  return ForgetRefused();
+}
+
+StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint64_t,
+                                                                            size_t) const {
+  return ForgetRefused();
+}
+
+StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(const store::RetentionOptions&) {
+  return ForgetRefused();
 }
 
 }  // namespace shingled::redis

@@ -431,24 +431,4 @@ StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   return reopening;
 }
 
-// --- forgetting: records and retention not on this backend (store::Capabilities::forget) ---
-
-namespace {
-Status ForgetRefused() {
-  return FailedPreconditionError(
-      "forgetting (takedowns and retention) is not available on the redis-cluster backend (only on "
-      "the embedded LMDB "
-      "store)");
-}
-}  // namespace
-
-StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint64_t,
-                                                                            size_t) const {
-  return ForgetRefused();
-}
-
-StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(const store::RetentionOptions&) {
-  return ForgetRefused();
-}
-
 }  // namespace shingled::redis

@@ -437,9 +437,10 @@ TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {
   EXPECT_NE(r.body.find("\"members\":2"), std::string::npos) << r.body;
 }
 
-// Forgetting is written for LMDB only: on the cluster POST /v1/forget and GET /v1/forgets answer
-// 409 saying so, and `shingled forget` exits 1 with the same one line, changing nothing.
-TEST_F(RedisServeTest, ForgettingIsRefusedOnTheCluster) {
+// A forget's writes are built on LMDB only: on the cluster POST /v1/forget and GET /v1/forgets
+// answer 409 saying so, and `shingled forget` exits 1 with the same one line, changing nothing;
+// a dry run answers.
+TEST_F(RedisServeTest, ForgettingIsRefusedOnTheClusterButADryRunAnswers) {
   std::unique_ptr<Daemon> d = Start();
   ASSERT_GT(d->port(), 0);
   Post(*d, "https://example.com/a", ReadWholeFile(kSamples + "page-a.html"));
@@ -460,6 +461,17 @@ TEST_F(RedisServeTest, ForgettingIsRefusedOnTheCluster) {
         << out;
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   }
+  EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
+  // A dry run is planned as on LMDB, and changes nothing.
+  r = client.Request("POST", "/v1/forget", R"({"host": "example.com", "dry_run": true})",
+                     "application/json");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("urls":1)"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("documents":1)"), std::string::npos) << r.body;
+  std::string out;
+  EXPECT_EQ(RunCli("forget --host example.com --dry-run --config " + d->config_path(), &out), 0)
+      << out;
+  EXPECT_EQ(out.rfind("dry run, nothing changed", 0), 0u) << out;
   EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
 }
 
