@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -63,6 +64,12 @@ constexpr int kFormat = 3;
 // Applying a batch again from its start when another daemon raced it (a URL or a content claimed
 // at the same moment, a version appended to the same URL): every step is idempotent.
 constexpr int kBatchAttempts = 5;
+// A writer's lease on the write gate (redis/write_gate.h): a takedown waits at most this long for
+// a writer killed mid-batch. A writer renews it as its batch goes on.
+constexpr std::chrono::milliseconds kWriteLease(20000);
+// How long a write waits for a takedown to complete before it fails (Unavailable: retry).
+constexpr std::chrono::milliseconds kEnterWait(5000);
+
 
 // --- keys (redis/FORMAT.md, "The keys") ---
 
@@ -79,6 +86,14 @@ void AppendHex(uint64_t v, std::string* out) {
   int shift = 60;
   while (shift > 0 && ((v >> shift) & 15) == 0) shift -= 4;
   for (; shift >= 0; shift -= 4) out->push_back(kHex[(v >> shift) & 15]);
+}
+
+// A token naming this store among the cluster's writers: 128 random bits, in hex.
+std::string GateToken() {
+  std::random_device rd;
+  std::string token;
+  for (int i = 0; i < 4; ++i) AppendHex(rd(), &token);
+  return token;
 }
 
 // "{" + letter + (id >> shift) in hex + "}": a bucket of 2^shift ids, its own hash tag.
@@ -370,7 +385,13 @@ RedisClusterStore::RedisClusterStore(std::unique_ptr<ClusterClient> client,
       options_(options),
       params_(params),
       doc_ids_(*client_, kNextDoc, redis.id_block, redis.min_replicas),
-      url_ids_(*client_, kNextUrl, redis.id_block, redis.min_replicas) {}
+      url_ids_(*client_, kNextUrl, redis.id_block, redis.min_replicas),
+      gate_(std::make_unique<WriteGate>(*client_, GateToken(), kWriteLease)) {}
+
+GateWriter::GateWriter(WriteGate& gate) : gate_(gate), status_(gate.Enter(kEnterWait)) {}
+GateWriter::~GateWriter() {
+  if (status_.ok()) (void)gate_.Leave();
+}
 
 RedisClusterStore::~RedisClusterStore() = default;
 
@@ -829,8 +850,10 @@ class RedisClusterStore::BatchApply {
   }
 
  private:
-  // Every command of a batch's rounds may run twice (RoundByMaster).
+  // Every command of a batch's rounds may run twice (RoundByMaster). A round goes only while the
+  // writer's lease holds (redis/write_gate.h).
   StatusOr<std::vector<Reply>> Round(const std::vector<Command>& cmds) {
+    SHINGLED_RETURN_IF_ERROR(s_.gate_->Keep());
     return s_.RoundByMaster(cmds);
   }
 
@@ -1816,6 +1839,8 @@ StatusOr<bool> RedisClusterStore::BatchApply::ScoreCandidates(const NewDoc& nd,
 
 StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageInput> pages) {
   std::lock_guard<std::mutex> lock(mu_);
+  GateWriter writer(*gate_);
+  SHINGLED_RETURN_IF_ERROR(writer.status());
   Status last;
   rounds_ = 0;
   for (int attempt = 0; attempt < kBatchAttempts; ++attempt) {

@@ -399,6 +399,8 @@ StatusOr<bool> RedisClusterStore::DeleteMark(ClusterId cluster, store::TemplateM
 
 StatusOr<store::TemplateMark> RedisClusterStore::MarkTemplate(ClusterId cluster) {
   std::lock_guard<std::mutex> lock(mu_);
+  GateWriter writer(*gate_);
+  SHINGLED_RETURN_IF_ERROR(writer.status());
   if (Status s = DocumentExists(cluster); !s.ok()) {
     if (s.code() != StatusCode::kNotFound) return s;
     return NotFoundError("cluster " + Dec(cluster) + " not found (no such cluster or document)");
@@ -432,6 +434,8 @@ StatusOr<store::TemplateMark> RedisClusterStore::MarkTemplate(ClusterId cluster)
 
 StatusOr<std::optional<store::TemplateMark>> RedisClusterStore::UnmarkTemplate(ClusterId cluster) {
   std::lock_guard<std::mutex> lock(mu_);
+  GateWriter writer(*gate_);
+  SHINGLED_RETURN_IF_ERROR(writer.status());
   store::TemplateMark old;
   // The id the mark was made under, else the cluster the document is in now.
   StatusOr<bool> had = DeleteMark(cluster, &old);

@@ -24,6 +24,7 @@
 #include "redis/cluster_client.h"
 #include "redis/record.h"
 #include "redis/versions.h"
+#include "redis/write_gate.h"
 #include "store/internal/codec.h"
 #include "store/internal/containment.h"
 #include "store/internal/forget_rules.h"
@@ -110,6 +111,22 @@ std::optional<Command> CountHostUrl(std::string_view url, uint64_t cap);
 // The count's cap: past it no chunk under the document limit holds the host share.
 uint64_t HostUrlCap(const store::StoreOptions& options);
 }  // namespace chunks
+
+// A write call's place among the cluster's writers (redis/write_gate.h): entered when made,
+// waiting a few seconds while a takedown holds the writers off (then Unavailable), and left when
+// destroyed (a leave lost to a failure runs out with the lease).
+class GateWriter {
+ public:
+  explicit GateWriter(WriteGate& gate);
+  ~GateWriter();
+  GateWriter(const GateWriter&) = delete;
+  GateWriter& operator=(const GateWriter&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  WriteGate& gate_;
+  Status status_;
+};
 
 class RedisClusterStore final : public store::Store {
  public:
@@ -371,6 +388,8 @@ class RedisClusterStore final : public store::Store {
   const store::StoreOptions options_;
   const dedup::SketchParams params_;
   IdBlocks doc_ids_, url_ids_;
+  // This store among the cluster's writers and forgetters (redis/write_gate.h).
+  std::unique_ptr<WriteGate> gate_;
   std::map<store::SweepId, store::internal::SweepRecord> sweeps_;  // sweeps seen open
   mutable std::map<store::DocId, std::string> raw_records_;
   bool race_ = false;

@@ -153,6 +153,8 @@ StatusOr<UrlId> RedisClusterStore::KnownUrls(
 StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t end,
                                                             const CloseSweepOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
+  GateWriter writer(*gate_);
+  SHINGLED_RETURN_IF_ERROR(writer.status());
   rounds_ = 0;
   struct ResetHook {
     int& fail_at_round;
@@ -342,6 +344,8 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
 
 StatusOr<store::SweepReopening> RedisClusterStore::ReopenSweep(SweepId id) {
   std::lock_guard<std::mutex> lock(mu_);
+  GateWriter writer(*gate_);
+  SHINGLED_RETURN_IF_ERROR(writer.status());
   rounds_ = 0;
   struct ResetHook {
     int& fail_at_round;
