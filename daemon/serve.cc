@@ -98,10 +98,10 @@ int Serve(const ServeFlags& flags) {
   store::Store& store = *opened->store;
   spdlog::info("store {} open", daemon::StoreName(config));
   if ((config.store.retention_version_days > 0 || config.store.retention_gone_days > 0) &&
-      !store.capabilities().forget) {
+      !store.capabilities().retention) {
     spdlog::critical(
         "store.retention_version_days and store.retention_gone_days must be 0 on the {} "
-        "backend: it cannot forget",
+        "backend: it has no retention",
         config.store.backend);
     return kExitFailure;
   }

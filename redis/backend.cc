@@ -2385,6 +2385,12 @@ class RedisClusterStore::Checker {
       : s_(s), client_(*s.client_), bits_(s.redis_.fingerprint_bits) {}
 
   StatusOr<std::vector<std::string>> Run() {
+    StatusOr<std::string> fence = s_.gate_->Fence();
+    if (!fence.ok()) return fence.status();
+    if (!fence->empty()) {
+      Problem("a takedown (" + *fence + ") was cut short: run it again to complete it (what it "
+              "removed in part is named below)");
+    }
     SHINGLED_RETURN_IF_ERROR(ReadRecords());
     SHINGLED_RETURN_IF_ERROR(CheckIdenticalClaims());
     CheckClaimedRecords();
@@ -2689,6 +2695,26 @@ const dedup::SketchParams& RedisClusterStore::params() const { return params_; }
 namespace forgetting {
 std::string SharersKeyOf(DocId holder) { return SharersKey(holder); }
 Command GetSharers(DocId holder) { return GetList(SharersKey(holder), Dec(holder)); }
+std::string LinksKeyOf(DocId doc) { return LinksKey(doc); }
+Command AddToList(std::string bucket, std::string field, std::string item) {
+  return redis::AddToList(std::move(bucket), std::move(field), std::move(item));
+}
+Command RemoveFromList(std::string bucket, std::string field, std::string item) {
+  std::string overflow = bucket + field;
+  return Eval(kRemoveFromListScript, {std::move(bucket), std::move(overflow)},
+              {std::move(field), std::move(item)});
+}
+std::vector<Command> DeleteList(const std::string& bucket, const std::string& field) {
+  return {Cmd({"HDEL", bucket, field}), Cmd({"DEL", bucket + field})};
+}
+Command DeleteUrlClaim(std::string_view url, int bits) {
+  UrlClaimKey k = UrlClaim(url, bits);
+  return Cmd({"HDEL", std::move(k.bucket), std::move(k.field)});
+}
+std::vector<uint64_t> IndexedValues(const RedisDocument& rec) { return IndexedValuesOf(rec); }
+const char* const kStats = kStatsKey;
+const char* const kForgets = "forgets";
+const char* const kNextForget = "next:forget";
 }  // namespace forgetting
 
 // --- for the walks (redis/backend_walks.cc: KnownUrls, CloseSweep, ReopenSweep) ---

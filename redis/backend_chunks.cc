@@ -59,29 +59,6 @@ redis.call('SADD', KEYS[1], ARGV[1])
 return 1
 )lua";
 
-// Removes ARGV[2] from a list of kAddPostingScript (KEYS and ARGV[1] as there), deleting the
-// field (and its overflow key) when the list becomes empty. Returns 1 when removed.
-constexpr std::string_view kRemoveFromListScript = R"lua(
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if not cur then return 0 end
-local spilled = cur == '*'
-if spilled then cur = redis.call('GET', KEYS[2]) or '' end
-local kept, found = {}, false
-for id in string.gmatch(cur, '[^,]+') do
-  if id == ARGV[2] then found = true else kept[#kept + 1] = id end
-end
-if not found then return 0 end
-if #kept == 0 then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  if spilled then redis.call('DEL', KEYS[2]) end
-elseif spilled then
-  redis.call('SET', KEYS[2], table.concat(kept, ','))
-else
-  redis.call('HSET', KEYS[1], ARGV[1], table.concat(kept, ','))
-end
-return 1
-)lua";
-
 // Whether the judge's count of `host`'s URLs counts `url` (LMDB: the `urls` keys it walks).
 bool OnHost(std::string_view url, std::string_view host) {
   for (std::string_view scheme : {"http://", "https://"}) {
@@ -133,6 +110,25 @@ std::vector<Command> FilePostings(DocId doc, std::span<const dedup::Chunk> chunk
                               {Dec(doc), Dec(kMaxInlineList)}));
   }
   return out;
+}
+
+Command GetRecord(DocId doc) { return Cmd({"HGET", DocChunksKey(doc), Dec(doc)}); }
+Command DeleteRecord(DocId doc) { return Cmd({"HDEL", DocChunksKey(doc), Dec(doc)}); }
+
+std::vector<Command> UnfilePostings(DocId doc, std::span<const dedup::Chunk> chunks,
+                                    int bucket_bits) {
+  std::vector<Command> out;
+  for (uint64_t hash : Distinct(chunks)) {
+    out.push_back(
+        ListCommand(kRemoveFromListScript, Relation::kChunk, hash, bucket_bits, {Dec(doc)}));
+  }
+  return out;
+}
+
+std::optional<Command> UncountHostUrl(std::string_view url) {
+  const std::string_view host = store::internal::UrlHost(url);
+  if (!OnHost(url, host)) return std::nullopt;
+  return Cmd({"SREM", HostKey(host), HostMember(url)});
 }
 
 std::optional<Command> CountHostUrl(std::string_view url, uint64_t cap) {

@@ -83,6 +83,17 @@ extern const char* const kDocCounter;       // the last document id reserved
 namespace forgetting {
 std::string SharersKeyOf(store::DocId holder);  // the documents naming `holder` as representative
 Command GetSharers(store::DocId holder);        // their list
+std::string LinksKeyOf(store::DocId doc);       // the links filed under a document
+// `item` out of the posting list `field` of `bucket` (kRemoveFromListScript), and a whole list.
+Command AddToList(std::string bucket, std::string field, std::string item);
+Command RemoveFromList(std::string bucket, std::string field, std::string item);
+std::vector<Command> DeleteList(const std::string& bucket, const std::string& field);
+Command DeleteUrlClaim(std::string_view url, int bits);  // the URL's claim (its id)
+// The full values of the indexed sample values a record files postings under.
+std::vector<uint64_t> IndexedValues(const RedisDocument& rec);
+extern const char* const kStats;     // the cluster counters' hash
+extern const char* const kForgets;   // the forget records' hash: id -> record
+extern const char* const kNextForget;  // the last forget record id
 }  // namespace forgetting
 
 // The helpers of redis/backend.cc that the reports and lost and found (backend_reports.cc) share.
@@ -108,6 +119,14 @@ std::vector<Command> FilePostings(store::DocId doc, std::span<const dedup::Chunk
 // Counts `url` among its host's URLs when it is named "http(s)://" + host + "/..." (the ones the
 // template judge's host share counts), up to `cap`; nullopt for another URL.
 std::optional<Command> CountHostUrl(std::string_view url, uint64_t cap);
+// Forgetting: `url` out of its host's set (nullopt: it is in none).
+std::optional<Command> UncountHostUrl(std::string_view url);
+// A document's chunk record read (HGET: nil when none) and deleted, and its `chunk_docs` postings
+// removed.
+Command GetRecord(store::DocId doc);
+Command DeleteRecord(store::DocId doc);
+std::vector<Command> UnfilePostings(store::DocId doc, std::span<const dedup::Chunk> chunks,
+                                    int bucket_bits);
 // The count's cap: past it no chunk under the document limit holds the host share.
 uint64_t HostUrlCap(const store::StoreOptions& options);
 }  // namespace chunks
@@ -139,8 +158,8 @@ class RedisClusterStore final : public store::Store {
   // Open's upgrade of a state of the previous format (FORMAT.md, "The state's format").
   Status UpgradeState();
 
-  // The next Apply fails (Unavailable, nothing more written) when it reaches its `round`-th
-  // pipeline (1-based): a daemon killed or a connection broken in the middle of a batch.
+  // The next Apply (or takedown) fails (Unavailable, nothing more written) when it reaches its
+  // `round`-th pipeline of writes (1-based): a daemon killed or a connection broken midway.
   void FailAtRoundForTesting(int round);
   // The client's counters (pipelines, commands, redirections, WAITs).
   ClusterStats client_stats() const {
@@ -160,8 +179,9 @@ class RedisClusterStore final : public store::Store {
   StatusOr<store::SweepClosing> CloseSweep(store::SweepId id, int64_t end,
                                            const CloseSweepOptions& options) override;
   StatusOr<store::SweepReopening> ReopenSweep(store::SweepId id) override;
-  // Forgetting (redis/backend_forget.cc): a takedown is planned as on LMDB (dry runs answer);
-  // its writes are not built on this backend yet: FailedPrecondition (capabilities()).
+  // Forgetting (redis/backend_forget.cc): a takedown is planned as on LMDB, then written while
+  // the write gate holds the writers off. Retention is not built on this backend:
+  // FailedPrecondition (capabilities()).
   StatusOr<store::ForgetResult> Forget(const store::ForgetOptions& options) override;
   StatusOr<std::vector<store::ForgetRecord>> ForgetRecords(uint64_t after,
                                                            size_t limit) const override;
@@ -222,7 +242,7 @@ class RedisClusterStore final : public store::Store {
   Status WriteRoom() const override;
   const store::StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
-  store::Capabilities capabilities() const override { return {}; }  // none of them
+  store::Capabilities capabilities() const override { return {.forget = true}; }
 
  private:
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
@@ -293,11 +313,19 @@ class RedisClusterStore final : public store::Store {
   // --- forgetting (redis/backend_forget.cc) ---
   // Planning's reads (store/internal/forget_rules.h, ForgetReads), a pipelined round each.
   friend class ForgetReadsOnCluster;
+  // A takedown's writes, under the write gate, in an order that a run cut short can be run
+  // again from (redis/FORMAT.md, "Forgetting").
+  class TakedownWrites;
+  // A takedown's step, planned and (unless a dry run) written: `*wrote` once it writes.
+  // REQUIRES: the write gate held (Forget), unless a dry run.
+  StatusOr<store::ForgetResult> Takedown(const store::ForgetOptions& options,
+                                         const std::vector<std::string>& prefixes, bool* wrote);
   // The URLs a takedown takes, each with every version: at most options.max_urls, in URL order
-  // (`*more` when others match). A host or a prefix walks every URL (WalkUrls); takes mu_ itself.
+  // (`*more` when others match), and those of the same takedown cut short (`*resumed`: there
+  // were some). A host or a prefix walks every URL (WalkUrls); takes mu_ itself.
   StatusOr<std::vector<store::internal::UrlTrim>> TakedownUrls(
-      const store::ForgetOptions& options, const std::vector<std::string>& prefixes,
-      bool* more) const;
+      const store::ForgetOptions& options, const std::vector<std::string>& prefixes, bool* more,
+      bool* resumed) const;
 
   // --- the listings (redis/backend_listings.cc) ---
   // The reads of store/internal/listings.h's algorithms, a pipelined round per block of ids.

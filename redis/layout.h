@@ -85,6 +85,29 @@ if cur == '*' then return redis.call('GET', KEYS[2]) end
 return cur
 )lua";
 
+// Removes a document from a value's list (KEYS and ARGV[1] as above, ARGV[2] the doc id),
+// deleting the field (and its overflow key) when the list becomes empty. Returns 1 when removed.
+inline constexpr std::string_view kRemoveFromListScript = R"lua(
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur then return 0 end
+local spilled = cur == '*'
+if spilled then cur = redis.call('GET', KEYS[2]) or '' end
+local kept, found = {}, false
+for id in string.gmatch(cur, '[^,]+') do
+  if id == ARGV[2] then found = true else kept[#kept + 1] = id end
+end
+if not found then return 0 end
+if #kept == 0 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  if spilled then redis.call('DEL', KEYS[2]) end
+elseif spilled then
+  redis.call('SET', KEYS[2], table.concat(kept, ','))
+else
+  redis.call('HSET', KEYS[1], ARGV[1], table.concat(kept, ','))
+end
+return 1
+)lua";
+
 // EVALSHA commands of the two scripts; `sha` is what SCRIPT LOAD returned for each. A node that
 // lost its script cache (restarted, or a replica promoted: the cache is neither persisted nor
 // replicated) answers NOSCRIPT; a client that loaded them with LoadPostingScripts sends the

@@ -11,6 +11,7 @@ namespace {
 constexpr char kFence[] = "{w}fence";
 constexpr char kWriters[] = "{w}writers";
 constexpr char kForgetter[] = "{w}forgetter";
+constexpr char kNote[] = "{w}note";
 
 // A writer enters, or renews its lease: "" when done, else the fence that refuses it. The lease
 // ends ARGV[2] ms after the server's clock.
@@ -135,6 +136,7 @@ Status WriteGate::Hold(const std::string& what, std::chrono::milliseconds wait) 
                                    ") was cut short on the cluster: run it again first");
   }
   const bool set_now = fence->integer == 0;
+  if (set_now) SHINGLED_RETURN_IF_ERROR(client_.Run(Command{.args = {"DEL", kNote}}).status());
   const Clock::time_point until = Clock::now() + wait;
   for (;;) {
     auto in = client_.Run(Script(kWritersInScript, {kWriters}, {}));
@@ -161,7 +163,18 @@ Status WriteGate::Renew() {
   return OkStatus();
 }
 
+Status WriteGate::SetNote(const std::string& note) {
+  return client_.Run(Command{.args = {"SET", kNote, note}}).status();
+}
+
+StatusOr<std::string> WriteGate::Note() {
+  auto r = client_.Run(Command{.args = {"GET", kNote}});
+  if (!r.ok()) return r.status();
+  return r->is_nil() ? std::string() : r->str;
+}
+
 Status WriteGate::Release() {
+  SHINGLED_RETURN_IF_ERROR(client_.Run(Command{.args = {"DEL", kNote}}).status());
   SHINGLED_RETURN_IF_ERROR(client_.Run(Command{.args = {"DEL", kFence}}).status());
   return client_.Run(Script(kGiveUpScript, {kForgetter}, {token_})).status();
 }

@@ -9,6 +9,8 @@
 //     keeps them off until it is run again and completes, so that no page finds a document half
 //     removed.
 //   - `{w}forgetter`: the forgetter's token, with a lease: of two takedowns at once one runs.
+//   - `{w}note`: what the takedown in progress writes (its URLs), for a run that takes its fence
+//     over after it was cut short.
 //
 // A writer enters before it writes (refused while a fence stands), renews its lease as it goes
 // (Keep), and leaves; a writer killed mid-batch holds the gate until its lease runs out. A
@@ -48,7 +50,11 @@ class WriteGate {
   Status Hold(const std::string& what, std::chrono::milliseconds wait);
   // Renews the forgetter lease (before each write round); FailedPrecondition if it was lost.
   Status Renew();
-  // The takedown is complete: the fence falls, and writers enter again.
+  // Keeps `note` with the fence (before the takedown's first write), for a run of the same
+  // takedown that takes the fence over; "" when none.
+  Status SetNote(const std::string& note);
+  StatusOr<std::string> Note();
+  // The takedown is complete: the fence and its note fall, and writers enter again.
   Status Release();
   // The takedown whose fence stands, or "" when none.
   StatusOr<std::string> Fence();

@@ -63,8 +63,10 @@ struct Capabilities {
   // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
   // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
   bool url_byte_order = false;
-  // Forget, ForgetRecords and ApplyRetention; without it they refuse with FailedPrecondition.
+  // Forget (a takedown) and ForgetRecords; without it they refuse with FailedPrecondition.
   bool forget = false;
+  // ApplyRetention; without it it refuses with FailedPrecondition.
+  bool retention = false;
 };
 
 class Store {

@@ -170,6 +170,16 @@ Status PlanGroups(Showing& showing, ForgetReads& reads, RemovalPlan* plan) {
   if (!sharers.ok()) return sharers.status();
   const std::set<DocId> unshown_set(unshown->begin(), unshown->end());
   std::vector<DocId> others;  // group members whose URLs are not read yet
+  // A document naming a holder is in its group, listed or not.
+  for (size_t i = 0; i < unshown->size(); ++i) {
+    const size_t h = std::lower_bound(holders.begin(), holders.end(), (*holders_of)[i]) -
+                     holders.begin();
+    std::vector<DocId>& group = (*sharers)[h];
+    const DocId doc = (*unshown)[i];
+    if (doc != holders[h] && std::find(group.begin(), group.end(), doc) == group.end()) {
+      group.push_back(doc);
+    }
+  }
   for (size_t i = 0; i < holders.size(); ++i) {
     (*sharers)[i].push_back(holders[i]);
     for (DocId m : (*sharers)[i]) {

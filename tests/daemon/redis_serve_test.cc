@@ -437,34 +437,17 @@ TEST_F(RedisServeTest, BytesInCommonAndTemplatesOnTheCluster) {
   EXPECT_NE(r.body.find("\"members\":2"), std::string::npos) << r.body;
 }
 
-// A forget's writes are built on LMDB only: on the cluster POST /v1/forget and GET /v1/forgets
-// answer 409 saying so, and `shingled forget` exits 1 with the same one line, changing nothing;
-// a dry run answers.
-TEST_F(RedisServeTest, ForgettingIsRefusedOnTheClusterButADryRunAnswers) {
+// Takedowns on the cluster: a dry run changes nothing; POST /v1/forget and `shingled forget`
+// forget, GET /v1/forgets and `forget --records` list what they did. Retention is the LMDB
+// store's only: a daemon with a retention setting does not start, saying why.
+TEST_F(RedisServeTest, TakedownsOnTheClusterButNoRetention) {
   std::unique_ptr<Daemon> d = Start();
   ASSERT_GT(d->port(), 0);
   Post(*d, "https://example.com/a", ReadWholeFile(kSamples + "page-a.html"));
+  Post(*d, "https://example.org/b", ReadWholeFile(kSamples + "page-b.html"));
   HttpClient client(d->port());
-  HttpResponse r =
-      client.Request("POST", "/v1/forget", R"({"host": "example.com"})", "application/json");
-  EXPECT_EQ(r.status, 409) << r.body;
-  EXPECT_NE(r.body.find("redis-cluster"), std::string::npos) << r.body;
-  r = Get(*d, "/v1/forgets");
-  EXPECT_EQ(r.status, 409) << r.body;
-  for (const char* args : {"forget --host example.com", "forget --records"}) {
-    std::string out;
-    EXPECT_EQ(RunCli(std::string(args) + " --config " + d->config_path(), &out), 1) << out;
-    EXPECT_EQ(out.rfind("shingled forget: forgetting (takedowns and retention) is not available "
-                        "on the redis-cluster",
-                        0),
-              0u)
-        << out;
-    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
-  }
-  EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
-  // A dry run is planned as on LMDB, and changes nothing.
-  r = client.Request("POST", "/v1/forget", R"({"host": "example.com", "dry_run": true})",
-                     "application/json");
+  HttpResponse r = client.Request("POST", "/v1/forget", R"({"host": "example.com", "dry_run": true})",
+                                  "application/json");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_NE(r.body.find(R"("urls":1)"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"("documents":1)"), std::string::npos) << r.body;
@@ -473,6 +456,26 @@ TEST_F(RedisServeTest, ForgettingIsRefusedOnTheClusterButADryRunAnswers) {
       << out;
   EXPECT_EQ(out.rfind("dry run, nothing changed", 0), 0u) << out;
   EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 200);
+
+  r = client.Request("POST", "/v1/forget", R"({"url": "https://example.com/a"})",
+                     "application/json");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("record":1)"), std::string::npos) << r.body;
+  EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.com/a")).status, 404);
+  EXPECT_EQ(RunCli("forget --host example.org --config " + d->config_path(), &out), 0) << out;
+  EXPECT_EQ(Get(*d, "/v1/urls?url=" + Q("https://example.org/b")).status, 404);
+  r = Get(*d, "/v1/forgets");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("id":2)"), std::string::npos) << r.body;
+  EXPECT_EQ(RunCli("forget --records --config " + d->config_path(), &out), 0) << out;
+  // The daemon writes on after the takedowns.
+  Post(*d, "https://example.com/a", ReadWholeFile(kSamples + "page-a.html"));
+
+  std::string config = Config();
+  config.insert(config.find("[store.redis]"), "retention_version_days = 30\n");
+  Daemon refused(dir_, dir_.path() + "/unused-retention", config);
+  EXPECT_EQ(refused.port(), 0);
+  EXPECT_NE(refused.log().find("it has no retention"), std::string::npos) << refused.log();
 }
 
 // A backup copies the store's file, which the cluster has not (Store::mapped_file() is null):

@@ -1,0 +1,170 @@
+// Takedowns on the Redis Cluster backend against the LMDB store's: the same pages and the same
+// takedown leave the same URLs, documents, clusters and counts, also when the takedown is cut
+// short at any of its write rounds and run again (redis/backend_forget.cc). The behaviours both
+// engines share are the conformance tests of tests/store/forget_test.cc.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "redis/backend_store.h"
+#include "tests/redis/backend_fixture.h"
+
+namespace shingled::redis::testing {
+namespace {
+
+using store::PageInput;
+
+// The state a takedown leaves, as both engines answer it: the counts, each URL's versions, and
+// each remaining document's cluster.
+struct Outcome {
+  store::StoreStats stats;
+  std::vector<std::string> histories;  // "url: doc/verdict ..." per URL ("url: -" when unknown)
+  std::vector<std::string> clusters;   // "doc: members" per document of a version
+};
+
+Outcome OutcomeOf(const store::Store& s, const std::vector<PageInput>& pages) {
+  Outcome out;
+  StatusOr<store::StoreStats> stats = s.Stats();
+  EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+  if (stats.ok()) out.stats = *stats;
+  std::set<std::string> urls;
+  for (const PageInput& p : pages) urls.insert(p.url);
+  std::set<store::DocId> docs;
+  for (const std::string& url : urls) {
+    std::string line = url + ":";
+    StatusOr<std::vector<store::UrlVersion>> h = s.History(url);
+    if (!h.ok()) line += " -";
+    for (const store::UrlVersion& v : h.ok() ? *h : std::vector<store::UrlVersion>{}) {
+      line += " " + std::to_string(v.doc) + "/" + std::string(store::VerdictName(v.verdict));
+      if (v.doc != 0) docs.insert(v.doc);
+    }
+    out.histories.push_back(line);
+  }
+  for (store::DocId d : docs) {
+    std::string line = std::to_string(d) + ":";
+    StatusOr<store::ClusterInfo> c = s.Cluster(d);
+    if (!c.ok()) line += " " + c.status().ToString();
+    for (const store::ClusterMember& m : c.ok() ? c->members : std::vector<store::ClusterMember>{})
+      line += " " + std::to_string(m.doc);
+    out.clusters.push_back(line);
+  }
+  return out;
+}
+
+void ExpectSame(const Outcome& lmdb, const Outcome& redis) {
+  EXPECT_EQ(lmdb.stats.documents, redis.stats.documents);
+  EXPECT_EQ(lmdb.stats.urls, redis.stats.urls);
+  EXPECT_EQ(lmdb.stats.versions, redis.stats.versions);
+  EXPECT_EQ(lmdb.stats.clusters, redis.stats.clusters);
+  EXPECT_EQ(lmdb.stats.largest_cluster, redis.stats.largest_cluster);
+  EXPECT_EQ(lmdb.histories, redis.histories);
+  EXPECT_EQ(lmdb.clusters, redis.clusters);
+}
+
+void ExpectChecked(const store::Store& s) {
+  StatusOr<std::vector<std::string>> problems = s.Check();
+  ASSERT_TRUE(problems.ok()) << problems.status().ToString();
+  for (const std::string& p : *problems) ADD_FAILURE() << p;
+}
+
+// Families of near-copies on a few hosts; the takedown forgets one host: documents go, others
+// stay, and the clusters those leave are recomputed.
+class BackendForgetTest : public BackendTest {
+ protected:
+  std::vector<PageInput> Pages() const {
+    std::vector<PageInput> pages = Corpus(20)[0];
+    for (PageInput& p : pages) p.sweep = 1;
+    return pages;
+  }
+  static store::ForgetOptions Host(const std::string& host) {
+    return {.scope = store::ForgetScope::kHost, .value = host, .date = 5000};
+  }
+};
+
+TEST_F(BackendForgetTest, ATakedownLeavesWhatLmdbsLeaves) {
+  const std::vector<PageInput> pages = Pages();
+  auto lmdb = OpenLmdb();
+  auto redis = OpenRedis();
+  ASSERT_TRUE(lmdb && redis);
+  for (store::Store* s : {lmdb.get(), redis.get()}) {
+    ASSERT_TRUE(s->OpenSweep("s1", 1000).ok());
+    ASSERT_TRUE(s->Apply(pages).ok());
+  }
+  ExpectSame(OutcomeOf(*lmdb, pages), OutcomeOf(*redis, pages));
+  for (const std::string host : {"h3.example", "h1.example"}) {
+    StatusOr<store::ForgetResult> a = lmdb->Forget(Host(host));
+    StatusOr<store::ForgetResult> b = redis->Forget(Host(host));
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << b.status().ToString();
+    EXPECT_GT(a->urls, 0u);
+    EXPECT_EQ(a->urls, b->urls);
+    EXPECT_EQ(a->documents, b->documents);
+    EXPECT_EQ(a->clusters_split, b->clusters_split);
+    ExpectSame(OutcomeOf(*lmdb, pages), OutcomeOf(*redis, pages));
+    ExpectChecked(*redis);
+  }
+  StatusOr<std::vector<store::ForgetRecord>> records = redis->ForgetRecords();
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[1].id, 2u);
+  EXPECT_EQ((*records)[1].scope, store::ForgetScope::kHost);
+  // Pages after the takedowns: the forgotten URLs come back as new URLs.
+  for (store::Store* s : {lmdb.get(), redis.get()}) ASSERT_TRUE(s->Apply(pages).ok());
+  ExpectSame(OutcomeOf(*lmdb, pages), OutcomeOf(*redis, pages));
+  ExpectChecked(*redis);
+}
+
+// Cut short at each of its write rounds in turn (a kill, a lost connection): Check names the
+// takedown and the writers are held off until it runs again; run again, it completes, and the
+// store is as LMDB's after the same takedown run whole.
+TEST_F(BackendForgetTest, ATakedownCutShortAtAnyRoundCompletesWhenRunAgain) {
+  const std::vector<PageInput> pages = Pages();
+  auto lmdb = OpenLmdb();
+  ASSERT_NE(lmdb, nullptr);
+  ASSERT_TRUE(lmdb->OpenSweep("s1", 1000).ok());
+  ASSERT_TRUE(lmdb->Apply(pages).ok());
+  ASSERT_TRUE(lmdb->Forget(Host("h1.example")).ok());
+  const Outcome expected = OutcomeOf(*lmdb, pages);
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  int cut = 0;
+  for (int round = 1; round < 40; ++round) {
+    SCOPED_TRACE("cut at round " + std::to_string(round));
+    ASSERT_TRUE(client->RunOnMasters({"FLUSHALL"}).ok());
+    auto store = OpenRedis();
+    ASSERT_NE(store, nullptr);
+    auto* redis = dynamic_cast<RedisClusterStore*>(store.get());
+    ASSERT_TRUE(store->OpenSweep("s1", 1000).ok());
+    ASSERT_TRUE(store->Apply(pages).ok());
+    redis->FailAtRoundForTesting(round);
+    StatusOr<store::ForgetResult> first = store->Forget(Host("h1.example"));
+    if (first.ok()) break;  // the takedown has fewer rounds than that
+    ASSERT_EQ(first.status().code(), StatusCode::kUnavailable) << first.status().ToString();
+    // A failure in the rounds that plan it (reads) writes nothing, and the writers go on.
+    StatusOr<std::vector<std::string>> problems = store->Check();
+    ASSERT_TRUE(problems.ok());
+    if (problems->empty()) continue;
+    EXPECT_EQ(problems->front().rfind("a takedown (host h1.example) was cut short", 0), 0u)
+        << problems->front();
+    if (++cut == 1) {
+      // Held off: another takedown, and a page (after waiting a few seconds for the fence).
+      EXPECT_EQ(store->Forget(Host("h2.example")).status().code(),
+                StatusCode::kFailedPrecondition);
+      StatusOr<std::vector<store::PageResult>> page = store->Apply({pages.data(), 1});
+      EXPECT_EQ(page.status().code(), StatusCode::kUnavailable);
+      EXPECT_NE(page.status().message().find("host h1.example"), std::string::npos)
+          << page.status().ToString();
+    }
+    StatusOr<store::ForgetResult> again = store->Forget(Host("h1.example"));
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_NE(again->record, 0u);
+    ExpectChecked(*store);
+    ExpectSame(expected, OutcomeOf(*store, pages));
+    ASSERT_TRUE(store->Apply(pages).ok());  // the writers are back
+  }
+  EXPECT_GE(cut, 8);
+}
+
+}  // namespace
+}  // namespace shingled::redis::testing
