@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "redis/backend_store.h"
@@ -164,6 +165,52 @@ TEST_F(BackendForgetTest, ATakedownCutShortAtAnyRoundCompletesWhenRunAgain) {
     ASSERT_TRUE(store->Apply(pages).ok());  // the writers are back
   }
   EXPECT_GE(cut, 8);
+}
+
+// Another daemon applies pages while takedowns run: its writes wait for each takedown (or fail
+// retryably, and are sent again), and nothing of either is lost.
+TEST_F(BackendForgetTest, WritersWaitForATakedownAndLoseNothing) {
+  const std::vector<PageInput> pages = Pages();
+  auto forgetter = OpenRedis();
+  ASSERT_NE(forgetter, nullptr);
+  ASSERT_TRUE(forgetter->OpenSweep("s1", 1000).ok());
+  ASSERT_TRUE(forgetter->Apply(pages).ok());
+  // The other daemon's pages: other families, on a host the takedowns leave alone.
+  std::vector<PageInput> others;
+  const std::vector<std::vector<PageInput>> corpus = Corpus(40);
+  for (const PageInput& p : corpus[0]) {
+    if (p.url.find("/f2") != std::string::npos || p.url.find("/f3") != std::string::npos) {
+      others.push_back(p);
+      others.back().sweep = 1;
+      others.back().url = "https://other.example/" + p.url.substr(p.url.find(".example/") + 9);
+    }
+  }
+  ASSERT_GT(others.size(), 40u);
+  std::thread writer([&] {
+    auto store = OpenRedis();
+    ASSERT_NE(store, nullptr);
+    for (size_t i = 0; i < others.size(); i += 4) {
+      std::span<const PageInput> batch(others.data() + i, std::min<size_t>(4, others.size() - i));
+      StatusOr<std::vector<store::PageResult>> r = store->Apply(batch);
+      for (int attempt = 0; !r.ok() && attempt < 20; ++attempt) {
+        ASSERT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+        r = store->Apply(batch);
+      }
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+  });
+  for (const std::string host : {"h1.example", "h4.example", "h6.example", "h8.example"}) {
+    StatusOr<store::ForgetResult> r = forgetter->Forget(Host(host));
+    ASSERT_TRUE(r.ok()) << host << ": " << r.status().ToString();
+  }
+  writer.join();
+  ExpectChecked(*forgetter);
+  for (const PageInput& p : others) EXPECT_TRUE(forgetter->History(p.url).ok()) << p.url;
+  for (const PageInput& p : pages) {
+    if (p.url.find("://h1.example/") != std::string::npos) {
+      EXPECT_FALSE(forgetter->History(p.url).ok()) << p.url;
+    }
+  }
 }
 
 }  // namespace
