@@ -24,10 +24,10 @@
 #include "redis/record.h"
 #include "redis/union_find.h"
 #include "store/decide.h"
-#include "store/internal/codec.h"
-#include "store/internal/page_rules.h"
 #include "store/internal/candidates.h"
+#include "store/internal/codec.h"
 #include "store/internal/judge.h"
+#include "store/internal/page_rules.h"
 #include "store/internal/sweeps.h"
 #include "store/internal/verify.h"
 
@@ -56,7 +56,6 @@ ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
   return co;
 }
 
-
 // 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
 // mark key a URL, claims under the URL itself). 3: the sharers of a holder listed (Open upgrades a
 // state of format 2).
@@ -69,7 +68,6 @@ constexpr int kBatchAttempts = 5;
 constexpr std::chrono::milliseconds kWriteLease(20000);
 // How long a write waits for a takedown to complete before it fails (Unavailable: retry).
 constexpr std::chrono::milliseconds kEnterWait(5000);
-
 
 // --- keys (redis/FORMAT.md, "The keys") ---
 
@@ -525,9 +523,13 @@ Status RedisClusterStore::UpgradeState() {
     for (const Reply& bucket : *buckets) {
       for (size_t i = 0; i + 1 < bucket.elements.size(); i += 2) {
         StatusOr<RedisDocument> d = DecodeRedisDocument(bucket.elements[i + 1].str);
-        if (!d.ok()) return DataLossError("redis: document " + bucket.elements[i].str + ": " +
-                                          d.status().message());
-        if (d->rep != 0) adds.push_back(AddToList(SharersKey(d->rep), Dec(d->rep), bucket.elements[i].str));
+        if (!d.ok()) {
+          return DataLossError("redis: document " + bucket.elements[i].str + ": " +
+                               d.status().message());
+        }
+        if (d->rep != 0) {
+          adds.push_back(AddToList(SharersKey(d->rep), Dec(d->rep), bucket.elements[i].str));
+        }
       }
     }
     if (!adds.empty()) SHINGLED_RETURN_IF_ERROR(Round(adds).status());
@@ -2388,8 +2390,8 @@ class RedisClusterStore::Checker {
     StatusOr<std::string> fence = s_.gate_->Fence();
     if (!fence.ok()) return fence.status();
     if (!fence->empty()) {
-      Problem("a takedown (" + *fence + ") was cut short: run it again to complete it (what it "
-              "removed in part is named below)");
+      Problem("a takedown (" + *fence + ") was cut short: run it again to complete it (what " +
+              "it removed in part is named below)");
     }
     SHINGLED_RETURN_IF_ERROR(ReadRecords());
     SHINGLED_RETURN_IF_ERROR(CheckIdenticalClaims());

@@ -259,15 +259,16 @@ StatusOr<std::vector<UrlTrim>> RedisClusterStore::TakedownUrls(
     take(*id, options.value, std::move(versions).value());
   } else {
     const std::vector<std::string_view> disjoint = store::internal::DisjointPrefixes(prefixes);
-    SHINGLED_RETURN_IF_ERROR(WalkUrls(
-        0, [&](UrlId id, const std::string& name,
-               const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
-          if (std::any_of(disjoint.begin(), disjoint.end(),
-                          [&](std::string_view p) { return name.starts_with(p); })) {
-            take(id, name, versions);
-          }
-          return true;
-        }));
+    SHINGLED_RETURN_IF_ERROR(
+        WalkUrls(0,
+                 [&](UrlId id, const std::string& name,
+                     const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
+                   if (std::any_of(disjoint.begin(), disjoint.end(),
+                                   [&](std::string_view p) { return name.starts_with(p); })) {
+                     take(id, name, versions);
+                   }
+                   return true;
+                 }));
   }
   std::vector<UrlTrim> out;
   for (auto& [name, t] : matched) out.push_back(std::move(t));
@@ -320,8 +321,8 @@ class RedisClusterStore::TakedownWrites {
           link.push_back(Cmd({"HSET", ParentBucketKey(m), Dec(m), Dec(part.id)}));
           link.push_back(forgetting::AddToList(ChildrenBucketKey(part.id), Dec(part.id), Dec(m)));
         }
-        link.push_back(Cmd({"HSET", listings::SizeKeyOf(part.id), Dec(part.id),
-                            Dec(part.docs.size() - 1)}));
+        link.push_back(
+            Cmd({"HSET", listings::SizeKeyOf(part.id), Dec(part.id), Dec(part.docs.size() - 1)}));
       }
       for (DocId m : c.members) {
         if (part_roots.contains(m)) continue;
@@ -359,31 +360,35 @@ class RedisClusterStore::TakedownWrites {
         for (size_t k = 0; k < 3; ++k) {
           if (!claims[k].second) continue;
           const uint64_t hi = rec.fingerprints[2 * k], lo = rec.fingerprints[2 * k + 1];
-          cmds.push_back(
-              Eval(kDeleteClaimScript, {FingerprintBucketKey(claims[k].first, hi, r.fingerprint_bits)},
-                   {FingerprintField(hi, lo, r.fingerprint_bits), Dec(d)}));
+          cmds.push_back(Eval(kDeleteClaimScript,
+                              {FingerprintBucketKey(claims[k].first, hi, r.fingerprint_bits)},
+                              {FingerprintField(hi, lo, r.fingerprint_bits), Dec(d)}));
         }
         if (rec.rep == 0) {
           for (uint64_t v : rec.features) {
-            cmds.push_back(forgetting::RemoveFromList(BucketKey(Relation::kFeature, v, r.feature_bits),
-                                                      ValueField(v, r.feature_bits), Dec(d)));
+            cmds.push_back(
+                forgetting::RemoveFromList(BucketKey(Relation::kFeature, v, r.feature_bits),
+                                           ValueField(v, r.feature_bits), Dec(d)));
           }
           for (uint64_t v : forgetting::IndexedValues(rec)) {
-            cmds.push_back(forgetting::RemoveFromList(BucketKey(Relation::kSample, v, r.sample_bits),
-                                                      ValueField(v, r.sample_bits), Dec(d)));
+            cmds.push_back(
+                forgetting::RemoveFromList(BucketKey(Relation::kSample, v, r.sample_bits),
+                                           ValueField(v, r.sample_bits), Dec(d)));
           }
         }
       }
       if (const Reply& chunk_record = (*chunk_records)[i]; !chunk_record.is_nil()) {
         std::vector<dedup::Chunk> chunks;
         SHINGLED_RETURN_IF_ERROR(store::internal::DecodeDocChunks(chunk_record.str, &chunks));
-        for (Command& c : chunks::UnfilePostings(d, chunks, r.sample_bits)) cmds.push_back(std::move(c));
+        for (Command& c : chunks::UnfilePostings(d, chunks, r.sample_bits))
+          cmds.push_back(std::move(c));
         cmds.push_back(chunks::DeleteRecord(d));
       }
       cmds.push_back(Cmd({"HDEL", forgetting::LinksKeyOf(d), Dec(d)}));
       for (Command& c : forgetting::DeleteList(chunks::DocUrlsKeyOf(d), Dec(d)))
         cmds.push_back(std::move(c));
-      cmds.push_back(Eval(kUncountDocumentScript, {ShardKey(d % kShards), UncountedKey(d)}, {Dec(d)}));
+      cmds.push_back(
+          Eval(kUncountDocumentScript, {ShardKey(d % kShards), UncountedKey(d)}, {Dec(d)}));
     }
     SHINGLED_RETURN_IF_ERROR(Round(cmds).status());
     cmds.clear();
@@ -549,8 +554,9 @@ StatusOr<store::ForgetResult> RedisClusterStore::Takedown(const store::ForgetOpt
   auto id = client_->Run(Cmd({"INCR", forgetting::kNextForget}));
   if (!id.ok()) return id.status();
   record.id = static_cast<uint64_t>(id->integer);
-  SHINGLED_RETURN_IF_ERROR(client_->Run(Cmd({"HSET", forgetting::kForgets, Dec(record.id),
-                                             store::internal::EncodeForgetRecord(record)}))
+  SHINGLED_RETURN_IF_ERROR(client_
+                               ->Run(Cmd({"HSET", forgetting::kForgets, Dec(record.id),
+                                          store::internal::EncodeForgetRecord(record)}))
                                .status());
   result.record = record.id;
   SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(

@@ -91,8 +91,8 @@ std::vector<Command> DeleteList(const std::string& bucket, const std::string& fi
 Command DeleteUrlClaim(std::string_view url, int bits);  // the URL's claim (its id)
 // The full values of the indexed sample values a record files postings under.
 std::vector<uint64_t> IndexedValues(const RedisDocument& rec);
-extern const char* const kStats;     // the cluster counters' hash
-extern const char* const kForgets;   // the forget records' hash: id -> record
+extern const char* const kStats;       // the cluster counters' hash
+extern const char* const kForgets;     // the forget records' hash: id -> record
 extern const char* const kNextForget;  // the last forget record id
 }  // namespace forgetting
 

@@ -83,8 +83,8 @@ Status WriteGate::Enter(std::chrono::milliseconds wait) {
   const Clock::time_point until = Clock::now() + wait;
   for (std::chrono::milliseconds pause(5);; pause = std::min(pause * 2, lease_ / 8)) {
     const Clock::time_point asked = Clock::now();
-    auto r = client_.Run(Script(kEnterScript, {kFence, kWriters},
-                                {token_, std::to_string(lease_.count())}));
+    auto r = client_.Run(
+        Script(kEnterScript, {kFence, kWriters}, {token_, std::to_string(lease_.count())}));
     if (!r.ok()) return r.status();
     if (r->str.empty()) {
       renewed_ = asked;
@@ -127,7 +127,9 @@ Status WriteGate::Hold(const std::string& what, std::chrono::milliseconds wait) 
       return UnavailableError("redis: another takedown is running on the cluster; retry");
     }
   }
-  auto give_up = [&] { return client_.Run(Script(kGiveUpScript, {kForgetter}, {token_})).status(); };
+  auto give_up = [&] {
+    return client_.Run(Script(kGiveUpScript, {kForgetter}, {token_})).status();
+  };
   auto fence = client_.Run(Script(kFenceScript, {kFence}, {what}));
   if (!fence.ok() || fence->type != Reply::Type::kInteger) {
     SHINGLED_RETURN_IF_ERROR(give_up());
@@ -153,8 +155,8 @@ Status WriteGate::Hold(const std::string& what, std::chrono::milliseconds wait) 
 }
 
 Status WriteGate::Renew() {
-  auto r = client_.Run(
-      Script(kRenewScript, {kForgetter}, {token_, std::to_string(2 * lease_.count())}));
+  auto r =
+      client_.Run(Script(kRenewScript, {kForgetter}, {token_, std::to_string(2 * lease_.count())}));
   if (!r.ok()) return r.status();
   if (r->integer != 1) {
     return FailedPreconditionError(

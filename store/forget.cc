@@ -173,7 +173,8 @@ class LmdbForgetReads : public ForgetReads {
 
  private:
   // The 8-byte big-endian ids filed under each key in the DUPSORT table `dbi`.
-  StatusOr<std::vector<std::vector<uint64_t>>> DupValues(MDB_dbi dbi, std::span<const uint64_t> keys,
+  StatusOr<std::vector<std::vector<uint64_t>>> DupValues(MDB_dbi dbi,
+                                                         std::span<const uint64_t> keys,
                                                          const char* what) {
     Cursor c;
     if (int rc = c.Open(ops_.txn(), dbi); rc != 0) return ops_.Fail(rc, what);
@@ -184,7 +185,9 @@ class LmdbForgetReads : public ForgetReads {
       std::vector<uint64_t>& values = out.emplace_back();
       int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_KEY);
       for (; rc == 0; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT_DUP)) {
-        if (v.mv_size != 8) return DataLossError(std::string("a ") + what + " entry is not 8 bytes");
+        if (v.mv_size != 8) {
+          return DataLossError(std::string("a ") + what + " entry is not 8 bytes");
+        }
         values.push_back(GetBE64(static_cast<const char*>(v.mv_data)));
       }
       if (rc != MDB_NOTFOUND) return ops_.Fail(rc, what);
@@ -482,7 +485,6 @@ class Forgetter {
     return OkStatus();
   }
 
-
   // A cluster that lost members (the plan's recomputation): its members leave it, and each part
   // of two or more becomes a cluster.
   Status WriteParts(const Recomputation& c) {
@@ -532,7 +534,6 @@ class Forgetter {
     }
     return OkStatus();
   }
-
 
   TxnOps& ops_;
   const Dbis& d_;

@@ -64,8 +64,7 @@ RetentionCut RetentionCutOf(std::span<const VersionRecord> vs, const RetentionOp
 
 std::vector<ClusterPart> RecomputeCluster(ClusterId old_root,
                                           std::span<const RemainingMember> members,
-                                          const StoreOptions& o,
-                                          const dedup::SketchParams& params,
+                                          const StoreOptions& o, const dedup::SketchParams& params,
                                           const ComparePair& compare) {
   const size_t n = members.size();
   Components parts(n);
@@ -172,8 +171,8 @@ Status PlanGroups(Showing& showing, ForgetReads& reads, RemovalPlan* plan) {
   std::vector<DocId> others;  // group members whose URLs are not read yet
   // A document naming a holder is in its group, listed or not.
   for (size_t i = 0; i < unshown->size(); ++i) {
-    const size_t h = std::lower_bound(holders.begin(), holders.end(), (*holders_of)[i]) -
-                     holders.begin();
+    const size_t h =
+        std::lower_bound(holders.begin(), holders.end(), (*holders_of)[i]) - holders.begin();
     std::vector<DocId>& group = (*sharers)[h];
     const DocId doc = (*unshown)[i];
     if (doc != holders[h] && std::find(group.begin(), group.end(), doc) == group.end()) {
@@ -191,8 +190,8 @@ Status PlanGroups(Showing& showing, ForgetReads& reads, RemovalPlan* plan) {
   std::set<DocId> gone(unshown_set);
   gone.insert(others_unshown->begin(), others_unshown->end());
   for (const std::vector<DocId>& group : *sharers) {
-    const bool shown = std::any_of(group.begin(), group.end(),
-                                   [&](DocId m) { return !gone.contains(m); });
+    const bool shown =
+        std::any_of(group.begin(), group.end(), [&](DocId m) { return !gone.contains(m); });
     if (shown) {
       for (DocId m : group) plan->documents_kept += unshown_set.count(m);
     } else {
@@ -200,8 +199,7 @@ Status PlanGroups(Showing& showing, ForgetReads& reads, RemovalPlan* plan) {
     }
   }
   std::sort(plan->removed.begin(), plan->removed.end());
-  plan->removed.erase(std::unique(plan->removed.begin(), plan->removed.end()),
-                      plan->removed.end());
+  plan->removed.erase(std::unique(plan->removed.begin(), plan->removed.end()), plan->removed.end());
   return OkStatus();
 }
 
@@ -234,8 +232,7 @@ Status PlanClusters(ForgetReads& reads, const StoreOptions& options,
     }
     std::vector<ClusterPart> parts =
         RecomputeCluster(roots[i], rest, options, params, reads.PairComparison());
-    plan->clusters.push_back(
-        Recomputation{roots[i], std::move((*members)[i]), std::move(parts)});
+    plan->clusters.push_back(Recomputation{roots[i], std::move((*members)[i]), std::move(parts)});
   }
   return OkStatus();
 }
@@ -243,8 +240,7 @@ Status PlanClusters(ForgetReads& reads, const StoreOptions& options,
 }  // namespace
 
 StatusOr<RemovalPlan> PlanRemovals(std::span<const UrlTrim> trims, ForgetReads& reads,
-                                   const StoreOptions& options,
-                                   const dedup::SketchParams& params) {
+                                   const StoreOptions& options, const dedup::SketchParams& params) {
   RemovalPlan plan;
   Showing showing(trims, reads);
   SHINGLED_RETURN_IF_ERROR(PlanGroups(showing, reads, &plan));

@@ -134,8 +134,7 @@ struct RemovalPlan {
 
 // Plans a step that trims `trims` (one entry per URL).
 StatusOr<RemovalPlan> PlanRemovals(std::span<const UrlTrim> trims, ForgetReads& reads,
-                                   const StoreOptions& options,
-                                   const dedup::SketchParams& params);
+                                   const StoreOptions& options, const dedup::SketchParams& params);
 
 // A step's answer: the URLs and versions of `trims`, the first `list_limit` whole URLs' names,
 // and the plan's documents and clusters. Leaves `more` and `record` as they are.

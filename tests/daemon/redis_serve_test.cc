@@ -446,8 +446,8 @@ TEST_F(RedisServeTest, TakedownsOnTheClusterButNoRetention) {
   Post(*d, "https://example.com/a", ReadWholeFile(kSamples + "page-a.html"));
   Post(*d, "https://example.org/b", ReadWholeFile(kSamples + "page-b.html"));
   HttpClient client(d->port());
-  HttpResponse r = client.Request("POST", "/v1/forget", R"({"host": "example.com", "dry_run": true})",
-                                  "application/json");
+  HttpResponse r = client.Request(
+      "POST", "/v1/forget", R"({"host": "example.com", "dry_run": true})", "application/json");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_NE(r.body.find(R"("urls":1)"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"("documents":1)"), std::string::npos) << r.body;

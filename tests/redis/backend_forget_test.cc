@@ -150,8 +150,7 @@ TEST_F(BackendForgetTest, ATakedownCutShortAtAnyRoundCompletesWhenRunAgain) {
         << problems->front();
     if (++cut == 1) {
       // Held off: another takedown, and a page (after waiting a few seconds for the fence).
-      EXPECT_EQ(store->Forget(Host("h2.example")).status().code(),
-                StatusCode::kFailedPrecondition);
+      EXPECT_EQ(store->Forget(Host("h2.example")).status().code(), StatusCode::kFailedPrecondition);
       StatusOr<std::vector<store::PageResult>> page = store->Apply({pages.data(), 1});
       EXPECT_EQ(page.status().code(), StatusCode::kUnavailable);
       EXPECT_NE(page.status().message().find("host h1.example"), std::string::npos)

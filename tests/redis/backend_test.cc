@@ -477,8 +477,9 @@ TEST_F(BackendTest, TheSharersOfAHolderAreListedAndAFormat2StateIsUpgraded) {
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   Content copy = Near(1, 200, 0);
   copy.variant = 1;  // the same shingles, other bytes: a lexical equivalent
-  const std::vector<store::PageInput> pages = {Page(Url(1, "base"), sweep->id, 1000, Near(1, 200, 0)),
-                                               Page(Url(1, "copy"), sweep->id, 1000, copy)};
+  const std::vector<store::PageInput> pages = {
+      Page(Url(1, "base"), sweep->id, 1000, Near(1, 200, 0)),
+      Page(Url(1, "copy"), sweep->id, 1000, copy)};
   auto applied = redis->Apply(pages);
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   const store::DocId holder = (*applied)[0].doc, sharer = (*applied)[1].doc;

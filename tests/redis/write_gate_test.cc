@@ -24,8 +24,7 @@ TEST_F(WriteGateTest, WritersOrOneForgetterAlone) {
   ASSERT_TRUE(a.Enter(milliseconds(0)).ok());
   ASSERT_TRUE(b.Enter(milliseconds(0)).ok());  // writers at once
   // Writers inside and a short wait: the forgetter gives up, and its fence falls again.
-  EXPECT_EQ(forgetter.Hold("host example.com", milliseconds(50)).code(),
-            StatusCode::kUnavailable);
+  EXPECT_EQ(forgetter.Hold("host example.com", milliseconds(50)).code(), StatusCode::kUnavailable);
   EXPECT_EQ(*forgetter.Fence(), "");
   // The forgetter waits for the writers inside; a writer that comes meanwhile is refused.
   Status held;
@@ -87,7 +86,8 @@ TEST_F(WriteGateTest, AWriterStopsAtItsNextRenewalOnceAFenceStands) {
   WriteGate forgetter(*c2, "f", milliseconds(400));
   Status held;
   std::thread hold([&] { held = forgetter.Hold("prefix https://c.example/", milliseconds(2000)); });
-  while (*writer.Fence() != "prefix https://c.example/") std::this_thread::sleep_for(milliseconds(5));
+  while (*writer.Fence() != "prefix https://c.example/")
+    std::this_thread::sleep_for(milliseconds(5));
   std::this_thread::sleep_for(milliseconds(150));
   Status kept = writer.Keep();
   EXPECT_EQ(kept.code(), StatusCode::kUnavailable) << kept.ToString();

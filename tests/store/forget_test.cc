@@ -80,8 +80,8 @@ TEST_P(ForgetTest, ADryRunPlansTheSameOnEveryEngine) {
   const PageResult shared = Add("https://y.example/shared", Range(5000, 300));
   ASSERT_EQ(Add("https://y.example/also", Range(5000, 300)).doc, shared.doc);
   Add("https://z.example/alone", Range(9000, 300));
-  auto expect = [&](ForgetScope scope, const std::string& value, uint64_t urls,
-                    uint64_t documents, uint64_t kept, uint64_t recomputed, uint64_t split) {
+  auto expect = [&](ForgetScope scope, const std::string& value, uint64_t urls, uint64_t documents,
+                    uint64_t kept, uint64_t recomputed, uint64_t split) {
     SCOPED_TRACE(value);
     const ForgetResult r = Forget(scope, value, /*dry_run=*/true);
     EXPECT_EQ(r.urls, urls);
