@@ -540,6 +540,8 @@ StatusOr<store::ForgetResult> RedisClusterStore::Takedown(const store::ForgetOpt
   store::ForgetResult result;
   bool resumed = false;
   StatusOr<std::vector<UrlTrim>> trims = TakedownUrls(options, prefixes, &result.more, &resumed);
+  // A takedown cut short has written already: its fence stays up until a run completes it.
+  *wrote = resumed;
   if (!trims.ok()) return trims.status();
   std::lock_guard<std::mutex> lock(mu_);
   ForgetReadsOnCluster reads(*this);
