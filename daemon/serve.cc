@@ -97,14 +97,6 @@ int Serve(const ServeFlags& flags) {
   }
   store::Store& store = *opened->store;
   spdlog::info("store {} open", daemon::StoreName(config));
-  if ((config.store.retention_version_days > 0 || config.store.retention_gone_days > 0) &&
-      !store.capabilities().retention) {
-    spdlog::critical(
-        "store.retention_version_days and store.retention_gone_days must be 0 on the {} "
-        "backend: it has no retention",
-        config.store.backend);
-    return kExitFailure;
-  }
   if (!config.ingest.default_sweep.empty()) {
     StatusOr<store::SweepInfo> sweep = store.OpenSweep(config.ingest.default_sweep, UnixNow());
     if (!sweep.ok()) {

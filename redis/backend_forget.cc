@@ -66,12 +66,10 @@ return 1
 
 std::string UncountedKey(DocId doc) { return ShardKey(doc % kShards) + "gone"; }
 
-// Retention is not built on this backend (store::Capabilities::retention).
-Status RetentionRefused() {
-  return FailedPreconditionError(
-      "retention is not available on the redis-cluster backend (only on the embedded LMDB "
-      "store); takedowns are (shingled forget)");
-}
+// Retention's place between steps: the last URL id a step looked at (0: a pass begins), and the
+// counts of the pass so far (store/internal/forget_rules.h, EncodePassCounts).
+constexpr char kRetentionCursor[] = "retention:cursor";
+constexpr char kRetentionPass[] = "retention:pass";
 
 // What a takedown's fence says: its scope and value.
 std::string Describe(const store::ForgetOptions& o) {
@@ -174,30 +172,55 @@ class ForgetReadsOnCluster : public store::internal::ForgetReads {
 
 namespace {
 
-// A takedown's URLs as its note keeps them: "<url id> <url>" a line.
+// A step's URLs as its note keeps them: "<url id> <w (whole) or p (some versions)> <url>" a
+// line.
 std::string NoteOf(std::span<const UrlTrim> trims) {
   std::string note;
-  for (const UrlTrim& t : trims) note.append(Dec(t.url)).append(" ").append(t.name).append("\n");
+  for (const UrlTrim& t : trims) {
+    note.append(Dec(t.url)).append(t.whole ? " w " : " p ").append(t.name).append("\n");
+  }
   return note;
 }
 
-StatusOr<std::vector<std::pair<UrlId, std::string>>> UrlsOfNote(std::string_view note) {
-  std::vector<std::pair<UrlId, std::string>> out;
+struct NotedUrl {
+  UrlId url = 0;
+  bool whole = false;
+  std::string name;
+};
+StatusOr<std::vector<NotedUrl>> UrlsOfNote(std::string_view note) {
+  std::vector<NotedUrl> out;
   while (!note.empty()) {
     const size_t end = note.find('\n');
     const std::string_view line = note.substr(0, end);
     const size_t space = line.find(' ');
     uint64_t id = 0;
-    if (space == std::string_view::npos || !ParseU64(line.substr(0, space), &id)) {
-      return DataLossError("redis: a takedown's note has the line \"" + std::string(line) + "\"");
+    if (space == std::string_view::npos || line.size() < space + 3 || line[space + 2] != ' ' ||
+        (line[space + 1] != 'w' && line[space + 1] != 'p') ||
+        !ParseU64(line.substr(0, space), &id)) {
+      return DataLossError("redis: a forgetting step's note has the line \"" + std::string(line) +
+                           "\"");
     }
-    out.emplace_back(id, std::string(line.substr(space + 1)));
+    out.push_back({id, line[space + 1] == 'w', std::string(line.substr(space + 3))});
     note.remove_prefix(end == std::string_view::npos ? note.size() : end + 1);
   }
   return out;
 }
 
 }  // namespace
+
+StatusOr<std::vector<VersionRecord>> RedisClusterStore::ReadUrlVersions(UrlId url) const {
+  auto field = client_->Run(walks::ReadVersionsOf(url));
+  if (!field.ok()) return field.status();
+  StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf(*field);
+  if (!entries.ok()) return entries.status();
+  std::vector<VersionRecord> versions;
+  for (const std::string& e : *entries) {
+    StatusOr<VersionRecord> v = DecodeVersionEntry(e);
+    if (!v.ok()) return v.status();
+    versions.push_back(std::move(v).value());
+  }
+  return versions;
+}
 
 StatusOr<std::vector<UrlTrim>> RedisClusterStore::TakedownUrls(
     const store::ForgetOptions& options, const std::vector<std::string>& prefixes, bool* more,
@@ -217,20 +240,6 @@ StatusOr<std::vector<UrlTrim>> RedisClusterStore::TakedownUrls(
       *more = true;
     }
   };
-  // The versions of the URL of id `id`.
-  auto versions_of = [&](UrlId id) -> StatusOr<std::vector<VersionRecord>> {
-    auto field = client_->Run(walks::ReadVersionsOf(id));
-    if (!field.ok()) return field.status();
-    StatusOr<std::vector<std::string>> entries = walks::SplitVersionsOf(*field);
-    if (!entries.ok()) return entries.status();
-    std::vector<VersionRecord> versions;
-    for (const std::string& e : *entries) {
-      StatusOr<VersionRecord> v = DecodeVersionEntry(e);
-      if (!v.ok()) return v.status();
-      versions.push_back(std::move(v).value());
-    }
-    return versions;
-  };
   if (!options.dry_run) {
     // The URLs of this takedown cut short: its last step may have removed their names or claims,
     // so no walk or lookup would find them again.
@@ -238,12 +247,12 @@ StatusOr<std::vector<UrlTrim>> RedisClusterStore::TakedownUrls(
     StatusOr<std::string> note = gate_->Note();
     if (!note.ok()) return note.status();
     *resumed = !note->empty();
-    StatusOr<std::vector<std::pair<UrlId, std::string>>> noted = UrlsOfNote(*note);
+    StatusOr<std::vector<NotedUrl>> noted = UrlsOfNote(*note);
     if (!noted.ok()) return noted.status();
-    for (const auto& [id, name] : *noted) {
-      StatusOr<std::vector<VersionRecord>> versions = versions_of(id);
+    for (const NotedUrl& n : *noted) {
+      StatusOr<std::vector<VersionRecord>> versions = ReadUrlVersions(n.url);
       if (!versions.ok()) return versions.status();
-      take(id, name, std::move(versions).value());
+      take(n.url, n.name, std::move(versions).value());
     }
   }
   if (options.scope == store::ForgetScope::kUrl) {
@@ -254,7 +263,7 @@ StatusOr<std::vector<UrlTrim>> RedisClusterStore::TakedownUrls(
       return NotFoundError("URL never stored (or forgotten already): " + options.value);
     }
     if (!id.ok()) return id.status();
-    StatusOr<std::vector<VersionRecord>> versions = versions_of(*id);
+    StatusOr<std::vector<VersionRecord>> versions = ReadUrlVersions(*id);
     if (!versions.ok()) return versions.status();
     take(*id, options.value, std::move(versions).value());
   } else {
@@ -418,24 +427,33 @@ class RedisClusterStore::TakedownWrites {
       const UrlTrim& t = trims_[i];
       StatusOr<VersionList> field = walks::ReadVersionListOf((*fields)[i]);
       if (!field.ok()) return field.status();
+      // The oldest `cut` entries go (all of a whole URL's); those the counts hold leave them.
+      const size_t cut = t.whole ? field->entries.size() : std::min(t.cut, field->entries.size());
       std::vector<CountChange> changes;
-      for (size_t k = 0; k < field->counted && k < field->entries.size(); ++k) {
+      for (size_t k = 0; k < field->counted && k < cut; ++k) {
         StatusOr<VersionRecord> v = DecodeVersionEntry(field->entries[k]);
         if (!v.ok()) return v.status();
         // A removed document leaves the documents' count by itself (RemoveDocuments), a kept one
         // stays in it.
         for (CountChange& c : Uncount(*v, /*created_doc=*/false)) changes.push_back(std::move(c));
       }
-      if (field->counted > 0) changes.push_back(CountChange{.field = "urls", .value = -1});
-      if (!field->entries.empty() || field->counted > 0) {
+      if (t.whole && field->counted > 0) {
+        changes.push_back(CountChange{.field = "urls", .value = -1});
+      }
+      if (cut > 0) {
+        VersionList next;
+        next.entries.assign(field->entries.begin() + static_cast<ptrdiff_t>(cut),
+                            field->entries.end());
+        next.counted = field->counted > cut ? field->counted - cut : 0;
         replaced.push_back(cmds.size());
-        cmds.push_back(ReplaceVersions(t.url, *field, VersionList{}, changes));
+        cmds.push_back(ReplaceVersions(t.url, *field, next, changes));
       }
       for (DocId d : store::internal::DroppedDocuments(t)) {
         if (!Removed(d)) {
           cmds.push_back(forgetting::RemoveFromList(chunks::DocUrlsKeyOf(d), Dec(d), Dec(t.url)));
         }
       }
+      if (!t.whole) continue;
       cmds.push_back(Cmd({"HDEL", walks::UrlNameKeyOf(t.url), Dec(t.url)}));
       if (std::optional<Command> host = chunks::UncountHostUrl(t.name)) cmds.push_back(*host);
     }
@@ -449,7 +467,7 @@ class RedisClusterStore::TakedownWrites {
     }
     cmds.clear();
     for (const UrlTrim& t : trims_) {
-      cmds.push_back(forgetting::DeleteUrlClaim(t.name, s_.redis_.fingerprint_bits));
+      if (t.whole) cmds.push_back(forgetting::DeleteUrlClaim(t.name, s_.redis_.fingerprint_bits));
     }
     return Round(cmds).status();
   }
@@ -589,8 +607,200 @@ StatusOr<std::vector<store::ForgetRecord>> RedisClusterStore::ForgetRecords(uint
   return out;
 }
 
-StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(const store::RetentionOptions&) {
-  return RetentionRefused();
+StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(
+    const store::RetentionOptions& options) {
+  SHINGLED_RETURN_IF_ERROR(store::internal::ValidateRetention(options));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rounds_ = 0;
+    SHINGLED_RETURN_IF_ERROR(
+        gate_->Hold("retention " + store::RetentionRulesText(options), kHoldWait));
+  }
+  bool wrote = false;
+  StatusOr<store::RetentionStep> step = RetainStep(options, &wrote);
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_at_round_ = 0;  // a simulated failure concerns one call
+  if (!step.ok() && wrote) return step;  // cut short: as a takedown's (Forget)
+  Status released = gate_->Release();
+  if (!step.ok()) return step;
+  if (!released.ok()) return released;
+  return step;
+}
+
+namespace {
+
+// A retention step as the first line of its note keeps it: what it answers and what it writes
+// after its removals (the pass's counts, the cursor, the pass's record), so that a run taking a
+// step cut short over writes the same.
+struct NotedStep {
+  store::RetentionStep step;
+  UrlId next_cursor = 0;
+  store::ForgetRecord pass;    // the pass's counts with this step's
+  store::ForgetRecord record;  // the pass's record, written when step.record != 0
+};
+
+std::string EncodeNotedStep(const NotedStep& n) {
+  std::string line = "step";
+  const store::RetentionStep& s = n.step;
+  for (uint64_t v : {s.urls_examined, s.versions, s.urls, s.documents, s.documents_kept,
+                     s.clusters_split, uint64_t{s.pass_done}, s.record, n.next_cursor, n.pass.urls,
+                     n.pass.versions, n.pass.documents, n.pass.clusters_split,
+                     static_cast<uint64_t>(n.record.date)}) {
+    line.append(" ").append(Dec(v));
+  }
+  return line + "\n";
+}
+
+StatusOr<NotedStep> DecodeNotedStep(std::string_view line) {
+  NotedStep n;
+  store::RetentionStep& s = n.step;
+  uint64_t pass_done = 0, date = 0;
+  uint64_t* fields[] = {&s.urls_examined, &s.versions,       &s.urls,           &s.documents,
+                        &s.documents_kept, &s.clusters_split, &pass_done,        &s.record,
+                        &n.next_cursor,    &n.pass.urls,      &n.pass.versions,  &n.pass.documents,
+                        &n.pass.clusters_split, &date};
+  line.remove_prefix(std::string_view("step").size());
+  for (uint64_t* f : fields) {
+    if (line.empty() || line[0] != ' ') return DataLossError("redis: a retention step's note is cut");
+    line.remove_prefix(1);
+    const size_t end = std::min(line.find(' '), line.size());
+    if (!ParseU64(line.substr(0, end), f)) {
+      return DataLossError("redis: a retention step's note holds \"" + std::string(line) + "\"");
+    }
+    line.remove_prefix(end);
+  }
+  s.pass_done = pass_done != 0;
+  n.record = n.pass;
+  n.record.id = s.record;
+  n.record.date = static_cast<int64_t>(date);
+  n.record.scope = store::ForgetScope::kRetention;
+  return n;
+}
+
+}  // namespace
+
+StatusOr<store::RetentionStep> RedisClusterStore::RetainStep(const store::RetentionOptions& options,
+                                                             bool* wrote) {
+  std::vector<UrlTrim> trims;
+  auto consider = [&](UrlId id, const std::string& name, std::vector<VersionRecord> versions,
+                      bool whole) {
+    UrlTrim t;
+    t.url = id;
+    t.name = name;
+    t.versions = std::move(versions);
+    const store::internal::RetentionCut rule = store::internal::RetentionCutOf(t.versions, options);
+    t.whole = whole || rule.whole_url;
+    t.cut = t.whole ? t.versions.size() : rule.versions;
+    if (t.cut > 0 || t.whole) trims.push_back(std::move(t));
+  };
+  // What a step writes after its removals (idempotent: a step taken over writes it again).
+  auto finish = [&](const NotedStep& n) -> Status {
+    std::vector<Command> cmds;
+    if (n.step.record != 0) {
+      store::ForgetRecord record = n.record;
+      record.value_sha256 = store::internal::Sha256(store::RetentionRulesText(options));
+      cmds.push_back(Cmd({"HSET", forgetting::kForgets, Dec(record.id),
+                          store::internal::EncodeForgetRecord(record)}));
+    }
+    if (n.step.pass_done) {
+      cmds.push_back(Cmd({"DEL", kRetentionPass}));
+    } else if (store::internal::PassRemovedSomething(n.pass)) {
+      cmds.push_back(Cmd({"SET", kRetentionPass, store::internal::EncodePassCounts(n.pass)}));
+    }
+    cmds.push_back(Cmd({"SET", kRetentionCursor, Dec(n.next_cursor)}));
+    return Round(cmds).status();
+  };
+  // A step taken over writes its counters again, even when nothing is left to remove.
+  auto remove = [&](bool resumed) -> Status {
+    if (trims.empty() && !resumed) return OkStatus();
+    ForgetReadsOnCluster reads(*this);
+    StatusOr<RemovalPlan> plan = store::internal::PlanRemovals(trims, reads, options_, params_);
+    if (!plan.ok()) return plan.status();
+    return TakedownWrites(*this, *plan, trims, resumed).Run();
+  };
+  UrlId cursor = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    StatusOr<std::string> note = gate_->Note();
+    if (!note.ok()) return note.status();
+    if (note->starts_with("step ")) {
+      // A step cut short: its URLs finished (a whole one whose versions went, as whole), and
+      // what it writes after them written again; it answers what it answered.
+      *wrote = true;
+      StatusOr<NotedStep> step = DecodeNotedStep(note->substr(0, note->find('\n')));
+      if (!step.ok()) return step.status();
+      StatusOr<std::vector<NotedUrl>> noted = UrlsOfNote(note->substr(note->find('\n') + 1));
+      if (!noted.ok()) return noted.status();
+      for (const NotedUrl& n : *noted) {
+        StatusOr<std::vector<VersionRecord>> versions = ReadUrlVersions(n.url);
+        if (!versions.ok()) return versions.status();
+        consider(n.url, n.name, std::move(versions).value(), n.whole);
+      }
+      SHINGLED_RETURN_IF_ERROR(remove(/*resumed=*/true));
+      SHINGLED_RETURN_IF_ERROR(finish(*step));
+      return step->step;
+    }
+    auto got = client_->Run(Cmd({"GET", kRetentionCursor}));
+    if (!got.ok()) return got.status();
+    if (!got->is_nil() && !ParseU64(got->str, &cursor)) {
+      return DataLossError("redis: the retention cursor is \"" + got->str + "\"");
+    }
+  }
+  // The next max_urls URLs after the cursor, in id order.
+  NotedStep n;
+  store::RetentionStep& step = n.step;
+  UrlId last = cursor;
+  bool stopped = false;
+  SHINGLED_RETURN_IF_ERROR(WalkUrls(
+      cursor, [&](UrlId id, const std::string& name,
+                  const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
+        if (step.urls_examined == options.max_urls) {
+          stopped = true;
+          return false;
+        }
+        ++step.urls_examined;
+        last = id;
+        consider(id, name, versions, false);
+        return true;
+      }));
+  step.pass_done = !stopped;
+  n.next_cursor = step.pass_done ? 0 : last;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!trims.empty()) {
+    ForgetReadsOnCluster reads(*this);
+    StatusOr<RemovalPlan> plan = store::internal::PlanRemovals(trims, reads, options_, params_);
+    if (!plan.ok()) return plan.status();
+    store::ForgetResult result;
+    store::internal::CountPlan(trims, *plan, 0, &result);
+    step.versions = result.versions;
+    step.urls = result.urls;
+    step.documents = result.documents;
+    step.documents_kept = result.documents_kept;
+    step.clusters_split = result.clusters_split;
+  }
+  // The pass's counts with this step's and, when the step ends a pass that removed something,
+  // its record (its id taken now).
+  auto got = client_->Run(Cmd({"GET", kRetentionPass}));
+  if (!got.ok()) return got.status();
+  StatusOr<store::ForgetRecord> pass =
+      store::internal::DecodePassCounts(got->is_nil() ? std::string() : got->str);
+  if (!pass.ok()) return pass.status();
+  n.pass = *pass;
+  if (store::internal::JoinRetentionStep(options, step, &n.pass, &n.record)) {
+    auto id = client_->Run(Cmd({"INCR", forgetting::kNextForget}));
+    if (!id.ok()) return id.status();
+    n.record.id = static_cast<uint64_t>(id->integer);
+    step.record = n.record.id;
+  }
+  if (!trims.empty()) {
+    SHINGLED_RETURN_IF_ERROR(gate_->SetNote(EncodeNotedStep(n) + NoteOf(trims)));
+    *wrote = true;
+    SHINGLED_RETURN_IF_ERROR(remove(/*resumed=*/false));
+  }
+  SHINGLED_RETURN_IF_ERROR(finish(n));
+  SHINGLED_RETURN_IF_ERROR(client_->WaitForReplicas(
+      redis_.min_replicas, std::chrono::milliseconds(redis_.wait_timeout_ms)));
+  return step;
 }
 
 }  // namespace shingled::redis

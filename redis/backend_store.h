@@ -179,9 +179,8 @@ class RedisClusterStore final : public store::Store {
   StatusOr<store::SweepClosing> CloseSweep(store::SweepId id, int64_t end,
                                            const CloseSweepOptions& options) override;
   StatusOr<store::SweepReopening> ReopenSweep(store::SweepId id) override;
-  // Forgetting (redis/backend_forget.cc): a takedown is planned as on LMDB, then written while
-  // the write gate holds the writers off. Retention is not built on this backend:
-  // FailedPrecondition (capabilities()).
+  // Forgetting (redis/backend_forget.cc): a takedown or a retention step is planned as on LMDB,
+  // then written while the write gate holds the writers off.
   StatusOr<store::ForgetResult> Forget(const store::ForgetOptions& options) override;
   StatusOr<std::vector<store::ForgetRecord>> ForgetRecords(uint64_t after,
                                                            size_t limit) const override;
@@ -242,7 +241,7 @@ class RedisClusterStore final : public store::Store {
   Status WriteRoom() const override;
   const store::StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
-  store::Capabilities capabilities() const override { return {.forget = true}; }
+  store::Capabilities capabilities() const override { return {}; }  // URLs by id
 
  private:
   // One pipelined round of the write path (counted for FailAtRoundForTesting).
@@ -320,6 +319,11 @@ class RedisClusterStore final : public store::Store {
   // REQUIRES: the write gate held (Forget), unless a dry run.
   StatusOr<store::ForgetResult> Takedown(const store::ForgetOptions& options,
                                          const std::vector<std::string>& prefixes, bool* wrote);
+  // A URL's versions, oldest first (none when it has none). REQUIRES: mu_ held.
+  StatusOr<std::vector<store::internal::VersionRecord>> ReadUrlVersions(store::UrlId url) const;
+  // One retention step (ApplyRetention), planned and written: `*wrote` once it writes.
+  // REQUIRES: the write gate held.
+  StatusOr<store::RetentionStep> RetainStep(const store::RetentionOptions& options, bool* wrote);
   // The URLs a takedown takes, each with every version: at most options.max_urls, in URL order
   // (`*more` when others match), and those of the same takedown cut short (`*resumed`: there
   // were some). A host or a prefix walks every URL (WalkUrls); takes mu_ itself.

@@ -88,6 +88,42 @@ StatusOr<ForgetRecord> DecodeForgetRecord(uint64_t id, std::string_view bytes) {
   return r;
 }
 
+std::string EncodePassCounts(const ForgetRecord& pass) {
+  std::string counts;
+  for (uint64_t n : {pass.urls, pass.versions, pass.documents, pass.clusters_split}) {
+    AppendVarint(&counts, n);
+  }
+  return counts;
+}
+
+StatusOr<ForgetRecord> DecodePassCounts(std::string_view v) {
+  ForgetRecord pass;
+  if (v.empty()) return pass;
+  for (uint64_t* n : {&pass.urls, &pass.versions, &pass.documents, &pass.clusters_split}) {
+    if (!ReadVarint(&v, n)) return DataLossError("a retention pass's counts are truncated");
+  }
+  if (!v.empty()) return DataLossError("a retention pass's counts have bytes left over");
+  return pass;
+}
+
+bool PassRemovedSomething(const ForgetRecord& pass) {
+  return pass.urls + pass.versions + pass.documents > 0;
+}
+
+bool JoinRetentionStep(const RetentionOptions& options, const RetentionStep& step,
+                       ForgetRecord* pass, ForgetRecord* record) {
+  pass->urls += step.urls;
+  pass->versions += step.versions;
+  pass->documents += step.documents;
+  pass->clusters_split += step.clusters_split;
+  if (!step.pass_done || !PassRemovedSomething(*pass)) return false;
+  *record = *pass;
+  record->date = options.now;
+  record->scope = ForgetScope::kRetention;
+  record->value_sha256 = Sha256(RetentionRulesText(options));
+  return true;
+}
+
 ForgetRecord TakedownRecord(const ForgetOptions& options, const ForgetResult& result) {
   ForgetRecord record;
   record.date = options.date;
@@ -583,16 +619,11 @@ Status AppendForgetRecord(TxnOps& ops, ForgetRecord* record) {
 }
 
 StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops) {
-  ForgetRecord pass;
   std::string_view v;
   Status s = ops.Get(ops.dbis().meta, kRetentionPassKey, &v, "meta retention.pass");
-  if (s.code() == StatusCode::kNotFound) return pass;
+  if (s.code() == StatusCode::kNotFound) return ForgetRecord{};
   if (!s.ok()) return s;
-  for (uint64_t* n : {&pass.urls, &pass.versions, &pass.documents, &pass.clusters_split}) {
-    if (!ReadVarint(&v, n)) return DataLossError("meta retention.pass is truncated");
-  }
-  if (!v.empty()) return DataLossError("meta retention.pass has bytes left over");
-  return pass;
+  return DecodePassCounts(v);
 }
 
 // A step's counts join its pass's; the step that ends a pass that removed something writes the
@@ -600,27 +631,14 @@ StatusOr<ForgetRecord> ReadRetentionPass(TxnOps& ops) {
 Status RecordRetentionStep(TxnOps& ops, const RetentionOptions& options, RetentionStep* step) {
   StatusOr<ForgetRecord> pass = ReadRetentionPass(ops);
   if (!pass.ok()) return pass.status();
-  pass->urls += step->urls;
-  pass->versions += step->versions;
-  pass->documents += step->documents;
-  pass->clusters_split += step->clusters_split;
-  const bool removed = pass->urls + pass->versions + pass->documents > 0;
-  if (!step->pass_done) {
-    if (!removed) return OkStatus();
-    std::string counts;
-    for (uint64_t n : {pass->urls, pass->versions, pass->documents, pass->clusters_split}) {
-      AppendVarint(&counts, n);
-    }
-    return ops.Put(ops.dbis().meta, kRetentionPassKey, counts, 0, "meta");
+  ForgetRecord record;
+  if (JoinRetentionStep(options, *step, &*pass, &record)) {
+    SHINGLED_RETURN_IF_ERROR(AppendForgetRecord(ops, &record));
+    step->record = record.id;
   }
-  if (removed) {
-    pass->date = options.now;
-    pass->scope = ForgetScope::kRetention;
-    pass->value_sha256 = Sha256(RetentionRulesText(options));
-    SHINGLED_RETURN_IF_ERROR(AppendForgetRecord(ops, &*pass));
-    step->record = pass->id;
-  }
-  return ops.Del(ops.dbis().meta, kRetentionPassKey, {}, "meta");
+  if (step->pass_done) return ops.Del(ops.dbis().meta, kRetentionPassKey, {}, "meta");
+  if (!PassRemovedSomething(*pass)) return OkStatus();
+  return ops.Put(ops.dbis().meta, kRetentionPassKey, EncodePassCounts(*pass), 0, "meta");
 }
 
 // A step that removed documents up to `last_removed`: the writer reads its stop list again, and

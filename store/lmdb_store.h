@@ -86,7 +86,7 @@ class LmdbStore final : public Store, public MappedFile {
   Status health() const override;
   Status CanWrite() const override { return health(); }
   Capabilities capabilities() const override {
-    return {.url_byte_order = true, .forget = true, .retention = true};
+    return {.url_byte_order = true};
   }
   Status WriteRoom() const override;
   const StoreOptions& options() const override;

@@ -63,10 +63,6 @@ struct Capabilities {
   // ListUrls lists in the order of the URLs' bytes, its cursor the last URL looked at; without
   // it, in URL id order, its cursor the last URL id in decimal (ListUrls below).
   bool url_byte_order = false;
-  // Forget (a takedown) and ForgetRecords; without it they refuse with FailedPrecondition.
-  bool forget = false;
-  // ApplyRetention; without it it refuses with FailedPrecondition.
-  bool retention = false;
 };
 
 class Store {
@@ -394,8 +390,8 @@ class Store {
 
   virtual const StoreOptions& options() const = 0;
   virtual const dedup::SketchParams& params() const = 0;
-  // How this backend answers ListUrls and forgetting (Capabilities): LMDB has both; Redis
-  // Cluster neither.
+  // How this backend answers ListUrls (Capabilities): LMDB in URL byte order, Redis Cluster by
+  // URL id.
   virtual Capabilities capabilities() const = 0;
 
   // The store as one local memory-mapped file (store/mapped_file.h: Backup, WarmMap, the map's

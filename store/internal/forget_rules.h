@@ -29,6 +29,17 @@ std::array<uint8_t, 32> Sha256(std::string_view bytes);
 // A takedown's record: its scope, the SHA-256 of its value, and what `result` counts went.
 ForgetRecord TakedownRecord(const ForgetOptions& options, const ForgetResult& result);
 
+// A retention pass between its steps: the counts so far (ForgetRecord's urls, versions,
+// documents, clusters_split), kept as 4 varints. JoinRetentionStep adds a step's counts to
+// `*pass`; when the step ends the pass (step->pass_done) and the pass removed something, it
+// fills `*record` (the pass's forget record, scope retention) and answers true.
+std::string EncodePassCounts(const ForgetRecord& pass);
+StatusOr<ForgetRecord> DecodePassCounts(std::string_view bytes);  // "" is a pass not begun
+bool JoinRetentionStep(const RetentionOptions& options, const RetentionStep& step,
+                       ForgetRecord* pass, ForgetRecord* record);
+// Whether a pass so far removed something (its counts are worth keeping).
+bool PassRemovedSomething(const ForgetRecord& pass);
+
 // A takedown's options checked: the URL prefixes its scope covers (none for one URL: a host is
 // "http://H/" and "https://H/", a prefix is itself, by a sweep scope's rules), or InvalidArgument
 // for an empty value, a host or prefix that is not one, or max_urls out of 1..1,000,000. An

@@ -166,6 +166,61 @@ TEST_F(BackendForgetTest, ATakedownCutShortAtAnyRoundCompletesWhenRunAgain) {
   EXPECT_GE(cut, 8);
 }
 
+// A retention step cut short at each of its write rounds in turn: run again (the next step), it
+// completes, and the store is as LMDB's after the same step run whole.
+TEST_F(BackendForgetTest, ARetentionStepCutShortAtAnyRoundCompletesWhenRunAgain) {
+  const std::vector<std::vector<PageInput>> corpus = Corpus(12);
+  std::vector<PageInput> pages = corpus[0];
+  pages.insert(pages.end(), corpus[1].begin(), corpus[1].end());
+  const store::RetentionOptions rules{.now = 2600, .max_version_age = 1000, .max_urls = 100000};
+  auto fill = [&](store::Store& s) {
+    ASSERT_TRUE(s.OpenSweep("s1", 1000).ok());
+    ASSERT_TRUE(s.OpenSweep("s2", 2000).ok());
+    ASSERT_TRUE(s.Apply(corpus[0]).ok());
+    ASSERT_TRUE(s.Apply(corpus[1]).ok());
+  };
+  auto lmdb = OpenLmdb();
+  ASSERT_NE(lmdb, nullptr);
+  fill(*lmdb);
+  StatusOr<store::RetentionStep> whole = lmdb->ApplyRetention(rules);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_TRUE(whole->pass_done);
+  ASSERT_GT(whole->versions, 0u);
+  const Outcome expected = OutcomeOf(*lmdb, pages);
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  int cut = 0;
+  for (int round = 1; round < 40; ++round) {
+    SCOPED_TRACE("cut at round " + std::to_string(round));
+    ASSERT_TRUE(client->RunOnMasters({"FLUSHALL"}).ok());
+    auto store = OpenRedis();
+    ASSERT_NE(store, nullptr);
+    fill(*store);
+    dynamic_cast<RedisClusterStore*>(store.get())->FailAtRoundForTesting(round);
+    StatusOr<store::RetentionStep> first = store->ApplyRetention(rules);
+    if (first.ok()) {
+      EXPECT_EQ(first->versions, whole->versions);
+      ExpectSame(expected, OutcomeOf(*store, pages));
+      break;
+    }
+    StatusOr<std::vector<std::string>> problems = store->Check();
+    ASSERT_TRUE(problems.ok());
+    if (!problems->empty()) {
+      ++cut;
+      EXPECT_EQ(problems->front().rfind("a takedown (retention ", 0), 0u) << problems->front();
+    }
+    StatusOr<store::RetentionStep> again = store->ApplyRetention(rules);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_TRUE(again->pass_done);
+    ExpectChecked(*store);
+    ExpectSame(expected, OutcomeOf(*store, pages));
+    StatusOr<std::vector<store::ForgetRecord>> records = store->ForgetRecords();
+    ASSERT_TRUE(records.ok());
+    EXPECT_EQ(records->size(), 1u);
+  }
+  EXPECT_GE(cut, 5);
+}
+
 // Another daemon applies pages while takedowns run: its writes wait for each takedown (or fail
 // retryably, and are sent again), and nothing of either is lost.
 TEST_F(BackendForgetTest, WritersWaitForATakedownAndLoseNothing) {

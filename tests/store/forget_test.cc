@@ -494,7 +494,11 @@ class RetentionTest : public ForgetTest {
     return ApplyOne(*store_, p);
   }
 };
-SHINGLED_STORE_LMDB_ONLY(RetentionTest);
+SHINGLED_STORE_ENGINES(RetentionTest);
+
+// The file's size under retention: LMDB's only.
+class LmdbRetentionTest : public RetentionTest {};
+SHINGLED_STORE_LMDB_ONLY(LmdbRetentionTest);
 
 TEST_P(RetentionTest, OldVersionsGoButEachUrlsLast) {
   const SweepId s2 = store_->OpenSweep("s2", 2000)->id;
@@ -609,7 +613,7 @@ TEST_P(RetentionTest, APassIsOneRecordWithItsStepsCounts) {
 // A steady load: every sweep sees the same URLs with new content. Keeping the last 5 sweeps, the
 // file levels off once the freed pages are reused (measured: 4.7 MB after sweep 10, 5.2 after 20,
 // 5.3 after 30 and 40); keeping all, it grows with every sweep.
-TEST_P(RetentionTest, UnderASteadyLoadTheFileLevelsOff) {
+TEST_P(LmdbRetentionTest, UnderASteadyLoadTheFileLevelsOff) {
   constexpr int kSweeps = 30;
   auto run = [&](bool retention, const std::string& name) {
     store_.reset();
