@@ -619,7 +619,7 @@ StatusOr<store::RetentionStep> RedisClusterStore::ApplyRetention(
   bool wrote = false;
   StatusOr<store::RetentionStep> step = RetainStep(options, &wrote);
   std::lock_guard<std::mutex> lock(mu_);
-  fail_at_round_ = 0;  // a simulated failure concerns one call
+  fail_at_round_ = 0;                    // a simulated failure concerns one call
   if (!step.ok() && wrote) return step;  // cut short: as a takedown's (Forget)
   Status released = gate_->Release();
   if (!step.ok()) return step;
@@ -642,10 +642,10 @@ struct NotedStep {
 std::string EncodeNotedStep(const NotedStep& n) {
   std::string line = "step";
   const store::RetentionStep& s = n.step;
-  for (uint64_t v : {s.urls_examined, s.versions, s.urls, s.documents, s.documents_kept,
-                     s.clusters_split, uint64_t{s.pass_done}, s.record, n.next_cursor, n.pass.urls,
-                     n.pass.versions, n.pass.documents, n.pass.clusters_split,
-                     static_cast<uint64_t>(n.record.date)}) {
+  for (uint64_t v :
+       {s.urls_examined, s.versions, s.urls, s.documents, s.documents_kept, s.clusters_split,
+        uint64_t{s.pass_done}, s.record, n.next_cursor, n.pass.urls, n.pass.versions,
+        n.pass.documents, n.pass.clusters_split, static_cast<uint64_t>(n.record.date)}) {
     line.append(" ").append(Dec(v));
   }
   return line + "\n";
@@ -655,13 +655,25 @@ StatusOr<NotedStep> DecodeNotedStep(std::string_view line) {
   NotedStep n;
   store::RetentionStep& s = n.step;
   uint64_t pass_done = 0, date = 0;
-  uint64_t* fields[] = {&s.urls_examined, &s.versions,       &s.urls,           &s.documents,
-                        &s.documents_kept, &s.clusters_split, &pass_done,        &s.record,
-                        &n.next_cursor,    &n.pass.urls,      &n.pass.versions,  &n.pass.documents,
-                        &n.pass.clusters_split, &date};
+  uint64_t* fields[] = {&s.urls_examined,
+                        &s.versions,
+                        &s.urls,
+                        &s.documents,
+                        &s.documents_kept,
+                        &s.clusters_split,
+                        &pass_done,
+                        &s.record,
+                        &n.next_cursor,
+                        &n.pass.urls,
+                        &n.pass.versions,
+                        &n.pass.documents,
+                        &n.pass.clusters_split,
+                        &date};
   line.remove_prefix(std::string_view("step").size());
   for (uint64_t* f : fields) {
-    if (line.empty() || line[0] != ' ') return DataLossError("redis: a retention step's note is cut");
+    if (line.empty() || line[0] != ' ') {
+      return DataLossError("redis: a retention step's note is cut");
+    }
     line.remove_prefix(1);
     const size_t end = std::min(line.find(' '), line.size());
     if (!ParseU64(line.substr(0, end), f)) {
@@ -751,18 +763,19 @@ StatusOr<store::RetentionStep> RedisClusterStore::RetainStep(const store::Retent
   store::RetentionStep& step = n.step;
   UrlId last = cursor;
   bool stopped = false;
-  SHINGLED_RETURN_IF_ERROR(WalkUrls(
-      cursor, [&](UrlId id, const std::string& name,
-                  const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
-        if (step.urls_examined == options.max_urls) {
-          stopped = true;
-          return false;
-        }
-        ++step.urls_examined;
-        last = id;
-        consider(id, name, versions, false);
-        return true;
-      }));
+  SHINGLED_RETURN_IF_ERROR(
+      WalkUrls(cursor,
+               [&](UrlId id, const std::string& name,
+                   const std::vector<VersionRecord>& versions) -> StatusOr<bool> {
+                 if (step.urls_examined == options.max_urls) {
+                   stopped = true;
+                   return false;
+                 }
+                 ++step.urls_examined;
+                 last = id;
+                 consider(id, name, versions, false);
+                 return true;
+               }));
   step.pass_done = !stopped;
   n.next_cursor = step.pass_done ? 0 : last;
   std::lock_guard<std::mutex> lock(mu_);

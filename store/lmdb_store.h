@@ -85,9 +85,7 @@ class LmdbStore final : public Store, public MappedFile {
   StatusOr<std::vector<std::string>> Check() const override;
   Status health() const override;
   Status CanWrite() const override { return health(); }
-  Capabilities capabilities() const override {
-    return {.url_byte_order = true};
-  }
+  Capabilities capabilities() const override { return {.url_byte_order = true}; }
   Status WriteRoom() const override;
   const StoreOptions& options() const override;
   const dedup::SketchParams& params() const override;
