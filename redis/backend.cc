@@ -59,7 +59,7 @@ ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
 // 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
 // mark key a URL, claims under the URL itself). 3: the sharers of a holder listed (Open upgrades a
 // state of format 2).
-constexpr int kFormat = 3;
+constexpr int kFormat = 4;
 // Applying a batch again from its start when another daemon raced it (a URL or a content claimed
 // at the same moment, a version appended to the same URL): every step is idempotent.
 constexpr int kBatchAttempts = 5;
@@ -282,7 +282,7 @@ RedisDocument RecordOfPage(const dedup::Sketch& s, int64_t date) {
   r.fingerprints[5] = s.shingle.low;
   return r;
 }
-void SetSketch(const dedup::Sketch& s, RedisDocument* r) {
+void SetSketch(const dedup::Sketch& s, int supershingle_bits, RedisDocument* r) {
   for (uint64_t m : s.minhashes) r->minhashes.push_back(MinhashKey(m));
   r->features = s.features;
   r->log2_modulus = s.sample.log2_modulus;
@@ -297,6 +297,12 @@ void SetSketch(const dedup::Sketch& s, RedisDocument* r) {
     }
   }
   r->verify_sample = s.verify_sample;
+  r->supershingles_listed = true;
+  for (uint64_t v : s.supershingles) {  // ascending, so their buckets are too
+    const uint64_t bucket = v >> (64 - supershingle_bits);
+    if (r->supershingle_buckets.empty() || r->supershingle_buckets.back() != bucket)
+      r->supershingle_buckets.push_back(bucket);
+  }
 }
 
 // The full values of a record's indexed sample values (the ones filed in the sample postings).
@@ -363,12 +369,14 @@ void SizeBuckets(uint64_t documents, const dedup::SketchParams& params, RedisSto
 }
 
 uint64_t RecordBucketValueBytes(const dedup::SketchParams& p) {
-  // Header and fingerprints ~100 bytes; 4 a minhash, 9 a feature, 4 a sample value, at most 5 a
-  // verification sample value (delta varints), then room.
-  const uint64_t bytes = 100 + 4 * static_cast<uint64_t>(p.num_minhashes()) +
-                         9 * static_cast<uint64_t>(p.feature_groups) +
-                         5 * static_cast<uint64_t>(p.mod_sample_max) +
-                         5 * static_cast<uint64_t>(p.verify_sample_size);
+  // Header and fingerprints ~100 bytes; 4 a minhash, 9 a feature, 4 a sample value (and 4 for
+  // its high bits when indexed), at most 5 a verification sample value and a super shingle
+  // bucket (delta varints), then room.
+  const uint64_t bytes =
+      100 + 4 * static_cast<uint64_t>(p.num_minhashes()) +
+      9 * static_cast<uint64_t>(p.feature_groups) + 5 * static_cast<uint64_t>(p.mod_sample_max) +
+      5 * static_cast<uint64_t>(p.verify_sample_size) +
+      5 * static_cast<uint64_t>(p.supershingle_span - p.supershingle_window + 1);
   return (bytes + 255) / 256 * 256;
 }
 
@@ -499,13 +507,20 @@ Status RedisClusterStore::Open(const dedup::SketchContext& context) {
 }
 
 // Format 2 to 3: each document naming a representative is listed among its sharers, from a walk
-// of every record. The format changes last, so an upgrade cut short is walked again by the next
-// open (the adds are idempotent). The daemons of the earlier version must be stopped first: they
-// would file documents without listing them.
+// of every record. 3 to 4: nothing to rewrite (the records written since list their super shingle
+// buckets; the earlier ones do not, and a takedown leaves their super shingle postings, which no
+// reader follows without a record). The format changes last, so an upgrade cut short is walked
+// again by the next open (the adds are idempotent). The daemons of the earlier version must be
+// stopped first: they would file documents without listing them.
 Status RedisClusterStore::UpgradeState() {
   auto format = client_->Run(Cmd({"HGET", kMetaKey, "format"}));
   if (!format.ok()) return format.status();
-  if (format->str != "2") return OkStatus();
+  if (format->str != "2" && format->str != "3") return OkStatus();
+  if (format->str == "2") SHINGLED_RETURN_IF_ERROR(ListSharers());
+  return client_->Run(Cmd({"HSET", kMetaKey, "format", Dec(kFormat)})).status();
+}
+
+Status RedisClusterStore::ListSharers() {
   auto last = client_->Run(Cmd({"GET", kNextDoc}));
   if (!last.ok()) return last.status();
   uint64_t last_doc = 0;
@@ -534,7 +549,7 @@ Status RedisClusterStore::UpgradeState() {
     }
     if (!adds.empty()) SHINGLED_RETURN_IF_ERROR(Round(adds).status());
   }
-  return client_->Run(Cmd({"HSET", kMetaKey, "format", Dec(kFormat)})).status();
+  return OkStatus();
 }
 
 // --- sweeps ---
@@ -860,10 +875,6 @@ class RedisClusterStore::BatchApply {
   }
 
   using UrlClaims = std::vector<std::pair<const std::string*, UrlState*>>;
-  struct Link {
-    DocId doc, other;
-    double resemblance;
-  };
   // A posting filed in FilePostings, whose reply lists the documents under its value.
   struct PostingSlot {
     size_t nd;
@@ -1361,7 +1372,7 @@ class RedisClusterStore::BatchApply {
         nd.rec.rep = eq->rep != 0 ? eq->rep : nd.equivalent;
         cmds.push_back(AddToList(SharersKey(nd.rec.rep), Dec(nd.rec.rep), Dec(nd.doc)));
       } else {
-        SetSketch(s, &nd.rec);
+        SetSketch(s, s_.redis_.supershingle_bits, &nd.rec);
       }
       batch_records_[nd.doc] = &nd.rec;  // a later equivalent in the batch names it
     }
@@ -1656,11 +1667,6 @@ class RedisClusterStore::BatchApply {
                                  Dec(st_[i].url->id)));
       }
     }
-    for (const Link& l : links_) {
-      cmds.push_back(AddToList(
-          LinksKey(l.doc), Dec(l.doc),
-          Dec(l.other) + ":" + Dec(static_cast<uint64_t>(std::lround(l.resemblance * 65535)))));
-    }
     // Each new URL counted in its host's URLs (the template judge's host share: only
     // chunks are judged, so not without chunking, which the state fixes at creation), and the
     // chunk records of the documents given chunks (their postings were filed in FilePostings).
@@ -1790,7 +1796,6 @@ class RedisClusterStore::BatchApply {
   std::map<DocId, const RedisDocument*> batch_records_;  // the new documents' records
   std::map<DocId, size_t> backfill_;  // a stored document without chunks -> the page giving them
   std::shared_ptr<BatchChunks> batch_chunks_;
-  std::vector<Link> links_;
   std::vector<std::pair<DocId, DocId>> unions_;
   std::map<UrlId, VersionList> written_;  // each URL's versions field as the batch leaves it
 };
@@ -1815,10 +1820,10 @@ class RedisClusterStore::BatchApply::JudgedPage final : public store::internal::
     return OkStatus();
   }
   StatusOr<bool> InPagesCluster(DocId) override { return false; }
-  Status Link(DocId id, double resemblance) override {
-    batch_.links_.push_back(BatchApply::Link{nd_.doc, id, resemblance});
-    return OkStatus();
-  }
+  // This backend keeps no "similar" links: nothing on it reads them (the queries and reports
+  // estimate resemblance from the records, and a takedown recomputes a cluster by judging its
+  // members again), and each would be memory a forgetting step must find again.
+  Status Link(DocId, double) override { return OkStatus(); }
   Status Join(DocId id) override {
     batch_.unions_.emplace_back(nd_.doc, id);
     return OkStatus();

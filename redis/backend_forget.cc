@@ -345,9 +345,10 @@ class RedisClusterStore::TakedownWrites {
     return Round(unlink).status();
   }
 
-  // Everything filed for each removed document, its record last. Its super shingle postings
-  // stay: the record does not keep the values (FORMAT.md), and a posting without a record is
-  // skipped by every reader.
+  // Everything filed for each removed document, its record last. Its super shingle postings are
+  // found by a scan of the buckets its record lists (the record keeps no values; a record of a
+  // state before format 4 lists none, and those postings stay, skipped by every reader as a
+  // posting without a record).
   Status RemoveDocuments() {
     const std::vector<DocId>& docs = plan_.removed;
     if (docs.empty()) return OkStatus();
@@ -359,6 +360,12 @@ class RedisClusterStore::TakedownWrites {
     if (!chunk_records.ok()) return chunk_records.status();
     const RedisStoreOptions& r = s_.redis_;
     std::vector<Command> cmds;
+    struct Scan {
+      size_t command;
+      std::string bucket;
+      DocId doc;
+    };
+    std::vector<Scan> scans;  // the super shingle buckets, scanned for the document's id
     for (size_t i = 0; i < docs.size(); ++i) {
       const DocId d = docs[i];
       if (auto it = recs->find(d); it != recs->end()) {
@@ -384,6 +391,11 @@ class RedisClusterStore::TakedownWrites {
                 forgetting::RemoveFromList(BucketKey(Relation::kSample, v, r.sample_bits),
                                            ValueField(v, r.sample_bits), Dec(d)));
           }
+          const int bits = r.supershingle_bits;
+          for (uint64_t b : rec.supershingle_buckets) {
+            scans.push_back({cmds.size(), BucketKey(Relation::kSuperShingle, b << (64 - bits), bits), d});
+            cmds.push_back(Eval(kUnfileFromBucketScript, {scans.back().bucket}, {Dec(d)}));
+          }
         }
       }
       if (const Reply& chunk_record = (*chunk_records)[i]; !chunk_record.is_nil()) {
@@ -393,13 +405,21 @@ class RedisClusterStore::TakedownWrites {
           cmds.push_back(std::move(c));
         cmds.push_back(chunks::DeleteRecord(d));
       }
+      // A state before format 4 filed "similar" links under the later document.
       cmds.push_back(Cmd({"HDEL", forgetting::LinksKeyOf(d), Dec(d)}));
       for (Command& c : forgetting::DeleteList(chunks::DocUrlsKeyOf(d), Dec(d)))
         cmds.push_back(std::move(c));
       cmds.push_back(
           Eval(kUncountDocumentScript, {ShardKey(d % kShards), UncountedKey(d)}, {Dec(d)}));
     }
-    SHINGLED_RETURN_IF_ERROR(Round(cmds).status());
+    auto unfiled = Round(cmds);
+    if (!unfiled.ok()) return unfiled.status();
+    cmds.clear();
+    for (const Scan& scan : scans) {  // the spilled lists of the buckets scanned
+      for (const Reply& field : (*unfiled)[scan.command].elements)
+        cmds.push_back(forgetting::RemoveFromList(scan.bucket, field.str, Dec(scan.doc)));
+    }
+    if (!cmds.empty()) SHINGLED_RETURN_IF_ERROR(Round(cmds).status());
     cmds.clear();
     for (DocId d : docs) cmds.push_back(Cmd({"HDEL", listings::DocKeyOf(d), Dec(d)}));
     SHINGLED_RETURN_IF_ERROR(Round(cmds).status());

@@ -157,6 +157,7 @@ class RedisClusterStore final : public store::Store {
   Status Open(const dedup::SketchContext& context);
   // Open's upgrade of a state of the previous format (FORMAT.md, "The state's format").
   Status UpgradeState();
+  Status ListSharers();  // format 2 to 3: every sharer listed under its holder
 
   // The next Apply (or takedown) fails (Unavailable, nothing more written) when it reaches its
   // `round`-th pipeline of writes (1-based): a daemon killed or a connection broken midway.

@@ -108,6 +108,32 @@ end
 return 1
 )lua";
 
+// Removes a document from every inline list of a bucket that names it (KEYS[1] the bucket,
+// ARGV[1] the doc id), deleting the fields it leaves empty: a takedown that knows a document's
+// buckets but not its values (the super shingles, redis/record.h). Returns the fields whose list
+// is spilled ("*"), for kRemoveFromListScript with their overflow keys.
+inline constexpr std::string_view kUnfileFromBucketScript = R"lua(
+local all = redis.call('HGETALL', KEYS[1])
+local spilled = {}
+for i = 1, #all, 2 do
+  local field, cur = all[i], all[i + 1]
+  if cur == '*' then
+    spilled[#spilled + 1] = field
+  else
+    local kept, found = {}, false
+    for id in string.gmatch(cur, '[^,]+') do
+      if id == ARGV[1] then found = true else kept[#kept + 1] = id end
+    end
+    if found and #kept == 0 then
+      redis.call('HDEL', KEYS[1], field)
+    elseif found then
+      redis.call('HSET', KEYS[1], field, table.concat(kept, ','))
+    end
+  end
+end
+return spilled
+)lua";
+
 // EVALSHA commands of the two scripts; `sha` is what SCRIPT LOAD returned for each. A node that
 // lost its script cache (restarted, or a replica promoted: the cache is neither persisted nor
 // replicated) answers NOSCRIPT; a client that loaded them with LoadPostingScripts sends the

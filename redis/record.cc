@@ -1,5 +1,7 @@
 #include "redis/record.h"
 
+#include <limits>
+
 namespace shingled::redis {
 namespace {
 
@@ -13,6 +15,18 @@ void PutVarint(uint64_t v, std::string* out) {
 
 void PutFixed(uint64_t v, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// Ascending distinct values as varints of their differences (the first value, then each minus
+// the one before).
+template <typename T>
+void PutDeltas(const std::vector<T>& values, std::string* out) {
+  PutVarint(values.size(), out);
+  T previous = 0;
+  for (const T v : values) {
+    PutVarint(v - previous, out);
+    previous = v;
+  }
 }
 
 uint64_t ZigZag(int64_t v) {
@@ -49,6 +63,22 @@ class Reader {
     return Varint(n) && *n <= kMaxList &&
            *n * static_cast<uint64_t>(bytes_each) <= s_.size() - pos_;
   }
+  // What PutDeltas wrote: false unless ascending, distinct and within T.
+  template <typename T>
+  bool Deltas(std::vector<T>* values) {
+    uint64_t n = 0;
+    if (!Count(&n, 1)) return false;
+    values->resize(n);
+    constexpr uint64_t kMax = std::numeric_limits<T>::max();
+    uint64_t previous = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t v = 0;
+      if (!Varint(&v) || (i > 0 && v == 0) || v > kMax - previous) return false;
+      previous += v;
+      (*values)[i] = static_cast<T>(previous);
+    }
+    return true;
+  }
   bool AtEnd() const { return pos_ == s_.size(); }
 
  private:
@@ -65,8 +95,9 @@ Status Bad(std::string_view field) {
 std::string EncodeRedisDocument(const RedisDocument& doc) {
   std::string out;
   const bool sketch = doc.rep == 0;
+  const bool listed = sketch && doc.supershingles_listed;
   out.push_back(static_cast<char>((sketch ? 1 : 0) | (doc.owns_lexical ? 2 : 0) |
-                                  (doc.owns_shingle ? 4 : 0)));
+                                  (doc.owns_shingle ? 4 : 0) | (listed ? 8 : 0)));
   if (!sketch) PutVarint(doc.rep, &out);
   PutVarint(doc.bytes, &out);
   PutVarint(doc.tokens, &out);
@@ -84,14 +115,10 @@ std::string EncodeRedisDocument(const RedisDocument& doc) {
   out.push_back(static_cast<char>(doc.log2_modulus));
   PutVarint(doc.sample.size(), &out);
   for (const uint32_t v : doc.sample) PutFixed(v, 4, &out);
-  PutVarint(doc.verify_sample.size(), &out);
-  uint32_t previous = 0;
-  for (const uint32_t v : doc.verify_sample) {
-    PutVarint(v - previous, &out);
-    previous = v;
-  }
+  PutDeltas(doc.verify_sample, &out);
   PutVarint(doc.indexed_high.size(), &out);
   for (const uint32_t v : doc.indexed_high) PutFixed(v, 4, &out);
+  if (listed) PutDeltas(doc.supershingle_buckets, &out);
   return out;
 }
 
@@ -99,8 +126,10 @@ StatusOr<RedisDocument> DecodeRedisDocument(std::string_view bytes) {
   RedisDocument doc;
   Reader r(bytes);
   uint64_t flags = 0;
-  if (!r.Fixed(1, &flags) || flags > 7) return Bad("the flags");
+  // Bit 3 (the super shingle buckets) only with bit 0 (a sketch).
+  if (!r.Fixed(1, &flags) || flags > 15 || (flags & 9) == 8) return Bad("the flags");
   const bool sketch = (flags & 1) != 0;
+  doc.supershingles_listed = (flags & 8) != 0;
   doc.owns_lexical = (flags & 2) != 0;
   doc.owns_shingle = (flags & 4) != 0;
   if (!sketch && (!r.Varint(&doc.rep) || doc.rep == 0)) return Bad("rep");
@@ -137,21 +166,15 @@ StatusOr<RedisDocument> DecodeRedisDocument(std::string_view bytes) {
       doc.sample[i] = static_cast<uint32_t>(v);
       if (i > 0 && doc.sample[i] < doc.sample[i - 1]) return Bad("the MOD sample's order");
     }
-    if (!r.Count(&n, 1)) return Bad("the verification sample");
-    doc.verify_sample.resize(n);
-    uint64_t previous = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (!r.Varint(&v) || (i > 0 && v == 0) || previous + v > UINT32_MAX) {
-        return Bad("the verification sample");
-      }
-      previous += v;
-      doc.verify_sample[i] = static_cast<uint32_t>(previous);
-    }
+    if (!r.Deltas(&doc.verify_sample)) return Bad("the verification sample");
     if (!r.Count(&n, 4)) return Bad("the indexed sample values");
     doc.indexed_high.resize(n);
     for (uint32_t& h : doc.indexed_high) {
       r.Fixed(4, &v);
       h = static_cast<uint32_t>(v);
+    }
+    if (doc.supershingles_listed && !r.Deltas(&doc.supershingle_buckets)) {
+      return Bad("the super shingle buckets");
     }
   }
   if (!r.AtEnd()) return Bad("the end (bytes left over)");

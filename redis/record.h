@@ -10,8 +10,9 @@
 //     the sample) and cut to its low 32 bits, sorted. Filtering at a larger modulus 2^M reads the
 //     low M - m bits, which are kept (M - m < 32); two values agree on the kept bits with
 //     probability 2^-(32 - (M - m)) when they differ.
-//   - super shingles: left out. Only candidate search uses them, through the postings (which
-//     hold the full values); the record is not read for them.
+//   - super shingles: only the buckets they are filed in (the top bits of each value). Candidate
+//     search reads the postings, which hold the full values; a takedown scans these buckets for
+//     the document's id (redis/FORMAT.md, "Forgetting").
 //   - the verification sample, sorted 32-bit values, delta-coded as varints.
 //   - features, the three fingerprints, sizes and dates: as in the LMDB record.
 // A document without a sketch (lexically or shingle equivalent to `rep`) keeps only the header.
@@ -45,6 +46,11 @@ struct RedisDocument {
   // (above, the key holds them): with the key they give the full value, which a query by
   // document looks up in the postings (the backend).
   std::vector<uint32_t> indexed_high;
+  // The super shingle postings' buckets the document is filed in (the top bucket bits of each
+  // value), ascending, distinct; `supershingles_listed` false for a record of a state before
+  // format 4, which did not list them.
+  bool supershingles_listed = false;
+  std::vector<uint64_t> supershingle_buckets;
 
   friend bool operator==(const RedisDocument&, const RedisDocument&) = default;
 };
@@ -56,16 +62,17 @@ inline uint32_t ModSampleKey(uint64_t value, uint32_t log2_modulus) {
 }
 
 // The bytes:
-//   u8 flags (bit 0 has a sketch, bit 1 owns_lexical, bit 2 owns_shingle)
+//   u8 flags (bit 0 has a sketch, bit 1 owns_lexical, bit 2 owns_shingle, bit 3 the super shingle
+//   buckets are listed)
 //   varint rep (without a sketch only); varint bytes, tokens, shingles;
 //   varint zigzag(first_seen), zigzag(last_seen - first_seen); 6 x u64 LE fingerprints;
 //   with a sketch: varint n, n x u32 LE minhashes; varint n, n x u64 LE features;
 //   u8 log2_modulus, varint n, n x u32 LE sample; varint n, n varints of the verification
 //   sample's differences (the first value, then each minus the one before); varint n, n x u32 LE
-//   indexed_high.
+//   indexed_high; with bit 3, varint n, n varints of the super shingle buckets' differences.
 std::string EncodeRedisDocument(const RedisDocument& doc);
 // DataLoss naming the field when the bytes do not decode (or the sample or the verification
-// sample is not ascending).
+// sample, or the super shingle buckets, are not ascending).
 StatusOr<RedisDocument> DecodeRedisDocument(std::string_view bytes);
 
 }  // namespace shingled::redis

@@ -4,6 +4,7 @@
 // engines share are the conformance tests of tests/store/forget_test.cc.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -264,6 +265,61 @@ TEST_F(BackendForgetTest, WritersWaitForATakedownAndLoseNothing) {
     if (p.url.find("://h1.example/") != std::string::npos) {
       EXPECT_FALSE(forgetter->History(p.url).ok()) << p.url;
     }
+  }
+}
+
+// The keys on every master.
+std::set<std::string> KeysOf(ClusterClient& client) {
+  std::set<std::string> keys;
+  auto got = client.RunOnMasters({"KEYS", "*"});
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  if (!got.ok()) return keys;
+  for (const auto& [node, reply] : *got) {
+    for (const Reply& k : reply.elements) keys.insert(k.str);
+  }
+  return keys;
+}
+
+// Every URL of three sweeps taken down, host by host: every key their pages made goes (postings
+// of every relation, claims, records, chunks, URL names and lists, versions, clusters), and what
+// stays is what the state had before its first page, its counters (the shards' counts keep the
+// sweeps' figures), and the forget records.
+TEST_F(BackendForgetTest, TakingDownEveryUrlLeavesTheKeysOfAnEmptyState) {
+  auto redis = OpenRedis();
+  auto client = NewClient();
+  ASSERT_TRUE(redis && client);
+  for (const char* name : {"s1", "s2", "s3"}) ASSERT_TRUE(redis->OpenSweep(name, 1000).ok());
+  const std::set<std::string> before = KeysOf(*client);
+  std::vector<std::vector<PageInput>> sweeps = Corpus(20);
+  for (int i = 0; i < 20; ++i)  // near-copies enough to spill their shared super shingles' lists
+    sweeps[0].push_back(Page(Url(0, "many" + std::to_string(i)), 1, 1000, Near(0, 198, 10 + i)));
+  std::set<std::string> hosts;
+  for (const std::vector<PageInput>& sweep : sweeps) {
+    ASSERT_TRUE(redis->Apply(sweep).ok());
+    for (const PageInput& p : sweep) hosts.insert(p.url.substr(8, p.url.find('/', 8) - 8));
+  }
+  // Some super shingle lists spilled to a key of their own (the bucket key, then the field).
+  size_t spilled = 0;
+  for (const std::string& key : KeysOf(*client))
+    spilled += key.starts_with("{s") && key.find('}') + 1 < key.size();
+  EXPECT_GT(spilled, 0u);
+  for (const std::string& host : hosts) {
+    StatusOr<store::ForgetResult> r = redis->Forget(Host(host));
+    ASSERT_TRUE(r.ok()) << host << ": " << r.status().ToString();
+    EXPECT_GT(r->urls, 0u) << host;
+  }
+  ExpectChecked(*redis);
+  StatusOr<store::StoreStats> stats = redis->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->documents, 0u);
+  EXPECT_EQ(stats->urls, 0u);
+  EXPECT_EQ(stats->versions, 0u);
+  EXPECT_EQ(stats->clusters, 0u);
+  const std::set<std::string> kept = {"next:doc", "next:url", "next:forget", "forgets", "stats"};
+  const std::regex count_shard(R"(\{V[0-9a-f]+\})");
+  for (const std::string& key : KeysOf(*client)) {
+    if (before.contains(key) || kept.contains(key) || std::regex_match(key, count_shard)) continue;
+    ADD_FAILURE() << "left: " << key;
   }
 }
 

@@ -469,7 +469,7 @@ TEST_F(BackendTest, CheckNamesEachKindOfDamage) {
 }
 
 // A document naming a representative is listed among its sharers, which Check verifies; a state
-// of format 2, made before that list, gets it when a writer opens it.
+// of format 2, made before that list, gets it when a writer opens it (and becomes format 4).
 TEST_F(BackendTest, TheSharersOfAHolderAreListedAndAFormat2StateIsUpgraded) {
   auto redis = OpenRedis();
   ASSERT_NE(redis, nullptr);
@@ -508,7 +508,7 @@ TEST_F(BackendTest, TheSharersOfAHolderAreListedAndAFormat2StateIsUpgraded) {
   EXPECT_TRUE(check->empty()) << check->front();
   auto format = client->Run(Cmd({"HGET", "meta", "format"}));
   ASSERT_TRUE(format.ok());
-  EXPECT_EQ(format->str, "3");
+  EXPECT_EQ(format->str, "4");
 }
 
 // A command that only reads (check, list, report: StoreOptions::create false) creates no state on

@@ -29,6 +29,12 @@ RedisDocument Full(std::mt19937_64& rng) {
   std::sort(d.verify_sample.begin(), d.verify_sample.end());
   d.verify_sample.erase(std::unique(d.verify_sample.begin(), d.verify_sample.end()),
                         d.verify_sample.end());
+  d.supershingles_listed = true;
+  for (int i = 0; i < 22; ++i) d.supershingle_buckets.push_back(rng() >> 42);
+  std::sort(d.supershingle_buckets.begin(), d.supershingle_buckets.end());
+  d.supershingle_buckets.erase(
+      std::unique(d.supershingle_buckets.begin(), d.supershingle_buckets.end()),
+      d.supershingle_buckets.end());
   return d;
 }
 
@@ -38,6 +44,10 @@ TEST(RedisRecordTest, RoundTrips) {
     RedisDocument d = Full(rng);
     if (i % 3 == 1) d.verify_sample.clear();         // stored with the sample off
     if (i % 5 == 2) d.last_seen = d.first_seen - 5;  // clocks go backwards
+    if (i % 4 == 3) {                                 // written before format 4
+      d.supershingles_listed = false;
+      d.supershingle_buckets.clear();
+    }
     const std::string bytes = EncodeRedisDocument(d);
     auto back = DecodeRedisDocument(bytes);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -83,6 +93,12 @@ TEST(RedisRecordTest, ExactBytesOfASmallRecord) {
   want.append("\x02\x03\xc5\x01", 4);
   want.push_back('\0');  // no indexed sample value
   EXPECT_EQ(EncodeRedisDocument(d), want);
+  // The super shingle buckets listed: flag bit 3, and their differences last.
+  d.supershingles_listed = true;
+  d.supershingle_buckets = {5, 300};
+  want[0] = 9;
+  want.append("\x02\x05\xa7\x02", 4);
+  EXPECT_EQ(EncodeRedisDocument(d), want);
 }
 
 TEST(RedisRecordTest, RefusesBytesThatDoNotDecode) {
@@ -100,6 +116,11 @@ TEST(RedisRecordTest, RefusesBytesThatDoNotDecode) {
   auto r = DecodeRedisDocument(EncodeRedisDocument(unsorted));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("the MOD sample's order"), std::string::npos);
+  RedisDocument repeated = Full(rng);
+  repeated.supershingle_buckets.push_back(repeated.supershingle_buckets.back());
+  r = DecodeRedisDocument(EncodeRedisDocument(repeated));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the super shingle buckets"), std::string::npos);
 }
 
 }  // namespace
