@@ -1866,11 +1866,13 @@ StatusOr<std::vector<PageResult>> RedisClusterStore::Apply(std::span<const PageI
 
 Status RedisClusterStore::RoundWithCounts(std::vector<Command> cmds,
                                           std::map<UrlId, VersionList> fields) {
+  std::map<SweepId, int64_t> starts;  // as opened, of the sweeps this daemon has seen open
+  for (const auto& [id, rec] : sweeps_) starts[id] = rec.start;
   for (int attempt = 0;; ++attempt) {
     std::vector<UrlId> counted;
     for (const auto& [u, list] : fields) {
       VersionList next = list;
-      StatusOr<std::vector<CountChange>> changes = CountRest(&next);
+      StatusOr<std::vector<CountChange>> changes = CountRest(&next, &starts);
       if (!changes.ok()) return changes.status();
       if (changes->empty()) continue;
       cmds.push_back(ReplaceVersions(u, list, next, *changes));

@@ -58,8 +58,9 @@ return 0
 // A removed document out of the documents' count, once: KEYS[1] a shard's counts, KEYS[2] the
 // shard's set of the documents its step took out (in the same slot), ARGV[1] the document.
 constexpr std::string_view kUncountDocumentScript = R"lua(
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], 'documents', -1)
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 and
+   redis.call('HINCRBY', KEYS[1], 'documents', -1) == 0 then
+  redis.call('HDEL', KEYS[1], 'documents')
 end
 return 1
 )lua";

@@ -289,7 +289,7 @@ StatusOr<store::SweepClosing> RedisClusterStore::CloseSweep(SweepId id, int64_t 
         }
         VersionList next = *list;
         if (*d == GoneDecision::kGone) next.entries.push_back(gone_entry);
-        StatusOr<std::vector<CountChange>> changes = CountRest(&next);
+        StatusOr<std::vector<CountChange>> changes = CountRest(&next, &starts);
         if (!changes.ok()) return changes.status();
         if (options.dry_run || next == *list) {
           record_gone(urls[k].second);

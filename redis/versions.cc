@@ -18,8 +18,9 @@ namespace {
 
 // Writes ARGV[3] over field ARGV[1] of KEYS[1] when it holds ARGV[2] ('': absent; a new value ''
 // deletes the field), then applies the triples from ARGV[4] to the counts hash KEYS[2] (the same
-// slot): '+' field n adds n, '<' field n sets n when the field is absent or greater. 1 written,
-// 0 the field holds ARGV[3] already, -1 something else.
+// slot): '+' field n adds n (a count that comes to 0 is deleted: absent is 0 to every reader,
+// and forgetting then leaves no field behind), '<' field n sets n when the field is absent or
+// greater. 1 written, 0 the field holds ARGV[3] already, -1 something else.
 constexpr std::string_view kReplaceScript = R"lua(
 local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if cur == ARGV[3] then return 0 end
@@ -31,7 +32,9 @@ else
 end
 for i = 4, #ARGV, 3 do
   if ARGV[i] == '+' then
-    redis.call('HINCRBY', KEYS[2], ARGV[i + 1], ARGV[i + 2])
+    if redis.call('HINCRBY', KEYS[2], ARGV[i + 1], ARGV[i + 2]) == 0 then
+      redis.call('HDEL', KEYS[2], ARGV[i + 1])
+    end
   else
     local v = redis.call('HGET', KEYS[2], ARGV[i + 1])
     if (not v) or tonumber(ARGV[i + 2]) < tonumber(v) then
@@ -119,7 +122,8 @@ StatusOr<VersionRecord> DecodeVersionEntry(std::string_view e) {
   return store::internal::DecodeVersion(e.substr(1));
 }
 
-StatusOr<std::vector<CountChange>> CountRest(VersionList* field) {
+StatusOr<std::vector<CountChange>> CountRest(VersionList* field,
+                                             const std::map<store::SweepId, int64_t>* starts) {
   std::vector<CountChange> out;
   const size_t n = field->entries.size();
   if (field->counted >= n) return out;
@@ -138,7 +142,9 @@ StatusOr<std::vector<CountChange>> CountRest(VersionList* field) {
   out.push_back({false, "versions", static_cast<int64_t>(n - field->counted)});
   for (const auto& [sweep, counts] : sweeps) {
     AddSweepCounts(sweep, counts.first, 1, &out);
-    out.push_back({true, SweepField(sweep, "start"), counts.second});
+    // A date at or after the start known moves nothing.
+    if (starts == nullptr || !starts->contains(sweep) || counts.second < starts->at(sweep))
+      out.push_back({true, SweepField(sweep, "start"), counts.second});
   }
   field->counted = n;
   return out;

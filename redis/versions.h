@@ -6,6 +6,7 @@
 #define SHINGLED_REDIS_VERSIONS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,7 +72,11 @@ inline constexpr SweepCountField kSweepCountFields[] = {
 // What counting the entries past `field.counted` adds to the shard's counts: "urls" when the URL
 // is counted for the first time, "documents" for each entry flagged 'N', "versions", and per
 // sweep its counts and its start. The field then counts them all (`counted` = the entries).
-StatusOr<std::vector<CountChange>> CountRest(VersionList* field);
+// `starts`, when given, holds sweeps' starts known already (as opened, or as reported): a sweep's
+// start is written only for a version dated before it, which is the only one that moves it (so a
+// sweep whose pages are dated after its opening keeps no start field in the shards).
+StatusOr<std::vector<CountChange>> CountRest(
+    VersionList* field, const std::map<store::SweepId, int64_t>* starts = nullptr);
 // Takes `v`, a counted version, out of the counts: the opposite of counting it, but for "urls".
 std::vector<CountChange> Uncount(const store::internal::VersionRecord& v, bool created_doc);
 

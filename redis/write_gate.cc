@@ -1,5 +1,8 @@
 #include "redis/write_gate.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -124,7 +127,12 @@ Status WriteGate::Hold(const std::string& what, std::chrono::milliseconds wait) 
     auto holder = client_.Run(Command{.args = {"GET", kForgetter}});
     if (!holder.ok()) return holder.status();
     if (holder->str != token_) {
-      return UnavailableError("redis: another takedown is running on the cluster; retry");
+      auto left = client_.Run(Command{.args = {"PTTL", kForgetter}});
+      if (!left.ok()) return left.status();
+      return UnavailableError(
+          "redis: another takedown is running on the cluster, or one was killed and its lease "
+          "runs out in " +
+          std::to_string((std::max<int64_t>(left->integer, 0) + 999) / 1000) + " s; retry then");
     }
   }
   auto give_up = [&] {

@@ -3,7 +3,13 @@
 // short at any of its write rounds and run again (redis/backend_forget.cc). The behaviours both
 // engines share are the conformance tests of tests/store/forget_test.cc.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <random>
 #include <regex>
 #include <set>
 #include <string>
@@ -280,6 +286,13 @@ std::set<std::string> KeysOf(ClusterClient& client) {
   return keys;
 }
 
+// The count shards (`{V<shard>}`): the counters of the URLs, versions and documents, and each
+// sweep's counts, a few fields a shard.
+bool IsCountShard(const std::string& key) {
+  static const std::regex count_shard(R"(\{V[0-9a-f]+\})");
+  return std::regex_match(key, count_shard);
+}
+
 // Every URL of three sweeps taken down, host by host: every key their pages made goes (postings
 // of every relation, claims, records, chunks, URL names and lists, versions, clusters), and what
 // stays is what the state had before its first page, its counters (the shards' counts keep the
@@ -316,11 +329,254 @@ TEST_F(BackendForgetTest, TakingDownEveryUrlLeavesTheKeysOfAnEmptyState) {
   EXPECT_EQ(stats->versions, 0u);
   EXPECT_EQ(stats->clusters, 0u);
   const std::set<std::string> kept = {"next:doc", "next:url", "next:forget", "forgets", "stats"};
-  const std::regex count_shard(R"(\{V[0-9a-f]+\})");
   for (const std::string& key : KeysOf(*client)) {
-    if (before.contains(key) || kept.contains(key) || std::regex_match(key, count_shard)) continue;
+    if (before.contains(key) || kept.contains(key) || IsCountShard(key)) continue;
     ADD_FAILURE() << "left: " << key;
   }
+}
+
+// The state's memory but the count shards': every key's MEMORY USAGE (its own allocations, not
+// the allocator's pages nor the keyspace's tables, which move with what else the server did),
+// summed over the masters.
+uint64_t StateBytes(ClusterClient& client) {
+  std::vector<Command> usage;
+  for (const std::string& key : KeysOf(client)) {
+    if (!IsCountShard(key))
+      usage.push_back(Command{.args = {"MEMORY", "USAGE", key, "SAMPLES", "0"}, .key_index = 2});
+  }
+  auto got = client.Pipeline(usage);
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  uint64_t bytes = 0;
+  for (const Reply& r : got.ok() ? *got : std::vector<Reply>{}) bytes += r.integer;
+  return bytes;
+}
+
+// The sweeps that have counts in the count shards.
+std::set<std::string> CountedSweeps(ClusterClient& client) {
+  std::vector<Command> reads;
+  for (const std::string& key : KeysOf(client)) {
+    if (IsCountShard(key)) reads.push_back(Command{.args = {"HKEYS", key}});
+  }
+  auto got = client.Pipeline(reads);
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  std::set<std::string> sweeps;
+  for (const Reply& fields : got.ok() ? *got : std::vector<Reply>{}) {
+    for (const Reply& f : fields.elements) {
+      if (const size_t dot = f.str.find('.'); dot != std::string::npos)
+        sweeps.insert(f.str.substr(0, dot));
+    }
+  }
+  return sweeps;
+}
+
+// A steady load: every sweep sees the same URLs with new content. Keeping the last 5 sweeps, the
+// state levels off (measured: 2.15 MB after sweep 10, 2.15 after 20), and the count shards keep
+// only the kept sweeps' counts (each shard also keeps a documents count, which a removed
+// document leaves in the shard of its id); keeping all, it grows with every sweep.
+TEST_F(BackendForgetTest, UnderASteadyLoadTheMemoryLevelsOff) {
+  constexpr int kSweeps = 20, kUrls = 100;
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  auto run = [&](bool retention) {
+    EXPECT_TRUE(client->RunOnMasters({"FLUSHALL"}).ok());
+    auto store = OpenRedis();
+    std::vector<uint64_t> sizes;
+    for (int s = 0; s < kSweeps && store != nullptr; ++s) {
+      const int64_t date = 1000 * (s + 1);
+      const store::SweepId id = store->OpenSweep("sweep" + std::to_string(s), date)->id;
+      std::vector<PageInput> pages;
+      for (int u = 0; u < kUrls; ++u) {
+        pages.push_back(Page("https://steady.example/" + std::to_string(u), id, date,
+                             Near(kUrls * s + u, 200, 0)));
+      }
+      EXPECT_TRUE(store->Apply(pages).ok());
+      for (bool done = !retention; !done;) {
+        StatusOr<store::RetentionStep> step =
+            store->ApplyRetention({.now = date, .max_version_age = 4500, .max_urls = 50});
+        EXPECT_TRUE(step.ok()) << step.status().ToString();
+        done = !step.ok() || step->pass_done;
+      }
+      sizes.push_back(StateBytes(*client));
+    }
+    if (store == nullptr) return sizes;
+    if (retention) {
+      EXPECT_EQ(store->Stats()->versions, kUrls * 5u);
+      EXPECT_EQ(CountedSweeps(*client), (std::set<std::string>{"16", "17", "18", "19", "20"}));
+    }
+    ExpectChecked(*store);
+    return sizes;
+  };
+  const std::vector<uint64_t> kept = run(true);
+  const std::vector<uint64_t> all = run(false);
+  ASSERT_EQ(kept.size(), size_t{kSweeps});
+  ASSERT_EQ(all.size(), size_t{kSweeps});
+  std::printf("state bytes after sweeps 10 and 20: retention %lu %lu; none %lu %lu\n", kept[9],
+              kept[19], all[9], all[19]);
+  EXPECT_LE(kept[19], kept[9] * 101 / 100) << "the state still grows under retention";
+  EXPECT_GT(all[19], all[9] * 15 / 10);
+}
+
+// A takedown and a retention pass killed (SIGKILL) at random moments in a process of their own.
+class KillTest : public BackendForgetTest {
+ protected:
+  static constexpr int kUrls = 600;
+  static std::string UrlOf(int i) {
+    return std::string(i % 4 == 0 ? "http://keep.crash/" : "http://forget.crash/") +
+           std::to_string(i);
+  }
+  // A quarter of the URLs on keep.crash and the rest on forget.crash, near copies across both,
+  // in a sweep at date 1000; then the keep.crash URLs again with new content at date 100,000.
+  void Fill() {
+    auto store = OpenRedis();
+    ASSERT_NE(store, nullptr);
+    for (int round = 0; round < 2; ++round) {
+      const int64_t date = round == 0 ? 1000 : 100000;
+      StatusOr<store::SweepInfo> sweep = store->OpenSweep("s" + std::to_string(round), date);
+      ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+      std::vector<PageInput> pages;
+      for (int i = 0; i < kUrls; ++i) {
+        if (round == 1 && i % 4 != 0) continue;
+        pages.push_back(Page(UrlOf(i), sweep->id, date,
+                             Near(i % 50, 185 + i % 15, static_cast<uint64_t>(i + 1000 * round))));
+      }
+      for (size_t b = 0; b < pages.size(); b += 100) {
+        std::span<const PageInput> batch(pages.data() + b, std::min<size_t>(100, pages.size() - b));
+        ASSERT_TRUE(store->Apply(batch).ok());
+      }
+    }
+  }
+
+  // Runs `step` (one bounded call, answering whether more is left) in a child process, with
+  // connections of its own, until nothing is left, and kills the child at a random moment; up to
+  // 10 rounds, until a child finishes. After each kill the forgetter lease the child held is run
+  // out (its 40 s, spent at once), the store opens, and Check finds nothing, or first the
+  // takedown `what` cut short (its fence still stands). Returns the steps the children finished.
+  template <typename Step>
+  int KillWhileRunning(const std::string& what, Step step, bool* finished) {
+    auto client = NewClient();
+    std::mt19937 rng(20261205);
+    int acknowledged = 0;
+    *finished = false;
+    for (int round = 0; round < 10 && !*finished && client != nullptr; ++round) {
+      int fds[2];
+      EXPECT_EQ(pipe(fds), 0);
+      const pid_t pid = fork();
+      EXPECT_GE(pid, 0);
+      if (pid == 0) {
+        close(fds[0]);
+        auto opened = OpenRedisClusterStore(RedisOptions(), {}, *context_);
+        if (!opened.ok()) _exit(2);
+        for (bool more = true; more;) {
+          StatusOr<bool> left = step(**opened);
+          if (!left.ok()) _exit(3);
+          if (write(fds[1], "\n", 1) != 1) _exit(4);
+          more = *left;
+        }
+        _exit(0);
+      }
+      close(fds[1]);
+      usleep(static_cast<useconds_t>(5000 + rng() % 150000));
+      kill(pid, SIGKILL);
+      int status = 0;
+      EXPECT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
+          << "the child exited with " << WEXITSTATUS(status);
+      *finished = WIFEXITED(status);
+      char buf[4096];
+      for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+        acknowledged += static_cast<int>(std::count(buf, buf + n, '\n'));
+      close(fds[0]);
+      EXPECT_TRUE(client->Run(Cmd({"PEXPIRE", "{w}forgetter", "1"})).ok());
+      usleep(5000);
+      auto store = OpenRedis();
+      if (store == nullptr) return acknowledged;
+      StatusOr<std::vector<std::string>> problems = store->Check();
+      EXPECT_TRUE(problems.ok()) << problems.status().ToString();
+      if (problems.ok() && !problems->empty()) {
+        ++cut_short_;
+        EXPECT_EQ(problems->front().rfind("a takedown (" + what + ") was cut short", 0), 0u)
+            << "round " << round << ": " << problems->front();
+      }
+    }
+    return acknowledged;
+  }
+
+  int cut_short_ = 0;  // kills that left a step cut short (its fence standing)
+};
+
+TEST_F(KillTest, ATakedownKilledAtRandomMomentsCompletesWhenRunAgain) {
+  Fill();
+  const store::ForgetOptions forget{
+      .scope = store::ForgetScope::kHost, .value = "forget.crash", .date = 5000, .max_urls = 40};
+  bool finished = false;
+  const int acknowledged = KillWhileRunning(
+      "host forget.crash",
+      [&](store::Store& s) -> StatusOr<bool> {
+        StatusOr<store::ForgetResult> r = s.Forget(forget);
+        if (!r.ok()) return r.status();
+        return r->more;
+      },
+      &finished);
+  std::printf("%d acknowledged steps of the takedown, %d cut short (%s)\n", acknowledged,
+              cut_short_, finished ? "a child finished it" : "every child killed");
+  EXPECT_GT(cut_short_, 0) << "no kill landed inside a step";
+  auto store = OpenRedis();
+  ASSERT_NE(store, nullptr);
+  StatusOr<std::vector<store::ForgetRecord>> records = store->ForgetRecords();
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  EXPECT_GE(records->size(), static_cast<size_t>(acknowledged));
+  for (bool more = true; more;) {
+    StatusOr<store::ForgetResult> step = store->Forget(forget);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    more = step->more;
+  }
+  for (int i = 0; i < kUrls; ++i) EXPECT_EQ(store->History(UrlOf(i)).ok(), i % 4 == 0) << UrlOf(i);
+  StatusOr<store::StoreStats> stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->urls, kUrls / 4u);
+  EXPECT_EQ(stats->versions, kUrls / 2u);
+  ExpectChecked(*store);
+}
+
+TEST_F(KillTest, ARetentionPassKilledAtRandomMomentsCompletesWhenRunAgain) {
+  Fill();
+  const store::RetentionOptions rules{.now = 200000, .max_version_age = 1000, .max_urls = 40};
+  bool finished = false;
+  const int acknowledged = KillWhileRunning(
+      "retention " + store::RetentionRulesText(rules),
+      [&](store::Store& s) -> StatusOr<bool> {
+        StatusOr<store::RetentionStep> r = s.ApplyRetention(rules);
+        if (!r.ok()) return r.status();
+        return !r->pass_done;
+      },
+      &finished);
+  std::printf("%d acknowledged steps of the retention pass, %d cut short (%s)\n", acknowledged,
+              cut_short_, finished ? "a child finished it" : "every child killed");
+  EXPECT_GT(cut_short_, 0) << "no kill landed inside a step";
+  auto store = OpenRedis();
+  ASSERT_NE(store, nullptr);
+  for (bool done = finished; !done;) {
+    StatusOr<store::RetentionStep> step = store->ApplyRetention(rules);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    done = step->pass_done;
+  }
+  // Every URL keeps its last version only.
+  StatusOr<store::StoreStats> stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->urls, static_cast<uint64_t>(kUrls));
+  EXPECT_EQ(stats->versions, static_cast<uint64_t>(kUrls));
+  for (int i = 0; i < kUrls; i += 4) {
+    StatusOr<std::vector<store::UrlVersion>> history = store->History(UrlOf(i));
+    ASSERT_TRUE(history.ok());
+    ASSERT_EQ(history->size(), 1u);
+    EXPECT_EQ(history->front().date, 100000);
+  }
+  StatusOr<std::vector<store::ForgetRecord>> records = store->ForgetRecords();
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ(records->front().scope, store::ForgetScope::kRetention);
+  EXPECT_EQ(records->front().versions, kUrls / 4u);
+  ExpectChecked(*store);
 }
 
 }  // namespace

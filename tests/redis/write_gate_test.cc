@@ -44,7 +44,10 @@ TEST_F(WriteGateTest, WritersOrOneForgetterAlone) {
   ASSERT_TRUE(forgetter.Renew().ok());
   // Another takedown waits for the forgetter lease.
   WriteGate other(*c2, "g", milliseconds(20000));
-  EXPECT_EQ(other.Hold("host example.com", milliseconds(0)).code(), StatusCode::kUnavailable);
+  const Status waits = other.Hold("host example.com", milliseconds(0));
+  EXPECT_EQ(waits.code(), StatusCode::kUnavailable);
+  // The forgetter lease is twice a writer's: 40 s.
+  EXPECT_NE(waits.message().find("its lease runs out in 40 s"), std::string::npos) << waits.ToString();
   ASSERT_TRUE(forgetter.Release().ok());
   EXPECT_EQ(*forgetter.Fence(), "");
   EXPECT_TRUE(late.Enter(milliseconds(0)).ok());
