@@ -58,7 +58,8 @@ ClusterOptions ClusterOptionsFor(const RedisStoreOptions& redis) {
 
 // 2: the versions of 16 URLs a hash, the URL claims under a hash of the URL (was: a list and a
 // mark key a URL, claims under the URL itself). 3: the sharers of a holder listed (Open upgrades a
-// state of format 2).
+// state of format 2). 4: a record lists its super shingles' buckets, and no "similar" links are
+// filed (nothing to rewrite from 3).
 constexpr int kFormat = 4;
 // Applying a batch again from its start when another daemon raced it (a URL or a content claimed
 // at the same moment, a version appended to the same URL): every step is idempotent.

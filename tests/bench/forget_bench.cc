@@ -2,7 +2,13 @@
 // sketches, built in a temporary directory and removed at the end. A plain program, not Google
 // Benchmark: each operation is timed once, in its steps.
 //
-//   build/tests/bench/forget_bench [URLS [STEP_URLS [NEAR_EVERY]]]   (defaults 100000, 2000, 50)
+//   build/tests/bench/forget_bench [--redis] [URLS [STEP_URLS [NEAR_EVERY]]]
+//                                  (defaults 100000, 2000, 50)
+//
+// `--redis` runs it on the Redis Cluster backend instead of LMDB: a 3-master cluster started on
+// loopback (tests/redis/redis_cluster.h, durable: `appendfsync always`, the nodes reading
+// ops/redis/shingled-node.conf), the bucket bits sized for the store's documents. There each
+// step holds every writer off (docs/REDIS.md, "Takedowns and retention"): its time is how long.
 //
 // The store: N URLs over 100 hosts, each with its own content in a first sweep; every
 // NEAR_EVERY-th is a near-copy of the one before (a cluster of two; 2: every other URL). A second
@@ -16,11 +22,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "redis/backend.h"
 #include "store/store.h"
 #include "tests/bench/bench_util.h"
+#include "tests/redis/redis_cluster.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -39,6 +48,11 @@ std::string UrlOf(uint64_t i) {
   return buf;
 }
 
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "forget_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
 void PrintSteps(const char* what, std::vector<double> steps, double total) {
   std::sort(steps.begin(), steps.end());
   std::printf("%s: %.2f s in %zu steps (median %.3f s, largest %.3f s)\n", what, total,
@@ -49,14 +63,37 @@ void PrintSteps(const char* what, std::vector<double> steps, double total) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
-  const size_t step_urls = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2000;
-  const uint64_t near_every = argc > 3 ? std::max(2ull, std::strtoull(argv[3], nullptr, 10)) : 50;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool on_redis = std::erase(args, "--redis") > 0;
+  const uint64_t n = args.size() > 0 ? std::strtoull(args[0].c_str(), nullptr, 10) : 100000;
+  const size_t step_urls = args.size() > 1 ? std::strtoull(args[1].c_str(), nullptr, 10) : 2000;
+  const uint64_t near_every =
+      args.size() > 2 ? std::max(2ull, std::strtoull(args[2].c_str(), nullptr, 10)) : 50;
   store::testing::TestDir dir;
   StoreOptions options;
   options.durable = false;
   dedup::SketchParams params;
-  auto store = Must(Store::Open(dir.Sub("db"), options, params, 0x1234567890abcdefull), "open");
+  const auto context = Must(dedup::SketchContext::Create(params), "sketch params");
+  redis::testing::RedisCluster cluster;
+  std::unique_ptr<Store> store;
+  if (on_redis) {
+    std::string why;
+    if (!redis::testing::RedisCluster::Available(&why)) Die(why);
+    if (Status s = cluster.Start({.masters = 3,
+                                  .durable = true,
+                                  .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
+        !s.ok()) {
+      Die(s.ToString());
+    }
+    redis::RedisStoreOptions r;
+    r.nodes = cluster.seeds();
+    r.password_file = cluster.password_file();
+    redis::SizeBuckets(n + n / 2, params, &r);  // the documents of both sweeps
+    store = Must(redis::OpenRedisClusterStore(r, options, *context), "open the cluster");
+    std::printf("redis cluster: 3 masters, appendonly yes, appendfsync always\n");
+  } else {
+    store = Must(Store::Open(dir.Sub("db"), options, *context), "open");
+  }
   const Clock::time_point built = Clock::now();
   for (int sweep_no = 0; sweep_no < 2; ++sweep_no) {
     const int64_t date = sweep_no == 0 ? 1000 : 1000000;
