@@ -373,11 +373,11 @@ uint64_t RecordBucketValueBytes(const dedup::SketchParams& p) {
   // Header and fingerprints ~100 bytes; 4 a minhash, 9 a feature, 4 a sample value (and 4 for
   // its high bits when indexed), at most 5 a verification sample value and a super shingle
   // bucket (delta varints), then room.
-  const uint64_t bytes =
-      100 + 4 * static_cast<uint64_t>(p.num_minhashes()) +
-      9 * static_cast<uint64_t>(p.feature_groups) + 5 * static_cast<uint64_t>(p.mod_sample_max) +
-      5 * static_cast<uint64_t>(p.verify_sample_size) +
-      5 * static_cast<uint64_t>(p.supershingle_span - p.supershingle_window + 1);
+  const uint64_t bytes = 100 + 4 * static_cast<uint64_t>(p.num_minhashes()) +
+                         9 * static_cast<uint64_t>(p.feature_groups) +
+                         5 * static_cast<uint64_t>(p.mod_sample_max) +
+                         5 * static_cast<uint64_t>(p.verify_sample_size) +
+                         5 * static_cast<uint64_t>(p.supershingle_span - p.supershingle_window + 1);
   return (bytes + 255) / 256 * 256;
 }
 

@@ -394,7 +394,8 @@ class RedisClusterStore::TakedownWrites {
           }
           const int bits = r.supershingle_bits;
           for (uint64_t b : rec.supershingle_buckets) {
-            scans.push_back({cmds.size(), BucketKey(Relation::kSuperShingle, b << (64 - bits), bits), d});
+            scans.push_back(
+                {cmds.size(), BucketKey(Relation::kSuperShingle, b << (64 - bits), bits), d});
             cmds.push_back(Eval(kUnfileFromBucketScript, {scans.back().bucket}, {Dec(d)}));
           }
         }

@@ -79,9 +79,10 @@ int main(int argc, char** argv) {
   if (on_redis) {
     std::string why;
     if (!redis::testing::RedisCluster::Available(&why)) Die(why);
-    if (Status s = cluster.Start({.masters = 3,
-                                  .durable = true,
-                                  .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
+    if (Status s =
+            cluster.Start({.masters = 3,
+                           .durable = true,
+                           .config_file = SHINGLED_SOURCE_DIR "/ops/redis/shingled-node.conf"});
         !s.ok()) {
       Die(s.ToString());
     }

@@ -44,7 +44,7 @@ TEST(RedisRecordTest, RoundTrips) {
     RedisDocument d = Full(rng);
     if (i % 3 == 1) d.verify_sample.clear();         // stored with the sample off
     if (i % 5 == 2) d.last_seen = d.first_seen - 5;  // clocks go backwards
-    if (i % 4 == 3) {                                 // written before format 4
+    if (i % 4 == 3) {                                // written before format 4
       d.supershingles_listed = false;
       d.supershingle_buckets.clear();
     }

@@ -47,7 +47,8 @@ TEST_F(WriteGateTest, WritersOrOneForgetterAlone) {
   const Status waits = other.Hold("host example.com", milliseconds(0));
   EXPECT_EQ(waits.code(), StatusCode::kUnavailable);
   // The forgetter lease is twice a writer's: 40 s.
-  EXPECT_NE(waits.message().find("its lease runs out in 40 s"), std::string::npos) << waits.ToString();
+  EXPECT_NE(waits.message().find("its lease runs out in 40 s"), std::string::npos)
+      << waits.ToString();
   ASSERT_TRUE(forgetter.Release().ok());
   EXPECT_EQ(*forgetter.Fence(), "");
   EXPECT_TRUE(late.Enter(milliseconds(0)).ok());
