@@ -3,8 +3,6 @@
 // short at any of its write rounds and run again (redis/backend_forget.cc). The behaviours both
 // engines share are the conformance tests of tests/store/forget_test.cc.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 
 #include "redis/backend_store.h"
 #include "tests/redis/backend_fixture.h"
+#include "tests/store/kill_child.h"
 
 namespace shingled::redis::testing {
 namespace {
@@ -458,34 +457,11 @@ class KillTest : public BackendForgetTest {
     int acknowledged = 0;
     *finished = false;
     for (int round = 0; round < 10 && !*finished && client != nullptr; ++round) {
-      int fds[2];
-      EXPECT_EQ(pipe(fds), 0);
-      const pid_t pid = fork();
-      EXPECT_GE(pid, 0);
-      if (pid == 0) {
-        close(fds[0]);
-        auto opened = OpenRedisClusterStore(RedisOptions(), {}, *context_);
-        if (!opened.ok()) _exit(2);
-        for (bool more = true; more;) {
-          StatusOr<bool> left = step(**opened);
-          if (!left.ok()) _exit(3);
-          if (write(fds[1], "\n", 1) != 1) _exit(4);
-          more = *left;
-        }
-        _exit(0);
-      }
-      close(fds[1]);
-      usleep(static_cast<useconds_t>(5000 + rng() % 150000));
-      kill(pid, SIGKILL);
-      int status = 0;
-      EXPECT_EQ(waitpid(pid, &status, 0), pid);
-      EXPECT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
-          << "the child exited with " << WEXITSTATUS(status);
-      *finished = WIFEXITED(status);
-      char buf[4096];
-      for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
-        acknowledged += static_cast<int>(std::count(buf, buf + n, '\n'));
-      close(fds[0]);
+      const store::testing::KilledChild child = store::testing::KillChildAtRandom(
+          rng, 5000, 150000, [&] { return OpenRedisClusterStore(RedisOptions(), {}, *context_); },
+          step);
+      *finished = child.finished;
+      acknowledged += child.acknowledged;
       EXPECT_TRUE(client->Run(Cmd({"PEXPIRE", "{w}forgetter", "1"})).ok());
       usleep(5000);
       auto store = OpenRedis();

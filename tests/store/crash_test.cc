@@ -17,6 +17,7 @@
 #include <string>
 
 #include "store/store.h"
+#include "tests/store/kill_child.h"
 #include "tests/store/synthetic.h"
 #include "tests/store/test_dir.h"
 
@@ -178,35 +179,11 @@ int KillWhileRunning(const std::string& path, const dedup::SketchParams& params,
   int acknowledged = 0;
   *finished = false;
   for (int round = 0; round < 12 && !*finished; ++round) {
-    int fds[2];
-    EXPECT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    EXPECT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      auto opened = Store::Open(path, StoreOptions{}, params, kPolynomial);
-      if (!opened.ok()) _exit(2);
-      for (bool more = true; more;) {
-        StatusOr<bool> left = step(**opened);
-        if (!left.ok()) _exit(3);
-        if (write(fds[1], "\n", 1) != 1) _exit(4);
-        more = *left;
-      }
-      _exit(0);
-    }
-    close(fds[1]);
-    usleep(static_cast<useconds_t>(1000 + rng() % 120000));
-    kill(pid, SIGKILL);
-    int status = 0;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFSIGNALED(status) || WEXITSTATUS(status) == 0)
-        << "the child exited with " << WEXITSTATUS(status);
-    *finished = WIFEXITED(status);
-    char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) {
-      acknowledged += static_cast<int>(std::count(buf, buf + n, '\n'));
-    }
-    close(fds[0]);
+    const testing::KilledChild child = testing::KillChildAtRandom(
+        rng, 1000, 120000,
+        [&] { return Store::Open(path, StoreOptions{}, params, kPolynomial); }, step);
+    *finished = child.finished;
+    acknowledged += child.acknowledged;
     auto store = Store::Open(path, StoreOptions{}, params, kPolynomial);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (!store.ok()) return acknowledged;
