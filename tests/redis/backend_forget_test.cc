@@ -1,7 +1,10 @@
 // Takedowns on the Redis Cluster backend against the LMDB store's: the same pages and the same
 // takedown leave the same URLs, documents, clusters and counts, also when the takedown is cut
-// short at any of its write rounds and run again (redis/backend_forget.cc). The behaviours both
-// engines share are the conformance tests of tests/store/forget_test.cc.
+// short at any of its write rounds and run again (redis/backend_forget.cc). Then what is the
+// cluster's own: the memory goes with what is forgotten (no key left of a store taken down
+// whole; the state levels off under retention), and a takedown or a retention pass killed
+// (SIGKILL) in a process of its own completes when run again. The behaviours both engines share
+// are the conformance tests of tests/store/forget_test.cc.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
